@@ -1,0 +1,254 @@
+"""Everything the probes observed, as one serialisable object (the snapshot, docs/snapshot.md).
+
+Probes fill these; rules read them and never touch the host. A probe that crashed leaves its
+section as None and records a :class:`ProbeError`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+SNAPSHOT_SCHEMA_VERSION = 1
+
+
+@dataclass
+class CommandFact:
+    """One external command run with a timeout."""
+
+    argv: List[str]
+    found: bool = True
+    returncode: Optional[int] = None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    error: Optional[str] = None  # could not start it (permission, exec format...)
+    duration_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.found and not self.timed_out and self.error is None and self.returncode == 0
+
+
+@dataclass
+class HostFacts:
+    root: str
+    cwd: str
+    uid: int
+    gids: List[int]
+    user: str = ""
+    groups: Dict[str, int] = field(default_factory=dict)  # /etc/group of the root: name -> gid
+    machine: str = ""  # arch of the machine the doctor runs on
+    in_container: bool = False
+
+
+@dataclass
+class DriverFacts:
+    install_info_path: str
+    install_info_found: bool = False
+    install_info: Dict[str, str] = field(default_factory=dict)
+    base: str = "/usr/local/Ascend"  # Driver_Install_Path_Param
+    version_path: str = ""
+    found: bool = False
+    version: Optional[str] = None
+    package_version: Optional[str] = None
+    innerversion: Optional[str] = None
+    compatible_fw: List[List[str]] = field(default_factory=list)
+    malformed: Optional[str] = None  # why version.info could not be used
+    lib_dir: str = ""
+    hal_lib_found: bool = False
+    dcmi_found: bool = False
+
+
+@dataclass
+class FirmwareFacts:
+    version_path: str
+    found: bool = False
+    version: Optional[str] = None
+    package_version: Optional[str] = None
+    compatible_drv: List[List[str]] = field(default_factory=list)
+    malformed: Optional[str] = None
+
+
+@dataclass
+class NnalFacts:
+    found: bool = False
+    path: str = ""
+    version: Optional[str] = None
+    set_env: Optional[str] = None
+
+
+@dataclass
+class CannFacts:
+    found: bool = False
+    home: Optional[str] = None  # the toolkit home used (ASCEND_HOME_PATH or a default path)
+    how: str = ""  # which rule found it: "ASCEND_HOME_PATH", "/usr/local/Ascend/cann", ...
+    layout: Optional[str] = None  # "ascend-toolkit" (<= 8.3) or "cann" (>= 8.5)
+    version: Optional[str] = None
+    arch: Optional[str] = None
+    innerversion: Optional[str] = None
+    install_info_path: Optional[str] = None
+    malformed: Optional[str] = None
+    components: Dict[str, str] = field(default_factory=dict)  # version.cfg: component -> version
+    ops_found: bool = False
+    ops_package: Optional[str] = None
+    ops_version: Optional[str] = None
+    ops_path: Optional[str] = None
+    libs: Dict[str, bool] = field(default_factory=dict)  # libascendcl.so, libhccl.so present?
+    set_env: Optional[str] = None
+    other_versions: List[str] = field(default_factory=list)
+    searched: List[str] = field(default_factory=list)
+    nnal: NnalFacts = field(default_factory=NnalFacts)
+
+
+@dataclass
+class DeviceNode:
+    path: str
+    exists: bool = False
+    mode: int = 0
+    uid: int = -1
+    gid: int = -1
+    group: str = ""
+    accessible: bool = False  # read+write for the doctor's user
+
+
+@dataclass
+class Chip:
+    npu: int
+    chip: int
+    name: str
+    health: str
+    phy_id: Optional[int] = None  # A3 "Chip Phy-ID" / 310P "Device": the /dev/davinciN index
+    bus_id: str = ""
+    hbm_used_mb: Optional[int] = None
+    hbm_total_mb: Optional[int] = None
+    memory_total_mb: Optional[int] = None
+
+
+@dataclass
+class NpuProcess:
+    npu: int
+    chip: int
+    pid: int
+    name: str
+    memory: str
+
+
+@dataclass
+class NpuSmiInfo:
+    tool_version: Optional[str] = None
+    driver_version: Optional[str] = None
+    layout: str = ""  # "910B" (A2), "A3", "310P", "910" (first generation), "" unknown
+    chips: List[Chip] = field(default_factory=list)
+    processes: List[NpuProcess] = field(default_factory=list)
+
+
+@dataclass
+class DevicesFacts:
+    davinci: List[DeviceNode] = field(default_factory=list)  # /dev/davinciN, numeric order
+    management: List[DeviceNode] = field(default_factory=list)  # davinci_manager, devmm_svm, hisi_hdc
+    npu_smi_path: Optional[str] = None
+    npu_smi: Optional[CommandFact] = None
+    npu_smi_info: Optional[NpuSmiInfo] = None
+    npu_smi_timeout_s: float = 5.0
+
+
+@dataclass
+class PythonFacts:
+    source: str  # "interpreter" or "site-packages"
+    executable: Optional[str] = None
+    found: bool = False
+    error: Optional[str] = None
+    version: Optional[str] = None  # 3.11.7
+    implementation: Optional[str] = None
+    machine: Optional[str] = None
+    glibc: Optional[str] = None
+    prefix: Optional[str] = None
+    base_prefix: Optional[str] = None
+    sys_path: List[str] = field(default_factory=list)
+    markers: Dict[str, str] = field(default_factory=dict)  # PEP 508 marker environment
+
+
+@dataclass
+class Distribution:
+    name: str  # canonical (PEP 503) name
+    version: str
+    display_name: str = ""
+    location: str = ""  # directory holding the metadata (a sys.path entry)
+    metadata_path: str = ""
+    requires: List[str] = field(default_factory=list)
+    requires_python: Optional[str] = None
+    editable: bool = False
+    direct_url: Optional[str] = None
+    installer: Optional[str] = None
+    entry_points: Dict[str, Dict[str, str]] = field(default_factory=dict)  # group -> name -> value
+    details: Dict[str, str] = field(default_factory=dict)  # torch build: cuda/hip/git_version
+
+
+@dataclass
+class PackagesFacts:
+    paths: List[str] = field(default_factory=list)  # where distributions were looked for
+    dists: Dict[str, Distribution] = field(default_factory=dict)
+    shadowed: List[Distribution] = field(default_factory=list)  # later copies on sys.path
+
+
+@dataclass
+class ShadowFact:
+    name: str  # vllm / vllm_ascend / torch_npu ...
+    path: str
+    is_package: bool  # has __init__.py (else a namespace-package trap)
+    same_as_installed: bool
+
+
+@dataclass
+class WorkdirFacts:
+    cwd: str
+    shadows: List[ShadowFact] = field(default_factory=list)
+
+
+@dataclass
+class ProbeError:
+    probe: str
+    error: str
+
+
+@dataclass
+class Facts:
+    tool_version: str
+    collected_at: str
+    host: HostFacts
+    schema_version: int = SNAPSHOT_SCHEMA_VERSION
+    env: Dict[str, str] = field(default_factory=dict)
+    driver: Optional[DriverFacts] = None
+    firmware: Optional[FirmwareFacts] = None
+    cann: Optional[CannFacts] = None
+    devices: Optional[DevicesFacts] = None
+    python: Optional[PythonFacts] = None
+    packages: Optional[PackagesFacts] = None
+    workdir: Optional[WorkdirFacts] = None
+    probe_errors: List[ProbeError] = field(default_factory=list)
+    timings_ms: Dict[str, float] = field(default_factory=dict)
+
+    def dist(self, name: str) -> Optional[Distribution]:
+        if self.packages is None:
+            return None
+        return self.packages.dists.get(canonical(name))
+
+    def version_of(self, name: str) -> Optional[str]:
+        d = self.dist(name)
+        return d.version if d else None
+
+
+_CANON = re.compile(r"[-_.]+")
+
+
+def canonical(name: str) -> str:
+    return _CANON.sub("-", name).lower()
+
+
+SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+REDACTED = "<redacted>"
+
+
+def redact_env(env: Dict[str, str]) -> Dict[str, str]:
+    return {k: (REDACTED if any(w in k.upper() for w in SECRET_WORDS) else v) for k, v in env.items()}

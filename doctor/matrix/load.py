@@ -1,0 +1,195 @@
+"""Load and validate matrices/*.toml (shipped in the wheel) plus user overlays."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10
+    import tomli as tomllib
+
+from .model import (
+    CANN_DRIVER_SCHEMA,
+    RELEASE_SCHEMA,
+    SIGNATURE_SCHEMA,
+    TORCH_NPU_SCHEMA,
+    TORCH_SCHEMA,
+    Matrix,
+    Release,
+    cann_driver_from,
+    release_from,
+    signature_from,
+    torch_from,
+    torch_npu_from,
+)
+from .schema import MatrixError, locate, validate_rows
+from ..versions import pep440
+
+# array name -> (schema, constructor, unique key)
+ARRAYS: Dict[str, Tuple[dict, Callable, str]] = {
+    "release": (RELEASE_SCHEMA, release_from, "vllm_ascend"),
+    "cann": (CANN_DRIVER_SCHEMA, cann_driver_from, "cann"),
+    "torch_npu": (TORCH_NPU_SCHEMA, torch_npu_from, "version"),
+    "torch": (TORCH_SCHEMA, torch_from, "torch"),
+    "signature": (SIGNATURE_SCHEMA, signature_from, "id"),
+}
+TOP_LEVEL = {"schema_version", "description", "generated"} | set(ARRAYS)
+SCHEMA_VERSION = 1
+
+
+def shipped_dir() -> Path:
+    """The matrices/ directory: inside the installed package, or the source tree's top level."""
+    try:
+        from importlib.resources import files
+
+        path = Path(str(files("doctor.matrices")))
+        if path.is_dir() and any(path.glob("*.toml")):
+            return path
+    except (ImportError, ModuleNotFoundError, TypeError):
+        pass
+    return Path(__file__).resolve().parents[2] / "matrices"
+
+
+def user_overlay_dir(env: Optional[Dict[str, str]] = None) -> Path:
+    env = os.environ if env is None else env
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config")
+    return Path(base) / "ascend-doctor"
+
+
+def parse_file(path: Path) -> Dict[str, list]:
+    """Read one matrix file; return validated rows per array. Raises MatrixError."""
+    label = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise MatrixError(label, None, f"cannot read: {e.strerror or e}")
+    except UnicodeDecodeError:
+        raise MatrixError(label, None, "not UTF-8 text")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        line = getattr(e, "lineno", None)
+        msg = str(e).split(" (at line")[0]
+        if line is None:
+            import re
+
+            m = re.search(r"line (\d+)", str(e))
+            line = int(m.group(1)) if m else None
+        raise MatrixError(label, line, f"invalid TOML: {msg}")
+    unknown = sorted(set(data) - TOP_LEVEL)
+    if unknown:
+        raise MatrixError(label, _top_line(text, unknown[0]),
+                          f"unknown top-level key {unknown[0]!r} (allowed: {', '.join(sorted(TOP_LEVEL))})")
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if version != SCHEMA_VERSION:
+        raise MatrixError(label, _top_line(text, "schema_version"),
+                          f"schema_version {version!r} is not supported (this doctor reads {SCHEMA_VERSION})")
+    out: Dict[str, list] = {}
+    for array, (schema, make, unique) in ARRAYS.items():
+        if array not in data:
+            continue
+        rows = validate_rows(data[array], schema, path=label, text=text, array=array)
+        seen = {}
+        built = []
+        for i, row in enumerate(rows):
+            key = str(row[unique]).lower()
+            if key in seen:
+                raise MatrixError(label, locate(text, array, i, unique),
+                                  f"[[{array}]] #{i + 1}: duplicate {unique} {row[unique]!r} (first at #{seen[key] + 1})")
+            seen[key] = i
+            if array == "release":
+                built.append(make(row, f"{label}:{locate(text, array, i)}"))
+            else:
+                built.append(make(row))
+        out[array] = built
+    return out
+
+
+def _top_line(text: str, key: str) -> Optional[int]:
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip().startswith(key):
+            return n
+    return None
+
+
+def _release_sort_key(r: Release):
+    return pep440(r.vllm_ascend)
+
+
+def merge(base: Dict[str, list], overlay: Dict[str, list]) -> Dict[str, list]:
+    """Overlay rows replace base rows with the same key, except that a row generated from
+    index metadata (curated = false) never replaces a curated one."""
+    out = {k: list(v) for k, v in base.items()}
+    for array, rows in overlay.items():
+        _, _, unique = ARRAYS[array]
+        current = out.setdefault(array, [])
+        index = {str(getattr(r, unique)).lower(): i for i, r in enumerate(current)}
+        for row in rows:
+            key = str(getattr(row, unique)).lower()
+            if key in index:
+                old = current[index[key]]
+                if getattr(old, "curated", True) and not getattr(row, "curated", True):
+                    continue
+                current[index[key]] = row
+            else:
+                index[key] = len(current)
+                current.append(row)
+    return out
+
+
+def load_matrix(
+    extra: Sequence[Path] = (),
+    *,
+    user_overlays: bool = True,
+    env: Optional[Dict[str, str]] = None,
+    warn: Optional[Callable[[str], None]] = None,
+) -> Matrix:
+    """The shipped matrix, then the user's overlay directory, then ``extra`` (``--matrix``).
+
+    A broken shipped file or ``--matrix`` file raises MatrixError. A broken file in the user's
+    overlay directory is reported through ``warn`` and skipped, so a bad ``matrix sync`` result
+    never takes the shipped knowledge down with it.
+    """
+    files: List[str] = []
+    shipped = sorted(shipped_dir().glob("*.toml"))
+    if not shipped:
+        raise MatrixError(str(shipped_dir()), None, "no matrix files found (broken installation)")
+    data: Dict[str, list] = {}
+    for path in shipped:
+        data = merge(data, parse_file(path))
+        files.append(str(path))
+    if user_overlays:
+        odir = user_overlay_dir(env)
+        for path in sorted(odir.glob("*.toml")) if odir.is_dir() else []:
+            try:
+                parsed = parse_file(path)
+            except MatrixError as e:
+                if warn:
+                    warn(f"ignoring matrix overlay: {e}")
+                continue
+            data = merge(data, parsed)
+            files.append(str(path))
+    for path in extra:
+        data = merge(data, parse_file(Path(path)))
+        files.append(str(path))
+    releases = sorted(data.get("release", []), key=_release_sort_key)
+    return Matrix(
+        releases=releases,
+        cann_driver=list(data.get("cann", [])),
+        torch_npu=list(data.get("torch_npu", [])),
+        torch=list(data.get("torch", [])),
+        signatures=list(data.get("signature", [])),
+        files=files,
+    )
+
+
+def iter_files(paths: Iterable[Path]) -> Iterable[Path]:
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            yield from sorted(p.glob("*.toml"))
+        else:
+            yield p

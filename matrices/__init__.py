@@ -1,0 +1,1 @@
+"""Curated compatibility data (TOML), shipped inside the wheel as ``doctor.matrices``."""
