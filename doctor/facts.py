@@ -82,6 +82,7 @@ class NnalFacts:
 class CannFacts:
     found: bool = False
     home: Optional[str] = None  # the toolkit home used (ASCEND_HOME_PATH or a default path)
+    real_home: Optional[str] = None  # the same with symlinks resolved (cann -> cann-8.5.0)
     how: str = ""  # which rule found it: "ASCEND_HOME_PATH", "/usr/local/Ascend/cann", ...
     layout: Optional[str] = None  # "ascend-toolkit" (<= 8.3) or "cann" (>= 8.5)
     version: Optional[str] = None

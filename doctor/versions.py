@@ -107,8 +107,19 @@ class AscendVersion:
         p = AscendVersion(prefix).key
         return len(p) <= len(self.key) and self.key[: len(p)] == p
 
-    def line(self, parts: int = 2) -> Tuple[int, ...]:
-        return self.numbers[:parts]
+    def release_line(self) -> str:
+        """The release a version belongs to, without patch or build suffixes:
+        ``8.2.RC1.B150`` -> ``8.2.rc1``, ``25.0.rc1.1`` -> ``25.0.rc1``, ``8.5.0.2.220`` -> ``8.5.0``."""
+        parts = []
+        for kind, num, _ in self.key[:3]:
+            if kind == _NUM:
+                parts.append(str(num))
+            elif kind == _RC:
+                parts.append(f"rc{num}")
+                break
+            else:
+                break
+        return ".".join(parts)
 
 
 def ascend(text: str) -> AscendVersion:

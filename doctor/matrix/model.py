@@ -17,14 +17,15 @@ from .schema import (
 )
 
 HARDWARE = ("A2", "A3", "310P", "A5")
+ARCHES = ("x86_64", "aarch64")
 
 # Fields of a release row that carry a fact and may name their own source in [release.sources].
 RELEASE_FACTS = (
     "vllm", "vllm_alternatives", "python", "requires_python", "cann", "cann_by_hardware", "torch",
     "torch_npu", "torch_npu_recommended", "torchvision", "torchaudio", "triton_ascend",
     "triton_ascend_alternatives", "transformers", "numpy", "extra_requirements", "glibc_min",
-    "hardware", "mooncake", "mooncake_install", "images", "extra_index_urls", "distribution",
-    "official_row", "released",
+    "glibc_by_arch", "hardware", "mooncake", "mooncake_install", "images", "extra_index_urls",
+    "distribution", "official_row", "released",
 )
 
 KNOWN_PROBLEM = {
@@ -52,6 +53,8 @@ RELEASE_SCHEMA: Dict[str, Field] = {
     "numpy": Field(check_specifier),
     "extra_requirements": Field(check_requirement, many=True, doc="other packages of the row"),
     "glibc_min": Field(check_pep440, required=True, doc="glibc the prebuilt wheel needs"),
+    "glibc_by_arch": Field(check_pep440, mapping=True, keys=ARCHES,
+                           doc="per-architecture glibc when the wheels' manylinux tags differ"),
     "hardware": Field(one_of(*HARDWARE), many=True, required=True),
     "mooncake": Field(check_pep440),
     "mooncake_install": Field(one_of("pip", "source")),
@@ -87,6 +90,9 @@ TORCH_NPU_SCHEMA: Dict[str, Field] = {
     "python": Field(check_specifier, required=True),
     "extension": Field(check_text, doc="Ascend/pytorch branch suffix (7.2.0, 26.0.0 ...)"),
     "index": Field(one_of("pypi", "ascend-mirror", "obs"), default="pypi"),
+    "arch": Field(one_of(*ARCHES), doc="the build exists for this architecture only"),
+    "url": Field(check_text, doc="direct wheel URL when the build is on no index"),
+    "glibc_min": Field(check_pep440, doc="glibc its wheels need (highest manylinux floor)"),
     "confirmed": Field(check_bool, default=True),
     "notes": Field(check_text),
     "source": Field(check_text, required=True),
@@ -95,8 +101,9 @@ TORCH_NPU_SCHEMA: Dict[str, Field] = {
 TORCH_SCHEMA: Dict[str, Field] = {
     "torch": Field(check_pep440, required=True),
     "torchvision": Field(check_pep440, required=True),
-    "torchaudio": Field(check_pep440, required=True),
+    "torchaudio": Field(check_pep440, doc="absent when no torchaudio release pins this torch"),
     "python": Field(check_specifier, required=True),
+    "notes": Field(check_text),
     "source": Field(check_text, required=True),
 }
 
@@ -119,6 +126,7 @@ class Release:
     glibc_min: str
     hardware: Tuple[str, ...]
     source: str
+    glibc_by_arch: Dict[str, str] = field(default_factory=dict)
     vllm_alternatives: Tuple[str, ...] = ()
     requires_python: Optional[str] = None
     cann_by_hardware: Dict[str, str] = field(default_factory=dict)
@@ -165,6 +173,9 @@ class Release:
     def vllm_accepted(self) -> Tuple[str, ...]:
         return (self.vllm,) + tuple(self.vllm_alternatives)
 
+    def glibc_for(self, arch: Optional[str]) -> str:
+        return self.glibc_by_arch.get(arch or "", self.glibc_min)
+
     def cann_for(self, hardware: Optional[str]) -> Tuple[str, ...]:
         if hardware and hardware in self.cann_by_hardware:
             return (self.cann_by_hardware[hardware],) + tuple(
@@ -192,6 +203,9 @@ class TorchNpu:
     source: str
     extension: Optional[str] = None
     index: str = "pypi"
+    arch: Optional[str] = None
+    url: Optional[str] = None
+    glibc_min: Optional[str] = None
     confirmed: bool = True
     notes: Optional[str] = None
 
@@ -200,9 +214,10 @@ class TorchNpu:
 class TorchRow:
     torch: str
     torchvision: str
-    torchaudio: str
     python: str
     source: str
+    torchaudio: Optional[str] = None
+    notes: Optional[str] = None
 
 
 def _tuples(d: Dict) -> Dict:

@@ -165,7 +165,8 @@ def validate_rows(
 def _validate_table(row, schema, *, path, text, array, index, prefix) -> Dict[str, Any]:
     def fail(key: Optional[str], msg: str) -> MatrixError:
         name = f"{prefix}{key}" if key else prefix.rstrip(".") or array
-        return MatrixError(path, locate(text, array, index, (prefix + key) if key else None),
+        where = (prefix + key) if key else (prefix.rstrip(".") or None)  # a sub-table: its header
+        return MatrixError(path, locate(text, array, index, where),
                            f"[[{array}]] #{index + 1}: {name}: {msg}")
 
     if not isinstance(row, dict):

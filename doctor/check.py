@@ -1,0 +1,135 @@
+"""The check pipeline shared by ``check``, ``snapshot`` and ``fix``: gather facts, judge them."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from .errors import UsageError
+from .facts import SNAPSHOT_SCHEMA_VERSION, Facts
+from .findings import Verdict
+from .host import Host
+from .matrix import Matrix, MatrixError, load_matrix
+from .probes import ProbeOptions, collect
+from .rules import Context, make_context, run_rules
+from .serial import SnapshotError, from_dict, to_dict
+
+
+@dataclass
+class CheckOptions:
+    root: str = "/"
+    python: Optional[str] = None
+    site_packages: List[str] = field(default_factory=list)
+    snapshot: Optional[str] = None  # --from
+    stage: str = "auto"
+    target: Optional[str] = None
+    matrix: List[str] = field(default_factory=list)
+    npu_smi_timeout: float = 5.0
+    cwd: Optional[str] = None  # for tests; the doctor looks for shadowing folders here
+
+
+@dataclass
+class CheckResult:
+    facts: Facts
+    ctx: Context
+    verdict: Verdict
+    timings: Dict[str, float]
+
+
+def parse_target(text: Optional[str]) -> Optional[str]:
+    """``vllm-ascend==0.11.0rc3`` or ``0.11.0rc3`` -> ``0.11.0rc3``."""
+    if not text:
+        return None
+    m = re.match(r"^\s*(?:vllm[-_]ascend\s*==\s*)?v?([0-9][\w.+!-]*)\s*$", text)
+    if not m:
+        raise UsageError(f"--target {text!r}: expected vllm-ascend==<version>")
+    return m.group(1)
+
+
+def load_matrix_or_exit(extra: List[str]) -> Matrix:
+    for p in extra:
+        if not os.path.isfile(p):
+            raise UsageError(f"--matrix {p}: no such file")
+    try:
+        return load_matrix([Path(p) for p in extra], warn=lambda m: print(f"ascend-doctor: warning: {m}", file=sys.stderr))
+    except MatrixError as e:
+        raise UsageError(f"matrix: {e}") from None
+
+
+def load_snapshot(path: str) -> Facts:
+    try:
+        raw = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"cannot read snapshot {path}: {e.strerror or e}") from None
+    try:
+        data = json.loads(raw)
+    except ValueError as e:
+        raise UsageError(f"snapshot {path} is not JSON: {e}") from None
+    if not isinstance(data, dict) or "host" not in data:
+        raise UsageError(f"snapshot {path} is not an ascend-doctor snapshot (no 'host' section)")
+    version = data.get("schema_version")
+    if version != SNAPSHOT_SCHEMA_VERSION:
+        raise UsageError(f"snapshot {path} has schema_version {version!r}; this doctor reads {SNAPSHOT_SCHEMA_VERSION}")
+    try:
+        return from_dict(Facts, data)
+    except SnapshotError as e:
+        raise UsageError(f"snapshot {path} is malformed at {e}") from None
+
+
+def validate(opts: CheckOptions) -> None:
+    if opts.snapshot and (opts.root != "/" or opts.python or opts.site_packages):
+        raise UsageError("--from judges a saved snapshot; it cannot be combined with --root, --python or --site-packages")
+    if opts.python and opts.site_packages:
+        raise UsageError("use either --python or --site-packages, not both")
+    if not os.path.isdir(opts.root):
+        raise UsageError(f"--root {opts.root}: not a directory")
+    if opts.python and os.sep in opts.python and not os.path.exists(opts.python):
+        raise UsageError(f"--python {opts.python}: no such file")
+    for d in opts.site_packages:
+        if not os.path.isdir(d):
+            raise UsageError(f"--site-packages {d}: not a directory")
+    if opts.stage not in ("auto", "build", "runtime"):
+        raise UsageError(f"--stage {opts.stage!r}: use auto, build or runtime")
+    if opts.npu_smi_timeout <= 0:
+        raise UsageError("--npu-smi-timeout must be positive")
+
+
+def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None) -> Facts:
+    validate(opts)
+    if opts.snapshot:
+        return load_snapshot(opts.snapshot)
+    host = Host(root=opts.root, env=env, cwd=opts.cwd)
+    return collect(host, ProbeOptions(python=opts.python, site_packages=list(opts.site_packages),
+                                      npu_smi_timeout=opts.npu_smi_timeout))
+
+
+def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: Optional[Matrix] = None) -> CheckResult:
+    start = time.perf_counter()
+    matrix = matrix or load_matrix_or_exit(opts.matrix)
+    target = parse_target(opts.target)
+    facts = gather(opts, env)
+    ctx = make_context(facts, matrix, opts.stage, target)
+    if target and ctx.release is None:
+        raise UsageError(f"--target vllm-ascend=={target}: not in the matrix (see ascend-doctor matrix show)")
+    rules_start = time.perf_counter()
+    verdict = run_rules(ctx)
+    timings = dict(facts.timings_ms)
+    timings["rules"] = round((time.perf_counter() - rules_start) * 1000, 2)
+    timings["total"] = round((time.perf_counter() - start) * 1000, 2)
+    return CheckResult(facts=facts, ctx=ctx, verdict=verdict, timings=timings)
+
+
+def snapshot_json(facts: Facts) -> str:
+    return json.dumps(to_dict(facts), ensure_ascii=False, indent=2)
+
+
+def target_info(ctx: Context) -> Dict[str, Optional[str]]:
+    if ctx.release is None:
+        return {"vllm_ascend": ctx.facts.version_of("vllm-ascend"), "matrix_row": None}
+    return {"vllm_ascend": ctx.facts.version_of("vllm-ascend") or ctx.release.vllm_ascend,
+            "matrix_row": ctx.release.key}

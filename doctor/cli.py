@@ -1,0 +1,142 @@
+"""The ``ascend-doctor`` command line: thin typer commands over the pipeline modules."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional
+
+import typer
+
+from . import __version__
+from .errors import DoctorError, UsageError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Environment doctor for LLM serving on Huawei Ascend NPUs: check the stack, explain errors, fix it.",
+)
+
+ROOT = typer.Option("/", "--root", help="Read the host below this directory (an image, a mounted disk).")
+PYTHON = typer.Option(None, "--python", help="Target interpreter (default: the active venv/conda env, else python3).")
+SITE = typer.Option([], "--site-packages", help="Read packages from this directory (repeatable; no interpreter).")
+STAGE = typer.Option("auto", "--stage", help="build: skip hardware; runtime: judge it; auto: build when no NPU is visible.")
+JSON = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else.")
+LANG = typer.Option(None, "--lang", help="en or zh (default: from LANG).")
+MATRIX = typer.Option([], "--matrix", help="Extra matrix overlay file (repeatable).")
+VERBOSE = typer.Option(False, "-v", "--verbose", help="Show evidence and per-probe timings.")
+TIMEOUT = typer.Option(5.0, "--npu-smi-timeout", help="Seconds to wait for npu-smi.")
+
+
+def _lang(option: Optional[str]) -> str:
+    from .render import resolve_lang
+
+    if option not in (None, "en", "zh"):
+        raise UsageError(f"--lang {option!r}: use en or zh")
+    return resolve_lang(option, os.environ)
+
+
+@app.command()
+def check(
+    root: str = ROOT,
+    python: Optional[str] = PYTHON,
+    site_packages: List[str] = SITE,
+    snapshot: Optional[str] = typer.Option(None, "--from", help="Judge a snapshot written by `ascend-doctor snapshot`."),
+    stage: str = STAGE,
+    target: Optional[str] = typer.Option(None, "--target", help="Judge against another release: vllm-ascend==X."),
+    as_json: bool = JSON,
+    lang: Optional[str] = LANG,
+    verbose: bool = VERBOSE,
+    fail_on: str = typer.Option("fail", "--fail-on", help="fail (default) or warn: exit 3 on warnings too."),
+    matrix: List[str] = MATRIX,
+    npu_smi_timeout: float = TIMEOUT,
+) -> None:
+    """Probe every layer of the stack and give one verdict, root cause first."""
+    from .check import CheckOptions, run_check, target_info
+
+    if fail_on not in ("fail", "warn"):
+        raise UsageError(f"--fail-on {fail_on!r}: use fail or warn")
+    language = _lang(lang)
+    result = run_check(CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot,
+                                    stage=stage, target=target, matrix=list(matrix), npu_smi_timeout=npu_smi_timeout))
+    code = result.verdict.exit_code(fail_on)
+    if as_json:
+        from .render import check_json
+
+        sys.stdout.write(check_json(result.verdict, stage=result.ctx.stage, target=target_info(result.ctx),
+                                    timings=result.timings, lang=language) + "\n")
+    else:
+        from .render import print_check
+
+        print_check(result.verdict, stage=result.ctx.stage, target_row=result.ctx.release.key if result.ctx.release else None,
+                    timings=result.timings, lang=language, verbose=verbose, exit_code=code)
+    raise typer.Exit(code)
+
+
+@app.command()
+def snapshot(
+    root: str = ROOT,
+    python: Optional[str] = PYTHON,
+    site_packages: List[str] = SITE,
+    npu_smi_timeout: float = TIMEOUT,
+) -> None:
+    """Write every observed fact as JSON on stdout (secrets in env vars redacted)."""
+    from .check import CheckOptions, gather, snapshot_json
+
+    facts = gather(CheckOptions(root=root, python=python, site_packages=list(site_packages),
+                                npu_smi_timeout=npu_smi_timeout))
+    sys.stdout.write(snapshot_json(facts) + "\n")
+
+
+@app.command("version")
+def version() -> None:
+    """Print the doctor's version."""
+    typer.echo(f"ascend-doctor {__version__}")
+
+
+def _register_optional() -> None:
+    try:
+        from .cli_explain import explain_command
+
+        app.command("explain", help="Match an error log against known signatures: cause and fix.")(explain_command)
+    except ImportError:
+        pass
+    try:
+        from .cli_matrix import matrix_app
+
+        app.add_typer(matrix_app, name="matrix")
+    except ImportError:
+        pass
+
+
+_register_optional()
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """Console entry point: every error ends as one line on stderr with the contract's exit code."""
+    code = 0
+    try:
+        result = app(args=argv, prog_name="ascend-doctor", standalone_mode=False)
+        code = result if isinstance(result, int) else 0
+    except typer.Exit as e:
+        code = e.exit_code
+    except DoctorError as e:
+        print(f"ascend-doctor: error: {e}", file=sys.stderr)
+        code = e.exit_code
+    except KeyboardInterrupt:
+        print("ascend-doctor: interrupted", file=sys.stderr)
+        code = 130
+    except Exception as e:
+        if hasattr(e, "exit_code") and hasattr(e, "format_message"):  # click usage errors
+            print(f"ascend-doctor: error: {e.format_message()}", file=sys.stderr)
+            code = e.exit_code
+        elif type(e).__name__ == "Abort":
+            code = 130
+        else:
+            if os.environ.get("ASCEND_DOCTOR_DEBUG"):
+                raise
+            print(f"ascend-doctor: internal error: {type(e).__name__}: {e} "
+                  "(set ASCEND_DOCTOR_DEBUG=1 for a traceback)", file=sys.stderr)
+            code = 1
+    sys.exit(code)

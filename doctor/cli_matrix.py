@@ -1,0 +1,338 @@
+"""``ascend-doctor matrix``: show, explain, verify and sync the compatibility matrix."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import typer
+
+from .errors import UsageError
+
+matrix_app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="The compatibility matrix: show rows, explain a release or finding, verify it against "
+         "package-index metadata, sync newer releases into a user overlay.",
+)
+
+MATRIX = typer.Option([], "--matrix", help="Extra matrix overlay file (repeatable).")
+LANG = typer.Option(None, "--lang", help="en or zh (default: from LANG).")
+JSON_OPT = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else.")
+
+# Fields shown per release, in this order (see doctor/matrix/model.py for their meaning).
+FIELDS = (
+    "vllm", "vllm_alternatives", "python", "requires_python", "cann", "cann_by_hardware", "torch",
+    "torch_npu", "torch_npu_recommended", "torchvision", "torchaudio", "triton_ascend",
+    "triton_ascend_alternatives", "transformers", "numpy", "extra_requirements", "glibc_min",
+    "glibc_by_arch", "hardware", "mooncake", "mooncake_install", "images", "extra_index_urls",
+    "distribution", "official_row", "curated", "released",
+)
+
+
+def _lang(option: Optional[str]) -> str:
+    if option not in (None, "en", "zh"):
+        raise UsageError(f"--lang {option!r}: use en or zh")
+    if option:
+        return option
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+def _t(lang: str, en: str, zh: str) -> str:
+    return zh if lang == "zh" else en
+
+
+def _load(extra: List[str]):
+    """The matrix with the user's overlays and ``--matrix`` files; bad input is a UsageError."""
+    from .matrix import MatrixError, load_matrix
+
+    for p in extra:
+        if not Path(p).is_file():
+            raise UsageError(f"--matrix {p}: no such file")
+    try:
+        return load_matrix([Path(p) for p in extra],
+                           warn=lambda m: print(f"ascend-doctor: warning: {m}", file=sys.stderr))
+    except MatrixError as e:
+        raise UsageError(str(e))
+
+
+def _find(matrix, release: str):
+    from .matrix.query import release_row
+
+    row = release_row(matrix, release)
+    if row is None:
+        raise UsageError(f"no matrix row for vllm-ascend {release!r} "
+                         f"(known: {matrix.releases[0].vllm_ascend} .. {matrix.releases[-1].vllm_ascend})")
+    return row
+
+
+def release_dict(row) -> Dict[str, object]:
+    """A release row as JSON-ready data: schema fields only, empty values left out."""
+    d = dataclasses.asdict(row)
+    out: Dict[str, object] = {"vllm_ascend": row.vllm_ascend}
+    for key in FIELDS + ("known_problems", "deviations", "notes", "source", "sources"):
+        value = d.get(key)
+        if value in (None, (), [], {}) and key not in ("official_row", "curated"):
+            continue
+        out[key] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items())
+    return str(value)
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# show
+
+
+@matrix_app.command()
+def show(
+    release: Optional[str] = typer.Option(None, "--release", help="One release, with the source of every fact."),
+    as_json: bool = JSON_OPT,
+    matrix: List[str] = MATRIX,
+    lang: Optional[str] = LANG,
+) -> None:
+    """The matrix as a table, or one release with its sources."""
+    language = _lang(lang)
+    m = _load(matrix)
+    rows = [_find(m, release)] if release else m.releases
+    if as_json:
+        sys.stdout.write(json.dumps({"releases": [release_dict(r) for r in rows]}, ensure_ascii=False) + "\n")
+        return
+    if release:
+        _print_release(rows[0], language)
+        return
+    from rich.table import Table
+
+    table = Table(title=_t(language, "vllm-ascend compatibility matrix", "vllm-ascend 版本配套矩阵"),
+                  show_lines=False)
+    for col in ("vllm-ascend", "vLLM", "Python", "CANN", "torch / torch-npu", "triton-ascend",
+                "Mooncake", "glibc", _t(language, "hardware", "硬件"), _t(language, "notes", "说明")):
+        table.add_column(col, overflow="fold")
+    for r in m.releases:
+        npu = r.torch_npu + (f" ({r.torch_npu_recommended})" if r.torch_npu_recommended else "")
+        cann = ", ".join(r.cann) + "".join(f"; {k}: {v}" for k, v in r.cann_by_hardware.items())
+        flags = []
+        if not r.curated:
+            flags.append(_t(language, "not curated", "未审核"))
+        if not r.official_row:
+            flags.append(_t(language, "no official row", "无官方行"))
+        if r.distribution == "sdist":
+            flags.append("sdist")
+        if r.known_problems:
+            flags.append(_t(language, f"{len(r.known_problems)} known problem(s)", f"{len(r.known_problems)} 个已知问题"))
+        table.add_row(r.vllm_ascend, " / ".join(r.vllm_accepted), r.python, cann, f"{r.torch} / {npu}",
+                      r.triton_ascend or "", r.mooncake or "", r.glibc_min, ", ".join(r.hardware), "; ".join(flags))
+    _console().print(table)
+
+
+def _print_release(row, lang: str) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"vllm-ascend {row.vllm_ascend}  ({row.origin})", show_lines=False)
+    table.add_column(_t(lang, "fact", "字段"))
+    table.add_column(_t(lang, "value", "值"), overflow="fold")
+    table.add_column(_t(lang, "source", "来源"), overflow="fold")
+    d = release_dict(row)
+    for key in FIELDS:
+        if key in d:
+            table.add_row(key, _fmt(d[key]), row.source_of(key))
+    console = _console()
+    console.print(table)
+    _print_problems(console, row, lang)
+
+
+def _print_problems(console, row, lang: str) -> None:
+    if row.notes:
+        console.print(_t(lang, "Notes: ", "说明：") + row.notes, markup=False)
+    for kp in row.known_problems:
+        console.print(_t(lang, "Known problem: ", "已知问题：") + kp.summary, markup=False)
+        if kp.workaround:
+            console.print("  " + _t(lang, "workaround: ", "规避方法：") + kp.workaround, markup=False)
+        console.print("  " + _t(lang, "source: ", "来源：") + kp.source, markup=False)
+    for fld, why in row.deviations.items():
+        console.print(_t(lang, f"Deviation from the wheel metadata ({fld}): ", f"与 wheel 元数据不一致（{fld}）：") + why,
+                      markup=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# explain
+
+
+def _catalog() -> Optional[Dict[str, dict]]:
+    try:
+        from .rules import catalog  # provided by the check rules
+    except ImportError:
+        return None
+    value = getattr(catalog, "CATALOG", None)
+    return value if isinstance(value, dict) else None
+
+
+def _looks_like_release(text: str) -> bool:
+    from .versions import pep440
+
+    return pep440(text.lstrip("vV")) is not None and text[:1].lower() in "v0123456789"
+
+
+@matrix_app.command()
+def explain(
+    what: str = typer.Argument(..., help="A vllm-ascend release (0.11.0rc3) or a finding id (vllm.version)."),
+    matrix: List[str] = MATRIX,
+    lang: Optional[str] = LANG,
+) -> None:
+    """Why a rule exists and where it comes from, or every fact of a release with its source."""
+    language = _lang(lang)
+    if _looks_like_release(what):
+        m = _load(matrix)
+        row = _find(m, what.lstrip("vV"))
+        console = _console()
+        console.print(f"vllm-ascend {row.vllm_ascend}", markup=False)
+        console.print(_t(language, "default source: ", "默认来源：") + row.source, markup=False)
+        d = release_dict(row)
+        for key in FIELDS:
+            if key in d:
+                console.print(f"  {key} = {_fmt(d[key])}", markup=False)
+                console.print(f"      {_t(language, 'source', '来源')}: {row.source_of(key)}", markup=False)
+        _print_problems(console, row, language)
+        return
+    catalog = _catalog()
+    entry = catalog.get(what) if catalog else None
+    if entry is None:
+        raise UsageError(f"unknown finding id {what!r}" + ("" if catalog else " (no finding catalog installed)"))
+    console = _console()
+    console.print(f"{what}  [{entry.get('layer', '?')}]", markup=False)
+    why = entry.get("why_zh" if language == "zh" else "why_en") or entry.get("why_en") or ""
+    console.print(why, markup=False)
+    if entry.get("source"):
+        console.print(_t(language, "source: ", "来源：") + str(entry["source"]), markup=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# verify
+
+
+def _read_versions(path: str) -> List[str]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror or e}")
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def fetch_index_metadata(client, project: str = "vllm-ascend"):
+    """(metadata packages, listed versions) of every release of ``project`` on the index."""
+    from .matrix.index import pick_file
+
+    files = client.project_files(project)
+    versions = client.versions(project)
+    packages = []
+    for v in versions:
+        f = pick_file(files, v)
+        if f is not None:
+            packages.append(client.metadata(f))
+    return packages, versions
+
+
+@matrix_app.command()
+def verify(
+    metadata: List[str] = typer.Option([], "--metadata", help="Offline: index metadata JSON (facts/index-metadata.json format); repeatable."),
+    versions: Optional[str] = typer.Option(None, "--versions", help="Offline: a file listing the index's versions, one per line."),
+    as_json: bool = JSON_OPT,
+    matrix: List[str] = MATRIX,
+    lang: Optional[str] = LANG,
+) -> None:
+    """Check the matrix against package-index metadata: exit 0 when all agree, 3 otherwise."""
+    from .matrix.verify import load_metadata_file, verify as run_verify
+
+    language = _lang(lang)
+    m = _load(matrix)
+    listed: Optional[List[str]] = _read_versions(versions) if versions else None
+    if metadata:
+        packages = []
+        for path in metadata:
+            packages.extend(load_metadata_file(Path(path)))
+        where = ", ".join(metadata)
+    else:
+        from .matrix.index import client_from_pip
+
+        client, cfg = client_from_pip()
+        if not as_json:
+            print(_t(language, f"reading vllm-ascend metadata from {', '.join(cfg.urls)}",
+                     f"正在从 {', '.join(cfg.urls)} 读取 vllm-ascend 元数据"), file=sys.stderr)
+        packages, index_listed = fetch_index_metadata(client)
+        listed = (listed or []) + index_listed
+        where = ", ".join(cfg.urls)
+    found = run_verify(m, packages, index_versions=listed, include_explained=True)
+    unexplained = [d for d in found if not d.explained]
+    checked = len({p.get("version") for p in packages if p.get("name", "").replace("_", "-").lower() == "vllm-ascend"})
+    if as_json:
+        sys.stdout.write(json.dumps({"checked": checked, "source": where,
+                                     "disagreements": [d.as_dict() for d in unexplained],
+                                     "explained": [d.as_dict() for d in found if d.explained]},
+                                    ensure_ascii=False) + "\n")
+    else:
+        for d in found:
+            print(d.line())
+        print(_t(language,
+                 f"{checked} releases checked against {where}: {len(unexplained)} unexplained, "
+                 f"{len(found) - len(unexplained)} documented disagreement(s)",
+                 f"已对照 {where} 检查 {checked} 个版本：{len(unexplained)} 处未说明的不一致，"
+                 f"{len(found) - len(unexplained)} 处已记录的偏差"))
+    raise typer.Exit(3 if unexplained else 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# sync
+
+
+@matrix_app.command()
+def sync(
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the overlay instead of writing it."),
+    matrix: List[str] = MATRIX,
+    lang: Optional[str] = LANG,
+) -> None:
+    """Add rows for vllm-ascend releases newer than the matrix, from the index pip is configured for."""
+    from .matrix.index import client_from_pip
+    from .matrix.sync import sync as run_sync
+
+    language = _lang(lang)
+    m = _load(matrix)
+    client, cfg = client_from_pip()
+    result = run_sync(m, client, dry_run=dry_run)
+    if dry_run:
+        sys.stdout.write(result.text)
+        print(_t(language, f"dry run: {len(result.added)} release(s) newer than {result.newest_curated}; "
+                           f"{result.path} not written",
+                 f"试运行：有 {len(result.added)} 个比 {result.newest_curated} 更新的版本；未写入 {result.path}"),
+              file=sys.stderr)
+        return
+    if result.added:
+        print(_t(language, f"wrote {result.path}: {', '.join(result.added)} (from index metadata, not curated)",
+                 f"已写入 {result.path}：{', '.join(result.added)}（来自索引元数据，未经审核）"))
+    else:
+        print(_t(language, f"no release newer than {result.newest_curated} on {', '.join(cfg.urls)}; {result.path} emptied",
+                 f"{', '.join(cfg.urls)} 上没有比 {result.newest_curated} 更新的版本；已清空 {result.path}"))

@@ -1,0 +1,156 @@
+"""The only place that reads the outside world: files under a root, the environment, commands.
+
+``--root`` works like a chroot for reading: absolute paths (also those found in environment
+variables and in symlinks) are looked up inside the root, so a mounted image or a fake host in
+the tests reads exactly like a live one.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path, PurePosixPath
+from typing import Dict, List, Mapping, Optional, Sequence
+
+from .facts import CommandFact
+
+MAX_OUTPUT = 256 * 1024  # keep snapshots small; npu-smi on 16 dies is ~10 KB
+MAX_FILE = 1024 * 1024
+
+
+class Host:
+    def __init__(self, root: str = "/", env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None):
+        self.root = Path(root).resolve() if root not in ("", "/") else Path("/")
+        self.env: Dict[str, str] = dict(os.environ if env is None else env)
+        self.cwd = cwd or os.getcwd()
+
+    @property
+    def is_live(self) -> bool:
+        return str(self.root) == "/"
+
+    # -- paths ----------------------------------------------------------------------------
+    def path(self, p: str) -> Path:
+        """Map a host path into the root, following symlinks the way the chroot would."""
+        if self.is_live:
+            return Path(p)
+        return self._resolve(p)
+
+    def _resolve(self, p: str, depth: int = 0) -> Path:
+        parts = PurePosixPath("/" + str(p).lstrip("/")).parts[1:]
+        current = PurePosixPath("/")
+        for i, part in enumerate(parts):
+            if part == "..":
+                current = current.parent
+                continue
+            candidate = current / part
+            real = self.root / str(candidate).lstrip("/")
+            if depth < 40 and real.is_symlink():
+                target = os.readlink(real)
+                rest = "/".join(parts[i + 1:])
+                base = target if target.startswith("/") else str(current / target)
+                return self._resolve(base + ("/" + rest if rest else ""), depth + 1)
+            current = candidate
+        return self.root / str(current).lstrip("/")
+
+    def exists(self, p: str) -> bool:
+        return self.path(p).exists()
+
+    def is_dir(self, p: str) -> bool:
+        return self.path(p).is_dir()
+
+    def listdir(self, p: str) -> List[str]:
+        try:
+            return sorted(os.listdir(self.path(p)))
+        except OSError:
+            return []
+
+    def stat(self, p: str) -> Optional[os.stat_result]:
+        try:
+            return os.stat(self.path(p))
+        except OSError:
+            return None
+
+    def read_text(self, p: str, limit: int = MAX_FILE) -> Optional[str]:
+        """File text, or None when it does not exist or cannot be read (undecodable bytes are
+        replaced: version files copied from Windows or with a BOM still parse)."""
+        try:
+            with open(self.path(p), "rb") as fh:
+                data = fh.read(limit)
+        except (OSError, ValueError):
+            return None
+        return data.decode("utf-8", errors="replace")
+
+    def realpath(self, p: str) -> str:
+        """The host path a (possibly symlinked) path ends up at, without the root prefix."""
+        if self.is_live:
+            return os.path.realpath(p)
+        real = self._resolve(p)
+        try:
+            rel = str(real.relative_to(self.root))
+        except ValueError:
+            return str(real)
+        return "/" if rel == "." else "/" + rel
+
+    # -- commands -------------------------------------------------------------------------
+    def which(self, name: str, extra_dirs: Sequence[str] = ()) -> Optional[str]:
+        """Find an executable on the environment's PATH (inside the root) or in extra_dirs;
+        returns the path as seen on the host."""
+        dirs = [d for d in self.env.get("PATH", "").split(os.pathsep) if d] + list(extra_dirs)
+        seen = set()
+        for d in dirs:
+            if d in seen:
+                continue
+            seen.add(d)
+            candidate = os.path.join(d, name)
+            real = self.path(candidate)
+            if real.is_file() and os.access(real, os.X_OK):
+                return candidate
+        return None
+
+    def run(self, argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]] = None,
+            map_executable: bool = True) -> CommandFact:
+        """Run a command with a hard timeout. The whole process group is killed on timeout, so a
+        hung child that keeps the pipes open cannot hang the doctor."""
+        argv = [str(a) for a in argv]
+        exe = str(self.path(argv[0])) if map_executable and argv[0].startswith("/") else argv[0]
+        fact = CommandFact(argv=list(argv))
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                [exe] + argv[1:],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(self.env if env is None else env),
+                cwd=self.cwd if os.path.isdir(self.cwd) else None,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            fact.found = False
+            fact.error = "not found"
+            return fact
+        except OSError as e:
+            fact.error = e.strerror or str(e)
+            return fact
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            try:
+                out, err = proc.communicate(timeout=2)
+            except subprocess.TimeoutExpired:
+                out, err = b"", b""
+            fact.timed_out = True
+        fact.returncode = proc.returncode
+        fact.stdout = out[:MAX_OUTPUT].decode("utf-8", errors="replace")
+        fact.stderr = err[:MAX_OUTPUT].decode("utf-8", errors="replace")
+        fact.duration_ms = round((time.monotonic() - start) * 1000, 1)
+        return fact
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()

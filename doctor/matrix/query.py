@@ -1,0 +1,332 @@
+"""The questions the matrix answers, as pure functions over a loaded :class:`Matrix`.
+
+- which row an installed vllm-ascend claims (tolerant of dev and local builds),
+- the newest release that runs on a given CANN / driver / Python / hardware / arch / glibc,
+- every pin of a release for an arch and Python,
+- whether a CANN supports a driver, and the torch-npu / torch rows of a version.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple, Union
+
+from packaging.version import Version
+
+from ..versions import AscendVersion, pep440, satisfies, specifier
+from .model import CannDriver, Matrix, Release, TorchNpu, TorchRow
+
+# cann_supports_driver statuses
+OK, UNKNOWN, TOO_OLD, UNTESTED, UNSUPPORTED = "ok", "unknown", "too_old", "untested", "unsupported"
+
+
+# ---------------------------------------------------------------------------------------------
+# rows by version
+
+
+def release_row(matrix: Matrix, version: str) -> Optional[Release]:
+    v = pep440(version.lstrip("vV")) if version else None
+    if v is None:
+        return None
+    for r in matrix.releases:
+        if pep440(r.vllm_ascend) == v:
+            return r
+    return None
+
+
+def release_for_installed(matrix: Matrix, version: Optional[str]) -> Tuple[Optional[Release], Optional[str]]:
+    """The row an installed vllm-ascend version claims, and a note when the match is not exact.
+
+    A local label (``0.11.0rc3+local``) maps to its public version. A dev build
+    (``0.23.1.dev0+g5cb98caaa.d20260915``, ``0.10.2rc2.dev5+g88ca8a051``) maps to the newest
+    row at or below it: setuptools-scm numbers a commit after tag X as the next version's .devN.
+    ``0.1.dev1+g...`` is what setuptools-scm prints without any tag and maps to nothing.
+    """
+    if not version:
+        return None, "no vllm-ascend version to look up"
+    v = pep440(version)
+    if v is None:
+        return None, f"{version!r} is not a PEP 440 version"
+    public = Version(v.public)
+    exact = release_row(matrix, str(public))
+    if exact is not None and public.dev is None:
+        note = None if v.local is None else f"local build {version} treated as release {exact.vllm_ascend}"
+        return exact, note
+    if public.dev is None and v.local is None:
+        newest = matrix.releases[-1].vllm_ascend if matrix.releases else None
+        if newest and public > pep440(newest):
+            return None, (f"vllm-ascend {version} is newer than the matrix (newest row {newest}); "
+                          "run `ascend-doctor matrix sync` or upgrade ascend-doctor")
+        return None, f"vllm-ascend {version} is not a published release the matrix knows"
+    base = None
+    for r in matrix.releases:  # sorted ascending
+        if pep440(r.vllm_ascend) <= public:
+            base = r
+    if base is None:
+        return None, (f"vllm-ascend {version} is a source build without a release tag "
+                      "(setuptools-scm fallback version); cannot tell which release it is")
+    return base, (f"vllm-ascend {version} is a development build; judged against the newest release "
+                  f"at or below it, {base.vllm_ascend}")
+
+
+def torch_npu_row(matrix: Matrix, version: Optional[str]) -> Optional[TorchNpu]:
+    """The [[torch_npu]] row of a build: exact version first, then the same public version."""
+    v = pep440(version)
+    if v is None:
+        return None
+    for r in matrix.torch_npu:
+        if pep440(r.version) == v:
+            return r
+    for r in matrix.torch_npu:
+        rv = pep440(r.version)
+        if rv is not None and rv.local is None and rv == Version(v.public):
+            return r
+    return None
+
+
+def torch_row(matrix: Matrix, torch: Optional[str]) -> Optional[TorchRow]:
+    v = pep440(torch)
+    if v is None:
+        return None
+    for r in matrix.torch:
+        if pep440(r.torch) == Version(v.public):
+            return r
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# CANN <-> driver
+
+
+def cann_row(matrix: Matrix, cann: str) -> Optional[CannDriver]:
+    want = AscendVersion(cann)
+    for r in matrix.cann_driver:
+        if AscendVersion(r.cann) == want:
+            return r
+    return None
+
+
+def cann_supports_driver(matrix: Matrix, cann: str, driver: str) -> Tuple[str, Optional[CannDriver]]:
+    """``ok`` (a listed driver line), ``unsupported`` (an excluded line), ``too_old`` (older than
+    every listed line), ``untested`` (newer than every listed line) or ``unknown`` (no row for the
+    CANN, a driver between listed lines, or an inferred row that does not list it)."""
+    row = cann_row(matrix, cann)
+    if row is None:
+        return UNKNOWN, None
+    d = AscendVersion(driver)
+    if any(d.has_prefix(p) for p in row.not_drivers):
+        return UNSUPPORTED, row
+    if any(d.has_prefix(p) for p in row.drivers):
+        return OK, row
+    if not row.confirmed:
+        return UNKNOWN, row
+    lines = [AscendVersion(p) for p in row.drivers]
+    if lines and d < min(lines):
+        return TOO_OLD, row
+    if lines and d > max(lines):
+        return UNTESTED, row
+    return UNKNOWN, row
+
+
+# ---------------------------------------------------------------------------------------------
+# which release runs here
+
+
+def _python_ok(spec: Optional[str], python: str) -> bool:
+    if not spec:
+        return True
+    return bool(satisfies(python, spec))
+
+
+def release_misfits(
+    matrix: Matrix,
+    row: Release,
+    *,
+    cann: Optional[str] = None,
+    driver: Optional[str] = None,
+    python: Optional[str] = None,
+    hardware: Optional[str] = None,
+    arch: Optional[str] = None,
+    glibc: Optional[str] = None,
+) -> List[str]:
+    """Why ``row`` does not run on the given stack (empty list: it does). Unknown facts never
+    exclude a row; only documented incompatibilities do."""
+    why: List[str] = []
+    canns = row.cann_for(hardware)
+    if cann is not None and not any(AscendVersion(c) == AscendVersion(cann) for c in canns):
+        why.append(f"needs CANN {' or '.join(canns)}, not {cann}")
+    if driver is not None:
+        candidates = [cann] if cann is not None else list(canns)
+        statuses = [cann_supports_driver(matrix, c, driver)[0] for c in candidates]
+        if statuses and all(s in (TOO_OLD, UNSUPPORTED) for s in statuses):
+            why.append(f"driver {driver} is {statuses[0].replace('_', ' ')} for CANN {'/'.join(candidates)}")
+    if python is not None:
+        if not _python_ok(row.python, python) or not _python_ok(row.requires_python, python):
+            why.append(f"supports Python {row.python}, not {python}")
+    if hardware is not None and hardware not in row.hardware:
+        why.append(f"runs on {', '.join(row.hardware)}, not {hardware}")
+    if glibc is not None:
+        need = row.glibc_for(arch)
+        # torch-npu's own wheels (manylinux_2_28 from 2.7.1 on) can need more than vllm-ascend's;
+        # a mirror-only build without a known floor is taken to need what the pinned build does.
+        npus = [_chosen_torch_npu(matrix, row, arch, python)] + [torch_npu_row(matrix, v) for v in row.torch_npu_accepted]
+        for npu in npus:
+            if npu is not None and npu.glibc_min and pep440(npu.glibc_min) > pep440(need):
+                need = npu.glibc_min
+        have = pep440(glibc)
+        if have is not None and have < pep440(need):
+            why.append(f"needs glibc >= {need}, host has {glibc}")
+    return why
+
+
+def newest_release(
+    matrix: Matrix,
+    *,
+    cann: Optional[str] = None,
+    driver: Optional[str] = None,
+    python: Optional[str] = None,
+    hardware: Optional[str] = None,
+    arch: Optional[str] = None,
+    glibc: Optional[str] = None,
+    include_prereleases: bool = True,
+    wheel_only: bool = False,
+) -> Optional[Release]:
+    """The newest release row that runs on the given stack (arguments left None are not checked).
+    ``wheel_only`` skips releases published only as sdists (they need a source build)."""
+    for row in reversed(matrix.releases):
+        v = pep440(row.vllm_ascend)
+        if not include_prereleases and v is not None and v.is_prerelease:
+            continue
+        if wheel_only and row.distribution == "sdist":
+            continue
+        if not release_misfits(matrix, row, cann=cann, driver=driver, python=python,
+                               hardware=hardware, arch=arch, glibc=glibc):
+            return row
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# pins
+
+
+@dataclass
+class Pins:
+    release: str
+    packages: Dict[str, str] = field(default_factory=dict)  # distribution name -> exact version
+    extra_index_urls: List[str] = field(default_factory=list)
+    urls: Dict[str, str] = field(default_factory=dict)  # distribution -> direct wheel URL
+    notes: List[str] = field(default_factory=list)
+
+    def as_dict(self) -> Dict[str, object]:
+        return {"release": self.release, "packages": dict(self.packages),
+                "extra_index_urls": list(self.extra_index_urls), "urls": dict(self.urls),
+                "notes": list(self.notes)}
+
+
+def _py_minor(python: Optional[str]) -> Optional[str]:
+    v = pep440(python)
+    if v is None:
+        return None
+    return f"{v.release[0]}.{v.release[1] if len(v.release) > 1 else 0}"
+
+
+def _chosen_torch_npu(matrix: Matrix, row: Release, arch: Optional[str],
+                      python: Optional[str]) -> Optional[TorchNpu]:
+    return torch_npu_row(matrix, _torch_npu_choice(matrix, row, arch, python)[0])
+
+
+def _torch_npu_choice(matrix: Matrix, row: Release, arch: Optional[str],
+                      python: Optional[str]) -> Tuple[str, List[str]]:
+    """The torch-npu build to install: the recommended one when the row names it. A recommended
+    build with a local label (``2.9.0.post1+git4c901a4``) stands for a family of per-arch/Python
+    builds; pick the one for this arch and Python, or fall back to the pinned build."""
+    rec = row.torch_npu_recommended
+    if not rec:
+        return row.torch_npu, []
+    rv = pep440(rec)
+    if rv is None or rv.local is None:
+        return rec, []
+    family = [r for r in matrix.torch_npu
+              if pep440(r.version) is not None and pep440(r.version).public == rv.public and r.arch]
+    if not family:
+        return rec, []
+    if arch is None or python is None:
+        label = _family_label(matrix, rec)
+        return rec, [f"torch-npu {rv.public} is built per Python and arch; {rec} is the build for "
+                     f"{label or 'one of them'}: pass arch and Python to pick yours"]
+    minor = _py_minor(python)
+    for r in family:
+        if r.arch == arch and minor and satisfies(minor + ".0", r.python):
+            return r.version, []
+    return row.torch_npu, [f"no torch-npu {rv.public} build for Python {minor} on {arch}; "
+                           f"falling back to the pinned {row.torch_npu}"]
+
+
+def _family_label(matrix: Matrix, version: str) -> str:
+    r = torch_npu_row(matrix, version)
+    if r is None or not r.arch:
+        return ""
+    return f"{r.arch} Python {r.python}"
+
+
+def pins_for(matrix: Matrix, release: Union[Release, str], *, arch: Optional[str] = None,
+             python: Optional[str] = None) -> Pins:
+    """Every stack package of a release at an exact version, plus the indexes and direct URLs
+    needed to get them. Raises KeyError for a release the matrix does not know."""
+    row = release if isinstance(release, Release) else release_row(matrix, release)
+    if row is None:
+        raise KeyError(f"no matrix row for vllm-ascend {release}")
+    pins = Pins(release=row.vllm_ascend)
+    p = pins.packages
+    p["vllm-ascend"] = row.vllm_ascend
+    p["vllm"] = row.vllm
+    p["torch"] = row.torch
+    npu, notes = _torch_npu_choice(matrix, row, arch, python)
+    p["torch-npu"] = npu
+    pins.notes.extend(notes)
+    npu_row = torch_npu_row(matrix, npu)
+    if npu_row is not None:
+        if npu_row.url:
+            pins.urls["torch-npu"] = npu_row.url
+        elif npu_row.index == "obs":
+            pins.notes.append(f"torch-npu {npu} is not on an index: {npu_row.notes or npu_row.source}")
+    trow = torch_row(matrix, row.torch)
+    for name, spec, paired in (("torchvision", row.torchvision, trow.torchvision if trow else None),
+                               ("torchaudio", row.torchaudio, trow.torchaudio if trow else None)):
+        exact = _exact(spec)
+        if exact:
+            p[name] = exact
+        elif paired and (not spec or satisfies(paired, spec)):
+            p[name] = paired
+        elif spec:
+            pins.notes.append(f"{name} {spec} and torch {row.torch}'s companion {paired} disagree; not pinned")
+    if row.triton_ascend:
+        p["triton-ascend"] = row.triton_ascend
+    for req in row.extra_requirements:
+        name, exact = _requirement_pin(req)
+        if name and exact:
+            p[name] = exact
+    pins.extra_index_urls = list(row.extra_index_urls)
+    if python is not None and not _python_ok(row.python, python):
+        pins.notes.append(f"Python {python} is outside vllm-ascend {row.vllm_ascend}'s range {row.python}")
+    return pins
+
+
+def _exact(spec: Optional[str]) -> Optional[str]:
+    s = specifier(spec)
+    if s is None:
+        return None
+    items = list(s)
+    if len(items) == 1 and items[0].operator in ("==", "===") and "*" not in items[0].version:
+        return items[0].version
+    return None
+
+
+def _requirement_pin(text: str) -> Tuple[Optional[str], Optional[str]]:
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    try:
+        req = Requirement(text)
+    except InvalidRequirement:
+        return None, None
+    return canonicalize_name(req.name), _exact(str(req.specifier))

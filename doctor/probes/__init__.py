@@ -1,0 +1,90 @@
+"""Run every probe against a Host and gather one Facts object.
+
+Each probe is isolated: an exception becomes a ProbeError and the run goes on.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional
+
+from .. import __version__
+from ..facts import Facts, HostFacts, ProbeError, redact_env
+from ..host import Host
+from .cann import probe_cann
+from .devices import probe_devices
+from .driver import probe_driver, probe_firmware
+from .packages import scan
+from .python_env import default_python, probe_python, python_from_site_packages
+from .workdir import probe_workdir
+
+
+@dataclass
+class ProbeOptions:
+    python: Optional[str] = None  # --python
+    site_packages: List[str] = field(default_factory=list)  # --site-packages (no interpreter)
+    npu_smi_timeout: float = 5.0
+    python_timeout: float = 15.0
+
+
+def _groups(host: Host) -> dict:
+    text = host.read_text("/etc/group") or ""
+    out = {}
+    for line in text.splitlines():
+        bits = line.split(":")
+        if len(bits) >= 3 and bits[2].isdigit():
+            out[bits[0]] = int(bits[2])
+    return out
+
+
+def probe_host(host: Host) -> HostFacts:
+    import getpass
+
+    try:
+        user = getpass.getuser()
+    except Exception:  # no passwd entry in a container: the uid is what matters
+        user = str(os.getuid())
+    gids = sorted(set([os.getgid()] + os.getgroups()))
+    in_container = host.exists("/.dockerenv") or host.exists("/run/.containerenv")
+    return HostFacts(
+        root=str(host.root), cwd=host.cwd, uid=os.getuid(), gids=gids, user=user,
+        groups=_groups(host), machine=platform.machine(), in_container=in_container,
+    )
+
+
+def collect(host: Host, options: ProbeOptions) -> Facts:
+    facts = Facts(
+        tool_version=__version__,
+        collected_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        host=probe_host(host),
+        env=redact_env(host.env),
+    )
+
+    def run(name: str, fn: Callable[[], object], attr: Optional[str]) -> None:
+        start = time.perf_counter()
+        try:
+            value = fn()
+            if attr:
+                setattr(facts, attr, value)
+        except Exception as e:  # a crashing probe is a finding, not a crash of the doctor
+            facts.probe_errors.append(ProbeError(probe=name, error=f"{type(e).__name__}: {e}"))
+        facts.timings_ms[f"probe.{name}"] = round((time.perf_counter() - start) * 1000, 2)
+
+    run("driver", lambda: probe_driver(host), "driver")
+    run("firmware", lambda: probe_firmware(host, facts.driver) if facts.driver else None, "firmware")
+    run("python", lambda: _python(host, options), "python")
+    machine = (facts.python.machine if facts.python and facts.python.machine else facts.host.machine)
+    run("cann", lambda: probe_cann(host, machine), "cann")
+    run("devices", lambda: probe_devices(host, facts.host, options.npu_smi_timeout), "devices")
+    run("packages", lambda: scan(facts.python.sys_path) if facts.python else None, "packages")
+    run("workdir", lambda: probe_workdir(host.cwd, facts.packages), "workdir")
+    return facts
+
+
+def _python(host: Host, options: ProbeOptions):
+    if options.site_packages:
+        return python_from_site_packages(options.site_packages)
+    return probe_python(host, options.python or default_python(host.env), options.python_timeout)

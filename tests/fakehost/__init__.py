@@ -1,0 +1,299 @@
+"""Fake Ascend hosts: a root tree with the real files of an Ascend machine (recorded outputs in
+``data/``), npu-smi scripts that print recorded outputs, fail or hang, and a real virtualenv
+holding stub distributions of the scenario. Only hardware and vendor binaries are faked.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import venv as venv_mod
+from pathlib import Path
+from typing import Dict, List, Optional, Union
+
+from .dists import TORCH_COMPANIONS, Stub, write_installed
+
+DATA = Path(__file__).resolve().parent / "data"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def fixture(name: str) -> str:
+    return (DATA / name).read_text()
+
+
+class FakeHost:
+    def __init__(self, base: Path):
+        self.base = Path(base)
+        self.root = self.base / "root"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.workdir = self.base / "work"
+        self.workdir.mkdir(exist_ok=True)
+        self.config = self.base / "config"
+        self.env: Dict[str, str] = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": "/root",
+            "LANG": "C.UTF-8",
+            "XDG_CONFIG_HOME": str(self.config),
+        }
+        self.python: Optional[Path] = None
+        self.site: Optional[Path] = None
+        self.machine = platform.machine()
+        self.write("/etc/group", "root:x:0:\nHwHiAiUser:x:1000:\n")
+
+    # -- files -----------------------------------------------------------------------------
+    def p(self, path: str) -> Path:
+        return self.root / path.lstrip("/")
+
+    def write(self, path: str, text: str, mode: Optional[int] = None) -> Path:
+        target = self.p(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        if mode is not None:
+            target.chmod(mode)
+        return target
+
+    def symlink(self, path: str, target: str) -> None:
+        link = self.p(path)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target)
+
+    def remove(self, path: str) -> None:
+        target = self.p(path)
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+
+    # -- vendor layers ---------------------------------------------------------------------
+    def driver(self, info: str = "driver-25.0.rc1.1.info", install_info: Optional[str] = "ascend_install-full.info",
+               hal: bool = True) -> "FakeHost":
+        if install_info:
+            self.write("/etc/ascend_install.info", fixture(install_info))
+        self.write("/usr/local/Ascend/driver/version.info", fixture(info))
+        if hal:
+            self.write("/usr/local/Ascend/driver/lib64/driver/libascend_hal.so", "ELF stub\n")
+            self.write("/usr/local/Ascend/driver/lib64/common/libc_sec.so", "ELF stub\n")
+        return self
+
+    def driver_version(self, version: str, fw_range: str = "[7.0.0,8.9.9]") -> "FakeHost":
+        """A driver version.info in the recorded format (formats.md 1a) for a version we have no
+        verbatim copy of."""
+        text = fixture("driver-25.0.rc1.1.info").replace("25.0.rc1.1", version)
+        text = text.replace("compatible_version_fw=[7.0.0,7.7.99]", f"compatible_version_fw={fw_range}")
+        self.driver()
+        self.write("/usr/local/Ascend/driver/version.info", text)
+        return self
+
+    def firmware(self, info: str = "firmware-7.7.0.1.231.info") -> "FakeHost":
+        self.write("/usr/local/Ascend/firmware/version.info", fixture(info))
+        return self
+
+    def toolkit(self, version: str, layout: str = "ascend-toolkit", kernels: bool = True, libs: bool = True,
+                nnal: Optional[str] = "same", chip: str = "910b") -> "FakeHost":
+        """CANN as its installer lays it out: <= 8.3 under ascend-toolkit/<ver> with a `latest`
+        directory of relative links; >= 8.5 under cann-<ver> with an absolute `cann` symlink."""
+        arch = self.machine
+        info = (f"package_name=Ascend-cann-toolkit\nversion={version}\ninnerversion=V100R001C25SPC001B212\n"
+                f"compatible_version=[V100R001C15],[V100R001C18],[V100R001C19],[V100R001C20],[V100R001C21],[V100R001C23]\n"
+                f"arch={arch}\nos=linux\n")
+        if layout == "ascend-toolkit":
+            real = f"/usr/local/Ascend/ascend-toolkit/{version}"
+            home = "/usr/local/Ascend/ascend-toolkit/latest"
+            self.write(f"{real}/{arch}-linux/ascend_toolkit_install.info", info + f"path={real}/{arch}-linux\n")
+            for comp in ("runtime", "compiler", "opp", "toolkit"):
+                self.p(f"{real}/{comp}").mkdir(parents=True, exist_ok=True)
+                self.symlink(f"{home}/{comp}", f"../{version}/{comp}")
+            self.symlink(f"{home}/{arch}-linux", f"../{version}/{arch}-linux")
+            self.symlink(f"{home}/lib64", f"{arch}-linux/lib64")
+            if arch == "aarch64":
+                self.symlink(f"{home}/arm64-linux", "aarch64-linux")
+            if kernels:
+                self.write(f"{real}/opp_kernel/version.info",
+                           f"Version={version}.0.201\nversion_dir={version}\n")
+                self.symlink(f"{home}/opp_kernel", f"../{version}/opp_kernel")
+            self.write("/usr/local/Ascend/ascend-toolkit/set_env.sh", SET_ENV_TOOLKIT)
+            lib_dir = f"{real}/{arch}-linux/lib64"
+        else:
+            real = f"/usr/local/Ascend/cann-{version}"
+            home = "/usr/local/Ascend/cann"
+            self.write(f"{real}/{arch}-linux/ascend_toolkit_install.info", info + f"path={real}/{arch}-linux\n")
+            if kernels:
+                self.write(f"{real}/{arch}-linux/ascend_ops_install.info",
+                           f"package_name=Ascend-cann-{chip}-ops\nversion={version}\narch={arch}\n")
+            self.symlink(home, real)  # absolute, as the installer makes it
+            self.symlink(f"{real}/lib64", f"{arch}-linux/lib64")
+            self.write(f"{real}/set_env.sh", SET_ENV_TOOLKIT)
+            lib_dir = f"{real}/{arch}-linux/lib64"
+        if libs:
+            for lib in ("libascendcl.so", "libhccl.so"):
+                self.write(f"{lib_dir}/{lib}", "ELF stub\n")
+        self.cann_home = home
+        if nnal:
+            self.nnal(version if nnal == "same" else nnal)
+        return self
+
+    def nnal(self, version: str) -> "FakeHost":
+        self.write("/usr/local/Ascend/nnal/atb/latest/version.info",
+                   f"    Ascend-cann-atb : {version}\n    Ascend-cann-atb Version : {version}.B150\n    Platform : {self.machine}\n")
+        self.write("/usr/local/Ascend/nnal/atb/set_env.sh", "# sets ATB_HOME_PATH for the torch C++ ABI\n")
+        self.p("/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_0/lib").mkdir(parents=True, exist_ok=True)
+        return self
+
+    def sourced(self, driver: bool = True, nnal: bool = True) -> "FakeHost":
+        """The variables CANN's set_env.sh (and NNAL's) export (formats.md 3i)."""
+        home = getattr(self, "cann_home", "/usr/local/Ascend/ascend-toolkit/latest")
+        ld = [f"{home}/lib64", f"{home}/lib64/plugin/opskernel", f"{home}/lib64/plugin/nnengine"]
+        if driver:
+            ld += ["/usr/local/Ascend/driver/lib64/common/", "/usr/local/Ascend/driver/lib64/driver/"]
+        if nnal:
+            atb = "/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_0"
+            ld = [f"{atb}/lib", f"{atb}/examples"] + ld
+            self.env["ATB_HOME_PATH"] = atb
+        self.env.update({
+            "LD_LIBRARY_PATH": ":".join(ld) + ":",
+            "ASCEND_TOOLKIT_HOME": home,
+            "ASCEND_HOME_PATH": home,
+            "ASCEND_OPP_PATH": f"{home}/opp",
+            "ASCEND_AICPU_PATH": home,
+        })
+        return self
+
+    def devices(self, count: int = 8, management: bool = True, mode: int = 0o660, gid: int = 1000) -> "FakeHost":
+        for i in range(count):
+            self._node(f"/dev/davinci{i}", mode, gid)
+        if management:
+            for name in ("davinci_manager", "devmm_svm", "hisi_hdc"):
+                self._node(f"/dev/{name}", mode, gid)
+        return self
+
+    def _node(self, path: str, mode: int, gid: int) -> None:
+        node = self.write(path, "", mode)
+        os.chown(node, 0, gid)
+        node.chmod(mode)
+
+    def npu_smi(self, output: Optional[str] = "npu-smi-910b4-32g.txt", exit_code: int = 0, hang: bool = False,
+                where: str = "/usr/local/bin") -> "FakeHost":
+        """An npu-smi that prints a recorded output (or hangs, keeping its pipes open through a
+        child process, the way a stuck driver call does)."""
+        out = self.write(f"{where}/.npu-smi-output", fixture(output) if output else "")
+        body = "#!/bin/sh\n"
+        if hang:
+            body += "sleep 60 &\nwait\n"
+        body += f'cat "{out}"\nexit {exit_code}\n'
+        self.write(f"{where}/npu-smi", body, 0o755)
+        return self
+
+    def container(self) -> "FakeHost":
+        self.write("/.dockerenv", "")
+        return self
+
+    def ascend_host(self, cann: str = "8.3.RC2", driver: str = "driver-25.0.rc1.1.info",
+                    npu: str = "npu-smi-910b4-32g.txt", layout: str = "ascend-toolkit") -> "FakeHost":
+        """A healthy Atlas 800 A2 host with CANN sourced."""
+        self.driver(driver).firmware().toolkit(cann, layout=layout).devices().npu_smi(npu).sourced()
+        return self
+
+    # -- python ----------------------------------------------------------------------------
+    def venv(self, packages: Dict[str, Union[str, Stub]], python: str = sys.executable) -> Path:
+        """A real virtualenv (no pip inside, it is not needed) with stub distributions."""
+        env_dir = self.base / "venv"
+        if not env_dir.exists():
+            subprocess.run([python, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=120)
+        self.python = env_dir / "bin" / "python"
+        out = subprocess.run([str(self.python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True, timeout=60)
+        self.site = Path(out.stdout.strip())
+        self.install(packages)
+        return self.python
+
+    def install(self, packages: Dict[str, Union[str, Stub]]) -> None:
+        for name, spec in packages.items():
+            stub = spec if isinstance(spec, Stub) else Stub(name, spec)
+            self.uninstall(stub.name)  # as pip does before installing another version
+            if stub.editable:
+                src = Path(stub.editable) / stub.module
+                src.mkdir(parents=True, exist_ok=True)
+                (src / "__init__.py").write_text(f'__version__ = "{stub.version}"\n')
+            write_installed(self.site, stub)
+
+    def uninstall(self, name: str) -> None:
+        from packaging.utils import canonicalize_name
+
+        for entry in list(self.site.iterdir()):
+            if entry.name.endswith(".dist-info") and canonicalize_name(entry.name.split("-")[0]) == canonicalize_name(name):
+                shutil.rmtree(entry)
+            elif entry.name == f"__editable__.{canonicalize_name(name).replace('-', '_')}.pth":
+                entry.unlink()
+
+    # -- running the doctor ------------------------------------------------------------------
+    def args(self, *extra: str) -> List[str]:
+        args = ["--root", str(self.root)]
+        if self.python:
+            args += ["--python", str(self.python)]
+        return args + list(extra)
+
+    def run(self, command: str = "check", *extra: str, timeout: float = 60, with_target: bool = True) -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "doctor", command] + (self.args(*extra) if with_target else list(extra))
+        env = dict(self.env, PYTHONPATH=str(REPO))
+        return subprocess.run(argv, cwd=self.workdir, env=env, capture_output=True, text=True, timeout=timeout)
+
+    def judge(self, **options) -> dict:
+        """check --json, in-process (fast): the same pipeline and JSON as the command."""
+        from doctor.check import CheckOptions, run_check, target_info
+        from doctor.render import check_json
+
+        opts = CheckOptions(root=str(self.root), python=str(self.python) if self.python else None,
+                            cwd=str(self.workdir), **options)
+        result = run_check(opts, env=dict(self.env))
+        doc = json.loads(check_json(result.verdict, stage=result.ctx.stage, target=target_info(result.ctx),
+                                    timings=result.timings, lang="en"))
+        doc["exit_code"] = result.verdict.exit_code()
+        return doc
+
+    def check_json(self, *extra: str, timeout: float = 60) -> tuple:
+        proc = self.run("check", "--json", *extra, timeout=timeout)
+        assert proc.stdout.strip(), proc.stderr
+        return proc.returncode, json.loads(proc.stdout)
+
+
+SET_ENV_TOOLKIT = """# CANN environment (the variables this script exports are listed in formats.md 3i)
+export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/latest
+"""
+
+
+def finding(doc: dict, fid: str) -> dict:
+    """The first finding with this id in a check --json document."""
+    for f in doc["findings"]:
+        if f["id"] == fid:
+            return f
+    raise AssertionError(f"no finding {fid}; have {[f['id'] for f in doc['findings']]}")
+
+
+def statuses(doc: dict) -> Dict[str, str]:
+    out: Dict[str, str] = {}
+    for f in doc["findings"]:
+        out.setdefault(f["id"], f["status"])
+    return out
+
+
+def official_image(vllm_ascend: str = "0.11.0rc3", vllm: str = "0.11.2+empty", torch: str = "2.7.1+cpu",
+                   torch_npu: str = "2.7.1", workspace: Optional[Path] = None) -> Dict[str, Stub]:
+    """The Python side of quay.io/ascend/vllm-ascend images: vllm built from source with
+    VLLM_TARGET_DEVICE=empty and both installed editable under /vllm-workspace."""
+    ws = workspace or Path("/vllm-workspace")
+    base_torch = torch.split("+")[0]
+    vision, audio = TORCH_COMPANIONS[base_torch]
+    return {
+        "torch": Stub("torch", torch),
+        "torch-npu": Stub("torch-npu", torch_npu),
+        "torchvision": Stub("torchvision", vision),
+        "vllm": Stub("vllm", vllm, editable=str(ws / "vllm")),
+        "vllm-ascend": Stub("vllm-ascend", vllm_ascend, editable=str(ws / "vllm-ascend")),
+        "numpy": Stub("numpy", "1.26.4"),
+        "transformers": Stub("transformers", "4.57.1"),
+    }

@@ -1,0 +1,119 @@
+from fakehost import FakeHost, fixture
+
+from doctor.host import Host
+from doctor.probes.cann import probe_cann
+from doctor.probes.devices import can_read_write, probe_devices
+from doctor.probes.driver import probe_driver, probe_firmware
+from doctor.probes import probe_host
+
+
+def host(fake: FakeHost, **env) -> Host:
+    return Host(root=str(fake.root), env=dict(fake.env, **env))
+
+
+def test_driver_and_firmware_from_recorded_files(fake):
+    fake.driver("driver-25.0.rc1.1-tworanges.info").firmware("firmware-7.7.0.1.231-long.info")
+    d = probe_driver(host(fake))
+    assert (d.found, d.version, d.innerversion) == (True, "25.0.rc1.1", "V100R001C21SPC002B220")
+    assert d.compatible_fw == [["6.4.0", "6.4.99"], ["7.0.0", "7.7.99"]]
+    assert d.hal_lib_found and d.install_info["driver_install_path_param"] == "/usr/local/Ascend"
+    fw = probe_firmware(host(fake), d)
+    assert fw.version == "7.7.0.1.231"
+    assert ["25.0", "25.0."] in fw.compatible_drv and ["23.0.rc2", "23.0.rc2."] in fw.compatible_drv
+
+
+def test_driver_without_package_version_and_indented(fake):
+    fake.driver("driver-24.1.rc1-nopkg.info")
+    assert probe_driver(host(fake)).version == "24.1.rc1"
+    fake.driver("driver-25.3.rc1-indented.info")
+    d = probe_driver(host(fake))
+    assert d.version == "25.3.rc1" and d.compatible_fw == [["7.0.0", "8.9.9"]]
+
+
+def test_driver_path_comes_from_ascend_install_info(fake):
+    fake.write("/etc/ascend_install.info", "Driver_Install_Path_Param=/opt/npu\n")
+    fake.write("/opt/npu/driver/version.info", "Version=24.1.rc3\n")
+    d = probe_driver(host(fake))
+    assert d.base == "/opt/npu" and d.version == "24.1.rc3" and not d.hal_lib_found
+
+
+def test_malformed_driver_file(fake):
+    fake.write("/usr/local/Ascend/driver/version.info", "\x00\x01garbage without keys\n")
+    d = probe_driver(host(fake))
+    assert d.found and d.version is None and d.malformed
+
+
+def test_cann_old_layout_through_latest_links(fake):
+    fake.machine = "aarch64"
+    fake.toolkit("8.3.RC2")
+    c = probe_cann(host(fake), "aarch64")
+    assert (c.found, c.version, c.layout, c.arch) == (True, "8.3.RC2", "ascend-toolkit", "aarch64")
+    assert c.home == "/usr/local/Ascend/ascend-toolkit/latest"
+    assert c.ops_found and c.ops_version == "8.3.RC2"
+    assert c.libs == {"libascendcl.so": True, "libhccl.so": True}
+    assert c.nnal.found and c.nnal.version == "8.3.RC2"
+    assert c.set_env == "/usr/local/Ascend/ascend-toolkit/set_env.sh"
+    assert c.other_versions == ["8.3.RC2"]
+
+
+def test_cann_new_layout(fake):
+    fake.machine = "x86_64"
+    fake.toolkit("8.5.0", layout="cann", chip="910b")
+    c = probe_cann(host(fake), "x86_64")
+    assert (c.version, c.layout, c.real_home) == ("8.5.0", "cann", "/usr/local/Ascend/cann-8.5.0")
+    assert c.ops_package == "Ascend-cann-910b-ops" and c.ops_version == "8.5.0"
+
+
+def test_cann_from_ascend_home_path_first(fake):
+    fake.machine = "aarch64"
+    fake.toolkit("8.3.RC2")
+    fake.write("/opt/cann/aarch64-linux/ascend_toolkit_install.info", "version=8.2.RC1\n")
+    c = probe_cann(host(fake, ASCEND_HOME_PATH="/opt/cann"), "aarch64")
+    assert (c.how, c.version) == ("ASCEND_HOME_PATH", "8.2.RC1")
+    assert not c.ops_found
+
+
+def test_cann_recorded_install_info_files(fake):
+    for name, version in (("toolkit-8.2.RC1-aarch64.info", "8.2.RC1"), ("toolkit-8.0.0-aarch64.info", "8.0.0"),
+                          ("toolkit-7.0.RC1.info", "7.0.RC1")):
+        fake.write("/usr/local/Ascend/ascend-toolkit/latest/aarch64-linux/ascend_toolkit_install.info",
+                   fixture(name))
+        assert probe_cann(host(fake), "aarch64").version == version
+
+
+def test_cann_version_from_links_when_info_missing(fake):
+    fake.machine = "aarch64"
+    fake.toolkit("8.2.RC2")
+    fake.remove("/usr/local/Ascend/ascend-toolkit/8.2.RC2/aarch64-linux/ascend_toolkit_install.info")
+    c = probe_cann(host(fake), "aarch64")
+    assert c.version == "8.2.RC2" and c.malformed
+
+
+def test_no_cann(fake):
+    c = probe_cann(host(fake), "aarch64")
+    assert not c.found and "/usr/local/Ascend/cann" in c.searched
+
+
+def test_permission_judgement_from_stat_data():
+    assert can_read_write(0o660, 0, 1000, 0, [0])  # root
+    assert can_read_write(0o660, 0, 1000, 1001, [1001, 1000])  # in HwHiAiUser
+    assert not can_read_write(0o660, 0, 1000, 1001, [1001])
+    assert can_read_write(0o666, 0, 1000, 1001, [1001])
+    assert not can_read_write(0o640, 0, 1000, 1001, [1000])
+
+
+def test_devices_and_npu_smi(fake):
+    fake.devices(count=8).npu_smi("npu-smi-910b4-32g.txt")
+    h = host(fake)
+    d = probe_devices(h, probe_host(h), npu_smi_timeout=5)
+    assert [n.path for n in d.davinci] == [f"/dev/davinci{i}" for i in range(8)]
+    assert all(n.exists and n.group == "HwHiAiUser" for n in d.management)
+    assert d.npu_smi.ok and len(d.npu_smi_info.chips) == 8
+
+
+def test_devices_sorted_numerically(fake):
+    fake.devices(count=16)
+    h = host(fake)
+    d = probe_devices(h, probe_host(h), 5)
+    assert [n.path for n in d.davinci][:3] == ["/dev/davinci0", "/dev/davinci1", "/dev/davinci2"]
+    assert d.davinci[-1].path == "/dev/davinci15"
