@@ -95,22 +95,14 @@ def version() -> None:
     typer.echo(f"ascend-doctor {__version__}")
 
 
-def _register_optional() -> None:
-    try:
-        from .cli_explain import explain_command
+# Each command group lives in its own module; they are registered here, in the order of --help.
+from .cli_explain import explain_command  # noqa: E402
+from .cli_matrix import matrix_app  # noqa: E402
+from .cli_smoke import smoke_command  # noqa: E402
 
-        app.command("explain", help="Match an error log against known signatures: cause and fix.")(explain_command)
-    except ImportError:
-        pass
-    try:
-        from .cli_matrix import matrix_app
-
-        app.add_typer(matrix_app, name="matrix")
-    except ImportError:
-        pass
-
-
-_register_optional()
+app.command("smoke")(smoke_command)
+app.command("explain")(explain_command)
+app.add_typer(matrix_app, name="matrix")
 
 
 def main(argv: Optional[List[str]] = None) -> None:

@@ -36,15 +36,11 @@ FIELDS = (
 
 
 def _lang(option: Optional[str]) -> str:
+    from .render import resolve_lang
+
     if option not in (None, "en", "zh"):
         raise UsageError(f"--lang {option!r}: use en or zh")
-    if option:
-        return option
-    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = os.environ.get(var, "")
-        if value:
-            return "zh" if value.lower().startswith("zh") else "en"
-    return "en"
+    return resolve_lang(option, os.environ)
 
 
 def _t(lang: str, en: str, zh: str) -> str:
@@ -102,7 +98,10 @@ def _fmt(value) -> str:
 def _console():
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:  # piped or captured: do not squeeze the wide table into 80 columns
+        console.width = max(console.width, 180)
+    return console
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,7 +131,7 @@ def show(
                   show_lines=False)
     for col in ("vllm-ascend", "vLLM", "Python", "CANN", "torch / torch-npu", "triton-ascend",
                 "Mooncake", "glibc", _t(language, "hardware", "硬件"), _t(language, "notes", "说明")):
-        table.add_column(col, overflow="fold")
+        table.add_column(col, overflow="fold", no_wrap=col == "vllm-ascend")
     for r in m.releases:
         npu = r.torch_npu + (f" ({r.torch_npu_recommended})" if r.torch_npu_recommended else "")
         cann = ", ".join(r.cann) + "".join(f"; {k}: {v}" for k, v in r.cann_by_hardware.items())
@@ -183,13 +182,22 @@ def _print_problems(console, row, lang: str) -> None:
 # explain
 
 
-def _catalog() -> Optional[Dict[str, dict]]:
+def _catalog_entry(finding_id: str):
+    """(entry or None, whether a catalog exists). The catalog of the check rules is optional."""
     try:
-        from .rules import catalog  # provided by the check rules
+        from .rules import catalog
     except ImportError:
-        return None
-    value = getattr(catalog, "CATALOG", None)
-    return value if isinstance(value, dict) else None
+        return None, False
+    describe = getattr(catalog, "describe", None)  # resolves generic ids such as cann.probe_error
+    if callable(describe):
+        try:
+            return describe(finding_id), True
+        except KeyError:
+            return None, True
+    table = getattr(catalog, "CATALOG", None)
+    if not isinstance(table, dict):
+        return None, False
+    return table.get(finding_id), True
 
 
 def _looks_like_release(text: str) -> bool:
@@ -219,10 +227,9 @@ def explain(
                 console.print(f"      {_t(language, 'source', '来源')}: {row.source_of(key)}", markup=False)
         _print_problems(console, row, language)
         return
-    catalog = _catalog()
-    entry = catalog.get(what) if catalog else None
+    entry, have_catalog = _catalog_entry(what)
     if entry is None:
-        raise UsageError(f"unknown finding id {what!r}" + ("" if catalog else " (no finding catalog installed)"))
+        raise UsageError(f"unknown finding id {what!r}" + ("" if have_catalog else " (no finding catalog installed)"))
     console = _console()
     console.print(f"{what}  [{entry.get('layer', '?')}]", markup=False)
     why = entry.get("why_zh" if language == "zh" else "why_en") or entry.get("why_en") or ""
@@ -243,20 +250,6 @@ def _read_versions(path: str) -> List[str]:
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
-def fetch_index_metadata(client, project: str = "vllm-ascend"):
-    """(metadata packages, listed versions) of every release of ``project`` on the index."""
-    from .matrix.index import pick_file
-
-    files = client.project_files(project)
-    versions = client.versions(project)
-    packages = []
-    for v in versions:
-        f = pick_file(files, v)
-        if f is not None:
-            packages.append(client.metadata(f))
-    return packages, versions
-
-
 @matrix_app.command()
 def verify(
     metadata: List[str] = typer.Option([], "--metadata", help="Offline: index metadata JSON (facts/index-metadata.json format); repeatable."),
@@ -266,7 +259,7 @@ def verify(
     lang: Optional[str] = LANG,
 ) -> None:
     """Check the matrix against package-index metadata: exit 0 when all agree, 3 otherwise."""
-    from .matrix.verify import load_metadata_file, verify as run_verify
+    from .matrix.verify import fetch_index_metadata, load_metadata_file, verify as run_verify
 
     language = _lang(lang)
     m = _load(matrix)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from .layers import order, upstream
+from .layers import order, upstream_of
 
 OK, INFO, WARN, FAIL, SKIP = "ok", "info", "warn", "fail", "skip"
 STATUSES = (OK, INFO, WARN, FAIL, SKIP)
@@ -97,7 +97,7 @@ def judge(findings: List[Finding]) -> Verdict:
         f.root_cause = f is root
         if f.status not in (FAIL, WARN) or f is root or f.blocked_by:
             continue
-        for layer in upstream(f.layer):
+        for layer in upstream_of(f.id):
             if layer in first_fail:
                 f.blocked_by = first_fail[layer].id
                 break

@@ -26,6 +26,29 @@ RESTS_ON: Dict[str, Tuple[str, ...]] = {
 }
 
 
+# Findings whose cause lies elsewhere than their layer's: the env layer collects checks of the
+# process environment that rest on different parts of the stack.
+FINDING_RESTS_ON: Dict[str, Tuple[str, ...]] = {
+    "env.pip_check": ("python",),
+    "env.shadowed_dists": ("python",),
+    "env.cwd_shadow": (),
+    "env.vllm_version_override": ("vllm",),
+    "env.vllm_target_device": (),
+}
+
+
+def upstream_of(finding_id: str) -> Tuple[str, ...]:
+    """The layers a finding rests on, transitively, in causal order."""
+    layer = finding_id.split(".", 1)[0]
+    direct = FINDING_RESTS_ON.get(finding_id)
+    if direct is None:
+        return upstream(layer)
+    seen = set(direct)
+    for d in direct:
+        seen.update(upstream(d))
+    return tuple(l for l in LAYERS if l in seen)
+
+
 def upstream(layer: str) -> Tuple[str, ...]:
     """All layers ``layer`` rests on, transitively, in causal order."""
     seen = set()

@@ -60,7 +60,7 @@ def t(key: str, lang: str, **kw) -> str:
 
 
 def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timings: Dict[str, float],
-                lang: str, verbose: bool, exit_code: int, file=None) -> None:
+                lang: str, verbose: bool, exit_code: int, file=None, header: Optional[str] = None) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -69,7 +69,7 @@ def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timi
     # Logs and pipes get 120 columns instead of rich's 80, so findings stay on one line.
     wide = None if os.environ.get("COLUMNS") or (hasattr(stream, "isatty") and stream.isatty()) else 120
     console = Console(file=stream, highlight=False, width=wide)
-    target = t("target", lang, row=target_row) if target_row else t("no_target", lang)
+    target = header or (t("target", lang, row=target_row) if target_row else t("no_target", lang))
     console.print(Text(t("header", lang, v=__version__, stage=stage, target=target), style="bold"))
     root = next((f for f in verdict.findings if f.root_cause), None)
     if root:
@@ -83,7 +83,10 @@ def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timi
     table.add_column("s", no_wrap=True)
     table.add_column("id", no_wrap=True, style="dim")
     table.add_column("finding", overflow="fold")
+    skipped = [f for f in verdict.findings if f.status == SKIP]
     for f in verdict.findings:
+        if f.status == SKIP and not verbose:
+            continue  # summarised below the table: in a build stage they share one reason
         body = Text(f.title.text(lang))
         if f.status in (WARN, FAIL) and f.expected:
             body.append(f"  [{t('expected', lang)}: {f.expected}]", style="dim")
@@ -99,6 +102,9 @@ def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timi
                 body.append(f"\n  · source: {f.source}", style="dim")
         table.add_row(Text(SYMBOL[f.status], style=STYLE[f.status]), f.id, body)
     console.print(table)
+    if skipped and not verbose:
+        reasons = "; ".join(sorted({x.title.text(lang) for x in skipped}))
+        console.print(Text(f"{SYMBOL[SKIP]}  {', '.join(x.id for x in skipped)}: {reasons}", style="dim"))
     if verbose and timings:
         console.print(Text(t("timings", lang) + ": " + ", ".join(f"{k}={v:g}" for k, v in timings.items()), style="dim"))
     counts = verdict.counts()

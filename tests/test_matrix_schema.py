@@ -21,6 +21,12 @@ source = "test row"
 """
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    # the loader caches validated files by content; keep these throw-away files out of ~/.cache
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
 def write(tmp_path: Path, text: str, name: str = "m.toml") -> Path:
     p = tmp_path / name
     p.write_text(text, encoding="utf-8")

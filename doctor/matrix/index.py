@@ -50,6 +50,11 @@ class IndexConfig:
     index_url: Optional[str]
     extra_index_urls: List[str] = field(default_factory=list)
     origin: List[str] = field(default_factory=list)  # where each setting came from, for messages
+    # Read for `fix` (pip/uv command lines), not used to fetch metadata here.
+    find_links: List[str] = field(default_factory=list)
+    trusted_hosts: List[str] = field(default_factory=list)
+    no_index: bool = False
+    cert: Optional[str] = None  # pip's `cert`: the CA bundle pip trusts for HTTPS
 
     @property
     def urls(self) -> List[str]:
@@ -96,6 +101,9 @@ def pip_index_config(
     extra: List[str] = []
     origin: List[str] = []
     no_index = False
+    find_links: List[str] = []
+    trusted: List[str] = []
+    cert: Optional[str] = None
     for path in (pip_config_files(env, prefix) if files is None else files):
         if not path.is_file():
             continue
@@ -118,6 +126,12 @@ def pip_index_config(
                     origin.append(f"extra-index-url from {path}")
                 elif key == "no-index":
                     no_index = value.strip().lower() in ("1", "true", "yes", "on")
+                elif key == "cert":
+                    cert = value.strip()
+                elif key == "find-links":
+                    find_links = _split_urls(value)
+                elif key == "trusted-host":
+                    trusted = _split_urls(value)
     if env.get("PIP_INDEX_URL"):
         index_url = env["PIP_INDEX_URL"].strip()
         origin.append("index-url from PIP_INDEX_URL")
@@ -126,12 +140,17 @@ def pip_index_config(
         origin.append("extra-index-url from PIP_EXTRA_INDEX_URL")
     if env.get("PIP_NO_INDEX", "").strip().lower() in ("1", "true", "yes", "on"):
         no_index = True
+    if env.get("PIP_FIND_LINKS"):
+        find_links = _split_urls(env["PIP_FIND_LINKS"])
+    if env.get("PIP_TRUSTED_HOST"):
+        trusted = _split_urls(env["PIP_TRUSTED_HOST"])
+    cert = env.get("PIP_CERT") or cert
     if no_index:
-        return IndexConfig(None, [], origin + ["no-index is set"])
+        return IndexConfig(None, [], origin + ["no-index is set"], find_links, trusted, True, cert)
     if index_url is None:
         index_url = PIP_DEFAULT_INDEX
         origin.append("pip's default index (nothing configured)")
-    return IndexConfig(index_url, extra, origin)
+    return IndexConfig(index_url, extra, origin, find_links, trusted, False, cert)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -353,30 +372,29 @@ class IndexClient:
         if url.startswith("file:"):
             return self._read_local(url)
         resp = self._get(url, stream=True)
-        if resp.status_code != 200:
-            raise IndexFetchError(f"{url} answered HTTP {resp.status_code}")
-        buf = io.BytesIO()
-        for chunk in resp.iter_content(1 << 16):
-            buf.write(chunk)
-            if buf.tell() > limit:
-                raise IndexFetchError(f"{url} is larger than {limit // (1 << 20)} MiB")
-        return buf.getvalue()
+        try:
+            if resp.status_code != 200:
+                raise IndexFetchError(f"{url} answered HTTP {resp.status_code}")
+            return _read_limited(resp, url, limit)
+        finally:
+            resp.close()
 
     def _range(self, url: str, start: Optional[int], end: int) -> Tuple[bytes, Optional[int]]:
         """Bytes ``start..end`` (or the last ``end`` bytes when start is None) and the file's
         total size; the size is None when the server ignored the range and sent everything."""
         spec = f"bytes=-{end}" if start is None else f"bytes={start}-{end}"
-        resp = self._get(url, headers={"Range": spec})
-        if resp.status_code == 206:
-            m = re.search(r"/(\d+)\s*$", resp.headers.get("Content-Range", ""))
-            if not m:
-                raise IndexFetchError(f"{url}: partial answer without a Content-Range size")
-            return resp.content, int(m.group(1))
-        if resp.status_code == 200:
-            if len(resp.content) > MAX_DOWNLOAD:
-                raise IndexFetchError(f"{url} is larger than {MAX_DOWNLOAD // (1 << 20)} MiB")
-            return resp.content, None
-        raise IndexFetchError(f"{url} answered HTTP {resp.status_code}")
+        resp = self._get(url, headers={"Range": spec}, stream=True)
+        try:
+            if resp.status_code == 206:
+                m = re.search(r"/(\d+)\s*$", resp.headers.get("Content-Range", ""))
+                if not m:
+                    raise IndexFetchError(f"{url}: partial answer without a Content-Range size")
+                return resp.content, int(m.group(1))
+            if resp.status_code == 200:
+                return _read_limited(resp, url, MAX_DOWNLOAD), None
+            raise IndexFetchError(f"{url} answered HTTP {resp.status_code}")
+        finally:
+            resp.close()
 
     def _wheel_metadata(self, url: str) -> bytes:
         """METADATA out of a remote wheel with a few range requests: the end of central
@@ -387,6 +405,8 @@ class IndexClient:
         if size is None:
             return _metadata_from_zip(tail, url)
         cd_offset, cd_size = _central_directory(tail, url)
+        if 0xFFFFFFFF in (cd_offset, cd_size):  # ZIP64 (a wheel over 4 GiB): read it whole
+            return _metadata_from_zip(self._fetch_bytes(url), url)
         tail_start = size - len(tail)
         if cd_offset >= tail_start:
             cd = tail[cd_offset - tail_start: cd_offset - tail_start + cd_size]
@@ -403,18 +423,54 @@ class IndexClient:
         return _inflate(data, method, url)
 
     def _sdist_metadata(self, url: str) -> bytes:
-        raw = self._fetch_bytes(url)
+        """PKG-INFO of an sdist. Over HTTP the tarball is streamed and reading stops at PKG-INFO,
+        which setuptools writes early in the archive (a 20 MB sdist costs a few hundred kB)."""
+        if url.startswith("file:"):
+            return _pkg_info(io.BytesIO(self._read_local(url)), url)
+        resp = self._get(url, stream=True)
         try:
-            with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
-                for member in tar:
-                    parts = member.name.split("/")
-                    if len(parts) == 2 and parts[1] == "PKG-INFO" and member.isfile():
-                        fh = tar.extractfile(member)
-                        if fh is not None:
-                            return fh.read()
-        except (tarfile.TarError, OSError, EOFError) as e:
-            raise IndexFetchError(f"{url}: cannot read the sdist: {_short(e)}")
-        raise IndexFetchError(f"{url}: the sdist has no PKG-INFO")
+            if resp.status_code != 200:
+                raise IndexFetchError(f"{url} answered HTTP {resp.status_code}")
+            return _pkg_info(_Limited(resp.raw, MAX_DOWNLOAD, url), url)
+        finally:
+            resp.close()
+
+
+class _Limited:
+    """A read()-only stream that refuses to go past ``limit`` bytes."""
+
+    def __init__(self, raw, limit: int, url: str):
+        self.raw, self.limit, self.url, self.count = raw, limit, url, 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.raw.read(n if n and n > 0 else 1 << 16)
+        self.count += len(data)
+        if self.count > self.limit:
+            raise IndexFetchError(f"{self.url} is larger than {self.limit // (1 << 20)} MiB")
+        return data
+
+
+def _pkg_info(fileobj, url: str) -> bytes:
+    try:
+        with tarfile.open(fileobj=fileobj, mode="r|gz") as tar:
+            for member in tar:
+                parts = member.name.split("/")
+                if len(parts) == 2 and parts[1] == "PKG-INFO" and member.isfile():
+                    fh = tar.extractfile(member)
+                    if fh is not None:
+                        return fh.read()
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+        raise IndexFetchError(f"{url}: cannot read the sdist: {_short(e)}")
+    raise IndexFetchError(f"{url}: the sdist has no PKG-INFO")
+
+
+def _read_limited(resp, url: str, limit: int) -> bytes:
+    buf = io.BytesIO()
+    for chunk in resp.iter_content(1 << 16):
+        buf.write(chunk)
+        if buf.tell() > limit:
+            raise IndexFetchError(f"{url} is larger than {limit // (1 << 20)} MiB")
+    return buf.getvalue()
 
 
 def _short(e: BaseException) -> str:
@@ -548,8 +604,14 @@ def release_glibc(files: Iterable[IndexFile], version: str) -> Dict[str, str]:
 
 
 def client_from_pip(env: Optional[Mapping[str, str]] = None, session=None) -> Tuple[IndexClient, IndexConfig]:
+    """A client for the indexes ``pip install`` would use, trusting the CA bundle pip trusts."""
     cfg = pip_index_config(env)
-    return IndexClient(cfg.urls, session=session), cfg
+    client = IndexClient(cfg.urls, session=session)
+    if cfg.cert and session is None:
+        if not Path(cfg.cert).exists():
+            raise IndexFetchError(f"pip's cert {cfg.cert} does not exist")
+        client.session.verify = cfg.cert
+    return client, cfg
 
 
 if __name__ == "__main__":  # pragma: no cover - manual look-ups: python -m doctor.matrix.index NAME VERSION...

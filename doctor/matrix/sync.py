@@ -175,7 +175,7 @@ def write_validated(path: Path, text: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         try:
-            parse_file(Path(tmp))
+            parse_file(Path(tmp), cache=False)  # a temp name: nothing worth caching
         except MatrixError as e:
             raise DoctorError(f"generated overlay does not validate, {path} left unchanged: {e.message}")
         os.replace(tmp, path)

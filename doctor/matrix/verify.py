@@ -23,7 +23,7 @@ from packaging.utils import canonicalize_name
 
 from ..errors import UsageError
 from ..versions import pep440, satisfies
-from .index import glibc_of
+from .index import IndexClient, glibc_of, pick_file
 from .model import Matrix, Release
 from .query import release_row
 
@@ -201,3 +201,16 @@ def verify(
         if v in metas:
             out.extend(d for d in compare_release(row, metas[v]) if include_explained or not d.explained)
     return out
+
+
+def fetch_index_metadata(client: IndexClient, project: str = PROJECT):
+    """(metadata packages, listed versions) of every release of ``project`` on the index:
+    the input ``verify`` needs, read online (one wheel or sdist per version)."""
+    files = client.project_files(project)
+    versions = client.versions(project)
+    packages = []
+    for v in versions:
+        f = pick_file(files, v)
+        if f is not None:
+            packages.append(client.metadata(f))
+    return packages, versions

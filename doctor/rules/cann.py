@@ -33,9 +33,15 @@ def cann_installed(ctx: Context) -> Iterable[Finding]:
     c = ctx.facts.cann
     if c is None:
         return []
-    want = ctx.release.cann_for(ctx.hardware)[0] if ctx.release else "<version>"
+    want = ctx.release.cann_for(ctx.hardware)[0] if ctx.release else None
     if not c.found:
-        en, zh = install_hint(want, _arch(ctx))
+        if want:
+            en, zh = install_hint(want, _arch(ctx))
+        else:
+            en = ("install the CANN your vllm-ascend release needs (ascend-doctor matrix show lists them): toolkit, "
+                  f"ops/kernels and NNAL from {CANN_DOWNLOAD.format(v='<version>')}, then source its set_env.sh")
+            zh = ("安装 vllm-ascend 版本所需的 CANN（可用 ascend-doctor matrix show 查看）：toolkit、ops/kernels 和 NNAL，"
+                  f"下载地址 {CANN_DOWNLOAD.format(v='<版本>')}，然后 source 其 set_env.sh")
         return [Finding("cann.installed", FAIL, msg("CANN toolkit not found", "未找到 CANN toolkit"),
                         observed="not installed", expected=f"CANN {want}" if ctx.release else "CANN installed",
                         hint=msg(en, zh), fixable="vendor", evidence=[f"searched {', '.join(c.searched)}"],

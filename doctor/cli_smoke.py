@@ -1,0 +1,47 @@
+"""The `smoke` command: a tiny inference on the NPU (or the CPU) in the target interpreter."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+import typer
+
+from .errors import UsageError
+
+
+def smoke_command(
+    python: Optional[str] = typer.Option(None, "--python", help="Target interpreter (default: the active venv/conda env, else python3)."),
+    device: str = typer.Option("npu", "--device", help="npu (default) or cpu (to test the harness without an NPU)."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds before the run counts as hung."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="en or zh (default: from LANG)."),
+) -> None:
+    """Run a smoke inference (import, device, matmul, greedy decode of a tiny transformer)."""
+    from .host import Host
+    from .probes.python_env import default_python
+    from .render import check_json, print_check, resolve_lang
+    from .smoke import run_smoke
+
+    if device not in ("npu", "cpu"):
+        raise UsageError(f"--device {device!r}: use npu or cpu")
+    if timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    if lang not in (None, "en", "zh"):
+        raise UsageError(f"--lang {lang!r}: use en or zh")
+    if python and os.sep in python and not os.path.exists(python):
+        raise UsageError(f"--python {python}: no such file")
+    host = Host()
+    result = run_smoke(host, python or default_python(host.env), device, timeout)
+    language = resolve_lang(lang, os.environ)
+    code = result.verdict.exit_code()
+    timings = {f"smoke.{s['step']}": s.get("ms", 0) for s in result.steps}
+    if as_json:
+        sys.stdout.write(check_json(result.verdict, stage="runtime", target={"device": device}, timings=timings,
+                                    lang=language) + "\n")
+    else:
+        print_check(result.verdict, stage="runtime", target_row=None, timings=timings, lang=language,
+                    verbose=False, exit_code=code,
+                    header=(f"在 {device} 上进行冒烟推理（{result.command.argv[0]}）" if language == "zh"
+                            else f"smoke inference on {device} with {result.command.argv[0]}"))
+    raise typer.Exit(code)
