@@ -31,6 +31,10 @@ class CheckOptions:
     matrix: List[str] = field(default_factory=list)
     npu_smi_timeout: float = 5.0
     cwd: Optional[str] = None  # for tests; the doctor looks for shadowing folders here
+    serve_args: Optional[str] = None  # --serve-args "vllm serve ..."
+    serve_args_file: Optional[str] = None  # --serve-args-file launch.sh
+    mooncake_master: Optional[str] = None  # --mooncake-master host:port[:metrics_port]
+    mooncake_timeout: float = 2.0
 
 
 @dataclass
@@ -97,6 +101,25 @@ def validate(opts: CheckOptions) -> None:
         raise UsageError(f"--stage {opts.stage!r}: use auto, build or runtime")
     if opts.npu_smi_timeout <= 0:
         raise UsageError("--npu-smi-timeout must be positive")
+    validate_mooncake(opts)
+
+
+def validate_mooncake(opts: CheckOptions) -> None:
+    from .mooncake.master import parse_address
+
+    if opts.serve_args is not None and opts.serve_args_file:
+        raise UsageError("use either --serve-args or --serve-args-file, not both")
+    if opts.snapshot and (opts.serve_args is not None or opts.serve_args_file or opts.mooncake_master):
+        raise UsageError("--from judges a saved snapshot; --serve-args, --serve-args-file and --mooncake-master "
+                         "belong to the snapshot run")
+    if opts.serve_args_file and not os.path.isfile(opts.serve_args_file):
+        raise UsageError(f"--serve-args-file {opts.serve_args_file}: no such file")
+    if opts.mooncake_master is not None:
+        err = parse_address(opts.mooncake_master).error
+        if err:
+            raise UsageError(f"--mooncake-master {opts.mooncake_master!r}: {err}")
+    if opts.mooncake_timeout <= 0:
+        raise UsageError("the Mooncake master timeout must be positive")
 
 
 def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None) -> Facts:
@@ -105,7 +128,9 @@ def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None) -> Facts:
         return load_snapshot(opts.snapshot)
     host = Host(root=opts.root, env=env, cwd=opts.cwd)
     return collect(host, ProbeOptions(python=opts.python, site_packages=list(opts.site_packages),
-                                      npu_smi_timeout=opts.npu_smi_timeout))
+                                      npu_smi_timeout=opts.npu_smi_timeout, serve_args=opts.serve_args,
+                                      serve_args_file=opts.serve_args_file, mooncake_master=opts.mooncake_master,
+                                      mooncake_timeout=opts.mooncake_timeout))
 
 
 def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: Optional[Matrix] = None) -> CheckResult:

@@ -27,6 +27,9 @@ LANG = typer.Option(None, "--lang", help="en or zh (default: from LANG).")
 MATRIX = typer.Option([], "--matrix", help="Extra matrix overlay file (repeatable).")
 VERBOSE = typer.Option(False, "-v", "--verbose", help="Show evidence and per-probe timings.")
 TIMEOUT = typer.Option(5.0, "--npu-smi-timeout", help="Seconds to wait for npu-smi.")
+SERVE_ARGS = typer.Option(None, "--serve-args", help="Your `vllm serve ...` command line: its --kv-transfer-config is checked.")
+SERVE_ARGS_FILE = typer.Option(None, "--serve-args-file", help="A file with the `vllm serve` command (a launch script with exports is fine).")
+MOONCAKE_MASTER = typer.Option(None, "--mooncake-master", help="Probe mooncake_master: HOST:PORT[:METRICS_PORT] (metrics default 9003).")
 
 
 def _lang(option: Optional[str]) -> str:
@@ -51,6 +54,9 @@ def check(
     fail_on: str = typer.Option("fail", "--fail-on", help="fail (default) or warn: exit 3 on warnings too."),
     matrix: List[str] = MATRIX,
     npu_smi_timeout: float = TIMEOUT,
+    serve_args: Optional[str] = SERVE_ARGS,
+    serve_args_file: Optional[str] = SERVE_ARGS_FILE,
+    mooncake_master: Optional[str] = MOONCAKE_MASTER,
 ) -> None:
     """Probe every layer of the stack and give one verdict, root cause first."""
     from .check import CheckOptions, run_check, target_info
@@ -59,7 +65,8 @@ def check(
         raise UsageError(f"--fail-on {fail_on!r}: use fail or warn")
     language = _lang(lang)
     result = run_check(CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot,
-                                    stage=stage, target=target, matrix=list(matrix), npu_smi_timeout=npu_smi_timeout))
+                                    stage=stage, target=target, matrix=list(matrix), npu_smi_timeout=npu_smi_timeout,
+                                    serve_args=serve_args, serve_args_file=serve_args_file, mooncake_master=mooncake_master))
     code = result.verdict.exit_code(fail_on)
     if as_json:
         from .render import check_json
@@ -80,12 +87,16 @@ def snapshot(
     python: Optional[str] = PYTHON,
     site_packages: List[str] = SITE,
     npu_smi_timeout: float = TIMEOUT,
+    serve_args: Optional[str] = SERVE_ARGS,
+    serve_args_file: Optional[str] = SERVE_ARGS_FILE,
+    mooncake_master: Optional[str] = MOONCAKE_MASTER,
 ) -> None:
     """Write every observed fact as JSON on stdout (secrets in env vars redacted)."""
     from .check import CheckOptions, gather, snapshot_json
 
     facts = gather(CheckOptions(root=root, python=python, site_packages=list(site_packages),
-                                npu_smi_timeout=npu_smi_timeout))
+                                npu_smi_timeout=npu_smi_timeout, serve_args=serve_args,
+                                serve_args_file=serve_args_file, mooncake_master=mooncake_master))
     sys.stdout.write(snapshot_json(facts) + "\n")
 
 
@@ -97,12 +108,17 @@ def version() -> None:
 
 # Each command group lives in its own module; they are registered here, in the order of --help.
 from .cli_explain import explain_command  # noqa: E402
+from .cli_fix import fix_command, rollback_command  # noqa: E402
 from .cli_matrix import matrix_app  # noqa: E402
+from .cli_mooncake import mooncake_app  # noqa: E402
 from .cli_smoke import smoke_command  # noqa: E402
 
 app.command("smoke")(smoke_command)
 app.command("explain")(explain_command)
+app.command("fix")(fix_command)
+app.command("rollback")(rollback_command)
 app.add_typer(matrix_app, name="matrix")
+app.add_typer(mooncake_app, name="mooncake")
 
 
 def main(argv: Optional[List[str]] = None) -> None:

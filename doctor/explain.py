@@ -11,7 +11,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .matrix.model import Signature
 
@@ -167,18 +167,6 @@ def render_matches(matches: Sequence[Match], lang: str = "en", as_json: bool = F
 # shell
 
 
-def resolve_lang(lang: Optional[str], env: Optional[Mapping[str, str]] = None) -> str:
-    """``--lang`` if given, else zh when LC_ALL (or LANG) starts with zh, else en."""
-    if lang:
-        return lang
-    env = os.environ if env is None else env
-    for name in ("LC_ALL", "LANG"):
-        value = env.get(name)
-        if value:
-            return "zh" if value.lower().startswith("zh") else "en"
-    return "en"
-
-
 def read_source(source: str) -> str:
     """The log text from a path or ``-`` (stdin), decoded as UTF-8 with replacement.
     Raises OSError when it cannot be read."""
@@ -204,8 +192,9 @@ def run_explain(source: str, lang: Optional[str], as_json: bool, extra_matrix: S
     """Read the log, match it, print the result; return the exit code (0, or 2 for bad input,
     1 when the shipped matrix itself is broken)."""
     from .matrix import MatrixError, load_matrix
+    from .render import resolve_lang
 
-    lang = resolve_lang(lang)
+    lang = resolve_lang(lang, os.environ)
     if lang not in LANGS:
         _error(f"--lang must be one of {', '.join(LANGS)}, not {lang!r}")
         return 2

@@ -67,6 +67,7 @@ class PlanOptions:
     doctor_python: str = "python3"  # runs our own `mooncake build`
     constraint_file: Optional[str] = None  # where apply writes the pins as a constraints file
     src_dir: Optional[str] = None  # where a vLLM source build clones to
+    vllm_repo: str = VLLM_REPO  # a mirror (gitee ...) works as well
 
 
 @dataclass
@@ -279,6 +280,12 @@ def choose_target(matrix: Matrix, facts: Facts, hardware: Optional[str], target:
 # requirements of vllm / vllm-ascend without the CUDA side
 
 
+def exact_pins(pins: Dict[str, str]) -> List[str]:
+    """Names pinned to one version: their own step installs them, so requirement steps leave
+    them out. Range pins (``transformers>=4.57.3``) stay in, so pip intersects the ranges."""
+    return sorted(n for n, v in pins.items() if v[:1].isdigit())
+
+
 def excluded(owner: str, name: str, stack: Sequence[str]) -> bool:
     name = canonicalize_name(name)
     if name in stack:
@@ -371,7 +378,9 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
         why = Msg("; ".join(w.en for _, w in b.removes), "；".join(w.zh for _, w in b.removes))
         steps.append(Step("pip", why, "remove", argv=opts.installer.uninstall(names), removes=names))
     steps.extend(b.steps)
-    steps.extend(_manual_steps(verdict))
+    # a finding about a package the plan replaces (torch-npu built for another CANN) is moot
+    moot = {fid for fid, pkg in (("torch_npu.cann", "torch-npu"),) if pkg in b.installs}
+    steps.extend(s for s in _manual_steps(verdict) if s.finding not in moot)
     for f in verdict.findings:
         if f.fixable == "auto" and f.status in (FAIL, WARN) and f.id not in HANDLED:
             b.notes.append(msg(f"not changed by the plan: {f.id} ({f.title.en})",
@@ -440,8 +449,7 @@ def _torch(b: _Builder, matrix: Matrix) -> None:
 def _torch_npu(b: _Builder, matrix: Matrix, choice: str) -> None:
     row = b.row
     npu = b.dist("torch-npu")
-    if npu is not None and any(same_release(npu.version, v) and _eq(public(npu.version), public(v))
-                               for v in row.torch_npu_accepted):
+    if npu is not None and any(same_release(npu.version, v) for v in row.torch_npu_accepted):
         b.pins["torch-npu"] = npu.version
         return
     npu_row = torch_npu_row(matrix, choice)
@@ -478,7 +486,7 @@ def _vllm(b: _Builder) -> None:
     if b.opts.vllm_from == "source":
         src = f"{b.opts.src_dir or '/tmp'}/vllm-{row.vllm}"
         b.steps.append(Step("build", msg(f"fetch vLLM v{row.vllm} source (download phase)", f"获取 vLLM v{row.vllm} 源码（下载阶段）"),
-                            "fetch", argv=["git", "clone", "--depth", "1", "--branch", f"v{row.vllm}", VLLM_REPO, src],
+                            "fetch", argv=["git", "clone", "--depth", "1", "--branch", f"v{row.vllm}", b.opts.vllm_repo, src],
                             finding="vllm.version"))
         inst = b.opts.installer
         argv = inst._cmd("install") + ["--no-deps", "--no-build-isolation", src]
@@ -591,7 +599,7 @@ def _requirements(b: _Builder, verdict: Verdict) -> None:
     """vllm and vllm-ascend go in with --no-deps; their other requirements (minus torch and the
     CUDA side) come next. For a version being installed they are read from the downloaded wheel;
     for an installed one from its metadata."""
-    stack = sorted(b.pins)
+    stack = exact_pins(b.pins)
     markers = b.ctx_facts.python.markers if b.ctx_facts.python else {}
     installed = b.ctx_facts.packages.dists if b.ctx_facts.packages else {}
     deferred: List[str] = []
@@ -661,7 +669,7 @@ def _manual_steps(verdict: Verdict) -> List[Step]:
         if f.status not in (FAIL, WARN) or f.fixable not in ("manual", "vendor") or f.hint is None:
             continue
         command = f.hint.en.split("   (")[0].strip()
-        if command in seen:
+        if command in seen or command.startswith("ascend-doctor fix"):
             continue
         seen.add(command)
         out.append(Step(f.fixable, Msg(f.title.en, f.title.zh), command=command, finding=f.id))

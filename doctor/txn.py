@@ -181,10 +181,6 @@ def scan_dists(paths: Iterable[str]) -> Dict[str, Distribution]:
     return scan(list(paths)).dists
 
 
-def identity(dists: Mapping[str, Distribution]) -> Dict[str, str]:
-    return {n: f"{d.version} @ {d.location}" for n, d in dists.items()}
-
-
 def dist_files(d: Distribution) -> List[str]:
     """Every file pip would remove for this distribution: its RECORD, the whole metadata
     directory and the bytecode of its .py files."""

@@ -388,3 +388,15 @@ def test_this_machine_has_no_ascend_stack(tmp_path):
     assert proc.returncode == 3
     assert finding(doc, "cann.installed")["status"] == "fail"
     assert finding(doc, "driver.installed")["status"] == "skip"
+
+
+def test_an_interpreter_that_cannot_run_is_the_root_cause_not_missing_packages(fake, tmp_path):
+    ascend_host(fake, "0.11.0rc3")
+    broken = tmp_path / "python3"
+    broken.write_text("#!/bin/sh\necho 'error while loading shared libraries: libpython3.11.so.1.0' >&2\nexit 127\n")
+    broken.chmod(0o755)
+    fake.python = broken
+    doc = fake.judge()
+    assert doc["summary"]["root_cause"] == "python.interpreter"
+    assert "libpython3.11.so.1.0" in finding(doc, "python.interpreter")["observed"]
+    assert not any(f["id"].startswith(("torch", "vllm")) for f in doc["findings"])

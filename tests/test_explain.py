@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from doctor.explain import Match, match_log, render_matches, resolve_lang, run_explain
+from doctor.explain import Match, match_log, render_matches, run_explain
+from doctor.render import resolve_lang
 from doctor.matrix.load import parse_file, shipped_dir
 from doctor.matrix.model import Signature
 

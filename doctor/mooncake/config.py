@@ -35,7 +35,7 @@ KEYS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "ssd_offload_path": ("0.21.0rc1", None),
 }
 # Parsed by v0.11-v0.12.0rc1 but never used: the address always comes from get_ip().
-UNUSED = {"local_hostname": "the host IP comes from vLLM's get_ip() (set VLLM_HOST_IP to choose it)"}
+UNUSED = {"local_hostname": "unused: the host IP comes from vLLM's get_ip(); set VLLM_HOST_IP to choose it"}
 # Shown in a doc example (v0.12.0rc1 kv_pool.md) but never parsed by any version.
 MISLEADING = {"alloc_in_same_node": "prefer_alloc_in_same_node"}
 
@@ -117,7 +117,6 @@ def check_text(text: str, ctx: ConfigContext) -> List[Issue]:
 
 def check_data(data: Dict[str, Any], ctx: ConfigContext, strict_ok: bool = True) -> List[Issue]:
     va = ctx.vllm_ascend
-    env = ctx.env
     out: List[Issue] = []
     suffix_en = "" if strict_ok else " (read as if the JSON errors were fixed)"
     suffix_zh = "" if strict_ok else "（按修正 JSON 错误后的内容判断）"

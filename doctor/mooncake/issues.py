@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
-SEVERITY = {FAIL: 0, WARN: 1, INFO: 2, OK: 3}
+SEVERITY = {FAIL: 0, WARN: 1, OK: 2, INFO: 3}  # a confirmation comes before its notes
 
 
 @dataclass(frozen=True)

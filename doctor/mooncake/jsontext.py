@@ -62,6 +62,7 @@ CAUSES_EN = {
     "python_literal": "a Python literal (True/False/None); JSON uses true/false/null",
     "empty": "the file is empty",
     "extra": "more text after the JSON value (two objects, or a stray character)",
+    "unquoted": "a key or string without double quotes (did the shell remove them? put the whole JSON in single quotes)",
 }
 CAUSES_ZH = {
     "comment": "注释；JSON 不支持注释（文档示例中带有注释：请删除）",
@@ -72,6 +73,7 @@ CAUSES_ZH = {
     "python_literal": "Python 字面量（True/False/None）；JSON 使用 true/false/null",
     "empty": "文件为空",
     "extra": "JSON 值后面还有多余内容（两个对象，或多余字符）",
+    "unquoted": "键或字符串没有双引号（是否被 shell 去掉了？请用单引号包住整个 JSON）",
 }
 
 
@@ -254,6 +256,8 @@ def _cause(text: str, pos: int, message: str, spots: List[Spot]) -> str:
             return "trailing_comma"
     if message.startswith("Extra data"):
         return "extra"
+    if message.startswith(("Expecting property name", "Expecting value")) and re.match(r"[A-Za-z_]", here[:1]):
+        return "unquoted"
     # json stops at the first problem; a look-alike on that line is the usual reason.
     nearby = [s for s in spots if s.line == line]
     if nearby:

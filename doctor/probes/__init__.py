@@ -17,6 +17,7 @@ from ..host import Host
 from .cann import probe_cann
 from .devices import probe_devices
 from .driver import probe_driver, probe_firmware
+from .mooncake import MooncakeOptions, probe_mooncake
 from .packages import scan
 from .python_env import default_python, probe_python, python_from_site_packages
 from .workdir import probe_workdir
@@ -28,6 +29,10 @@ class ProbeOptions:
     site_packages: List[str] = field(default_factory=list)  # --site-packages (no interpreter)
     npu_smi_timeout: float = 5.0
     python_timeout: float = 15.0
+    serve_args: Optional[str] = None  # --serve-args: the user's `vllm serve ...` command line
+    serve_args_file: Optional[str] = None  # --serve-args-file: a file holding it (or a launch script)
+    mooncake_master: Optional[str] = None  # --mooncake-master host:port[:metrics_port]
+    mooncake_timeout: float = 2.0  # per network call to the master
 
 
 def _groups(host: Host) -> dict:
@@ -79,7 +84,10 @@ def collect(host: Host, options: ProbeOptions) -> Facts:
     machine = (facts.python.machine if facts.python and facts.python.machine else facts.host.machine)
     run("cann", lambda: probe_cann(host, machine), "cann")
     run("devices", lambda: probe_devices(host, facts.host, options.npu_smi_timeout), "devices")
-    run("packages", lambda: scan(facts.python.sys_path) if facts.python else None, "packages")
+    # No sys.path when the interpreter could not run: "nothing installed" would be a false verdict.
+    readable = facts.python is not None and (facts.python.found or facts.python.source == "site-packages")
+    run("packages", lambda: scan(facts.python.sys_path) if readable else None, "packages")
+    run("mooncake", lambda: probe_mooncake(host, facts, _mooncake_options(options)), "mooncake")
     run("workdir", lambda: probe_workdir(host.cwd, facts.packages), "workdir")
     return facts
 
@@ -88,3 +96,8 @@ def _python(host: Host, options: ProbeOptions):
     if options.site_packages:
         return python_from_site_packages(options.site_packages)
     return probe_python(host, options.python or default_python(host.env), options.python_timeout)
+
+
+def _mooncake_options(options: ProbeOptions) -> MooncakeOptions:
+    return MooncakeOptions(serve_args=options.serve_args, serve_args_file=options.serve_args_file,
+                           master=options.mooncake_master, timeout=options.mooncake_timeout)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, List, Optional, Tuple
 
 from ..facts import Facts
-from ..findings import FAIL, SKIP, WARN, Finding, Verdict, judge, msg
+from ..findings import SKIP, WARN, Finding, Verdict, judge, msg
 from ..matrix.model import Matrix, Release
 from ..probes.npusmi import hardware_class
 
@@ -109,7 +109,3 @@ def run_rules(ctx: Context) -> Verdict:
                     f"检查 {layer} 层时内部出错：{type(e).__name__}: {e}"),
             ))
     return judge(findings)
-
-
-def first_fail(findings: List[Finding]) -> Optional[Finding]:
-    return next((f for f in findings if f.status == FAIL), None)

@@ -149,6 +149,47 @@ CATALOG: Dict[str, Dict[str, str]] = {
         "-DUSE_ASCEND_DIRECT=ON has the Ascend transport ('Unsupported transport ascend' otherwise).",
         "只有 mooncake-transfer-engine-npu（0.3.11.post1 起）或用 -DUSE_ASCEND_DIRECT=ON 源码构建的版本带昇腾传输层（否则报 'Unsupported transport ascend'）。",
         "shared/facts/mooncake.md section 0"),
+    "mooncake.transport": _e(
+        "mooncake", "The Ascend transport is ascend_transport.so linked with libascendcl/libllm_datadist (v0.3.7: "
+        "linked into engine.so); it is read from the ELF dynamic section, without loading Mooncake. CUDA, TCP-only "
+        "and legacy USE_ASCEND builds fail with 'Unsupported transport ascend, please rebuild Mooncake'.",
+        "Ascend 传输是链接了 libascendcl/libllm_datadist 的 ascend_transport.so（v0.3.7 直接链接进 engine.so）；通过读取 ELF "
+        "动态段判断，不加载 Mooncake。CUDA、仅 TCP 以及旧的 USE_ASCEND 版本会报 'Unsupported transport ascend'。",
+        "shared/facts/mooncake.md sections 1.4, 2"),
+    "mooncake.loader_path": _e(
+        "mooncake", "A source build installs libtransfer_engine.so and ascend_transport.so into /usr/local/lib, which "
+        "must be on the loader path (ldconfig does not cache ascend_transport.so: its name lacks 'lib'); CANN's lib64 "
+        "must be there too (set_env.sh). Followed as ld.so(8) does: RPATH, LD_LIBRARY_PATH, RUNPATH, ld.so.cache.",
+        "源码编译会把 libtransfer_engine.so 和 ascend_transport.so 装到 /usr/local/lib，该目录必须在库搜索路径中（ldconfig "
+        "不缓存 ascend_transport.so：名字不以 lib 开头）；CANN 的 lib64 也必须在其中（set_env.sh）。按 ld.so(8) 的顺序判断。",
+        f"{VA}/issues/6949; shared/facts/mooncake.md section 1.4"),
+    "mooncake.config": _e(
+        "mooncake", "vllm-ascend's KV-pool backend reads MOONCAKE_CONFIG_PATH with strict json.load; protocol must be "
+        "'ascend', the master a host:port, global_segment_size a positive size that fits the host; which keys are "
+        "read depends on the vllm-ascend version.",
+        "vllm-ascend 的 KV 池后端用严格的 json.load 读取 MOONCAKE_CONFIG_PATH；protocol 必须为 'ascend'，master 为 host:port，"
+        "global_segment_size 为正数且不超过本机内存；读取哪些键取决于 vllm-ascend 版本。",
+        "shared/facts/mooncake.md section 4 (vllm-ascend MooncakeStoreConfig at each tag)"),
+    "mooncake.env": _e(
+        "mooncake", "Mooncake's Ascend direct transport reads ASCEND_BUFFER_POOL (count:sizeMB, not with "
+        "ASCEND_USE_ASYNC_TRANSFER), ASCEND_CONNECT_TIMEOUT / ASCEND_TRANSFER_TIMEOUT (integer ms, invalid values "
+        "silently ignored) and ASCEND_ENABLE_USE_FABRIC_MEM (exactly 1, A3).",
+        "Mooncake 的 Ascend direct 传输读取 ASCEND_BUFFER_POOL（个数:大小MB，不能与 ASCEND_USE_ASYNC_TRANSFER 同时使用）、"
+        "ASCEND_CONNECT_TIMEOUT / ASCEND_TRANSFER_TIMEOUT（毫秒整数，非法值被静默忽略）和 ASCEND_ENABLE_USE_FABRIC_MEM（仅 1，A3）。",
+        "shared/facts/mooncake.md section 5 (ascend_direct_transport.cpp)"),
+    "mooncake.serve_args": _e(
+        "mooncake", "The --kv-transfer-config of the user's vllm serve command: valid JSON, a connector the installed "
+        "vllm-ascend registers (read from its source), a valid kv_role, extra-config keys that connector reads in "
+        "that version, and MOONCAKE_CONFIG_PATH for the KV-pool connector.",
+        "用户 vllm serve 命令中的 --kv-transfer-config：JSON 合法、connector 已在已安装的 vllm-ascend 中注册（读取其源码）、"
+        "kv_role 合法、extra config 的键被该版本的 connector 读取，KV 池 connector 需设置 MOONCAKE_CONFIG_PATH。",
+        "shared/facts/mooncake.md section 5; vllm-ascend register_connector() at each tag"),
+    "mooncake.master": _e(
+        "mooncake", "mooncake_master must be reachable on its RPC port; its metrics port answers /health (plain OK up "
+        "to v0.3.10, JSON with service_ready from v0.3.10.post2), /metrics and /metrics/summary (storage figures).",
+        "mooncake_master 的 RPC 端口必须可达；其 metrics 端口提供 /health（v0.3.10 及以前为纯文本 OK，v0.3.10.post2 起为含 "
+        "service_ready 的 JSON）、/metrics 和 /metrics/summary（存储数据）。",
+        "shared/facts/mooncake.md section 3"),
     "env.cann_env": _e(
         "env", "CANN's set_env.sh exports LD_LIBRARY_PATH (toolkit and driver lib64), ASCEND_OPP_PATH and "
         "ASCEND_HOME_PATH; without them torch_npu fails with libhccl.so / libascendcl.so not found.",

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
-from ..findings import FAIL, INFO, OK, SKIP, WARN, Finding, msg
+from ..findings import FAIL, INFO, OK, WARN, Finding, msg
 from ..probes.npusmi import error_code
-from ..versions import AscendVersion, in_version_range
+from ..versions import in_version_range
 from . import Context, rule
 
 DRIVER_MOUNTS = (
@@ -272,7 +272,3 @@ def hardware_support(ctx: Context) -> Iterable[Finding]:
                     msg(f"{ctx.hardware} is supported by vllm-ascend {r.vllm_ascend}",
                         f"vllm-ascend {r.vllm_ascend} 支持 {ctx.hardware}"),
                     observed=ctx.hardware, source=r.source_of("hardware"))]
-
-
-def newest(versions: Iterable[str]) -> str:
-    return max(versions, key=AscendVersion)

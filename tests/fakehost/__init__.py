@@ -10,7 +10,6 @@ import platform
 import shutil
 import subprocess
 import sys
-import venv as venv_mod
 from pathlib import Path
 from typing import Dict, List, Optional, Union
 
@@ -199,9 +198,13 @@ class FakeHost:
         return self
 
     # -- python ----------------------------------------------------------------------------
-    def venv(self, packages: Dict[str, Union[str, Stub]], python: str = sys.executable) -> Path:
-        """A real virtualenv (no pip inside, it is not needed) with stub distributions."""
+    def venv(self, packages: Dict[str, Union[str, Stub]], python: str = sys.executable,
+             template: Optional[Path] = None) -> Path:
+        """A real virtualenv (no pip inside, it is not needed) with stub distributions; with
+        ``template``, a copy of that venv instead (e.g. one made once per session with pip)."""
         env_dir = self.base / "venv"
+        if not env_dir.exists() and template is not None:
+            shutil.copytree(template, env_dir, symlinks=True)
         if not env_dir.exists():
             subprocess.run([python, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=120)
         self.python = env_dir / "bin" / "python"
@@ -216,9 +219,10 @@ class FakeHost:
             stub = spec if isinstance(spec, Stub) else Stub(name, spec)
             self.uninstall(stub.name)  # as pip does before installing another version
             if stub.editable:
-                src = Path(stub.editable) / stub.module
-                src.mkdir(parents=True, exist_ok=True)
-                (src / "__init__.py").write_text(f'__version__ = "{stub.version}"\n')
+                for rel, text in stub.module_files().items():
+                    path = Path(stub.editable) / rel
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(text)
             write_installed(self.site, stub)
 
     def uninstall(self, name: str) -> None:

@@ -117,6 +117,10 @@ class Stub:
             cuda = repr(self.cuda) if self.cuda else "None"
             files["torch/version.py"] = (f"__version__ = '{self.version}'\ndebug = False\n"
                                          f"cuda: Optional[str] = {cuda}\nhip: Optional[str] = None\n")
+        if canonicalize_name(self.name) == "vllm-ascend":
+            from .vllm_ascend_src import source_files
+
+            files.update(source_files(self.version))  # where its KV connectors are registered
         return files
 
     def entry_points_txt(self) -> str:

@@ -18,7 +18,7 @@ import os
 import re
 import zipfile
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional
+from typing import Dict, Iterable, Mapping, Optional
 
 from .dists import NVIDIA_FOR_TORCH, TORCH_COMPANIONS, Stub
 
@@ -150,3 +150,122 @@ def record_editable_pth(site: Path, stub: Stub) -> None:
     pth = f"__editable__.{stub.module}.pth"
     if (site / pth).exists() and pth not in record.read_text():
         record.write_text(record.read_text() + f"{pth},,\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# a venv with pip, made once per process and copied (making one takes seconds, copying 0.3 s)
+
+_TEMPLATE: Dict[str, Path] = {}
+
+
+def template_venv(base: Path, python: Optional[str] = None) -> Path:
+    import subprocess
+    import sys
+
+    key = str(base)
+    if key not in _TEMPLATE:
+        target = Path(base) / "template-venv"
+        if not (target / "bin" / "python").exists():
+            subprocess.run([python or sys.executable, "-m", "venv", str(target)], check=True, timeout=300,
+                           capture_output=True)
+        _TEMPLATE[key] = target
+    return _TEMPLATE[key]
+
+
+# ---------------------------------------------------------------------------------------------
+# the scenarios of issue 4, shared by tests/test_fix_apply.py and bench/fix_bench.py
+
+
+def _stub(name: str, version: str, **kw) -> Stub:
+    if name == "triton-ascend":
+        kw.setdefault("import_name", "triton")  # triton-ascend installs the 'triton' package
+    return Stub(name, version, **kw)
+
+
+def _host(fake, release: str, template: Path, cann: Optional[str] = None, **overrides):
+    from .scenarios import ascend_host
+
+    fake.venv({}, template=template)
+    return ascend_host(fake, release, cann=cann, **overrides)
+
+
+def seed_001(fake, template: Path) -> None:
+    """quay.io/ascend/vllm-ascend:v0.11.0rc3: vllm 0.11.2+empty and vllm-ascend installed
+    editable from /vllm-workspace (a local build: it cannot be downloaded again)."""
+    ws = fake.base / "vllm-workspace"
+    vllm = Stub("vllm", "0.11.2+empty", editable=str(ws / "vllm"))
+    va = Stub("vllm-ascend", "0.11.0rc3", editable=str(ws / "vllm-ascend"))
+    _host(fake, "0.11.0rc3", template, vllm=vllm, vllm_ascend=va)
+    for stub in (vllm, va):
+        record_editable_pth(fake.site, stub)
+
+
+def torch_moved(fake, template: Path, pip_env_: Dict[str, str]) -> None:
+    """A healthy 0.11.0rc3 install after `pip install vllm==0.11.0` (real pip) moved torch."""
+    import subprocess
+
+    _host(fake, "0.11.0rc3", template)
+    subprocess.run([str(fake.python), "-m", "pip", "install", "vllm==0.11.0"], env=pip_env_, check=True,
+                   capture_output=True, timeout=300)
+
+
+def cuda_torch(fake, template: Path) -> None:
+    nvidia = {n: Stub(n, v) for n, v in (r.split("==") for r in NVIDIA_FOR_TORCH["2.7.1"])}
+    _host(fake, "0.11.0rc3", template, torch=Stub("torch", "2.7.1", cuda="12.6"), **nvidia)
+
+
+def triton_next_to_triton_ascend(fake, template: Path) -> None:
+    _host(fake, "0.13.0", template, triton="3.4.0", triton_ascend=_stub("triton-ascend", "3.2.0"),
+          transformers="4.57.4")
+
+
+def numpy_2(fake, template: Path) -> None:
+    _host(fake, "0.11.0rc3", template, numpy="2.1.0")
+
+
+def fresh(fake, template: Path) -> None:
+    """No vllm-ascend at all on a CANN 8.3.RC2 host: an empty venv."""
+    _host(fake, "0.11.0rc3", template, **{n: None for n in ("torch", "torch-npu", "torchvision", "vllm", "vllm-ascend",
+                                                             "numpy", "transformers")})
+
+
+def upgrade(fake, template: Path) -> None:
+    _host(fake, "0.12.0rc1", template)
+
+
+def downgrade(fake, template: Path) -> None:
+    _host(fake, "0.13.0rc1", template, transformers="4.57.4")
+
+
+# name -> (builder, extra fix arguments, naive commands users ran, what a correct fix ends with)
+SCENARIOS = {
+    "seed_001": (seed_001, [], [["pip", "install", "vllm==0.11.0"], ["pip", "install", "vllm==0.11.0", "torch_npu==2.8.0"]],
+                 {"vllm": "0.11.0", "vllm-ascend": "0.11.0rc3", "torch": "2.7.1+cpu"}),
+    "torch_moved": (torch_moved, [], [["pip", "install", "vllm==0.11.0", "torch_npu==2.8.0"]],
+                    {"torch": "2.7.1+cpu", "torch-npu": "2.7.1", "vllm": "0.11.0"}),
+    "cuda_torch": (cuda_torch, [], [["pip", "install", "vllm-ascend==0.11.0rc3"]],
+                   {"torch": "2.7.1+cpu", "nvidia-cublas-cu12": None}),
+    "triton": (triton_next_to_triton_ascend, [],
+               [["pip", "install", "--force-reinstall", "--no-deps", "triton-ascend==3.2.0"]],
+               {"triton": None, "triton-ascend": "3.2.0"}),
+    "numpy_2": (numpy_2, [], [["pip", "install", "vllm==0.11.0"]], {"numpy": "1.26.4"}),
+    "fresh": (fresh, [], [["pip", "install", "vllm-ascend==0.13.0rc1"],
+                          ["pip", "install", "vllm==0.13.0", "vllm-ascend==0.13.0rc1"]],
+              {"vllm-ascend": "0.13.0rc1", "vllm": "0.13.0", "torch": "2.8.0+cpu", "torch-npu": "2.8.0"}),
+    "upgrade": (upgrade, ["--target", "vllm-ascend==0.13.0rc1"], [["pip", "install", "vllm-ascend==0.13.0rc1"]],
+                {"vllm-ascend": "0.13.0rc1", "vllm": "0.13.0"}),
+    "downgrade": (downgrade, ["--target", "vllm-ascend==0.11.0"], [["pip", "install", "vllm-ascend==0.11.0"]],
+                  {"vllm-ascend": "0.11.0", "vllm": "0.11.0", "torch": "2.7.1+cpu", "torch-npu": "2.7.1.post1"}),
+}
+
+
+def versions(site: Path) -> Dict[str, str]:
+    """name -> version of every distribution in a site directory."""
+    from packaging.utils import canonicalize_name
+
+    out = {}
+    for entry in Path(site).iterdir():
+        if entry.name.endswith(".dist-info"):
+            name, _, version = entry.name[: -len(".dist-info")].partition("-")
+            out[canonicalize_name(name)] = version
+    return out

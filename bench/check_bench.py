@@ -1,0 +1,115 @@
+"""Benchmark: `ascend-doctor check --json` against `pip check` and torch's collect_env.
+
+Builds (once, cached in bench/.work/) a virtualenv with the real torch CPU build and more than
+200 real distributions from the package index, plus the metadata of the Ascend stack
+(torch-npu, vllm, vllm-ascend as installed distributions, since the real ones need an NPU), then
+times each command several times in the same run and prints medians and ratios.
+
+    python bench/check_bench.py [--runs 9] [--rebuild]
+
+The doctor is timed the way users run it: installed in an environment of its own (this repo's
+.venv, like pipx) looking at the serving environment with --python.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+WORK = HERE / ".work"
+VENV = WORK / "serving-venv"
+# Real packages that make up a typical serving environment's long tail (their dependencies
+# bring the total above 200 distributions).
+PACKAGES = [
+    "torch==2.13.0", "transformers", "fastapi[standard]", "pandas", "scipy", "scikit-learn", "matplotlib",
+    "jupyterlab", "boto3", "sphinx", "pytest", "sentencepiece", "tiktoken", "openai", "aiohttp", "pydantic",
+    "prometheus-client", "pyzmq", "msgspec", "numba", "ray", "datasets", "accelerate", "safetensors",
+    "protobuf", "grpcio", "opencv-python-headless", "pillow", "einops", "lark", "partial-json-parser",
+]
+
+
+def doctor_exe() -> str:
+    exe = REPO / ".venv" / "bin" / "ascend-doctor"
+    if not exe.exists():
+        sys.exit("install the doctor first: python3 -m venv .venv && .venv/bin/pip install -e .")
+    return str(exe)
+
+
+def build(rebuild: bool) -> Path:
+    python = VENV / "bin" / "python"
+    marker = VENV / ".bench-ready"
+    if marker.exists() and not rebuild:
+        return python
+    if VENV.exists():
+        shutil.rmtree(VENV)
+    WORK.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, timeout=300)
+    print(f"installing {len(PACKAGES)} packages and their dependencies into {VENV} (several minutes, once)")
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", *PACKAGES], check=True, timeout=3600)
+    add_ascend_stack(python)
+    marker.write_text("ok\n")
+    return python
+
+
+def add_ascend_stack(python: Path) -> None:
+    """The metadata of torch-npu / vllm / vllm-ascend as pip would leave it (from the tests' kit)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from fakehost.dists import Stub, write_installed
+
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    for stub in (Stub("torch-npu", "2.13.0", requires=["torch==2.13.0"]), Stub("vllm", "0.11.0"),
+                 Stub("vllm-ascend", "0.11.0rc3")):
+        write_installed(Path(site), stub)
+
+
+def count_dists(python: Path) -> int:
+    out = subprocess.run([str(python), "-c", "import importlib.metadata as m; print(len(list(m.distributions())))"],
+                         capture_output=True, text=True, check=True, timeout=120).stdout
+    return int(out.strip())
+
+
+def timed(argv, runs: int, env=None) -> list:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, timeout=600)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--rebuild", action="store_true")
+    args = ap.parse_args()
+    python = build(args.rebuild)
+    env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    commands = {
+        "ascend-doctor check --json": [doctor_exe(), "check", "--json", "--python", str(python)],
+        "pip check": [str(python), "-m", "pip", "check"],
+        "torch.utils.collect_env": [str(python), "-m", "torch.utils.collect_env"],
+    }
+    for argv in commands.values():  # warm the page cache and the doctor's matrix cache
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, timeout=600)
+    results = {name: timed(argv, args.runs, env) for name, argv in commands.items()}
+    doctor = statistics.median(results["ascend-doctor check --json"])
+    print(f"\n{count_dists(python)} distributions in {VENV}; {args.runs} runs each; CPU count {os.cpu_count()}")
+    print(f"{'command':32} {'median s':>9} {'min s':>7} {'max s':>7} {'vs doctor':>10}")
+    for name, times in results.items():
+        med = statistics.median(times)
+        print(f"{name:32} {med:9.3f} {min(times):7.3f} {max(times):7.3f} {med / doctor:9.1f}x")
+    probe = subprocess.run(commands["ascend-doctor check --json"], capture_output=True, text=True, env=env, timeout=600)
+    print("\ndoctor's own timings (ms):", json.loads(probe.stdout)["timings_ms"])
+
+
+if __name__ == "__main__":
+    main()

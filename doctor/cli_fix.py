@@ -1,0 +1,322 @@
+"""The `fix` and `rollback` commands (docs/fix.md), ready for the main CLI:
+``app.command("fix")(fix_command)`` and ``app.command("rollback")(rollback_command)``."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from typing import Dict, List, Optional
+
+import typer
+
+from .errors import UsageError
+
+ROOT = typer.Option("/", "--root", help="Read the host below this directory (an image, a mounted disk).")
+PYTHON = typer.Option(None, "--python", help="Target interpreter (default: the active venv/conda env, else python3).")
+STAGE = typer.Option("auto", "--stage", help="build: skip hardware; runtime: judge it; auto: build when no NPU is visible.")
+LANG = typer.Option(None, "--lang", help="en or zh (default: from LANG).")
+MATRIX = typer.Option([], "--matrix", help="Extra matrix overlay file (repeatable).")
+VERBOSE = typer.Option(False, "-v", "--verbose", help="Stream pip's output (it always goes to the log file).")
+TIMEOUT = typer.Option(5.0, "--npu-smi-timeout", help="Seconds to wait for npu-smi.")
+
+T = {
+    "header": ("Plan for vllm-ascend {target} (matrix row {row})", "vllm-ascend {target} 的修复计划（矩阵行 {row}）"),
+    "why": ("target: {why}", "目标：{why}"),
+    "pins": ("pins after the plan", "计划完成后的版本"),
+    "empty": ("Nothing to change: the Python stack already matches the row.", "无需修改：Python 推理栈已与该行配套。"),
+    "steps": ("steps", "步骤"),
+    "manual": ("run by hand (never run by ascend-doctor)", "需手动执行（ascend-doctor 不会执行）"),
+    "residual": ("expected afterwards", "完成后预期保留"),
+    "alternatives": ("other ways", "其他方案"),
+    "notes": ("notes", "说明"),
+    "dry": ("dry run: nothing changed; ascend-doctor fix --apply carries it out", "仅预览，未做修改；ascend-doctor fix --apply 执行该计划"),
+    "confirm": ("Apply {n} step(s) to {python}?", "对 {python} 执行 {n} 个步骤？"),
+    "applied": ("applied as transaction {id}; undo with: ascend-doctor rollback --python {python}",
+                "已作为事务 {id} 执行；撤销：ascend-doctor rollback --python {python}"),
+    "changed": ("changed", "变更"),
+    "before_after": ("check before -> after", "检查结果 修复前 -> 修复后"),
+    "smoke_skip": ("smoke test skipped: {why}", "跳过冒烟测试：{why}"),
+    "requirements": ("pins written to {path}", "版本已写入 {path}"),
+    "rolled": ("rolled back transaction {id}", "已回滚事务 {id}"),
+}
+
+
+def t(key: str, lang: str, **kw) -> str:
+    en, zh = T[key]
+    return (zh if lang == "zh" else en).format(**kw)
+
+
+def _lang(option: Optional[str]) -> str:
+    from .render import resolve_lang
+
+    if option not in (None, "en", "zh"):
+        raise UsageError(f"--lang {option!r}: use en or zh")
+    return resolve_lang(option, os.environ)
+
+
+def fix_command(
+    root: str = ROOT,
+    python: Optional[str] = PYTHON,
+    site_packages: List[str] = typer.Option([], "--site-packages", help="Plan from these directories (no interpreter: no --apply)."),
+    snapshot: Optional[str] = typer.Option(None, "--from", help="Plan from a snapshot (no --apply)."),
+    stage: str = STAGE,
+    target: Optional[str] = typer.Option(None, "--target", help="Reconcile to another release: vllm-ascend==X."),
+    prefer: Optional[str] = typer.Option(None, "--prefer", help="keep-cann or keep-release, when CANN/driver are too old for the release."),
+    with_mooncake: bool = typer.Option(False, "--with-mooncake", help="Also install the row's Mooncake."),
+    vllm_from: str = typer.Option("index", "--vllm-from", help="index (wheel, --no-deps) or source (VLLM_TARGET_DEVICE=empty build from the git tag)."),
+    vllm_repo: str = typer.Option("https://github.com/vllm-project/vllm", "--vllm-repo", help="git URL (or a mirror) for --vllm-from source."),
+    installer: str = typer.Option("pip", "--installer", help="pip (default) or uv (when on PATH)."),
+    apply: bool = typer.Option(False, "--apply", help="Carry the plan out as one transaction (else: dry run)."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    requirements: Optional[str] = typer.Option(None, "--requirements", help="Write the pins as a requirements/constraints file."),
+    no_smoke: bool = typer.Option(False, "--no-smoke", help="Do not run the smoke test after --apply."),
+    step_timeout: float = typer.Option(3600.0, "--step-timeout", help="Seconds one pip/build step may take."),
+    as_json: bool = typer.Option(False, "--json", help="Print the plan object (and the result) as JSON, nothing else on stdout."),
+    lang: Optional[str] = LANG,
+    verbose: bool = VERBOSE,
+    matrix: List[str] = MATRIX,
+    npu_smi_timeout: float = TIMEOUT,
+) -> None:
+    """Plan (and with --apply carry out) a pinned, ordered reinstall that makes the stack consistent."""
+    from .apply import apply_plan, detect_installer, target_from_facts
+    from .check import CheckOptions, gather, load_matrix_or_exit, parse_target, run_check
+    from .plan import PlanOptions, plan_for, requirements_text
+    from .rules import make_context, run_rules
+    from .txn import planned_state_dir, state_dir
+
+    language = _lang(lang)
+    if installer not in ("pip", "uv"):
+        raise UsageError(f"--installer {installer!r}: use pip or uv")
+    if vllm_from not in ("index", "source"):
+        raise UsageError(f"--vllm-from {vllm_from!r}: use index or source")
+    if step_timeout <= 0:
+        raise UsageError("--step-timeout must be positive")
+    if apply and (snapshot or site_packages):
+        raise UsageError("--apply changes a live environment: use --python, not --from or --site-packages")
+    opts = CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot, stage=stage,
+                        matrix=list(matrix), npu_smi_timeout=npu_smi_timeout)
+    mx = load_matrix_or_exit(opts.matrix)
+    wanted = parse_target(target)
+    facts = gather(opts, dict(os.environ))
+    if facts.python is not None and not facts.python.found and not site_packages and not snapshot:
+        raise UsageError(f"cannot run the target interpreter: {facts.python.error or python}")
+    ctx0 = make_context(facts, mx, stage)
+    before = run_rules(ctx0)
+    env = dict(os.environ)
+    choice = detect_installer(installer, facts, env)
+    prefix = facts.python.prefix if facts.python else None
+    # a dry run creates nothing; --apply uses the state directory it will really write to
+    state = str(state_dir(prefix, env)) if apply and prefix else planned_state_dir(prefix)
+    popts = PlanOptions(installer=choice.installer, target=wanted, prefer=prefer, with_mooncake=with_mooncake,
+                        vllm_from=vllm_from, vllm_repo=vllm_repo, doctor_python=sys.executable,
+                        constraint_file=os.path.join(state, "constraints.txt"), src_dir=os.path.join(state, "src"))
+
+    def verdict_for(version: str):
+        return run_rules(make_context(facts, mx, stage, version))
+
+    plan = plan_for(facts, mx, verdict_for, ctx0.hardware, popts)
+    doc = plan.to_json(language)
+    doc["installer_notes"] = choice.notes
+    if requirements:
+        indexes: List[str] = []
+        for s in plan.steps:
+            for u in s.extra_index_urls:
+                if u not in indexes:
+                    indexes.append(u)
+        try:
+            with open(requirements, "w", encoding="utf-8") as fh:
+                fh.write(requirements_text(plan, indexes))
+        except OSError as e:
+            raise UsageError(f"--requirements {requirements}: {e.strerror or e}")
+        if not as_json:
+            _err(t("requirements", language, path=requirements))
+    if not apply:
+        if as_json:
+            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        else:
+            print_plan(plan, language)
+            _out(t("dry", language))
+        raise typer.Exit(before.exit_code())
+
+    target_env = target_from_facts(facts)
+    runnable = plan.runnable
+    if not as_json:
+        print_plan(plan, language)
+    result = None
+    if runnable:
+        if not yes:
+            if not sys.stdin.isatty():
+                raise UsageError("refusing to change the environment without confirmation: pass --yes")
+            if not typer.confirm(t("confirm", language, n=len(runnable), python=target_env.python), err=True):
+                raise typer.Exit(1)
+        result = apply_plan(plan, target_env, choice, env, verbose=verbose, show_progress=True,
+                            say=_err, step_timeout=step_timeout, lang=language)
+    final = run_check(opts)
+    code = final.verdict.exit_code()
+    smoke = _smoke(no_smoke, final.ctx.stage, target_env.python, language)
+    if smoke is not None and smoke["exit_code"] not in (0,) and code in (0, 4):
+        code = 3
+    if as_json:
+        doc["result"] = {
+            "applied": result is not None,
+            "transaction": result.txn_id if result else None,
+            "journal": str(result.journal) if result else None,
+            "log": str(result.log) if result else None,
+            "changed": {n: {"before": a, "after": b} for n, (a, b) in result.changed.items()} if result else {},
+            "check_before": {"exit_code": before.exit_code(), "root_cause": before.root_cause},
+            "check_after": {"exit_code": final.verdict.exit_code(), "root_cause": final.verdict.root_cause,
+                            "findings": [f.to_json(language) for f in final.verdict.findings]},
+            "smoke": smoke,
+            "exit_code": code,
+        }
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+    else:
+        if result is not None:
+            _out(t("applied", language, id=result.txn_id, python=target_env.python))
+            for n, (a, b) in result.changed.items():
+                _out(f"  {n}: {a or '-'} -> {b or '-'}")
+        print_before_after(before, final.verdict, language)
+        if smoke is not None:
+            _out(f"smoke: exit {smoke['exit_code']}" + (f" ({smoke['why']})" if smoke.get("why") else ""))
+        from .render import print_check
+
+        print_check(final.verdict, stage=final.ctx.stage, target_row=final.ctx.release.key if final.ctx.release else None,
+                    timings=final.timings, lang=language, verbose=False, exit_code=code)
+    raise typer.Exit(code)
+
+
+def _smoke(skip: bool, stage: str, python: str, lang: str) -> Optional[Dict]:
+    """Run `ascend-doctor smoke` when that command exists (another module provides it)."""
+    from .cli import app
+
+    names = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
+    if skip or "smoke" not in names:
+        return None
+    if stage == "build":
+        _err(t("smoke_skip", lang, why="build stage, no NPU here" if lang != "zh" else "构建阶段，没有 NPU"))
+        return None
+    argv = [sys.executable, "-m", "doctor", "smoke", "--python", python, "--json"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        return {"exit_code": 3, "why": "smoke timed out after 900 s"}
+    why = None
+    try:
+        root = json.loads(proc.stdout).get("summary", {}).get("root_cause")
+        why = root
+    except ValueError:
+        why = (proc.stderr.strip().splitlines() or [""])[-1][:200] or None
+    return {"exit_code": proc.returncode, "why": why}
+
+
+def _out(text: str) -> None:
+    print(text)
+
+
+def _err(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def print_plan(plan, lang: str, file=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    stream = file or sys.stdout
+    wide = None if os.environ.get("COLUMNS") or (hasattr(stream, "isatty") and stream.isatty()) else 120
+    console = Console(file=stream, highlight=False, width=wide)
+    console.print(Text(t("header", lang, target=plan.target, row=plan.row), style="bold"))
+    console.print(Text(t("why", lang, why=plan.choice_why.text(lang)), style="dim"))
+    pins = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1), title=t("pins", lang), title_justify="left")
+    pins.add_column("name", style="cyan", no_wrap=True)
+    pins.add_column("version")
+    for name in sorted(plan.pins):
+        pins.add_row(name, plan.pins[name])
+    console.print(pins)
+    if plan.empty:
+        console.print(Text(t("empty", lang), style="green"))
+    auto = [s for s in plan.steps if s.runs]
+    hand = [s for s in plan.steps if not s.runs]
+    if auto:
+        console.print(Text(t("steps", lang), style="bold"))
+        for i, s in enumerate(auto, 1):
+            line = Text(f"{i}. [{s.kind}/{s.action}] ", style="bold")
+            line.append(s.why.text(lang))
+            console.print(line)
+            if s.argv:
+                env = " ".join(f"{k}={v}" for k, v in s.env.items())
+                console.print(Text("   $ " + (env + " " if env else "") + shlex.join(s.argv), style="dim"), soft_wrap=True)
+    if hand:
+        console.print(Text(t("manual", lang), style="bold yellow"))
+        for s in hand:
+            console.print(Text(f"- [{s.kind}] {s.why.text(lang)}"))
+            console.print(Text(f"   $ {s.command}", style="dim"), soft_wrap=True)
+    for key, items in (("residual", [m.text(lang) for m in plan.expected_residual]),
+                       ("alternatives", [a.get("how") or f"--prefer {a['prefer']}: vllm-ascend {a['target']}"
+                                         + (f" ({'; '.join(a['needs'])})" if a.get("needs") else "")
+                                         for a in plan.alternatives]),
+                       ("notes", [m.text(lang) for m in plan.notes])):
+        if items:
+            console.print(Text(t(key, lang), style="bold"))
+            for it in items:
+                console.print(Text(f"- {it}", style="dim"), soft_wrap=True)
+
+
+def print_before_after(before, after, lang: str) -> None:
+    first = {}
+    for f in before.findings:
+        first.setdefault(f.id, f.status)
+    rows = []
+    seen = set()
+    for f in after.findings:
+        if f.id in seen:
+            continue
+        seen.add(f.id)
+        old = first.get(f.id, "-")
+        if old != f.status:
+            rows.append(f"  {f.id}: {old} -> {f.status}")
+    for fid, st in first.items():
+        if fid not in seen:
+            rows.append(f"  {fid}: {st} -> -")
+    if rows:
+        _out(t("before_after", lang) + ":")
+        for r in rows:
+            _out(r)
+
+
+def rollback_command(
+    root: str = ROOT,
+    python: Optional[str] = PYTHON,
+    force: bool = typer.Option(False, "--force", help="Roll back even if the environment changed since the fix."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    lang: Optional[str] = LANG,
+    stage: str = STAGE,
+    matrix: List[str] = MATRIX,
+) -> None:
+    """Undo the last `fix --apply` on this environment (its journal and file backups)."""
+    from .apply import rollback_last, target_from_facts
+    from .check import CheckOptions, gather, run_check
+
+    language = _lang(lang)
+    opts = CheckOptions(root=root, python=python, stage=stage, matrix=list(matrix))
+    facts = gather(opts, dict(os.environ))
+    target_env = target_from_facts(facts)
+    if not yes and not sys.stdin.isatty():
+        raise UsageError("refusing to change the environment without confirmation: pass --yes")
+    if not yes and not typer.confirm(f"Roll back the last ascend-doctor fix on {target_env.python}?", err=True):
+        raise typer.Exit(1)
+    result = rollback_last(target_env, dict(os.environ), force=force)
+    final = run_check(opts)
+    code = final.verdict.exit_code()
+    if as_json:
+        sys.stdout.write(json.dumps({"transaction": result.txn_id,
+                                     "restored": {n: {"before": a, "after": b} for n, (a, b) in result.restored.items()},
+                                     "exit_code": code}, ensure_ascii=False, indent=2) + "\n")
+    else:
+        _out(t("rolled", language, id=result.txn_id))
+        for n, (a, b) in result.restored.items():
+            _out(f"  {n}: {a or '-'} -> {b or '-'}")
+    raise typer.Exit(code)

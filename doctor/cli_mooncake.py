@@ -1,0 +1,182 @@
+"""``ascend-doctor mooncake build``: rebuild Mooncake with -DUSE_ASCEND_DIRECT=ON.
+
+``fix`` plans call exactly ``python -m doctor mooncake build --tag v<version> --python <target>``:
+keep those options stable.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from typing import List, Optional
+
+import typer
+
+from .errors import UsageError
+
+mooncake_app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Mooncake on Ascend: build it from source with the Ascend direct transport.",
+)
+
+EXIT_FAILED = 3
+
+
+@mooncake_app.command("build")
+def build_command(
+    tag: Optional[str] = typer.Option(None, "--tag", help="Mooncake tag to build, e.g. v0.3.9 (cloned from GitHub unless --source)."),
+    source: Optional[str] = typer.Option(None, "--source", help="A local Mooncake checkout or mirror instead of GitHub."),
+    python: Optional[str] = typer.Option(None, "--python", help="Target interpreter (default: the active venv/conda env, else python3)."),
+    with_system_deps: bool = typer.Option(False, "--with-system-deps", help="Also run dependencies.sh -y (apt packages, yalantinglibs; needs root)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", help="Parallel compile jobs (default: all cores)."),
+    prefix: str = typer.Option("/usr/local", "--prefix", help="CMAKE_INSTALL_PREFIX for the native libraries and mooncake_master."),
+    cmake_arg: List[str] = typer.Option([], "--cmake-arg", help="Extra CMake argument (repeatable), e.g. -DUSE_ETCD=ON."),
+    log: Optional[str] = typer.Option(None, "--log", help="Log file (default: ~/.cache/ascend-doctor/mooncake-build-<time>.log)."),
+    keep_build: bool = typer.Option(False, "--keep-build", help="Keep the temporary build directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="en or zh (default: from LANG)."),
+) -> None:
+    """Clone, configure with -DUSE_ASCEND_DIRECT=ON, build, install, verify; roll back on failure."""
+    from .mooncake.build import BuildOptions, run_build
+    from .probes.python_env import default_python
+    from .render import resolve_lang
+
+    if lang not in (None, "en", "zh"):
+        raise UsageError(f"--lang {lang!r}: use en or zh")
+    language = resolve_lang(lang, os.environ)
+    if not tag and not source:
+        raise UsageError("give --tag vX.Y.Z (cloned from GitHub) or --source DIR (a local checkout or mirror)")
+    if tag is not None:
+        if not re.match(r"^v?\d+\.\d+[\w.\-]*$", tag):
+            raise UsageError(f"--tag {tag!r}: expected a Mooncake tag such as v0.3.9 or v0.3.7.post2")
+        tag = tag if tag.startswith("v") else "v" + tag
+    if source is not None and not os.path.isdir(source):
+        raise UsageError(f"--source {source}: not a directory")
+    if jobs < 0:
+        raise UsageError("--jobs must be positive")
+    target = python or default_python(dict(os.environ))
+    resolved = target if os.sep in target else shutil.which(target)
+    if not resolved or not os.path.exists(resolved):
+        raise UsageError(f"--python {target}: no such interpreter")
+    opts = BuildOptions(tag=tag, source=os.path.abspath(source) if source else None, python=os.path.abspath(resolved),
+                        with_system_deps=with_system_deps, jobs=jobs, prefix=os.path.abspath(prefix),
+                        cmake_args=list(cmake_arg), log=log, keep_build=keep_build)
+    signatures = _signatures()
+    if as_json:
+        result = run_build(opts, signatures=signatures)
+        sys.stdout.write(json.dumps(result.to_json(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        from rich.console import Console
+
+        console = Console(stderr=True, highlight=False)
+        reporter = _RichReporter(console) if console.is_terminal else _PlainReporter(console)
+        try:
+            result = run_build(opts, reporter=reporter, signatures=signatures)
+        finally:
+            reporter.close()
+        _print(result, language)
+    raise typer.Exit(0 if result.ok else EXIT_FAILED)
+
+
+def _signatures():
+    try:
+        from .matrix import load_matrix
+
+        return load_matrix().signatures
+    except Exception:  # a broken shipped matrix must not stop a build; local signatures remain
+        return []
+
+
+def _show(argv) -> str:
+    """The command for display: inline scripts (python -c ...) shortened."""
+    return " ".join("<script>" if "\n" in a else a for a in argv)
+
+
+class _PlainReporter:
+    """One line per step, for logs and pipes."""
+
+    def __init__(self, console):
+        self.console = console
+
+    def start(self, name, argv):
+        self.console.print(f"→ {name}: {_show(argv)[:200]}")
+
+    def tick(self, name, last_line):
+        pass
+
+    def finish(self, name, result):
+        mark = "✓" if result.ok else "✗"
+        self.console.print(f"{mark} {name} ({result.duration_s:.1f}s)")
+
+    def close(self):
+        pass
+
+
+class _RichReporter:
+    """A spinner per step with the elapsed time and the last line of the log."""
+
+    def __init__(self, console):
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                                 TextColumn("[dim]{task.fields[last]}", markup=True), console=console, transient=False)
+        self.progress.start()
+        self.tasks = {}
+
+    def start(self, name, argv):
+        from rich.markup import escape
+
+        self.tasks[name] = self.progress.add_task(name, total=None, last=escape(_show(argv)[:80]))
+
+    def tick(self, name, last_line):
+        from rich.markup import escape
+
+        if name in self.tasks:
+            self.progress.update(self.tasks[name], last=escape(last_line[-90:]))
+
+    def finish(self, name, result):
+        if name in self.tasks:
+            mark = "[green]✓[/]" if result.ok else "[red]✗[/]"
+            self.progress.update(self.tasks[name], description=f"{mark} {name}", last="", total=1, completed=1)
+
+    def close(self):
+        self.progress.stop()
+
+
+def _print(result, lang: str) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    out = Console(highlight=False)
+    zh = lang == "zh"
+    if result.ok:
+        out.print(Text(("Mooncake {tag} 已用 -DUSE_ASCEND_DIRECT=ON 编译并安装" if zh else
+                        "Mooncake {tag} built with -DUSE_ASCEND_DIRECT=ON and installed").format(tag=result.tag or "(local source)"),
+                       style="bold green"))
+        out.print(f"  package:   {result.verify.get('package', '?')}")
+        out.print(f"  transport: {result.transport}")
+        if result.replaced:
+            out.print(("  替换了 {n} 个原有文件/目录" if zh else "  replaced {n} existing file(s)/dir(s)").format(n=len(result.replaced)))
+    else:
+        out.print(Text(("编译失败（{stage}）：{err}" if zh else "build failed ({stage}): {err}").format(
+            stage=result.stage, err=(result.error_zh if zh else result.error) or "?"), style="bold red"))
+        if result.restored:
+            out.print("  已恢复原来的安装（逐字节一致）" if zh else "  the previous install was put back (byte-identical)")
+        for k in result.known:
+            out.print(Text(f"  known error {k.id} (log line {k.line}): {k.text.strip()[:200]}", style="yellow"))
+            out.print(f"    cause: {k.cause}")
+            out.print(f"    fix:   {k.fix}")
+        if result.tail:
+            out.print("  last lines of the log:" if not zh else "  日志最后几行：")
+            for line in result.tail[-20:]:
+                out.print(Text("    " + line, style="dim"))
+    for m in ([] if result.ok else result.manual):
+        out.print(("  手动步骤：" if zh else "  manual step: ") + m)
+    for n in result.notes:
+        out.print(("  注意：" if zh else "  note: ") + n)
+    out.print(("  日志：" if zh else "  log: ") + result.log)

@@ -1,0 +1,718 @@
+"""``ascend-doctor mooncake build``: Mooncake from source with -DUSE_ASCEND_DIRECT=ON.
+
+The steps are what vllm-ascend's Dockerfiles and Mooncake's own Ascend CI do (facts/mooncake.md
+§1.1): clone the tag, submodules, ``dependencies.sh -y`` (only with --with-system-deps: it
+apt-installs and needs root), ``cmake -DUSE_ASCEND_DIRECT=ON`` with the CI's options that skip
+examples/tests/benchmarks and with CANN's environment, ``make -j``, install, verify. Every
+command is an argv list with a timeout; output goes to a log file.
+
+It is a transaction: everything happens in a temporary directory and ``make install`` goes to
+a staging tree (DESTDIR). Only then are the installed files set aside (renamed, so they come
+back byte-identical) and the new ones put in place; if the new package does not import in the
+target interpreter, or has no Ascend transport, the old files are put back.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from . import elf
+from .libnames import ASCEND_DEPS, lib_base
+
+DEFAULT_URL = "https://github.com/kvcache-ai/Mooncake.git"
+DEFAULT_PREFIX = "/usr/local"
+# What Mooncake's Ascend CI passes to skip what a runtime install does not need.
+CI_OPTIONS = ("-DBUILD_EXAMPLES=OFF", "-DBUILD_UNIT_TESTS=OFF", "-DBUILD_BENCHMARK=OFF", "-DENABLE_DEBUG_SYMBOLS=OFF")
+ASCEND_BASE = "/usr/local/Ascend"
+ASIDE = ".ascend-doctor-old"
+
+# Runs in the target interpreter: what Mooncake's CMake will pick as the install directory
+# (mooncake-integration/CMakeLists.txt), and facts about the interpreter.
+PREFLIGHT = r"""
+import json, sys, sysconfig
+paths = [s for s in sys.path if 'packages' in s]
+print(json.dumps({"site": paths[0] if paths else "", "version": sys.version.split()[0],
+                  "executable": sys.executable, "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX") or ""}))
+"""
+# Runs in the target interpreter after the install: the import vllm-ascend does.
+VERIFY = r"""
+import json, os, sys
+out = {"python": sys.executable}
+try:
+    import mooncake
+    out["package"] = os.path.dirname(os.path.abspath(mooncake.__file__))
+    out["files"] = sorted(os.listdir(out["package"]))
+except Exception as e:
+    out["error"] = "import mooncake: %s: %s" % (type(e).__name__, e)
+    print(json.dumps(out)); sys.exit(0)
+try:
+    from mooncake.engine import TransferEngine
+    out["engine"] = getattr(sys.modules.get("mooncake.engine"), "__file__", "")
+except Exception as e:
+    out["error"] = "from mooncake.engine import TransferEngine: %s: %s" % (type(e).__name__, e)
+print(json.dumps(out))
+"""
+
+
+@dataclass
+class Timeouts:
+    clone: float = 1800
+    submodules: float = 1800
+    dependencies: float = 3600
+    configure: float = 900
+    build: float = 7200
+    install: float = 900
+    verify: float = 120
+    preflight: float = 60
+
+
+@dataclass
+class BuildOptions:
+    tag: Optional[str] = None
+    source: Optional[str] = None
+    python: str = "python3"
+    with_system_deps: bool = False
+    jobs: int = 0  # 0: all cores
+    prefix: str = DEFAULT_PREFIX
+    cmake_args: List[str] = field(default_factory=list)
+    log: Optional[str] = None
+    keep_build: bool = False
+    url: str = DEFAULT_URL
+    env: Optional[Dict[str, str]] = None  # default: os.environ
+    timeouts: Timeouts = field(default_factory=Timeouts)
+
+
+@dataclass
+class StepResult:
+    name: str
+    argv: List[str]
+    cwd: str = ""
+    returncode: Optional[int] = None
+    duration_s: float = 0.0
+    timed_out: bool = False
+    skipped: Optional[str] = None  # why it did not run
+    error: Optional[str] = None  # could not start
+
+    @property
+    def ok(self) -> bool:
+        return self.skipped is not None or (self.returncode == 0 and not self.timed_out and self.error is None)
+
+    def to_json(self) -> Dict:
+        return {"name": self.name, "argv": self.argv, "cwd": self.cwd, "returncode": self.returncode,
+                "duration_s": round(self.duration_s, 2), "timed_out": self.timed_out, "skipped": self.skipped,
+                "error": self.error}
+
+
+@dataclass
+class KnownError:
+    id: str
+    cause: str
+    fix: str
+    line: int
+    text: str
+
+
+@dataclass
+class BuildResult:
+    ok: bool = False
+    stage: str = "preflight"  # the step that failed, or "done"
+    error: Optional[str] = None
+    error_zh: Optional[str] = None
+    steps: List[StepResult] = field(default_factory=list)
+    log: str = ""
+    tag: Optional[str] = None
+    source: str = ""
+    python: str = ""
+    site_packages: str = ""
+    prefix: str = ""
+    cann_home: Optional[str] = None
+    manual: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+    installed: List[str] = field(default_factory=list)
+    replaced: List[str] = field(default_factory=list)
+    restored: bool = False
+    verify: Dict = field(default_factory=dict)
+    transport: Optional[str] = None
+    known: List[KnownError] = field(default_factory=list)
+    tail: List[str] = field(default_factory=list)
+    workdir: Optional[str] = None
+
+    def to_json(self) -> Dict:
+        return {
+            "schema_version": 1, "ok": self.ok, "stage": self.stage, "error": self.error, "tag": self.tag,
+            "source": self.source, "python": self.python, "site_packages": self.site_packages, "prefix": self.prefix,
+            "cann_home": self.cann_home, "log": self.log, "steps": [s.to_json() for s in self.steps],
+            "manual_steps": self.manual, "notes": self.notes, "installed": self.installed, "replaced": self.replaced,
+            "restored": self.restored, "verify": self.verify, "transport": self.transport,
+            "known_errors": [k.__dict__ for k in self.known], "log_tail": self.tail, "workdir": self.workdir,
+        }
+
+
+class Reporter:
+    """Progress callbacks; the CLI draws them with rich, --json passes a silent one."""
+
+    def start(self, name: str, argv: Sequence[str]) -> None:
+        pass
+
+    def tick(self, name: str, last_line: str) -> None:
+        pass
+
+    def finish(self, name: str, result: StepResult) -> None:
+        pass
+
+
+class BuildFailed(Exception):
+    def __init__(self, stage: str, en: str, zh: str = ""):
+        super().__init__(en)
+        self.stage, self.en, self.zh = stage, en, zh or en
+
+
+# -- pure helpers -------------------------------------------------------------------------------
+
+
+def strip_ascend(value: str, bases: Sequence[str] = (ASCEND_BASE,)) -> str:
+    """CPLUS_INCLUDE_PATH without CANN's include directories: they leak into the yalantinglibs
+    and Mooncake builds (scripts/ascend/dependencies_ascend_installation.sh removes them too)."""
+    keep = [p for p in value.split(":") if p and not any(p == b or p.startswith(b.rstrip("/") + "/") for b in bases)]
+    return ":".join(keep)
+
+
+def system_packages(script: str) -> Dict[str, List[str]]:
+    """SYSTEM_PACKAGES of a dependencies.sh, by package manager (apt / yum)."""
+    out: Dict[str, List[str]] = {}
+    for m in re.finditer(r'SYSTEM_PACKAGES="((?:[^"\\]|\\.)*)"', script, re.DOTALL):
+        pkgs = m.group(1).replace("\\\n", " ").split()
+        after = script[m.end():m.end() + 2000]
+        use = re.search(r"^(.*?)\binstall\b[^\n]*\$\{?SYSTEM_PACKAGES", after, re.MULTILINE)
+        tool = use.group(1).lower() if use else ""
+        kind = "apt" if "apt" in tool else ("yum" if ("yum" in tool or "dnf" in tool) else "other")
+        out.setdefault(kind, pkgs)
+    return out
+
+
+def os_family(os_release: str) -> str:
+    ids = " ".join(re.findall(r"^(?:ID|ID_LIKE)=\"?([^\"\n]*)", os_release, re.MULTILINE)).lower()
+    if any(w in ids for w in ("debian", "ubuntu")):
+        return "apt"
+    if any(w in ids for w in ("rhel", "centos", "fedora", "euleros", "openeuler", "rocky", "almalinux")):
+        return "yum"
+    return ""
+
+
+def cmake_argv(src: str, build: str, python: str, prefix: str, extra: Sequence[str]) -> List[str]:
+    return (["cmake", "-S", src, "-B", build, "-DUSE_ASCEND_DIRECT=ON"] + list(CI_OPTIONS)
+            + [f"-DCMAKE_INSTALL_PREFIX={prefix}", f"-DPYTHON_EXECUTABLE={python}", f"-DPython3_EXECUTABLE={python}"]
+            + list(extra))
+
+
+def tail(text: str, n: int = 40) -> List[str]:
+    return [line.rstrip() for line in text.splitlines()[-n:]]
+
+
+# Build errors that matrices/signatures.toml does not cover (it holds runtime signatures; the
+# mooncake.transport_mem_header and env.mooncake_cann_headers ones apply here as well).
+BUILD_SIGNATURES = (
+    ("build.python_path_empty", r"Python path is empty! Please check the python env",
+     "No sys.path entry of the interpreter contains 'packages', so Mooncake's CMake has no install directory.",
+     "Pass a regular interpreter or venv: --python /path/to/venv/bin/python"),
+    ("build.yalantinglibs_missing", r"(?i)(could not find a package configuration file provided by \"?yalantinglibs|yalantinglibs.*not found)",
+     "yalantinglibs is not installed (dependencies.sh builds and installs it).",
+     "Rerun with --with-system-deps (as root), or once by hand: cd Mooncake && bash dependencies.sh -y"),
+    ("build.zstd_missing", r"zstd library not found",
+     "libzstd development files are missing (newer Mooncake stores also need xxhash and msgpack).",
+     "apt-get install -y libzstd-dev libxxhash-dev libmsgpack-dev, or rerun with --with-system-deps"),
+    ("build.mpi_missing", r"MPI::MPI",
+     "MPI is only needed by the legacy USE_ASCEND (HCCL) transport.",
+     "Do not pass -DUSE_ASCEND=ON; the build uses -DUSE_ASCEND_DIRECT=ON"),
+    ("build.acl_header_missing", r"acl/acl\w*\.h: No such file or directory",
+     "The CANN headers are not where ASCEND_HOME_PATH points (a runtime-only CANN, or the wrong arch directory).",
+     "Install the CANN toolkit (not only the runtime/nnrt) and source its set_env.sh; check $ASCEND_HOME_PATH/<arch>-linux/include"),
+    ("build.tag_not_found", r"Remote branch \S+ not found|did not match any file\(s\) known to git|couldn't find remote ref",
+     "The tag does not exist in the source repository.",
+     "List the tags: git ls-remote --tags <source> | grep v0.3"),
+    ("build.network", r"Could not resolve host|Failed to connect to github.com|unable to access 'https://",
+     "The clone needs network access to GitHub.",
+     "Use a local checkout or mirror: --source /path/to/Mooncake (with --tag to pick the tag)"),
+    ("build.not_root", r"Require root permission",
+     "dependencies.sh must run as root.",
+     "Run the build as root (sudo), or without --with-system-deps and install the listed packages yourself"),
+)
+
+
+def match_known(text: str, extra_signatures: Sequence = ()) -> List[KnownError]:
+    from ..explain import match_log
+    from ..matrix.model import Signature
+
+    local = [Signature(id=i, pattern=p, layer="mooncake", cause_en=c, cause_zh=c, fix_en=f, fix_zh=f, source="doctor/mooncake/build.py")
+             for i, p, c, f in BUILD_SIGNATURES]
+    sigs = [s for s in extra_signatures if s.layer in ("mooncake", "env", "cann")] + local
+    return [KnownError(id=m.id, cause=m.cause, fix=m.fix, line=m.line, text=m.text) for m in match_log(text, sigs)
+            if not m.benign]
+
+
+# -- the transaction ------------------------------------------------------------------------------
+
+
+@dataclass
+class Swap:
+    """Put a staged install tree in place; set aside what it replaces; undo on demand."""
+
+    stage: str
+    site: str = ""
+    placed: List[str] = field(default_factory=list)  # new files and package dirs, in order
+    aside: List[Tuple[str, str]] = field(default_factory=list)  # (original, set-aside name)
+    made_dirs: List[str] = field(default_factory=list)
+
+    def units(self) -> List[Tuple[str, str, bool]]:
+        """(staged path, destination, is a whole package directory)."""
+        out: List[Tuple[str, str, bool]] = []
+        for dirpath, dirnames, filenames in os.walk(self.stage):
+            rel = os.path.relpath(dirpath, self.stage)
+            dest_dir = "/" + ("" if rel == "." else rel)
+            keep = []
+            for d in dirnames:
+                src = os.path.join(dirpath, d)
+                dest = os.path.join(dest_dir, d)
+                if d == "mooncake" and os.path.isfile(os.path.join(src, "__init__.py")) and not os.path.islink(src):
+                    out.append((src, dest, True))  # the Python package: replaced as a whole
+                elif os.path.islink(src):
+                    out.append((src, dest, False))
+                else:
+                    keep.append(d)
+            dirnames[:] = keep
+            for f in filenames:
+                out.append((os.path.join(dirpath, f), os.path.join(dest_dir, f), False))
+        return out
+
+    def apply(self) -> None:
+        suffix = f"{ASIDE}-{os.getpid()}"
+        for src, dest, whole in self.units():
+            parent = os.path.dirname(dest)
+            self._makedirs(parent)
+            if os.path.lexists(dest):
+                aside = dest + suffix
+                os.rename(dest, aside)  # same directory, same file system: atomic and exact
+                self.aside.append((dest, aside))
+            if whole:
+                shutil.copytree(src, dest, symlinks=True)
+            elif os.path.islink(src):
+                os.symlink(os.readlink(src), dest)
+            else:
+                shutil.copy2(src, dest)
+            self.placed.append(dest)
+
+    def _makedirs(self, path: str) -> None:
+        missing = []
+        p = path
+        while p and p != "/" and not os.path.isdir(p):
+            missing.append(p)
+            p = os.path.dirname(p)
+        for d in reversed(missing):
+            os.mkdir(d)
+            self.made_dirs.append(d)
+
+    def rollback(self) -> None:
+        for dest in reversed(self.placed):
+            if os.path.isdir(dest) and not os.path.islink(dest):
+                shutil.rmtree(dest, ignore_errors=True)
+            elif os.path.lexists(dest):
+                os.unlink(dest)
+        for dest, aside in reversed(self.aside):
+            if os.path.lexists(aside):
+                os.rename(aside, dest)
+        for d in reversed(self.made_dirs):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+        self.placed, self.aside, self.made_dirs = [], [], []
+
+    def commit(self) -> None:
+        for _dest, aside in self.aside:
+            if os.path.isdir(aside) and not os.path.islink(aside):
+                shutil.rmtree(aside, ignore_errors=True)
+            elif os.path.lexists(aside):
+                os.unlink(aside)
+
+
+# -- running ---------------------------------------------------------------------------------------
+
+
+def _last_line(path: str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 4096))
+            lines = [l for l in fh.read().decode("utf-8", errors="replace").splitlines() if l.strip()]
+        return lines[-1].strip() if lines else ""
+    except OSError:
+        return ""
+
+
+class Runner:
+    def __init__(self, log_path: str, reporter: Reporter):
+        self.log_path = log_path
+        self.reporter = reporter
+        self.log = open(log_path, "a", encoding="utf-8", errors="replace")
+
+    def close(self) -> None:
+        self.log.close()
+
+    def note(self, text: str) -> None:
+        self.log.write(text.rstrip("\n") + "\n")
+        self.log.flush()
+
+    def run(self, name: str, argv: List[str], cwd: str, timeout: float, env: Dict[str, str]) -> StepResult:
+        res = StepResult(name=name, argv=list(argv), cwd=cwd)
+        self.note(f"\n===== {name}: {shlex.join(argv)}\n===== cwd {cwd}, timeout {timeout:g}s")
+        self.reporter.start(name, argv)
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=self.log,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as e:
+            res.error = f"cannot run {argv[0]}: {e.strerror or e}"
+            self.note(res.error)
+            self.reporter.finish(name, res)
+            return res
+        try:
+            while True:
+                try:
+                    res.returncode = proc.wait(timeout=0.25)
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() - start > timeout:
+                        res.timed_out = True
+                        _kill(proc)
+                        res.returncode = proc.wait()
+                        break
+                    self.reporter.tick(name, _last_line(self.log_path))
+        except BaseException:
+            _kill(proc)  # Ctrl-C: never leave a compiler running behind us
+            proc.wait()
+            raise
+        res.duration_s = time.monotonic() - start
+        self.note(f"===== {name}: " + ("timed out" if res.timed_out else f"exit {res.returncode}") + f" after {res.duration_s:.1f}s")
+        self.reporter.finish(name, res)
+        return res
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def default_log() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    d = os.path.join(base, "ascend-doctor")
+    os.makedirs(d, exist_ok=True)
+    return os.path.join(d, time.strftime("mooncake-build-%Y%m%d-%H%M%S.log"))
+
+
+def cann_env(env: Dict[str, str], machine: str) -> Tuple[Dict[str, str], Optional[str]]:
+    """The build environment with CANN's variables (what set_env.sh exports that the build
+    needs), from ASCEND_HOME_PATH when it points at a toolkit, else the detected one."""
+    from ..host import Host
+    from ..probes.cann import probe_cann
+
+    out = dict(env)
+    home = out.get("ASCEND_HOME_PATH")
+    if not (home and os.path.isdir(home)):
+        facts = probe_cann(Host("/", env=out), machine)
+        home = facts.home if facts.found else None
+    if home:
+        home = home.rstrip("/")
+        out["ASCEND_HOME_PATH"] = home
+        out.setdefault("ASCEND_TOOLKIT_HOME", home)
+        out.setdefault("ASCEND_OPP_PATH", os.path.join(home, "opp"))
+        out.setdefault("ASCEND_AICPU_PATH", home)
+        libs = [os.path.join(home, "lib64"), os.path.join(home, f"{machine}-linux", "lib64")]
+        ld = [p for p in out.get("LD_LIBRARY_PATH", "").split(":") if p]
+        out["LD_LIBRARY_PATH"] = ":".join([p for p in libs if p not in ld and os.path.isdir(p)] + ld)
+    bases = [ASCEND_BASE]
+    if home:
+        parts = home.split("/")
+        # The install's own Ascend directory (/opt/Ascend, ~/Ascend ...), or the toolkit's parent.
+        bases.append("/".join(parts[:parts.index("Ascend") + 1]) if "Ascend" in parts else os.path.dirname(home))
+    for var in ("CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH"):
+        if var in out:
+            out[var] = strip_ascend(out[var], bases)
+            if not out[var]:
+                del out[var]
+    return out, home
+
+
+def _writable(path: str) -> bool:
+    p = path
+    while p and not os.path.exists(p):
+        p = os.path.dirname(p)
+    return bool(p) and os.access(p, os.W_OK)
+
+
+def _owning_dist(site: str) -> Optional[str]:
+    """A pip distribution whose RECORD lists mooncake/ files in this site-packages."""
+    try:
+        entries = os.listdir(site)
+    except OSError:
+        return None
+    for e in entries:
+        if e.endswith(".dist-info") and e.lower().startswith("mooncake"):
+            try:
+                with open(os.path.join(site, e, "RECORD"), encoding="utf-8", errors="replace") as fh:
+                    if any(line.startswith("mooncake/") for line in fh):
+                        return e.rsplit("-", 1)[0].replace("_", "-")
+            except OSError:
+                continue
+    return None
+
+
+def run_build(opts: BuildOptions, reporter: Optional[Reporter] = None,
+              signatures: Sequence = ()) -> BuildResult:
+    reporter = reporter or Reporter()
+    env = dict(os.environ if opts.env is None else opts.env)
+    res = BuildResult(tag=opts.tag, source=opts.source or opts.url, python=opts.python, prefix=opts.prefix)
+    res.log = os.path.abspath(opts.log) if opts.log else default_log()
+    os.makedirs(os.path.dirname(res.log), exist_ok=True)
+    work = tempfile.mkdtemp(prefix="ascend-doctor-mooncake-")
+    res.workdir = work
+    runner = Runner(res.log, reporter)
+    swap: Optional[Swap] = None
+    try:
+        runner.note(f"ascend-doctor mooncake build: tag={opts.tag} source={res.source} python={opts.python} "
+                    f"prefix={opts.prefix} workdir={work}")
+        build_env, pre = _preflight(opts, env, work, runner, res)
+        src = os.path.join(work, "src")
+        _fetch(opts, src, build_env, runner, res)
+        _dependencies(opts, src, build_env, runner, res)
+        build_dir = os.path.join(src, "build")
+        stage = os.path.join(work, "stage")
+        _step(res, runner.run("configure", cmake_argv(src, build_dir, opts.python, opts.prefix, opts.cmake_args),
+                              src, opts.timeouts.configure, build_env), "configure")
+        jobs = opts.jobs or os.cpu_count() or 1
+        _step(res, runner.run("build", ["make", f"-j{jobs}"], build_dir, opts.timeouts.build, build_env), "build")
+        _step(res, runner.run("install", ["make", "install", f"DESTDIR={stage}"], build_dir, opts.timeouts.install,
+                              build_env), "install")
+        swap = Swap(stage=stage, site=pre["site"])
+        if not swap.units():
+            raise BuildFailed("install", "make install put nothing into the staging directory",
+                              "make install 没有向暂存目录安装任何文件")
+        runner.note("===== replacing the installed Mooncake")
+        try:
+            swap.apply()
+        except OSError as e:
+            swap.rollback()
+            raise BuildFailed("install", f"could not put the new files in place ({e}); the old install is untouched",
+                              f"无法放置新文件（{e}）；原有安装未改动")
+        res.installed = list(swap.placed)
+        res.replaced = [d for d, _a in swap.aside]
+        runner.note("\n".join(["placed: " + p for p in swap.placed] + ["set aside: " + d for d, _ in swap.aside]))
+        ok, detail = _verify(opts, build_env, swap, runner, res)
+        if not ok:
+            swap.rollback()
+            res.restored = True
+            runner.note("===== verification failed, the previous install was put back")
+            raise BuildFailed("verify", f"verification failed: {detail}; the previous install was put back",
+                              f"验证失败：{detail}；已恢复原来的安装")
+        swap.commit()
+        res.ok, res.stage = True, "done"
+        _post_notes(opts, res)
+    except BuildFailed as e:
+        res.stage, res.error, res.error_zh = e.stage, e.en, e.zh
+    except BaseException:
+        if swap is not None and swap.placed:
+            swap.rollback()
+            res.restored = True
+        raise
+    finally:
+        runner.close()
+        if not res.ok:
+            try:
+                with open(res.log, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                text = ""
+            res.tail = tail(text)
+            res.known = match_known(text, signatures)
+        if opts.keep_build:
+            res.notes.append(f"build directory kept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+            res.workdir = None
+    return res
+
+
+def _step(res: BuildResult, step: StepResult, stage: str) -> StepResult:
+    res.steps.append(step)
+    if not step.ok:
+        why = step.error or ("timed out" if step.timed_out else f"exit {step.returncode}")
+        raise BuildFailed(stage, f"{step.name} failed ({why}): {shlex.join(step.argv)}",
+                          f"{step.name} 失败（{why}）：{shlex.join(step.argv)}")
+    return step
+
+
+def _preflight(opts: BuildOptions, env: Dict[str, str], work: str, runner: Runner, res: BuildResult):
+    tools = ["cmake", "make"] + (["git"] if (opts.tag or not opts.source) else [])
+    missing = [t for t in tools if shutil.which(t, path=env.get("PATH")) is None]
+    if not any(shutil.which(c, path=env.get("PATH")) for c in ("c++", "g++", "clang++")):
+        missing.append("a C++ compiler (g++)")
+    if missing:
+        raise BuildFailed("preflight", f"missing build tools: {', '.join(missing)} (apt-get install -y build-essential cmake git)",
+                          f"缺少构建工具：{', '.join(missing)}（apt-get install -y build-essential cmake git）")
+    if not opts.tag and not opts.source:
+        raise BuildFailed("preflight", "give --tag vX (cloned from GitHub) or --source DIR", "请指定 --tag vX 或 --source DIR")
+    if opts.with_system_deps and os.geteuid() != 0:
+        raise BuildFailed("preflight", "--with-system-deps runs dependencies.sh, which apt-installs packages and needs root",
+                          "--with-system-deps 会运行 dependencies.sh（apt 安装软件包），需要 root 权限")
+    machine = platform.machine()
+    build_env, home = cann_env(env, machine)
+    res.cann_home = home
+    if not home:
+        raise BuildFailed("preflight", "no CANN toolkit found (ASCEND_HOME_PATH unset and none under /usr/local/Ascend): "
+                                       "USE_ASCEND_DIRECT needs its headers and libascendcl/libllm_datadist; "
+                                       "source /usr/local/Ascend/ascend-toolkit/set_env.sh (CANN 9: /usr/local/Ascend/cann/set_env.sh)",
+                          "未找到 CANN toolkit（未设置 ASCEND_HOME_PATH，/usr/local/Ascend 下也没有）：USE_ASCEND_DIRECT 需要其头文件和 "
+                          "libascendcl/libllm_datadist；请 source /usr/local/Ascend/ascend-toolkit/set_env.sh")
+    if any(re.match(r"-DUSE_ASCEND(:BOOL)?=(ON|1|TRUE)$", a, re.IGNORECASE) for a in opts.cmake_args):
+        res.notes.append("-DUSE_ASCEND=ON selects the legacy HCCL transport (needs MPI and private CANN headers); "
+                         "USE_ASCEND_DIRECT is what vllm-ascend uses")
+    # Mooncake <= v0.3.9 runs a bare `python3` to find the install directory: make it the target.
+    bin_dir = os.path.join(work, "bin")
+    os.makedirs(bin_dir)
+    shim = os.path.join(bin_dir, "python3")
+    with open(shim, "w") as fh:
+        fh.write(f"#!/bin/sh\nexec {shlex.quote(opts.python)} \"$@\"\n")
+    os.chmod(shim, 0o755)
+    build_env["PATH"] = bin_dir + os.pathsep + build_env.get("PATH", "")
+    step = runner.run("python", [opts.python, "-c", PREFLIGHT], work, opts.timeouts.preflight, build_env)
+    res.steps.append(step)
+    info: Dict = {}
+    if step.ok:
+        try:
+            with open(runner.log_path, encoding="utf-8", errors="replace") as fh:
+                lines = [l for l in fh.read().splitlines() if l.startswith("{\"site\"")]
+            info = json.loads(lines[-1]) if lines else {}
+        except (OSError, ValueError):
+            info = {}
+    if not info:
+        raise BuildFailed("preflight", f"the target interpreter {opts.python} does not run", f"目标解释器 {opts.python} 无法运行")
+    if not info.get("site"):
+        raise BuildFailed("preflight", f"{opts.python} has no sys.path entry containing 'packages': Mooncake's CMake stops with "
+                                       "'Python path is empty!'", f"{opts.python} 的 sys.path 中没有包含 'packages' 的目录")
+    res.site_packages = info["site"]
+    owner = _owning_dist(info["site"])
+    if owner:
+        raise BuildFailed("preflight", f"{info['site']}/mooncake belongs to the pip distribution {owner}; a source install over it "
+                                       f"would be deleted by a later pip uninstall. First: {opts.python} -m pip uninstall -y {owner}",
+                          f"{info['site']}/mooncake 属于 pip 包 {owner}；覆盖安装后会被 pip uninstall 删掉。请先执行："
+                          f"{opts.python} -m pip uninstall -y {owner}")
+    for target in (info["site"], opts.prefix):
+        if not _writable(target):
+            raise BuildFailed("preflight", f"no write access to {target}: run as root, or choose --prefix",
+                              f"没有 {target} 的写权限：请用 root 运行，或指定 --prefix")
+    return build_env, info
+
+
+def _fetch(opts: BuildOptions, src: str, env: Dict[str, str], runner: Runner, res: BuildResult) -> None:
+    t = opts.timeouts
+    if opts.source and not os.path.isdir(opts.source):
+        raise BuildFailed("clone", f"--source {opts.source}: not a directory", f"--source {opts.source}：不是目录")
+    if opts.source and opts.tag:
+        argv = ["git", "clone", "--branch", opts.tag, opts.source, src]
+    elif opts.source:
+        # The checkout as it is, uncommitted changes included; its old build/ is left out below.
+        argv = ["cp", "-a", os.path.join(opts.source, "."), src]
+        os.makedirs(src)
+    else:
+        argv = ["git", "clone", "--depth", "1", "--branch", opts.tag, opts.url, src]
+    _step(res, runner.run("clone" if argv[0] == "git" else "copy", argv, os.path.dirname(src), t.clone, env), "clone")
+    shutil.rmtree(os.path.join(src, "build"), ignore_errors=True)
+    if os.path.isfile(os.path.join(src, ".gitmodules")):
+        # A local mirror's submodules are local paths, which git refuses by default (CVE-2022-39253).
+        local = ["-c", "protocol.file.allow=always"] if opts.source else []
+        _step(res, runner.run("submodules", ["git"] + local + ["submodule", "update", "--init", "--recursive"], src,
+                              t.submodules, env), "submodules")
+    else:
+        res.steps.append(StepResult(name="submodules", argv=[], skipped="no .gitmodules"))
+
+
+def _dependencies(opts: BuildOptions, src: str, env: Dict[str, str], runner: Runner, res: BuildResult) -> None:
+    script = os.path.join(src, "dependencies.sh")
+    if not os.path.isfile(script):
+        res.steps.append(StepResult(name="dependencies", argv=[], skipped="no dependencies.sh"))
+        return
+    with open(script, encoding="utf-8", errors="replace") as fh:
+        packages = system_packages(fh.read())
+    try:
+        with open("/etc/os-release", encoding="utf-8") as fh:
+            family = os_family(fh.read())
+    except OSError:
+        family = ""
+    if opts.with_system_deps:
+        _step(res, runner.run("dependencies", ["bash", "dependencies.sh", "-y"], src, opts.timeouts.dependencies, env),
+              "dependencies")
+        return
+    res.steps.append(StepResult(name="dependencies", argv=["bash", "dependencies.sh", "-y"],
+                                skipped="system packages are a manual step (use --with-system-deps to run it)"))
+    pkgs = packages.get(family) or packages.get("apt") or []
+    if pkgs:
+        tool = "yum install -y" if family == "yum" else "apt-get install -y"
+        res.manual.append(f"{tool} {' '.join(pkgs)}")
+    res.manual.append(f"once per machine, for yalantinglibs (and Go): cd <Mooncake checkout {opts.tag or ''}> && bash dependencies.sh -y")
+
+
+def _verify(opts: BuildOptions, env: Dict[str, str], swap: Swap, runner: Runner, res: BuildResult) -> Tuple[bool, str]:
+    lib = os.path.join(opts.prefix, "lib")
+    venv = dict(env)
+    ld = [p for p in venv.get("LD_LIBRARY_PATH", "").split(":") if p]
+    venv["LD_LIBRARY_PATH"] = ":".join([lib] + [p for p in ld if p != lib])
+    step = runner.run("verify", [opts.python, "-c", VERIFY], os.path.dirname(swap.stage), opts.timeouts.verify, venv)
+    res.steps.append(step)
+    if not step.ok:
+        return False, step.error or ("timed out" if step.timed_out else f"the import check exited {step.returncode}")
+    try:
+        with open(runner.log_path, encoding="utf-8", errors="replace") as fh:
+            lines = [l for l in fh.read().splitlines() if l.startswith("{\"python\"")]
+        res.verify = json.loads(lines[-1])
+    except (OSError, ValueError, IndexError):
+        return False, "the import check printed nothing readable"
+    if res.verify.get("error"):
+        return False, res.verify["error"]
+    package = res.verify.get("package", "")
+    if not any(package == p for p in swap.placed):
+        return False, f"`import mooncake` found {package}, not the new install (another copy comes first on sys.path)"
+    candidates = [p for p in swap.placed if os.path.basename(p).startswith("ascend_transport")]
+    candidates += [os.path.join(package, f) for f in res.verify.get("files", []) if f.startswith("ascend_transport")]
+    for path in candidates:
+        try:
+            info = elf.read_elf(path)
+        except elf.ElfError:
+            continue
+        deps = [n for n in info.needed if lib_base(n).startswith(ASCEND_DEPS)]
+        if deps:
+            res.transport = path
+            runner.note(f"Ascend transport: {path} (NEEDED {', '.join(info.needed)})")
+            return True, ""
+    return False, ("no ascend_transport.so linked against libascendcl/libllm_datadist was installed "
+                   "(the source does not build USE_ASCEND_DIRECT?)")
+
+
+def _post_notes(opts: BuildOptions, res: BuildResult) -> None:
+    lib = os.path.join(opts.prefix, "lib")
+    if res.transport and os.path.dirname(res.transport) == lib:
+        res.notes.append(f"the libraries are in {lib}: at run time it must be on the loader path: "
+                         f"export LD_LIBRARY_PATH={lib}:$LD_LIBRARY_PATH  (ldconfig is not enough: it does not cache "
+                         "ascend_transport.so, whose name does not start with 'lib')")
+    res.notes.append("source CANN's set_env.sh before starting vLLM (libascendcl / libllm_datadist come from CANN)")

@@ -1,0 +1,168 @@
+"""Fault injection for `fix --apply`: whatever goes wrong, the environment afterwards is
+identical to before (same distributions, versions and file hashes), and two fixes never run
+on one environment at once."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from fakehost import FakeHost
+from fakehost import wheelhouse as wh
+from fakehost.dists import Stub
+
+
+@pytest.fixture(scope="module")
+def house(tmp_path_factory):
+    base = tmp_path_factory.mktemp("wheelhouse")
+    return {"dirs": wh.build(base), "template": wh.template_venv(base), "base": base}
+
+
+def scenario(name, base, house):
+    fake = FakeHost(base)
+    wh.SCENARIOS[name][0](fake, house["template"])
+    return fake
+
+
+def state(fake):
+    return wh.tree_state(fake.site, fake.python.parent)
+
+
+def start_fix(fake, dirs, *extra, mode="run"):
+    env = wh.pip_env(fake.env, dirs)
+    argv = [sys.executable, "-m", "doctor", "fix", "--apply", "--yes", "--no-smoke", *extra,
+            "--root", str(fake.root), "--python", str(fake.python)]
+    if mode == "popen":
+        return subprocess.Popen(argv, env=env, cwd=fake.workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=300)
+
+
+def house_copy(house, tmp_path, change):
+    """A copy of the wheelhouse with one file changed."""
+    dirs = {}
+    for k, d in house["dirs"].items():
+        dirs[k] = tmp_path / "house" / k
+        shutil.copytree(d, dirs[k])
+    change(dirs)
+    return [dirs[wh.PYPI], dirs[wh.CPU], dirs[wh.ASCEND]]
+
+
+def journal(fake):
+    runs = sorted((fake.python.parent.parent / ".ascend-doctor" / "transactions").glob("*/journal.json"))
+    return json.loads(runs[-1].read_text()) if runs else None
+
+
+def test_missing_wheel_changes_nothing(tmp_path, house):
+    """The PyTorch CPU index is not reachable: torch 2.7.1+cpu cannot be downloaded."""
+    fake = scenario("cuda_torch", tmp_path, house)
+    before = state(fake)
+    proc = start_fix(fake, [house["dirs"][wh.PYPI], house["dirs"][wh.ASCEND]])
+    assert proc.returncode == 1, proc.stderr
+    err = proc.stderr.strip().splitlines()[-1]
+    assert err.startswith("ascend-doctor: error: download failed, nothing was changed") and "torch==2.7.1+cpu" in err
+    assert state(fake) == before
+    assert journal(fake)["status"] == "aborted"
+
+
+def test_corrupt_wheel_changes_nothing(tmp_path, house):
+    def truncate(dirs):
+        w = dirs[wh.PYPI] / wh.wheel_name("vllm", "0.11.0")
+        w.write_bytes(w.read_bytes()[:300])
+
+    fake = scenario("seed_001", tmp_path, house)
+    before = state(fake)
+    proc = start_fix(fake, house_copy(house, tmp_path, truncate))
+    assert proc.returncode == 1, proc.stderr
+    assert "nothing was changed" in proc.stderr and "Traceback" not in proc.stderr
+    assert state(fake) == before
+
+
+def test_wheel_failing_to_install_rolls_back_the_local_vllm_build(tmp_path, house):
+    """vllm 0.11.2+empty is removed (step 1), then installing vllm 0.11.0 fails (step 2): the
+    editable local build, which no index has, must come back from the transaction's backup."""
+    def poison(dirs):
+        bad = Stub("vllm", "0.11.0")
+        (dirs[wh.PYPI] / wh.wheel_name("vllm", "0.11.0")).unlink()
+        wh.write_wheel(dirs[wh.PYPI], bad, extra_files={"../../../../outside.py": b"x = 1\n"})
+
+    fake = scenario("seed_001", tmp_path, house)
+    before = state(fake)
+    proc = start_fix(fake, house_copy(house, tmp_path, poison))
+    assert proc.returncode == 1, proc.stderr
+    assert "rolled back, the environment is as it was" in proc.stderr, proc.stderr
+    assert state(fake) == before
+    assert wh.versions(fake.site)["vllm"] == "0.11.2+empty"
+    j = journal(fake)
+    assert j["status"] == "rolled-back"
+    assert [s["status"] for s in j["steps"]][:2] == ["done", "failed"]
+
+
+def test_pip_killed_in_the_middle_of_the_install_phase(tmp_path, house):
+    """SIGKILL to pip while it writes vllm-ascend's files (after torch, torch-npu and vllm were
+    already replaced): everything goes back."""
+    def big(dirs):
+        (dirs[wh.PYPI] / wh.wheel_name("vllm-ascend", "0.11.0")).unlink()
+        files = {f"vllm_ascend/ops/m{i:04d}.py": (f"X{i} = {i}\n" * 50).encode() for i in range(3000)}
+        wh.write_wheel(dirs[wh.PYPI], Stub("vllm-ascend", "0.11.0"), extra_files=files)
+
+    fake = scenario("downgrade", tmp_path, house)
+    before = state(fake)
+    proc = start_fix(fake, house_copy(house, tmp_path, big), "--target", "vllm-ascend==0.11.0", mode="popen")
+    killed = None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and killed is None:
+        j = journal(fake)
+        for s in (j or {}).get("steps", []):
+            if s.get("status") == "running" and any("vllm_ascend-0.11.0" in a for a in s.get("argv") or []) \
+                    and s.get("pid") and (fake.site / "vllm_ascend" / "ops").is_dir():
+                try:
+                    os.kill(s["pid"], signal.SIGKILL)
+                except ProcessLookupError:  # pip already finished this step: not "in the middle"
+                    continue
+                killed = s["index"]
+                break
+        time.sleep(0.01)
+    out, err = proc.communicate(timeout=120)
+    assert killed is not None and killed >= 3, (killed, err[-2000:])
+    assert proc.returncode == 1, err
+    assert "killed by signal 9" in err and "rolled back" in err
+    assert state(fake) == before
+    assert journal(fake)["status"] == "rolled-back"
+
+
+def test_two_concurrent_fixes_one_refuses(tmp_path, house):
+    fake = scenario("downgrade", tmp_path, house)
+    dirs = [house["dirs"][k] for k in (wh.PYPI, wh.CPU, wh.ASCEND)]
+    first = start_fix(fake, dirs, "--target", "vllm-ascend==0.11.0", mode="popen")
+    lock = fake.python.parent.parent / ".ascend-doctor" / "lock"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (lock.is_file() and "pid" in lock.read_text()):
+        time.sleep(0.01)
+    second = start_fix(fake, dirs, "--target", "vllm-ascend==0.11.0")
+    out, err = first.communicate(timeout=300)
+    assert second.returncode == 2, second.stderr
+    line = second.stderr.strip().splitlines()[-1]
+    assert line.startswith("ascend-doctor: error: another ascend-doctor fix or rollback is changing this environment")
+    assert f"pid {first.pid}" in line
+    assert first.returncode == 0, err[-2000:]
+    assert wh.versions(fake.site)["vllm-ascend"] == "0.11.0"
+
+
+def test_sigterm_to_the_doctor_rolls_back(tmp_path, house):
+    fake = scenario("downgrade", tmp_path, house)
+    before = state(fake)
+    dirs = [house["dirs"][k] for k in (wh.PYPI, wh.CPU, wh.ASCEND)]
+    proc = start_fix(fake, dirs, "--target", "vllm-ascend==0.11.0", mode="popen")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        j = journal(fake)
+        if j and any(s.get("status") == "done" for s in j.get("steps", [])):
+            proc.send_signal(signal.SIGTERM)
+            break
+        time.sleep(0.01)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1 and "interrupted" in err and "rolled back" in err, err[-2000:]
+    assert state(fake) == before
