@@ -7,8 +7,8 @@ times each command several times in the same run and prints medians and ratios.
 
     python bench/check_bench.py [--runs 9] [--rebuild]
 
-The doctor is timed the way users run it: installed in an environment of its own (this repo's
-.venv, like pipx) looking at the serving environment with --python.
+The doctor is timed the way users run it: installed (not editable) in an environment of its own,
+like pipx, looking at the serving environment with --python.
 """
 from __future__ import annotations
 
@@ -37,10 +37,15 @@ PACKAGES = [
 
 
 def doctor_exe() -> str:
-    exe = REPO / ".venv" / "bin" / "ascend-doctor"
-    if not exe.exists():
-        sys.exit("install the doctor first: python3 -m venv .venv && .venv/bin/pip install -e .")
-    return str(exe)
+    """The doctor from this checkout, installed (not editable) in a venv of its own, as pipx does."""
+    venv = WORK / "doctor-venv"
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", str(REPO)], check=True, timeout=900)
+    else:  # refresh the doctor itself from the checkout, keep its dependencies
+        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-deps", "--force-reinstall", str(REPO)],
+                       check=True, timeout=900)
+    return str(venv / "bin" / "ascend-doctor")
 
 
 def build(rebuild: bool) -> Path:

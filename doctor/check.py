@@ -8,16 +8,19 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
+
+from typing import TYPE_CHECKING
 
 from .errors import UsageError
 from .facts import SNAPSHOT_SCHEMA_VERSION, Facts
-from .findings import Verdict
 from .host import Host
-from .matrix import Matrix, MatrixError, load_matrix
 from .probes import ProbeOptions, collect
-from .rules import Context, make_context, run_rules
-from .serial import SnapshotError, from_dict, to_dict
+
+if TYPE_CHECKING:  # imported where used: the matrix and the rules load while the probes wait
+    from .findings import Verdict
+    from .matrix import Matrix
+    from .rules import Context
 
 
 @dataclass
@@ -55,7 +58,9 @@ def parse_target(text: Optional[str]) -> Optional[str]:
     return m.group(1)
 
 
-def load_matrix_or_exit(extra: List[str]) -> Matrix:
+def load_matrix_or_exit(extra: List[str]) -> "Matrix":
+    from .matrix import MatrixError, load_matrix
+
     for p in extra:
         if not os.path.isfile(p):
             raise UsageError(f"--matrix {p}: no such file")
@@ -79,6 +84,8 @@ def load_snapshot(path: str) -> Facts:
     version = data.get("schema_version")
     if version != SNAPSHOT_SCHEMA_VERSION:
         raise UsageError(f"snapshot {path} has schema_version {version!r}; this doctor reads {SNAPSHOT_SCHEMA_VERSION}")
+    from .serial import SnapshotError, from_dict
+
     try:
         return from_dict(Facts, data)
     except SnapshotError as e:
@@ -105,8 +112,6 @@ def validate(opts: CheckOptions) -> None:
 
 
 def validate_mooncake(opts: CheckOptions) -> None:
-    from .mooncake.master import parse_address
-
     if opts.serve_args is not None and opts.serve_args_file:
         raise UsageError("use either --serve-args or --serve-args-file, not both")
     if opts.snapshot and (opts.serve_args is not None or opts.serve_args_file or opts.mooncake_master):
@@ -115,6 +120,8 @@ def validate_mooncake(opts: CheckOptions) -> None:
     if opts.serve_args_file and not os.path.isfile(opts.serve_args_file):
         raise UsageError(f"--serve-args-file {opts.serve_args_file}: no such file")
     if opts.mooncake_master is not None:
+        from .mooncake.master import parse_address
+
         err = parse_address(opts.mooncake_master).error
         if err:
             raise UsageError(f"--mooncake-master {opts.mooncake_master!r}: {err}")
@@ -122,22 +129,42 @@ def validate_mooncake(opts: CheckOptions) -> None:
         raise UsageError("the Mooncake master timeout must be positive")
 
 
-def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None) -> Facts:
+def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None,
+           while_waiting: Optional[Callable[[], None]] = None) -> Facts:
     validate(opts)
     if opts.snapshot:
-        return load_snapshot(opts.snapshot)
+        facts = load_snapshot(opts.snapshot)
+        if while_waiting is not None:
+            while_waiting()
+        return facts
     host = Host(root=opts.root, env=env, cwd=opts.cwd)
     return collect(host, ProbeOptions(python=opts.python, site_packages=list(opts.site_packages),
                                       npu_smi_timeout=opts.npu_smi_timeout, serve_args=opts.serve_args,
                                       serve_args_file=opts.serve_args_file, mooncake_master=opts.mooncake_master,
-                                      mooncake_timeout=opts.mooncake_timeout))
+                                      mooncake_timeout=opts.mooncake_timeout), while_waiting)
 
 
-def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: Optional[Matrix] = None) -> CheckResult:
+def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: Optional["Matrix"] = None) -> CheckResult:
     start = time.perf_counter()
-    matrix = matrix or load_matrix_or_exit(opts.matrix)
     target = parse_target(opts.target)
-    facts = gather(opts, env)
+    for p in opts.matrix:
+        if not os.path.isfile(p):
+            raise UsageError(f"--matrix {p}: no such file")
+    loaded: Dict[str, "Matrix"] = {}
+
+    def prepare() -> None:
+        # Runs while the interpreter and npu-smi probes wait on their processes: loading the
+        # matrix and importing the rules and the last probe costs ~60 ms that would add up.
+        from .probes import mooncake  # noqa: F401
+        from .rules import load_rules
+
+        loaded["matrix"] = matrix or load_matrix_or_exit(opts.matrix)
+        load_rules()
+
+    facts = gather(opts, env, prepare)
+    from .rules import make_context, run_rules
+
+    matrix = loaded["matrix"]
     ctx = make_context(facts, matrix, opts.stage, target)
     if target and ctx.release is None:
         raise UsageError(f"--target vllm-ascend=={target}: not in the matrix (see ascend-doctor matrix show)")
@@ -150,10 +177,12 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
 
 
 def snapshot_json(facts: Facts) -> str:
+    from .serial import to_dict
+
     return json.dumps(to_dict(facts), ensure_ascii=False, indent=2)
 
 
-def target_info(ctx: Context) -> Dict[str, Optional[str]]:
+def target_info(ctx: "Context") -> Dict[str, Optional[str]]:
     if ctx.release is None:
         return {"vllm_ascend": ctx.facts.version_of("vllm-ascend"), "matrix_row": None}
     return {"vllm_ascend": ctx.facts.version_of("vllm-ascend") or ctx.release.vllm_ascend,

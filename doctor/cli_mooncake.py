@@ -43,7 +43,7 @@ def build_command(
 ) -> None:
     """Clone, configure with -DUSE_ASCEND_DIRECT=ON, build, install, verify; roll back on failure."""
     from .mooncake.build import BuildOptions, run_build
-    from .probes.python_env import default_python
+    from .prefetch import default_python
     from .render import resolve_lang
 
     if lang not in (None, "en", "zh"):

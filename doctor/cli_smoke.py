@@ -19,7 +19,7 @@ def smoke_command(
 ) -> None:
     """Run a smoke inference (import, device, matmul, greedy decode of a tiny transformer)."""
     from .host import Host
-    from .probes.python_env import default_python
+    from .prefetch import default_python
     from .render import check_json, print_check, resolve_lang
     from .smoke import run_smoke
 

@@ -13,7 +13,9 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Dict, List, Mapping, Optional, Sequence
 
+from . import prefetch
 from .facts import CommandFact
+from .prefetch import find_executable
 
 MAX_OUTPUT = 256 * 1024  # keep snapshots small; npu-smi on 16 dies is ~10 KB
 MAX_FILE = 1024 * 1024
@@ -96,17 +98,8 @@ class Host:
     def which(self, name: str, extra_dirs: Sequence[str] = ()) -> Optional[str]:
         """Find an executable on the environment's PATH (inside the root) or in extra_dirs;
         returns the path as seen on the host."""
-        dirs = [d for d in self.env.get("PATH", "").split(os.pathsep) if d] + list(extra_dirs)
-        seen = set()
-        for d in dirs:
-            if d in seen:
-                continue
-            seen.add(d)
-            candidate = os.path.join(d, name)
-            real = self.path(candidate)
-            if real.is_file() and os.access(real, os.X_OK):
-                return candidate
-        return None
+        dirs = self.env.get("PATH", "").split(os.pathsep) + list(extra_dirs)
+        return find_executable(name, dirs, lambda p: str(self.path(p)))
 
     def run(self, argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]] = None,
             map_executable: bool = True) -> CommandFact:
@@ -116,16 +109,15 @@ class Host:
         exe = str(self.path(argv[0])) if map_executable and argv[0].startswith("/") else argv[0]
         fact = CommandFact(argv=list(argv))
         start = time.monotonic()
+        run_env = dict(self.env if env is None else env)
+        cwd = self.cwd if os.path.isdir(self.cwd) else None
+        taken = prefetch.take([exe] + argv[1:], run_env, cwd)
         try:
-            proc = subprocess.Popen(
-                [exe] + argv[1:],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=dict(self.env if env is None else env),
-                cwd=self.cwd if os.path.isdir(self.cwd) else None,
-                start_new_session=True,
-            )
+            if taken:
+                proc, start = taken  # started by the entry point while the doctor was importing
+            else:
+                proc = subprocess.Popen([exe] + argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, env=run_env, cwd=cwd, start_new_session=True)
         except FileNotFoundError:
             fact.found = False
             fact.error = "not found"
@@ -134,7 +126,7 @@ class Host:
             fact.error = e.strerror or str(e)
             return fact
         try:
-            out, err = proc.communicate(timeout=timeout)
+            out, err = proc.communicate(timeout=max(0.0, timeout - (time.monotonic() - start)))
         except subprocess.TimeoutExpired:
             _kill_group(proc)
             try:

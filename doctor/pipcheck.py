@@ -5,6 +5,7 @@ parsing goes through small caches; this keeps a 300-distribution check in millis
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from . import cache
 from .facts import Distribution, canonical
 
 _REQ = re.compile(
@@ -86,11 +88,24 @@ def marker_applies(marker: Optional[str], env: Dict[str, str]) -> bool:
         return False
 
 
-def check(dists: Dict[str, Distribution], markers: Dict[str, str]) -> List[Conflict]:
+def check(dists: Dict[str, Distribution], markers: Dict[str, str], use_cache: bool = True) -> List[Conflict]:
+    """Unmet requirements of the installed distributions. The result depends only on names,
+    versions, requirements and markers, so it is cached under a hash of exactly those."""
     if not markers:
         from packaging.markers import default_environment
 
         markers = dict(default_environment())
+    k = cache.key(sorted((d.name, d.version, d.requires) for d in dists.values()), markers)
+    hit = cache.read("pipcheck", k) if use_cache else None
+    if isinstance(hit, list):
+        return [Conflict(**c) for c in hit]
+    out = _check(dists, markers)
+    if use_cache:
+        cache.write("pipcheck", k, [dataclasses.asdict(c) for c in out])
+    return out
+
+
+def _check(dists: Dict[str, Distribution], markers: Dict[str, str]) -> List[Conflict]:
     out: List[Conflict] = []
     for dist in dists.values():
         for req in dist.requires:

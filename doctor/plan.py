@@ -52,7 +52,8 @@ VLLM_NOT_ON_ASCEND = ("torch", "torchvision", "torchaudio", "xformers", "flashin
 # Findings whose fix is a step of the plan (the rest of the auto-fixable ones are reported).
 HANDLED = {"torch.version", "torch.build", "torch.companions", "torch_npu.version", "vllm.version",
            "vllm_ascend.installed", "vllm_ascend.plugin", "vllm_ascend.triton", "vllm_ascend.numpy",
-           "vllm_ascend.transformers", "vllm_ascend.requirements", "mooncake.installed", "env.pip_check"}
+           "vllm_ascend.transformers", "vllm_ascend.requirements", "mooncake.installed", "mooncake.transport",
+           "env.pip_check"}
 
 KEEP_CANN, KEEP_RELEASE = "keep-cann", "keep-release"
 
@@ -370,7 +371,7 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
     _triton(b, hardware)
     _rest(b)
     _requirements(b, verdict)
-    _mooncake(b)
+    _mooncake(b, verdict)
 
     steps: List[Step] = []
     if b.removes:
@@ -628,7 +629,7 @@ def _requirements(b: _Builder, verdict: Verdict) -> None:
             argv=None, no_deps=False, requirements_of=deferred, exclude=excl, finding="vllm_ascend.requirements"))
 
 
-def _mooncake(b: _Builder) -> None:
+def _mooncake(b: _Builder, verdict: Verdict) -> None:
     row = b.row
     dists = b.ctx_facts.packages.dists if b.ctx_facts.packages else {}
     builds = sorted(n for n in dists if n.startswith("mooncake-transfer-engine"))
@@ -638,14 +639,18 @@ def _mooncake(b: _Builder) -> None:
         b.remove(n, msg(f"{n} has no Ascend transport", f"{n} 不含昇腾传输层"))
     if npu is not None:
         b.pins[MOONCAKE_NPU] = npu.version
-    wanted = b.opts.with_mooncake or (wrong and npu is None)
+    # A source build without ascend_transport.so (built without -DUSE_ASCEND_DIRECT=ON) has no
+    # wheel name to go by: the check's transport finding says it must be replaced.
+    no_transport = any(f.id == "mooncake.transport" and f.status == FAIL and f.fixable == "auto"
+                       for f in verdict.findings)
+    wanted = b.opts.with_mooncake or (wrong and npu is None) or no_transport
     if not wanted:
         return
     if not row.mooncake:
         b.notes.append(msg(f"vllm-ascend {row.vllm_ascend} ships no Mooncake; --with-mooncake ignored",
                            f"vllm-ascend {row.vllm_ascend} 不含 Mooncake；忽略 --with-mooncake"))
         return
-    if npu is not None and same_release(npu.version, row.mooncake):
+    if npu is not None and same_release(npu.version, row.mooncake) and not no_transport:
         return
     if row.mooncake_install == "pip":
         b.pins[MOONCAKE_NPU] = row.mooncake

@@ -20,8 +20,10 @@ def run_step(fake, tmp_path, **env):
     shim = bin_dir / "ascend-doctor"
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m doctor "$@"\n')
     shim.chmod(0o755)
-    full = dict(fake.env, PATH=f"{bin_dir}:/usr/bin:/bin", PYTHONPATH=str(ROOT), DOCTOR_ROOT=str(fake.root),
-                DOCTOR_PYTHON=str(fake.python), **env)
+    full = dict(fake.env)
+    full.update(env)
+    full.update(PATH=f"{bin_dir}:/usr/bin:/bin", PYTHONPATH=str(ROOT), DOCTOR_ROOT=str(fake.root),
+                DOCTOR_PYTHON=str(fake.python))
     return subprocess.run(["sh", str(STEP)], env=full, capture_output=True, text=True, timeout=300, cwd=fake.workdir)
 
 

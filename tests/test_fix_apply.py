@@ -153,11 +153,15 @@ def test_target_without_pip_uses_the_doctors_pip(tmp_path, house):
     assert wh.versions(fake.site)["numpy"] == "1.26.4"
 
 
-@pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not on PATH (bench/fix_bench.py installs it to measure it)")
+# uv comes with the test extras (pyproject: .[test]), next to the interpreter running the tests.
+UV = shutil.which("uv") or next((str(p) for p in [Path(sys.executable).parent / "uv"] if p.exists()), None)
+
+
+@pytest.mark.skipif(UV is None, reason="uv is not installed (pip install -e '.[test]' brings it)")
 def test_installer_uv(tmp_path, house):
     fake = build("torch_moved", tmp_path, house)
     env = pip_env(fake, house)
-    env["PATH"] = str(Path(shutil.which("uv")).parent) + ":" + env["PATH"]
+    env["PATH"] = str(Path(UV).parent) + ":" + env["PATH"]
     proc = doctor(fake, house, "fix", "--apply", "--yes", "--no-smoke", "--installer", "uv", "--json", env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
@@ -246,3 +250,14 @@ def test_vllm_from_source_builds_it_with_target_device_empty(tmp_path, house):
     assert doc["result"]["changed"]["vllm"] == {"before": "0.11.2+empty", "after": "0.11.0+empty"}
     after = fake.judge()
     assert after["exit_code"] == 0 and finding(after, "vllm.local_version")["status"] == "info"
+
+
+def test_dockerfile_step_with_doctor_fix_repairs_the_official_image(tmp_path, house):
+    """DOCTOR_FIX=1: the build step repairs seed 001's image and the build passes."""
+    from test_docker_step import run_step
+
+    fake = build("seed_001", tmp_path / "image", house)
+    assert run_step(fake, tmp_path, **pip_env(fake, house)).returncode == 3  # without the fix the build fails
+    proc = run_step(fake, tmp_path, DOCTOR_FIX="1", **pip_env(fake, house))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert wh.versions(fake.site)["vllm"] == "0.11.0"

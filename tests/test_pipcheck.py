@@ -47,3 +47,15 @@ def test_parse_forms():
     assert parse("Foo_Bar[x,y]>=1.0; python_version>'3.8'")[:3] == ("foo-bar", ">=1.0", "python_version>'3.8'")
     assert parse("pkg @ https://example.invalid/pkg.whl")[3] is True
     assert marker_applies('extra == "dev"', LINUX_X86) is False
+
+
+def test_results_are_cached_by_their_inputs(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    dists = dict([dist("torch-npu", "2.7.1", "torch==2.7.1"), dist("torch", "2.8.0")])
+    first = check(dists, LINUX_X86)
+    assert list((tmp_path / "ascend-doctor" / "pipcheck").glob("*.json"))
+    assert check(dists, LINUX_X86) == first and first[0].installed == "2.8.0"
+    # another environment is another key: the fixed torch gives no conflict, not the cached one
+    fixed = dict([dist("torch-npu", "2.7.1", "torch==2.7.1"), dist("torch", "2.7.1")])
+    assert check(fixed, LINUX_X86) == []
+    assert check(dists, dict(LINUX_X86, platform_machine="aarch64")) == first

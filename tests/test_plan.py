@@ -173,6 +173,22 @@ def test_mooncake_source_build_runs_our_own_cli(fake):
     assert plan(fake).steps == []  # not asked for: not touched
 
 
+def test_a_source_build_without_the_ascend_transport_is_rebuilt(fake, tmp_path):
+    """No wheel name to go by: the check's mooncake.transport failure asks for the rebuild."""
+    from fakehost.mooncake import CC, ElfKit, cann_libs, make_install
+
+    if CC is None:
+        pytest.skip("no C compiler to build the test libraries")
+    kit = ElfKit(tmp_path / "kit")
+    ascend_host(fake, "0.18.0")
+    cann_libs(fake, kit)
+    make_install(fake, kit, ascend=False)
+    fake.env["LD_LIBRARY_PATH"] = "/usr/local/lib:" + fake.env["LD_LIBRARY_PATH"]
+    build = [s for s in runs(plan(fake)) if s.kind == "build"]
+    assert [s.argv[-4:] for s in build] == [["--tag", "v0.3.9", "--python", "/env/bin/python"]]
+    assert build[0].finding == "mooncake.installed"
+
+
 def test_mooncake_pip_row_and_the_wrong_build(fake):
     ascend_host(fake, "0.11.0rc3", **{"mooncake-transfer-engine": "0.3.7"})
     p = plan(fake)

@@ -117,3 +117,23 @@ def test_devices_sorted_numerically(fake):
     d = probe_devices(h, probe_host(h), 5)
     assert [n.path for n in d.davinci][:3] == ["/dev/davinci0", "/dev/davinci1", "/dev/davinci2"]
     assert d.davinci[-1].path == "/dev/davinci15"
+
+
+def test_metadata_scan_agrees_with_importlib_metadata():
+    """The fast header scan reads what importlib.metadata reads, for a real environment."""
+    import json
+    import subprocess
+
+    from fakehost.torchenv import torch_python
+
+    from doctor.probes.packages import scan
+    from doctor.probes.python_env import probe_python
+
+    python = str(torch_python())
+    code = ("import importlib.metadata as m, json, re; print(json.dumps({re.sub(r'[-_.]+', '-', d.metadata['Name']).lower():"
+            " [d.version, sorted(d.requires or []), d.metadata.get('Requires-Python')] for d in m.distributions()}))")
+    ref = json.loads(subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, check=True,
+                                    timeout=120).stdout)
+    py = probe_python(Host(), python)
+    mine = {k: [d.version, sorted(d.requires), d.requires_python] for k, d in scan(py.sys_path).dists.items()}
+    assert mine == ref and "torch" in mine

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import datetime
-import hashlib
-import json
 import os
 import re
 import sys
@@ -26,7 +24,7 @@ from .model import (
     torch_npu_from,
 )
 from .schema import MatrixError, locate, validate_rows
-from .. import __version__
+from .. import cache as cache_mod
 from ..versions import pep440
 
 # array name -> (schema, constructor, unique key)
@@ -71,12 +69,12 @@ def parse_file(path: Path, cache: bool = True) -> Dict[str, list]:
         raw = path.read_bytes()
     except OSError as e:
         raise MatrixError(label, None, f"cannot read: {e.strerror or e}")
-    key = hashlib.sha256(raw + f"|{__version__}|{label}".encode()).hexdigest()[:32]
-    rows = _cache_read(key) if cache else None
+    k = cache_mod.key(raw.decode("utf-8", errors="replace"), label)
+    rows = cache_mod.read("matrix", k) if cache else None
     if rows is None:
         rows = _validate_file(label, raw)
         if cache:
-            _cache_write(key, rows)
+            cache_mod.write("matrix", k, rows)
     return _build(rows)
 
 
@@ -138,31 +136,6 @@ def _build(rows: Dict[str, List[Tuple[dict, str]]]) -> Dict[str, list]:
         make = ARRAYS[array][1]
         out[array] = [make(row, origin) if array == "release" else make(row) for row, origin in items]
     return out
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ascend-doctor" / "matrix"
-
-
-def _cache_read(key: str) -> Optional[Dict[str, List[Tuple[dict, str]]]]:
-    try:
-        data = json.loads((_cache_dir() / f"{key}.json").read_text(encoding="utf-8"))
-        return {array: [(row, origin) for row, origin in items] for array, items in data.items()}
-    except (OSError, ValueError, TypeError):
-        return None
-
-
-def _cache_write(key: str, rows: Dict[str, List[Tuple[dict, str]]]) -> None:
-    """Best effort: a read-only home (containers, CI) just means no cache."""
-    try:
-        d = _cache_dir()
-        d.mkdir(parents=True, exist_ok=True)
-        tmp = d / f".{key}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(rows), encoding="utf-8")
-        os.replace(tmp, d / f"{key}.json")
-    except (OSError, TypeError, ValueError):
-        pass
 
 
 def _top_line(text: str, key: str) -> Optional[int]:

@@ -10,7 +10,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -51,6 +50,9 @@ def check_specifier(value: Any) -> Optional[str]:
 
 
 def check_requirement(value: Any) -> Optional[str]:
+    # Imported here: validation only runs when the matrix cache is cold.
+    from packaging.requirements import InvalidRequirement, Requirement
+
     if not isinstance(value, str):
         return "must be a string"
     try:

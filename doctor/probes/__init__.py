@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional
@@ -17,9 +18,9 @@ from ..host import Host
 from .cann import probe_cann
 from .devices import probe_devices
 from .driver import probe_driver, probe_firmware
-from .mooncake import MooncakeOptions, probe_mooncake
 from .packages import scan
-from .python_env import default_python, probe_python, python_from_site_packages
+from ..prefetch import default_python
+from .python_env import probe_python, python_from_site_packages
 from .workdir import probe_workdir
 
 
@@ -60,7 +61,9 @@ def probe_host(host: Host) -> HostFacts:
     )
 
 
-def collect(host: Host, options: ProbeOptions) -> Facts:
+def collect(host: Host, options: ProbeOptions, while_waiting: Optional[Callable[[], None]] = None) -> Facts:
+    """All facts of the host. ``while_waiting`` runs on this thread while the slow probes wait
+    for their processes (the check loads the matrix and its rules there)."""
     facts = Facts(
         tool_version=__version__,
         collected_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -78,17 +81,26 @@ def collect(host: Host, options: ProbeOptions) -> Facts:
             facts.probe_errors.append(ProbeError(probe=name, error=f"{type(e).__name__}: {e}"))
         facts.timings_ms[f"probe.{name}"] = round((time.perf_counter() - start) * 1000, 2)
 
+    # The interpreter and npu-smi are the slow probes, waiting on their processes: they wait in
+    # threads of their own. Everything that burns CPU stays on this thread (a thread doing many
+    # small file reads next to a busy one would queue for the GIL at every read).
+    lanes = [threading.Thread(target=run, args=(name, fn, name), name=f"probe-{name}", daemon=True)
+             for name, fn in (("python", lambda: _python(host, options)),
+                              ("devices", lambda: probe_devices(host, facts.host, options.npu_smi_timeout)))]
+    for lane in lanes:
+        lane.start()
     run("driver", lambda: probe_driver(host), "driver")
     run("firmware", lambda: probe_firmware(host, facts.driver) if facts.driver else None, "firmware")
-    run("python", lambda: _python(host, options), "python")
-    machine = (facts.python.machine if facts.python and facts.python.machine else facts.host.machine)
-    run("cann", lambda: probe_cann(host, machine), "cann")
-    run("devices", lambda: probe_devices(host, facts.host, options.npu_smi_timeout), "devices")
+    run("cann", lambda: probe_cann(host, facts.host.machine), "cann")
+    if while_waiting is not None:
+        while_waiting()
+    lanes[0].join()
     # No sys.path when the interpreter could not run: "nothing installed" would be a false verdict.
     readable = facts.python is not None and (facts.python.found or facts.python.source == "site-packages")
     run("packages", lambda: scan(facts.python.sys_path) if readable else None, "packages")
-    run("mooncake", lambda: probe_mooncake(host, facts, _mooncake_options(options)), "mooncake")
     run("workdir", lambda: probe_workdir(host.cwd, facts.packages), "workdir")
+    lanes[1].join()
+    run("mooncake", lambda: _mooncake(host, facts, options), "mooncake")
     return facts
 
 
@@ -98,6 +110,9 @@ def _python(host: Host, options: ProbeOptions):
     return probe_python(host, options.python or default_python(host.env), options.python_timeout)
 
 
-def _mooncake_options(options: ProbeOptions) -> MooncakeOptions:
-    return MooncakeOptions(serve_args=options.serve_args, serve_args_file=options.serve_args_file,
-                           master=options.mooncake_master, timeout=options.mooncake_timeout)
+def _mooncake(host: Host, facts: Facts, options: ProbeOptions):
+    from .mooncake import MooncakeOptions, probe_mooncake  # imported while the other probes wait
+
+    return probe_mooncake(host, facts, MooncakeOptions(
+        serve_args=options.serve_args, serve_args_file=options.serve_args_file,
+        master=options.mooncake_master, timeout=options.mooncake_timeout))

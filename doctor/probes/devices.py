@@ -8,10 +8,10 @@ from typing import Dict, List
 
 from ..facts import DeviceNode, DevicesFacts, HostFacts
 from ..host import Host
+from ..prefetch import NPU_SMI_DIRS
 from .npusmi import parse_npu_smi
 
 MANAGEMENT = ("davinci_manager", "devmm_svm", "hisi_hdc")
-NPU_SMI_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/bin", "/usr/sbin")
 
 
 def can_read_write(mode: int, uid: int, gid: int, my_uid: int, my_gids: List[int]) -> bool:

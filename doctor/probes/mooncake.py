@@ -15,8 +15,6 @@ from typing import Callable, Dict, List, Optional, Set
 
 from ..facts import ElfFacts, Facts, LibLookup, MooncakeDist, MooncakeFacts, redact_env
 from ..host import Host
-from ..mooncake import connectors, elf, loader, master, serveargs
-from ..mooncake.config import check_host_port, master_address
 from ..mooncake.libnames import interesting, is_mooncake_lib, lib_base
 
 PACKAGE = "mooncake"
@@ -93,6 +91,8 @@ def _serve_args(m: MooncakeFacts, host: Host, options: MooncakeOptions) -> None:
             m.serve_args = fh.read(MAX_CONFIG)
         m.serve_args_source = options.serve_args_file
     if m.serve_args is not None:
+        from ..mooncake import serveargs  # the mooncake helpers load only when they have work
+
         # Snapshots are shared: no API keys or tokens from the user's launch script.
         m.serve_args = serveargs.redact(m.serve_args)
         m.serve_env = redact_env(serveargs.parse_command(m.serve_args, host.env).exports)
@@ -183,6 +183,8 @@ def _package(m: MooncakeFacts, host: Host, facts: Facts, paths: _Paths) -> None:
 
 
 def _elf_fact(path: str, real: str, strings: bool) -> ElfFacts:
+    from ..mooncake import elf
+
     fact = ElfFacts(path=path)
     try:
         info = elf.read_elf(real)
@@ -230,8 +232,13 @@ def _binaries(m: MooncakeFacts, facts: Facts, env: Dict[str, str], paths: _Paths
 
 
 def _loader(m: MooncakeFacts, host: Host, facts: Facts, env: Dict[str, str], paths: _Paths) -> None:
+    from ..mooncake import loader
+
     m.ld_library_path = _ld_path(env)
     m.ld_missing_dirs = [d for d in m.ld_library_path if not paths.isdir(d)]
+    starts = [e for e in m.elf if not e.error and m.package_dir and e.path.startswith(m.package_dir + "/")]
+    if not starts:
+        return  # no Mooncake binaries: nothing for the loader to find (and no ld.so.cache to parse)
     machine = (facts.python.machine if facts.python and facts.python.machine else facts.host.machine)
     cache: Dict[str, List[str]] = {}
     try:
@@ -242,9 +249,6 @@ def _loader(m: MooncakeFacts, host: Host, facts: Facts, env: Dict[str, str], pat
         m.ld_cache = "missing"
     except (OSError, loader.CacheError) as e:
         m.ld_cache = f"unreadable: {e}"
-    starts = [e for e in m.elf if not e.error and m.package_dir and e.path.startswith(m.package_dir + "/")]
-    if not starts:
-        return
     by_path = {e.path: e for e in m.elf}
     search_dirs = _disk_dirs(m, facts)
     queue = list(starts)
@@ -345,6 +349,8 @@ def _meminfo(m: MooncakeFacts, host: Host) -> None:
 
 
 def _connectors(m: MooncakeFacts, facts: Facts) -> None:
+    from ..mooncake import connectors
+
     sys_path = list(facts.python.sys_path) if facts.python else []
     va = facts.dist("vllm-ascend")
     if va is not None:
@@ -365,6 +371,7 @@ def _connectors(m: MooncakeFacts, facts: Facts) -> None:
 
 def _master(m: MooncakeFacts, options: MooncakeOptions, env: Dict[str, str]) -> None:
     """Only when a master is named: --mooncake-master, MOONCAKE_MASTER, or the config file."""
+    from ..mooncake.config import check_host_port, master_address
     if options.master:
         address, source = options.master, "--mooncake-master"
     elif env.get("MOONCAKE_MASTER"):
@@ -373,4 +380,6 @@ def _master(m: MooncakeFacts, options: MooncakeOptions, env: Dict[str, str]) -> 
         address, source = master_address(m.config_text) or "", "MOONCAKE_CONFIG_PATH"
         if not address or check_host_port(address) is not None:
             return  # a placeholder or a malformed address: mooncake.config reports it
+    from ..mooncake import master
+
     m.master = master.probe(address, source, options.timeout)

@@ -18,28 +18,38 @@ _META_SUFFIXES = (".dist-info", ".egg-info")
 _INTERESTING_GROUPS = ("vllm.",)
 
 
+_HEADER = re.compile(r"^(Name|Version|Requires-Python|Requires-Dist|Provides-Extra):[ \t]*([^\r\n]*)", re.M)
+
+
 def read_headers(path: str) -> Tuple[Dict[str, str], List[str], List[str]]:
-    """Name/Version/Requires-Python, Requires-Dist and Provides-Extra from an RFC 822 header."""
+    """Name/Version/Requires-Python, Requires-Dist and Provides-Extra from an RFC 822 header.
+
+    Only the header block is read (up to the first blank line, where the long description
+    starts) and scanned with one regex: this runs for every distribution on every check.
+    """
     single: Dict[str, str] = {}
     requires: List[str] = []
     extras: List[str] = []
+    data = b""
     try:
-        with open(path, "r", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line in ("\n", "\r\n"):
-                    break  # the body (long description) starts here
-                if line[:1] in (" ", "\t") or ":" not in line:
-                    continue
-                key, _, value = line.partition(":")
-                value = value.strip()
-                if key == "Requires-Dist":
-                    requires.append(value)
-                elif key == "Provides-Extra":
-                    extras.append(value)
-                elif key in ("Name", "Version", "Requires-Python"):
-                    single.setdefault(key, value)
+        with open(path, "rb") as fh:
+            while len(data) < (1 << 20):
+                chunk = fh.read(16384)
+                data += chunk
+                if not chunk or b"\n\n" in data or b"\n\r\n" in data:
+                    break
     except OSError:
-        pass
+        return single, requires, extras
+    ends = [i for i in (data.find(b"\n\n"), data.find(b"\n\r\n")) if i >= 0]
+    text = (data[: min(ends)] if ends else data).decode("utf-8", errors="replace")
+    for key, value in _HEADER.findall(text):
+        value = value.rstrip()
+        if key == "Requires-Dist":
+            requires.append(value)
+        elif key == "Provides-Extra":
+            extras.append(value)
+        else:
+            single.setdefault(key, value)
     return single, requires, extras
 
 
@@ -112,14 +122,18 @@ def read_distribution(location: str, entry: str) -> Optional[Distribution]:
         metadata_path=meta_dir, requires=requires, requires_python=single.get("Requires-Python"),
     )
     if is_dir:
+        try:
+            present = set(os.listdir(meta_dir))  # one listing instead of failed opens
+        except OSError:
+            present = set()
         if entry.endswith(".egg-info"):
-            text = _read(os.path.join(meta_dir, "requires.txt"))
+            text = _read(os.path.join(meta_dir, "requires.txt")) if "requires.txt" in present else None
             if text:
                 dist.requires = egg_requires(text)
             # An .egg-info directory outside site-packages is a `setup.py develop` checkout.
             dist.editable = "-packages" not in os.path.basename(location)
         else:
-            url = _read(os.path.join(meta_dir, "direct_url.json"))
+            url = _read(os.path.join(meta_dir, "direct_url.json")) if "direct_url.json" in present else None
             if url:
                 try:
                     data = json.loads(url)
@@ -127,9 +141,9 @@ def read_distribution(location: str, entry: str) -> Optional[Distribution]:
                     dist.editable = bool((data.get("dir_info") or {}).get("editable"))
                 except (ValueError, AttributeError):
                     pass
-            installer = _read(os.path.join(meta_dir, "INSTALLER"))
+            installer = _read(os.path.join(meta_dir, "INSTALLER")) if "INSTALLER" in present else None
             dist.installer = installer.strip() if installer else None
-        eps = _read(os.path.join(meta_dir, "entry_points.txt"))
+        eps = _read(os.path.join(meta_dir, "entry_points.txt")) if "entry_points.txt" in present else None
         if eps:
             dist.entry_points = parse_entry_points(eps)
     if dist.name == "torch":

@@ -1,0 +1,46 @@
+"""A small on-disk JSON cache ($XDG_CACHE_HOME/ascend-doctor): results that only change when
+their inputs change, keyed by a hash of those inputs, so check stays fast on every run.
+
+Best effort both ways: a read-only home (containers, CI) just means no cache.
+"""
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from pathlib import Path
+from typing import Any, Optional
+
+from . import __version__
+
+
+def key(*parts: Any) -> str:
+    """A key over the inputs and the doctor's version (a new doctor never reads old results).
+
+    Two CRC-32s (of the data and of its reverse) and the length: 64+ bits, without hashlib,
+    whose OpenSSL import alone costs ~7 ms on every check."""
+    blob = json.dumps([__version__, *parts], sort_keys=True, default=str).encode()
+    return f"{zlib.crc32(blob):08x}{zlib.crc32(blob[::-1]):08x}{len(blob):x}"
+
+
+def _dir(kind: str) -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ascend-doctor" / kind
+
+
+def read(kind: str, k: str) -> Optional[Any]:
+    try:
+        return json.loads((_dir(kind) / f"{k}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write(kind: str, k: str, data: Any) -> None:
+    try:
+        d = _dir(kind)
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f".{k}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, d / f"{k}.json")
+    except (OSError, TypeError, ValueError):
+        pass
