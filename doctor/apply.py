@@ -37,6 +37,7 @@ from packaging.version import InvalidVersion, Version
 from .errors import DoctorError, UsageError
 from .facts import Distribution, Facts
 from .installer import Choice, choose
+from .proc import kill_group
 from .matrix.index import IndexConfig, IndexFetchError, pip_index_config
 from .plan import Plan, Step, constraints_text, exact_pins, unmet_requirements
 from .txn import (
@@ -203,10 +204,7 @@ class Runner:
 
 
 def _kill(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
+    kill_group(proc)
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from . import __version__
+from .cli_options import JSON, LANG, MATRIX, NPU_SMI_TIMEOUT, PYTHON, ROOT, SITE, STAGE, pick_language
 from .errors import DoctorError, UsageError
 
 app = typer.Typer(
@@ -18,26 +19,10 @@ app = typer.Typer(
     help="Environment doctor for LLM serving on Huawei Ascend NPUs: check the stack, explain errors, fix it.",
 )
 
-ROOT = typer.Option("/", "--root", help="Read the host below this directory (an image, a mounted disk).")
-PYTHON = typer.Option(None, "--python", help="Target interpreter (default: the active venv/conda env, else python3).")
-SITE = typer.Option([], "--site-packages", help="Read packages from this directory (repeatable; no interpreter).")
-STAGE = typer.Option("auto", "--stage", help="build: skip hardware; runtime: judge it; auto: build when no NPU is visible.")
-JSON = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else.")
-LANG = typer.Option(None, "--lang", help="en or zh (default: from LANG).")
-MATRIX = typer.Option([], "--matrix", help="Extra matrix overlay file (repeatable).")
 VERBOSE = typer.Option(False, "-v", "--verbose", help="Show evidence and per-probe timings.")
-TIMEOUT = typer.Option(5.0, "--npu-smi-timeout", help="Seconds to wait for npu-smi.")
 SERVE_ARGS = typer.Option(None, "--serve-args", help="Your `vllm serve ...` command line: its --kv-transfer-config is checked.")
 SERVE_ARGS_FILE = typer.Option(None, "--serve-args-file", help="A file with the `vllm serve` command (a launch script with exports is fine).")
 MOONCAKE_MASTER = typer.Option(None, "--mooncake-master", help="Probe mooncake_master: HOST:PORT[:METRICS_PORT] (metrics default 9003).")
-
-
-def _lang(option: Optional[str]) -> str:
-    from .render import resolve_lang
-
-    if option not in (None, "en", "zh"):
-        raise UsageError(f"--lang {option!r}: use en or zh")
-    return resolve_lang(option, os.environ)
 
 
 @app.command()
@@ -53,7 +38,7 @@ def check(
     verbose: bool = VERBOSE,
     fail_on: str = typer.Option("fail", "--fail-on", help="fail (default) or warn: exit 3 on warnings too."),
     matrix: List[str] = MATRIX,
-    npu_smi_timeout: float = TIMEOUT,
+    npu_smi_timeout: float = NPU_SMI_TIMEOUT,
     serve_args: Optional[str] = SERVE_ARGS,
     serve_args_file: Optional[str] = SERVE_ARGS_FILE,
     mooncake_master: Optional[str] = MOONCAKE_MASTER,
@@ -63,7 +48,7 @@ def check(
 
     if fail_on not in ("fail", "warn"):
         raise UsageError(f"--fail-on {fail_on!r}: use fail or warn")
-    language = _lang(lang)
+    lang = pick_language(lang)
     result = run_check(CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot,
                                     stage=stage, target=target, matrix=list(matrix), npu_smi_timeout=npu_smi_timeout,
                                     serve_args=serve_args, serve_args_file=serve_args_file, mooncake_master=mooncake_master))
@@ -72,12 +57,12 @@ def check(
         from .render import check_json
 
         sys.stdout.write(check_json(result.verdict, stage=result.ctx.stage, target=target_info(result.ctx),
-                                    timings=result.timings, lang=language) + "\n")
+                                    timings=result.timings, lang=lang) + "\n")
     else:
         from .render import print_check
 
         print_check(result.verdict, stage=result.ctx.stage, target_row=result.ctx.release.key if result.ctx.release else None,
-                    timings=result.timings, lang=language, verbose=verbose, exit_code=code)
+                    timings=result.timings, lang=lang, verbose=verbose, exit_code=code)
     raise typer.Exit(code)
 
 
@@ -86,7 +71,7 @@ def snapshot(
     root: str = ROOT,
     python: Optional[str] = PYTHON,
     site_packages: List[str] = SITE,
-    npu_smi_timeout: float = TIMEOUT,
+    npu_smi_timeout: float = NPU_SMI_TIMEOUT,
     serve_args: Optional[str] = SERVE_ARGS,
     serve_args_file: Optional[str] = SERVE_ARGS_FILE,
     mooncake_master: Optional[str] = MOONCAKE_MASTER,

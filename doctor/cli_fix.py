@@ -11,15 +11,10 @@ from typing import Dict, List, Optional
 
 import typer
 
+from .cli_options import LANG, MATRIX, NPU_SMI_TIMEOUT, PYTHON, ROOT, STAGE, pick_language
 from .errors import UsageError
 
-ROOT = typer.Option("/", "--root", help="Read the host below this directory (an image, a mounted disk).")
-PYTHON = typer.Option(None, "--python", help="Target interpreter (default: the active venv/conda env, else python3).")
-STAGE = typer.Option("auto", "--stage", help="build: skip hardware; runtime: judge it; auto: build when no NPU is visible.")
-LANG = typer.Option(None, "--lang", help="en or zh (default: from LANG).")
-MATRIX = typer.Option([], "--matrix", help="Extra matrix overlay file (repeatable).")
 VERBOSE = typer.Option(False, "-v", "--verbose", help="Stream pip's output (it always goes to the log file).")
-TIMEOUT = typer.Option(5.0, "--npu-smi-timeout", help="Seconds to wait for npu-smi.")
 
 T = {
     "header": ("Plan for vllm-ascend {target} (matrix row {row})", "vllm-ascend {target} 的修复计划（矩阵行 {row}）"),
@@ -48,14 +43,6 @@ def t(key: str, lang: str, **kw) -> str:
     return (zh if lang == "zh" else en).format(**kw)
 
 
-def _lang(option: Optional[str]) -> str:
-    from .render import resolve_lang
-
-    if option not in (None, "en", "zh"):
-        raise UsageError(f"--lang {option!r}: use en or zh")
-    return resolve_lang(option, os.environ)
-
-
 def fix_command(
     root: str = ROOT,
     python: Optional[str] = PYTHON,
@@ -77,7 +64,7 @@ def fix_command(
     lang: Optional[str] = LANG,
     verbose: bool = VERBOSE,
     matrix: List[str] = MATRIX,
-    npu_smi_timeout: float = TIMEOUT,
+    npu_smi_timeout: float = NPU_SMI_TIMEOUT,
 ) -> None:
     """Plan (and with --apply carry out) a pinned, ordered reinstall that makes the stack consistent."""
     from .apply import apply_plan, detect_installer, target_from_facts
@@ -86,7 +73,7 @@ def fix_command(
     from .rules import make_context, run_rules
     from .txn import planned_state_dir, state_dir
 
-    language = _lang(lang)
+    language = pick_language(lang)
     if installer not in ("pip", "uv"):
         raise UsageError(f"--installer {installer!r}: use pip or uv")
     if vllm_from not in ("index", "source"):
@@ -300,7 +287,7 @@ def rollback_command(
     from .apply import rollback_last, target_from_facts
     from .check import CheckOptions, gather, run_check
 
-    language = _lang(lang)
+    language = pick_language(lang)
     opts = CheckOptions(root=root, python=python, stage=stage, matrix=list(matrix))
     facts = gather(opts, dict(os.environ))
     target_env = target_from_facts(facts)

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
 import typer
 
+from .cli_options import JSON as JSON_OPT
+from .cli_options import LANG, MATRIX, pick_language
 from .errors import UsageError
 
 matrix_app = typer.Typer(
@@ -21,9 +22,6 @@ matrix_app = typer.Typer(
          "package-index metadata, sync newer releases into a user overlay.",
 )
 
-MATRIX = typer.Option([], "--matrix", help="Extra matrix overlay file (repeatable).")
-LANG = typer.Option(None, "--lang", help="en or zh (default: from LANG).")
-JSON_OPT = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else.")
 
 # Fields shown per release, in this order (see doctor/matrix/model.py for their meaning).
 FIELDS = (
@@ -33,14 +31,6 @@ FIELDS = (
     "glibc_by_arch", "hardware", "mooncake", "mooncake_install", "images", "extra_index_urls",
     "distribution", "official_row", "curated", "released",
 )
-
-
-def _lang(option: Optional[str]) -> str:
-    from .render import resolve_lang
-
-    if option not in (None, "en", "zh"):
-        raise UsageError(f"--lang {option!r}: use en or zh")
-    return resolve_lang(option, os.environ)
 
 
 def _t(lang: str, en: str, zh: str) -> str:
@@ -116,7 +106,7 @@ def show(
     lang: Optional[str] = LANG,
 ) -> None:
     """The matrix as a table, or one release with its sources."""
-    language = _lang(lang)
+    language = pick_language(lang)
     m = _load(matrix)
     rows = [_find(m, release)] if release else m.releases
     if as_json:
@@ -213,7 +203,7 @@ def explain(
     lang: Optional[str] = LANG,
 ) -> None:
     """Why a rule exists and where it comes from, or every fact of a release with its source."""
-    language = _lang(lang)
+    language = pick_language(lang)
     if _looks_like_release(what):
         m = _load(matrix)
         row = _find(m, what.lstrip("vV"))
@@ -261,7 +251,7 @@ def verify(
     """Check the matrix against package-index metadata: exit 0 when all agree, 3 otherwise."""
     from .matrix.verify import fetch_index_metadata, load_metadata_file, verify as run_verify
 
-    language = _lang(lang)
+    language = pick_language(lang)
     m = _load(matrix)
     listed: Optional[List[str]] = _read_versions(versions) if versions else None
     if metadata:
@@ -312,7 +302,7 @@ def sync(
     from .matrix.index import client_from_pip
     from .matrix.sync import sync as run_sync
 
-    language = _lang(lang)
+    language = pick_language(lang)
     m = _load(matrix)
     client, cfg = client_from_pip()
     result = run_sync(m, client, dry_run=dry_run)

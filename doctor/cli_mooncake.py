@@ -14,6 +14,7 @@ from typing import List, Optional
 
 import typer
 
+from .cli_options import JSON, LANG, PYTHON, pick_language
 from .errors import UsageError
 
 mooncake_app = typer.Typer(
@@ -31,24 +32,20 @@ EXIT_FAILED = 3
 def build_command(
     tag: Optional[str] = typer.Option(None, "--tag", help="Mooncake tag to build, e.g. v0.3.9 (cloned from GitHub unless --source)."),
     source: Optional[str] = typer.Option(None, "--source", help="A local Mooncake checkout or mirror instead of GitHub."),
-    python: Optional[str] = typer.Option(None, "--python", help="Target interpreter (default: the active venv/conda env, else python3)."),
+    python: Optional[str] = PYTHON,
     with_system_deps: bool = typer.Option(False, "--with-system-deps", help="Also run dependencies.sh -y (apt packages, yalantinglibs; needs root)."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Parallel compile jobs (default: all cores)."),
     prefix: str = typer.Option("/usr/local", "--prefix", help="CMAKE_INSTALL_PREFIX for the native libraries and mooncake_master."),
     cmake_arg: List[str] = typer.Option([], "--cmake-arg", help="Extra CMake argument (repeatable), e.g. -DUSE_ETCD=ON."),
     log: Optional[str] = typer.Option(None, "--log", help="Log file (default: ~/.cache/ascend-doctor/mooncake-build-<time>.log)."),
     keep_build: bool = typer.Option(False, "--keep-build", help="Keep the temporary build directory."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else."),
-    lang: Optional[str] = typer.Option(None, "--lang", help="en or zh (default: from LANG)."),
+    as_json: bool = JSON,
+    lang: Optional[str] = LANG,
 ) -> None:
     """Clone, configure with -DUSE_ASCEND_DIRECT=ON, build, install, verify; roll back on failure."""
     from .mooncake.build import BuildOptions, run_build
     from .prefetch import default_python
-    from .render import resolve_lang
-
-    if lang not in (None, "en", "zh"):
-        raise UsageError(f"--lang {lang!r}: use en or zh")
-    language = resolve_lang(lang, os.environ)
+    language = pick_language(lang)
     if not tag and not source:
         raise UsageError("give --tag vX.Y.Z (cloned from GitHub) or --source DIR (a local checkout or mirror)")
     if tag is not None:

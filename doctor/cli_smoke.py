@@ -7,33 +7,32 @@ from typing import Optional
 
 import typer
 
+from .cli_options import JSON, LANG, PYTHON, pick_language
 from .errors import UsageError
 
 
 def smoke_command(
-    python: Optional[str] = typer.Option(None, "--python", help="Target interpreter (default: the active venv/conda env, else python3)."),
+    python: Optional[str] = PYTHON,
     device: str = typer.Option("npu", "--device", help="npu (default) or cpu (to test the harness without an NPU)."),
     timeout: float = typer.Option(300.0, "--timeout", help="Seconds before the run counts as hung."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else."),
-    lang: Optional[str] = typer.Option(None, "--lang", help="en or zh (default: from LANG)."),
+    as_json: bool = JSON,
+    lang: Optional[str] = LANG,
 ) -> None:
     """Run a smoke inference (import, device, matmul, greedy decode of a tiny transformer)."""
     from .host import Host
     from .prefetch import default_python
-    from .render import check_json, print_check, resolve_lang
+    from .render import check_json, print_check
     from .smoke import run_smoke
 
     if device not in ("npu", "cpu"):
         raise UsageError(f"--device {device!r}: use npu or cpu")
     if timeout <= 0:
         raise UsageError("--timeout must be positive")
-    if lang not in (None, "en", "zh"):
-        raise UsageError(f"--lang {lang!r}: use en or zh")
+    language = pick_language(lang)
     if python and os.sep in python and not os.path.exists(python):
         raise UsageError(f"--python {python}: no such file")
     host = Host()
     result = run_smoke(host, python or default_python(host.env), device, timeout)
-    language = resolve_lang(lang, os.environ)
     code = result.verdict.exit_code()
     timings = {f"smoke.{s['step']}": s.get("ms", 0) for s in result.steps}
     if as_json:

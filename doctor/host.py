@@ -7,7 +7,6 @@ the tests reads exactly like a live one.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import time
 from pathlib import Path, PurePosixPath
@@ -16,6 +15,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 from . import prefetch
 from .facts import CommandFact
 from .prefetch import find_executable
+from .proc import kill_group
 
 MAX_OUTPUT = 256 * 1024  # keep snapshots small; npu-smi on 16 dies is ~10 KB
 MAX_FILE = 1024 * 1024
@@ -128,7 +128,7 @@ class Host:
         try:
             out, err = proc.communicate(timeout=max(0.0, timeout - (time.monotonic() - start)))
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            kill_group(proc)
             try:
                 out, err = proc.communicate(timeout=2)
             except subprocess.TimeoutExpired:
@@ -140,9 +140,3 @@ class Host:
         fact.duration_ms = round((time.monotonic() - start) * 1000, 1)
         return fact
 
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import atexit
 import os
-import signal
 import subprocess
 import sys
 import time
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from .proc import kill_group
 
 # Runs in the target interpreter (any CPython >= 3.6): stdlib only, no site-packages imports.
 PYTHON_PROBE = r"""
@@ -129,10 +130,7 @@ def take(argv: Sequence[str], env: Mapping[str, str], cwd: Optional[str]) -> Opt
 @atexit.register
 def _reap() -> None:
     for proc, _ in _started.values():
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        kill_group(proc)
     _started.clear()
 
 

@@ -19,7 +19,6 @@ import platform
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import elf
+from ..proc import kill_group
 from .libnames import ASCEND_DEPS, lib_base
 
 DEFAULT_URL = "https://github.com/kvcache-ai/Mooncake.git"
@@ -409,10 +409,7 @@ class Runner:
 
 
 def _kill(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
+    kill_group(proc)
 
 
 def default_log() -> str:

@@ -1,0 +1,28 @@
+"""Options and helpers shared by the command modules, defined once so that every command
+spells and documents them the same way."""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import typer
+
+from .errors import UsageError
+
+ROOT = typer.Option("/", "--root", help="Read the host below this directory (an image, a mounted disk).")
+PYTHON = typer.Option(None, "--python", help="Target interpreter (default: the active venv/conda env, else python3).")
+SITE = typer.Option([], "--site-packages", help="Read packages from this directory (repeatable; no interpreter).")
+STAGE = typer.Option("auto", "--stage", help="build: skip hardware; runtime: judge it; auto: build when no NPU is visible.")
+JSON = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else.")
+LANG = typer.Option(None, "--lang", help="en or zh (default: from LANG).")
+MATRIX = typer.Option([], "--matrix", help="Extra matrix overlay file (repeatable).")
+NPU_SMI_TIMEOUT = typer.Option(5.0, "--npu-smi-timeout", help="Seconds to wait for npu-smi.")
+
+
+def pick_language(option: Optional[str]) -> str:
+    """--lang checked, else the language of LC_ALL / LC_MESSAGES / LANG."""
+    from .render import resolve_lang
+
+    if option not in (None, "en", "zh"):
+        raise UsageError(f"--lang {option!r}: use en or zh")
+    return resolve_lang(option, os.environ)
