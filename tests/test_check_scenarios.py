@@ -168,6 +168,7 @@ def test_a3_and_310p_hardware(fake):
     doc = fake.judge()
     assert finding(doc, "devices.hardware_support")["observed"] == "A3"
     assert "16 chips" in finding(doc, "devices.npu_smi")["title"]
+    assert "64 GB HBM per chip, 436 GB in use" in finding(doc, "devices.npu_smi")["title"]
 
 
 def test_first_generation_910_is_unsupported_and_unhealthy(fake):

@@ -219,10 +219,13 @@ def _npu_smi(ctx: Context, container: bool) -> List[Finding]:
         return out
     info = dev.npu_smi_info
     names = sorted({c.name for c in info.chips})
+    memory_en, memory_zh = _memory(info.chips)
     out.append(Finding("devices.npu_smi", OK,
-                       msg(f"npu-smi: {len(info.chips)} chips ({', '.join(names)}), driver {info.driver_version}",
-                           f"npu-smi：{len(info.chips)} 个芯片（{', '.join(names)}），驱动 {info.driver_version}"),
-                       observed=ctx.hardware or info.layout, evidence=evidence[:1]))
+                       msg(f"npu-smi: {len(info.chips)} chips ({', '.join(names)}{memory_en}), driver {info.driver_version}",
+                           f"npu-smi：{len(info.chips)} 个芯片（{', '.join(names)}{memory_zh}），驱动 {info.driver_version}"),
+                       observed=ctx.hardware or info.layout,
+                       evidence=evidence[:1] + [f"NPU {c.npu} chip {c.chip}: {c.name} {c.health}, HBM {c.hbm_used_mb}/{c.hbm_total_mb} MB"
+                                                for c in info.chips if c.hbm_total_mb]))
     bad = [c for c in info.chips if c.health.upper() != "OK"]
     if bad:
         worst = FAIL if any(c.health.lower() in ("critical", "alarm") for c in bad) else WARN
@@ -244,6 +247,16 @@ def _npu_smi(ctx: Context, container: bool) -> List[Finding]:
                 f"NPU {', '.join(map(str, busy))} 正被 {len(info.processes)} 个进程占用"),
             observed=", ".join(f"{p.pid}{'(' + p.name + ')' if p.name else ''}@{p.npu}" for p in info.processes[:8])))
     return out
+
+
+def _memory(chips) -> tuple:
+    """', 32 GB HBM per chip, 151 GB in use' (310P cards have DDR only: nothing to add)."""
+    totals = sorted({c.hbm_total_mb for c in chips if c.hbm_total_mb})
+    if not totals:
+        return "", ""
+    used = sum(c.hbm_used_mb or 0 for c in chips) / 1024
+    per = "/".join(f"{t // 1024} GB" for t in totals)
+    return f", {per} HBM per chip, {used:.0f} GB in use", f"，每芯片 {per} HBM，已用 {used:.0f} GB"
 
 
 @rule("devices")
