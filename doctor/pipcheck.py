@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -51,7 +50,11 @@ def parse(req: str) -> Optional[Tuple[str, str, Optional[str], bool]]:
 
 
 @functools.lru_cache(maxsize=2048)
-def _marker(text: str) -> Optional[Marker]:
+def _marker(text: str):
+    # Imported on first use: with the result cache warm, check never evaluates a marker, and
+    # packaging.markers (its tokenizer, tags, sysconfig) costs ~20 ms to import.
+    from packaging.markers import InvalidMarker, Marker
+
     try:
         return Marker(text)
     except InvalidMarker:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import platform
 import threading
 import time
 from dataclasses import dataclass, field
@@ -57,7 +56,7 @@ def probe_host(host: Host) -> HostFacts:
     in_container = host.exists("/.dockerenv") or host.exists("/run/.containerenv")
     return HostFacts(
         root=str(host.root), cwd=host.cwd, uid=os.getuid(), gids=gids, user=user,
-        groups=_groups(host), machine=platform.machine(), in_container=in_container,
+        groups=_groups(host), machine=os.uname().machine, in_container=in_container,
     )
 
 
