@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Optional
+from typing import Iterable, List, Optional, Tuple
 
 from ..facts import Distribution
 from ..findings import FAIL, INFO, OK, WARN, Finding, msg
@@ -11,6 +11,19 @@ from ..versions import AscendVersion, local_label, public, same_release, satisfi
 from . import Context, rule
 
 FIX = "ascend-doctor fix"
+
+
+def _mismatch(fid: str, name: str, have: str, r, expected: str, command: str, source: Optional[str],
+              why: Tuple[str, str] = ("", "")) -> Finding:
+    """'<name> <have> does not match vllm-ascend <r> (needs <expected>)', fixable by the plan or
+    by the given command."""
+    return Finding(
+        fid, FAIL,
+        msg(f"{name} {have} does not match vllm-ascend {r.vllm_ascend} (needs {expected}){why[0]}",
+            f"{name} {have} 与 vllm-ascend {r.vllm_ascend} 不配套（需要 {expected}）{why[1]}"),
+        observed=have, expected=expected,
+        hint=msg(f"{FIX} --apply, or by hand: {command}", f"{FIX} --apply，或手动：{command}"),
+        fixable="auto", source=source)
 
 
 def _missing(fid: str, name: str, want: Optional[str], ctx: Context, source: Optional[str]) -> Finding:
@@ -43,18 +56,13 @@ def torch_checks(ctx: Context) -> Iterable[Finding]:
                            observed=torch.version, expected=r.torch, source=r.source_of("torch")))
     else:
         mover = _newer_torch_puller(ctx, torch.version)
-        why_en = f" ({mover} pins torch {public(torch.version)}: installing it replaced torch)" if mover else ""
-        why_zh = f"（{mover} 固定了 torch {public(torch.version)}：安装它时替换了 torch）" if mover else ""
-        out.append(Finding(
-            "torch.version", FAIL,
-            msg(f"torch {torch.version} does not match vllm-ascend {r.vllm_ascend} (needs {r.torch}){why_en}",
-                f"torch {torch.version} 与 vllm-ascend {r.vllm_ascend} 不配套（需要 {r.torch}）{why_zh}"),
-            observed=torch.version, expected=r.torch,
-            hint=msg(f"{FIX} --apply, or by hand: pip install torch=={r.torch} --index-url https://download.pytorch.org/whl/cpu "
-                     f"&& pip install --no-deps torch-npu=={r.torch_npu_recommended or r.torch_npu}",
-                     f"{FIX} --apply，或手动：pip install torch=={r.torch} --index-url https://download.pytorch.org/whl/cpu "
-                     f"&& pip install --no-deps torch-npu=={r.torch_npu_recommended or r.torch_npu}"),
-            fixable="auto", source=r.source_of("torch")))
+        why = ((f" ({mover} pins torch {public(torch.version)}: installing it replaced torch)",
+                f"（{mover} 固定了 torch {public(torch.version)}：安装它时替换了 torch）") if mover else ("", ""))
+        out.append(_mismatch(
+            "torch.version", "torch", torch.version, r, r.torch,
+            f"pip install torch=={r.torch} --index-url https://download.pytorch.org/whl/cpu "
+            f"&& pip install --no-deps torch-npu=={r.torch_npu_recommended or r.torch_npu}",
+            r.source_of("torch"), why))
     out.append(_build(ctx, torch))
     out.extend(_companions(ctx, torch))
     return out
@@ -150,15 +158,9 @@ def torch_npu_checks(ctx: Context) -> Iterable[Finding]:
         return out
     wants_torch = _pinned(npu, "torch")
     if r is not None and not any(same_release(npu.version, v) for v in r.torch_npu_accepted):
-        expected = " or ".join(r.torch_npu_accepted)
-        out.append(Finding(
-            "torch_npu.version", FAIL,
-            msg(f"torch-npu {npu.version} does not match vllm-ascend {r.vllm_ascend} (needs {expected})",
-                f"torch-npu {npu.version} 与 vllm-ascend {r.vllm_ascend} 不配套（需要 {expected}）"),
-            observed=npu.version, expected=expected,
-            hint=msg(f"{FIX} --apply, or: pip install --no-deps torch-npu=={r.torch_npu_recommended or r.torch_npu}",
-                     f"{FIX} --apply，或：pip install --no-deps torch-npu=={r.torch_npu_recommended or r.torch_npu}"),
-            fixable="auto", source=r.source_of("torch_npu")))
+        out.append(_mismatch(
+            "torch_npu.version", "torch-npu", npu.version, r, " or ".join(r.torch_npu_accepted),
+            f"pip install --no-deps torch-npu=={r.torch_npu_recommended or r.torch_npu}", r.source_of("torch_npu")))
     elif torch is not None and wants_torch and not same_release(torch.version, wants_torch):
         out.append(Finding(
             "torch_npu.version", FAIL,
@@ -362,12 +364,8 @@ def _triton(ctx: Context) -> List[Finding]:
     if accepted and ta is None and ctx.hardware != "310P":
         return [_missing("vllm_ascend.triton", "triton-ascend", accepted[0], ctx, r.source_of("triton_ascend"))]
     if accepted and ta is not None and not any(same_release(ta.version, v) for v in accepted):
-        return [Finding("vllm_ascend.triton", FAIL,
-                        msg(f"triton-ascend {ta.version} does not match vllm-ascend {r.vllm_ascend} (needs {' or '.join(accepted)})",
-                            f"triton-ascend {ta.version} 与 vllm-ascend {r.vllm_ascend} 不配套（需要 {' 或 '.join(accepted)}）"),
-                        observed=ta.version, expected=" or ".join(accepted),
-                        hint=msg(f"pip install --no-deps triton-ascend=={accepted[0]}", f"pip install --no-deps triton-ascend=={accepted[0]}"),
-                        fixable="auto", source=r.source_of("triton_ascend"))]
+        return [_mismatch("vllm_ascend.triton", "triton-ascend", ta.version, r, " or ".join(accepted),
+                          f"pip install --no-deps triton-ascend=={accepted[0]}", r.source_of("triton_ascend"))]
     if mainline is not None:
         return [Finding("vllm_ascend.triton", WARN,
                         msg(f"mainline (CUDA) triton {mainline.version} is installed; the official images remove it",
