@@ -14,7 +14,6 @@ import errno
 import json
 import os
 import shutil
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Set
@@ -339,12 +338,3 @@ def undo_to_snapshot(snapshot: Snapshot, backed_up: Iterable[str], backup_root: 
                 failed.append(d + "/")
     return failed
 
-
-def wait_gone(pid: int, timeout: float = 5.0) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return
-        time.sleep(0.05)

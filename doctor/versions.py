@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import List, Optional, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -206,19 +206,3 @@ def satisfies(version: Optional[str], spec: Optional[str]) -> Optional[bool]:
         return None
     return s.contains(v, prereleases=True)
 
-
-def sort_pep440(versions: Iterable[str]) -> List[str]:
-    return sorted(versions, key=lambda s: pep440(s) or Version("0"))
-
-
-def newest_at_most(candidates: Sequence[str], version: str) -> Optional[str]:
-    """The newest candidate <= version (maps ``0.23.1.dev0`` to its base release ``0.23.0``)."""
-    v = pep440(version)
-    if v is None:
-        return None
-    best = None
-    for c in candidates:
-        cv = pep440(c)
-        if cv is not None and cv <= v and (best is None or cv > pep440(best)):
-            best = c
-    return best

@@ -61,7 +61,13 @@ def key_status(key: str, vllm_ascend: Optional[str]) -> str:
         return "misleading"
     if key not in KEYS:
         return "unknown"
-    first, last = KEYS[key]
+    return window_state(KEYS[key], vllm_ascend)
+
+
+def window_state(window: Tuple[Optional[str], Optional[str]], vllm_ascend: Optional[str]) -> str:
+    """Whether a key with a (first, last) vllm-ascend window is read by this version:
+    read / not_yet / no_longer (an unknown version reads everything)."""
+    first, last = window
     if vllm_ascend is None:
         return "read"
     if first and at_least(vllm_ascend, first) is False:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from . import jsontext
-from .config import at_least
+from .config import at_least, window_state
 from .issues import FAIL, INFO, OK, WARN, Issue, issue
 
 SOURCE = "facts/mooncake.md §5 (vllm-ascend --kv-transfer-config)"
@@ -368,17 +368,6 @@ def _connector_issues(name: str, data: Dict[str, Any], ctx: ServeContext) -> Lis
     return out
 
 
-def _key_state(spec: Tuple[Optional[str], Optional[str]], va: Optional[str]) -> str:
-    first, last = spec
-    if va is None:
-        return "read"
-    if first and at_least(va, first) is False:
-        return "not_yet"
-    if last and at_least(va, last):
-        return "no_longer"
-    return "read"
-
-
 def _extra_issues(fam: str, name: str, extra: Dict[str, Any], va: Optional[str]) -> List[Issue]:
     table = EXTRA_KEYS[fam]
     out: List[Issue] = []
@@ -387,13 +376,13 @@ def _extra_issues(fam: str, name: str, extra: Dict[str, Any], va: Optional[str])
         if key not in table:
             unknown.append(key)
             continue
-        state = _key_state(table[key], va)
+        state = window_state(table[key], va)
         if state == "not_yet":
             when = "vllm-ascend main (after 0.25.1rc1)" if table[key][0] == HEAD else f"vllm-ascend {table[key][0]}"
             ignored.append(f"{key} (read from {when} on)")
         elif state == "no_longer":
             ignored.append(f"{key} (no longer read since vllm-ascend {table[key][1]})")
-    if fam == "store" and "mooncake_rpc_port" in extra and _key_state(table["lookup_rpc_port"], va) == "read":
+    if fam == "store" and "mooncake_rpc_port" in extra and window_state(table["lookup_rpc_port"], va) == "read":
         out.append(issue(INFO, "mooncake_rpc_port is deprecated: vllm-ascend reads lookup_rpc_port first and logs a warning for the old name",
                          "mooncake_rpc_port 已废弃：vllm-ascend 优先读取 lookup_rpc_port，旧名称会打印告警",
                          hint=('rename it: "lookup_rpc_port": <a port unique per instance>', '改名为 "lookup_rpc_port": <每个实例唯一的端口>'),
@@ -401,8 +390,8 @@ def _extra_issues(fam: str, name: str, extra: Dict[str, Any], va: Optional[str])
     if unknown:
         out.append(issue(WARN, f"kv_connector_extra_config key(s) that {name} does not read: {', '.join(unknown)}",
                          f"{name} 不读取这些 kv_connector_extra_config 键：{', '.join(unknown)}",
-                         hint=(f"known for {name}: {', '.join(k for k in table if _key_state(table[k], va) == 'read')}",
-                               f"{name} 支持的键：{', '.join(k for k in table if _key_state(table[k], va) == 'read')}"),
+                         hint=(f"known for {name}: {', '.join(k for k in table if window_state(table[k], va) == 'read')}",
+                               f"{name} 支持的键：{', '.join(k for k in table if window_state(table[k], va) == 'read')}"),
                          observed=", ".join(unknown), source=SOURCE))
     if ignored:
         out.append(issue(INFO, f"kv_connector_extra_config key(s) ignored by vllm-ascend {va}: " + "; ".join(ignored),
@@ -442,14 +431,14 @@ def _store_issues(name: str, extra: Dict[str, Any], ctx: ServeContext) -> List[I
     out: List[Issue] = []
     va = ctx.vllm_ascend
     backend = extra.get("backend", "mooncake")
-    if "backend" in extra and _key_state(EXTRA_KEYS["store"]["backend"], va) == "read":
+    if "backend" in extra and window_state(EXTRA_KEYS["store"]["backend"], va) == "read":
         known = [b for b, since in BACKENDS.items() if since is None or at_least(va, since) is not False]
         if str(backend).lower() not in known:
             out.append(issue(FAIL, f"backend {backend!r}: Unsupported KV pool backend (vllm-ascend {va} has {', '.join(known)})",
                              f"backend {backend!r}：不支持的 KV 池后端（vllm-ascend {va} 支持 {', '.join(known)}）",
                              observed=str(backend), expected=" | ".join(known), source=SOURCE))
             return out
-    if str(backend).lower() != "mooncake" and _key_state(EXTRA_KEYS["store"]["backend"], va) == "read":
+    if str(backend).lower() != "mooncake" and window_state(EXTRA_KEYS["store"]["backend"], va) == "read":
         return out
     if not ctx.env.get("MOONCAKE_CONFIG_PATH"):
         out.append(issue(FAIL, f"{name} with the mooncake backend reads MOONCAKE_CONFIG_PATH, which is not set "
