@@ -58,10 +58,10 @@ def doctor(fake: FakeHost, env, *args) -> subprocess.CompletedProcess:
 
 
 def plan_ms(fake: FakeHost, extra) -> float:
-    from doctor.check import CheckOptions, gather
-    from doctor.installer import Installer
+    from doctor.usecases.check import CheckOptions, gather
+    from doctor.shell.installer import Installer
     from doctor.matrix import load_matrix
-    from doctor.plan import PlanOptions, plan_for
+    from doctor.plan.builder import PlanOptions, plan_for
     from doctor.rules import make_context, run_rules
 
     matrix = load_matrix()

@@ -1,3 +1,3 @@
-from .entry import main
+from doctor.entry import main
 
 main()

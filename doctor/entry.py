@@ -5,9 +5,9 @@ import sys
 
 
 def main() -> None:
-    from .prefetch import for_command_line
+    from doctor.shell.prefetch import for_command_line
 
     for_command_line(sys.argv[1:])
-    from .cli import main as cli_main
+    from doctor.cli.main import main as cli_main
 
     cli_main()

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from .layers import order, upstream_of
+from doctor.layers import order, upstream_of
 
 OK, INFO, WARN, FAIL, SKIP = "ok", "info", "warn", "fail", "skip"
 STATUSES = (OK, INFO, WARN, FAIL, SKIP)

@@ -6,8 +6,8 @@ import os
 import sys
 from typing import Dict, Mapping, Optional
 
-from . import __version__
-from .findings import FAIL, INFO, OK, SKIP, WARN, Verdict
+from doctor import __version__
+from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Verdict
 
 SYMBOL = {OK: "✓", INFO: "i", WARN: "!", FAIL: "✗", SKIP: "-"}
 STYLE = {OK: "green", INFO: "cyan", WARN: "yellow", FAIL: "bold red", SKIP: "dim"}

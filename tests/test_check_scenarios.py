@@ -184,7 +184,7 @@ def test_non_root_user_outside_hwhiaiuser_group(fake):
     assert finding(doc, "devices.permissions")["status"] == "ok"  # we run as root here
     from doctor.facts import HostFacts
     from doctor.probes.devices import probe_devices
-    from doctor.host import Host
+    from doctor.shell.host import Host
     me = HostFacts(root=str(fake.root), cwd="/", uid=1001, gids=[1001], user="alice", groups={})
     dev = probe_devices(Host(str(fake.root), fake.env), me, 5)
     assert not any(n.accessible for n in dev.davinci)
@@ -365,7 +365,7 @@ def test_AVD_064_python_outside_the_range(fake):
     from doctor.matrix import load_matrix
     from doctor.rules import make_context
     from doctor.rules.python import python_checks
-    from doctor.check import CheckOptions, gather
+    from doctor.usecases.check import CheckOptions, gather
     facts = gather(CheckOptions(root=str(fake.root), python=str(fake.python)), env=fake.env)
     facts.python.version = "3.13.1"
     ctx = make_context(facts, load_matrix(user_overlays=False))

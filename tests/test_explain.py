@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from doctor.explain import Match, match_log, render_matches, run_explain
+from doctor.usecases.explain import Match, match_log, render_matches, run_explain
 from doctor.render import resolve_lang
 from doctor.matrix.load import parse_file, shipped_dir
 from doctor.matrix.model import Signature
@@ -376,7 +376,7 @@ def test_cli_command(isolated):
     typer = pytest.importorskip("typer")
     from typer.testing import CliRunner
 
-    from doctor.cli_explain import explain_command
+    from doctor.cli.explain import explain_command
 
     app = typer.Typer()
 

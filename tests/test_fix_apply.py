@@ -43,10 +43,10 @@ def doctor(fake, house, *args, env=None, timeout=300):
 
 
 def replan(fake):
-    from doctor.check import CheckOptions, gather
-    from doctor.installer import Installer
+    from doctor.usecases.check import CheckOptions, gather
+    from doctor.shell.installer import Installer
     from doctor.matrix import load_matrix
-    from doctor.plan import PlanOptions, plan_for
+    from doctor.plan.builder import PlanOptions, plan_for
     from doctor.rules import make_context, run_rules
 
     matrix = load_matrix(user_overlays=False)

@@ -25,7 +25,7 @@ UPDATE = bool(os.environ.get("UPDATE_GOLDENS"))
 
 def run_cli(fake: FakeHost, argv, monkeypatch):
     """The command in this process, with the fake host's environment and working directory."""
-    from doctor.cli import main
+    from doctor.cli.main import main
 
     for k in list(os.environ):
         monkeypatch.delenv(k)

@@ -1,6 +1,6 @@
 import time
 
-from doctor.host import Host
+from doctor.shell.host import Host
 
 
 def test_absolute_symlinks_resolve_inside_the_root(fake):

@@ -9,7 +9,7 @@ import pytest
 
 
 def run(args, capsys, monkeypatch=None):
-    from doctor.cli import main
+    from doctor.cli.main import main
 
     with pytest.raises(SystemExit) as info:
         main(["matrix"] + args)

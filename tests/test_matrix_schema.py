@@ -180,7 +180,7 @@ def test_uncurated_overlay_row_never_replaces_a_curated_one(tmp_path):
 
 
 def test_cli_reports_bad_matrix_file_in_one_line(tmp_path, capsys):
-    from doctor.cli import main
+    from doctor.cli.main import main
 
     bad = write(tmp_path, ROW.format(version="0.99.0") + "torch_npux = 1\n")
     with pytest.raises(SystemExit) as info:

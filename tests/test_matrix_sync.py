@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from doctor.errors import DoctorError
-from doctor.matrix.index import (
+from doctor.shell.index import (
     IndexClient,
     IndexFetchError,
     glibc_of,
@@ -247,7 +247,7 @@ def test_pip_no_index(tmp_path):
 
 
 def test_pip_cert_is_honoured(tmp_path):
-    from doctor.matrix.index import client_from_pip
+    from doctor.shell.index import client_from_pip
 
     ca = conf(tmp_path / "ca.pem", "not really a certificate\n")
     cfg_file = conf(tmp_path / "pip.conf", f"[global]\ncert = {ca}\n")
@@ -429,7 +429,7 @@ def test_release_glibc_takes_the_highest_tag(index, server):
 
 
 def run(args, capsys):
-    from doctor.cli import main
+    from doctor.cli.main import main
 
     with pytest.raises(SystemExit) as info:
         main(["matrix"] + args)

@@ -162,7 +162,7 @@ def test_metadata_file_errors(tmp_path):
 
 
 def run(args, capsys):
-    from doctor.cli import main
+    from doctor.cli.main import main
 
     with pytest.raises(SystemExit) as info:
         main(["matrix"] + args)

@@ -16,7 +16,8 @@ from fakehost import FakeHost
 from fakehost.mooncake import CC, cann_libs
 
 from doctor.matrix import load_matrix
-from doctor.mooncake import build, elf
+from doctor.parse import elf
+from doctor.shell import mooncake_build as build
 
 FIXTURE = Path(__file__).parent / "mooncake_fixture"
 REPO = Path(__file__).resolve().parents[1]

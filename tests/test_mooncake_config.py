@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from doctor.mooncake import config, envvars, jsontext, serveargs, sizes
+from doctor.parse import jsontext, serveargs, sizes
+from doctor.rules import mooncake_config as config
+from doctor.rules import mooncake_env as envvars
 
 DATA = Path(__file__).parent / "data" / "mooncake"
 GB = 1024 ** 3

@@ -11,7 +11,8 @@ import subprocess
 import pytest
 from fakehost.mooncake import CC, ElfKit
 
-from doctor.mooncake import elf, loader
+from doctor.parse import elf
+from doctor.parse import ldcache as loader
 
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler to build test libraries")
 

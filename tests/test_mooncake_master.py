@@ -13,7 +13,7 @@ import pytest
 from fakehost import finding
 from fakehost.scenarios import ascend_host
 
-from doctor.mooncake import master
+from doctor.shell import mooncake_master as master
 
 DATA = Path(__file__).parent / "data" / "mooncake" / "master"
 

@@ -268,7 +268,7 @@ def test_unknown_connector_for_the_installed_vllm_ascend(fake):
 
 
 def test_snapshot_keeps_the_mooncake_verdict(fake, kit, tmp_path):
-    from doctor.check import CheckOptions, gather, run_check, snapshot_json
+    from doctor.usecases.check import CheckOptions, gather, run_check, snapshot_json
 
     script = seed001(fake, kit, tmp_path)
     opts = dict(root=str(fake.root), python=str(fake.python), cwd=str(fake.workdir), serve_args_file=str(script))

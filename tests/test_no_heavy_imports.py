@@ -9,7 +9,7 @@ from fakehost.torchenv import torch_python
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = """
 import json, sys
-from doctor.cli import main
+from doctor.cli.main import main
 try:
     main(["check", "--json", "--python", sys.argv[1]])
 except SystemExit:

@@ -1,6 +1,6 @@
 from fakehost import fixture
 
-from doctor.probes.npusmi import error_code, hardware_class, parse_npu_smi
+from doctor.parse.npusmi import error_code, hardware_class, parse_npu_smi
 
 
 def test_910b4_with_processes():

@@ -1,5 +1,5 @@
 from doctor.facts import Distribution
-from doctor.pipcheck import check, marker_applies, parse
+from doctor.rules.pipcheck import check, marker_applies, parse
 
 LINUX_X86 = {"python_version": "3.11", "python_full_version": "3.11.7", "platform_machine": "x86_64",
              "platform_system": "Linux", "sys_platform": "linux", "os_name": "posix",

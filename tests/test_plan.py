@@ -4,12 +4,12 @@ from fakehost import official_image
 from fakehost.dists import NVIDIA_FOR_TORCH, Stub
 from fakehost.scenarios import ascend_host
 
-from doctor.check import CheckOptions, gather
+from doctor.usecases.check import CheckOptions, gather
 from doctor.errors import UsageError
-from doctor.installer import Installer, choose, uv_flags
+from doctor.shell.installer import Installer, choose, uv_flags
 from doctor.matrix import load_matrix
-from doctor.matrix.index import pip_index_config
-from doctor.plan import (
+from doctor.shell.index import pip_index_config
+from doctor.plan.builder import (
     TORCH_CPU_INDEX,
     PlanOptions,
     constraints_text,

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from fakehost.torchenv import torch_python
 
-from doctor.host import Host
-from doctor.smoke import SCRIPT, run_smoke
+from doctor.shell.host import Host
+from doctor.shell.smoke import SCRIPT, run_smoke
 
 REPO = Path(__file__).resolve().parents[1]
 

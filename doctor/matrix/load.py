@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 
-from .model import (
+from doctor.matrix.model import (
     CANN_DRIVER_SCHEMA,
     RELEASE_SCHEMA,
     SIGNATURE_SCHEMA,
@@ -23,9 +23,9 @@ from .model import (
     torch_from,
     torch_npu_from,
 )
-from .schema import MatrixError, locate, validate_rows
-from .. import cache as cache_mod
-from ..versions import pep440
+from doctor.matrix.schema import MatrixError, locate, validate_rows
+from doctor.shell import cache as cache_mod
+from doctor.versions import pep440
 
 # array name -> (schema, constructor, unique key)
 ARRAYS: Dict[str, Tuple[dict, Callable, str]] = {

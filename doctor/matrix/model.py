@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from .schema import (
+from doctor.matrix.schema import (
     Field,
     check_ascend,
     check_bool,
@@ -257,7 +257,7 @@ def _check_regex(value) -> Optional[str]:
 
 
 def _check_layer(value) -> Optional[str]:
-    from ..layers import LAYERS
+    from doctor.layers import LAYERS
 
     return None if value in LAYERS else f"{value!r} is not a layer ({', '.join(LAYERS)})"
 

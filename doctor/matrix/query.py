@@ -12,8 +12,8 @@ from typing import Dict, List, Optional, Tuple, Union
 
 from packaging.version import Version
 
-from ..versions import AscendVersion, pep440, satisfies, specifier
-from .model import CannDriver, Matrix, Release, TorchNpu, TorchRow
+from doctor.versions import AscendVersion, pep440, satisfies, specifier
+from doctor.matrix.model import CannDriver, Matrix, Release, TorchNpu, TorchRow
 
 # cann_supports_driver statuses
 OK, UNKNOWN, TOO_OLD, UNTESTED, UNSUPPORTED = "ok", "unknown", "too_old", "untested", "unsupported"

@@ -20,13 +20,13 @@ from typing import Dict, List, Mapping, Optional
 
 from packaging.version import Version
 
-from ..errors import DoctorError
-from ..versions import pep440, satisfies
-from .index import IndexClient, pick_file, release_glibc
-from .load import parse_file, user_overlay_dir
-from .model import Matrix, Release
-from .schema import MatrixError
-from .verify import PROJECT, requirement_specs
+from doctor.errors import DoctorError
+from doctor.versions import pep440, satisfies
+from doctor.shell.index import IndexClient, pick_file, release_glibc
+from doctor.matrix.load import parse_file, user_overlay_dir
+from doctor.matrix.model import Matrix, Release
+from doctor.matrix.schema import MatrixError
+from doctor.matrix.verify import PROJECT, requirement_specs
 
 OVERLAY_NAME = "matrix-overlay.toml"
 NOT_CURATED = "from index metadata, not curated"

@@ -21,11 +21,11 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
-from ..errors import UsageError
-from ..versions import pep440, satisfies
-from .index import IndexClient, glibc_of, pick_file
-from .model import Matrix, Release
-from .query import release_row
+from doctor.errors import UsageError
+from doctor.versions import pep440, satisfies
+from doctor.shell.index import IndexClient, glibc_of, pick_file
+from doctor.matrix.model import Matrix, Release
+from doctor.matrix.query import release_row
 
 PROJECT = "vllm-ascend"
 # Linux environments a wheel's markers are evaluated in (a requirement counts if any applies).

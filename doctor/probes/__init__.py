@@ -11,16 +11,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
-from .. import __version__
-from ..facts import Facts, HostFacts, ProbeError, redact_env
-from ..host import Host
-from .cann import probe_cann
-from .devices import probe_devices
-from .driver import probe_driver, probe_firmware
-from .packages import scan
-from ..prefetch import default_python
-from .python_env import probe_python, python_from_site_packages
-from .workdir import probe_workdir
+from doctor import __version__
+from doctor.facts import Facts, HostFacts, ProbeError, redact_env
+from doctor.shell.host import Host
+from doctor.probes.cann import probe_cann
+from doctor.probes.devices import probe_devices
+from doctor.probes.driver import probe_driver, probe_firmware
+from doctor.probes.packages import scan
+from doctor.shell.prefetch import default_python
+from doctor.probes.python_env import probe_python, python_from_site_packages
+from doctor.probes.workdir import probe_workdir
 
 
 @dataclass
@@ -110,7 +110,7 @@ def _python(host: Host, options: ProbeOptions):
 
 
 def _mooncake(host: Host, facts: Facts, options: ProbeOptions):
-    from .mooncake import MooncakeOptions, probe_mooncake  # imported while the other probes wait
+    from doctor.probes.mooncake import MooncakeOptions, probe_mooncake  # imported while the other probes wait
 
     return probe_mooncake(host, facts, MooncakeOptions(
         serve_args=options.serve_args, serve_args_file=options.serve_args_file,

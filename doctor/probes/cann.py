@@ -9,9 +9,9 @@ import posixpath
 import re
 from typing import List, Optional, Tuple
 
-from ..facts import CannFacts, NnalFacts
-from ..host import Host
-from ..kvfile import parse_colon, parse_equals
+from doctor.facts import CannFacts, NnalFacts
+from doctor.shell.host import Host
+from doctor.parse.kvfile import parse_colon, parse_equals
 
 DEFAULT_HOMES = (
     "/usr/local/Ascend/cann",

@@ -6,10 +6,10 @@ import re
 import stat as stat_mod
 from typing import Dict, List
 
-from ..facts import DeviceNode, DevicesFacts, HostFacts
-from ..host import Host
-from ..prefetch import NPU_SMI_DIRS
-from .npusmi import parse_npu_smi
+from doctor.facts import DeviceNode, DevicesFacts, HostFacts
+from doctor.shell.host import Host
+from doctor.shell.prefetch import NPU_SMI_DIRS
+from doctor.parse.npusmi import parse_npu_smi
 
 MANAGEMENT = ("davinci_manager", "devmm_svm", "hisi_hdc")
 

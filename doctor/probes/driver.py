@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import posixpath
 
-from ..facts import DriverFacts, FirmwareFacts
-from ..host import Host
-from ..kvfile import parse_equals
-from ..versions import parse_ranges
+from doctor.facts import DriverFacts, FirmwareFacts
+from doctor.shell.host import Host
+from doctor.parse.kvfile import parse_equals
+from doctor.versions import parse_ranges
 
 INSTALL_INFO = "/etc/ascend_install.info"
 DEFAULT_BASE = "/usr/local/Ascend"

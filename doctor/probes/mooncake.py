@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Set
 
-from ..facts import ElfFacts, Facts, LibLookup, MooncakeDist, MooncakeFacts, redact_env
-from ..host import Host
-from ..mooncake.libnames import interesting, is_mooncake_lib, lib_base
+from doctor.facts import ElfFacts, Facts, LibLookup, MooncakeDist, MooncakeFacts, redact_env
+from doctor.shell.host import Host
+from doctor.parse.libnames import interesting, is_mooncake_lib, lib_base
 
 PACKAGE = "mooncake"
 NPU_DIST = "mooncake-transfer-engine-npu"
@@ -91,7 +91,7 @@ def _serve_args(m: MooncakeFacts, host: Host, options: MooncakeOptions) -> None:
             m.serve_args = fh.read(MAX_CONFIG)
         m.serve_args_source = options.serve_args_file
     if m.serve_args is not None:
-        from ..mooncake import serveargs  # the mooncake helpers load only when they have work
+        from doctor.parse import serveargs  # the mooncake helpers load only when they have work
 
         # Snapshots are shared: no API keys or tokens from the user's launch script.
         m.serve_args = serveargs.redact(m.serve_args)
@@ -183,7 +183,7 @@ def _package(m: MooncakeFacts, host: Host, facts: Facts, paths: _Paths) -> None:
 
 
 def _elf_fact(path: str, real: str, strings: bool) -> ElfFacts:
-    from ..mooncake import elf
+    from doctor.parse import elf
 
     fact = ElfFacts(path=path)
     try:
@@ -232,7 +232,7 @@ def _binaries(m: MooncakeFacts, facts: Facts, env: Dict[str, str], paths: _Paths
 
 
 def _loader(m: MooncakeFacts, host: Host, facts: Facts, env: Dict[str, str], paths: _Paths) -> None:
-    from ..mooncake import loader
+    from doctor.parse import ldcache as loader
 
     m.ld_library_path = _ld_path(env)
     m.ld_missing_dirs = [d for d in m.ld_library_path if not paths.isdir(d)]
@@ -349,7 +349,7 @@ def _meminfo(m: MooncakeFacts, host: Host) -> None:
 
 
 def _connectors(m: MooncakeFacts, facts: Facts) -> None:
-    from ..mooncake import connectors
+    from doctor.probes import connectors
 
     sys_path = list(facts.python.sys_path) if facts.python else []
     va = facts.dist("vllm-ascend")
@@ -371,7 +371,7 @@ def _connectors(m: MooncakeFacts, facts: Facts) -> None:
 
 def _master(m: MooncakeFacts, options: MooncakeOptions, env: Dict[str, str]) -> None:
     """Only when a master is named: --mooncake-master, MOONCAKE_MASTER, or the config file."""
-    from ..mooncake.config import check_host_port, master_address
+    from doctor.rules.mooncake_config import check_host_port, master_address
     if options.master:
         address, source = options.master, "--mooncake-master"
     elif env.get("MOONCAKE_MASTER"):
@@ -380,6 +380,6 @@ def _master(m: MooncakeFacts, options: MooncakeOptions, env: Dict[str, str]) -> 
         address, source = master_address(m.config_text) or "", "MOONCAKE_CONFIG_PATH"
         if not address or check_host_port(address) is not None:
             return  # a placeholder or a malformed address: mooncake.config reports it
-    from ..mooncake import master
+    from doctor.shell import mooncake_master as master
 
     m.master = master.probe(address, source, options.timeout)

@@ -12,7 +12,7 @@ import os
 import re
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from ..facts import Distribution, PackagesFacts, canonical
+from doctor.facts import Distribution, PackagesFacts, canonical
 
 _META_SUFFIXES = (".dist-info", ".egg-info")
 _INTERESTING_GROUPS = ("vllm.",)

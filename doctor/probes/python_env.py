@@ -10,9 +10,9 @@ import json
 import sys
 from typing import List
 
-from ..facts import PythonFacts
-from ..host import Host
-from ..prefetch import PYTHON_PROBE, is_self, python_path
+from doctor.facts import PythonFacts
+from doctor.shell.host import Host
+from doctor.shell.prefetch import PYTHON_PROBE, is_self, python_path
 
 def probe_python(host: Host, executable: str, timeout: float = 15.0) -> PythonFacts:
     facts = PythonFacts(source="interpreter", executable=executable)

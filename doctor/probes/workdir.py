@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from ..facts import PackagesFacts, ShadowFact, WorkdirFacts, canonical
+from doctor.facts import PackagesFacts, ShadowFact, WorkdirFacts, canonical
 
 WATCHED = ("vllm", "vllm_ascend", "torch", "torch_npu", "mooncake", "triton")
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, List, Optional, Tuple
 
-from ..facts import Facts
-from ..findings import SKIP, WARN, Finding, Verdict, judge, msg
-from ..matrix.model import Matrix, Release
-from ..probes.npusmi import hardware_class
+from doctor.facts import Facts
+from doctor.findings import SKIP, WARN, Finding, Verdict, judge, msg
+from doctor.matrix.model import Matrix, Release
+from doctor.parse.npusmi import hardware_class
 
 RuleFn = Callable[["Context"], Iterable[Finding]]
 RULES: List[Tuple[str, RuleFn]] = []
@@ -71,7 +71,7 @@ def decide_stage(facts: Facts, requested: str) -> Tuple[str, str]:
 
 def make_context(facts: Facts, matrix: Matrix, requested_stage: str = "auto",
                  target: Optional[str] = None) -> Context:
-    from ..matrix.query import release_for_installed
+    from doctor.matrix.query import release_for_installed
 
     stage, reason = decide_stage(facts, requested_stage)
     ctx = Context(facts=facts, matrix=matrix, stage=stage, stage_reason=reason)
@@ -89,7 +89,7 @@ PROBE_LAYER = {"driver": "driver", "firmware": "firmware", "cann": "cann", "devi
 def load_rules() -> None:
     """Import the rule modules for their registrations (~40 ms: the check does it while the
     interpreter probe runs)."""
-    from . import cann, env, hardware, mooncake, python, stack  # noqa: F401
+    from doctor.rules import cann, env, hardware, mooncake, python, stack  # noqa: F401
 
 
 def run_rules(ctx: Context) -> Verdict:

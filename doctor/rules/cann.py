@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
-from ..findings import FAIL, INFO, OK, SKIP, WARN, Finding, msg
-from ..matrix.query import cann_supports_driver
-from ..versions import AscendVersion
-from . import Context, rule
+from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Finding, msg
+from doctor.matrix.query import cann_supports_driver
+from doctor.versions import AscendVersion
+from doctor.rules import Context, rule
 
 CANN_DOWNLOAD = "https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/CANN/CANN%20{v}/"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import fnmatch
 from typing import Iterable, List
 
-from .. import pipcheck
-from ..findings import FAIL, INFO, OK, WARN, Finding, msg
-from ..versions import public, same_release
-from . import Context, rule
+from doctor.rules import pipcheck
+from doctor.findings import FAIL, INFO, OK, WARN, Finding, msg
+from doctor.versions import public, same_release
+from doctor.rules import Context, rule
 
 STACK = {"torch", "torch-npu", "torchvision", "torchaudio", "vllm", "vllm-ascend", "triton-ascend",
          "transformers", "numpy", "mooncake-transfer-engine-npu"}

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
-from ..findings import FAIL, INFO, OK, WARN, Finding, msg
-from ..probes.npusmi import error_code
-from ..versions import in_version_range
-from . import Context, rule
+from doctor.findings import FAIL, INFO, OK, WARN, Finding, msg
+from doctor.parse.npusmi import error_code
+from doctor.versions import in_version_range
+from doctor.rules import Context, rule
 
 DRIVER_MOUNTS = (
     "-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/ "

@@ -1,6 +1,6 @@
 """Mooncake: which build is installed and where, whether the Ascend transport is in it, whether
 the loader finds it, and whether the config, the environment, the serve command and the master
-fit (facts/mooncake.md). The judgement lives in doctor.mooncake.*; these rules pick the inputs
+fit (facts/mooncake.md). The judgement lives in doctor.rules.mooncake_*; these rules pick the inputs
 and turn the results into findings.
 """
 from __future__ import annotations
@@ -8,15 +8,17 @@ from __future__ import annotations
 import posixpath
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from ..facts import ElfFacts, MooncakeFacts
-from ..findings import FAIL, INFO, OK, WARN, Finding, msg
-from ..mooncake import config as mconfig
-from ..mooncake import envvars, master, serveargs
-from ..mooncake.issues import Issue, worst_first
-from ..mooncake.libnames import ASCEND_DEPS, CUDA_DEPS, is_mooncake_lib, lib_base
-from ..mooncake.sizes import human
-from ..versions import pep440, same_release
-from . import Context, rule
+from doctor.facts import ElfFacts, MooncakeFacts
+from doctor.findings import FAIL, INFO, OK, WARN, Finding, msg
+from doctor.rules import mooncake_config as mconfig
+from doctor.rules import mooncake_env as envvars
+from doctor.shell import mooncake_master as master
+from doctor.parse import serveargs
+from doctor.rules.issues import Issue, worst_first
+from doctor.parse.libnames import ASCEND_DEPS, CUDA_DEPS, is_mooncake_lib, lib_base
+from doctor.parse.sizes import human
+from doctor.versions import pep440, same_release
+from doctor.rules import Context, rule
 
 LAYER = "mooncake"
 NPU_DIST = "mooncake-transfer-engine-npu"

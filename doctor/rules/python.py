@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
-from ..findings import FAIL, INFO, OK, WARN, Finding, msg
-from ..versions import pep440, satisfies
-from . import Context, rule
+from doctor.findings import FAIL, INFO, OK, WARN, Finding, msg
+from doctor.versions import pep440, satisfies
+from doctor.rules import Context, rule
 
 ARCHES = ("x86_64", "aarch64")
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 import re
 from typing import Iterable, List, Optional, Tuple
 
-from ..facts import Distribution
-from ..findings import FAIL, INFO, OK, WARN, Finding, msg
-from ..matrix.query import torch_npu_row
-from ..versions import AscendVersion, local_label, public, same_release, satisfies
-from . import Context, rule
+from doctor.facts import Distribution
+from doctor.findings import FAIL, INFO, OK, WARN, Finding, msg
+from doctor.matrix.query import torch_npu_row
+from doctor.versions import AscendVersion, local_label, public, same_release, satisfies
+from doctor.rules import Context, rule
 
 FIX = "ascend-doctor fix"
 

@@ -248,7 +248,7 @@ class FakeHost:
 
     def judge(self, **options) -> dict:
         """check --json, in-process (fast): the same pipeline and JSON as the command."""
-        from doctor.check import CheckOptions, run_check, target_info
+        from doctor.usecases.check import CheckOptions, run_check, target_info
         from doctor.render import check_json
 
         opts = CheckOptions(root=str(self.root), python=str(self.python) if self.python else None,

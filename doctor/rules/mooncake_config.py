@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ..versions import pep440
-from . import jsontext
-from .issues import FAIL, INFO, OK, WARN, Issue, issue
-from .sizes import GIB, human, parse_size
+from doctor.versions import pep440
+from doctor.parse import jsontext
+from doctor.rules.issues import FAIL, INFO, OK, WARN, Issue, issue
+from doctor.parse.sizes import GIB, human, parse_size
 
 SOURCE = "facts/mooncake.md §4 (vllm-ascend MooncakeStoreConfig)"
 VALIDATE = "python -m json.tool \"$MOONCAKE_CONFIG_PATH\""

@@ -14,6 +14,6 @@ def explain_command(
     matrix: List[Path] = typer.Option([], "--matrix", metavar="PATH", help="Extra matrix overlay file (repeatable)."),
 ) -> None:
     """Match an error log against the known signatures: cause, fix and the check that confirms it."""
-    from .explain import run_explain  # not on check's start-up path
+    from doctor.usecases.explain import run_explain  # not on check's start-up path
 
     raise typer.Exit(run_explain(file, lang, as_json, matrix))

@@ -11,8 +11,8 @@ from typing import Dict, List, Optional
 
 import typer
 
-from .cli_options import LANG, MATRIX, NPU_SMI_TIMEOUT, PYTHON, ROOT, STAGE, pick_language
-from .errors import UsageError
+from doctor.cli.options import LANG, MATRIX, NPU_SMI_TIMEOUT, PYTHON, ROOT, STAGE, pick_language
+from doctor.errors import UsageError
 
 VERBOSE = typer.Option(False, "-v", "--verbose", help="Stream pip's output (it always goes to the log file).")
 
@@ -67,11 +67,11 @@ def fix_command(
     npu_smi_timeout: float = NPU_SMI_TIMEOUT,
 ) -> None:
     """Plan (and with --apply carry out) a pinned, ordered reinstall that makes the stack consistent."""
-    from .apply import apply_plan, detect_installer, target_from_facts
-    from .check import CheckOptions, gather, load_matrix_or_exit, parse_target, run_check
-    from .plan import PlanOptions, plan_for, requirements_text
-    from .rules import make_context, run_rules
-    from .txn import planned_state_dir, state_dir
+    from doctor.shell.apply import apply_plan, detect_installer, target_from_facts
+    from doctor.usecases.check import CheckOptions, gather, load_matrix_or_exit, parse_target, run_check
+    from doctor.plan.builder import PlanOptions, plan_for, requirements_text
+    from doctor.rules import make_context, run_rules
+    from doctor.shell.txn import planned_state_dir, state_dir
 
     language = pick_language(lang)
     if installer not in ("pip", "uv"):
@@ -167,7 +167,7 @@ def fix_command(
         print_before_after(before, final.verdict, language)
         if smoke is not None:
             _out(f"smoke: exit {smoke['exit_code']}" + (f" ({smoke['why']})" if smoke.get("why") else ""))
-        from .render import print_check
+        from doctor.render import print_check
 
         print_check(final.verdict, stage=final.ctx.stage, target_row=final.ctx.release.key if final.ctx.release else None,
                     timings=final.timings, lang=language, verbose=False, exit_code=code)
@@ -176,7 +176,7 @@ def fix_command(
 
 def _smoke(skip: bool, stage: str, python: str, lang: str) -> Optional[Dict]:
     """Run `ascend-doctor smoke` when that command exists (another module provides it)."""
-    from .cli import app
+    from doctor.cli.main import app
 
     names = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
     if skip or "smoke" not in names:
@@ -284,8 +284,8 @@ def rollback_command(
     matrix: List[str] = MATRIX,
 ) -> None:
     """Undo the last `fix --apply` on this environment (its journal and file backups)."""
-    from .apply import rollback_last, target_from_facts
-    from .check import CheckOptions, gather, run_check
+    from doctor.shell.apply import rollback_last, target_from_facts
+    from doctor.usecases.check import CheckOptions, gather, run_check
 
     language = pick_language(lang)
     opts = CheckOptions(root=root, python=python, stage=stage, matrix=list(matrix))

@@ -7,8 +7,8 @@ from typing import Optional
 
 import typer
 
-from .cli_options import JSON, LANG, PYTHON, pick_language
-from .errors import UsageError
+from doctor.cli.options import JSON, LANG, PYTHON, pick_language
+from doctor.errors import UsageError
 
 
 def smoke_command(
@@ -19,10 +19,10 @@ def smoke_command(
     lang: Optional[str] = LANG,
 ) -> None:
     """Run a smoke inference (import, device, matmul, greedy decode of a tiny transformer)."""
-    from .host import Host
-    from .prefetch import default_python
-    from .render import check_json, print_check
-    from .smoke import run_smoke
+    from doctor.shell.host import Host
+    from doctor.shell.prefetch import default_python
+    from doctor.render import check_json, print_check
+    from doctor.shell.smoke import run_smoke
 
     if device not in ("npu", "cpu"):
         raise UsageError(f"--device {device!r}: use npu or cpu")

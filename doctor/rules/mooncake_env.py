@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from typing import List, Mapping, Optional
 
-from ..versions import AscendVersion
-from .config import at_least
-from .issues import FAIL, INFO, OK, WARN, Issue, issue
+from doctor.versions import AscendVersion
+from doctor.rules.mooncake_config import at_least
+from doctor.rules.issues import FAIL, INFO, OK, WARN, Issue, issue
 
 SOURCE = "facts/mooncake.md §5 (Mooncake ascend_direct transport environment)"
 INT32_MAX = 2 ** 31 - 1

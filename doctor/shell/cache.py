@@ -11,7 +11,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Optional
 
-from . import __version__
+from doctor import __version__
 
 
 def key(*parts: Any) -> str:

@@ -25,9 +25,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import elf
-from ..proc import kill_group
-from .libnames import ASCEND_DEPS, lib_base
+from doctor.parse import elf
+from doctor.shell.proc import kill_group
+from doctor.parse.libnames import ASCEND_DEPS, lib_base
 
 DEFAULT_URL = "https://github.com/kvcache-ai/Mooncake.git"
 DEFAULT_PREFIX = "/usr/local"
@@ -250,8 +250,8 @@ BUILD_SIGNATURES = (
 
 
 def match_known(text: str, extra_signatures: Sequence = ()) -> List[KnownError]:
-    from ..explain import match_log
-    from ..matrix.model import Signature
+    from doctor.usecases.explain import match_log
+    from doctor.matrix.model import Signature
 
     local = [Signature(id=i, pattern=p, layer="mooncake", cause_en=c, cause_zh=c, fix_en=f, fix_zh=f, source="doctor/mooncake/build.py")
              for i, p, c, f in BUILD_SIGNATURES]
@@ -422,8 +422,8 @@ def default_log() -> str:
 def cann_env(env: Dict[str, str], machine: str) -> Tuple[Dict[str, str], Optional[str]]:
     """The build environment with CANN's variables (what set_env.sh exports that the build
     needs), from ASCEND_HOME_PATH when it points at a toolkit, else the detected one."""
-    from ..host import Host
-    from ..probes.cann import probe_cann
+    from doctor.shell.host import Host
+    from doctor.probes.cann import probe_cann
 
     out = dict(env)
     home = out.get("ASCEND_HOME_PATH")

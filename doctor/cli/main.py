@@ -7,9 +7,9 @@ from typing import List, Optional
 
 import typer
 
-from . import __version__
-from .cli_options import JSON, LANG, MATRIX, NPU_SMI_TIMEOUT, PYTHON, ROOT, SITE, STAGE, pick_language
-from .errors import DoctorError, UsageError
+from doctor import __version__
+from doctor.cli.options import JSON, LANG, MATRIX, NPU_SMI_TIMEOUT, PYTHON, ROOT, SITE, STAGE, pick_language
+from doctor.errors import DoctorError, UsageError
 
 app = typer.Typer(
     add_completion=False,
@@ -44,7 +44,7 @@ def check(
     mooncake_master: Optional[str] = MOONCAKE_MASTER,
 ) -> None:
     """Probe every layer of the stack and give one verdict, root cause first."""
-    from .check import CheckOptions, run_check, target_info
+    from doctor.usecases.check import CheckOptions, run_check, target_info
 
     if fail_on not in ("fail", "warn"):
         raise UsageError(f"--fail-on {fail_on!r}: use fail or warn")
@@ -54,12 +54,12 @@ def check(
                                     serve_args=serve_args, serve_args_file=serve_args_file, mooncake_master=mooncake_master))
     code = result.verdict.exit_code(fail_on)
     if as_json:
-        from .render import check_json
+        from doctor.render import check_json
 
         sys.stdout.write(check_json(result.verdict, stage=result.ctx.stage, target=target_info(result.ctx),
                                     timings=result.timings, lang=lang) + "\n")
     else:
-        from .render import print_check
+        from doctor.render import print_check
 
         print_check(result.verdict, stage=result.ctx.stage, target_row=result.ctx.release.key if result.ctx.release else None,
                     timings=result.timings, lang=lang, verbose=verbose, exit_code=code)
@@ -77,7 +77,7 @@ def snapshot(
     mooncake_master: Optional[str] = MOONCAKE_MASTER,
 ) -> None:
     """Write every observed fact as JSON on stdout (secrets in env vars redacted)."""
-    from .check import CheckOptions, gather, snapshot_json
+    from doctor.usecases.check import CheckOptions, gather, snapshot_json
 
     facts = gather(CheckOptions(root=root, python=python, site_packages=list(site_packages),
                                 npu_smi_timeout=npu_smi_timeout, serve_args=serve_args,
@@ -92,11 +92,11 @@ def version() -> None:
 
 
 # Each command group lives in its own module; they are registered here, in the order of --help.
-from .cli_explain import explain_command  # noqa: E402
-from .cli_fix import fix_command, rollback_command  # noqa: E402
-from .cli_matrix import matrix_app  # noqa: E402
-from .cli_mooncake import mooncake_app  # noqa: E402
-from .cli_smoke import smoke_command  # noqa: E402
+from doctor.cli.explain import explain_command  # noqa: E402
+from doctor.cli.fix import fix_command, rollback_command  # noqa: E402
+from doctor.cli.matrix import matrix_app  # noqa: E402
+from doctor.cli.mooncake import mooncake_app  # noqa: E402
+from doctor.cli.smoke import smoke_command  # noqa: E402
 
 app.command("smoke")(smoke_command)
 app.command("explain")(explain_command)

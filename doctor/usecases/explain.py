@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .matrix.model import Signature
+from doctor.matrix.model import Signature
 
 LANGS = ("en", "zh")
 
@@ -191,8 +191,8 @@ def _emit(text: str) -> None:
 def run_explain(source: str, lang: Optional[str], as_json: bool, extra_matrix: Sequence[Path] = ()) -> int:
     """Read the log, match it, print the result; return the exit code (0, or 2 for bad input,
     1 when the shipped matrix itself is broken)."""
-    from .matrix import MatrixError, load_matrix
-    from .render import resolve_lang
+    from doctor.matrix import MatrixError, load_matrix
+    from doctor.render import resolve_lang
 
     lang = resolve_lang(lang, os.environ)
     if lang not in LANGS:

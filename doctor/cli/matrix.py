@@ -9,9 +9,9 @@ from typing import Dict, List, Optional
 
 import typer
 
-from .cli_options import JSON as JSON_OPT
-from .cli_options import LANG, MATRIX, pick_language
-from .errors import UsageError
+from doctor.cli.options import JSON as JSON_OPT
+from doctor.cli.options import LANG, MATRIX, pick_language
+from doctor.errors import UsageError
 
 matrix_app = typer.Typer(
     add_completion=False,
@@ -39,7 +39,7 @@ def _t(lang: str, en: str, zh: str) -> str:
 
 def _load(extra: List[str]):
     """The matrix with the user's overlays and ``--matrix`` files; bad input is a UsageError."""
-    from .matrix import MatrixError, load_matrix
+    from doctor.matrix import MatrixError, load_matrix
 
     for p in extra:
         if not Path(p).is_file():
@@ -52,7 +52,7 @@ def _load(extra: List[str]):
 
 
 def _find(matrix, release: str):
-    from .matrix.query import release_row
+    from doctor.matrix.query import release_row
 
     row = release_row(matrix, release)
     if row is None:
@@ -175,7 +175,7 @@ def _print_problems(console, row, lang: str) -> None:
 def _catalog_entry(finding_id: str):
     """(entry or None, whether a catalog exists). The catalog of the check rules is optional."""
     try:
-        from .rules import catalog
+        from doctor.rules import catalog
     except ImportError:
         return None, False
     describe = getattr(catalog, "describe", None)  # resolves generic ids such as cann.probe_error
@@ -191,7 +191,7 @@ def _catalog_entry(finding_id: str):
 
 
 def _looks_like_release(text: str) -> bool:
-    from .versions import pep440
+    from doctor.versions import pep440
 
     return pep440(text.lstrip("vV")) is not None and text[:1].lower() in "v0123456789"
 
@@ -249,7 +249,7 @@ def verify(
     lang: Optional[str] = LANG,
 ) -> None:
     """Check the matrix against package-index metadata: exit 0 when all agree, 3 otherwise."""
-    from .matrix.verify import fetch_index_metadata, load_metadata_file, verify as run_verify
+    from doctor.matrix.verify import fetch_index_metadata, load_metadata_file, verify as run_verify
 
     language = pick_language(lang)
     m = _load(matrix)
@@ -260,7 +260,7 @@ def verify(
             packages.extend(load_metadata_file(Path(path)))
         where = ", ".join(metadata)
     else:
-        from .matrix.index import client_from_pip
+        from doctor.shell.index import client_from_pip
 
         client, cfg = client_from_pip()
         if not as_json:
@@ -299,8 +299,8 @@ def sync(
     lang: Optional[str] = LANG,
 ) -> None:
     """Add rows for vllm-ascend releases newer than the matrix, from the index pip is configured for."""
-    from .matrix.index import client_from_pip
-    from .matrix.sync import sync as run_sync
+    from doctor.shell.index import client_from_pip
+    from doctor.matrix.sync import sync as run_sync
 
     language = pick_language(lang)
     m = _load(matrix)

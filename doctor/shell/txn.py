@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Set
 
-from .errors import DoctorError, UsageError
-from .facts import Distribution
-from .probes.packages import scan
+from doctor.errors import DoctorError, UsageError
+from doctor.facts import Distribution
+from doctor.probes.packages import scan
 
 STATE_NAME = ".ascend-doctor"
 

@@ -19,7 +19,7 @@ import sys
 import time
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .proc import kill_group
+from doctor.shell.proc import kill_group
 
 # Runs in the target interpreter (any CPython >= 3.6): stdlib only, no site-packages imports.
 PYTHON_PROBE = r"""

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple
 
-from ..facts import HttpFact, MasterFacts
+from doctor.facts import HttpFact, MasterFacts
 
 DEFAULT_METRICS_PORT = 9003
 MAX_BODY = 256 * 1024

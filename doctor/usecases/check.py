@@ -12,15 +12,15 @@ from typing import Callable, Dict, List, Optional
 
 from typing import TYPE_CHECKING
 
-from .errors import UsageError
-from .facts import SNAPSHOT_SCHEMA_VERSION, Facts
-from .host import Host
-from .probes import ProbeOptions, collect
+from doctor.errors import UsageError
+from doctor.facts import SNAPSHOT_SCHEMA_VERSION, Facts
+from doctor.shell.host import Host
+from doctor.probes import ProbeOptions, collect
 
 if TYPE_CHECKING:  # imported where used: the matrix and the rules load while the probes wait
-    from .findings import Verdict
-    from .matrix import Matrix
-    from .rules import Context
+    from doctor.findings import Verdict
+    from doctor.matrix import Matrix
+    from doctor.rules import Context
 
 
 @dataclass
@@ -59,7 +59,7 @@ def parse_target(text: Optional[str]) -> Optional[str]:
 
 
 def load_matrix_or_exit(extra: List[str]) -> "Matrix":
-    from .matrix import MatrixError, load_matrix
+    from doctor.matrix import MatrixError, load_matrix
 
     for p in extra:
         if not os.path.isfile(p):
@@ -84,7 +84,7 @@ def load_snapshot(path: str) -> Facts:
     version = data.get("schema_version")
     if version != SNAPSHOT_SCHEMA_VERSION:
         raise UsageError(f"snapshot {path} has schema_version {version!r}; this doctor reads {SNAPSHOT_SCHEMA_VERSION}")
-    from .serial import SnapshotError, from_dict
+    from doctor.parse.serial import SnapshotError, from_dict
 
     try:
         return from_dict(Facts, data)
@@ -120,7 +120,7 @@ def validate_mooncake(opts: CheckOptions) -> None:
     if opts.serve_args_file and not os.path.isfile(opts.serve_args_file):
         raise UsageError(f"--serve-args-file {opts.serve_args_file}: no such file")
     if opts.mooncake_master is not None:
-        from .mooncake.master import parse_address
+        from doctor.shell.mooncake_master import parse_address
 
         err = parse_address(opts.mooncake_master).error
         if err:
@@ -155,14 +155,14 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
     def prepare() -> None:
         # Runs while the interpreter and npu-smi probes wait on their processes: loading the
         # matrix and importing the rules and the last probe costs ~60 ms that would add up.
-        from .probes import mooncake  # noqa: F401
-        from .rules import load_rules
+        from doctor.probes import mooncake  # noqa: F401
+        from doctor.rules import load_rules
 
         loaded["matrix"] = matrix or load_matrix_or_exit(opts.matrix)
         load_rules()
 
     facts = gather(opts, env, prepare)
-    from .rules import make_context, run_rules
+    from doctor.rules import make_context, run_rules
 
     matrix = loaded["matrix"]
     ctx = make_context(facts, matrix, opts.stage, target)
@@ -177,7 +177,7 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
 
 
 def snapshot_json(facts: Facts) -> str:
-    from .serial import to_dict
+    from doctor.parse.serial import to_dict
 
     return json.dumps(to_dict(facts), ensure_ascii=False, indent=2)
 

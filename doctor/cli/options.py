@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from .errors import UsageError
+from doctor.errors import UsageError
 
 ROOT = typer.Option("/", "--root", help="Read the host below this directory (an image, a mounted disk).")
 PYTHON = typer.Option(None, "--python", help="Target interpreter (default: the active venv/conda env, else python3).")
@@ -21,7 +21,7 @@ NPU_SMI_TIMEOUT = typer.Option(5.0, "--npu-smi-timeout", help="Seconds to wait f
 
 def pick_language(option: Optional[str]) -> str:
     """--lang checked, else the language of LC_ALL / LC_MESSAGES / LANG."""
-    from .render import resolve_lang
+    from doctor.render import resolve_lang
 
     if option not in (None, "en", "zh"):
         raise UsageError(f"--lang {option!r}: use en or zh")

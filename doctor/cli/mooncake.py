@@ -14,8 +14,8 @@ from typing import List, Optional
 
 import typer
 
-from .cli_options import JSON, LANG, PYTHON, pick_language
-from .errors import UsageError
+from doctor.cli.options import JSON, LANG, PYTHON, pick_language
+from doctor.errors import UsageError
 
 mooncake_app = typer.Typer(
     add_completion=False,
@@ -43,8 +43,8 @@ def build_command(
     lang: Optional[str] = LANG,
 ) -> None:
     """Clone, configure with -DUSE_ASCEND_DIRECT=ON, build, install, verify; roll back on failure."""
-    from .mooncake.build import BuildOptions, run_build
-    from .prefetch import default_python
+    from doctor.shell.mooncake_build import BuildOptions, run_build
+    from doctor.shell.prefetch import default_python
     language = pick_language(lang)
     if not tag and not source:
         raise UsageError("give --tag vX.Y.Z (cloned from GitHub) or --source DIR (a local checkout or mirror)")
@@ -82,7 +82,7 @@ def build_command(
 
 def _signatures():
     try:
-        from .matrix import load_matrix
+        from doctor.matrix import load_matrix
 
         return load_matrix().signatures
     except Exception:  # a broken shipped matrix must not stop a build; local signatures remain

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote, urljoin, urlparse
 
-from ..errors import UsageError
-from ..versions import pep440
+from doctor.errors import UsageError
+from doctor.versions import pep440
 
 PIP_DEFAULT_INDEX = "https://pypi.org/simple/"
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
@@ -614,7 +614,7 @@ def client_from_pip(env: Optional[Mapping[str, str]] = None, session=None) -> Tu
     return client, cfg
 
 
-if __name__ == "__main__":  # pragma: no cover - manual look-ups: python -m doctor.matrix.index NAME VERSION...
+if __name__ == "__main__":  # pragma: no cover - manual look-ups: python -m doctor.shell.index NAME VERSION...
     client, cfg = client_from_pip()
     project = sys.argv[1]
     files = client.project_files(project)

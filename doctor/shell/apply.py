@@ -34,13 +34,13 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from .errors import DoctorError, UsageError
-from .facts import Distribution, Facts
-from .installer import Choice, choose
-from .proc import kill_group
-from .matrix.index import IndexConfig, IndexFetchError, pip_index_config
-from .plan import Plan, Step, constraints_text, exact_pins, unmet_requirements
-from .txn import (
+from doctor.errors import DoctorError, UsageError
+from doctor.facts import Distribution, Facts
+from doctor.shell.installer import Choice, choose
+from doctor.shell.proc import kill_group
+from doctor.shell.index import IndexConfig, IndexFetchError, pip_index_config
+from doctor.plan.builder import Plan, Step, constraints_text, exact_pins, unmet_requirements
+from doctor.shell.txn import (
     Journal,
     Lock,
     Snapshot,

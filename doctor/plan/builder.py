@@ -21,12 +21,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from .errors import UsageError
-from .facts import Distribution, Facts
-from .findings import FAIL, WARN, Msg, Verdict, msg
-from .installer import Installer
-from .matrix.model import Matrix, Release
-from .matrix.query import (
+from doctor.errors import UsageError
+from doctor.facts import Distribution, Facts
+from doctor.findings import FAIL, WARN, Msg, Verdict, msg
+from doctor.shell.installer import Installer
+from doctor.matrix.model import Matrix, Release
+from doctor.matrix.query import (
     TOO_OLD,
     UNSUPPORTED,
     cann_supports_driver,
@@ -37,8 +37,8 @@ from .matrix.query import (
     torch_npu_row,
     torch_row,
 )
-from .pipcheck import marker_applies
-from .versions import AscendVersion, local_label, pep440, public, same_release, satisfies
+from doctor.rules.pipcheck import marker_applies
+from doctor.versions import AscendVersion, local_label, pep440, public, same_release, satisfies
 
 PLAN_SCHEMA_VERSION = 1
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"

@@ -1,7 +1,7 @@
 """How to spell installer commands (pip or uv) for a target interpreter, as argv lists.
 
 Pure: which pip to use (the target's own, or the doctor's with ``--python``) and whether uv is
-on PATH are decided by the caller (``doctor.apply.detect_installer``) and passed in.
+on PATH are decided by the caller (``doctor.shell.apply.detect_installer``) and passed in.
 
 pip reads the user's configuration itself (pip.conf, PIP_* variables), so pip commands carry only
 what the matrix adds (``--extra-index-url`` of the release row). uv reads none of pip's
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
-from .matrix.index import IndexConfig
+from doctor.shell.index import IndexConfig
 
 PIP, UV = "pip", "uv"
 

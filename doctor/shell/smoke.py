@@ -12,9 +12,9 @@ import json
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
-from .facts import CommandFact
-from .findings import FAIL, OK, SKIP, Finding, Verdict, judge, msg
-from .host import Host
+from doctor.facts import CommandFact
+from doctor.findings import FAIL, OK, SKIP, Finding, Verdict, judge, msg
+from doctor.shell.host import Host
 
 STEPS = ("import", "device", "compute", "decode")
 
@@ -195,8 +195,8 @@ def findings(steps: List[Dict], cmd: CommandFact, device: str, timeout: float) -
 
 def _hint(text: str):
     """The cause and fix of the first known error signature in the failure text."""
-    from .explain import match_log
-    from .matrix import load_matrix
+    from doctor.usecases.explain import match_log
+    from doctor.matrix import load_matrix
 
     try:
         signatures = load_matrix().signatures

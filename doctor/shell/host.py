@@ -12,10 +12,10 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from . import prefetch
-from .facts import CommandFact
-from .prefetch import find_executable
-from .proc import kill_group
+from doctor.shell import prefetch
+from doctor.facts import CommandFact
+from doctor.shell.prefetch import find_executable
+from doctor.shell.proc import kill_group
 
 MAX_OUTPUT = 256 * 1024  # keep snapshots small; npu-smi on 16 dies is ~10 KB
 MAX_FILE = 1024 * 1024

@@ -14,8 +14,8 @@ from typing import Dict, List, Optional, Tuple
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from . import cache
-from .facts import Distribution, canonical
+from doctor.shell import cache
+from doctor.facts import Distribution, canonical
 
 _REQ = re.compile(
     r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[(?P<extras>[^\]]*)\])?"

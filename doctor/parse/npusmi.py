@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import List, Optional
 
-from ..facts import Chip, NpuProcess, NpuSmiInfo
+from doctor.facts import Chip, NpuProcess, NpuSmiInfo
 
 _HEADER = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
 _PAIR = re.compile(r"(\d+)\s*/\s*(\d+)")

@@ -14,9 +14,9 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from . import jsontext
-from .config import at_least, window_state
-from .issues import FAIL, INFO, OK, WARN, Issue, issue
+from doctor.parse import jsontext
+from doctor.rules.mooncake_config import at_least, window_state
+from doctor.rules.issues import FAIL, INFO, OK, WARN, Issue, issue
 
 SOURCE = "facts/mooncake.md §5 (vllm-ascend --kv-transfer-config)"
 ROLES = ("kv_producer", "kv_consumer", "kv_both")
