@@ -62,7 +62,7 @@ def plan_ms(fake: FakeHost, extra) -> float:
     from doctor.shell.installer import Installer
     from doctor.matrix import load_matrix
     from doctor.plan.builder import PlanOptions, plan_for
-    from doctor.rules import make_context, run_rules
+    from doctor.rules.engine import make_context, run_rules
 
     matrix = load_matrix()
     facts = gather(CheckOptions(root=str(fake.root), python=str(fake.python), cwd=str(fake.workdir)), env=dict(fake.env))

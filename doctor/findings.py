@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+import shlex
+from typing import Dict, List, Optional, Tuple, Union
 
+from doctor.i18n import Text
 from doctor.layers import order, upstream_of
 
 OK, INFO, WARN, FAIL, SKIP = "ok", "info", "warn", "fail", "skip"
@@ -29,19 +31,49 @@ def msg(en: str, zh: str) -> Msg:
     return Msg(en, zh)
 
 
+Message = Union[Msg, Text]  # inline words (being moved to the catalogue) or a catalogue Text
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command the user may run, shown on a line of its own exactly as ``shell()`` prints it,
+    so that it runs when copied. ``label`` says what it does when there are alternatives."""
+
+    argv: Tuple[str, ...]
+    label: Optional[Text] = None
+    env: Tuple[Tuple[str, str], ...] = ()  # VAR=value set for this command only
+
+    def shell(self) -> str:
+        prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env)
+        return (prefix + " " if prefix else "") + shlex.join(self.argv)
+
+    def to_json(self, lang: str = "en") -> Dict:
+        out: Dict = {"argv": list(self.argv), "shell": self.shell()}
+        if self.env:
+            out["env"] = dict(self.env)
+        if self.label is not None:
+            out["label"] = self.label.text(lang)
+        return out
+
+
+def cmd(*argv: str, label: Optional[Text] = None, **env: str) -> Command:
+    return Command(tuple(str(a) for a in argv), label, tuple(sorted(env.items())))
+
+
 @dataclass
 class Finding:
     id: str
     status: str
-    title: Msg
+    title: Message
     observed: Optional[str] = None
     expected: Optional[str] = None
-    hint: Optional[Msg] = None
+    hint: Optional[Message] = None
     fixable: str = "none"
     source: Optional[str] = None
     evidence: List[str] = field(default_factory=list)
     root_cause: bool = False
     blocked_by: Optional[str] = None
+    commands: List[Command] = field(default_factory=list)  # each runnable as printed
 
     @property
     def layer(self) -> str:
@@ -61,6 +93,7 @@ class Finding:
             "hint": self.hint.text(lang) if self.hint else None,
             "source": self.source,
             "evidence": list(self.evidence),
+            **({"commands": [c.to_json(lang) for c in self.commands]} if self.commands else {}),
         }
 
 

@@ -363,7 +363,7 @@ def test_AVD_064_python_outside_the_range(fake):
     doc = fake.judge()
     assert finding(doc, "python.version")["status"] == "ok"
     from doctor.matrix import load_matrix
-    from doctor.rules import make_context
+    from doctor.rules.engine import make_context
     from doctor.rules.python import python_checks
     from doctor.usecases.check import CheckOptions, gather
     facts = gather(CheckOptions(root=str(fake.root), python=str(fake.python)), env=fake.env)

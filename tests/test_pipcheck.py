@@ -49,13 +49,25 @@ def test_parse_forms():
     assert marker_applies('extra == "dev"', LINUX_X86) is False
 
 
+def _facts(dists, markers):
+    from doctor.facts import Facts, HostFacts, PackagesFacts, PythonFacts
+
+    return Facts(tool_version="t", collected_at="now", host=HostFacts(root="/", cwd="/", uid=0, gids=[0]),
+                 python=PythonFacts(source="interpreter", markers=markers), packages=PackagesFacts(dists=dists))
+
+
 def test_results_are_cached_by_their_inputs(tmp_path, monkeypatch):
+    """The check use case caches pip check's answer on disk; the rule itself stays pure."""
+    from doctor.usecases.check import cached_pip_conflicts
+
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     dists = dict([dist("torch-npu", "2.7.1", "torch==2.7.1"), dist("torch", "2.8.0")])
-    first = check(dists, LINUX_X86)
+    first = cached_pip_conflicts(_facts(dists, LINUX_X86))
+    assert first == check(dists, LINUX_X86)
     assert list((tmp_path / "ascend-doctor" / "pipcheck").glob("*.json"))
-    assert check(dists, LINUX_X86) == first and first[0].installed == "2.8.0"
+    assert cached_pip_conflicts(_facts(dists, LINUX_X86)) == first and first[0].installed == "2.8.0"
     # another environment is another key: the fixed torch gives no conflict, not the cached one
     fixed = dict([dist("torch-npu", "2.7.1", "torch==2.7.1"), dist("torch", "2.7.1")])
-    assert check(fixed, LINUX_X86) == []
-    assert check(dists, dict(LINUX_X86, platform_machine="aarch64")) == first
+    assert cached_pip_conflicts(_facts(fixed, LINUX_X86)) == []
+    assert cached_pip_conflicts(_facts(dists, dict(LINUX_X86, platform_machine="aarch64"))) == first
+    assert len(list((tmp_path / "ascend-doctor" / "pipcheck").glob("*.json"))) == 3

@@ -17,7 +17,7 @@ from doctor.plan.builder import (
     requirements_text,
     unmet_requirements,
 )
-from doctor.rules import make_context, run_rules
+from doctor.rules.engine import make_context, run_rules
 
 MATRIX = load_matrix(user_overlays=False)
 PIP = Installer("pip", "/env/bin/python", ("/env/bin/python", "-m", "pip"))

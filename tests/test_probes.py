@@ -4,7 +4,7 @@ from doctor.shell.host import Host
 from doctor.probes.cann import probe_cann
 from doctor.probes.devices import can_read_write, probe_devices
 from doctor.probes.driver import probe_driver, probe_firmware
-from doctor.probes import probe_host
+from doctor.probes.host_info import probe_host
 
 
 def host(fake: FakeHost, **env) -> Host:

@@ -70,7 +70,7 @@ def fix_command(
     from doctor.shell.apply import apply_plan, detect_installer, target_from_facts
     from doctor.usecases.check import CheckOptions, gather, load_matrix_or_exit, parse_target, run_check
     from doctor.plan.builder import PlanOptions, plan_for, requirements_text
-    from doctor.rules import make_context, run_rules
+    from doctor.rules.engine import make_context, run_rules
     from doctor.shell.txn import planned_state_dir, state_dir
 
     language = pick_language(lang)

@@ -6,7 +6,7 @@ from typing import Iterable, List
 from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Finding, msg
 from doctor.matrix.query import cann_supports_driver
 from doctor.versions import AscendVersion
-from doctor.rules import Context, rule
+from doctor.rules.base import Context, Rule
 
 CANN_DOWNLOAD = "https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/CANN/CANN%20{v}/"
 
@@ -28,7 +28,6 @@ def _arch(ctx: Context) -> str:
         or ctx.facts.host.machine or "<arch>"
 
 
-@rule("cann")
 def cann_installed(ctx: Context) -> Iterable[Finding]:
     c = ctx.facts.cann
     if c is None:
@@ -120,7 +119,6 @@ def _nnal(c) -> List[Finding]:
                     observed=n.version, evidence=[n.path])]
 
 
-@rule("cann")
 def cann_driver(ctx: Context) -> Iterable[Finding]:
     c, d = ctx.facts.cann, ctx.facts.driver
     if c is None or not c.version:
@@ -159,7 +157,6 @@ def cann_driver(ctx: Context) -> Iterable[Finding]:
                     observed=d.version, expected=supported, source=source)]
 
 
-@rule("cann")
 def cann_release(ctx: Context) -> Iterable[Finding]:
     c, r = ctx.facts.cann, ctx.release
     if c is None or not c.version or r is None:
@@ -189,3 +186,11 @@ def cann_release(ctx: Context) -> Iterable[Finding]:
                     hint=msg(f"untested combination; the supported one is CANN {wanted[0]}",
                              f"未经验证的组合；配套的是 CANN {wanted[0]}"),
                     fixable="vendor", source=source)]
+
+
+# Several finding ids per check: to be split into one record per finding id.
+RULES = (
+    Rule("group:cann_installed", "cann", cann_installed),
+    Rule("group:cann_driver", "cann", cann_driver),
+    Rule("group:cann_release", "cann", cann_release),
+)

@@ -7,7 +7,7 @@ from typing import Iterable, List
 from doctor.rules import pipcheck
 from doctor.findings import FAIL, INFO, OK, WARN, Finding, msg
 from doctor.versions import public, same_release
-from doctor.rules import Context, rule
+from doctor.rules.base import Context, Rule
 
 STACK = {"torch", "torch-npu", "torchvision", "torchaudio", "vllm", "vllm-ascend", "triton-ascend",
          "transformers", "numpy", "mooncake-transfer-engine-npu"}
@@ -25,7 +25,6 @@ def _ld_path(ctx: Context) -> List[str]:
     return [p.rstrip("/") for p in ctx.facts.env.get("LD_LIBRARY_PATH", "").split(":") if p]
 
 
-@rule("env")
 def cann_env(ctx: Context) -> Iterable[Finding]:
     c = ctx.facts.cann
     if c is None or not c.found:
@@ -63,7 +62,6 @@ def cann_env(ctx: Context) -> Iterable[Finding]:
                     observed=env.get("ASCEND_OPP_PATH"))]
 
 
-@rule("env")
 def nnal_env(ctx: Context) -> Iterable[Finding]:
     c = ctx.facts.cann
     if c is None or not c.nnal.found:
@@ -88,7 +86,6 @@ def nnal_env(ctx: Context) -> Iterable[Finding]:
     return [Finding("env.nnal_env", OK, msg(f"NNAL environment set ({atb})", f"NNAL 环境已设置（{atb}）"), observed=atb)]
 
 
-@rule("env")
 def vllm_overrides(ctx: Context) -> Iterable[Finding]:
     out: List[Finding] = []
     override = ctx.facts.env.get("VLLM_VERSION")
@@ -119,7 +116,6 @@ def vllm_overrides(ctx: Context) -> Iterable[Finding]:
     return out
 
 
-@rule("env")
 def cwd_shadow(ctx: Context) -> Iterable[Finding]:
     w = ctx.facts.workdir
     if w is None:
@@ -157,12 +153,11 @@ def _covered(ctx: Context, c: pipcheck.Conflict) -> bool:
         "torch", "torch-npu", "numpy", "transformers", "triton-ascend", "torchvision", "torchaudio"}
 
 
-@rule("env")
 def pip_check(ctx: Context) -> Iterable[Finding]:
     pk, py = ctx.facts.packages, ctx.facts.python
     if pk is None:
         return []
-    conflicts = pipcheck.check(pk.dists, py.markers if py else {})
+    conflicts = ctx.pip_conflicts if ctx.pip_conflicts is not None else pipcheck.check(pk.dists, py.markers if py else {})
     own = [c for c in conflicts if c.requirer == "vllm-ascend" and not _covered(ctx, c)]
     rest = [c for c in conflicts if c.requirer != "vllm-ascend" and not _covered(ctx, c)]
     residual = [c for c in rest if _residual(ctx, c)]
@@ -216,3 +211,12 @@ def pip_check(ctx: Context) -> Iterable[Finding]:
             fixable="manual", evidence=[d.metadata_path for d in pk.shadowed]))
     return out
 
+
+# Several finding ids per check: to be split into one record per finding id.
+RULES = (
+    Rule("group:cann_env", "env", cann_env),
+    Rule("group:nnal_env", "env", nnal_env),
+    Rule("group:vllm_overrides", "env", vllm_overrides),
+    Rule("group:cwd_shadow", "env", cwd_shadow),
+    Rule("group:pip_check", "env", pip_check),
+)

@@ -6,7 +6,7 @@ from typing import Iterable, List
 from doctor.findings import FAIL, INFO, OK, WARN, Finding, msg
 from doctor.parse.npusmi import error_code
 from doctor.versions import in_version_range
-from doctor.rules import Context, rule
+from doctor.rules.base import Context, Rule
 
 DRIVER_MOUNTS = (
     "-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/ "
@@ -25,7 +25,6 @@ NPU_SMI_ERRORS = {
 }
 
 
-@rule("driver")
 def driver_installed(ctx: Context) -> Iterable[Finding]:
     d = ctx.facts.driver
     if d is None:
@@ -78,7 +77,6 @@ def driver_installed(ctx: Context) -> Iterable[Finding]:
     return out
 
 
-@rule("firmware")
 def firmware(ctx: Context) -> Iterable[Finding]:
     d, fw = ctx.facts.driver, ctx.facts.firmware
     if fw is None or d is None:
@@ -131,7 +129,6 @@ def firmware(ctx: Context) -> Iterable[Finding]:
     return out
 
 
-@rule("devices")
 def devices(ctx: Context) -> Iterable[Finding]:
     dev = ctx.facts.devices
     if dev is None:
@@ -259,7 +256,6 @@ def _memory(chips) -> tuple:
     return f", {per} HBM per chip, {used:.0f} GB in use", f"，每芯片 {per} HBM，已用 {used:.0f} GB"
 
 
-@rule("devices")
 def hardware_support(ctx: Context) -> Iterable[Finding]:
     if ctx.build or ctx.hardware is None:
         return []
@@ -285,3 +281,12 @@ def hardware_support(ctx: Context) -> Iterable[Finding]:
                     msg(f"{ctx.hardware} is supported by vllm-ascend {r.vllm_ascend}",
                         f"vllm-ascend {r.vllm_ascend} 支持 {ctx.hardware}"),
                     observed=ctx.hardware, source=r.source_of("hardware"))]
+
+
+# Several finding ids per check: to be split into one record per finding id.
+RULES = (
+    Rule("group:driver_installed", "driver", driver_installed),
+    Rule("group:firmware", "firmware", firmware),
+    Rule("group:devices", "devices", devices),
+    Rule("group:hardware_support", "devices", hardware_support),
+)

@@ -18,7 +18,7 @@ from doctor.rules.issues import Issue, worst_first
 from doctor.parse.libnames import ASCEND_DEPS, CUDA_DEPS, is_mooncake_lib, lib_base
 from doctor.parse.sizes import human
 from doctor.versions import pep440, same_release
-from doctor.rules import Context, rule
+from doctor.rules.base import Context, Rule
 
 LAYER = "mooncake"
 NPU_DIST = "mooncake-transfer-engine-npu"
@@ -134,7 +134,6 @@ def _connector_needs_mooncake(cmd: Optional[serveargs.ServeCommand]) -> Optional
 # -- installed -------------------------------------------------------------------------------------
 
 
-@rule("mooncake")
 def mooncake_installed(ctx: Context) -> Iterable[Finding]:
     m, r, pk = _m(ctx), ctx.release, ctx.facts.packages
     if m is None:
@@ -356,7 +355,6 @@ def _chain_known_without_transport(m: MooncakeFacts, elfs: List[ElfFacts]) -> bo
     return not any(lib_base(n) == "ascend_transport" for n in names)
 
 
-@rule("mooncake")
 def mooncake_transport(ctx: Context) -> Iterable[Finding]:
     m = _m(ctx)
     if m is None or m.package_dir is None:
@@ -413,7 +411,6 @@ def mooncake_transport(ctx: Context) -> Iterable[Finding]:
 # -- loader path -----------------------------------------------------------------------------------
 
 
-@rule("mooncake")
 def mooncake_loader_path(ctx: Context) -> Iterable[Finding]:
     m = _m(ctx)
     if m is None or m.package_dir is None or not m.lookups:
@@ -488,7 +485,6 @@ def mooncake_loader_path(ctx: Context) -> Iterable[Finding]:
 # -- config, env, serve args ------------------------------------------------------------------------
 
 
-@rule("mooncake")
 def mooncake_config(ctx: Context) -> Iterable[Finding]:
     m = _m(ctx)
     if m is None or m.config_var is None:
@@ -522,7 +518,6 @@ def mooncake_config(ctx: Context) -> Iterable[Finding]:
     return [_finding("mooncake.config", i) for i in issues]
 
 
-@rule("mooncake")
 def mooncake_env(ctx: Context) -> Iterable[Finding]:
     m = _m(ctx)
     if m is None:
@@ -533,7 +528,6 @@ def mooncake_env(ctx: Context) -> Iterable[Finding]:
     return [_finding("mooncake.env", i) for i in worst_first(issues)]
 
 
-@rule("mooncake")
 def mooncake_serve_args(ctx: Context) -> Iterable[Finding]:
     m = _m(ctx)
     cmd = _serve(ctx)
@@ -557,7 +551,6 @@ def mooncake_serve_args(ctx: Context) -> Iterable[Finding]:
 # -- master -----------------------------------------------------------------------------------------
 
 
-@rule("mooncake")
 def mooncake_master(ctx: Context) -> Iterable[Finding]:
     m = _m(ctx)
     if m is None or m.master is None:
@@ -655,7 +648,6 @@ def mooncake_master(ctx: Context) -> Iterable[Finding]:
     return out
 
 
-@rule("mooncake")
 def mooncake_probe_errors(ctx: Context) -> Iterable[Finding]:
     m = _m(ctx)
     if m is None or not m.errors:
@@ -664,3 +656,15 @@ def mooncake_probe_errors(ctx: Context) -> Iterable[Finding]:
                     msg(f"part of the Mooncake probe failed: {m.errors[0]}", f"Mooncake 探测部分失败：{m.errors[0]}"),
                     observed="; ".join(m.errors[:3]), evidence=list(m.errors))]
 
+
+# Several finding ids per check: to be split into one record per finding id.
+RULES = (
+    Rule("group:mooncake_installed", "mooncake", mooncake_installed),
+    Rule("group:mooncake_transport", "mooncake", mooncake_transport),
+    Rule("group:mooncake_loader_path", "mooncake", mooncake_loader_path),
+    Rule("group:mooncake_config", "mooncake", mooncake_config),
+    Rule("group:mooncake_env", "mooncake", mooncake_env),
+    Rule("group:mooncake_serve_args", "mooncake", mooncake_serve_args),
+    Rule("group:mooncake_master", "mooncake", mooncake_master),
+    Rule("group:mooncake_probe_errors", "mooncake", mooncake_probe_errors),
+)

@@ -5,7 +5,6 @@ parsing goes through small caches; this keeps a 300-distribution check in millis
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
 from dataclasses import dataclass
@@ -14,7 +13,6 @@ from typing import Dict, List, Optional, Tuple
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from doctor.shell import cache
 from doctor.facts import Distribution, canonical
 
 _REQ = re.compile(
@@ -91,24 +89,13 @@ def marker_applies(marker: Optional[str], env: Dict[str, str]) -> bool:
         return False
 
 
-def check(dists: Dict[str, Distribution], markers: Dict[str, str], use_cache: bool = True) -> List[Conflict]:
-    """Unmet requirements of the installed distributions. The result depends only on names,
-    versions, requirements and markers, so it is cached under a hash of exactly those."""
+def check(dists: Dict[str, Distribution], markers: Dict[str, str]) -> List[Conflict]:
+    """Unmet requirements of the installed distributions (what ``pip check`` reports). The
+    result depends only on names, versions, requirements and markers (``cache_key``)."""
     if not markers:
         from packaging.markers import default_environment
 
         markers = dict(default_environment())
-    k = cache.key(sorted((d.name, d.version, d.requires) for d in dists.values()), markers)
-    hit = cache.read("pipcheck", k) if use_cache else None
-    if isinstance(hit, list):
-        return [Conflict(**c) for c in hit]
-    out = _check(dists, markers)
-    if use_cache:
-        cache.write("pipcheck", k, [dataclasses.asdict(c) for c in out])
-    return out
-
-
-def _check(dists: Dict[str, Distribution], markers: Dict[str, str]) -> List[Conflict]:
     out: List[Conflict] = []
     for dist in dists.values():
         for req in dist.requires:
@@ -130,3 +117,7 @@ def _check(dists: Dict[str, Distribution], markers: Dict[str, str]) -> List[Conf
             if not s.contains(v, prereleases=True):
                 out.append(Conflict(dist.name, dist.version, req, name, spec, have.version))
     return out
+
+
+def cache_key_parts(dists: Dict[str, Distribution], markers: Dict[str, str]) -> tuple:
+    return sorted((d.name, d.version, d.requires) for d in dists.values()), markers

@@ -5,12 +5,11 @@ from typing import Iterable, List
 
 from doctor.findings import FAIL, INFO, OK, WARN, Finding, msg
 from doctor.versions import pep440, satisfies
-from doctor.rules import Context, rule
+from doctor.rules.base import Context, Rule
 
 ARCHES = ("x86_64", "aarch64")
 
 
-@rule("python")
 def python_checks(ctx: Context) -> Iterable[Finding]:
     p = ctx.facts.python
     if p is None:
@@ -82,3 +81,9 @@ def _glibc(ctx: Context) -> Finding:
                        fixable="manual", source=r.source_of("glibc_min"))
     return Finding("python.glibc", OK, msg(f"glibc {p.glibc}", f"glibc {p.glibc}"), observed=p.glibc,
                    expected=f">={r.glibc_min}" if r else None)
+
+
+# Several finding ids per check: to be split into one record per finding id.
+RULES = (
+    Rule("group:python_checks", "python", python_checks),
+)

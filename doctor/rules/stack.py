@@ -8,7 +8,7 @@ from doctor.facts import Distribution
 from doctor.findings import FAIL, INFO, OK, WARN, Finding, msg
 from doctor.matrix.query import torch_npu_row
 from doctor.versions import AscendVersion, local_label, public, same_release, satisfies
-from doctor.rules import Context, rule
+from doctor.rules.base import Context, Rule
 
 FIX = "ascend-doctor fix"
 
@@ -35,7 +35,6 @@ def _missing(fid: str, name: str, want: Optional[str], ctx: Context, source: Opt
                    fixable="auto", source=source)
 
 
-@rule("torch")
 def torch_checks(ctx: Context) -> Iterable[Finding]:
     if ctx.facts.packages is None:
         return []
@@ -143,7 +142,6 @@ def _companions(ctx: Context, torch: Distribution) -> List[Finding]:
     return out
 
 
-@rule("torch_npu")
 def torch_npu_checks(ctx: Context) -> Iterable[Finding]:
     if ctx.facts.packages is None:
         return []
@@ -224,7 +222,6 @@ def _torch_npu_cann(ctx: Context, npu: Distribution) -> List[Finding]:
                     observed=c.version, expected=f">={row.cann}", source=row.source)]
 
 
-@rule("vllm")
 def vllm_checks(ctx: Context) -> Iterable[Finding]:
     if ctx.facts.packages is None:
         return []
@@ -267,7 +264,6 @@ def vllm_checks(ctx: Context) -> Iterable[Finding]:
     return out
 
 
-@rule("vllm_ascend")
 def vllm_ascend_checks(ctx: Context) -> Iterable[Finding]:
     if ctx.facts.packages is None:
         return []
@@ -404,3 +400,12 @@ def _spec_check(ctx: Context, name: str, fid: str, spec: Optional[str]) -> List[
                         fixable="auto", source=r.source_of(name))]
     return [Finding(fid, OK, msg(f"{name} {d.version} ({spec})", f"{name} {d.version}（{spec}）"),
                     observed=d.version, expected=spec, source=r.source_of(name))]
+
+
+# Several finding ids per check: to be split into one record per finding id.
+RULES = (
+    Rule("group:torch_checks", "torch", torch_checks),
+    Rule("group:torch_npu_checks", "torch_npu", torch_npu_checks),
+    Rule("group:vllm_checks", "vllm", vllm_checks),
+    Rule("group:vllm_ascend_checks", "vllm_ascend", vllm_ascend_checks),
+)

@@ -7,15 +7,14 @@ the tests reads exactly like a live one.
 from __future__ import annotations
 
 import os
-import subprocess
-import time
 from pathlib import Path, PurePosixPath
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from doctor.shell import prefetch
 from doctor.facts import CommandFact
 from doctor.shell.prefetch import find_executable
-from doctor.shell.proc import kill_group
+from doctor.shell.proc import run as proc_run
+from doctor.shell.proc import wait as proc_wait
 
 MAX_OUTPUT = 256 * 1024  # keep snapshots small; npu-smi on 16 dies is ~10 KB
 MAX_FILE = 1024 * 1024
@@ -103,40 +102,18 @@ class Host:
 
     def run(self, argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]] = None,
             map_executable: bool = True) -> CommandFact:
-        """Run a command with a hard timeout. The whole process group is killed on timeout, so a
-        hung child that keeps the pipes open cannot hang the doctor."""
+        """Run a command with a hard timeout (shell.proc: its group is killed on timeout, so a
+        hung child that keeps the pipes open cannot hang the doctor)."""
         argv = [str(a) for a in argv]
         exe = str(self.path(argv[0])) if map_executable and argv[0].startswith("/") else argv[0]
-        fact = CommandFact(argv=list(argv))
-        start = time.monotonic()
         run_env = dict(self.env if env is None else env)
         cwd = self.cwd if os.path.isdir(self.cwd) else None
         taken = prefetch.take([exe] + argv[1:], run_env, cwd)
-        try:
-            if taken:
-                proc, start = taken  # started by the entry point while the doctor was importing
-            else:
-                proc = subprocess.Popen([exe] + argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, env=run_env, cwd=cwd, start_new_session=True)
-        except FileNotFoundError:
-            fact.found = False
-            fact.error = "not found"
-            return fact
-        except OSError as e:
-            fact.error = e.strerror or str(e)
-            return fact
-        try:
-            out, err = proc.communicate(timeout=max(0.0, timeout - (time.monotonic() - start)))
-        except subprocess.TimeoutExpired:
-            kill_group(proc)
-            try:
-                out, err = proc.communicate(timeout=2)
-            except subprocess.TimeoutExpired:
-                out, err = b"", b""
-            fact.timed_out = True
-        fact.returncode = proc.returncode
-        fact.stdout = out[:MAX_OUTPUT].decode("utf-8", errors="replace")
-        fact.stderr = err[:MAX_OUTPUT].decode("utf-8", errors="replace")
-        fact.duration_ms = round((time.monotonic() - start) * 1000, 1)
-        return fact
-
+        if taken:  # started by the entry point while the doctor was importing
+            proc, started = taken
+            done = proc_wait(proc, argv, timeout, started, max_output=MAX_OUTPUT)
+        else:
+            done = proc_run([exe] + argv[1:], timeout, env=run_env, cwd=cwd, max_output=MAX_OUTPUT)
+        return CommandFact(argv=list(argv), found=done.found, returncode=done.returncode, stdout=done.stdout,
+                           stderr=done.stderr, timed_out=done.timed_out, error=done.error,
+                           duration_ms=round(done.duration_s * 1000, 1))

@@ -20,6 +20,7 @@ import time
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from doctor.shell.proc import kill_group
+from doctor.shell.proc import start as proc_start
 
 # Runs in the target interpreter (any CPython >= 3.6): stdlib only, no site-packages imports.
 PYTHON_PROBE = r"""
@@ -116,8 +117,7 @@ def _key(argv: Sequence[str], env: Mapping[str, str], cwd: Optional[str]) -> tup
 
 def start(argv: List[str], env: Mapping[str, str], cwd: Optional[str] = None) -> None:
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=dict(env), cwd=cwd, start_new_session=True)
+        proc = proc_start(argv, env=env, cwd=cwd)
     except OSError:
         return  # the probe will run it itself and report why it cannot
     _started[_key(argv, env, cwd)] = (proc, time.monotonic())

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 from doctor.errors import UsageError
 from doctor.facts import SNAPSHOT_SCHEMA_VERSION, Facts
 from doctor.shell.host import Host
-from doctor.probes import ProbeOptions, collect
+from doctor.probes.base import ProbeOptions
+from doctor.probes.collect import collect
 
 if TYPE_CHECKING:  # imported where used: the matrix and the rules load while the probes wait
     from doctor.findings import Verdict
     from doctor.matrix import Matrix
-    from doctor.rules import Context
+    from doctor.rules.base import Context
 
 
 @dataclass
@@ -155,17 +156,18 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
     def prepare() -> None:
         # Runs while the interpreter and npu-smi probes wait on their processes: loading the
         # matrix and importing the rules and the last probe costs ~60 ms that would add up.
-        from doctor.probes import mooncake  # noqa: F401
-        from doctor.rules import load_rules
+        from doctor.probes import mooncake  # noqa: F401  (its imports, while the probes wait)
+        from doctor.rules.engine import all_rules
 
         loaded["matrix"] = matrix or load_matrix_or_exit(opts.matrix)
-        load_rules()
+        all_rules()
 
     facts = gather(opts, env, prepare)
-    from doctor.rules import make_context, run_rules
+    from doctor.rules.engine import make_context, run_rules
 
     matrix = loaded["matrix"]
     ctx = make_context(facts, matrix, opts.stage, target)
+    ctx.pip_conflicts = cached_pip_conflicts(facts)
     if target and ctx.release is None:
         raise UsageError(f"--target vllm-ascend=={target}: not in the matrix (see ascend-doctor matrix show)")
     rules_start = time.perf_counter()
@@ -174,6 +176,29 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
     timings["rules"] = round((time.perf_counter() - rules_start) * 1000, 2)
     timings["total"] = round((time.perf_counter() - start) * 1000, 2)
     return CheckResult(facts=facts, ctx=ctx, verdict=verdict, timings=timings)
+
+
+def cached_pip_conflicts(facts: Facts):
+    """pip check's answer for these distributions, from the disk cache when it was computed
+    before (it depends only on names, versions, requirements and markers)."""
+    if facts.packages is None:
+        return None
+    import dataclasses
+
+    from doctor.rules import pipcheck
+    from doctor.shell import cache
+
+    markers = facts.python.markers if facts.python else {}
+    k = cache.key(*pipcheck.cache_key_parts(facts.packages.dists, markers))
+    hit = cache.read("pipcheck", k)
+    if isinstance(hit, list):
+        try:
+            return [pipcheck.Conflict(**c) for c in hit]
+        except TypeError:  # written by another version of the doctor
+            pass
+    out = pipcheck.check(facts.packages.dists, markers)
+    cache.write("pipcheck", k, [dataclasses.asdict(c) for c in out])
+    return out
 
 
 def snapshot_json(facts: Facts) -> str:

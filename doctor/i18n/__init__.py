@@ -1,0 +1,130 @@
+"""One catalogue for every user-facing string, in English and Chinese.
+
+Messages live in ``doctor/i18n/*.toml`` (data, not code): one table per key with an ``en`` and a
+``zh`` template, ``{name}`` placeholders filled at render time. Code never holds the words of a
+message, only its key::
+
+    title = T("torch.mismatch", name="torch", have="2.8.0", release="0.11.0rc3", expected="2.7.1")
+    title.text("zh")
+
+A :class:`Text` stays language-neutral until it is rendered, so a finding built once renders in
+either language. Parameters may themselves be Texts (rendered in the same language) or lists of
+them (joined with the catalogue's ``sep.list``). The files are partitions of one namespace: a key
+may be defined once only (a test checks both languages and the placeholders of every key).
+
+The language is resolved once per command (:func:`resolve_lang`) and passed down.
+"""
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+LANGS = ("en", "zh")
+HERE = Path(__file__).resolve().parent
+
+_catalogue: Optional[Dict[str, Dict[str, str]]] = None
+
+
+class CatalogueError(ValueError):
+    pass
+
+
+def _toml():
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib
+
+
+def load_files(paths) -> Dict[str, Dict[str, str]]:
+    """Merge catalogue files; a key defined twice or without both languages is an error."""
+    toml = _toml()
+    out: Dict[str, Dict[str, str]] = {}
+    where: Dict[str, str] = {}
+    for path in sorted(paths):
+        data = toml.loads(Path(path).read_text(encoding="utf-8"))
+        for key, entry in _flatten(data):
+            if key in out:
+                raise CatalogueError(f"{Path(path).name}: {key} is also defined in {where[key]}")
+            missing = [lang for lang in LANGS if not isinstance(entry.get(lang), str)]
+            if missing:
+                raise CatalogueError(f"{Path(path).name}: {key} has no {'/'.join(missing)} text")
+            out[key] = {lang: entry[lang] for lang in LANGS}
+            where[key] = Path(path).name
+    return out
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = ""):
+    """Tables holding ``en``/``zh`` strings are entries; other tables are namespaces."""
+    for k, v in data.items():
+        if not isinstance(v, dict):
+            continue
+        key = f"{prefix}{k}"
+        if any(lang in v and isinstance(v[lang], str) for lang in LANGS):
+            yield key, v
+        else:
+            yield from _flatten(v, key + ".")
+
+
+def catalogue() -> Dict[str, Dict[str, str]]:
+    global _catalogue
+    if _catalogue is None:
+        _catalogue = load_files(HERE.glob("*.toml"))
+    return _catalogue
+
+
+def template(key: str, lang: str) -> str:
+    try:
+        entry = catalogue()[key]
+    except KeyError:
+        raise CatalogueError(f"no message {key!r} in the catalogue") from None
+    return entry["zh" if lang == "zh" else "en"]
+
+
+def placeholders(text: str) -> Tuple[str, ...]:
+    return tuple(sorted({name for _, name, _, _ in string.Formatter().parse(text) if name}))
+
+
+def _value(v: Any, lang: str) -> Any:
+    if isinstance(v, Text):
+        return v.text(lang)
+    if isinstance(v, (list, tuple)):
+        return template("sep.list", lang).join(str(_value(x, lang)) for x in v)
+    return v
+
+
+@dataclass(frozen=True)
+class Text:
+    """A catalogue message with its parameters, rendered in a language on demand."""
+
+    key: str
+    params: Tuple[Tuple[str, Any], ...] = ()
+
+    def text(self, lang: str = "en") -> str:
+        values = {k: _value(v, lang) for k, v in self.params}
+        return template(self.key, lang).format(**values) if values else template(self.key, lang)
+
+    def __str__(self) -> str:
+        return self.text("en")
+
+
+def T(key: str, **params: Any) -> Text:
+    return Text(key, tuple(sorted(params.items())))
+
+
+def tr(key: str, lang: str, **params: Any) -> str:
+    return T(key, **params).text(lang)
+
+
+def resolve_lang(option: Optional[str], env: Mapping[str, str]) -> str:
+    """--lang when given, else the language of LC_ALL / LC_MESSAGES / LANG (the first one set)."""
+    if option:
+        return option
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = env.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"

@@ -1,0 +1,78 @@
+"""Every probe, in the order check runs them (an explicit list, as pre-commit's
+``all_languages.py``): adding a layer means a Facts section, a probe module and a line here."""
+from __future__ import annotations
+
+from typing import Tuple
+
+from doctor.facts import Facts
+from doctor.probes.base import Probe, ProbeOptions
+from doctor.shell.host import Host
+
+
+def _python(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.probes.python_env import probe_python, python_from_site_packages
+    from doctor.shell.prefetch import default_python
+
+    if options.site_packages:
+        return python_from_site_packages(options.site_packages)
+    return probe_python(host, options.python or default_python(host.env), options.python_timeout)
+
+
+def _devices(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.probes.devices import probe_devices
+
+    return probe_devices(host, facts.host, options.npu_smi_timeout)
+
+
+def _driver(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.probes.driver import probe_driver
+
+    return probe_driver(host)
+
+
+def _firmware(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.probes.driver import probe_firmware
+
+    return probe_firmware(host, facts.driver) if facts.driver else None
+
+
+def _cann(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.probes.cann import probe_cann
+
+    return probe_cann(host, facts.host.machine)
+
+
+def _packages(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.probes.packages import scan
+
+    # No sys.path when the interpreter could not run: "nothing installed" would be a false verdict.
+    py = facts.python
+    readable = py is not None and (py.found or py.source == "site-packages")
+    return scan(py.sys_path) if readable and py is not None else None
+
+
+def _workdir(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.probes.workdir import probe_workdir
+
+    return probe_workdir(host.cwd, facts.packages)
+
+
+def _mooncake(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.probes.mooncake import MooncakeOptions, probe_mooncake
+
+    return probe_mooncake(host, facts, MooncakeOptions(
+        serve_args=options.serve_args, serve_args_file=options.serve_args_file,
+        master=options.mooncake_master, timeout=options.mooncake_timeout))
+
+
+PROBES: Tuple[Probe, ...] = (
+    # the two that wait on processes first, so that they start at once
+    Probe("python", "python", _python, waits=True),
+    Probe("devices", "devices", _devices, waits=True),
+    Probe("driver", "driver", _driver),
+    Probe("firmware", "firmware", _firmware, after=("driver",)),
+    Probe("cann", "cann", _cann),
+    Probe("packages", "python", _packages, after=("python",)),
+    Probe("workdir", "env", _workdir, after=("packages",)),
+    Probe("mooncake", "mooncake", _mooncake, after=("packages", "devices", "cann", "python")),
+)

@@ -1,0 +1,14 @@
+"""Every rule, in the order check runs them (the verdict orders findings by layer afterwards).
+
+An explicit list, the way pre-commit's ``all_languages.py`` lists its languages: adding a rule
+module means adding it here, and a module missing from this list is caught by a test, never
+silently skipped. Rule modules import ``doctor.rules.base`` only, so there is no import circle.
+"""
+from __future__ import annotations
+
+from doctor.rules import cann, env, hardware, mooncake, python, stack
+from doctor.rules.base import Rules
+
+MODULES = (cann, env, hardware, mooncake, python, stack)  # within a layer, findings keep this order
+
+RULES: Rules = tuple(r for m in MODULES for r in m.RULES)

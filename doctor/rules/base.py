@@ -1,0 +1,62 @@
+"""What every rule is built from: the judging context and the rule record.
+
+A rule is one record (conda's ``CondaHealthCheck(name, action, fixer)`` is the model): the
+finding id it reports, its layer, a pure check over the context, the catalogue text that says
+why it exists and where the knowledge comes from, and optionally the name of the plan fixer that
+repairs what it finds (``doctor.plan`` owns the fixers; rules never import the plan). Rules
+read facts and the matrix only: no files, no processes, no network.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional, Tuple
+
+from doctor.facts import Facts
+from doctor.findings import SKIP, Finding
+from doctor.i18n import T, Text
+from doctor.matrix.model import Matrix, Release
+
+STAGE_BUILD_AUTO = "build.auto"
+STAGE_FORCED = "forced"
+STAGE_RUNTIME_AUTO = "runtime.auto"
+
+
+@dataclass
+class Context:
+    facts: Facts
+    matrix: Matrix
+    stage: str  # "build" or "runtime"
+    stage_reason: str  # STAGE_* key: why this stage was chosen
+    release: Optional[Release] = None
+    release_note: Optional[str] = None  # how the row was chosen, when not exact
+    hardware: Optional[str] = None  # A2 / A3 / 310P / A5 / "910" from npu-smi
+    pip_conflicts: Optional[list] = None  # pip check's answer, computed before the rules run
+
+    @property
+    def build(self) -> bool:
+        return self.stage == "build"
+
+    def version(self, name: str) -> Optional[str]:
+        return self.facts.version_of(name)
+
+    def stage_reason_text(self) -> Text:
+        return T(f"stage.reason.{self.stage_reason}", stage=self.stage)
+
+    def skip_build(self, fid: str) -> Finding:
+        return Finding(fid, SKIP, T("stage.skipped_in_build", reason=self.stage_reason_text()))
+
+
+Check = Callable[[Context], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str  # the finding id it reports (layer.topic); stable, a contract
+    layer: str
+    check: Check
+    why: Optional[Text] = None  # why the rule exists (matrix explain, docs/findings.md)
+    source: Optional[str] = None  # where the knowledge comes from: a public URL or a repo file
+    fixer: Optional[str] = None  # the plan fixer that repairs it (doctor.plan.fixers), or None
+
+
+Rules = Tuple[Rule, ...]
