@@ -309,6 +309,60 @@ class MooncakeFacts:
 
 
 @dataclass
+class HccnDevice:
+    """One NPU's network port as ``hccn_tool -i N`` reports it (N: the /dev/davinciN index)."""
+
+    device: int
+    link: Optional[str] = None  # UP / DOWN
+    net_health: Optional[str] = None  # Success / Init / Fault / Socket fail ...
+    ip: Optional[str] = None
+    netmask: Optional[str] = None
+    gateway: Optional[str] = None
+    netdetect: Optional[str] = None
+    lldp_ifname: Optional[str] = None  # the switch port it is cabled to
+    lldp_system: Optional[str] = None
+    tls_switch: Optional[int] = None  # 0 disabled, 1 enabled
+    tls_expiration: List[int] = field(default_factory=list)  # per certificate: 0 ok, 1 near, 2 expired
+    vnic_link: Optional[str] = None  # A3
+    vnic_ip: Optional[str] = None
+    spod: Dict[str, int] = field(default_factory=dict)  # A3: SDID, Super Pod ID, Server Index ...
+    commands: Dict[str, CommandFact] = field(default_factory=dict)  # query (link, ip, ...) -> the run
+    skipped: List[str] = field(default_factory=list)  # queries not run after a timeout on this device
+
+
+@dataclass
+class NpuPing:
+    """``hccn_tool -i N -ping -g address X`` (A3: ``-hccs_ping``) towards another node's NPU."""
+
+    device: int
+    address: str
+    target: str = ""  # the node that holds the address
+    transmitted: Optional[int] = None
+    received: Optional[int] = None
+    command: Optional[CommandFact] = None
+
+
+@dataclass
+class HccnFacts:
+    """The node's networks: the NPU ports (hccn_tool, /etc/hccn.conf) and the host interfaces
+    the control plane (HCCL_IF_IP, *_SOCKET_IFNAME, the data-parallel master) uses."""
+
+    hostname: str = ""
+    tool: Optional[str] = None  # the hccn_tool that ran
+    tool_how: str = ""  # "PATH" / "driver tools" / "--hccn-tool"
+    not_run: Optional[str] = None  # "not found" / "not the live host" when hccn_tool did not run
+    timeout_s: float = 5.0
+    devices: List[HccnDevice] = field(default_factory=list)
+    conf_path: str = "/etc/hccn.conf"
+    conf_found: bool = False
+    conf: Dict[str, Dict[str, str]] = field(default_factory=dict)  # device id -> key -> value
+    conf_bad_lines: List[str] = field(default_factory=list)
+    interfaces: Optional[Dict[str, List[str]]] = None  # host NIC -> addresses (None: unreadable)
+    interfaces_up: Dict[str, str] = field(default_factory=dict)  # NIC -> /sys/class/net operstate
+    pings: List[NpuPing] = field(default_factory=list)  # filled by `fleet check --ping`
+
+
+@dataclass
 class ProbeError:
     probe: str
     error: str
@@ -329,6 +383,7 @@ class Facts:
     packages: Optional[PackagesFacts] = None
     workdir: Optional[WorkdirFacts] = None
     mooncake: Optional[MooncakeFacts] = None
+    hccn: Optional[HccnFacts] = None
     probe_errors: List[ProbeError] = field(default_factory=list)
     timings_ms: Dict[str, float] = field(default_factory=dict)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Dict, Tuple
 
 LAYERS: Tuple[str, ...] = (
-    "driver", "firmware", "cann", "devices", "python", "torch", "torch_npu",
+    "driver", "firmware", "cann", "devices", "hccn", "python", "torch", "torch_npu",
     "vllm", "vllm_ascend", "mooncake", "env", "smoke",
 )
 
@@ -15,6 +15,7 @@ RESTS_ON: Dict[str, Tuple[str, ...]] = {
     "firmware": ("driver",),
     "cann": ("driver",),
     "devices": ("driver", "firmware"),
+    "hccn": ("driver", "devices"),  # hccn_tool asks the driver about the NPU ports
     "python": (),
     "torch": ("python",),
     "torch_npu": ("torch", "cann"),
@@ -34,6 +35,10 @@ FINDING_RESTS_ON: Dict[str, Tuple[str, ...]] = {
     "env.cwd_shadow": (),
     "env.vllm_version_override": ("vllm",),
     "env.vllm_target_device": (),
+    # the host's own network, not the NPUs: nothing above it explains a wrong interface
+    "hccn.hccl_if_ip": (),
+    "hccn.socket_ifname": (),
+    "hccn.dp_master": (),
 }
 
 

@@ -8,7 +8,8 @@ from typing import List, Optional
 import typer
 
 from doctor import __version__
-from doctor.cli.options import JSON, LANG, MATRIX, NPU_SMI_TIMEOUT, PYTHON, ROOT, SITE, STAGE, pick_language
+from doctor.cli.options import (HCCN_TIMEOUT, HCCN_TOOL, JSON, LANG, MATRIX, NPU_SMI_TIMEOUT, PYTHON, ROOT, SITE, STAGE,
+                                pick_language)
 from doctor.errors import DoctorError, UsageError
 
 app = typer.Typer(
@@ -42,6 +43,8 @@ def check(
     serve_args: Optional[str] = SERVE_ARGS,
     serve_args_file: Optional[str] = SERVE_ARGS_FILE,
     mooncake_master: Optional[str] = MOONCAKE_MASTER,
+    hccn_tool: Optional[str] = HCCN_TOOL,
+    hccn_timeout: float = HCCN_TIMEOUT,
 ) -> None:
     """Probe every layer of the stack and give one verdict, root cause first."""
     from doctor.usecases.check import CheckOptions, run_check, target_info
@@ -51,7 +54,8 @@ def check(
     lang = pick_language(lang)
     result = run_check(CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot,
                                     stage=stage, target=target, matrix=list(matrix), npu_smi_timeout=npu_smi_timeout,
-                                    serve_args=serve_args, serve_args_file=serve_args_file, mooncake_master=mooncake_master))
+                                    serve_args=serve_args, serve_args_file=serve_args_file, mooncake_master=mooncake_master,
+                                    hccn_tool=hccn_tool, hccn_timeout=hccn_timeout))
     code = result.verdict.exit_code(fail_on)
     if as_json:
         from doctor.render import check_json
@@ -75,13 +79,17 @@ def snapshot(
     serve_args: Optional[str] = SERVE_ARGS,
     serve_args_file: Optional[str] = SERVE_ARGS_FILE,
     mooncake_master: Optional[str] = MOONCAKE_MASTER,
+    hccn_tool: Optional[str] = HCCN_TOOL,
+    hccn_timeout: float = HCCN_TIMEOUT,
+    ping_npu: List[str] = typer.Option([], "--ping-npu", help="DEVICE:ADDRESS: ping another node's NPU from this device (repeatable; fleet check --ping sets it)."),
 ) -> None:
     """Write every observed fact as JSON on stdout (secrets in env vars redacted)."""
     from doctor.usecases.check import CheckOptions, gather, snapshot_json
 
     facts = gather(CheckOptions(root=root, python=python, site_packages=list(site_packages),
                                 npu_smi_timeout=npu_smi_timeout, serve_args=serve_args,
-                                serve_args_file=serve_args_file, mooncake_master=mooncake_master))
+                                serve_args_file=serve_args_file, mooncake_master=mooncake_master,
+                                hccn_tool=hccn_tool, hccn_timeout=hccn_timeout, ping_npu=list(ping_npu)))
     sys.stdout.write(snapshot_json(facts) + "\n")
 
 

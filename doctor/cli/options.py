@@ -26,3 +26,5 @@ def pick_language(option: Optional[str]) -> str:
     if option not in (None, "en", "zh"):
         raise UsageError(f"--lang {option!r}: use en or zh")
     return resolve_lang(option, os.environ)
+HCCN_TOOL = typer.Option(None, "--hccn-tool", help="Run this hccn_tool for the NPU network checks (default: only on the live host).")
+HCCN_TIMEOUT = typer.Option(5.0, "--hccn-timeout", help="Seconds to wait for each hccn_tool call.")

@@ -65,6 +65,13 @@ def _mooncake(host: Host, facts: Facts, options: ProbeOptions):
         master=options.mooncake_master, timeout=options.mooncake_timeout))
 
 
+def _hccn(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.probes.hccn import HccnOptions, parse_ping_pairs, probe_hccn
+
+    return probe_hccn(host, facts.devices, HccnOptions(tool=options.hccn_tool, timeout=options.hccn_timeout,
+                                                       pings=parse_ping_pairs(options.ping_npu)))
+
+
 PROBES: Tuple[Probe, ...] = (
     # the two that wait on processes first, so that they start at once
     Probe("python", "python", _python, waits=True),
@@ -75,4 +82,5 @@ PROBES: Tuple[Probe, ...] = (
     Probe("packages", "python", _packages, after=("python",)),
     Probe("workdir", "env", _workdir, after=("packages",)),
     Probe("mooncake", "mooncake", _mooncake, after=("packages", "devices", "cann", "python")),
+    Probe("hccn", "hccn", _hccn, after=("devices",), waits=True),
 )

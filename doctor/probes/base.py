@@ -24,6 +24,9 @@ class ProbeOptions:
     serve_args_file: Optional[str] = None  # --serve-args-file: a file holding it (or a launch script)
     mooncake_master: Optional[str] = None  # --mooncake-master host:port[:metrics_port]
     mooncake_timeout: float = 2.0  # per network call to the master
+    hccn_tool: Optional[str] = None  # --hccn-tool: run this hccn_tool (else only on the live host)
+    hccn_timeout: float = 5.0  # per hccn_tool call
+    ping_npu: List[str] = field(default_factory=list)  # --ping-npu DEVICE:ADDRESS (fleet check --ping)
 
 
 @dataclass(frozen=True)

@@ -227,6 +227,16 @@ GENERIC = {
 }
 
 
+def add_rule_records() -> None:
+    """Rules written as one record per finding id carry their own text (catalogue keys) and
+    source; they join the catalog here, after the entries above."""
+    from doctor.rules.all_rules import RULES
+
+    for rule in RULES:
+        if rule.why is not None and rule.id not in CATALOG:
+            CATALOG[rule.id] = _e(rule.layer, rule.why.text("en"), rule.why.text("zh"), rule.source or "")
+
+
 def describe(finding_id: str) -> Dict[str, str]:
     """The catalog entry of a finding id (generic ids resolved), or KeyError."""
     if finding_id in CATALOG:
@@ -254,6 +264,8 @@ def markdown() -> str:
         lines += [f"### `<layer>.{topic}`", "", entry["why_en"], "", entry["why_zh"], ""]
     return "\n".join(lines).rstrip() + "\n"
 
+
+add_rule_records()
 
 if __name__ == "__main__":
     print(markdown(), end="")

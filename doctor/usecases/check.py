@@ -39,6 +39,9 @@ class CheckOptions:
     serve_args_file: Optional[str] = None  # --serve-args-file launch.sh
     mooncake_master: Optional[str] = None  # --mooncake-master host:port[:metrics_port]
     mooncake_timeout: float = 2.0
+    hccn_tool: Optional[str] = None  # --hccn-tool PATH
+    hccn_timeout: float = 5.0
+    ping_npu: List[str] = field(default_factory=list)  # --ping-npu DEVICE:ADDRESS
 
 
 @dataclass
@@ -110,6 +113,22 @@ def validate(opts: CheckOptions) -> None:
     if opts.npu_smi_timeout <= 0:
         raise UsageError("--npu-smi-timeout must be positive")
     validate_mooncake(opts)
+    validate_hccn(opts)
+
+
+def validate_hccn(opts: CheckOptions) -> None:
+    if opts.snapshot and (opts.hccn_tool or opts.ping_npu):
+        raise UsageError("--from judges a saved snapshot; --hccn-tool and --ping-npu belong to the snapshot run")
+    if opts.hccn_tool and not (os.path.isfile(opts.hccn_tool) and os.access(opts.hccn_tool, os.X_OK)):
+        raise UsageError(f"--hccn-tool {opts.hccn_tool}: not an executable file")
+    if opts.hccn_timeout <= 0:
+        raise UsageError("--hccn-timeout must be positive")
+    from doctor.probes.hccn import parse_ping_pairs
+
+    try:
+        parse_ping_pairs(opts.ping_npu)
+    except ValueError as e:
+        raise UsageError(f"--ping-npu {e}") from None
 
 
 def validate_mooncake(opts: CheckOptions) -> None:
@@ -142,7 +161,8 @@ def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None,
     return collect(host, ProbeOptions(python=opts.python, site_packages=list(opts.site_packages),
                                       npu_smi_timeout=opts.npu_smi_timeout, serve_args=opts.serve_args,
                                       serve_args_file=opts.serve_args_file, mooncake_master=opts.mooncake_master,
-                                      mooncake_timeout=opts.mooncake_timeout), while_waiting)
+                                      mooncake_timeout=opts.mooncake_timeout, hccn_tool=opts.hccn_tool,
+                                      hccn_timeout=opts.hccn_timeout, ping_npu=list(opts.ping_npu)), while_waiting)
 
 
 def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: Optional["Matrix"] = None) -> CheckResult:
