@@ -102,6 +102,7 @@ def version() -> None:
 # Each command group lives in its own module; they are registered here, in the order of --help.
 from doctor.cli.explain import explain_command  # noqa: E402
 from doctor.cli.fix import fix_command, rollback_command  # noqa: E402
+from doctor.cli.fleet import fleet_app  # noqa: E402
 from doctor.cli.matrix import matrix_app  # noqa: E402
 from doctor.cli.mooncake import mooncake_app  # noqa: E402
 from doctor.cli.smoke import smoke_command  # noqa: E402
@@ -112,6 +113,7 @@ app.command("fix")(fix_command)
 app.command("rollback")(rollback_command)
 app.add_typer(matrix_app, name="matrix")
 app.add_typer(mooncake_app, name="mooncake")
+app.add_typer(fleet_app, name="fleet")
 
 
 def main(argv: Optional[List[str]] = None) -> None:

@@ -79,6 +79,11 @@ def load_snapshot(path: str) -> Facts:
         raw = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise UsageError(f"cannot read snapshot {path}: {e.strerror or e}") from None
+    return snapshot_from_text(raw, path)
+
+
+def snapshot_from_text(raw: str, path: str) -> Facts:
+    """A snapshot's JSON text as Facts; ``path`` names it in the one-line error (UsageError)."""
     try:
         data = json.loads(raw)
     except ValueError as e:

@@ -1,0 +1,103 @@
+"""fleet compare / check output: one table of layers x nodes (rows that break their rule
+highlighted), the cross-node findings, one summary line; or one JSON object."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Dict, List, Optional
+
+from doctor import __version__
+from doctor.findings import EXIT_FAIL, EXIT_WARN, FAIL, INFO, OK, SKIP, WARN, Verdict
+from doctor.fleet.compare import FleetReport, Node
+from doctor.i18n import tr
+
+SYMBOL = {OK: "✓", INFO: "i", WARN: "!", FAIL: "✗", SKIP: "-"}
+STYLE = {OK: "green", INFO: "cyan", WARN: "yellow", FAIL: "bold red", SKIP: "dim"}
+JSON_SCHEMA_VERSION = 1
+
+
+def verdict_cell(node: Node, lang: str) -> str:
+    if node.facts is None:
+        return tr("fleet.table.no_answer", lang)
+    v = node.verdict
+    if v is None:
+        return "-"
+    counts = v.counts()
+    code = v.exit_code()
+    if code == EXIT_FAIL:
+        return f"✗ {counts[FAIL]} fail ({v.root_cause})"
+    if code == EXIT_WARN:
+        return f"! {counts[WARN]} warn"
+    return "✓ ok"
+
+
+def _verdict_json(v: Optional[Verdict]) -> Optional[Dict]:
+    if v is None:
+        return None
+    counts = v.counts()
+    return {"exit_code": v.exit_code(), "root_cause": v.root_cause,
+            "summary": {k: counts[k] for k in (OK, INFO, WARN, FAIL, SKIP)},
+            "problems": [f.id for f in v.findings if f.status in (FAIL, WARN)]}
+
+
+def report_json(report: FleetReport, lang: str) -> str:
+    doc = {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "tool_version": __version__,
+        "exit_code": report.exit_code(),
+        "nodes": [{"name": n.name, "answered": n.answered, "error": n.error, "verdict": _verdict_json(n.verdict)}
+                  for n in report.nodes],
+        "rows": [{"layer": r.layer, "item": r.item, "rule": r.rule, "differs": r.differs, "bad": r.bad,
+                  "values": r.values} for r in report.rows],
+        "findings": [f.to_json(lang) for f in report.findings],
+    }
+    return json.dumps(doc, ensure_ascii=False, indent=2)
+
+
+def print_report(report: FleetReport, lang: str, verbose: bool = False, file=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    stream = file or sys.stdout
+    names = [n.name for n in report.nodes]
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    width = None if os.environ.get("COLUMNS") or tty else max(120, 40 + 26 * len(names))
+    console = Console(file=stream, highlight=False, width=width)
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False, padding=(0, 1))
+    table.add_column(tr("fleet.table.layer", lang), no_wrap=True, style="dim")
+    table.add_column(tr("fleet.table.item", lang), no_wrap=True)
+    for name in names:
+        table.add_column(name, overflow="fold")
+    for row in report.rows:
+        style = "bold red" if row.bad and row.rule != "show" else ("yellow" if row.differs and row.rule == "show" else None)
+        cells = [Text(row.values.get(n) or "-", style=style) if n in row.values else Text("") for n in names]
+        table.add_row(row.layer, Text(row.item, style=style), *cells)
+    table.add_row("", Text(tr("fleet.table.verdict", lang), style="bold"),
+                  *[Text(verdict_cell(n, lang), style=_verdict_style(n)) for n in report.nodes])
+    console.print(table)
+    problems = [f for f in report.findings if f.status in (FAIL, WARN, INFO) or verbose]
+    for f in problems:
+        line = Text()
+        line.append(f"{SYMBOL[f.status]} ", style=STYLE[f.status])
+        line.append(f"{f.id}  ", style="dim")
+        line.append(f.title.text(lang))
+        if f.observed:
+            line.append(f"\n    {f.observed}", style="dim")
+        if f.hint and f.status in (FAIL, WARN):
+            line.append(f"\n    → {f.hint.text(lang)}")
+        console.print(line)
+    counts = {s: sum(1 for f in report.findings if f.status == s) for s in (FAIL, WARN)}
+    code = report.exit_code()
+    if code == 0:
+        console.print(Text(tr("fleet.healthy", lang), style="green"))
+    console.print(Text(tr("fleet.summary", lang, nodes=len(report.nodes), answered=sum(1 for n in report.nodes if n.answered),
+                          fail=counts[FAIL], warn=counts[WARN], code=code), style="bold"))
+
+
+def _verdict_style(node: Node) -> str:
+    if node.facts is None or node.verdict is None:
+        return "bold red"
+    code = node.verdict.exit_code()
+    return "bold red" if code == EXIT_FAIL else ("yellow" if code == EXIT_WARN else "green")
