@@ -333,11 +333,11 @@ def mooncake_findings(nodes: List[Node], rows: List[Row]) -> List[Finding]:
         present = {k: v for k, v in row.values.items() if v is not None}
         missing = [k for k, v in row.values.items() if v is None]
         if len(set(present.values())) > 1:
-            out.append(Finding("fleet.mooncake_config", FAIL, T("fleet.mooncake_config.differ", key=item), observed=_cells(row),
-                               expected=_majority(present.values()), hint=T("fleet.mooncake_config.hint", key=item)))
+            out.append(Finding("fleet.mooncake_config", FAIL, T("fleet.mooncake_config.differ", field=item), observed=_cells(row),
+                               expected=_majority(present.values()), hint=T("fleet.mooncake_config.hint", field=item)))
         elif missing and present:
-            out.append(Finding("fleet.mooncake_config", WARN, T("fleet.mooncake_config.missing", key=item, nodes=", ".join(missing)),
-                               observed=_cells(row), hint=T("fleet.mooncake_config.hint", key=item)))
+            out.append(Finding("fleet.mooncake_config", WARN, T("fleet.mooncake_config.missing", field=item, nodes=", ".join(missing)),
+                               observed=_cells(row), hint=T("fleet.mooncake_config.hint", field=item)))
     if not out and any(_row(rows, i) for i in ("master_server_address", "metadata_server", "protocol")):
         out.append(Finding("fleet.mooncake_config", OK, T("fleet.mooncake_config.ok")))
     reach = _row(rows, "master port from this node")
@@ -397,7 +397,7 @@ def dp_findings(nodes: List[Node]) -> List[Finding]:
     for key in ("address", "port", "size"):
         values = {k: v[key] for k, v in settings.items()}
         if len(set(values.values())) > 1:
-            out.append(Finding("fleet.dp", FAIL, T("fleet.dp.differ", key=key),
+            out.append(Finding("fleet.dp", FAIL, T("fleet.dp.differ", field=key),
                                observed="; ".join(f"{k}: {v}" for k, v in values.items()), hint=T("fleet.dp.hint")))
     masters = [k for k, v in settings.items() if v["headless"] is None and v["start_rank"] in (None, "0")]
     if len(masters) != 1:
