@@ -4,6 +4,7 @@ substituted; a device can hang or fail. Only the vendor binary is faked.
 """
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional
@@ -78,7 +79,9 @@ def port_outputs(device: int, port: Port) -> Dict[str, str]:
 def install(fake: FakeHost, ports: Dict[int, Port], conf: bool = True) -> Path:
     """Write the fake hccn_tool into the root and, with ``conf``, an /etc/hccn.conf that matches."""
     out_dir = fake.p(OUT_DIR)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    if out_dir.exists():
+        shutil.rmtree(out_dir)  # a scenario replaces the previous one whole
+    out_dir.mkdir(parents=True)
     (out_dir / "unreachable").write_text(recorded("ping-send-fail.txt"))
     lines: List[str] = []
     for device, port in ports.items():
