@@ -40,17 +40,51 @@ def _import_ray():
     return ray
 
 
-def connect(address: Optional[str]):
-    ray = _import_ray()
+def _reachable(address: str, timeout: float) -> Optional[str]:
+    """Why the GCS port of ``host:port`` cannot be reached (ray.init would retry for minutes)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        return None  # not host:port (ray://..., a name Ray resolves itself): let Ray say
     try:
-        ray.init(address=address or "auto", logging_level=logging.ERROR, log_to_driver=False,
-                 ignore_reinit_error=True)
-    except Exception as e:  # RuntimeError (versions), ConnectionError (no cluster)
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        return e.strerror or str(e) or type(e).__name__
+    return None
+
+
+def connect(address: Optional[str], timeout: float = 30.0):
+    """ray.init within a total deadline: a TCP check of the GCS port first, then the connect in a
+    thread that is given up on (the command ends) when it takes longer than ``timeout``."""
+    import threading
+
+    ray = _import_ray()
+    target = address or "auto"
+    if target != "auto":
+        why = _reachable(target, min(timeout, 5.0))
+        if why:
+            raise RayUnavailable("fleet.ray.connect", address=target, error=why)
+    outcome: Dict[str, BaseException] = {}
+
+    def init() -> None:
+        try:
+            ray.init(address=target, logging_level=logging.ERROR, log_to_driver=False, ignore_reinit_error=True)
+        except BaseException as e:  # RuntimeError (versions), ConnectionError (no cluster)
+            outcome["error"] = e
+
+    worker = threading.Thread(target=init, name="ray-init", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise RayUnavailable("fleet.ray.connect", address=target, error=f"no answer within {timeout:g} s")
+    if "error" in outcome:
+        e = outcome["error"]
         versions = version_mismatch(str(e))
         if versions:
-            raise RayUnavailable("fleet.ray.mismatch", address=address or "auto", **versions) from None
+            raise RayUnavailable("fleet.ray.mismatch", address=target, **versions)
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
-        raise RayUnavailable("fleet.ray.connect", address=address or "auto", error=first) from None
+        raise RayUnavailable("fleet.ray.connect", address=target, error=first)
     return ray
 
 
@@ -68,7 +102,7 @@ def alive_nodes(ray) -> List[Tuple[str, str]]:
 
 def collect_ray(address: Optional[str], argv_for: ArgvFor, timeout: float,
                 on_done: Optional[Done] = None, on_nodes: Optional[Callable[[int], None]] = None) -> List[Reply]:
-    ray = connect(address)
+    ray = connect(address, min(timeout, 60.0))
     try:
         return _collect(ray, argv_for, timeout, on_done, on_nodes)
     finally:

@@ -1,0 +1,103 @@
+"""fleet check --ray on a real local multi-node Ray cluster (ray.cluster_utils.Cluster): three
+nodes, each told to use a different fake host (its own `ascend-doctor` first on the node's PATH);
+one node is killed while its doctor still runs. And Ray's own version refusal, said plainly."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+from fakehost import REPO, FakeHost
+from fakehost.fleet import node, wrapper
+from fakehost.hccn import install, node_ports
+
+ray = pytest.importorskip("ray", reason="Ray is the optional extra ascend-doctor[fleet]")
+
+
+def node_env(fake: FakeHost) -> dict:
+    return {"PATH": f"{fake.base / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
+
+
+@pytest.mark.slow
+def test_one_task_per_alive_node_and_a_node_killed_mid_run(tmp_path):
+    from ray.cluster_utils import Cluster
+
+    from doctor.usecases.fleet import FleetCheckOptions, run_fleet_check
+
+    fakes = []
+    for n in (1, 2, 3):
+        fake = node(FakeHost(tmp_path / f"node{n}"), n, drifted=(n == 2))
+        if n == 3:  # its driver call hangs: the node is still working when it is killed
+            ports = node_ports(3, count=4)
+            ports[0].hang = True
+            install(fake, ports)
+        script = wrapper(fake)
+        script.write_text(script.read_text().rstrip("\n")
+                          + f" --serve-args-file '{fake.p('/vllm-workspace/launch.sh')}' --hccn-timeout 50\n")
+        fakes.append(fake)
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "env_vars": node_env(fakes[0]),
+                                                            "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1, env_vars=node_env(fakes[1]))
+        doomed = cluster.add_node(num_cpus=1, env_vars=node_env(fakes[2]))
+        cluster.wait_for_nodes()
+        killed = threading.Event()
+        answered = []
+
+        def progress(title, total):
+            assert total == 3
+            def tick(reply):
+                answered.append(reply)
+                if len(answered) == 2 and not killed.is_set():
+                    killed.set()
+                    cluster.remove_node(doomed, allow_graceful=False)
+            return tick
+
+        opts = FleetCheckOptions(ray=cluster.address, timeout=40.0)
+        report = run_fleet_check(opts, progress)
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        cluster.shutdown()
+    assert killed.is_set()
+    assert len(report.nodes) == 3
+    answered_nodes = [n for n in report.nodes if n.answered]
+    dead = [n for n in report.nodes if not n.answered]
+    assert len(answered_nodes) == 2 and len(dead) == 1 and dead[0].error
+    # each node ran its own doctor: one of them is the drifted node 2
+    torch_npu = next(r for r in report.rows if r.item == "torch-npu")
+    assert sorted(torch_npu.values.values()) == ["2.10.0", "2.8.0"]
+    assert report.exit_code() == 3
+    unanswered = [f for f in report.findings if f.id == "fleet.node" and dead[0].name in str(f.title)]
+    assert unanswered and unanswered[0].status == "fail"
+
+
+def test_version_mismatch_is_said_plainly():
+    """Ray's own check (the real function, fed another cluster's metadata) and our one line."""
+    from ray._private.utils import check_version_info
+
+    from doctor.i18n import tr
+    from doctor.shell.fleet_ray import version_mismatch
+
+    with pytest.raises(RuntimeError) as err:
+        check_version_info({"ray_version": "2.9.3", "python_version": "3.10.12"}, "node 10.0.0.5:6379")
+    versions = version_mismatch(str(err.value))
+    assert versions == {"cluster_ray": "2.9.3", "cluster_python": "3.10.12", "ray": ray.__version__,
+                        "python": ".".join(map(str, sys.version_info[:3]))}
+    line = tr("fleet.ray.mismatch", "en", address="10.0.0.5:6379", **versions)
+    assert "runs Ray 2.9.3 on Python 3.10.12" in line and "pip install 'ray==2.9.3'" in line and "\n" not in line
+
+
+def test_ray_missing_and_no_cluster_are_one_line_usage_errors(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO), RAY_ADDRESS="")
+    code = ("import sys; sys.modules['ray'] = None; sys.argv = ['ascend-doctor'] + sys.argv[1:];"
+            "from doctor.cli.main import main; main(sys.argv[1:])")
+    proc = subprocess.run([sys.executable, "-c", code, "fleet", "check", "--ray"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2 and "ascend-doctor[fleet]" in proc.stderr and proc.stderr.count("\n") == 1
+    proc = subprocess.run([sys.executable, "-m", "doctor", "fleet", "check", "--ray", "127.0.0.1:1"], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2 and "cannot connect to the Ray cluster at 127.0.0.1:1" in proc.stderr, proc.stderr
+    assert not proc.stdout
