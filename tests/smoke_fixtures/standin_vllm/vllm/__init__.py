@@ -8,9 +8,13 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, TypedDict
 
 __version__ = "0.11.0"
+
+
+class TokensPrompt(TypedDict):
+    prompt_token_ids: List[int]
 
 
 @dataclass
