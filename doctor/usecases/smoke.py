@@ -400,7 +400,7 @@ def vllm_stage(ctx: Context, prompts: str) -> StageResult:
     if fail:
         if eager_out is not None:
             eager_fail = failure("vllm", eager_out, ctx.explain, {})
-            metrics["eager_ok"] = eager_fail is None
+            fail.metrics["eager_ok"] = eager_fail is None
             if eager_fail is None:
                 fail.title = T("smoke.vllm.graph_only", failure=fail.title)
                 fail.hint = T("smoke.hint.graph")
