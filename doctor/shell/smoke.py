@@ -119,12 +119,16 @@ def _tail(path: Path, lines: int = 20, cap: int = 64 * 1024) -> List[str]:
     return data.decode("utf-8", "replace").splitlines()[-lines:]
 
 
+GRACE = 5.0  # seconds the other ranks get to finish once one has failed
+
+
 def run_collective(python: str, device: str, device_ids: Sequence[int], sizes: Sequence[int], *,
                    env: Mapping[str, str], timeout: float, iters: int = 10, warmup: int = 2,
                    tick: Optional[Callable[[int, int], None]] = None) -> CollectiveRun:
     """One process per device, all started together; each may take ``timeout`` seconds in all.
-    The ranks' own collective timeout is half of it, so a rank left waiting for a hung peer
-    reports that itself, and the hung one is still running (and named) at the deadline."""
+    The ranks' own collective timeout is a quarter of it, so a rank left waiting for a hung peer
+    reports that itself; once a rank has failed, the others get GRACE seconds, and the ones
+    still running then (the hung ones) are killed and named."""
     n = len(device_ids)
     port = free_port()
     began = time.monotonic()
@@ -140,7 +144,7 @@ def run_collective(python: str, device: str, device_ids: Sequence[int], sizes: S
                                   "ASCEND_DOCTOR_SMOKE_EVENTS": os.path.join(tmp, f"events.{rank}.jsonl")})
                 argv = [python, script("smoke_rank"), "--device", device, "--device-id", str(dev_id),
                         "--sizes", ",".join(str(s) for s in sizes), "--iters", str(iters), "--warmup", str(warmup),
-                        "--op-timeout", str(max(5.0, timeout / 2.0))]
+                        "--op-timeout", str(max(10.0, timeout / 4.0))]
                 states.append(RankState(rank=rank, device=str(dev_id)))
                 log = open(os.path.join(tmp, f"log.{rank}.txt"), "wb")
                 try:
@@ -150,8 +154,13 @@ def run_collective(python: str, device: str, device_ids: Sequence[int], sizes: S
                     errors[rank] = f"cannot start {python}: {e.strerror or e}"
                 finally:
                     log.close()
+            failed_at: Optional[float] = None
             while time.monotonic() - began < timeout:
                 if all(p is None or p.poll() is not None for p in procs):
+                    break
+                if failed_at is None and any(p is None or (p.poll() is not None and p.returncode != 0) for p in procs):
+                    failed_at = time.monotonic()
+                if failed_at is not None and time.monotonic() - failed_at > GRACE:
                     break
                 if tick:
                     tick(sum(1 for p in procs if p is None or p.poll() is not None), n)

@@ -28,9 +28,13 @@ def bandwidth_rows(per_rank: Dict[int, List[Dict[str, Any]]], n: int) -> List[Di
             continue
         seconds = max(float(e["seconds"]) for e in got)
         algbw = size / seconds / 1e9 if seconds > 0 else 0.0
-        rows.append({"bytes": size, "time_us": round(seconds * 1e6, 2), "algbw_gbps": round(algbw, 4),
-                     "busbw_gbps": round(algbw * bus_factor(n), 4), "wrong": sum(int(e.get("wrong", 0)) for e in got)})
+        rows.append({"bytes": size, "time_us": _sig(seconds * 1e6), "algbw_gbps": _sig(algbw),
+                     "busbw_gbps": _sig(algbw * bus_factor(n)), "wrong": sum(int(e.get("wrong", 0)) for e in got)})
     return rows
+
+
+def _sig(x: float) -> float:
+    return float(f"{x:.6g}")
 
 
 @dataclass
