@@ -130,7 +130,8 @@ def test_config_file_and_flags():
     for bad in ({"modle": {}}, {"model": {"paht": "/m"}}, {"model": "x"}):
         with pytest.raises(ConfigError):
             from_file(bad)
-    for flags in ({"device": "gpu"}, {"requests": 0}, {"vllm": True}, {"stages": ["gpu"]}, {"vllm_args": ["=x"]}):
+    for flags in ({"device": "gpu"}, {"requests": 0}, {"vllm": True}, {"stages": ["gpu"]}, {"vllm_args": ["=x"]},
+                  {"endpoint": "127.0.0.1:8000"}):
         with pytest.raises(ConfigError):
             merge({}, flags)
 

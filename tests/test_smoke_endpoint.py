@@ -181,3 +181,27 @@ def test_bench_client_directly_reports_model_and_durations():
         res = run_bench(BenchConfig(base_url=srv.url + "/v1", requests=4, concurrency=2, output_len=10, warmup=0))
     assert res.model == "tiny-llama" and len(res.records) == 4 and all(r.ok for r in res.records)
     assert res.duration > 0.05
+
+
+def test_soak_reports_hbm_that_climbs(tmp_path):
+    """npu-smi stands in as a script that prints a recorded 910B4 table (tests/fakehost/data)
+    with chip 0's HBM growing by 1 GB at every call: a steady climb is a warning naming it."""
+    recorded = Path(__file__).resolve().parent / "fakehost" / "data" / "npu-smi-910b4-32g.txt"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "npu-smi").write_text(f"""#!/bin/sh
+n=$(cat {tmp_path}/count 2>/dev/null || echo 0)
+echo $((n + 1)) > {tmp_path}/count
+used=$((22283 + n * 1000))
+sed "s/22283\\/ 32768/$used\\/ 32768/" {recorded}
+""")
+    (bin_dir / "npu-smi").chmod(0o755)
+    with Server(first=0.01, gap=0.002) as srv:
+        opts = SmokeOptions(device="cpu", endpoint=srv.url, output_len=8, warmup=0, duration=1.6, sample_every=0.2,
+                            stall_timeout=1.0)
+        report = run(opts, sys.executable, Host(env={"PATH": f"{bin_dir}:/usr/bin:/bin"}), explain=lambda t: None)
+    st = report.stages[0]
+    trends = {t["name"]: t for t in st.metrics["soak"]["trends"]}
+    assert trends["hbm.npu0.chip0"]["climbing"] and not trends["hbm.npu1.chip0"]["climbing"]
+    assert st.status == "warn" and "hbm.npu0.chip0 22283 -> " in st.title.text("en")
+    assert report.exit_code() == 4

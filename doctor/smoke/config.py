@@ -134,6 +134,8 @@ def validate(o: SmokeOptions) -> None:
         raise ConfigError(f"warmup must be 0 or more, not {o.warmup!r}")
     if o.duration is not None:
         positive("duration", o.duration)
+    if o.endpoint is not None and not re.match(r"^https?://[^/\s]+", str(o.endpoint)):
+        raise ConfigError(f"endpoint {o.endpoint!r}: write the server's URL, e.g. http://127.0.0.1:8000")
     if o.stages is not None:
         bad = [s for s in o.stages if s not in STAGES]
         if bad or not o.stages:
