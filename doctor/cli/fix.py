@@ -183,12 +183,11 @@ def _smoke(skip: bool, stage: str, python: str, lang: str) -> Optional[Dict]:
     if stage == "build":
         _err(t("smoke_skip", lang, why="build stage, no NPU here" if lang != "zh" else "构建阶段，没有 NPU"))
         return None
-    from doctor.errors import UsageError as _Usage
     from doctor.usecases.smoke import run_configured_stages
 
     try:  # the stages configured in the smoke configuration file (docs/smoke.md)
         report = run_configured_stages(python)
-    except _Usage as e:
+    except UsageError as e:
         return {"exit_code": 2, "why": str(e)}
     return {"exit_code": report.exit_code(), "why": report.verdict.root_cause,
             "stages": [s.to_json(lang) for s in report.stages]}
