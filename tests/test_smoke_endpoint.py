@@ -35,20 +35,33 @@ def within(value, want, rel=0.10):
 @pytest.mark.parametrize("per_chunk", [1, 3])
 def test_ttft_and_tpot_match_the_script(per_chunk):
     """TTFT from request sent to the first chunk; TPOT = (latency - TTFT) / (tokens - 1) with the
-    tokens from the usage report, so several tokens per chunk do not triple it."""
+    tokens from the usage report, so several tokens per chunk do not triple it.
+
+    The figures must land within 10% of the script (200 ms, 20 ms). On a loaded machine the
+    server itself can be late; it records when it really sent each chunk (CLOCK_MONOTONIC, shared
+    by both processes), and the client's figures must then be within 10% of the script's values
+    of what was really sent, and never below the script."""
+    import requests
+
     with ProcessServer(first=0.2, gap=0.02, per_chunk=per_chunk) as srv:
-        result, report = stage(srv.url, concurrency=2)
+        result, report = stage(srv.url, concurrency=1, requests=5)
+        truth = requests.get(srv.url + "/debug/timings", timeout=10).json()[1:]  # without the warm-up
     m = result.metrics
     assert result.status == "ok", result.title
-    assert m["completed"] == 6 and m["failed"] == 0 and m["tokens_counted_from"] == "usage"
-    assert m["output_tokens"] == 6 * OUT
-    for stat in ("mean", "p50"):
-        assert within(m["ttft_ms"][stat], 200.0), m["ttft_ms"]
-        assert within(m["tpot_ms"][stat], 20.0), m["tpot_ms"]
-    assert within(m["e2el_ms"]["p50"], 200.0 + 20.0 * (OUT - 1))
+    assert m["completed"] == 5 and m["failed"] == 0 and m["tokens_counted_from"] == "usage"
+    assert m["output_tokens"] == 5 * OUT
+    sent_ttft = sum(t["first"] - t["read"] for t in truth) / len(truth) * 1000
+    sent_tpot = sum((t["last"] - t["first"]) / (t["tokens"] - 1) for t in truth) / len(truth) * 1000
+    assert sent_ttft >= 199.0 and sent_tpot >= 19.5  # the server never runs ahead of its script
+    assert abs(m["ttft_ms"]["mean"] - sent_ttft) <= 0.10 * 200.0, (m["ttft_ms"], sent_ttft)
+    assert abs(m["tpot_ms"]["mean"] - sent_tpot) <= 0.10 * 20.0, (m["tpot_ms"], sent_tpot)
+    assert m["ttft_ms"]["mean"] >= 200.0 and m["tpot_ms"]["mean"] >= 18.0
+    if sent_ttft <= 204.0 and sent_tpot <= 20.4:  # the server kept to its script: so must we
+        assert within(m["ttft_ms"]["mean"], 200.0) and within(m["tpot_ms"]["mean"], 20.0)
+        assert within(m["ttft_ms"]["p50"], 200.0) and within(m["tpot_ms"]["p50"], 20.0)
     # one ITL per chunk: per_chunk tokens arrive every per_chunk * 20 ms
-    assert within(m["itl_ms"]["p50"], 20.0 * per_chunk)
-    assert m["warmup"] == 1 and m["requests"] == 6  # warm-up requests are not measured
+    assert within(m["itl_ms"]["p50"], sent_tpot * per_chunk)
+    assert m["warmup"] == 1 and m["requests"] == 5  # warm-up requests are not measured
     assert report.exit_code() == 0
 
 

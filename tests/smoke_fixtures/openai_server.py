@@ -21,6 +21,7 @@ class Script:
         self.mode, self.first, self.gap, self.per_chunk = mode, first, gap, per_chunk
         self.stop = threading.Event()
         self.prompts = []
+        self.timings = []  # per request: monotonic times read, first chunk sent, last chunk sent, tokens
 
 
 def make_handler(script: Script):
@@ -42,7 +43,9 @@ def make_handler(script: Script):
             if script.mode == "never_models":
                 script.stop.wait(60)
                 return
-            if self.path == "/v1/models":
+            if self.path == "/debug/timings":
+                self._json(200, script.timings)
+            elif self.path == "/v1/models":
                 self._json(200, {"object": "list", "data": [{"id": "tiny-llama", "object": "model"}]})
             else:
                 self._json(404, {"error": {"message": "not found"}})
@@ -72,7 +75,7 @@ def make_handler(script: Script):
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             # token k (0-based) is due at first + k*gap; chunks carry per_chunk tokens after the first
-            k, chunks = 0, 0
+            k, chunks, first_sent = 0, 0, None
             while k < n:
                 take = 1 if k == 0 else min(script.per_chunk, n - k)
                 due = t0 + script.first + (k + take - 1) * script.gap
@@ -93,8 +96,11 @@ def make_handler(script: Script):
                 else:
                     self._event({"object": "text_completion", "choices": [{"index": 0, "text": text,
                                                                            "finish_reason": None}]})
+                if first_sent is None:
+                    first_sent = time.monotonic()
                 chunks += 1
                 k += take
+            script.timings.append({"read": t0, "first": first_sent, "last": time.monotonic(), "tokens": n})
             if script.mode != "no_usage":
                 self._event({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": n,
                                                       "total_tokens": 100 + n}})
