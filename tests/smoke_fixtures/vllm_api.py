@@ -4,7 +4,10 @@
     python tests/smoke_fixtures/vllm_api.py SDIST... > tests/data/vllm_api.json
 
 SDISTs are the vllm-X.tar.gz files from PyPI (``pip download --no-deps --no-binary :all:``;
-vllm's metadata step needs VLLM_TARGET_DEVICE=empty and torch, see docs/smoke.md). The listing
+with --no-build-isolation and VLLM_TARGET_DEVICE=empty in an environment that has torch,
+setuptools-scm and setuptools-rust, since pip prepares the metadata before it keeps the file;
+pip reports a version mismatch (X+empty) and prints the file's URL, which it then downloads
+without complaint). The listing
 records each file's name and sha256, so anyone can check it against PyPI. The same extractor
 reads the stand-in package of the tests, so stand-in and releases are held to one list.
 """
