@@ -211,7 +211,7 @@ sed "s/22283\\/ 32768/$used\\/ 32768/" {recorded}
 """)
     (bin_dir / "npu-smi").chmod(0o755)
     with Server(first=0.01, gap=0.002) as srv:
-        opts = SmokeOptions(device="cpu", endpoint=srv.url, output_len=8, warmup=0, duration=1.6, sample_every=0.2,
+        opts = SmokeOptions(device="cpu", endpoint=srv.url, output_len=8, warmup=0, duration=4.0, sample_every=0.1,
                             stall_timeout=1.0)
         report = run(opts, sys.executable, Host(env={"PATH": f"{bin_dir}:/usr/bin:/bin"}), explain=lambda t: None)
     st = report.stages[0]
