@@ -5,7 +5,7 @@ import sys
 from typing import Any, Optional
 
 from doctor.i18n import tr
-from doctor.smoke.result import _bytes
+from doctor.smoke.result import human_bytes
 
 
 def print_report(report: Any, lang: str, verbose: bool) -> None:
@@ -31,7 +31,7 @@ def print_report(report: Any, lang: str, verbose: bool) -> None:
                                             **{k: _num(s.get(k)) for k in ("mean", "p50", "p90", "p99")}), style="dim"))
         if stage.name == "collective" and (verbose or stage.status != "ok"):
             for row in m.get("sizes", []):
-                console.print(Text("  " + tr("smoke.cli.busbw", lang, size=_bytes(row["bytes"]), time=row["time_us"],
+                console.print(Text("  " + tr("smoke.cli.busbw", lang, size=human_bytes(row["bytes"]), time=row["time_us"],
                                             algbw=row["algbw_gbps"], busbw=row["busbw_gbps"]), style="dim"))
     if report.golden_written:
         console.print(Text(tr("smoke.cli.golden_written", lang, path=report.golden_written)))

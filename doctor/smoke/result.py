@@ -207,10 +207,10 @@ def collective_result(seconds: float, device: str, ranks: List[RankState], rows:
         return StageResult("collective", OK, seconds, metrics,
                            T("smoke.collective.ok", n=n, device=device,
                              busbw=f"{best['busbw_gbps']:.2f}" if best else "-",
-                             size=_bytes(best["bytes"]) if best else "-"))
+                             size=human_bytes(best["bytes"]) if best else "-"))
     if wrong:
         return StageResult("collective", FAIL, seconds, metrics,
-                           T("smoke.collective.wrong", size=_bytes(wrong[0]["bytes"]), count=wrong[0]["wrong"]),
+                           T("smoke.collective.wrong", size=human_bytes(wrong[0]["bytes"]), count=wrong[0]["wrong"]),
                            hint=T("smoke.hint.collective"), observed=f"{wrong[0]['wrong']} wrong elements")
     named = culprits(ranks)
     metrics["culprits"] = [{"rank": r.rank, "device": r.device, "where": r.where(), "error": r.error,
@@ -233,7 +233,7 @@ def _who(r: RankState) -> str:
     return f"rank {r.rank} (device {r.device}) {state} {r.where()}{tail}"
 
 
-def _bytes(n: int) -> str:
+def human_bytes(n: int) -> str:
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
             return f"{n / size:g} {unit}"
