@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
 import sys
 from typing import Dict, List, Optional
 
@@ -184,18 +183,14 @@ def _smoke(skip: bool, stage: str, python: str, lang: str) -> Optional[Dict]:
     if stage == "build":
         _err(t("smoke_skip", lang, why="build stage, no NPU here" if lang != "zh" else "构建阶段，没有 NPU"))
         return None
-    argv = [sys.executable, "-m", "doctor", "smoke", "--python", python, "--json"]
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired:
-        return {"exit_code": 3, "why": "smoke timed out after 900 s"}
-    why = None
-    try:
-        root = json.loads(proc.stdout).get("summary", {}).get("root_cause")
-        why = root
-    except ValueError:
-        why = (proc.stderr.strip().splitlines() or [""])[-1][:200] or None
-    return {"exit_code": proc.returncode, "why": why}
+    from doctor.usecases.smoke import run_configured_stages
+
+    try:  # the stages configured in the smoke configuration file (docs/smoke.md)
+        report = run_configured_stages(python)
+    except UsageError as e:
+        return {"exit_code": 2, "why": str(e)}
+    return {"exit_code": report.exit_code(), "why": report.verdict.root_cause,
+            "stages": [s.to_json(lang) for s in report.stages]}
 
 
 def _out(text: str) -> None:

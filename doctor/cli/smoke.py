@@ -1,46 +1,105 @@
-"""The `smoke` command: a tiny inference on the NPU (or the CPU) in the target interpreter."""
+"""The `smoke` command (docs/smoke.md): prove that serving works, stage by stage."""
 from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
+from typing import Any, Dict, List, Optional
 
 import typer
 
 from doctor.cli.options import JSON, LANG, PYTHON, pick_language
 from doctor.errors import UsageError
 
+O = typer.Option
+
 
 def smoke_command(
     python: Optional[str] = PYTHON,
-    device: str = typer.Option("npu", "--device", help="npu (default) or cpu (to test the harness without an NPU)."),
-    timeout: float = typer.Option(300.0, "--timeout", help="Seconds before the run counts as hung."),
+    device: Optional[str] = O(None, "--device", help="npu (default) or cpu (the harness without an NPU)."),
+    timeout: Optional[float] = O(None, "--timeout", help="Seconds each stage may take (default 600)."),
+    config: Optional[str] = O(None, "--config", help="Stage configuration (TOML; default $ASCEND_DOCTOR_SMOKE_CONFIG "
+                                                     "or ~/.config/ascend-doctor/smoke.toml); flags override it."),
+    stages: Optional[str] = O(None, "--stages", help="Comma-separated: model,vllm,endpoint,collective "
+                                                     "(default: what the other options ask for)."),
+    model: Optional[str] = O(None, "--model", help="A local Hugging Face model directory (never downloaded)."),
+    tokens: Optional[int] = O(None, "--tokens", help="Greedy tokens per prompt (default 8)."),
+    dtype: Optional[str] = O(None, "--dtype", help="Model dtype for the model stage (default: the model's own)."),
+    golden: Optional[str] = O(None, "--golden", help="Compare outputs with this golden file instead of the CPU."),
+    record_golden: Optional[str] = O(None, "--record-golden", help="Write the outputs of a good run as a golden file."),
+    vllm: Optional[bool] = O(None, "--vllm", help="Run the vllm stage (implied by the vllm options)."),
+    serve_args: Optional[str] = O(None, "--serve-args", help="Your `vllm serve ...` command: its engine arguments are used."),
+    serve_args_file: Optional[str] = O(None, "--serve-args-file", help="A file with the `vllm serve` command (a launch script is fine)."),
+    vllm_arg: List[str] = O([], "--vllm-arg", help="One more engine argument, KEY=VALUE (repeatable)."),
+    eager: Optional[bool] = O(None, "--eager", help="Also run vllm with --enforce-eager and compare (diagnostic)."),
+    endpoint: Optional[str] = O(None, "--endpoint", help="Benchmark a running OpenAI-compatible server (http://host:port)."),
+    api: Optional[str] = O(None, "--api", help="completions (default) or chat."),
+    served_model: Optional[str] = O(None, "--served-model", help="Model name on the server (default: its first)."),
+    requests: Optional[int] = O(None, "--requests", help="Measured requests (default 20)."),
+    concurrency: Optional[int] = O(None, "--concurrency", help="Requests in flight (default 4)."),
+    input_len: Optional[int] = O(None, "--input-len", help="Prompt length in words, about tokens (default 128)."),
+    output_len: Optional[int] = O(None, "--output-len", help="Tokens to generate per request (default 64)."),
+    warmup: Optional[int] = O(None, "--warmup", help="Warm-up requests, not measured (default 2)."),
+    prefix_cache: Optional[bool] = O(None, "--prefix-cache", help="Send every prompt twice and measure cache hits."),
+    slo: Optional[str] = O(None, "--slo", help="Objectives, e.g. ttft=500ms,tpot=50ms (p99; ttft:p50=300ms)."),
+    duration: Optional[str] = O(None, "--duration", help="Soak: keep the load for this long (2h, 30m) and watch memory."),
+    sample_every: Optional[float] = O(None, "--sample-every", help="Soak: seconds between memory samples (default 60)."),
+    server_pid: Optional[int] = O(None, "--server-pid", help="Soak: the server's PID (default: found by its port)."),
+    devices: Optional[str] = O(None, "--devices", help="Collective stage across these devices: 0-7, 0,1 or all."),
     as_json: bool = JSON,
     lang: Optional[str] = LANG,
+    verbose: bool = O(False, "-v", "--verbose", help="Show evidence and every figure."),
 ) -> None:
-    """Run a smoke inference (import, device, matmul, greedy decode of a tiny transformer)."""
+    """Prove that serving works: the model, vllm, the endpoint and the collectives, stage by stage."""
     from doctor.shell.host import Host
     from doctor.shell.prefetch import default_python
-    from doctor.render import check_json, print_check
-    from doctor.shell.smoke import run_smoke
+    from doctor.smoke.config import ConfigError, parse_duration
+    from doctor.usecases.smoke import options, run
 
-    if device not in ("npu", "cpu"):
-        raise UsageError(f"--device {device!r}: use npu or cpu")
-    if timeout <= 0:
-        raise UsageError("--timeout must be positive")
     language = pick_language(lang)
     if python and os.sep in python and not os.path.exists(python):
         raise UsageError(f"--python {python}: no such file")
+    try:
+        seconds = parse_duration(duration) if duration is not None else None
+    except ConfigError as e:
+        raise UsageError(f"--duration: {e}") from None
+    if slo is not None:
+        from doctor.smoke.slo import SloError, parse_slo
+
+        try:
+            parse_slo(slo)
+        except SloError as e:
+            raise UsageError(f"--slo {e}") from None
+    flags: Dict[str, Any] = {
+        "device": device, "timeout": timeout, "model": model, "tokens": tokens, "dtype": dtype, "golden": golden,
+        "record_golden": record_golden, "vllm": vllm, "serve_args": serve_args, "serve_args_file": serve_args_file,
+        "vllm_args": list(vllm_arg) or None, "eager": eager, "endpoint": endpoint, "api": api,
+        "served_model": served_model, "requests": requests, "concurrency": concurrency, "input_len": input_len,
+        "output_len": output_len, "warmup": warmup, "prefix_cache": prefix_cache, "slo": slo, "duration": seconds,
+        "sample_every": sample_every, "server_pid": server_pid, "devices": devices,
+        "stages": [s.strip() for s in stages.split(",") if s.strip()] if stages is not None else None,
+    }
     host = Host()
-    result = run_smoke(host, python or default_python(host.env), device, timeout)
-    code = result.verdict.exit_code()
-    timings = {f"smoke.{s['step']}": s.get("ms", 0) for s in result.steps}
+    opts = options(flags, config, host.env)
+    if opts.model and not os.path.isdir(opts.model):
+        raise UsageError(f"--model {opts.model}: not a directory (a local Hugging Face model directory)")
+    target = python or default_python(host.env)
+    report = run(opts, target, host, progress=_progress(language))
+    code = report.exit_code()
     if as_json:
-        sys.stdout.write(check_json(result.verdict, stage="runtime", target={"device": device}, timings=timings,
-                                    lang=language) + "\n")
+        import json
+
+        sys.stdout.write(json.dumps(report.to_json(language), ensure_ascii=False, indent=2) + "\n")
     else:
-        print_check(result.verdict, stage="runtime", target_row=None, timings=timings, lang=language,
-                    verbose=False, exit_code=code,
-                    header=(f"在 {device} 上进行冒烟推理（{result.command.argv[0]}）" if language == "zh"
-                            else f"smoke inference on {device} with {result.command.argv[0]}"))
+        from doctor.cli.smoke_render import print_report
+
+        print_report(report, language, verbose)
     raise typer.Exit(code)
+
+
+def _progress(lang: str):
+    """A rich progress display on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    from doctor.cli.smoke_render import RichProgress
+
+    return RichProgress(lang)

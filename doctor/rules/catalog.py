@@ -216,6 +216,27 @@ CATALOG: Dict[str, Dict[str, str]] = {
     "env.shadowed_dists": _e(
         "env", "The same distribution installed twice on sys.path: only the first copy is used and pip uninstall "
         "removes only one.", "同一个包在 sys.path 上安装了两份：只使用第一份，pip uninstall 也只删除一份。", "importlib.metadata semantics"),
+    # ascend-doctor smoke (docs/smoke.md): stage results, not rules
+    "smoke.model": _e(
+        "smoke", "The model loads on the device and its greedy tokens match the CPU run or a golden file: proof "
+        "that the kernels compute correctly, not just that imports succeed.",
+        "模型能在设备上加载，贪心生成的 token 与 CPU 或参考文件一致：证明算子计算正确，而不只是能导入。",
+        "docs/smoke.md"),
+    "smoke.vllm": _e(
+        "smoke", "vllm starts with the engine arguments the server uses (graph mode included) and generates the "
+        "reference tokens; --eager tells graph-mode failures apart.",
+        "vllm 以服务使用的引擎参数（含图模式）启动并生成与参考一致的 token；--eager 可区分图模式故障。",
+        "docs/smoke.md; https://github.com/vllm-project/vllm-ascend docs/source/user_guide/feature_guide/graph_mode.md"),
+    "smoke.endpoint": _e(
+        "smoke", "The running server answers streaming requests without errors, with TTFT/TPOT as vllm bench serve "
+        "defines them, within the SLO when one is given; a soak watches memory.",
+        "运行中的服务能无错误地响应流式请求，TTFT/TPOT 按 vllm bench serve 的定义计算，给定 SLO 时须达标；浸泡测试观察内存。",
+        "docs/smoke.md; https://github.com/vllm-project/vllm vllm/benchmarks/serve.py"),
+    "smoke.collective": _e(
+        "smoke", "all_reduce across the devices gives correct sums, with bus bandwidth as nccl-tests define it; a "
+        "rank that hangs or fails is named.",
+        "各设备间的 all_reduce 求和正确，总线带宽按 nccl-tests 定义计算；卡住或失败的 rank 会被点名。",
+        "docs/smoke.md; https://github.com/NVIDIA/nccl-tests doc/PERFORMANCE.md"),
 }
 
 # Generic ids: <layer>.probe_error (a probe crashed) and <layer>.rule_error (a rule crashed).

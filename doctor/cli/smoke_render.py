@@ -1,0 +1,76 @@
+"""How `ascend-doctor smoke` shows its results to people, and its progress bar (stderr, terminal only)."""
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional
+
+from doctor.i18n import tr
+from doctor.smoke.result import human_bytes
+
+
+def print_report(report: Any, lang: str, verbose: bool) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from doctor.render import print_check
+
+    timings = {f"smoke.{s.name}": round(s.seconds * 1000, 1) for s in report.stages}
+    print_check(report.verdict, stage="runtime", target_row=None, timings=timings, lang=lang, verbose=verbose,
+                exit_code=report.exit_code(), header=tr("smoke.cli.header", lang, device=report.device,
+                                                        python=report.python))
+    console = Console(file=sys.stdout, highlight=False, width=None if sys.stdout.isatty() else 120)
+    for stage in report.stages:
+        m = stage.metrics
+        if stage.name == "endpoint" and m.get("ttft_ms"):
+            console.print(Text(tr("smoke.cli.throughput", lang, completed=m["completed"], requests=m["requests"],
+                                  duration=m["duration_s"], rps=m["request_throughput"], otps=m["output_throughput"],
+                                  source=m["tokens_counted_from"]), style="dim"))
+            for key in ("ttft", "tpot", "itl", "e2el"):
+                s = m.get(f"{key}_ms") or {}
+                console.print(Text("  " + tr("smoke.cli.latency", lang, metric=key.upper(),
+                                            **{k: _num(s.get(k)) for k in ("mean", "p50", "p90", "p99")}), style="dim"))
+        if stage.name == "collective" and (verbose or stage.status != "ok"):
+            for row in m.get("sizes", []):
+                console.print(Text("  " + tr("smoke.cli.busbw", lang, size=human_bytes(row["bytes"]), time=row["time_us"],
+                                            algbw=row["algbw_gbps"], busbw=row["busbw_gbps"]), style="dim"))
+    if report.golden_written:
+        console.print(Text(tr("smoke.cli.golden_written", lang, path=report.golden_written)))
+
+
+def _num(v: Optional[float]) -> str:
+    return "-" if v is None else f"{v:.1f}"
+
+
+class RichProgress:
+    """One line on stderr: the running stage, a bar while requests or ranks are counted."""
+
+    def __init__(self, lang: str) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.lang = lang
+        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True)
+        self.bar.start()
+        self.task = None
+        self.name = ""
+
+    def stage(self, name: str) -> None:
+        self.name = name
+        label = tr("smoke.cli.stage", self.lang, stage=name)
+        if self.task is None:
+            self.task = self.bar.add_task(label, total=None)
+        else:
+            self.bar.update(self.task, description=label, total=None, completed=0)
+
+    def step(self, text: str) -> None:
+        if self.task is not None:
+            self.bar.refresh()
+
+    def count(self, done: int, total: Optional[int], phase: str) -> None:
+        if self.task is not None:
+            self.bar.update(self.task, description=f"{tr('smoke.cli.stage', self.lang, stage=self.name)} · {phase}",
+                            completed=done, total=total)
+
+    def close(self) -> None:
+        self.bar.stop()

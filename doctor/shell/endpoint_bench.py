@@ -1,0 +1,350 @@
+"""The endpoint benchmark client: OpenAI-compatible streaming requests (SSE) with requests.
+
+It measures what `vllm bench serve` measures (doctor.smoke.endpoint has the definitions) and is
+built never to hang: every blocking read is bounded by the stall timeout (requests' read
+timeout: no byte for that long), and every request by a TOTAL deadline checked after each
+read, so a server that trickles bytes forever is cut off too. A request that fails is a record
+with the kind of failure (connect, no_answer, http, server, stall, deadline, malformed, empty,
+truncated) and the first words of the reason.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from doctor.smoke.endpoint import RequestRecord
+
+CONNECT_TIMEOUT = 10.0
+MAX_ERROR_BODY = 2048
+MAX_EVENT_BYTES = 1024 * 1024  # one SSE event longer than this is not a completion chunk
+WORDS = ("the", "of", "and", "to", "in", "is", "it", "that", "for", "on", "was", "with", "as", "at", "by", "be")
+
+
+class EndpointError(Exception):
+    """The endpoint cannot be benchmarked at all (it does not answer /v1/models)."""
+
+
+@dataclass
+class BenchConfig:
+    base_url: str
+    api: str = "completions"           # or chat
+    model: Optional[str] = None        # served model name; None: the first of /v1/models
+    requests: int = 20
+    concurrency: int = 4
+    input_len: int = 128
+    output_len: int = 64
+    warmup: int = 2
+    prefix_cache: bool = False
+    stall_timeout: float = 30.0
+    request_timeout: float = 600.0
+    duration: Optional[float] = None   # soak: keep sending until this many seconds have passed
+    api_key: Optional[str] = None
+    ignore_eos: bool = True
+
+
+@dataclass
+class BenchResult:
+    model: str
+    records: List[RequestRecord]           # the measured requests (the warm pass with --prefix-cache)
+    duration: float
+    warmup: List[RequestRecord] = field(default_factory=list)
+    cold: List[RequestRecord] = field(default_factory=list)  # --prefix-cache: the first pass
+    cold_duration: float = 0.0
+
+
+def base(url: str) -> str:
+    url = url.rstrip("/")
+    return url[:-3] if url.endswith("/v1") else url
+
+
+def _headers(cfg: BenchConfig) -> Dict[str, str]:
+    h = {"Content-Type": "application/json"}
+    if cfg.api_key:
+        h["Authorization"] = f"Bearer {cfg.api_key}"
+    return h
+
+
+def _timeout(cfg: BenchConfig, deadline: float) -> Tuple[float, float]:
+    left = max(0.5, deadline - time.monotonic())
+    return (min(CONNECT_TIMEOUT, left), min(cfg.stall_timeout, left))
+
+
+def list_models(cfg: BenchConfig, session: Any = None) -> List[str]:
+    """GET /v1/models within CONNECT_TIMEOUT + stall timeout in all; EndpointError when it fails."""
+    import requests
+
+    s = session or requests.Session()
+    deadline = time.monotonic() + CONNECT_TIMEOUT + cfg.stall_timeout
+    try:
+        resp = s.get(base(cfg.base_url) + "/v1/models", headers=_headers(cfg), timeout=_timeout(cfg, deadline),
+                     stream=True)
+        body = _read_capped(resp, deadline, 1024 * 1024)
+    except requests.exceptions.RequestException as e:
+        raise EndpointError(f"GET /v1/models: {_reason(e)}") from None
+    if resp.status_code != 200:
+        raise EndpointError(f"GET /v1/models: HTTP {resp.status_code} {body[:200].decode('utf-8', 'replace').strip()}")
+    try:
+        data = json.loads(body)
+        ids = [str(m["id"]) for m in data["data"]]
+    except (ValueError, KeyError, TypeError):
+        raise EndpointError("GET /v1/models: the answer is not an OpenAI model list") from None
+    if not ids:
+        raise EndpointError("GET /v1/models: the server serves no model")
+    return ids
+
+
+def _read_capped(resp: Any, deadline: float, cap: int) -> bytes:
+    out = b""
+    try:
+        for chunk in resp.iter_content(chunk_size=1024):
+            out += chunk
+            if len(out) >= cap or time.monotonic() > deadline:
+                break
+    finally:
+        resp.close()
+    return out[:cap]
+
+
+def _reason(e: BaseException) -> str:
+    text = str(e)
+    for marker in ("Read timed out", "Connection refused", "Max retries exceeded", "Connection aborted"):
+        if marker in text:
+            return marker.lower() if marker != "Max retries exceeded" else text.split("(Caused by", 1)[-1].strip(" )")[:160]
+    return (type(e).__name__ + ": " + text)[:200]
+
+
+def make_prompt(tag: str, input_len: int) -> str:
+    """A prompt of about ``input_len`` words after a prefix of its own (``tag``), so that prefix
+    caching cannot serve one request from another's cache."""
+    words = [WORDS[i % len(WORDS)] for i in range(max(1, input_len - 4))]
+    return f"[{tag}] " + " ".join(words)
+
+
+def payload(cfg: BenchConfig, model: str, prompt: str) -> Dict[str, Any]:
+    body: Dict[str, Any] = {"model": model, "stream": True, "stream_options": {"include_usage": True},
+                            "temperature": 0.0}
+    if cfg.api == "chat":
+        body["messages"] = [{"role": "user", "content": prompt}]
+        body["max_completion_tokens"] = cfg.output_len
+    else:
+        body["prompt"] = prompt
+        body["max_tokens"] = cfg.output_len
+    if cfg.ignore_eos:
+        body["ignore_eos"] = True  # vllm's extension: exactly output_len tokens, as vllm bench serve --ignore-eos
+    return body
+
+
+class _SSE:
+    """Split a byte stream into SSE events (blank-line separated); yields each event's data."""
+
+    def __init__(self) -> None:
+        self.buf = b""
+
+    def feed(self, chunk: bytes) -> List[str]:
+        self.buf += chunk.replace(b"\r\n", b"\n")
+        out = []
+        while b"\n\n" in self.buf:
+            raw, self.buf = self.buf.split(b"\n\n", 1)
+            data = [line[5:].strip() for line in raw.split(b"\n") if line.startswith(b"data:")]
+            if data:
+                out.append(b"\n".join(data).decode("utf-8", "replace"))
+        if len(self.buf) > MAX_EVENT_BYTES:
+            raise ValueError(f"an SSE event longer than {MAX_EVENT_BYTES} bytes")
+        return out
+
+
+def stream_request(session: Any, cfg: BenchConfig, model: str, prompt: str, started: float,
+                   deadline: Optional[float] = None) -> RequestRecord:
+    """One streaming request, measured; never raises for the server's failures."""
+    import requests
+
+    url = base(cfg.base_url) + ("/v1/chat/completions" if cfg.api == "chat" else "/v1/completions")
+    sent = time.perf_counter()
+    mono = time.monotonic()
+    end = mono + cfg.request_timeout if deadline is None else min(deadline, mono + cfg.request_timeout)
+    rec = RequestRecord(ok=False, sent_at=round(mono - started, 4))
+
+    def fail(kind: str, why: str) -> RequestRecord:
+        rec.ok, rec.error_kind, rec.error = False, kind, why[:300]
+        rec.done_at = round(time.monotonic() - started, 4)
+        return rec
+
+    try:
+        resp = session.post(url, json=payload(cfg, model, prompt), headers=_headers(cfg), stream=True,
+                            timeout=_timeout(cfg, end))
+    except requests.exceptions.ConnectTimeout as e:
+        return fail("connect", _reason(e))
+    except requests.exceptions.ReadTimeout:
+        return fail("no_answer", f"no response within {cfg.stall_timeout:g}s")
+    except requests.exceptions.ConnectionError as e:
+        return fail("connect", _reason(e))
+    except requests.exceptions.RequestException as e:
+        return fail("connect", _reason(e))
+    try:
+        if resp.status_code != 200:
+            body = _read_capped(resp, min(end, time.monotonic() + cfg.stall_timeout), MAX_ERROR_BODY)
+            return fail("http", f"HTTP {resp.status_code}: {_error_text(body)}")
+        sse, last, done = _SSE(), sent, False
+        # chunked responses are handed over chunk by chunk; others byte by byte (a larger read
+        # would wait for the whole amount and spoil the timing)
+        size = None if getattr(resp.raw, "chunked", False) else 1
+        for chunk in resp.iter_content(chunk_size=size):
+            now = time.perf_counter()
+            if time.monotonic() > end:
+                return fail("deadline", f"still streaming after {cfg.request_timeout:g}s "
+                                        f"({rec.chunks} chunks received)")
+            for data in sse.feed(chunk):
+                if data == "[DONE]":
+                    done = True
+                    continue
+                try:
+                    obj = json.loads(data)
+                except ValueError:
+                    return fail("malformed", f"chunk {rec.chunks + 1} is not JSON: {data[:80]!r}")
+                if not isinstance(obj, dict):
+                    return fail("malformed", f"chunk {rec.chunks + 1} is not a JSON object: {data[:80]!r}")
+                if obj.get("error"):
+                    return fail("server", f"error in the stream: {_error_text(json.dumps(obj['error']).encode())}")
+                if obj.get("choices"):
+                    if rec.ttft is None:
+                        rec.ttft = now - sent
+                    else:
+                        rec.itl.append(now - last)
+                    last = now
+                    rec.chunks += 1
+                usage = obj.get("usage")
+                if isinstance(usage, dict):
+                    if isinstance(usage.get("completion_tokens"), int):
+                        rec.output_tokens = usage["completion_tokens"]
+                    if isinstance(usage.get("prompt_tokens"), int):
+                        rec.prompt_tokens = usage["prompt_tokens"]
+            if done:
+                break
+    except requests.exceptions.ConnectionError as e:
+        if "timed out" in str(e).lower():
+            return fail("stall", f"no data for {cfg.stall_timeout:g}s after {rec.chunks} chunks")
+        return fail("truncated", f"the connection broke after {rec.chunks} chunks: {_reason(e)}")
+    except requests.exceptions.ChunkedEncodingError as e:
+        return fail("truncated", f"the connection broke after {rec.chunks} chunks: {_reason(e)}")
+    except requests.exceptions.RequestException as e:
+        return fail("truncated", _reason(e))
+    except ValueError as e:
+        return fail("malformed", str(e))
+    finally:
+        resp.close()
+    if rec.ttft is None:
+        return fail("empty", "the stream ended without a token")
+    if not done:
+        return fail("truncated", f"the stream ended without [DONE] after {rec.chunks} chunks")
+    rec.ok = True
+    rec.latency = last - sent
+    rec.done_at = round(time.monotonic() - started, 4)
+    return rec
+
+
+def _error_text(body: bytes) -> str:
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        obj = json.loads(text)
+        if isinstance(obj, dict):
+            err = obj.get("error", obj)
+            if isinstance(err, dict):
+                return str(err.get("message") or err)[:200]
+            return str(err)[:200]
+    except ValueError:
+        pass
+    return text[:200] or "(no body)"
+
+
+Progress = Callable[[int, Optional[int], str], None]  # done, total (None: a soak), phase
+
+
+def run_bench(cfg: BenchConfig, progress: Optional[Progress] = None,
+              every: Optional[Tuple[float, Callable[[float], None]]] = None) -> BenchResult:
+    """GET /v1/models, the warm-up requests (not measured), then the measured requests with
+    ``concurrency`` in flight (for ``duration`` seconds in a soak); ``every`` = (seconds, fn)
+    is called on that period while the run lasts (the soak's memory sampler)."""
+    import requests
+
+    models = list_models(cfg)
+    model = cfg.model or models[0]
+    if cfg.model and cfg.model not in models:
+        raise EndpointError(f"the server does not serve {cfg.model!r} (it serves {', '.join(models[:5])})")
+    run_id = uuid.uuid4().hex[:8]
+    local = threading.local()
+
+    def session() -> Any:
+        if not hasattr(local, "s"):
+            local.s = requests.Session()
+        return local.s
+
+    t0 = time.monotonic()
+    warm = []
+    for i in range(cfg.warmup):
+        warm.append(stream_request(session(), cfg, model, make_prompt(f"warmup {run_id} {i}", cfg.input_len), t0))
+        if progress:
+            progress(i + 1, cfg.warmup, "warmup")
+    if warm and not any(r.ok for r in warm):
+        return BenchResult(model=model, records=[], duration=0.0, warmup=warm)
+    if cfg.prefix_cache:
+        tags = [f"shared {run_id} {i}" for i in range(cfg.requests)]
+        cold, cold_s = _measure(cfg, model, tags, session, progress, every, "cold")
+        hot, hot_s = _measure(cfg, model, tags, session, progress, every, "warm")
+        return BenchResult(model=model, records=hot, duration=hot_s, warmup=warm, cold=cold, cold_duration=cold_s)
+    tags = [f"{run_id} {i}" for i in range(cfg.requests)]
+    records, seconds = _measure(cfg, model, tags, session, progress, every, "run")
+    return BenchResult(model=model, records=records, duration=seconds, warmup=warm)
+
+
+def _measure(cfg: BenchConfig, model: str, tags: List[str], session: Callable[[], Any],
+             progress: Optional[Progress], every: Optional[Tuple[float, Callable[[float], None]]],
+             phase: str) -> Tuple[List[RequestRecord], float]:
+    started = time.monotonic()
+    soak_end = started + cfg.duration if cfg.duration else None
+    records: List[RequestRecord] = []
+    counter = [0]
+    lock = threading.Lock()
+
+    def next_tag() -> Optional[str]:
+        with lock:
+            i = counter[0]
+            counter[0] += 1
+        if soak_end is None:
+            return tags[i] if i < len(tags) else None
+        if time.monotonic() >= soak_end:
+            return None
+        return f"{tags[0].rsplit(' ', 1)[0]} soak {i}"
+
+    def worker() -> None:
+        while True:
+            tag = next_tag()
+            if tag is None:
+                return
+            rec = stream_request(session(), cfg, model, make_prompt(tag, cfg.input_len), started,
+                                 deadline=None if soak_end is None else soak_end + cfg.request_timeout)
+            with lock:
+                records.append(rec)
+                done = len(records)
+            if progress:
+                progress(done, None if soak_end else len(tags), phase)
+
+    workers = cfg.concurrency if soak_end else min(cfg.concurrency, len(tags))
+    next_sample = started
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="smoke-endpoint") as pool:
+        futures: List[Future] = [pool.submit(worker) for _ in range(workers)]
+        pending = set(futures)
+        while pending:
+            if every and time.monotonic() >= next_sample:
+                every[1](time.monotonic() - started)
+                next_sample = time.monotonic() + every[0]
+            _, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+        for f in futures:
+            f.result()  # a bug in the worker is the doctor's failure, not the server's
+    if every:
+        every[1](time.monotonic() - started)
+    return records, time.monotonic() - started

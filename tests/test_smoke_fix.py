@@ -1,0 +1,34 @@
+"""`fix --apply` runs the smoke stages configured in the smoke configuration file."""
+import json
+
+import pytest
+from smoke_fixtures.openai_server import Server
+from test_fix_apply import build, doctor, house, pip_env  # noqa: F401 - the session wheelhouse fixture
+
+pytestmark = pytest.mark.slow
+
+
+def test_fix_apply_runs_the_configured_endpoint_stage(tmp_path, house):  # noqa: F811
+    fake = build("numpy_2", tmp_path, house)
+    env = pip_env(fake, house)
+    with Server(first=0.01, gap=0.001) as srv:
+        cfg = tmp_path / "smoke.toml"
+        cfg.write_text(f'[smoke]\nstages = ["endpoint"]\n[endpoint]\nurl = "{srv.url}"\nrequests = 2\noutput_len = 4\n')
+        env["ASCEND_DOCTOR_SMOKE_CONFIG"] = str(cfg)
+        proc = doctor(fake, house, "fix", "--apply", "--yes", "--json", env=env)
+    doc = json.loads(proc.stdout)
+    smoke = doc["result"]["smoke"]
+    assert [s["name"] for s in smoke["stages"]] == ["endpoint"] and smoke["exit_code"] == 0
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_fix_apply_reports_a_broken_smoke_config(tmp_path, house):  # noqa: F811
+    fake = build("numpy_2", tmp_path, house)
+    env = pip_env(fake, house)
+    cfg = tmp_path / "smoke.toml"
+    cfg.write_text("[endpoit]\nurl = 'http://127.0.0.1:1'\n")
+    env["ASCEND_DOCTOR_SMOKE_CONFIG"] = str(cfg)
+    proc = doctor(fake, house, "fix", "--apply", "--yes", "--json", env=env)
+    doc = json.loads(proc.stdout)
+    assert doc["result"]["smoke"]["exit_code"] == 2 and "unknown table [endpoit]" in doc["result"]["smoke"]["why"]
+    assert proc.returncode == 3
