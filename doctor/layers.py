@@ -5,7 +5,7 @@ from typing import Dict, Tuple
 
 LAYERS: Tuple[str, ...] = (
     "driver", "firmware", "cann", "devices", "python", "torch", "torch_npu",
-    "vllm", "vllm_ascend", "mooncake", "env", "smoke",
+    "vllm", "vllm_ascend", "mooncake", "env", "tuning", "smoke",
 )
 
 # A failure in a layer can cause symptoms in the layers that rest on it (directly or not);
@@ -22,6 +22,8 @@ RESTS_ON: Dict[str, Tuple[str, ...]] = {
     "vllm_ascend": ("vllm", "torch_npu", "cann"),
     "mooncake": ("vllm_ascend", "cann"),
     "env": ("cann",),
+    # host settings, the serving command and the model files: judged against the release
+    "tuning": ("devices", "vllm_ascend"),
     "smoke": ("devices", "vllm_ascend", "env", "mooncake"),
 }
 
