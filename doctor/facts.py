@@ -363,7 +363,8 @@ class ShardFact:
     expected_size: Optional[int] = None  # from its safetensors header: 8 + header + data
     header_error: Optional[str] = None
     tensors: int = 0  # tensors the index maps to this file
-    missing_tensors: List[str] = field(default_factory=list)  # named by the index, absent from the header
+    missing_tensors: List[str] = field(default_factory=list)  # named by the index, absent from the header (first 20)
+    missing_count: int = 0
     sha256: Optional[str] = None  # a published hash found next to the model (HF metadata, sums file)
     hash_source: str = ""
 

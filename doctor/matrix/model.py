@@ -308,6 +308,7 @@ TUNING_VAR_SCHEMA: Dict[str, Field] = {
     "name": Field(check_text, required=True, doc="environment variable"),
     "effect_en": Field(check_text, required=True, doc="what it does"),
     "effect_zh": Field(check_text, required=True),
+    "default": Field(check_text, doc="the value in effect when it is unset"),
     "read_by": Field(check_specifier, many=True, doc="vllm-ascend releases whose code reads it"),
     "replaced_by": Field(check_text, doc="what replaced it in later releases"),
     "source": Field(check_text, required=True),
@@ -321,8 +322,8 @@ TUNING_ADVICE_SCHEMA: Dict[str, Field] = {
     "releases": Field(check_specifier, many=True, required=True, doc="releases the advice applies to"),
     "level": Field(one_of("info", "warn"), default="info",
                    doc="warn: the source states what is lost without it; info: a recommendation"),
-    "when": Field(one_of("always", "multi_npu", "aarch64", "x86_64", "no_cpu_binding", "no_sleep_mode",
-                         "expert_parallel"), default="always", doc="condition on the serving setup"),
+    "when": Field(one_of("always", "multi_npu", "multi_npu_graph", "no_cpu_binding", "no_sleep_mode"),
+                  default="always", doc="condition on the serving setup"),
     "who_en": Field(check_text, required=True, doc="which source says so"),
     "who_zh": Field(check_text, required=True),
     "effect_en": Field(check_text, doc="the expected effect, when the source states one"),
@@ -352,6 +353,7 @@ class TuningVar:
     effect_en: str
     effect_zh: str
     source: str
+    default: Optional[str] = None
     read_by: Tuple[str, ...] = ()
     replaced_by: Optional[str] = None
 

@@ -65,6 +65,22 @@ def _mooncake(host: Host, facts: Facts, options: ProbeOptions):
         master=options.mooncake_master, timeout=options.mooncake_timeout))
 
 
+def _tuning(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.probes.tuning import probe_tuning
+
+    return probe_tuning(host, facts, options.serve_args, options.serve_args_file)
+
+
+def _model(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.probes.model import model_location, probe_model
+
+    where = model_location(host, options.model, facts.tuning.serve if facts.tuning else None)
+    if where is None:
+        return None
+    return probe_model(*where, verify=options.verify_weights, sample=options.verify_sample,
+                       progress=options.progress)
+
+
 PROBES: Tuple[Probe, ...] = (
     # the two that wait on processes first, so that they start at once
     Probe("python", "python", _python, waits=True),
@@ -75,4 +91,6 @@ PROBES: Tuple[Probe, ...] = (
     Probe("packages", "python", _packages, after=("python",)),
     Probe("workdir", "env", _workdir, after=("packages",)),
     Probe("mooncake", "mooncake", _mooncake, after=("packages", "devices", "cann", "python")),
+    Probe("tuning", "tuning", _tuning, after=("devices",)),
+    Probe("model", "tuning", _model, after=("tuning",)),
 )

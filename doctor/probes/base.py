@@ -24,6 +24,10 @@ class ProbeOptions:
     serve_args_file: Optional[str] = None  # --serve-args-file: a file holding it (or a launch script)
     mooncake_master: Optional[str] = None  # --mooncake-master host:port[:metrics_port]
     mooncake_timeout: float = 2.0  # per network call to the master
+    model: Optional[str] = None  # --model: the model directory to check
+    verify_weights: bool = False  # --verify-weights: hash a sample of the shards
+    verify_sample: int = 3  # shards hashed by --verify-weights (0: every shard with a known hash)
+    progress: Optional[Callable[[str, int, int], None]] = None  # (label, done, total) for long reads
 
 
 @dataclass(frozen=True)
