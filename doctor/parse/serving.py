@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
+from doctor.facts import ServeFacts
 from doctor.parse import jsontext
 
 TRUE = ("true", "1", "yes", "on")
@@ -162,3 +163,18 @@ def positional_model(argv: List[str]) -> Optional[str]:
         if word == "serve" and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
             return argv[i + 1]
     return None
+
+
+def read_command(text: str, env: Mapping[str, str], source: str) -> ServeFacts:
+    """The serve command (or launch script) as the snapshot keeps it: secrets redacted, the
+    exports apart, --kv-transfer-config among the options (the Mooncake parser keeps it aside)."""
+    from doctor.facts import redact_env
+    from doctor.parse import serveargs
+
+    cmd = serveargs.parse_command(serveargs.redact(text), env)
+    options = dict(cmd.options)
+    if cmd.kv_config is not None:
+        options["kv-transfer-config"] = cmd.kv_config
+    options.update({f"kv-transfer-config.{k}": v for k, v in cmd.kv_dotted.items()})
+    return ServeFacts(source=source, argv=list(cmd.argv), options=options, exports=redact_env(cmd.exports),
+                      error=cmd.error, model=positional_model(cmd.argv) or cmd.options.get("model"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Optional
 
-from doctor.facts import Facts, MountFact, ServeFacts, TuningFacts, redact_env
+from doctor.facts import Facts, MountFact, TuningFacts
 from doctor.parse import procfs
 from doctor.shell.host import Host
 
@@ -97,18 +97,11 @@ def _process(t: TuningFacts, host: Host) -> None:
 def _serve(t: TuningFacts, host: Host, serve_args: Optional[str], serve_args_file: Optional[str]) -> None:
     if serve_args is None and not serve_args_file:
         return
-    from doctor.parse import serveargs, serving
+    from doctor.parse import serving
 
     if serve_args is not None:
         text, source = serve_args, "--serve-args"
     else:
         with open(str(serve_args_file), "r", encoding="utf-8", errors="replace") as fh:
             text, source = fh.read(MAX_SERVE), str(serve_args_file)
-    cmd = serveargs.parse_command(serveargs.redact(text), host.env)
-    options = dict(cmd.options)
-    if cmd.kv_config is not None:  # kept apart by the Mooncake parser; the role matters here too
-        options["kv-transfer-config"] = cmd.kv_config
-    options.update({f"kv-transfer-config.{k}": v for k, v in cmd.kv_dotted.items()})
-    t.serve = ServeFacts(source=source, argv=list(cmd.argv), options=options,
-                         exports=redact_env(cmd.exports), error=cmd.error,
-                         model=serving.positional_model(cmd.argv) or cmd.options.get("model"))
+    t.serve = serving.read_command(text, host.env, source)

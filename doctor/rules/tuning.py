@@ -320,7 +320,7 @@ def env_recommended(ctx: Context) -> Iterable[Finding]:
             _missing_title(v, var, value, rows, status),
             observed=value, expected=" | ".join(values), fixable="manual",
             hint=T("tuning.env_recommended.hint_one" if agreed else "tuning.env_recommended.hint_disagree",
-                   var=var, value=values[0]),
+                   var=var, value=_export_value(var, values[0], value)),
             source="; ".join(a.source for a in rows), evidence=_evidence(meta, rows),
             commands=[cmd("export", f"{var}={_export_value(var, values[0], value)}")] if agreed else [],
             edits=[Edit("export", var, _export_value(var, values[0], value))] if agreed else []))
