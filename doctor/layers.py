@@ -36,6 +36,12 @@ FINDING_RESTS_ON: Dict[str, Tuple[str, ...]] = {
     "env.cwd_shadow": (),
     "env.vllm_version_override": ("vllm",),
     "env.vllm_target_device": (),
+    # host settings and model files stand on their own; device findings on the devices layer
+    **{f"tuning.{t}": () for t in ("cpu_governor", "swappiness", "numa_balancing", "thp", "kernel", "virtual_machine",
+                                   "shm", "nofile", "memlock", "hugepages", "model_config", "model_weights",
+                                   "model_index", "model_checksums", "model_tokenizer")},
+    **{f"tuning.{t}": ("devices",) for t in ("numa_affinity", "visible_devices", "parallel_size", "devices_busy",
+                                             "k8s_devices")},
 }
 
 

@@ -15,7 +15,8 @@ from doctor.findings import FAIL, INFO, OK, WARN, Edit, Finding, cmd
 from doctor.i18n import T
 from doctor.parse.procfs import parse_cpulist, parse_size
 from doctor.rules.base import Context, Rule
-from doctor.rules.tuning_common import GIB, View, Words, compact_cpus, gib, joined, kernel_tuple, view
+from doctor.versions import satisfies
+from doctor.rules.tuning_common import GIB, View, Words, compact_cpus, gib, joined, kernel_tuple, used_chips, view
 
 SHM_DOCKER_DEFAULT = 64 * 1024 * 1024
 SHM_SOURCE = ("https://docs.vllm.ai/en/latest/deployment/docker.html; "
@@ -105,23 +106,6 @@ def virtual_machine(ctx: Context) -> Iterable[Finding]:
                     expected="bare metal", source=_source(v, "virtual_machine"))]
 
 
-def _used_chips(v: View) -> List[int]:
-    """Indices (in npu-smi order) of the chips this instance will use: the first tp x pp x dp
-    of the visible ones (all of them without a serve command)."""
-    chips = v.chips()
-    order = list(range(len(chips)))
-    raw = v.env.get("ASCEND_RT_VISIBLE_DEVICES")
-    if raw:
-        from doctor.rules.tuning_common import visible_ids
-
-        ids = visible_ids(raw)
-        if ids is not None:
-            order = [i for i in ids if i < len(chips)]
-    if v.spec is not None:
-        order = order[:v.spec.ranks]
-    return order
-
-
 def numa_affinity(ctx: Context) -> Iterable[Finding]:
     v = view(ctx)
     h = v.host
@@ -131,7 +115,7 @@ def numa_affinity(ctx: Context) -> Iterable[Finding]:
     chips = v.chips()
     far: List[str] = []
     nodes = set()
-    for i in _used_chips(v):
+    for i in used_chips(v):
         node = h.npu_numa.get(chips[i].bus_id)
         if node is None or node < 0 or str(node) not in h.numa_nodes:
             continue
@@ -366,8 +350,6 @@ def env_ignored(ctx: Context) -> Iterable[Finding]:
     for name in sorted(v.env):
         meta = v.var(name)
         if meta is not None and meta.read_by:
-            from doctor.versions import satisfies
-
             if any(satisfies(v.version, r) for r in meta.read_by):
                 continue
             title = T("tuning.env_ignored.unread", var=name, version=v.version, windows=" | ".join(meta.read_by))

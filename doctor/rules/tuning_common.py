@@ -122,6 +122,20 @@ def visible_ids(raw: str) -> Optional[List[int]]:
     return [int(p) for p in parts]
 
 
+def used_chips(v: View) -> List[int]:
+    """Indices (in npu-smi order, which is the logical device order) of the chips this instance
+    will use: the first tp x pp x dp of the visible ones (all of them without a serve command)."""
+    chips = v.chips()
+    order = list(range(len(chips)))
+    raw = v.env.get("ASCEND_RT_VISIBLE_DEVICES")
+    ids = visible_ids(raw) if raw else None
+    if ids is not None:
+        order = [i for i in ids if i < len(chips)]
+    if v.spec is not None:
+        order = order[:v.spec.ranks]
+    return order
+
+
 def gib(n_bytes: float) -> str:
     return f"{n_bytes / GIB:.1f}"
 

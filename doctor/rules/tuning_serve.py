@@ -10,10 +10,11 @@ from typing import Iterable, List, Optional, Tuple
 from doctor.findings import FAIL, INFO, OK, WARN, Edit, Finding, cmd
 from doctor.i18n import T
 from doctor.rules.base import Context, Rule
-from doctor.rules.tuning_common import GIB, View, joined, view, visible_ids
+from doctor.rules.tuning_common import GIB, View, joined, used_chips, view, visible_ids
 from doctor.versions import satisfies
 
 MIB = 1 << 20
+HCCL_BUFFSIZE_DEFAULT = 200  # MB (CANN's HCCL_BUFFSIZE default)
 DTYPE_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "bf16": 2, "float32": 4, "float": 4, "fp8": 1, "int8": 1}
 
 
@@ -92,10 +93,8 @@ def devices_busy(ctx: Context) -> Iterable[Finding]:
     info = d.npu_smi_info if d else None
     if not v.runtime or v.spec is None or info is None or not info.processes:
         return []
-    from doctor.rules.tuning import _used_chips
-
     chips = v.chips()
-    used = {(chips[i].npu, chips[i].chip) for i in _used_chips(v)}
+    used = {(chips[i].npu, chips[i].chip) for i in used_chips(v)}
     busy = [p for p in info.processes if (p.npu, p.chip) in used]
     if not busy:
         return []
@@ -317,7 +316,8 @@ def kv_cache(ctx: Context) -> Iterable[Finding]:
     weights = sum(s.size or 0 for s in m.shards)
     if per_token is None or not isinstance(length, int) or length <= 0 or not weights:
         return []
-    buff = int(v.env.get("HCCL_BUFFSIZE", "200") or 200) if str(v.env.get("HCCL_BUFFSIZE", "200")).isdigit() else 200
+    raw_buff = v.env.get("HCCL_BUFFSIZE", "")
+    buff = int(raw_buff) if raw_buff.isdigit() else HCCL_BUFFSIZE_DEFAULT  # MB per communicator, CANN default
     hccl = 2 * buff * MIB if sp.tp * sp.pp > 1 else 0
     low, high = kv_budget(hbm_mb * MIB, sp.gpu_memory_utilization, weights / (sp.tp * sp.pp), hccl)
     need = length * per_token
