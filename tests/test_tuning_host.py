@@ -13,6 +13,7 @@ from fakehost.scenarios import ascend_host
 from fakehost.tuning import DOCKER_SHM, tuned_host
 
 SERVE = Path(__file__).parent / "data" / "serve"
+MOONCAKE = Path(__file__).parent / "data" / "mooncake"
 
 
 def tuning_statuses(doc):
@@ -73,13 +74,13 @@ def test_the_docs_own_commands_pass_their_checks(tmp_path):
 
 def test_snapshot_keeps_the_tuning_facts(noisy, tmp_path):
     snap = tmp_path / "snap.json"
-    proc = noisy.run("snapshot", "--serve-args-file", str(SERVE / "field-report-001.sh"))
+    proc = noisy.run("snapshot", "--serve-args-file", str(MOONCAKE / "seed001_launch.sh"))
     assert proc.returncode == 0, proc.stderr
     snap.write_text(proc.stdout)
     data = json.loads(proc.stdout)
     assert data["tuning"]["shm"]["size_bytes"] == 64 << 20
     assert data["tuning"]["serve"]["exports"]["ACL_OP_INIT_MODE"] == "1"
-    live = noisy.judge(serve_args_file=str(SERVE / "field-report-001.sh"))
+    live = noisy.judge(serve_args_file=str(MOONCAKE / "seed001_launch.sh"))
     replay = noisy.run("check", "--json", "--from", str(snap), with_target=False)
     doc = json.loads(replay.stdout)
     assert tuning_statuses(doc) == tuning_statuses(live)
@@ -97,7 +98,7 @@ def test_bad_input_is_one_line_and_exit_2(noisy, tmp_path):
 
 def test_fix_plans_manual_steps_and_writes_a_patch_that_applies(noisy, tmp_path):
     script = tmp_path / "launch.sh"
-    script.write_text((SERVE / "field-report-001.sh").read_text().replace(
+    script.write_text((MOONCAKE / "seed001_launch.sh").read_text().replace(
         "export ACL_OP_INIT_MODE=1", "export ACL_OP_INIT_MODE=1\nexport VLLM_USE_V1=0\nexport TASK_QUEUE_ENABLE=0"))
     patch_file = tmp_path / "tuning.patch"
     proc = noisy.run("fix", "--json", "--serve-args-file", str(script), "--tuning-patch", str(patch_file))

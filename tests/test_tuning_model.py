@@ -15,6 +15,10 @@ from fakehost.models import tiny_llama
 from fakehost.scenarios import ascend_host
 from test_tuning_rules import facts, status
 
+# Making the model installs transformers into the shared CPU-torch venv and runs it once per
+# machine (cached under .cache/): minutes on a fresh CI machine, seconds afterwards.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def matrix():

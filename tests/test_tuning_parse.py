@@ -114,3 +114,28 @@ def test_patch_one_line_commands_inline_variables_and_the_last_flag():
     assert value.splitlines()[0] == 'export LD_PRELOAD="/usr/lib/$(uname -m)-linux-gnu/libjemalloc.so.2"'
     with pytest.raises(PatchError):
         apply_edits("echo hello\n", [Edit("flag", "dtype", "float16")])
+
+
+def test_model_probe_on_a_handmade_directory(tmp_path):
+    """The probe without transformers (tests/test_tuning_model.py runs real ones): shards from
+    the index, their sizes from the headers, published hashes from a sha256sum file."""
+    import hashlib
+
+    from doctor.probes.model import probe_model
+
+    one, two = _safetensors({"model.layers.0.w": 16}), _safetensors({"model.layers.1.w": 16, "lm_head.weight": 8})
+    (tmp_path / "a.safetensors").write_bytes(one)
+    (tmp_path / "b.safetensors").write_bytes(two[:-4])  # cut short
+    index = {"metadata": {"total_size": 40}, "weight_map": {
+        "model.layers.0.w": "a.safetensors", "model.layers.1.w": "b.safetensors", "lm_head.weight": "b.safetensors",
+        "model.layers.2.w": "c.safetensors"}}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "num_hidden_layers": 3, "torch_dtype": "float16"}))
+    (tmp_path / "SHA256SUMS").write_text(f"{hashlib.sha256(one).hexdigest()}  a.safetensors\n")
+    m = probe_model("m", str(tmp_path), "--model", verify=True, sample=0)
+    shards = {s.name: s for s in m.shards}
+    assert m.index_layers == 3 and m.config["num_hidden_layers"] == 3
+    assert shards["a.safetensors"].expected_size == len(one) and shards["a.safetensors"].hash_source == "SHA256SUMS"
+    assert shards["b.safetensors"].size == len(two) - 4 and shards["b.safetensors"].expected_size == len(two)
+    assert not shards["c.safetensors"].exists
+    assert [(c.name, c.actual == c.expected) for c in m.verified] == [("a.safetensors", True)]

@@ -368,3 +368,25 @@ def test_kv_cache_estimate_warns_never_fails(matrix):
         found = by_id(judge(facts(serve=f"vllm serve /m -tp 4 --max-model-len {length}", model=m), "0.13.0", matrix),
                       "tuning.kv_cache")
         assert found and found[0].status in (INFO, WARN)
+
+
+def test_model_rules_on_plain_facts(matrix):
+    good = ModelFacts(path="/m", exists=True, is_dir=True, files=["config.json", "tokenizer.json"],
+                      config={"model_type": "llama", "num_hidden_layers": 2}, index_layers=2,
+                      index_file="model.safetensors.index.json",
+                      shards=[ShardFact(name="a.safetensors", exists=True, size=100, expected_size=100, tensors=3)])
+    found = judge(facts(model=good), "0.13.0", matrix)
+    assert [status(found, i) for i in ("tuning.model_config", "tuning.model_weights", "tuning.model_index",
+                                       "tuning.model_tokenizer", "tuning.model_checksums")] == [OK, OK, OK, OK, None]
+    bad = ModelFacts(path="/m", exists=True, is_dir=True, files=["config.json"], config={"num_hidden_layers": 4},
+                     index_layers=2, index_file="model.safetensors.index.json",
+                     shards=[ShardFact(name="a.safetensors", exists=True, size=90, expected_size=100),
+                             ShardFact(name="b.safetensors"),
+                             ShardFact(name="c.safetensors", exists=True, size=10, expected_size=10, missing_count=1,
+                                       missing_tensors=["x.weight"])],
+                     verify_requested=True)
+    found = judge(facts(model=bad), "0.13.0", matrix)
+    assert [f.status for f in by_id(found, "tuning.model_weights")] == [FAIL, FAIL, FAIL]
+    assert (status(found, "tuning.model_index"), status(found, "tuning.model_tokenizer"),
+            status(found, "tuning.model_checksums")) == (FAIL, FAIL, INFO)
+    assert status(judge(facts(model=ModelFacts(path="/nope")), "0.13.0", matrix), "tuning.model_config") == FAIL

@@ -21,6 +21,7 @@ from doctor.rules.tuning_common import GIB, View, Words, compact_cpus, gib, join
 SHM_DOCKER_DEFAULT = 64 * 1024 * 1024
 SHM_SOURCE = ("https://docs.vllm.ai/en/latest/deployment/docker.html; "
               "https://docs.docker.com/reference/cli/docker/container/run/")
+OS_GUIDE = "https://github.com/vllm-project/vllm-ascend/blob/v0.13.0rc1/docs/source/developer_guide/performance_and_debug/optimization_and_tuning.md"
 CPU_BINDING_DOC = "https://github.com/vllm-project/vllm-ascend/blob/v0.25.1rc1/docs/source/user_guide/feature_guide/cpu_binding.md"
 
 
@@ -439,12 +440,9 @@ def _why(key: str):
 
 
 RULES = (
-    Rule("tuning.cpu_governor", "tuning", cpu_governor, _why("cpu_governor"),
-         "https://github.com/vllm-project/vllm-ascend/blob/v0.13.0rc1/docs/source/developer_guide/performance_and_debug/optimization_and_tuning.md"),
-    Rule("tuning.swappiness", "tuning", swappiness, _why("swappiness"),
-         "https://github.com/vllm-project/vllm-ascend/blob/v0.13.0rc1/docs/source/developer_guide/performance_and_debug/optimization_and_tuning.md"),
-    Rule("tuning.numa_balancing", "tuning", numa_balancing, _why("numa_balancing"),
-         "https://github.com/vllm-project/vllm-ascend/blob/v0.13.0rc1/docs/source/developer_guide/performance_and_debug/optimization_and_tuning.md"),
+    Rule("tuning.cpu_governor", "tuning", cpu_governor, _why("cpu_governor"), OS_GUIDE),
+    Rule("tuning.swappiness", "tuning", swappiness, _why("swappiness"), OS_GUIDE),
+    Rule("tuning.numa_balancing", "tuning", numa_balancing, _why("numa_balancing"), OS_GUIDE),
     Rule("tuning.thp", "tuning", thp, _why("thp"),
          "https://www.hiascend.com/doc_center/source/zh/mindie/20RC1/AcceleratePlugin/turbodev/mindie-turbo-0009.html"),
     Rule("tuning.kernel", "tuning", kernel, _why("kernel"), "https://pypi.org/project/msprechecker/"),

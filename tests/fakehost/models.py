@@ -53,13 +53,12 @@ def transformers_python() -> Path:
 
 
 def tiny_llama(dest: Path) -> Path:
-    """A copy of the cached tiny sharded Llama at ``dest`` (made on first use)."""
-    python = transformers_python()
-    version = subprocess.run([str(python), "-c", "import transformers; print(transformers.__version__)"],
-                             capture_output=True, text=True, check=True, timeout=300).stdout.strip()
-    made = CACHE / f"llama-{version}"
+    """A copy of the cached tiny sharded Llama at ``dest`` (made on first use; delete
+    .cache/tuning-models to make it again)."""
+    made = CACHE / "llama"
     if not (made / "model.safetensors.index.json").exists():
-        tmp = CACHE / f"llama-{version}.tmp"
+        python = transformers_python()
+        tmp = CACHE / "llama.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         subprocess.run([str(python), "-c", MAKE, str(tmp)], check=True, capture_output=True, timeout=600)
