@@ -390,3 +390,13 @@ def test_model_rules_on_plain_facts(matrix):
     assert (status(found, "tuning.model_index"), status(found, "tuning.model_tokenizer"),
             status(found, "tuning.model_checksums")) == (FAIL, FAIL, INFO)
     assert status(judge(facts(model=ModelFacts(path="/nope")), "0.13.0", matrix), "tuning.model_config") == FAIL
+
+
+def test_ascend_visible_devices_inside_a_container(matrix):
+    f = by_id(judge(facts(env={"ASCEND_VISIBLE_DEVICES": "6,7"}, container=True, davinci=2), "0.13.0", matrix),
+              "tuning.visible_devices")[0]
+    assert f.status == WARN and "/dev/davinci{0,1}" in f.title.text() and "6942" in f.source
+    assert not by_id(judge(facts(env={"ASCEND_VISIBLE_DEVICES": "0,1"}, container=True, davinci=2), "0.13.0", matrix),
+                     "tuning.visible_devices")
+    assert not by_id(judge(facts(env={"ASCEND_VISIBLE_DEVICES": "6,7"}, davinci=2), "0.13.0", matrix),
+                     "tuning.visible_devices")  # on the host it selects nothing either way

@@ -39,11 +39,14 @@ def _cpu(t: TuningFacts, host: Host) -> None:
     online = host.read_text(f"{CPU_DIR}/online", limit=4096)
     if online:
         t.cpus_online = len(procfs.parse_cpulist(online))
+    # One lookup of the directory, then plain reads: hosts have hundreds of CPUs, and the
+    # cpufreq links inside sysfs are relative (they stay inside the root).
+    base = host.path(CPU_DIR)
     for name in host.listdir(CPU_DIR):
         if re.match(r"^cpu\d+$", name):
-            gov = host.read_text(f"{CPU_DIR}/{name}/cpufreq/scaling_governor", limit=256)
-            if gov and gov.strip():
-                t.governors[gov.strip()] = t.governors.get(gov.strip(), 0) + 1
+            gov = _small(base / name / "cpufreq" / "scaling_governor")
+            if gov:
+                t.governors[gov] = t.governors.get(gov, 0) + 1
     cpuinfo = host.read_text("/proc/cpuinfo", limit=64 * 1024)
     if cpuinfo:
         t.hypervisor = procfs.hypervisor(cpuinfo)
@@ -52,6 +55,14 @@ def _cpu(t: TuningFacts, host: Host) -> None:
     t.kernel = kernel.strip() if kernel and kernel.strip() else None
     t.swappiness = procfs.first_int(host.read_text("/proc/sys/vm/swappiness", limit=64))
     t.numa_balancing = procfs.first_int(host.read_text("/proc/sys/kernel/numa_balancing", limit=64))
+
+
+def _small(path) -> Optional[str]:
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as fh:
+            return fh.read(256).strip() or None
+    except OSError:
+        return None
 
 
 def _memory(t: TuningFacts, host: Host) -> None:

@@ -28,10 +28,33 @@ def _source(v: View, fid: str) -> Optional[str]:
 
 def visible_devices(ctx: Context) -> Iterable[Finding]:
     v = view(ctx)
+    out = list(_container_devices(ctx, v))
     raw = v.env.get("ASCEND_RT_VISIBLE_DEVICES")
     count = v.device_count()
     if not v.runtime or raw is None or count is None:
+        return out
+    return out + _rt_visible(v, raw, count)
+
+
+def _container_devices(ctx: Context, v: View) -> Iterable[Finding]:
+    """ASCEND_VISIBLE_DEVICES is read by the Ascend container runtime when it creates the
+    container; exported inside a running one it selects nothing (vllm-ascend #6942)."""
+    given = v.env.get("ASCEND_VISIBLE_DEVICES")
+    d = ctx.facts.devices
+    nodes = sorted(int(n.path.rsplit("davinci", 1)[1]) for n in d.davinci if n.exists) if d else []
+    if not v.runtime or not given or not nodes or not ctx.facts.host.in_container:
         return []
+    ids = sorted({int(p) for p in given.replace(" ", "").split(",") if p.isdigit()})
+    if not ids or ids == nodes:
+        return []
+    return [Finding("tuning.visible_devices", WARN, T("tuning.visible_devices.container", value=given,
+                                                      nodes=joined(nodes)),
+                    observed=f"/dev/davinci{{{joined(nodes)}}}", expected=given, fixable="manual",
+                    hint=T("tuning.visible_devices.container_hint"),
+                    source="https://github.com/vllm-project/vllm-ascend/issues/6942")]
+
+
+def _rt_visible(v: View, raw: str, count: int) -> List[Finding]:
     source = _source(v, "visible_devices_rules")
     ids = visible_ids(raw)
     if ids is None:
