@@ -310,7 +310,7 @@ TUNING_VAR_SCHEMA: Dict[str, Field] = {
     "effect_zh": Field(check_text, required=True),
     "default": Field(check_text, doc="the value in effect when it is unset"),
     "read_by": Field(check_specifier, many=True, doc="vllm-ascend releases whose code reads it"),
-    "replaced_by": Field(check_text, doc="what replaced it in later releases"),
+    "replaced_by": Field(check_text, doc="the variable or option that replaced it in later releases"),
     "source": Field(check_text, required=True),
 }
 

@@ -19,6 +19,7 @@ from doctor.versions import satisfies
 from doctor.rules.tuning_common import GIB, View, Words, compact_cpus, gib, joined, kernel_tuple, used_chips, view
 
 SHM_DOCKER_DEFAULT = 64 * 1024 * 1024
+UNSET = T("tuning.env_recommended.unset")
 SHM_SOURCE = ("https://docs.vllm.ai/en/latest/deployment/docker.html; "
               "https://docs.docker.com/reference/cli/docker/container/run/")
 OS_GUIDE = "https://github.com/vllm-project/vllm-ascend/blob/v0.13.0rc1/docs/source/developer_guide/performance_and_debug/optimization_and_tuning.md"
@@ -292,7 +293,7 @@ def env_recommended(ctx: Context) -> Iterable[Finding]:
             others = [a for a in rows if not _satisfies(effective, a.value, a.accept)]
             if others:  # one source is followed, another says otherwise: say so, change nothing
                 out.append(Finding("tuning.env_recommended", INFO, T(
-                    "tuning.env_recommended.disputed", var=var, value=value if value is not None else "unset",
+                    "tuning.env_recommended.disputed", var=var, value=value if value is not None else UNSET,
                     effective=effective, others=[T("tuning.env_recommended.who", who=_who(a), value=a.value) for a in others]),
                     observed=value, source="; ".join(a.source for a in rows),
                     evidence=_evidence(meta, rows)))
@@ -314,7 +315,7 @@ def env_recommended(ctx: Context) -> Iterable[Finding]:
 
 def _missing_title(v: View, var: str, value: Optional[str], rows, status: str):
     advice = [T("tuning.env_recommended.who", who=_who(a), value=a.value) for a in rows]
-    shown = value if value is not None else "unset"
+    shown = value if value is not None else UNSET
     effect = next((a for a in rows if a.level == "warn" and a.effect_en), None) if status == WARN else None
     if effect is not None:
         return T("tuning.env_recommended.missing_effect", var=var, value=shown, version=v.version, advice=advice,
@@ -361,8 +362,10 @@ def env_ignored(ctx: Context) -> Iterable[Finding]:
             evidence, source = [], _source(v, "checked_through")
         else:
             continue
+        hint = (T("tuning.env_ignored.hint_replaced", var=name, replacement=meta.replaced_by)
+                if meta is not None and meta.replaced_by else T("tuning.env_ignored.hint", var=name))
         out.append(Finding("tuning.env_ignored", INFO, title, observed=f"{name}={v.env[name]}", source=source,
-                           evidence=evidence, hint=T("tuning.env_ignored.hint", var=name),
+                           evidence=evidence, hint=hint,
                            edits=[Edit("unset", name)]))
     return out
 
