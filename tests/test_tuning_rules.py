@@ -400,3 +400,19 @@ def test_ascend_visible_devices_inside_a_container(matrix):
                      "tuning.visible_devices")
     assert not by_id(judge(facts(env={"ASCEND_VISIBLE_DEVICES": "6,7"}, davinci=2), "0.13.0", matrix),
                      "tuning.visible_devices")  # on the host it selects nothing either way
+
+
+def test_option_lists_keep_what_is_set(matrix):
+    def alloc(env):
+        found = by_id(judge(facts(serve=TP2, env=env, machine="x86_64"), "0.13.0", matrix), "tuning.env_recommended")
+        return [f for f in found if f.title.text().startswith("PYTORCH_NPU_ALLOC_CONF")]
+
+    assert not alloc({"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True,base_addr_aligned_kb:16"})
+    assert not alloc({"PYTORCH_NPU_ALLOC_CONF": "max_split_size_mb:250"})  # the guide's alternative
+    [f] = alloc({"PYTORCH_NPU_ALLOC_CONF": "page_size:1g"})
+    assert f.edits[0].value == "page_size:1g,expandable_segments:True"
+    preload = [f for f in by_id(judge(facts(serve=TP2, env={"LD_PRELOAD": "/opt/libfoo.so"}, machine="x86_64"), "0.13.0", matrix),
+                                "tuning.env_recommended") if f.title.text().startswith("LD_PRELOAD")][0]
+    assert preload.edits[0].value == "/usr/lib/$(uname -m)-linux-gnu/libjemalloc.so.2:/opt/libfoo.so"
+    assert not [f for f in by_id(judge(facts(serve=TP2, env={"LD_PRELOAD": "/usr/lib64/libjemalloc.so.2"}, machine="x86_64"),
+                                       "0.13.0", matrix), "tuning.env_recommended") if f.title.text().startswith("LD_PRELOAD")]

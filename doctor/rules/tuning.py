@@ -271,9 +271,10 @@ def _satisfies(value: Optional[str], wanted: str, accept) -> bool:
     if value is None:
         return False
     options = (wanted,) + tuple(accept)
-    if "/" in wanted or wanted.endswith(".so.2"):  # LD_PRELOAD: any listed library will do
+    if wanted.endswith(".so.2"):  # LD_PRELOAD: any listed library anywhere in the list will do
         return any(o in value for o in options)
-    return value.strip() in options
+    items = [i.strip() for i in value.split(",")]  # option lists (PYTORCH_NPU_ALLOC_CONF): one item will do
+    return value.strip() in options or any(o in items for o in options)
 
 
 def env_recommended(ctx: Context) -> Iterable[Finding]:
@@ -324,9 +325,12 @@ def _missing_title(v: View, var: str, value: Optional[str], rows, status: str):
 
 
 def _export_value(var: str, wanted: str, current: Optional[str]) -> str:
-    if var == "LD_PRELOAD":  # keep what is preloaded already, add the allocator
+    """The value to export: for lists, what is set already plus the recommended item."""
+    if var == "LD_PRELOAD":  # the tuning guide's path (Debian/Ubuntu; openEuler has /usr/lib64/)
         lib = "/usr/lib/$(uname -m)-linux-gnu/libjemalloc.so.2" if wanted == "libjemalloc.so.2" else wanted
         return f"{lib}:{current}" if current else lib
+    if var == "PYTORCH_NPU_ALLOC_CONF" and current:
+        return f"{current},{wanted}"
     return wanted
 
 
