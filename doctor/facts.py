@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 SNAPSHOT_SCHEMA_VERSION = 1
 
@@ -360,6 +360,95 @@ class HccnFacts:
     interfaces: Optional[Dict[str, List[str]]] = None  # host NIC -> addresses (None: unreadable)
     interfaces_up: Dict[str, str] = field(default_factory=dict)  # NIC -> /sys/class/net operstate
     pings: List[NpuPing] = field(default_factory=list)  # filled by `fleet check --ping`
+class MountFact:
+    """One line of /proc/mounts (the /dev/shm entry: its tmpfs size decides multi-process serving)."""
+
+    path: str
+    fstype: str = ""
+    options: Dict[str, str] = field(default_factory=dict)  # size=64m -> {"size": "64m"}; flags -> ""
+    size_bytes: Optional[int] = None
+
+
+@dataclass
+class ServeFacts:
+    """The user's vllm serve command as the tuning layer reads it (--serve-args / --serve-args-file)."""
+
+    source: str  # "--serve-args" or the file name
+    argv: List[str] = field(default_factory=list)  # the command, secrets redacted
+    options: Dict[str, str] = field(default_factory=dict)  # --long-option -> last value ("true" for flags)
+    exports: Dict[str, str] = field(default_factory=dict)  # variables the script sets for the command
+    model: Optional[str] = None  # positional model (or --model)
+    error: Optional[str] = None
+
+
+@dataclass
+class TuningFacts:
+    """Host settings that decide how fast (and whether) serving runs: read from /proc and /sys
+    under the root, never changed. None / empty means "not readable here" (an image, a VM without
+    cpufreq, a container without /sys): the rules stay silent then."""
+
+    governors: Dict[str, int] = field(default_factory=dict)  # scaling_governor -> number of CPUs
+    cpus_online: Optional[int] = None
+    hypervisor: Optional[bool] = None  # /proc/cpuinfo flags has "hypervisor"
+    thp: Optional[str] = None  # transparent_hugepage/enabled: the bracketed choice
+    kernel: Optional[str] = None  # /proc/sys/kernel/osrelease
+    swappiness: Optional[int] = None
+    numa_balancing: Optional[int] = None
+    numa_nodes: Dict[str, str] = field(default_factory=dict)  # node id -> cpulist
+    npu_numa: Dict[str, int] = field(default_factory=dict)  # npu-smi Bus-Id -> NUMA node (PCI sysfs)
+    cpus_allowed: Optional[str] = None  # Cpus_allowed_list of this process (the container's cpuset)
+    meminfo_kb: Dict[str, int] = field(default_factory=dict)  # MemTotal, SwapTotal, HugePages_*, Hugepagesize
+    limits: Dict[str, List[Optional[int]]] = field(default_factory=dict)  # nofile/memlock: [soft, hard]; None = unlimited
+    shm: Optional[MountFact] = None
+    serve: Optional[ServeFacts] = None
+    errors: List[str] = field(default_factory=list)
+
+
+@dataclass
+class ShardFact:
+    """One weight file named by the model's index (or the single weight file)."""
+
+    name: str
+    exists: bool = False
+    size: Optional[int] = None
+    expected_size: Optional[int] = None  # from its safetensors header: 8 + header + data
+    header_error: Optional[str] = None
+    tensors: int = 0  # tensors the index maps to this file
+    missing_tensors: List[str] = field(default_factory=list)  # named by the index, absent from the header (first 20)
+    missing_count: int = 0
+    sha256: Optional[str] = None  # a published hash found next to the model (HF metadata, sums file)
+    hash_source: str = ""
+
+
+@dataclass
+class WeightCheck:
+    name: str
+    expected: str
+    actual: Optional[str] = None
+    error: Optional[str] = None
+    seconds: float = 0.0
+
+
+@dataclass
+class ModelFacts:
+    """The model directory given with --model (or named by the serve command)."""
+
+    path: str
+    source: str = "--model"  # or "serve-args"
+    exists: bool = False
+    is_dir: bool = False
+    files: List[str] = field(default_factory=list)  # top-level file names (capped)
+    config: Dict[str, Any] = field(default_factory=dict)  # the scalar keys of config.json that matter
+    config_error: Optional[str] = None
+    index_file: Optional[str] = None
+    index_error: Optional[str] = None
+    index_total_size: Optional[int] = None
+    index_layers: Optional[int] = None  # highest model.layers.N in the weight map, plus one
+    shards: List[ShardFact] = field(default_factory=list)
+    quant_types: List[str] = field(default_factory=list)  # quant_model_description.json values (ModelSlim)
+    quant_error: Optional[str] = None
+    verified: List[WeightCheck] = field(default_factory=list)  # --verify-weights
+    verify_requested: bool = False
 
 
 @dataclass
@@ -384,6 +473,8 @@ class Facts:
     workdir: Optional[WorkdirFacts] = None
     mooncake: Optional[MooncakeFacts] = None
     hccn: Optional[HccnFacts] = None
+    tuning: Optional[TuningFacts] = None
+    model: Optional[ModelFacts] = None
     probe_errors: List[ProbeError] = field(default_factory=list)
     timings_ms: Dict[str, float] = field(default_factory=dict)
 

@@ -60,6 +60,20 @@ def cmd(*argv: str, label: Optional[Text] = None, **env: str) -> Command:
     return Command(tuple(str(a) for a in argv), label, tuple(sorted(env.items())))
 
 
+@dataclass(frozen=True)
+class Edit:
+    """A change to the user's launch script that ``fix --tuning-patch`` writes as a diff:
+    ``export`` / ``unset`` a variable, set a ``flag`` (``--name value``; value None for a bare
+    flag) or ``drop`` one."""
+
+    action: str  # export | unset | flag | drop
+    name: str
+    value: Optional[str] = None
+
+    def to_json(self) -> Dict:
+        return {"action": self.action, "name": self.name, "value": self.value}
+
+
 @dataclass
 class Finding:
     id: str
@@ -74,6 +88,7 @@ class Finding:
     root_cause: bool = False
     blocked_by: Optional[str] = None
     commands: List[Command] = field(default_factory=list)  # each runnable as printed
+    edits: List[Edit] = field(default_factory=list)  # launch-script changes (fix --tuning-patch)
 
     @property
     def layer(self) -> str:
@@ -94,6 +109,7 @@ class Finding:
             "source": self.source,
             "evidence": list(self.evidence),
             **({"commands": [c.to_json(lang) for c in self.commands]} if self.commands else {}),
+            **({"edits": [e.to_json() for e in self.edits]} if self.edits else {}),
         }
 
 

@@ -5,7 +5,7 @@ from typing import Dict, Tuple
 
 LAYERS: Tuple[str, ...] = (
     "driver", "firmware", "cann", "devices", "hccn", "python", "torch", "torch_npu",
-    "vllm", "vllm_ascend", "mooncake", "env", "smoke",
+    "vllm", "vllm_ascend", "mooncake", "env", "tuning", "smoke",
 )
 
 # A failure in a layer can cause symptoms in the layers that rest on it (directly or not);
@@ -23,6 +23,8 @@ RESTS_ON: Dict[str, Tuple[str, ...]] = {
     "vllm_ascend": ("vllm", "torch_npu", "cann"),
     "mooncake": ("vllm_ascend", "cann"),
     "env": ("cann",),
+    # host settings, the serving command and the model files: judged against the release
+    "tuning": ("devices", "vllm_ascend"),
     "smoke": ("devices", "vllm_ascend", "env", "mooncake"),
 }
 
@@ -39,6 +41,12 @@ FINDING_RESTS_ON: Dict[str, Tuple[str, ...]] = {
     "hccn.hccl_if_ip": (),
     "hccn.socket_ifname": (),
     "hccn.dp_master": (),
+    # host settings and model files stand on their own; device findings on the devices layer
+    **{f"tuning.{t}": () for t in ("cpu_governor", "swappiness", "numa_balancing", "thp", "kernel", "virtual_machine",
+                                   "shm", "nofile", "memlock", "hugepages", "model_config", "model_weights",
+                                   "model_index", "model_checksums", "model_tokenizer")},
+    **{f"tuning.{t}": ("devices",) for t in ("numa_affinity", "visible_devices", "parallel_size", "devices_busy",
+                                             "k8s_devices")},
 }
 
 

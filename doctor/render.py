@@ -51,6 +51,7 @@ T = {
     "timings": ("probe timings (ms)", "探测耗时（毫秒）"),
     "expected": ("expected", "期望"),
     "fix": ("fix", "修复"),
+    "commands": ("commands to run by hand (nothing was changed)", "需手动执行的命令（未做任何修改）"),
 }
 
 
@@ -102,6 +103,14 @@ def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timi
                 body.append(f"\n  · source: {f.source}", style="dim")
         table.add_row(Text(SYMBOL[f.status], style=STYLE[f.status]), f.id, body)
     console.print(table)
+    with_commands = [f for f in verdict.findings if f.commands and f.status in (WARN, FAIL)]
+    if with_commands:
+        # each command on a line of its own, never wrapped, so that it runs when copied
+        console.print(Text(t("commands", lang), style="bold"))
+        for f in with_commands:
+            console.print(Text(f"  # {f.id}", style="dim"))
+            for c in f.commands:
+                console.print(Text(f"  {c.shell()}"), soft_wrap=True)
     if skipped and not verbose:
         reasons = "; ".join(sorted({x.title.text(lang) for x in skipped}))
         console.print(Text(f"{SYMBOL[SKIP]}  {', '.join(x.id for x in skipped)}: {reasons}", style="dim"))

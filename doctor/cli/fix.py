@@ -34,6 +34,9 @@ T = {
     "smoke_skip": ("smoke test skipped: {why}", "跳过冒烟测试：{why}"),
     "requirements": ("pins written to {path}", "版本已写入 {path}"),
     "rolled": ("rolled back transaction {id}", "已回滚事务 {id}"),
+    "patch": ("tuning patch for {script} written to {path} ({n} change(s)); review it, then apply it with:",
+              "{script} 的调优补丁已写入 {path}（{n} 处修改）；请检查后用以下命令应用："),
+    "no_patch": ("the launch script needs no tuning change", "启动脚本无需调优修改"),
 }
 
 
@@ -64,6 +67,10 @@ def fix_command(
     verbose: bool = VERBOSE,
     matrix: List[str] = MATRIX,
     npu_smi_timeout: float = NPU_SMI_TIMEOUT,
+    serve_args: Optional[str] = typer.Option(None, "--serve-args", help="Your `vllm serve ...` command line: its tuning findings become manual steps."),
+    serve_args_file: Optional[str] = typer.Option(None, "--serve-args-file", help="Your launch script (exports and the vllm serve command)."),
+    model: Optional[str] = typer.Option(None, "--model", help="The model directory the serve command loads."),
+    tuning_patch: Optional[str] = typer.Option(None, "--tuning-patch", help="Write the launch-script changes as a unified diff to this file (needs --serve-args-file)."),
 ) -> None:
     """Plan (and with --apply carry out) a pinned, ordered reinstall that makes the stack consistent."""
     from doctor.shell.apply import apply_plan, detect_installer, target_from_facts
@@ -81,8 +88,11 @@ def fix_command(
         raise UsageError("--step-timeout must be positive")
     if apply and (snapshot or site_packages):
         raise UsageError("--apply changes a live environment: use --python, not --from or --site-packages")
+    if tuning_patch and not serve_args_file:
+        raise UsageError("--tuning-patch writes a diff of a launch script: give it with --serve-args-file")
     opts = CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot, stage=stage,
-                        matrix=list(matrix), npu_smi_timeout=npu_smi_timeout)
+                        matrix=list(matrix), npu_smi_timeout=npu_smi_timeout, serve_args=serve_args,
+                        serve_args_file=serve_args_file, model=model)
     mx = load_matrix_or_exit(opts.matrix)
     wanted = parse_target(target)
     facts = gather(opts, dict(os.environ))
@@ -118,6 +128,8 @@ def fix_command(
             raise UsageError(f"--requirements {requirements}: {e.strerror or e}")
         if not as_json:
             _err(t("requirements", language, path=requirements))
+    if tuning_patch:
+        doc["tuning_patch"] = _write_tuning_patch(before, str(serve_args_file), tuning_patch, language, quiet=as_json)
     if not apply:
         if as_json:
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
@@ -171,6 +183,38 @@ def fix_command(
         print_check(final.verdict, stage=final.ctx.stage, target_row=final.ctx.release.key if final.ctx.release else None,
                     timings=final.timings, lang=language, verbose=False, exit_code=code)
     raise typer.Exit(code)
+
+
+def _write_tuning_patch(verdict, script: str, out: str, lang: str, quiet: bool) -> Dict:
+    """The tuning findings' edits as a unified diff of the launch script; nothing else is touched."""
+    from doctor.plan.tuning_patch import PatchError, apply_edits, edits_of, unified_diff
+
+    edits = edits_of(verdict.findings)
+    try:
+        with open(script, "r", encoding="utf-8") as fh:
+            old = fh.read()
+        new = apply_edits(old, [e for e, _ in edits])
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"--serve-args-file {script}: {getattr(e, 'strerror', None) or e}")
+    except PatchError as e:
+        raise UsageError(f"--tuning-patch: {script}: {e}")
+    result: Dict = {"path": None, "script": script,
+                    "edits": [dict(e.to_json(), finding=fid) for e, fid in edits]}
+    if new == old:
+        if not quiet:
+            _out(t("no_patch", lang))
+        return result
+    try:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(unified_diff(old, new, os.path.basename(script)))
+    except OSError as e:
+        raise UsageError(f"--tuning-patch {out}: {e.strerror or e}")
+    result["path"] = out
+    result["apply"] = shlex.join(["patch", "-p1", "-d", os.path.dirname(os.path.abspath(script)), "-i", os.path.abspath(out)])
+    if not quiet:
+        _out(t("patch", lang, script=script, path=out, n=len(edits)))
+        _out("  " + result["apply"])
+    return result
 
 
 def _smoke(skip: bool, stage: str, python: str, lang: str) -> Optional[Dict]:

@@ -24,6 +24,9 @@ VERBOSE = typer.Option(False, "-v", "--verbose", help="Show evidence and per-pro
 SERVE_ARGS = typer.Option(None, "--serve-args", help="Your `vllm serve ...` command line: its --kv-transfer-config is checked.")
 SERVE_ARGS_FILE = typer.Option(None, "--serve-args-file", help="A file with the `vllm serve` command (a launch script with exports is fine).")
 MOONCAKE_MASTER = typer.Option(None, "--mooncake-master", help="Probe mooncake_master: HOST:PORT[:METRICS_PORT] (metrics default 9003).")
+MODEL = typer.Option(None, "--model", help="A model directory to check: config.json, every weight shard, tokenizer files.")
+VERIFY_WEIGHTS = typer.Option(False, "--verify-weights", help="Hash a sample of the shards against their published sha256.")
+VERIFY_SAMPLE = typer.Option(3, "--verify-sample", help="Shards --verify-weights hashes (0: every shard with a published hash).")
 
 
 @app.command()
@@ -45,17 +48,24 @@ def check(
     mooncake_master: Optional[str] = MOONCAKE_MASTER,
     hccn_tool: Optional[str] = HCCN_TOOL,
     hccn_timeout: float = HCCN_TIMEOUT,
+    model: Optional[str] = MODEL,
+    verify_weights: bool = VERIFY_WEIGHTS,
+    verify_sample: int = VERIFY_SAMPLE,
 ) -> None:
     """Probe every layer of the stack and give one verdict, root cause first."""
+    from doctor.shell.progress import bytes_bar
     from doctor.usecases.check import CheckOptions, run_check, target_info
 
     if fail_on not in ("fail", "warn"):
         raise UsageError(f"--fail-on {fail_on!r}: use fail or warn")
     lang = pick_language(lang)
-    result = run_check(CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot,
-                                    stage=stage, target=target, matrix=list(matrix), npu_smi_timeout=npu_smi_timeout,
-                                    serve_args=serve_args, serve_args_file=serve_args_file, mooncake_master=mooncake_master,
-                                    hccn_tool=hccn_tool, hccn_timeout=hccn_timeout))
+    with bytes_bar(verify_weights, "sha256") as progress:
+        result = run_check(CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot,
+                                        stage=stage, target=target, matrix=list(matrix), npu_smi_timeout=npu_smi_timeout,
+                                        serve_args=serve_args, serve_args_file=serve_args_file,
+                                        mooncake_master=mooncake_master, hccn_tool=hccn_tool, hccn_timeout=hccn_timeout,
+                                        model=model, verify_weights=verify_weights, verify_sample=verify_sample,
+                                        progress=progress))
     code = result.verdict.exit_code(fail_on)
     if as_json:
         from doctor.render import check_json
@@ -82,6 +92,7 @@ def snapshot(
     hccn_tool: Optional[str] = HCCN_TOOL,
     hccn_timeout: float = HCCN_TIMEOUT,
     ping_npu: List[str] = typer.Option([], "--ping-npu", help="DEVICE:ADDRESS: ping another node's NPU from this device (repeatable; fleet check --ping sets it)."),
+    model: Optional[str] = MODEL,
 ) -> None:
     """Write every observed fact as JSON on stdout (secrets in env vars redacted)."""
     from doctor.usecases.check import CheckOptions, gather, snapshot_json
@@ -89,7 +100,7 @@ def snapshot(
     facts = gather(CheckOptions(root=root, python=python, site_packages=list(site_packages),
                                 npu_smi_timeout=npu_smi_timeout, serve_args=serve_args,
                                 serve_args_file=serve_args_file, mooncake_master=mooncake_master,
-                                hccn_tool=hccn_tool, hccn_timeout=hccn_timeout, ping_npu=list(ping_npu)))
+                                hccn_tool=hccn_tool, hccn_timeout=hccn_timeout, ping_npu=list(ping_npu), model=model))
     sys.stdout.write(snapshot_json(facts) + "\n")
 
 

@@ -15,6 +15,10 @@ from doctor.matrix.model import (
     SIGNATURE_SCHEMA,
     TORCH_NPU_SCHEMA,
     TORCH_SCHEMA,
+    TUNING_ADVICE_SCHEMA,
+    TUNING_FACT_SCHEMA,
+    TUNING_QUANT_SCHEMA,
+    TUNING_VAR_SCHEMA,
     Matrix,
     Release,
     cann_driver_from,
@@ -22,6 +26,10 @@ from doctor.matrix.model import (
     signature_from,
     torch_from,
     torch_npu_from,
+    tuning_advice_from,
+    tuning_fact_from,
+    tuning_quant_from,
+    tuning_var_from,
 )
 from doctor.matrix.schema import MatrixError, locate, validate_rows
 from doctor.shell import cache as cache_mod
@@ -34,6 +42,10 @@ ARRAYS: Dict[str, Tuple[dict, Callable, str]] = {
     "torch_npu": (TORCH_NPU_SCHEMA, torch_npu_from, "version"),
     "torch": (TORCH_SCHEMA, torch_from, "torch"),
     "signature": (SIGNATURE_SCHEMA, signature_from, "id"),
+    "tuning_var": (TUNING_VAR_SCHEMA, tuning_var_from, "name"),
+    "tuning_advice": (TUNING_ADVICE_SCHEMA, tuning_advice_from, "id"),
+    "tuning_fact": (TUNING_FACT_SCHEMA, tuning_fact_from, "id"),
+    "tuning_quant": (TUNING_QUANT_SCHEMA, tuning_quant_from, "scheme"),
 }
 TOP_LEVEL = {"schema_version", "description", "generated"} | set(ARRAYS)
 SCHEMA_VERSION = 1
@@ -213,5 +225,9 @@ def load_matrix(
         torch=list(data.get("torch", [])),
         signatures=list(data.get("signature", [])),
         files=files,
+        tuning_vars=list(data.get("tuning_var", [])),
+        tuning_advice=list(data.get("tuning_advice", [])),
+        tuning_facts=list(data.get("tuning_fact", [])),
+        tuning_quant=list(data.get("tuning_quant", [])),
     )
 

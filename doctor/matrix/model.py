@@ -300,6 +300,113 @@ def signature_from(d: Dict) -> Signature:
     return Signature(**_tuples(d))
 
 
+# ---------------------------------------------------------------------------------------------
+# Tuning knowledge (matrices/tuning.toml, docs/tuning.md): which release reads, sets by default,
+# recommends or rejects what. ``releases`` are PEP 440 specifiers over vllm-ascend versions.
+
+TUNING_VAR_SCHEMA: Dict[str, Field] = {
+    "name": Field(check_text, required=True, doc="environment variable"),
+    "effect_en": Field(check_text, required=True, doc="what it does"),
+    "effect_zh": Field(check_text, required=True),
+    "default": Field(check_text, doc="the value in effect when it is unset"),
+    "read_by": Field(check_specifier, many=True, doc="vllm-ascend releases whose code reads it"),
+    "replaced_by": Field(check_text, doc="the variable or option that replaced it in later releases"),
+    "source": Field(check_text, required=True),
+}
+
+TUNING_ADVICE_SCHEMA: Dict[str, Field] = {
+    "id": Field(check_text, required=True, doc="stable id: VAR.who"),
+    "var": Field(check_text, required=True),
+    "value": Field(check_text, required=True, doc="the value this source recommends"),
+    "accept": Field(check_text, many=True, doc="other values that satisfy the advice"),
+    "releases": Field(check_specifier, many=True, required=True, doc="releases the advice applies to"),
+    "level": Field(one_of("info", "warn"), default="info",
+                   doc="warn: the source states what is lost without it; info: a recommendation"),
+    "when": Field(one_of("always", "multi_npu", "multi_npu_graph", "no_cpu_binding", "no_sleep_mode"),
+                  default="always", doc="condition on the serving setup"),
+    "who_en": Field(check_text, required=True, doc="which source says so"),
+    "who_zh": Field(check_text, required=True),
+    "effect_en": Field(check_text, doc="the expected effect, when the source states one"),
+    "effect_zh": Field(check_text),
+    "disagrees_with": Field(check_text, many=True, doc="ids of advice for the same variable that says otherwise"),
+    "source": Field(check_text, required=True),
+}
+
+TUNING_FACT_SCHEMA: Dict[str, Field] = {
+    "id": Field(check_text, required=True, doc="the fact a rule looks up"),
+    "releases": Field(check_specifier, many=True, required=True, doc="releases where it holds"),
+    "value": Field(check_text, doc="a value that goes with it (a dtype, a block size ...)"),
+    "note": Field(check_text),
+    "source": Field(check_text, required=True),
+}
+
+TUNING_QUANT_SCHEMA: Dict[str, Field] = {
+    "scheme": Field(check_text, required=True, doc="ModelSlim quant type (quant_model_description.json)"),
+    "releases": Field(check_specifier, many=True, required=True, doc="releases whose registry has it"),
+    "source": Field(check_text, required=True),
+}
+
+
+@dataclass(frozen=True)
+class TuningVar:
+    name: str
+    effect_en: str
+    effect_zh: str
+    source: str
+    default: Optional[str] = None
+    read_by: Tuple[str, ...] = ()
+    replaced_by: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class TuningAdvice:
+    id: str
+    var: str
+    value: str
+    releases: Tuple[str, ...]
+    who_en: str
+    who_zh: str
+    source: str
+    accept: Tuple[str, ...] = ()
+    when: str = "always"
+    level: str = "info"
+    effect_en: Optional[str] = None
+    effect_zh: Optional[str] = None
+    disagrees_with: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TuningFact:
+    id: str
+    releases: Tuple[str, ...]
+    source: str
+    value: Optional[str] = None
+    note: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class TuningQuant:
+    scheme: str
+    releases: Tuple[str, ...]
+    source: str
+
+
+def tuning_var_from(d: Dict) -> TuningVar:
+    return TuningVar(**_tuples(d))
+
+
+def tuning_advice_from(d: Dict) -> TuningAdvice:
+    return TuningAdvice(**_tuples(d))
+
+
+def tuning_fact_from(d: Dict) -> TuningFact:
+    return TuningFact(**_tuples(d))
+
+
+def tuning_quant_from(d: Dict) -> TuningQuant:
+    return TuningQuant(**_tuples(d))
+
+
 @dataclass
 class Matrix:
     releases: List[Release]
@@ -308,3 +415,7 @@ class Matrix:
     torch: List[TorchRow]
     signatures: List[Signature]
     files: List[str]
+    tuning_vars: List[TuningVar] = field(default_factory=list)
+    tuning_advice: List[TuningAdvice] = field(default_factory=list)
+    tuning_facts: List[TuningFact] = field(default_factory=list)
+    tuning_quant: List[TuningQuant] = field(default_factory=list)

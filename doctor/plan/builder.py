@@ -671,7 +671,15 @@ def _manual_steps(verdict: Verdict) -> List[Step]:
     out: List[Step] = []
     seen = set()
     for f in verdict.findings:
-        if f.status not in (FAIL, WARN) or f.fixable not in ("manual", "vendor") or f.hint is None:
+        if f.status not in (FAIL, WARN) or f.fixable not in ("manual", "vendor"):
+            continue
+        if f.commands:  # the finding names its exact commands: one step each, printed as is
+            for c in f.commands:
+                if c.shell() not in seen:
+                    seen.add(c.shell())
+                    out.append(Step(f.fixable, f.title, command=c.shell(), finding=f.id))
+            continue
+        if not isinstance(f.hint, Msg):  # catalogue hints are advice, not a command line
             continue
         command = f.hint.en.split("   (")[0].strip()
         if command in seen or command.startswith("ascend-doctor fix"):

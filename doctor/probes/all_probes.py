@@ -70,6 +70,20 @@ def _hccn(host: Host, facts: Facts, options: ProbeOptions):
 
     return probe_hccn(host, facts.devices, HccnOptions(tool=options.hccn_tool, timeout=options.hccn_timeout,
                                                        pings=parse_ping_pairs(options.ping_npu)))
+def _tuning(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.probes.tuning import probe_tuning
+
+    return probe_tuning(host, facts, options.serve_args, options.serve_args_file)
+
+
+def _model(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.probes.model import model_location, probe_model
+
+    where = model_location(host, options.model, facts.tuning.serve if facts.tuning else None)
+    if where is None:
+        return None
+    return probe_model(*where, verify=options.verify_weights, sample=options.verify_sample,
+                       progress=options.progress)
 
 
 PROBES: Tuple[Probe, ...] = (
@@ -83,4 +97,6 @@ PROBES: Tuple[Probe, ...] = (
     Probe("workdir", "env", _workdir, after=("packages",)),
     Probe("mooncake", "mooncake", _mooncake, after=("packages", "devices", "cann", "python")),
     Probe("hccn", "hccn", _hccn, after=("devices",), waits=True),
+    Probe("tuning", "tuning", _tuning, after=("devices",)),
+    Probe("model", "tuning", _model, after=("tuning",)),
 )

@@ -27,6 +27,10 @@ class ProbeOptions:
     hccn_tool: Optional[str] = None  # --hccn-tool: run this hccn_tool (else only on the live host)
     hccn_timeout: float = 5.0  # per hccn_tool call
     ping_npu: List[str] = field(default_factory=list)  # --ping-npu DEVICE:ADDRESS (fleet check --ping)
+    model: Optional[str] = None  # --model: the model directory to check
+    verify_weights: bool = False  # --verify-weights: hash a sample of the shards
+    verify_sample: int = 3  # shards hashed by --verify-weights (0: every shard with a known hash)
+    progress: Optional[Callable[[str, int, int], None]] = None  # (label, done, total) for long reads
 
 
 @dataclass(frozen=True)

@@ -239,6 +239,19 @@ CATALOG: Dict[str, Dict[str, str]] = {
         "docs/smoke.md; https://github.com/NVIDIA/nccl-tests doc/PERFORMANCE.md"),
 }
 
+def _from_rules() -> None:
+    """Rules written as one record per finding id carry their own why and source: their entries
+    come from the records, so the two cannot drift apart."""
+    from doctor.rules.all_rules import RULES
+
+    for r in RULES:
+        if r.why is not None and not r.id.startswith("group:") and r.id not in CATALOG:
+            CATALOG[r.id] = _e(r.layer, r.why.text("en"), r.why.text("zh"), r.source or "")
+
+
+_from_rules()
+
+
 # Generic ids: <layer>.probe_error (a probe crashed) and <layer>.rule_error (a rule crashed).
 GENERIC = {
     "probe_error": _e("*", "A probe crashed or could not read its source; the layer was not fully checked.",

@@ -42,6 +42,10 @@ class CheckOptions:
     hccn_tool: Optional[str] = None  # --hccn-tool PATH
     hccn_timeout: float = 5.0
     ping_npu: List[str] = field(default_factory=list)  # --ping-npu DEVICE:ADDRESS
+    model: Optional[str] = None  # --model: the model directory to check (tuning layer)
+    verify_weights: bool = False  # --verify-weights: hash a sample of the shards
+    verify_sample: int = 3  # --verify-sample: shards hashed (0: all with a published hash)
+    progress: Optional[Callable[[str, int, int], None]] = None  # hashing progress (a terminal bar)
 
 
 @dataclass
@@ -119,6 +123,7 @@ def validate(opts: CheckOptions) -> None:
         raise UsageError("--npu-smi-timeout must be positive")
     validate_mooncake(opts)
     validate_hccn(opts)
+    validate_model(opts)
 
 
 def validate_hccn(opts: CheckOptions) -> None:
@@ -134,6 +139,19 @@ def validate_hccn(opts: CheckOptions) -> None:
         parse_ping_pairs(opts.ping_npu)
     except ValueError as e:
         raise UsageError(f"--ping-npu {e}") from None
+
+
+def validate_model(opts: CheckOptions) -> None:
+    if opts.snapshot and (opts.model or opts.verify_weights):
+        raise UsageError("--from judges a saved snapshot; --model and --verify-weights belong to the snapshot run")
+    if opts.model is not None:
+        where = opts.model if os.path.isabs(opts.model) or opts.cwd is None else os.path.join(opts.cwd, opts.model)
+        if not os.path.isdir(where):
+            raise UsageError(f"--model {opts.model}: not a directory")
+    if opts.verify_weights and not opts.model and opts.serve_args is None and not opts.serve_args_file:
+        raise UsageError("--verify-weights needs --model PATH (or a serve command naming a local model directory)")
+    if opts.verify_sample < 0:
+        raise UsageError("--verify-sample must be 0 (every shard) or more")
 
 
 def validate_mooncake(opts: CheckOptions) -> None:
@@ -167,7 +185,9 @@ def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None,
                                       npu_smi_timeout=opts.npu_smi_timeout, serve_args=opts.serve_args,
                                       serve_args_file=opts.serve_args_file, mooncake_master=opts.mooncake_master,
                                       mooncake_timeout=opts.mooncake_timeout, hccn_tool=opts.hccn_tool,
-                                      hccn_timeout=opts.hccn_timeout, ping_npu=list(opts.ping_npu)), while_waiting)
+                                      hccn_timeout=opts.hccn_timeout, ping_npu=list(opts.ping_npu), model=opts.model,
+                                      verify_weights=opts.verify_weights, verify_sample=opts.verify_sample,
+                                      progress=opts.progress), while_waiting)
 
 
 def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: Optional["Matrix"] = None) -> CheckResult:

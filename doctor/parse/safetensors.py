@@ -1,0 +1,60 @@
+"""The header of a safetensors file, read without loading any tensor.
+
+Layout (https://github.com/huggingface/safetensors#format): 8 bytes little-endian header length N,
+N bytes of JSON ``{name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}``,
+then the data. A complete file is exactly 8 + N + the largest end offset bytes long, so a
+truncated download shows without hashing a byte of data.
+"""
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+MAX_HEADER = 100 * 1024 * 1024  # the format's own limit is 100 MB
+
+
+class HeaderError(ValueError):
+    pass
+
+
+@dataclass
+class Header:
+    length: int  # N
+    tensors: List[str] = field(default_factory=list)
+    data_bytes: int = 0  # the largest end offset
+
+    @property
+    def file_size(self) -> int:
+        return 8 + self.length + self.data_bytes
+
+
+def header_length(first8: bytes) -> int:
+    if len(first8) < 8:
+        raise HeaderError("shorter than the 8-byte header length")
+    (n,) = struct.unpack("<Q", first8[:8])
+    if n > MAX_HEADER:
+        raise HeaderError(f"header length {n} is larger than the format allows")
+    return n
+
+
+def parse_header(length: int, body: bytes) -> Header:
+    if len(body) < length:
+        raise HeaderError(f"truncated inside the header ({len(body)} of {length} bytes)")
+    try:
+        data = json.loads(body[:length].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise HeaderError(f"header is not JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise HeaderError("header is not a JSON object")
+    out = Header(length=length)
+    for name, entry in data.items():
+        if name == "__metadata__":
+            continue
+        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(o, int) for o in offsets)):
+            raise HeaderError(f"tensor {name!r} has no data_offsets")
+        out.tensors.append(name)
+        out.data_bytes = max(out.data_bytes, offsets[1])
+    return out

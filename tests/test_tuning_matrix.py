@@ -1,0 +1,71 @@
+"""matrices/tuning.toml: validated by the loader, consistent with itself and with the rules that
+read it, every source a public URL or a repository file."""
+import re
+from pathlib import Path
+
+import pytest
+
+from citations import unresolved
+from doctor.matrix import load_matrix
+from doctor.matrix.load import parse_file
+from doctor.matrix.schema import MatrixError
+from doctor.rules.catalog import CATALOG
+from doctor.versions import satisfies
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def matrix():
+    return load_matrix(user_overlays=False)
+
+
+def test_rows_refer_to_each_other(matrix):
+    names = {v.name for v in matrix.tuning_vars}
+    ids = {a.id for a in matrix.tuning_advice}
+    for a in matrix.tuning_advice:
+        assert a.var in names, a.id
+        assert set(a.disagrees_with) <= ids, a.id
+        assert a.level == "info" or a.effect_en, f"{a.id}: a warning states the effect its source gives"
+    assert len(names) == len(matrix.tuning_vars)
+
+
+def test_every_fact_a_rule_looks_up_exists(matrix):
+    text = "".join(p.read_text() for p in (ROOT / "doctor" / "rules").glob("tuning*.py"))
+    wanted = set(re.findall(r'(?:fact|any_fact|_source)\(v, "([a-z0-9_]+)"\)', text)) | \
+        set(re.findall(r'v\.(?:fact|any_fact)\("([a-z0-9_]+)"\)', text))
+    have = {f.id.split(".")[0] for f in matrix.tuning_facts}
+    assert wanted and wanted <= have, sorted(wanted - have)
+
+
+def test_sources_resolve(matrix):
+    rows = matrix.tuning_vars + matrix.tuning_advice + matrix.tuning_facts + matrix.tuning_quant
+    bad = {getattr(r, "id", None) or getattr(r, "name", None) or r.scheme: unresolved(r.source) for r in rows}
+    assert not {k: v for k, v in bad.items() if v}
+    entries = {k: v for k, v in CATALOG.items() if k.startswith("tuning.")}
+    assert len(entries) == 33
+    assert not {k: unresolved(v["source"]) for k, v in entries.items() if unresolved(v["source"])}
+
+
+def test_release_windows_match_the_code_that_was_read(matrix):
+    """Spot checks against what vllm_ascend/ holds at the tags (docs/tuning.md lists them)."""
+    var = {v.name: v for v in matrix.tuning_vars}
+    read = lambda name, version: any(satisfies(version, r) for r in var[name].read_by)  # noqa: E731
+    assert read("VLLM_ASCEND_ENABLE_FLASHCOMM", "0.9.1") and not read("VLLM_ASCEND_ENABLE_FLASHCOMM", "0.9.2rc1")
+    assert read("VLLM_ASCEND_ENABLE_FLASHCOMM", "0.20.1") is True and not read("VLLM_ASCEND_ENABLE_FLASHCOMM", "0.20.2rc1")
+    assert read("VLLM_USE_V1", "0.11.0") and not read("VLLM_USE_V1", "0.12.0rc1")
+    quant = {q.scheme: q for q in matrix.tuning_quant}
+    assert not any(satisfies("0.9.2rc1", r) for r in quant["W4A8_DYNAMIC"].releases)  # not on that branch
+    assert any(satisfies("0.10.0rc1", r) for r in quant["W4A8_DYNAMIC"].releases)
+
+
+def test_the_loader_rejects_a_broken_row(tmp_path):
+    bad = tmp_path / "tuning-overlay.toml"
+    bad.write_text('[[tuning_fact]]\nid = "x"\nreleases = [">=0.11.0rc1,banana"]\nsource = "README.md"\n')
+    with pytest.raises(MatrixError) as e:
+        parse_file(bad, cache=False)
+    assert "tuning_fact" in str(e.value) and ":3:" in str(e.value)
+    bad.write_text('[[tuning_advice]]\nid = "a"\nvar = "X"\nvalue = "1"\nreleases = [">=0"]\nwhen = "sometimes"\n'
+                   'who_en = "w"\nwho_zh = "w"\nsource = "README.md"\n')
+    with pytest.raises(MatrixError, match="when"):
+        parse_file(bad, cache=False)
