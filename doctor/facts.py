@@ -360,6 +360,7 @@ class HccnFacts:
     interfaces: Optional[Dict[str, List[str]]] = None  # host NIC -> addresses (None: unreadable)
     interfaces_up: Dict[str, str] = field(default_factory=dict)  # NIC -> /sys/class/net operstate
     pings: List[NpuPing] = field(default_factory=list)  # filled by `fleet check --ping`
+@dataclass
 class MountFact:
     """One line of /proc/mounts (the /dev/shm entry: its tmpfs size decides multi-process serving)."""
 
