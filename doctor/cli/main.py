@@ -8,7 +8,8 @@ from typing import List, Optional
 import typer
 
 from doctor import __version__
-from doctor.cli.options import JSON, LANG, MATRIX, NPU_SMI_TIMEOUT, PYTHON, ROOT, SITE, STAGE, pick_language
+from doctor.cli.options import (IMAGE, IMAGE_TAR, JSON, LANG, MATRIX, NPU_SMI_TIMEOUT, PLATFORM, PULL, PYTHON, ROOT, SITE,
+                                STAGE, image_request, pick_language)
 from doctor.errors import DoctorError, UsageError
 
 app = typer.Typer(
@@ -42,6 +43,10 @@ def check(
     serve_args: Optional[str] = SERVE_ARGS,
     serve_args_file: Optional[str] = SERVE_ARGS_FILE,
     mooncake_master: Optional[str] = MOONCAKE_MASTER,
+    image: Optional[str] = IMAGE,
+    image_tar: Optional[str] = IMAGE_TAR,
+    platform: Optional[str] = PLATFORM,
+    pull: bool = PULL,
 ) -> None:
     """Probe every layer of the stack and give one verdict, root cause first."""
     from doctor.usecases.check import CheckOptions, run_check, target_info
@@ -51,15 +56,22 @@ def check(
     lang = pick_language(lang)
     result = run_check(CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot,
                                     stage=stage, target=target, matrix=list(matrix), npu_smi_timeout=npu_smi_timeout,
-                                    serve_args=serve_args, serve_args_file=serve_args_file, mooncake_master=mooncake_master))
+                                    serve_args=serve_args, serve_args_file=serve_args_file, mooncake_master=mooncake_master,
+                                    image=image_request(image, image_tar, platform, pull, lang)))
     code = result.verdict.exit_code(fail_on)
     if as_json:
         from doctor.render import check_json
+        from doctor.render_image import with_image
 
-        sys.stdout.write(check_json(result.verdict, stage=result.ctx.stage, target=target_info(result.ctx),
-                                    timings=result.timings, lang=lang) + "\n")
+        sys.stdout.write(with_image(check_json(result.verdict, stage=result.ctx.stage, target=target_info(result.ctx),
+                                               timings=result.timings, lang=lang), result, lang) + "\n")
     else:
         from doctor.render import print_check
+
+        if result.facts.image is not None:
+            from doctor.render_image import print_image
+
+            print_image(result.facts.image, result.image, lang)
 
         print_check(result.verdict, stage=result.ctx.stage, target_row=result.ctx.release.key if result.ctx.release else None,
                     timings=result.timings, lang=lang, verbose=verbose, exit_code=code)
@@ -75,13 +87,18 @@ def snapshot(
     serve_args: Optional[str] = SERVE_ARGS,
     serve_args_file: Optional[str] = SERVE_ARGS_FILE,
     mooncake_master: Optional[str] = MOONCAKE_MASTER,
+    image: Optional[str] = IMAGE,
+    image_tar: Optional[str] = IMAGE_TAR,
+    platform: Optional[str] = PLATFORM,
+    pull: bool = PULL,
 ) -> None:
     """Write every observed fact as JSON on stdout (secrets in env vars redacted)."""
     from doctor.usecases.check import CheckOptions, gather, snapshot_json
 
     facts = gather(CheckOptions(root=root, python=python, site_packages=list(site_packages),
                                 npu_smi_timeout=npu_smi_timeout, serve_args=serve_args,
-                                serve_args_file=serve_args_file, mooncake_master=mooncake_master))
+                                serve_args_file=serve_args_file, mooncake_master=mooncake_master,
+                                image=image_request(image, image_tar, platform, pull)))
     sys.stdout.write(snapshot_json(facts) + "\n")
 
 

@@ -23,6 +23,7 @@ from doctor.matrix.model import (
     torch_from,
     torch_npu_from,
 )
+from doctor.matrix.images import IMAGE_SCHEMA, image_from
 from doctor.matrix.schema import MatrixError, locate, validate_rows
 from doctor.shell import cache as cache_mod
 from doctor.versions import pep440
@@ -34,6 +35,7 @@ ARRAYS: Dict[str, Tuple[dict, Callable, str]] = {
     "torch_npu": (TORCH_NPU_SCHEMA, torch_npu_from, "version"),
     "torch": (TORCH_SCHEMA, torch_from, "torch"),
     "signature": (SIGNATURE_SCHEMA, signature_from, "id"),
+    "image": (IMAGE_SCHEMA, image_from, "tag"),
 }
 TOP_LEVEL = {"schema_version", "description", "generated"} | set(ARRAYS)
 SCHEMA_VERSION = 1
@@ -213,5 +215,6 @@ def load_matrix(
         torch=list(data.get("torch", [])),
         signatures=list(data.get("signature", [])),
         files=files,
+        images=list(data.get("image", [])),
     )
 

@@ -308,3 +308,4 @@ class Matrix:
     torch: List[TorchRow]
     signatures: List[Signature]
     files: List[str]
+    images: List = field(default_factory=list)  # matrix/images.py OfficialImage rows
