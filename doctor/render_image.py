@@ -123,3 +123,17 @@ def with_image(check_json_text: str, result, lang: str) -> str:
     doc = json.loads(check_json_text)
     doc["image"] = image_json(result.facts.image, result.image, lang)
     return json.dumps(doc, ensure_ascii=False, indent=2)
+
+
+def fix_notes(img: ImageFacts, judgement, lang: str) -> List[str]:
+    """Above `fix --image`'s plan: the image, where its steps run, what the vendor chose."""
+    out = image_lines(img, judgement, lang)
+    out.append(tr("image.fix.where", lang, ref=img.names[0] if img.names else img.ref))
+    if judgement is not None and judgement.excused:
+        packages = []
+        for e in judgement.excused:
+            item = f"{e.package} {e.version}"
+            if item not in packages:
+                packages.append(item)
+        out.append(tr("image.fix.vendor", lang, packages=", ".join(packages)))
+    return out

@@ -340,7 +340,8 @@ def python_ops() -> List[Op]:
             ("dir", f"{PY_PREFIX}/include/python3.11"),
             ("file", f"{PY_PREFIX}/include/python3.11/patchlevel.h", '#define PY_MINOR_VERSION 11\n#define PY_VERSION "3.11.13"\n'),
             ("file", f"{PY_PREFIX}/lib/python3.11/os.py", "# stdlib\n"),
-            ("dir", SITE), ("dir", "/usr/local/bin"), ("symlink", "/usr/local/bin/python3", f"{PY_PREFIX}/bin/python3")]
+            ("dir", SITE), ("file", f"{SITE}/pip-24.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: pip\nVersion: 24.0\n"),
+            ("dir", "/usr/local/bin"), ("symlink", "/usr/local/bin/python3", f"{PY_PREFIX}/bin/python3")]
 
 
 def cann_ops(tmp: Path, version: str, arch: str, layout: str = "ascend-toolkit") -> Tuple[List[Op], Dict[str, str]]:
@@ -419,4 +420,62 @@ def seed_image(tmp: Path, arch: str = "arm64", vllm: str = "0.11.2+empty") -> Im
     img.workdir = "/workspace"
     img.meta("WORKDIR /workspace")
     img.meta('CMD ["/bin/bash"]')
+    return img
+
+
+# ---------------------------------------------------------------------------------------------
+# the official v0.30.0rc2 image: the wheel's pins, then the daily builds install_daily_deps.sh puts over them
+
+PY312 = "/usr/local/python3.12.12"
+SITE312 = f"{PY312}/lib/python3.12/site-packages"
+# vllm_ascend-0.30.0rc2 PKG-INFO Requires-Dist (the stack and the packages the Dockerfile replaces)
+VA_0300RC2_REQUIRES = ["torch==2.10.0", "torch-npu==2.10.0.post4", "torchvision==0.25.0", "torchaudio==2.10.0",
+                       "triton-ascend==3.2.2", "memfabric_hybrid==1.2.0", "memcache_hybrid==1.2.0",
+                       "transformers==5.14.1", "numpy"]
+DAILY_STEP = ('RUN |2 BUILD_TYPE=release DAILY_DEPS_MODE=full /bin/sh -c if [ "$BUILD_TYPE" = "daily" ] || '
+              '[ "$BUILD_TYPE" = "release" ]; then BUILD_TYPE=daily bash /tmp/install_daily_deps.sh; else '
+              'echo "Unsupported BUILD_TYPE: $BUILD_TYPE" >&2; exit 1; fi && rm -f /tmp/install_daily_deps.sh # buildkit')
+
+
+def official_0300rc2(tmp: Path, arch: str = "arm64") -> Image:
+    from fakehost.dists import Stub
+
+    def stub(name, version, **kw):
+        return Stub(name, version, **kw)
+
+    pinned = [stub("torch", "2.10.0+cpu"), stub("torch-npu", "2.10.0.post4"), stub("torchvision", "0.25.0"),
+              stub("torchaudio", "2.10.0"), stub("triton-ascend", "3.2.2"), stub("memfabric-hybrid", "1.2.0", requires=[]),
+              stub("memcache-hybrid", "1.2.0", requires=[]), stub("transformers", "5.14.1"), stub("numpy", "2.1.0")]
+    va = stub("vllm-ascend", "0.30.0rc2", requires=list(VA_0300RC2_REQUIRES), editable="/vllm-workspace/vllm-ascend")
+    vllm = stub("vllm", "0.30.0+empty", requires=[], editable="/vllm-workspace/vllm")
+    daily = [stub("torch-npu", "2.10.0"), stub("triton-ascend", "3.6.0+dev20260923230212"),
+             stub("memfabric-hybrid", "1.3.0", requires=[]), stub("memcache-hybrid", "1.3.0", requires=[])]
+    cann, cann_env = cann_ops(tmp / "cann", "9.2.0", arch, layout="cann")
+    py = [op for op in python_ops()]
+    py = [(op[0], op[1].replace(PY_PREFIX, PY312).replace("python3.11", "python3.12"))
+          + tuple(x.replace(PY_PREFIX, PY312).replace("python3.11", "python3.12").replace("3.11.13", "3.12.12")
+                  if isinstance(x, str) else x for x in op[2:]) for op in py]
+    img = Image(architecture=arch)
+    img.run("/bin/sh -c #(nop) ADD file:0a1b2c in / ", base_os(arch), "none")
+    img.run("RUN /bin/sh -c ./build-python.sh 3.12.12 # buildkit", py)
+    img.env["PATH"] = f"{PY312}/bin:" + img.env["PATH"]
+    img.run("RUN /bin/sh -c ./Ascend-cann-toolkit_9.2.0_linux.run --install # buildkit", cann)
+    img.env.update(cann_env)
+    img.meta("ENV " + " ".join(f"{k}={v}" for k, v in cann_env.items()))
+    img.run("RUN /bin/sh -c git clone --depth 1 -b v0.30.0 https://github.com/vllm-project/vllm.git /vllm-workspace/vllm # buildkit",
+            source_ops(vllm))
+    img.run('RUN /bin/sh -c VLLM_TARGET_DEVICE="empty" python3 -m pip install -e /vllm-workspace/vllm/[audio] # buildkit',
+            dist_ops([vllm], site=SITE312, sources=False))
+    img.run("COPY . /vllm-workspace/vllm-ascend/ # buildkit", source_ops(va))
+    img.run("RUN /bin/sh -c python3 -m pip install -e /vllm-workspace/vllm-ascend/ && python3 -m pip install "
+            "triton-ascend==3.2.2 # buildkit", dist_ops([va] + pinned, site=SITE312, sources=False))
+    img.run("COPY .github/workflows/scripts/install_daily_deps.sh /tmp/ # buildkit",
+            [("file", "/tmp/install_daily_deps.sh", "#!/bin/bash\n")])
+    removed = []
+    for d in daily:
+        old = next(p for p in pinned if p.name == d.name)
+        removed += [("whiteout", f"{SITE312}/{old.dist_info_name}")]
+    img.run(DAILY_STEP, removed + dist_ops(daily, site=SITE312) + [("whiteout", "/tmp/install_daily_deps.sh")])
+    img.workdir = "/workspace"
+    img.meta("WORKDIR /workspace")
     return img

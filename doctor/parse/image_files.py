@@ -11,7 +11,7 @@ import posixpath
 import re
 from typing import Iterable, Optional
 
-from doctor.parse.libnames import is_mooncake_lib
+from doctor.parse.libnames import interesting, is_mooncake_lib, lib_base
 
 TEXT, BINARY, EXISTS = "text", "binary", "exists"
 TEXT_MAX = 4 * 1024 * 1024  # a METADATA or RECORD is well below; bigger "text" files are not what we look for
@@ -28,6 +28,7 @@ _HOME_FILES = {".bashrc", ".profile", ".bash_profile"}
 _INTERPRETER = re.compile(r"^python(3(\.\d+)?)?$")
 _LIBC = re.compile(r"^(libc\.so\.6|libc-\d+\.\d+\.so|ld-musl-[\w]+\.so\.1)$")
 _SO = re.compile(r"\.so(\.\d+)*$")
+_DRIVER_LIBS = ("libascend_hal", "libdcmi")  # the driver probe tests that they exist
 # Python files a probe opens: package markers (shadowing, mooncake), torch's build, the KV
 # connector registries of vllm-ascend and vLLM.
 _PY = re.compile(r"/(?:(?:vllm|vllm_ascend|torch|torch_npu|mooncake|triton)/__init__\.py"
@@ -63,7 +64,9 @@ def want(path: str, extra: Iterable[str] = ()) -> Optional[str]:
             return BINARY
         if _LIBC.match(base):
             return BINARY
-        return EXISTS
+        if interesting(base) or lib_base(base) in _DRIVER_LIBS or pbase == "mooncake":
+            return EXISTS  # the loader lookups and the CANN/driver probes test that they exist
+        return None
     if _LIBC.match(base):
         return BINARY
     if pbase == "mooncake":

@@ -80,7 +80,8 @@ class Tree:
 
     def __init__(self):
         self.root = Node(DIR, 0)
-        self.missing_links: List[Tuple[int, str, str]] = []  # (layer, link path, target) without content
+        # hard links whose content is read but was not kept: (layer of the target, link, target)
+        self.missing_links: List[Tuple[int, str, str]] = []
 
     # -- lookups (literal paths: symlinks are not followed; the view resolves them) ---------------
     def get(self, path: str) -> Optional[Node]:
@@ -137,7 +138,7 @@ class Tree:
             else:
                 node.ref = None if e.ref == WANTED else e.ref
             if e.ref == WANTED and not node.ref:
-                self.missing_links.append((layer, e.path, e.link))
+                self.missing_links.append((target.layer if target is not None else layer, e.path, e.link))
         parent.children[name] = node
 
     def apply(self, layer: int, opaque: List[str], whiteouts: List[str], entries) -> None:
@@ -151,6 +152,13 @@ class Tree:
             self.add(e, layer)
 
     # -- walking ---------------------------------------------------------------------------------
+    def fill(self, link: str, target: str, ref: str) -> None:
+        """Content found for a hard link listed in missing_links (if a later layer did not
+        replace the link)."""
+        node = self.get(link)
+        if node is not None and node.kind == HARDLINK and node.link == target:
+            node.ref = ref
+
     def walk(self) -> Iterator[Tuple[str, Node]]:
         """Every (path, node) below the root, parents before children."""
         stack: List[Tuple[str, Node]] = [("", self.root)]

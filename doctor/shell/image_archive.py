@@ -310,39 +310,71 @@ class Reader:
                 tf = tarfile.open(fileobj=counter, mode="r:", bufsize=TAR_BUFSIZE)
             except tarfile.TarError:
                 raise ArchiveError("image.error.not_tar", path=path) from None
-            with tf:
-                members = {}
-                contents = Contents()
-                for m in tf.getmembers():
-                    name = _name(m.name)
-                    contents.names.add(name)
-                    members[name] = m
-                    if m.issym():
-                        contents.links[name] = posixpath.normpath(posixpath.join(posixpath.dirname(name), m.linkname))
-                    elif m.islnk():
-                        contents.links[name] = _name(m.linkname)
-                for name, m in members.items():
-                    if m.isreg() and 0 < m.size <= JSON_MAX:
+            try:
+                with tf:
+                    members = {}
+                    contents = Contents()
+                    for m in tf.getmembers():
+                        name = _name(m.name)
+                        contents.names.add(name)
+                        members[name] = m
+                        if m.issym():
+                            contents.links[name] = posixpath.normpath(posixpath.join(posixpath.dirname(name), m.linkname))
+                        elif m.islnk():
+                            contents.links[name] = _name(m.linkname)
+                    for name, m in members.items():
+                        if m.isreg() and 0 < m.size <= JSON_MAX:
+                            src = tf.extractfile(m)
+                            head = src.read(512) if src is not None else b""
+                            if _looks_json(head):
+                                contents.docs[name] = _json(head + src.read(JSON_MAX))
+                    for key in choose(contents):
+                        blob = contents.resolve(key)
+                        if blob in contents.layers or blob in contents.unreadable:
+                            continue
+                        m = members.get(blob)
+                        if m is None or not m.isreg():
+                            raise ArchiveError("image.error.missing_layer", layer=key, path=path)
                         src = tf.extractfile(m)
-                        head = src.read(512) if src is not None else b""
-                        if _looks_json(head):
-                            contents.docs[name] = _json(head + src.read(JSON_MAX))
-                for key in choose(contents):
-                    blob = contents.resolve(key)
-                    if blob in contents.layers or blob in contents.unreadable:
-                        continue
-                    m = members.get(blob)
-                    if m is None or not m.isreg():
-                        raise ArchiveError("image.error.missing_layer", layer=key, path=path)
-                    src = tf.extractfile(m)
-                    head = src.read(512)
-                    kind = sniff(head)
-                    if kind is None:
-                        raise ArchiveError("image.error.bad_layer", layer=key, error="not a tar archive")
-                    src.seek(0)
-                    contents.layers[blob] = self.index_layer(blob, src, kind, seekable=(kind == PLAIN))
+                        head = src.read(512)
+                        kind = sniff(head)
+                        if kind is None:
+                            raise ArchiveError("image.error.bad_layer", layer=key, error="not a tar archive")
+                        src.seek(0)
+                        contents.layers[blob] = self.index_layer(blob, src, kind, seekable=(kind == PLAIN))
+            except (tarfile.TarError, EOFError, OSError) as e:
+                raise ArchiveError("image.error.truncated", path=path, error=_short(e)) from None
             contents.bytes_read = counter.count
             return contents
+
+    def fetch(self, path: str, wanted: Dict[str, Set[str]]) -> Dict[Tuple[str, str], str]:
+        """A second, targeted read of a tarball on disk: the content of the given files of the
+        given layer blobs (hard-link targets whose names did not look interesting on the first
+        pass). Returns (blob, image path) -> kept file."""
+        out: Dict[Tuple[str, str], str] = {}
+        with open(path, "rb") as fh, tarfile.open(fileobj=fh, mode="r:", bufsize=TAR_BUFSIZE) as tf:
+            members = {_name(m.name): m for m in tf.getmembers()}
+            for blob, paths in wanted.items():
+                m = members.get(blob)
+                src = tf.extractfile(m) if m is not None and m.isreg() else None
+                if src is None:
+                    continue
+                kind = sniff(src.read(512))
+                src.seek(0)
+                mode = "r:" if kind == PLAIN else {GZIP: "r|gz", XZ: "r|xz", BZIP2: "r|bz2"}.get(kind)
+                fileobj = src
+                if kind == ZSTD:
+                    fileobj, mode = _zstd_reader(src), "r|"
+                if mode is None or fileobj is None:
+                    continue
+                layer_dir = self.ws.new_file(self.ws.store)
+                os.mkdir(layer_dir)
+                with tarfile.open(fileobj=fileobj, mode=mode, bufsize=TAR_BUFSIZE) as inner:
+                    for im in inner:
+                        p = normalize(im.name)
+                        if p in paths and im.isreg() and im.size <= image_files.BINARY_MAX:
+                            out[(blob, p)] = self._keep(inner, im, layer_dir)
+        return out
 
     def read_stream(self, raw, label: str) -> Contents:
         """A tarball streamed once from start to end (the engine's image export)."""

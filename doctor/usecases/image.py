@@ -221,7 +221,13 @@ def _probe(source: _Source, ws, options: ProbeOptions) -> Facts:
 
     sel = source.selected
     t0 = time.perf_counter()
-    view = build(ws, source.contents, sel.manifest.layers)
+    refetch = None
+    if source.kind == "tar":
+        from doctor.shell.image_archive import Reader
+
+        refetch = lambda wanted: Reader(ws).fetch(source.label, wanted)  # noqa: E731
+    env_dirs = [p for v in sel.config.env.values() for p in v.split(":") if p.startswith("/")]
+    view = build(ws, source.contents, sel.manifest.layers, refetch, env_dirs + [sel.config.working_dir or "/"])
     materialised = round((time.perf_counter() - t0) * 1000, 2)
     machine = sel.config.platform.machine if sel.config.platform else os.uname().machine
     env = dict(sel.config.env)
