@@ -50,6 +50,10 @@ class Deadline(Exception):
     pass
 
 
+class SourceError(OSError):
+    """The source itself failed (the engine went away mid-export): not the archive's fault."""
+
+
 class Workspace:
     """A private directory (mode 0700) for layer indexes, kept content and the materialised view;
     removed when closed."""
@@ -244,6 +248,8 @@ class Reader:
                     idx.members += 1
                     idx.bytes += m.size
                     self._member(tf, m, layer_dir, idx, out, wh)
+        except SourceError:
+            raise
         except (tarfile.TarError, EOFError, OSError) as e:
             raise ArchiveError("image.error.bad_layer", layer=key, error=_short(e)) from None
         return idx
@@ -421,6 +427,8 @@ class Reader:
             if not contents.names:
                 raise ArchiveError("image.error.not_tar", path=label) from None
             raise ArchiveError("image.error.truncated", path=label, error=_short(e)) from None
+        except SourceError:
+            raise
         except (EOFError, OSError) as e:
             raise ArchiveError("image.error.truncated", path=label, error=_short(e)) from None
         contents.bytes_read = (counter or raw).count if isinstance(counter or raw, _Counter) else 0

@@ -207,7 +207,9 @@ class _Chunks(io.RawIOBase):
             except StopIteration:
                 return 0
             except Exception as e:  # the engine went away mid-stream
-                raise OSError(str(explain(e, self.host).params.get("error") or e)) from None
+                from doctor.shell.image_archive import SourceError
+
+                raise SourceError(_api_text(e)) from None
         n = min(len(b), len(self.buf))
         b[:n] = self.buf[:n]
         self.buf = self.buf[n:]
