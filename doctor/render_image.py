@@ -66,7 +66,10 @@ def one_line(text: str, limit: int = STEP_MAX) -> str:
 def image_lines(img: ImageFacts, judgement, lang: str) -> List[str]:
     """The lines shown above the verdict: the image, its digest and base, what it is built on,
     and the layer each failing package came from."""
-    out = [tr("image.show.image", lang, ref=img.ref, platform=img.platform or "?", id=short_id(img.id),
+    shown = img.ref
+    if img.source == "tar" and img.names and img.names[0] != img.ref:
+        shown = f"{img.names[0]} ({img.ref})"  # the tag the archive gives it, and the file
+    out = [tr("image.show.image", lang, ref=shown, platform=img.platform or "?", id=short_id(img.id),
               layers=len(img.layers))]
     if img.digest:
         out.append(tr("image.show.digest", lang, digest=img.digest))

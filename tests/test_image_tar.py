@@ -82,7 +82,7 @@ def test_text_output_shows_image_digest_base_and_the_step(images):
     code, out, err = cli("check", "--image-tar", str(images["docker25"]))
     assert code == 3, err
     lines = out.splitlines()
-    assert lines[0].startswith(f"image {images['docker25']} · linux/arm64/v8 · sha256:")
+    assert lines[0].startswith(f"image {SEED_TAG} ({images['docker25']}) · linux/arm64/v8 · sha256:")
     assert lines[1].startswith("digest sha256:")
     assert lines[2].startswith("base not recorded")
     assert f"vllm.version: vllm 0.11.2+empty came in layer 7 of 9: {VLLM_STEP}" in out

@@ -179,6 +179,27 @@ def _looks_json(head: bytes) -> bool:
     return head.lstrip()[:1] in (b"{", b"[")
 
 
+def decompressed(raw, compression: str):
+    """A reader of the decompressed bytes whose reads return at most what is asked for.
+    (tarfile's own "r|gz" inflates a whole buffer at once: a megabyte of deflated zeros, common
+    in layers, would become a gigabyte in memory.) None when zstd cannot be read here."""
+    if compression == GZIP:
+        import gzip
+
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if compression == XZ:
+        import lzma
+
+        return lzma.LZMAFile(raw)
+    if compression == BZIP2:
+        import bz2
+
+        return bz2.BZ2File(raw)
+    if compression == ZSTD:
+        return _zstd_reader(raw)
+    return raw
+
+
 def _zstd_reader(raw):
     try:  # Python >= 3.14
         from compression import zstd  # type: ignore[import-not-found]
@@ -229,15 +250,12 @@ class Reader:
         """Read one layer blob (a file object positioned at its start)."""
         idx = LayerIndex(key=key, entries_file=self.ws.new_file(self.ws.index, ".idx"),
                          whiteouts_file=self.ws.new_file(self.ws.index, ".wh"), compression=compression)
-        if compression == ZSTD:
-            stream = _zstd_reader(raw)
-            if stream is None:
-                raise ArchiveError("image.error.zstd", layer=key)
-            fileobj, mode = stream, "r|"
-        elif compression in (GZIP, XZ, BZIP2):
-            fileobj, mode = raw, {GZIP: "r|gz", XZ: "r|xz", BZIP2: "r|bz2"}[compression]
-        else:
+        if compression == PLAIN:
             fileobj, mode = raw, ("r:" if seekable else "r|")
+        else:
+            fileobj, mode = decompressed(raw, compression), "r|"
+            if fileobj is None:
+                raise ArchiveError("image.error.zstd", layer=key)
         layer_dir = self.ws.new_file(self.ws.store)
         os.mkdir(layer_dir)
         try:
@@ -250,7 +268,7 @@ class Reader:
                     self._member(tf, m, layer_dir, idx, out, wh)
         except SourceError:
             raise
-        except (tarfile.TarError, EOFError, OSError) as e:
+        except _decode_errors() as e:
             raise ArchiveError("image.error.bad_layer", layer=key, error=_short(e)) from None
         return idx
 
@@ -367,11 +385,11 @@ class Reader:
                     continue
                 kind = sniff(src.read(512))
                 src.seek(0)
-                mode = "r:" if kind == PLAIN else {GZIP: "r|gz", XZ: "r|xz", BZIP2: "r|bz2"}.get(kind)
-                fileobj = src
-                if kind == ZSTD:
-                    fileobj, mode = _zstd_reader(src), "r|"
-                if mode is None or fileobj is None:
+                if kind is None:
+                    continue
+                fileobj = decompressed(src, kind)
+                mode = "r:" if kind == PLAIN else "r|"
+                if fileobj is None:
                     continue
                 layer_dir = self.ws.new_file(self.ws.store)
                 os.mkdir(layer_dir)
@@ -393,11 +411,11 @@ class Reader:
 
     def _read_stream(self, raw, outer: str, label: str, counter: Optional[_Counter] = None) -> Contents:
         contents = Contents()
-        mode = "r|" if outer == PLAIN else {GZIP: "r|gz", XZ: "r|xz", BZIP2: "r|bz2"}.get(outer)
-        if mode is None:
+        stream = decompressed(raw, outer)
+        if stream is None or outer == ZSTD:
             raise ArchiveError("image.error.not_tar", path=label)
         try:
-            with tarfile.open(fileobj=raw, mode=mode, bufsize=TAR_BUFSIZE) as tf:
+            with tarfile.open(fileobj=stream, mode="r|", bufsize=TAR_BUFSIZE) as tf:
                 for m in tf:
                     name = _name(m.name)
                     contents.names.add(name)
@@ -429,10 +447,25 @@ class Reader:
             raise ArchiveError("image.error.truncated", path=label, error=_short(e)) from None
         except SourceError:
             raise
-        except (EOFError, OSError) as e:
+        except _decode_errors() as e:
             raise ArchiveError("image.error.truncated", path=label, error=_short(e)) from None
         contents.bytes_read = (counter or raw).count if isinstance(counter or raw, _Counter) else 0
         return contents
+
+
+def _decode_errors() -> Tuple[type, ...]:
+    """What a damaged stream raises on the way: tar, gzip (zlib), xz, zstd."""
+    import lzma
+    import zlib
+
+    errors: Tuple[type, ...] = (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError)
+    try:
+        import zstandard  # type: ignore[import-not-found]
+
+        errors += (zstandard.ZstdError,)
+    except ImportError:
+        pass
+    return errors
 
 
 def _name(name: str) -> str:
