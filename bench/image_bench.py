@@ -11,7 +11,8 @@ runs only the doctor).
 
     python bench/image_bench.py                    # 10 and 20 GB, --image-tar
     python bench/image_bench.py --sizes 10 40      # other sizes (GB)
-    python bench/image_bench.py --stream           # also --image through an Engine API server (reads every byte)
+    python bench/image_bench.py --stream           # also --image through an Engine API server (every byte
+                                                   # crosses the socket; the server uses sendfile(2))
     python bench/image_bench.py --gzip             # also gzip-compressed layers (decompresses every byte)
 
 The layer digests are not real sha256 sums of the content (the doctor reads layers, it does not
@@ -217,7 +218,7 @@ def main() -> None:
         if args.stream:
             from enginekit import Engine
 
-            e = Engine().start()
+            e = Engine(sendfile=True).start()
             try:
                 e.images["bench/vllm-ascend:big"] = {"tar": path, "inspect": {
                     "Id": "sha256:" + "0" * 64, "RepoTags": ["bench/vllm-ascend:big"], "Architecture": "arm64",

@@ -479,3 +479,30 @@ def official_0300rc2(tmp: Path, arch: str = "arm64") -> Image:
     img.workdir = "/workspace"
     img.meta("WORKDIR /workspace")
     return img
+
+
+# ---------------------------------------------------------------------------------------------
+# archives shared by the test modules of one session (built once: each is a few seconds)
+
+_CACHE: Dict[Tuple[str, str], Dict[str, Path]] = {}
+
+SEED_TAG = "quay.io/ascend/vllm-ascend:v0.11.0rc3"
+
+
+def seed_archives(tmp_path_factory) -> Dict[str, Path]:
+    """The seed image as docker save writes it (three layouts) and a multi-platform OCI archive
+    (arm64 with zstd, gzip and plain layers: the seed; amd64: a consistent 0.11.0rc3)."""
+    key = (str(tmp_path_factory.getbasetemp()), "seed")
+    if key not in _CACHE:
+        base = tmp_path_factory.mktemp("images")
+        seed = seed_image(base / "src")
+        out = {"docker25": docker_save(seed, base / "seed-docker25.tar", tags=[SEED_TAG]),
+               "legacy": docker_save(seed, base / "seed-legacy.tar", tags=[SEED_TAG], layout="legacy"),
+               "links": docker_save(seed, base / "seed-links.tar", tags=[SEED_TAG], layer_links=True, manifest_last=False)}
+        arm = seed.copy()
+        for i, s in enumerate(arm.steps):
+            s.compression = ("zstd", "gzip", "none")[i % 3]
+        amd = seed_image(base / "src-amd", arch="amd64", vllm="0.11.0")
+        out["oci"] = oci_archive([arm, amd], base / "multi-oci.tar", tag="v0.11.0rc3")
+        _CACHE[key] = out
+    return _CACHE[key]

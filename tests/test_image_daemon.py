@@ -14,7 +14,7 @@ from enginekit import Engine
 
 docker = pytest.importorskip("docker")  # the [image] extra; installed with [test]
 
-SEED_TAG = "quay.io/ascend/vllm-ascend:v0.11.0rc3"
+SEED_TAG = imagekit.SEED_TAG
 REPO_DIGEST = "sha256:" + "5e" * 32
 
 
@@ -39,12 +39,8 @@ def cli(*argv, env=None):
 
 @pytest.fixture(scope="module")
 def archives(tmp_path_factory):
-    base = tmp_path_factory.mktemp("engine-images")
-    seed = imagekit.seed_image(base / "src")
-    arm = imagekit.docker_save(seed, base / "seed.tar", tags=[SEED_TAG])
-    amd = imagekit.seed_image(base / "src-amd", arch="amd64", vllm="0.11.0")
-    multi = imagekit.oci_archive([seed, amd], base / "multi.tar", tag="v0.11.0rc3", attestation=False)
-    return {"seed": arm, "multi": multi}
+    built = imagekit.seed_archives(tmp_path_factory)
+    return {"seed": built["docker25"], "multi": built["oci"]}
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import imagekit
 from fakehost import REPO
 from fakehost.dists import Stub
 
-SEED_TAG = "quay.io/ascend/vllm-ascend:v0.11.0rc3"
+SEED_TAG = imagekit.SEED_TAG
 VLLM_STEP = 'RUN VLLM_TARGET_DEVICE="empty" python3 -m pip install -e /vllm-workspace/vllm/[audio]'
 
 
@@ -44,19 +44,7 @@ def finding(doc, fid):
 
 @pytest.fixture(scope="module")
 def images(tmp_path_factory):
-    base = tmp_path_factory.mktemp("images")
-    seed = imagekit.seed_image(base / "src")
-    out = {"seed_image": seed, "base": base}
-    out["docker25"] = imagekit.docker_save(seed, base / "seed-docker25.tar", tags=[SEED_TAG])
-    out["legacy"] = imagekit.docker_save(seed, base / "seed-legacy.tar", tags=[SEED_TAG], layout="legacy")
-    out["links"] = imagekit.docker_save(seed, base / "seed-links.tar", tags=[SEED_TAG], layer_links=True,
-                                        manifest_last=False)
-    arm = seed.copy()
-    for i, s in enumerate(arm.steps):  # zstd, gzip and plain layers in one image
-        s.compression = ("zstd", "gzip", "none")[i % 3]
-    amd = imagekit.seed_image(base / "src-amd", arch="amd64", vllm="0.11.0")
-    out["oci"] = imagekit.oci_archive([arm, amd], base / "multi-oci.tar", tag="v0.11.0rc3")
-    return out
+    return imagekit.seed_archives(tmp_path_factory)
 
 
 def test_seed_image_names_the_layer_that_brought_the_broken_vllm(images):
@@ -374,3 +362,33 @@ def test_mooncake_libraries_are_read_from_the_image(tmp_path):
     transport = [e for n, e in elf.items() if n.startswith("ascend_transport")]
     assert transport and transport[0]["ascend_strings"]
     assert sorted(n for n in mc["package_files"]) == sorted(p.name for p in pkg.iterdir())
+
+
+def test_interpreters_found_the_way_docker_run_would_start_them(tmp_path):
+    """A Debian python3 (dist-packages), a venv named by VIRTUAL_ENV (pyvenv.cfg, no system
+    site-packages) and PYTHONPATH: sys.path as site would build it, from files only."""
+    debian = [("dir", "/usr/bin"), ("file", "/usr/bin/python3.10", b"\x7fELF", 0o755),
+              ("symlink", "/usr/bin/python3", "python3.10"),
+              ("file", "/usr/include/python3.10/patchlevel.h", '#define PY_VERSION "3.10.12"\n')]
+    img = imagekit.Image(architecture="amd64")
+    img.run("ADD base", imagekit.base_os("amd64") + debian, "none")
+    img.run("RUN pip install numpy", imagekit.dist_ops([Stub("numpy", "1.26.4")], site="/usr/local/lib/python3.10/dist-packages"))
+    code, out, err = cli("snapshot", "--image-tar", str(imagekit.docker_save(img, tmp_path / "deb.tar")))
+    py = json.loads(out)["python"]
+    assert (py["executable"], py["version"], py["prefix"]) == ("/usr/bin/python3", "3.10.12", "/usr")
+    assert py["sys_path"] == ["/usr/local/lib/python3.10/dist-packages"]
+    assert json.loads(out)["packages"]["dists"]["numpy"]["version"] == "1.26.4"
+
+    venv = img.copy()
+    venv.env.update(VIRTUAL_ENV="/opt/venv", PYTHONPATH="/srv/app:/nonexistent")
+    venv.run("RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install torch-npu",
+             [("file", "/opt/venv/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.10.12\n"),
+              ("symlink", "/opt/venv/bin/python3", "/usr/bin/python3"),
+              ("file", "/srv/app/torch/__init__.py", "")]
+             + imagekit.dist_ops([Stub("torch-npu", "2.7.1")], site="/opt/venv/lib/python3.10/site-packages"))
+    code, out, err = cli("snapshot", "--image-tar", str(imagekit.docker_save(venv, tmp_path / "venv.tar")))
+    snap = json.loads(out)
+    py = snap["python"]
+    assert (py["executable"], py["prefix"], py["base_prefix"]) == ("/opt/venv/bin/python3", "/opt/venv", "/usr")
+    assert py["sys_path"] == ["/srv/app", "/opt/venv/lib/python3.10/site-packages"]
+    assert set(snap["packages"]["dists"]) == {"torch-npu"}  # the system's numpy is not visible in the venv

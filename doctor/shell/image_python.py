@@ -138,7 +138,8 @@ def sys_path(host: Host, prefix: str, base_prefix: str, xy: str, cfg: dict) -> L
     if in_venv:
         sites += pyenv.site_dirs(prefix, xy, debian=False, lib64=lib64)
     if system_site:
-        debian = base_prefix == "/usr" and host.is_dir("/usr/lib/python3/dist-packages")
+        debian = base_prefix == "/usr" and (host.is_dir("/usr/lib/python3/dist-packages")
+                                            or host.is_dir(f"/usr/local/lib/python{xy}/dist-packages"))
         sites += pyenv.site_dirs(base_prefix, xy, debian=debian, lib64=lib64)
     for site in sites:
         if not host.is_dir(site):
