@@ -409,10 +409,11 @@ def seed_image(tmp: Path, arch: str = "arm64", vllm: str = "0.11.2+empty") -> Im
     img.run("RUN /bin/sh -c python3 -m pip cache purge && rm -f /usr/local/Ascend/ascend-toolkit/set_env.sh # buildkit",
             [("whiteout", "/root/.cache/pip"), ("whiteout", "/usr/local/Ascend/ascend-toolkit/set_env.sh")])
     img.run("RUN /bin/sh -c git clone --depth 1 https://github.com/vllm-project/vllm --branch v0.11.0 /vllm-workspace/vllm # buildkit",
-            source_ops(pk["vllm"]) + [("dir", "/vllm-workspace/vllm/build"), ("file", "/vllm-workspace/vllm/build/stale.o", "x")])
+            source_ops(pk["vllm"]) + [("dir", "/vllm-workspace/vllm/build"),
+                                      ("file", "/vllm-workspace/vllm/build/lib/vllm/__init__.py", "# stale\n")])
     img.run('RUN /bin/sh -c VLLM_TARGET_DEVICE="empty" python3 -m pip install -e /vllm-workspace/vllm/[audio] # buildkit',
             dist_ops([pk["vllm"]], sources=False)
-            + [("opaque", "/vllm-workspace/vllm/build"), ("file", "/vllm-workspace/vllm/build/fresh.o", "y"),
+            + [("opaque", "/vllm-workspace/vllm/build"), ("file", "/vllm-workspace/vllm/build/fresh/vllm/__init__.py", "# fresh\n"),
                ("file", "/usr/local/Ascend/ascend-toolkit/set_env.sh", "# CANN environment (re-added)\n")])
     img.run("COPY . /vllm-workspace/vllm-ascend/ # buildkit", source_ops(pk["vllm-ascend"]))
     img.run("RUN /bin/sh -c python3 -m pip install -e /vllm-workspace/vllm-ascend/ # buildkit",

@@ -102,14 +102,17 @@ def _apply(tree, layer, entries):
     tree.apply(layer, opaque, deleted, items)
 
 
+K = ""  # a file the reader noted (only files something reads are tracked)
+
+
 def test_whiteouts_opaque_dirs_and_re_added_files():
     t = Tree()
-    _apply(t, 1, [("usr/", DIR), ("usr/lib/a.so", FILE), ("root/.cache/pip/x", FILE), ("build/old.o", FILE),
-                  ("etc/set_env.sh", FILE)])
+    _apply(t, 1, [("usr/", DIR), ("usr/lib/a.so", FILE, "", K), ("root/.cache/pip/x", FILE, "", K),
+                  ("build/old.o", FILE, "", K), ("etc/set_env.sh", FILE, "", K)])
     _apply(t, 2, [("root/.cache/.wh.pip", FILE), ("etc/.wh.set_env.sh", FILE)])
     assert t.get("/root/.cache/pip") is None and t.get("/root/.cache") is not None
     assert t.get("/etc/set_env.sh") is None
-    _apply(t, 3, [("build/.wh..wh..opq", FILE), ("build/new.o", FILE), ("etc/set_env.sh", FILE)])
+    _apply(t, 3, [("build/.wh..wh..opq", FILE), ("build/new.o", FILE, "", K), ("etc/set_env.sh", FILE, "", K)])
     assert t.get("/build/old.o") is None and t.get("/build/new.o").layer == 3
     assert t.get("/etc/set_env.sh").layer == 3  # deleted in 2, re-added in 3
     assert t.get("/usr/lib/a.so").layer == 1
@@ -117,21 +120,24 @@ def test_whiteouts_opaque_dirs_and_re_added_files():
 
 def test_whiteouts_hide_lower_layers_only():
     t = Tree()
-    _apply(t, 1, [("x/f", FILE)])
+    _apply(t, 1, [("x/f", FILE, "", K)])
     # one step that removes x/f and writes it again: the new file stays visible
-    _apply(t, 2, [("x/f", FILE), ("x/.wh.f", FILE)])
+    _apply(t, 2, [("x/f", FILE, "", K), ("x/.wh.f", FILE)])
     assert t.get("/x/f").layer == 2
     # an opaque directory keeps the entries of its own layer
-    _apply(t, 3, [("x/g", FILE), ("x/.wh..wh..opq", FILE)])
+    _apply(t, 3, [("x/g", FILE, "", K), ("x/.wh..wh..opq", FILE)])
     assert t.get("/x/g").layer == 3 and t.get("/x/f") is None
 
 
 def test_a_file_replaces_a_directory_and_a_directory_a_file():
     t = Tree()
-    _apply(t, 1, [("a/b/c", FILE), ("f", FILE)])
-    _apply(t, 2, [("a/b", FILE), ("f/inner", FILE)])
+    _apply(t, 1, [("a/b/c", FILE, "", K), ("f", FILE, "", K), ("g/METADATA", FILE, "", K)])
+    _apply(t, 2, [("a/b", FILE, "", K), ("f/inner", FILE, "", K)])
     assert t.get("/a/b").kind == FILE and t.get("/a/b/c") is None
     assert t.get("/f").kind == DIR and t.get("/f/inner").layer == 2
+    # a file nothing reads is not tracked, but it still replaces what was at its path
+    _apply(t, 3, [("g", FILE), ("unread/file", FILE)])
+    assert t.get("/g") is None and t.get("/unread/file") is None and t.get("/unread").kind == DIR
 
 
 def test_hard_links_take_their_targets_content():
@@ -148,7 +154,7 @@ def test_hard_links_take_their_targets_content():
 
 def test_symlinks_resolve_inside_the_image_and_never_above_it():
     t = Tree()
-    _apply(t, 1, [("usr/lib/x", FILE), ("lib", SYMLINK, "usr/lib"), ("opt/abs", SYMLINK, "/usr/lib"),
+    _apply(t, 1, [("usr/lib/x", FILE, "", K), ("lib", SYMLINK, "usr/lib"), ("opt/abs", SYMLINK, "/usr/lib"),
                   ("opt/up", SYMLINK, "../../../../usr/lib"), ("loop", SYMLINK, "/loop")])
     assert t.resolve("/lib/x") == "/usr/lib/x"
     assert t.resolve("/opt/abs/x") == "/usr/lib/x"

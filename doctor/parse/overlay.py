@@ -10,7 +10,9 @@
   below: the target is resolved when the link is applied).
 
 Each node keeps the index of the layer its current version came from: that is how a package
-is traced back to the Dockerfile step that installed it.
+is traced back to the Dockerfile step that installed it. Directories and symlinks are all kept;
+of the other files only those the reader kept or noted (``Entry.ref`` set), so that memory
+follows what the probes read, not the size or file count of the image.
 """
 from __future__ import annotations
 
@@ -127,6 +129,12 @@ class Tree:
         old = parent.children.get(name)
         if e.kind == DIR and old is not None and old.kind == DIR:
             old.layer, old.mode = layer, e.mode  # merged: lower entries below it stay
+            return
+        if e.kind != DIR and e.kind != SYMLINK and e.ref is None:
+            # A file no probe reads is not kept: memory grows with what is read and with the
+            # directories, not with the size of the image. It still replaces what was there.
+            if old is not None:
+                del parent.children[name]
             return
         node = Node(e.kind, layer, e.size, e.mode, e.link, e.ref)
         if e.kind == HARDLINK:

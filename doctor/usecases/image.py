@@ -355,11 +355,13 @@ def _image_facts(source: _Source, view, facts: Facts, machine: str) -> ImageFact
             layer = _dist_layer(view, d)
             if layer is not None:
                 dist_layers[d.name] = layer
-    stats = {"layers": len(layers), "entries": view.stats.entries, "directories": view.stats.directories,
+    stats = {"layers": len(layers), "entries": sum(x.members for x in source.contents.layers.values()),
+             "tracked": view.stats.entries, "directories": view.stats.directories,
              "files_kept": view.stats.files_kept, "placeholders": view.stats.placeholders,
              "bytes_read": source.contents.bytes_read,
              "layer_bytes": sum(x.bytes for x in source.contents.layers.values()),
-             "kept_bytes": sum(x.kept_bytes for x in source.contents.layers.values())}
+             "kept_bytes": sum(x.kept_bytes for x in source.contents.layers.values()),
+             "missing_links": len(view.stats.missing_links)}
     return ImageFacts(
         ref=source.label, source=source.kind, platform=str(conf.platform or ""), machine=machine,
         id=sel.config_digest, digest=digest, names=names, created=conf.created, base=base, base_source=how,
