@@ -239,6 +239,33 @@ def _tar_of(path, files):
             tf.addfile(info, io.BytesIO(data))
 
 
+def test_a_layer_compression_we_cannot_read(tmp_path):
+    """An OCI layer in a format that is not tar, gzip, zstd, xz or bzip2 (lz4 frames here)."""
+    img = imagekit.Image(architecture="amd64")
+    img.run("ADD base", [("file", "/etc/os-release", "x")], "none")
+    path = imagekit.oci_archive([img], tmp_path / "lz4.tar", nested=False, attestation=False)
+    # replace the layer blob by an lz4 frame of the same name
+    with tarfile.open(path) as tf:
+        members = [(m, tf.extractfile(m).read() if m.isreg() else None) for m in tf.getmembers()]
+    docs = [json.loads(d) for m, d in members if d and d[:1] == b"{"]
+    manifest = next(d for d in docs if "layers" in d and "config" in d)
+    blob = "blobs/sha256/" + manifest["layers"][0]["digest"].split(":")[1]
+    with tarfile.open(path, "w") as tf:
+        for m, data in members:
+            if m.name == blob:
+                data = b"\x04\x22\x4d\x18" + b"\x00" * 2000
+                m.size = len(data)
+            tf.addfile(m, io.BytesIO(data) if data is not None else None)
+    code, out, err = cli("check", "--image-tar", str(path))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"layer {blob} uses a compression this doctor cannot read (application/vnd.oci.image.layer.v1.tar)" in err
+    # the same archive gzipped (docker save | gzip) is read in one pass, as the engine's export
+    gz = tmp_path / "lz4.tar.gz"
+    gz.write_bytes(__import__("gzip").compress(path.read_bytes()))
+    code, out, err = cli("check", "--image-tar", str(gz))
+    assert code == 2 and f"layer {blob} uses a compression this doctor cannot read (first bytes 04224d18)" in err
+
+
 def test_truncated_archive(images, tmp_path):
     data = Path(images["docker25"]).read_bytes()
     cut = tmp_path / "cut.tar"

@@ -115,7 +115,7 @@ class Contents:
     docs: Dict[str, Any] = field(default_factory=dict)
     layers: Dict[str, LayerIndex] = field(default_factory=dict)
     links: Dict[str, str] = field(default_factory=dict)  # legacy path -> blob path (Docker >= 25)
-    unreadable: Dict[str, str] = field(default_factory=dict)  # blob -> compression we cannot read
+    unreadable: Dict[str, str] = field(default_factory=dict)  # blob -> the compression we cannot read
     bytes_read: int = 0
 
     def resolve(self, name: str) -> str:
@@ -244,7 +244,7 @@ class Reader:
         self.extra = frozenset(extra)
         self.progress = progress
         self.deadline = deadline
-
+        self.media_types: Dict[str, str] = {}  # layer key -> media type, when a manifest says
     # -- one layer ---------------------------------------------------------------------------------
     def index_layer(self, key: str, raw, compression: str, seekable: bool = False) -> LayerIndex:
         """Read one layer blob (a file object positioned at its start)."""
@@ -363,7 +363,8 @@ class Reader:
                         head = src.read(512)
                         kind = sniff(head)
                         if kind is None:
-                            raise ArchiveError("image.error.bad_layer", layer=key, error="not a tar archive")
+                            what = self.media_types.get(key) or "first bytes " + head[:4].hex()
+                            raise ArchiveError("image.error.compression", layer=key, what=what)
                         src.seek(0)
                         contents.layers[blob] = self.index_layer(blob, src, kind, seekable=(kind == PLAIN))
             except (tarfile.TarError, EOFError, OSError) as e:
@@ -434,7 +435,9 @@ class Reader:
                         continue
                     kind = sniff(head)
                     if kind is None:
-                        continue  # VERSION files, the legacy layer json: nothing we read
+                        if m.size > 1024:  # not a VERSION file: a blob in a format we cannot read
+                            contents.unreadable[name] = "first bytes " + head[:4].hex()
+                        continue
                     try:
                         contents.layers[name] = self.index_layer(name, _Prefixed(head, src), kind)
                     except ArchiveError as e:

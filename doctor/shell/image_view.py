@@ -67,8 +67,11 @@ def merge(contents: Contents, layers: List[str]) -> Tree:
         blob = contents.resolve(key)
         idx = contents.layers.get(blob)
         if idx is None:
-            if blob in contents.unreadable:
+            what = contents.unreadable.get(blob)
+            if what == "zstd":
                 raise ArchiveError("image.error.zstd", layer=key)
+            if what:
+                raise ArchiveError("image.error.compression", layer=key, what=what)
             raise ArchiveError("image.error.missing_layer", layer=key, path="")
         opaque, deleted = idx.whiteouts()
         tree.apply(i, opaque, deleted, idx.entries())

@@ -136,6 +136,7 @@ def _read(req: ImageRequest, platform: Optional[oci.Platform], ws) -> Tuple[_Sou
                 sel = oci.select(contents.doc, contents.names, platform, machine)
                 chosen["sel"] = sel
                 reader.extra = frozenset(_config_paths(sel.config))
+                reader.media_types = dict(zip(sel.manifest.layers, sel.manifest.layer_media_types))
                 return sel.manifest.layers
 
             contents = reader.read_path(req.image_tar, choose)
