@@ -31,7 +31,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 from typing import List, Optional, Tuple
 

@@ -248,14 +248,13 @@ def docker_save(image: Image, path: Path, tags: Sequence[str] = (), layout: str 
             names = links
         config_name = a.blob(config)
         mf = plain.manifest(layers, config)
-        mf_name = a.blob(mf)
+        a.blob(mf)
         index = {"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": [
             {"mediaType": OCI_MANIFEST, "digest": sha(mf), "size": len(mf),
              "annotations": {"io.containerd.image.name": t, "org.opencontainers.image.ref.name": t.rsplit(":", 1)[-1]}}
             for t in (tags or ["x"])]}
         manifest = [{"Config": config_name, "RepoTags": list(tags), "Layers": names}]
         head = [("index.json", json.dumps(index).encode())]
-        del mf_name
     if not manifest_last:
         a.add("manifest.json", json.dumps(manifest).encode())
     for name, data in head:

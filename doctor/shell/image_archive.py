@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
-from doctor.parse import image_files, oci
+from doctor.parse import image_files
 from doctor.parse.overlay import DIR, FILE, HARDLINK, OTHER, SYMLINK, WANTED, Entry, classify, normalize
 
 JSON_MAX = 16 * 1024 * 1024  # a config of a 200-layer image is ~100 KB

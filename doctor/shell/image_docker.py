@@ -15,7 +15,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional
 from urllib.parse import quote
 
 from doctor.parse.oci import Platform, tag_of
@@ -150,23 +150,16 @@ def open_image(ref: str, *, pull_first: bool = False, platform: Optional[Platfor
     return DaemonImage(ref=ref, inspect=inspect(client, ref, host), api_version=version, client=client)
 
 
-def _api_version_at_least(version: str, wanted: Tuple[int, int]) -> bool:
-    try:
-        major, minor = (int(x) for x in version.split(".")[:2])
-    except ValueError:
-        return False
-    return (major, minor) >= wanted
-
-
 def save_stream(image: DaemonImage, platform: Optional[Platform], host: str) -> io.RawIOBase:
-    """``docker save`` as a file object read once. From API 1.48 the engine exports only the
-    asked platform of a multi-platform image; older engines export what they have (the archive
-    reader picks the platform then)."""
+    """``docker save`` as a file object read once. With a platform, the engine is asked to export
+    only that variant (the ``platform`` parameter of recent Engine APIs); an engine that does not
+    know the parameter ignores it and exports what it has, and the archive reader picks the
+    platform then."""
     import docker
 
     api = image.client.api
     try:
-        if platform is not None and _api_version_at_least(image.api_version, (1, 48)):
+        if platform is not None:
             url = f"{api.base_url}/v{image.api_version}/images/{quote(image.ref, safe='/:@')}/get"
             spec = {"os": platform.os, "architecture": platform.architecture}
             if platform.variant:

@@ -13,7 +13,7 @@ import os
 import posixpath
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from doctor.errors import UsageError
 from doctor.facts import DevicesFacts, Facts, ImageFacts, ImageLayer, PythonFacts
