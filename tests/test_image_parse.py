@@ -225,3 +225,55 @@ def test_site_layouts():
         "/usr/lib64/python3.11/site-packages", "/usr/lib/python3.11/site-packages"]
     m = pyenv.markers("3.11.13", "aarch64")
     assert m["platform_machine"] == "aarch64" and m["python_version"] == "3.11" and m["python_full_version"] == "3.11.13"
+
+
+# -- matrices/images.toml ----------------------------------------------------------------------------
+
+def test_official_image_rows_are_sourced_and_match_the_release_rows():
+    from citations import unresolved
+    from doctor.matrix import load_matrix
+
+    m = load_matrix(user_overlays=False)
+    assert m.images, "matrices/images.toml is loaded"
+    releases = {r.vllm_ascend: r for r in m.releases}
+    for row in m.images:
+        assert unresolved(row.source) == [], row.tag
+        release = releases[row.vllm_ascend]
+        assert row.ref in release.images  # a tag the release row lists
+        for dev in row.deviations:
+            assert dev.step and dev.summary
+    tags = {r.tag: r for r in m.images}
+    assert {d.package for d in tags["v0.30.0rc2"].deviations} == {
+        "torch-npu", "triton-ascend", "memfabric-hybrid", "memcache-hybrid"}
+    assert {d.package for d in tags["v0.30.0rc2-310p"].deviations} == {"torch-npu"}  # DAILY_DEPS_MODE torch_npu_only
+
+
+def test_a_deviation_excuses_only_what_came_from_its_step():
+    """The judgement with plain data: the same package at the same version is the vendor's when
+    the official step installed it, and the user's when a later layer did."""
+    from doctor.facts import Distribution, Facts, HostFacts, ImageFacts, ImageLayer, PackagesFacts
+    from doctor.findings import FAIL, Finding, judge, msg
+    from doctor.matrix import load_matrix
+    from doctor.rules.image import judge_image
+
+    def facts(layer_of_npu):
+        f = Facts(tool_version="t", collected_at="now", host=HostFacts(root="/", cwd="/", uid=0, gids=[0]))
+        f.packages = PackagesFacts(dists={
+            "vllm-ascend": Distribution("vllm-ascend", "0.30.0rc2"), "torch-npu": Distribution("torch-npu", "2.10.0")})
+        f.image = ImageFacts(ref="x", source="tar", names=["registry.local/x:1"], layers=[
+            ImageLayer(1, "a", "RUN pip install -e /vllm-workspace/vllm-ascend/"),
+            ImageLayer(2, "b", "RUN BUILD_TYPE=daily bash /tmp/install_daily_deps.sh"),
+            ImageLayer(3, "c", "RUN pip install --force-reinstall torch_npu-2.10.0-cp312-cp312-linux_aarch64.whl")],
+            dist_layers={"vllm-ascend": 1, "torch-npu": layer_of_npu})
+        return f
+
+    rows = load_matrix(user_overlays=False).images
+    for layer, status in ((2, "info"), (3, "fail")):
+        verdict = judge([Finding("torch_npu.version", FAIL, msg("torch-npu 2.10.0 does not match", "不配套"),
+                                   observed="2.10.0")])
+        verdict, judgement = judge_image(verdict, facts(layer), rows)
+        assert verdict.findings[0].status == status
+        assert verdict.root_cause == (None if status == "info" else "torch_npu.version")
+        assert (judgement.built_on is not None) == (layer == 2)
+        if status == "fail":
+            assert [(o.package, o.layer) for o in judgement.origins] == [("torch-npu", 3)]
