@@ -504,5 +504,6 @@ def seed_archives(tmp_path_factory) -> Dict[str, Path]:
             s.compression = ("zstd", "gzip", "none")[i % 3]
         amd = seed_image(base / "src-amd", arch="amd64", vllm="0.11.0")
         out["oci"] = oci_archive([arm, amd], base / "multi-oci.tar", tag="v0.11.0rc3")
+        out["image"] = seed  # the Image itself, for tests that build on it
         _CACHE[key] = out
     return _CACHE[key]

@@ -76,6 +76,26 @@ def test_text_output_shows_image_digest_base_and_the_step(images):
     assert f"vllm.version: vllm 0.11.2+empty came in layer 7 of 9: {VLLM_STEP}" in out
 
 
+def test_the_layer_that_moved_torch_is_named(images, tmp_path):
+    """The classic: a user's Dockerfile on the official image runs `pip install vllm==0.11.0`,
+    which replaces torch 2.7.1+cpu with torch 2.8.0 from the index."""
+    from fakehost.dists import Stub
+
+    user = images["image"].copy()
+    old_vllm = Stub("vllm", "0.11.2+empty", editable="/vllm-workspace/vllm")
+    user.run("RUN /bin/sh -c pip install vllm==0.11.0 # buildkit",
+             imagekit.remove_dist_ops(Stub("torch", "2.7.1+cpu")) + imagekit.remove_dist_ops(old_vllm)
+             + [("whiteout", f"{imagekit.SITE}/__editable__.vllm.pth")]
+             + imagekit.dist_ops([Stub("torch", "2.8.0"), Stub("vllm", "0.11.0")]))
+    path = imagekit.docker_save(user, tmp_path / "user.tar", tags=["registry.local/serving:3"])
+    code, out, err = cli("check", "--image-tar", str(path))
+    assert code == 3, err
+    assert "torch.version: torch 2.8.0 came in layer 10 of 10: RUN pip install vllm==0.11.0" in out
+    code, doc = check_json("--image-tar", str(path))
+    assert doc["summary"]["root_cause"] == "torch.version"
+    assert finding(doc, "vllm.version")["status"] == "ok"
+
+
 @pytest.mark.parametrize("layout", ["legacy", "links"])
 def test_every_docker_save_layout_reads_the_same(images, layout):
     _, first = check_json("--image-tar", str(images["docker25"]))
