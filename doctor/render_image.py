@@ -90,13 +90,26 @@ def image_lines(img: ImageFacts, judgement, lang: str) -> List[str]:
     return out
 
 
-def print_image(img: ImageFacts, judgement, lang: str, file=None) -> None:
+def fix_command(img: ImageFacts) -> str:
+    """The `fix` that shows this image's plan, as it can be run here."""
+    import shlex
+
+    argv = ["ascend-doctor", "fix", "--image-tar" if img.source == "tar" else "--image", img.ref]
+    if len(img.available_platforms) > 1 and img.platform:
+        argv += ["--platform", img.platform]
+    return shlex.join(argv)
+
+
+def print_image(img: ImageFacts, judgement, lang: str, file=None, failing: bool = False) -> None:
     from rich.console import Console
     from rich.text import Text
 
     console = Console(file=file or sys.stdout, highlight=False, soft_wrap=True)
     for i, line in enumerate(image_lines(img, judgement, lang)):
         console.print(Text(line, style="bold" if i == 0 else None))
+    if failing:
+        console.print(Text(tr("image.show.fix", lang)))
+        console.print(Text("  " + fix_command(img)))
 
 
 def image_json(img: ImageFacts, judgement, lang: str) -> Dict[str, Any]:

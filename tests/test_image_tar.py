@@ -74,6 +74,7 @@ def test_text_output_shows_image_digest_base_and_the_step(images):
     assert lines[1].startswith("digest sha256:")
     assert lines[2].startswith("base not recorded")
     assert f"vllm.version: vllm 0.11.2+empty came in layer 7 of 9: {VLLM_STEP}" in out
+    assert f"  ascend-doctor fix --image-tar {images['docker25']}\n" in out  # runnable as printed
 
 
 def test_the_layer_that_moved_torch_is_named(images, tmp_path):

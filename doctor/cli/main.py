@@ -71,7 +71,7 @@ def check(
         if result.facts.image is not None:
             from doctor.render_image import print_image
 
-            print_image(result.facts.image, result.image, lang)
+            print_image(result.facts.image, result.image, lang, failing=code != 0)
 
         print_check(result.verdict, stage=result.ctx.stage, target_row=result.ctx.release.key if result.ctx.release else None,
                     timings=result.timings, lang=lang, verbose=verbose, exit_code=code)
