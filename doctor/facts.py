@@ -156,7 +156,7 @@ class DevicesFacts:
 
 @dataclass
 class PythonFacts:
-    source: str  # "interpreter" or "site-packages"
+    source: str  # "interpreter", "site-packages" or "image" (derived from an image's files, not run)
     executable: Optional[str] = None
     found: bool = False
     error: Optional[str] = None
@@ -453,6 +453,37 @@ class ModelFacts:
 
 
 @dataclass
+class ImageLayer:
+    index: int  # 1 = the bottom layer
+    digest: str  # the blob as stored (archive path or sha256:...)
+    created_by: str = ""  # the Dockerfile step that made it ("RUN pip install ..."), "" if unknown
+    size: int = -1  # bytes of the blob, when the manifest says
+
+
+@dataclass
+class ImageFacts:
+    """The image an image check read (docs/docker.md): what it is and where its files came from."""
+
+    ref: str  # what the user named: the image reference or the tarball
+    source: str  # "daemon" (docker SDK) or "tar"
+    platform: str = ""  # linux/arm64
+    machine: str = ""  # aarch64 / x86_64: what the verdict judges against
+    id: str = ""  # sha256 of the config
+    digest: Optional[str] = None  # repo digest (registry) or manifest digest
+    names: List[str] = field(default_factory=list)  # tags the daemon or the archive gives it
+    created: str = ""
+    base: Optional[str] = None  # the image it was built FROM, when recorded
+    base_source: str = ""  # annotation / label / official image
+    official: Optional[str] = None  # quay.io/ascend/vllm-ascend:<tag> when it is (or is built on) one
+    working_dir: str = ""
+    user: str = ""
+    layers: List[ImageLayer] = field(default_factory=list)
+    dist_layers: Dict[str, int] = field(default_factory=dict)  # canonical dist name -> layer index
+    available_platforms: List[str] = field(default_factory=list)
+    stats: Dict[str, int] = field(default_factory=dict)  # files indexed, kept, bytes read
+
+
+@dataclass
 class ProbeError:
     probe: str
     error: str
@@ -476,6 +507,7 @@ class Facts:
     hccn: Optional[HccnFacts] = None
     tuning: Optional[TuningFacts] = None
     model: Optional[ModelFacts] = None
+    image: Optional[ImageFacts] = None
     probe_errors: List[ProbeError] = field(default_factory=list)
     timings_ms: Dict[str, float] = field(default_factory=dict)
 

@@ -10,10 +10,12 @@ from typing import Dict, List, Optional
 
 import typer
 
-from doctor.cli.options import LANG, MATRIX, NPU_SMI_TIMEOUT, PYTHON, ROOT, STAGE, pick_language
+from doctor.cli.options import (IMAGE, IMAGE_TAR, LANG, MATRIX, NPU_SMI_TIMEOUT, PLATFORM, PULL, PYTHON, ROOT, STAGE,
+                                image_request, pick_language)
 from doctor.errors import UsageError
 
 VERBOSE = typer.Option(False, "-v", "--verbose", help="Stream pip's output (it always goes to the log file).")
+DOCKERFILE_DOCTOR = "/opt/ascend-doctor/venv/bin/python"  # where the repository's Dockerfile installs the doctor
 
 T = {
     "header": ("Plan for vllm-ascend {target} (matrix row {row})", "vllm-ascend {target} 的修复计划（矩阵行 {row}）"),
@@ -71,6 +73,10 @@ def fix_command(
     serve_args_file: Optional[str] = typer.Option(None, "--serve-args-file", help="Your launch script (exports and the vllm serve command)."),
     model: Optional[str] = typer.Option(None, "--model", help="The model directory the serve command loads."),
     tuning_patch: Optional[str] = typer.Option(None, "--tuning-patch", help="Write the launch-script changes as a unified diff to this file (needs --serve-args-file)."),
+    image: Optional[str] = IMAGE,
+    image_tar: Optional[str] = IMAGE_TAR,
+    platform: Optional[str] = PLATFORM,
+    pull: bool = PULL,
 ) -> None:
     """Plan (and with --apply carry out) a pinned, ordered reinstall that makes the stack consistent."""
     from doctor.shell.apply import apply_plan, detect_installer, target_from_facts
@@ -90,9 +96,14 @@ def fix_command(
         raise UsageError("--apply changes a live environment: use --python, not --from or --site-packages")
     if tuning_patch and not serve_args_file:
         raise UsageError("--tuning-patch writes a diff of a launch script: give it with --serve-args-file")
+    img = image_request(image, image_tar, platform, pull, lang)
+    if apply and img.wanted:
+        from doctor.i18n import tr
+
+        raise UsageError(tr("image.error.apply", language))
     opts = CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot, stage=stage,
                         matrix=list(matrix), npu_smi_timeout=npu_smi_timeout, serve_args=serve_args,
-                        serve_args_file=serve_args_file, model=model)
+                        serve_args_file=serve_args_file, model=model, image=img)
     mx = load_matrix_or_exit(opts.matrix)
     wanted = parse_target(target)
     facts = gather(opts, dict(os.environ))
@@ -100,13 +111,19 @@ def fix_command(
         raise UsageError(f"cannot run the target interpreter: {facts.python.error or python}")
     ctx0 = make_context(facts, mx, stage)
     before = run_rules(ctx0)
+    if facts.image is not None:  # official images' documented deviations, as check reports them
+        from doctor.rules.image import judge_image
+
+        before, judgement = judge_image(before, facts, mx.images)
     env = dict(os.environ)
-    choice = detect_installer(installer, facts, env)
+    # an image's plan runs in a Dockerfile step, where the doctor is the repository Dockerfile's venv
+    doctor_python = DOCKERFILE_DOCTOR if facts.image is not None else sys.executable
+    choice = detect_installer(installer, facts, env, doctor_python)
     prefix = facts.python.prefix if facts.python else None
     # a dry run creates nothing; --apply uses the state directory it will really write to
     state = str(state_dir(prefix, env)) if apply and prefix else planned_state_dir(prefix)
     popts = PlanOptions(installer=choice.installer, target=wanted, prefer=prefer, with_mooncake=with_mooncake,
-                        vllm_from=vllm_from, vllm_repo=vllm_repo, doctor_python=sys.executable,
+                        vllm_from=vllm_from, vllm_repo=vllm_repo, doctor_python=doctor_python,
                         constraint_file=os.path.join(state, "constraints.txt"), src_dir=os.path.join(state, "src"))
 
     def verdict_for(version: str):
@@ -132,8 +149,17 @@ def fix_command(
         doc["tuning_patch"] = _write_tuning_patch(before, str(serve_args_file), tuning_patch, language, quiet=as_json)
     if not apply:
         if as_json:
+            if facts.image is not None:
+                from doctor.render_image import image_json
+
+                doc["image"] = image_json(facts.image, judgement, language)
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:
+            if facts.image is not None:
+                from doctor.render_image import fix_notes
+
+                for line in fix_notes(facts.image, judgement, language):
+                    _out(line)
             print_plan(plan, language)
             _out(t("dry", language))
         raise typer.Exit(before.exit_code())

@@ -8,8 +8,8 @@ from typing import List, Optional
 import typer
 
 from doctor import __version__
-from doctor.cli.options import (HCCN_TIMEOUT, HCCN_TOOL, JSON, LANG, MATRIX, NPU_SMI_TIMEOUT, PYTHON, ROOT, SITE, STAGE,
-                                pick_language)
+from doctor.cli.options import (HCCN_TIMEOUT, HCCN_TOOL, IMAGE, IMAGE_TAR, JSON, LANG, MATRIX, NPU_SMI_TIMEOUT, PLATFORM,
+                                PULL, PYTHON, ROOT, SITE, STAGE, image_request, pick_language)
 from doctor.errors import DoctorError, UsageError
 
 app = typer.Typer(
@@ -51,6 +51,10 @@ def check(
     model: Optional[str] = MODEL,
     verify_weights: bool = VERIFY_WEIGHTS,
     verify_sample: int = VERIFY_SAMPLE,
+    image: Optional[str] = IMAGE,
+    image_tar: Optional[str] = IMAGE_TAR,
+    platform: Optional[str] = PLATFORM,
+    pull: bool = PULL,
 ) -> None:
     """Probe every layer of the stack and give one verdict, root cause first."""
     from doctor.shell.progress import bytes_bar
@@ -65,15 +69,21 @@ def check(
                                         serve_args=serve_args, serve_args_file=serve_args_file,
                                         mooncake_master=mooncake_master, hccn_tool=hccn_tool, hccn_timeout=hccn_timeout,
                                         model=model, verify_weights=verify_weights, verify_sample=verify_sample,
-                                        progress=progress))
+                                        progress=progress, image=image_request(image, image_tar, platform, pull, lang)))
     code = result.verdict.exit_code(fail_on)
     if as_json:
         from doctor.render import check_json
+        from doctor.render_image import with_image
 
-        sys.stdout.write(check_json(result.verdict, stage=result.ctx.stage, target=target_info(result.ctx),
-                                    timings=result.timings, lang=lang) + "\n")
+        sys.stdout.write(with_image(check_json(result.verdict, stage=result.ctx.stage, target=target_info(result.ctx),
+                                               timings=result.timings, lang=lang), result, lang) + "\n")
     else:
         from doctor.render import print_check
+
+        if result.facts.image is not None:
+            from doctor.render_image import print_image
+
+            print_image(result.facts.image, result.image, lang, failing=code != 0)
 
         print_check(result.verdict, stage=result.ctx.stage, target_row=result.ctx.release.key if result.ctx.release else None,
                     timings=result.timings, lang=lang, verbose=verbose, exit_code=code)
@@ -93,6 +103,10 @@ def snapshot(
     hccn_timeout: float = HCCN_TIMEOUT,
     ping_npu: List[str] = typer.Option([], "--ping-npu", help="DEVICE:ADDRESS: ping another node's NPU from this device (repeatable; fleet check --ping sets it)."),
     model: Optional[str] = MODEL,
+    image: Optional[str] = IMAGE,
+    image_tar: Optional[str] = IMAGE_TAR,
+    platform: Optional[str] = PLATFORM,
+    pull: bool = PULL,
 ) -> None:
     """Write every observed fact as JSON on stdout (secrets in env vars redacted)."""
     from doctor.usecases.check import CheckOptions, gather, snapshot_json
@@ -100,7 +114,8 @@ def snapshot(
     facts = gather(CheckOptions(root=root, python=python, site_packages=list(site_packages),
                                 npu_smi_timeout=npu_smi_timeout, serve_args=serve_args,
                                 serve_args_file=serve_args_file, mooncake_master=mooncake_master,
-                                hccn_tool=hccn_tool, hccn_timeout=hccn_timeout, ping_npu=list(ping_npu), model=model))
+                                hccn_tool=hccn_tool, hccn_timeout=hccn_timeout, ping_npu=list(ping_npu), model=model,
+                                image=image_request(image, image_tar, platform, pull)))
     sys.stdout.write(snapshot_json(facts) + "\n")
 
 

@@ -28,3 +28,16 @@ def pick_language(option: Optional[str]) -> str:
     return resolve_lang(option, os.environ)
 HCCN_TOOL = typer.Option(None, "--hccn-tool", help="Run this hccn_tool for the NPU network checks (default: only on the live host).")
 HCCN_TIMEOUT = typer.Option(5.0, "--hccn-timeout", help="Seconds to wait for each hccn_tool call.")
+IMAGE = typer.Option(None, "--image", help="Judge a Docker image (from the local engine, docker SDK) without running it.")
+IMAGE_TAR = typer.Option(None, "--image-tar", help="Judge a `docker save` or OCI-layout tarball (no daemon needed).")
+PLATFORM = typer.Option(None, "--platform", help="Variant of a multi-platform image: linux/arm64 or linux/amd64.")
+PULL = typer.Option(False, "--pull", help="Pull --image first (with --platform, that variant).")
+
+
+def image_request(image: Optional[str], image_tar: Optional[str], platform: Optional[str], pull: bool,
+                  lang: Optional[str] = None):
+    """The --image/--image-tar/--platform/--pull options of check, snapshot and fix."""
+    from doctor.usecases.image import ImageRequest
+
+    return ImageRequest(image=image, image_tar=image_tar, platform=platform, pull=pull,
+                        lang=pick_language(lang))

@@ -31,6 +31,7 @@ from doctor.matrix.model import (
     tuning_quant_from,
     tuning_var_from,
 )
+from doctor.matrix.images import IMAGE_SCHEMA, image_from
 from doctor.matrix.schema import MatrixError, locate, validate_rows
 from doctor.shell import cache as cache_mod
 from doctor.versions import pep440
@@ -46,6 +47,7 @@ ARRAYS: Dict[str, Tuple[dict, Callable, str]] = {
     "tuning_advice": (TUNING_ADVICE_SCHEMA, tuning_advice_from, "id"),
     "tuning_fact": (TUNING_FACT_SCHEMA, tuning_fact_from, "id"),
     "tuning_quant": (TUNING_QUANT_SCHEMA, tuning_quant_from, "scheme"),
+    "image": (IMAGE_SCHEMA, image_from, "tag"),
 }
 TOP_LEVEL = {"schema_version", "description", "generated"} | set(ARRAYS)
 SCHEMA_VERSION = 1
@@ -229,5 +231,6 @@ def load_matrix(
         tuning_advice=list(data.get("tuning_advice", [])),
         tuning_facts=list(data.get("tuning_fact", [])),
         tuning_quant=list(data.get("tuning_quant", [])),
+        images=list(data.get("image", [])),
     )
 

@@ -419,3 +419,4 @@ class Matrix:
     tuning_advice: List[TuningAdvice] = field(default_factory=list)
     tuning_facts: List[TuningFact] = field(default_factory=list)
     tuning_quant: List[TuningQuant] = field(default_factory=list)
+    images: List = field(default_factory=list)  # matrix/images.py OfficialImage rows

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Iterable, List
 
 from doctor.findings import FAIL, INFO, OK, WARN, Finding, msg
+from doctor.i18n import T
 from doctor.versions import pep440, satisfies
 from doctor.rules.base import Context, Rule
 
@@ -19,6 +20,9 @@ def python_checks(ctx: Context) -> Iterable[Finding]:
                         msg("no interpreter given (--site-packages): Python version, arch and glibc not judged",
                             "未指定解释器（--site-packages）：不检查 Python 版本、架构和 glibc"),
                         observed=", ".join(p.sys_path))]
+    if not p.found and p.source == "image":  # nothing in an image runs: there was no file to describe
+        return [Finding("python.interpreter", FAIL, T("image.python.missing"), observed=p.error,
+                        hint=T("image.python.missing_hint"), fixable="manual")]
     if not p.found:
         return [Finding("python.interpreter", FAIL,
                         msg("cannot run the target Python interpreter", "无法运行目标 Python 解释器"),

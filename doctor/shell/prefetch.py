@@ -144,7 +144,7 @@ def _options(args: Sequence[str]) -> Tuple[Optional[str], Dict[str, str]]:
         if arg.startswith("--") and "=" in arg:
             name, _, value = arg.partition("=")
             opts[name] = value
-        elif arg in ("--root", "--python", "--from", "--site-packages") and i + 1 < len(args):
+        elif arg in ("--root", "--python", "--from", "--site-packages", "--image", "--image-tar") and i + 1 < len(args):
             opts[arg] = args[i + 1]
             i += 1
         elif not arg.startswith("-") and command is None:
@@ -159,6 +159,8 @@ def for_command_line(args: Sequence[str]) -> None:
     command, opts = _options(args)
     if command not in ("check", "snapshot", "fix") or "--from" in opts or "--help" in args:
         return
+    if "--image" in opts or "--image-tar" in opts:
+        return  # an image: nothing of this machine is asked
     env = dict(os.environ)
     cwd = os.getcwd()
     if "--site-packages" not in opts:

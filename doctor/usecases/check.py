@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # imported where used: the matrix and the rules load while th
     from doctor.findings import Verdict
     from doctor.matrix import Matrix
     from doctor.rules.base import Context
+    from doctor.rules.image import ImageJudgement
+    from doctor.usecases.image import ImageRequest
 
 
 @dataclass
@@ -46,6 +48,7 @@ class CheckOptions:
     verify_weights: bool = False  # --verify-weights: hash a sample of the shards
     verify_sample: int = 3  # --verify-sample: shards hashed (0: all with a published hash)
     progress: Optional[Callable[[str, int, int], None]] = None  # hashing progress (a terminal bar)
+    image: Optional["ImageRequest"] = None  # --image / --image-tar (usecases/image.py)
 
 
 @dataclass
@@ -54,6 +57,7 @@ class CheckResult:
     ctx: Context
     verdict: Verdict
     timings: Dict[str, float]
+    image: Optional["ImageJudgement"] = None  # what an image check says about the image
 
 
 def parse_target(text: Optional[str]) -> Optional[str]:
@@ -106,6 +110,8 @@ def snapshot_from_text(raw: str, path: str) -> Facts:
 
 
 def validate(opts: CheckOptions) -> None:
+    if opts.image is not None and opts.image.wanted:
+        return  # usecases/image.py validates an image check
     if opts.snapshot and (opts.root != "/" or opts.python or opts.site_packages):
         raise UsageError("--from judges a saved snapshot; it cannot be combined with --root, --python or --site-packages")
     if opts.python and opts.site_packages:
@@ -174,6 +180,17 @@ def validate_mooncake(opts: CheckOptions) -> None:
 
 def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None,
            while_waiting: Optional[Callable[[], None]] = None) -> Facts:
+    if opts.image is not None:
+        from doctor.usecases import image
+
+        platform = image.validate(opts.image, root=opts.root, python=opts.python, site_packages=opts.site_packages,
+                                  snapshot=opts.snapshot, stage=opts.stage)
+        if opts.image.wanted:
+            validate_mooncake(opts)
+            facts = image.gather_image(opts.image, platform, _probe_options(opts))
+            if while_waiting is not None:
+                while_waiting()
+            return facts
     validate(opts)
     if opts.snapshot:
         facts = load_snapshot(opts.snapshot)
@@ -181,13 +198,17 @@ def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None,
             while_waiting()
         return facts
     host = Host(root=opts.root, env=env, cwd=opts.cwd)
-    return collect(host, ProbeOptions(python=opts.python, site_packages=list(opts.site_packages),
-                                      npu_smi_timeout=opts.npu_smi_timeout, serve_args=opts.serve_args,
-                                      serve_args_file=opts.serve_args_file, mooncake_master=opts.mooncake_master,
-                                      mooncake_timeout=opts.mooncake_timeout, hccn_tool=opts.hccn_tool,
-                                      hccn_timeout=opts.hccn_timeout, ping_npu=list(opts.ping_npu), model=opts.model,
-                                      verify_weights=opts.verify_weights, verify_sample=opts.verify_sample,
-                                      progress=opts.progress), while_waiting)
+    return collect(host, _probe_options(opts), while_waiting)
+
+
+def _probe_options(opts: CheckOptions) -> ProbeOptions:
+    return ProbeOptions(python=opts.python, site_packages=list(opts.site_packages),
+                        npu_smi_timeout=opts.npu_smi_timeout, serve_args=opts.serve_args,
+                        serve_args_file=opts.serve_args_file, mooncake_master=opts.mooncake_master,
+                        mooncake_timeout=opts.mooncake_timeout, hccn_tool=opts.hccn_tool,
+                        hccn_timeout=opts.hccn_timeout, ping_npu=list(opts.ping_npu), model=opts.model,
+                        verify_weights=opts.verify_weights, verify_sample=opts.verify_sample,
+                        progress=opts.progress)
 
 
 def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: Optional["Matrix"] = None) -> CheckResult:
@@ -211,16 +232,24 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
     from doctor.rules.engine import make_context, run_rules
 
     matrix = loaded["matrix"]
-    ctx = make_context(facts, matrix, opts.stage, target)
+    image_build = facts.image is not None and opts.stage == "auto"  # an image is judged at the build stage
+    ctx = make_context(facts, matrix, "build" if image_build else opts.stage, target)
+    if image_build:
+        ctx.stage_reason = "image"
     ctx.pip_conflicts = cached_pip_conflicts(facts)
     if target and ctx.release is None:
         raise UsageError(f"--target vllm-ascend=={target}: not in the matrix (see ascend-doctor matrix show)")
     rules_start = time.perf_counter()
     verdict = run_rules(ctx)
+    judgement = None
+    if facts.image is not None:  # an image: documented deviations of official images, layer of origin
+        from doctor.rules.image import judge_image
+
+        verdict, judgement = judge_image(verdict, facts, matrix.images)
     timings = dict(facts.timings_ms)
     timings["rules"] = round((time.perf_counter() - rules_start) * 1000, 2)
     timings["total"] = round((time.perf_counter() - start) * 1000, 2)
-    return CheckResult(facts=facts, ctx=ctx, verdict=verdict, timings=timings)
+    return CheckResult(facts=facts, ctx=ctx, verdict=verdict, timings=timings, image=judgement)
 
 
 def cached_pip_conflicts(facts: Facts):

@@ -1,0 +1,155 @@
+"""Output of image checks: the image block above the verdict, its JSON, the read progress."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Dict, List, Optional
+
+from doctor.facts import ImageFacts
+from doctor.i18n import tr
+
+STEP_MAX = 200  # a Dockerfile step shown on one line; the whole text is in --json
+
+
+class ByteProgress:
+    """Bytes of the image read so far, as a rich bar on stderr, only on a terminal."""
+
+    def __init__(self, description: str, enabled: bool = True):
+        self.description = description
+        self.enabled = enabled and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+        self.bar = None
+        self.task = None
+        self._last = 0.0
+
+    def __enter__(self) -> "ByteProgress":
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn, TransferSpeedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=24), DownloadColumn(),
+                                TransferSpeedColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self.bar.__enter__()
+            self.task = self.bar.add_task(self.description, total=None)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def total(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, total=n)
+
+    def update(self, count: int) -> None:
+        now = time.monotonic()
+        if self.bar is not None and now - self._last > 0.1:
+            self._last = now
+            self.bar.update(self.task, completed=count)
+
+    def status(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, description=f"{self.description}: {text[:60]}")
+
+
+def short_id(digest: Optional[str]) -> str:
+    if not digest:
+        return ""
+    algo, _, hexpart = digest.partition(":")
+    return f"{algo}:{hexpart[:12]}" if hexpart else digest
+
+
+def one_line(text: str, limit: int = STEP_MAX) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def image_lines(img: ImageFacts, judgement, lang: str) -> List[str]:
+    """The lines shown above the verdict: the image, its digest and base, what it is built on,
+    and the layer each failing package came from."""
+    shown = img.ref
+    if img.source == "tar" and img.names and img.names[0] != img.ref:
+        shown = f"{img.names[0]} ({img.ref})"  # the tag the archive gives it, and the file
+    out = [tr("image.show.image", lang, ref=shown, platform=img.platform or "?", id=short_id(img.id),
+              layers=len(img.layers))]
+    if img.digest:
+        out.append(tr("image.show.digest", lang, digest=img.digest))
+    if judgement is not None and judgement.base:
+        out.append(tr("image.show.base", lang, base=judgement.base, how=tr(f"image.how.{judgement.base_source}", lang)))
+    else:
+        out.append(tr("image.show.no_base", lang))
+    if judgement is not None and judgement.official is not None:
+        out.append(tr("image.show.official", lang, image=judgement.official.ref))
+    elif judgement is not None and judgement.built_on is not None:
+        out.append(tr("image.show.built_on", lang, release=judgement.built_on.vllm_ascend))
+    for o in judgement.origins if judgement is not None else []:
+        if o.layer is None:
+            out.append("  " + tr("image.show.origin_unknown", lang, finding=o.finding, package=o.package, version=o.version))
+        else:
+            out.append("  " + tr("image.show.origin", lang, finding=o.finding, package=o.package, version=o.version,
+                                  layer=o.layer, layers=len(img.layers), step=one_line(o.created_by) or "?"))
+    return out
+
+
+def fix_command(img: ImageFacts) -> str:
+    """The `fix` that shows this image's plan, as it can be run here."""
+    import shlex
+
+    argv = ["ascend-doctor", "fix", "--image-tar" if img.source == "tar" else "--image", img.ref]
+    if len(img.available_platforms) > 1 and img.platform:
+        argv += ["--platform", img.platform]
+    return shlex.join(argv)
+
+
+def print_image(img: ImageFacts, judgement, lang: str, file=None, failing: bool = False) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=file or sys.stdout, highlight=False, soft_wrap=True)
+    for i, line in enumerate(image_lines(img, judgement, lang)):
+        console.print(Text(line, style="bold" if i == 0 else None))
+    if failing:
+        console.print(Text(tr("image.show.fix", lang)))
+        console.print(Text("  " + fix_command(img)))
+
+
+def image_json(img: ImageFacts, judgement, lang: str) -> Dict[str, Any]:
+    doc: Dict[str, Any] = {
+        "ref": img.ref, "source": img.source, "platform": img.platform, "machine": img.machine, "id": img.id,
+        "digest": img.digest, "names": list(img.names), "created": img.created or None,
+        "base": judgement.base if judgement else img.base,
+        "base_source": (judgement.base_source if judgement else img.base_source) or None,
+        "official": judgement.official.ref if judgement and judgement.official else None,
+        "built_on": judgement.built_on.vllm_ascend if judgement and judgement.built_on else None,
+        "layers": [{"index": x.index, "digest": x.digest, "created_by": x.created_by, "size": x.size} for x in img.layers],
+        "origins": [{"finding": o.finding, "package": o.package, "version": o.version, "layer": o.layer,
+                     "created_by": o.created_by} for o in (judgement.origins if judgement else [])],
+        "deviations": [{"finding": e.finding, "package": e.package, "version": e.version, "image": e.image.ref,
+                        "dockerfile": e.image.dockerfile, "step": e.deviation.step, "summary": e.deviation.summary,
+                        "source": e.image.source} for e in (judgement.excused if judgement else [])],
+    }
+    return doc
+
+
+def with_image(check_json_text: str, result, lang: str) -> str:
+    """check --json with the ``image`` object added (only for image checks)."""
+    if result.facts.image is None:
+        return check_json_text
+    import json
+
+    doc = json.loads(check_json_text)
+    doc["image"] = image_json(result.facts.image, result.image, lang)
+    return json.dumps(doc, ensure_ascii=False, indent=2)
+
+
+def fix_notes(img: ImageFacts, judgement, lang: str) -> List[str]:
+    """Above `fix --image`'s plan: the image, where its steps run, what the vendor chose."""
+    out = image_lines(img, judgement, lang)
+    out.append(tr("image.fix.where", lang, ref=img.names[0] if img.names else img.ref))
+    if judgement is not None and judgement.excused:
+        packages = []
+        for e in judgement.excused:
+            item = f"{e.package} {e.version}"
+            if item not in packages:
+                packages.append(item)
+        out.append(tr("image.fix.vendor", lang, packages=", ".join(packages)))
+    return out
