@@ -115,12 +115,15 @@ def test_known_facts_spot_checks(matrix):
 def test_cann_rows_are_ordered_and_sourced(matrix):
     canns = [AscendVersion(r.cann) for r in matrix.cann_driver]
     assert canns == sorted(canns)
-    gaps = {r.cann for r in matrix.cann_driver if not r.confirmed}
-    assert {"8.0.0", "8.3.RC2", "8.5.1"} <= gaps
+    undocumented = {r.cann for r in matrix.cann_driver if not r.documented}
+    assert {"8.0.0", "8.3.RC2", "8.5.1"} <= undocumented
     for r in matrix.cann_driver:
-        assert r.source and r.drivers
-        if not r.confirmed:
-            assert r.notes and ("Gap" in r.notes or "gap" in r.notes)
+        assert r.source
+        # a line is documented compatible or incompatible, never both; per-line sources name a line
+        assert not set(r.documented) & set(r.incompatible), r.cann
+        assert set(r.sources) <= set(r.documented) | set(r.incompatible), r.cann
+        if not r.documented:
+            assert r.notes and "Undocumented" in r.notes and r.source.startswith("docs/sources/"), r.cann
 
 
 def test_torch_rows_are_consistent(matrix):

@@ -129,8 +129,8 @@ def test_duplicate_rows_are_rejected(tmp_path):
 
 
 def test_duplicate_cann_rows(tmp_path):
-    text = ('[[cann]]\ncann = "8.2.RC1"\ndrivers = ["25.2"]\nsource = "a"\n\n'
-            '[[cann]]\ncann = "8.2.RC1"\ndrivers = ["25.0"]\nsource = "b"\n')
+    text = ('[[cann]]\ncann = "8.2.RC1"\ncompatible = ["25.2"]\nsource = "a"\n\n'
+            '[[cann]]\ncann = "8.2.RC1"\ncompatible = ["25.0"]\nsource = "b"\n')
     e = error_of(write(tmp_path, text))
     assert e.line == 7 and "duplicate cann" in e.message  # the key line of the second row
 
