@@ -27,7 +27,7 @@ def _ascend_strings():
         found.update(r.cann)
         found.update(r.cann_by_hardware.values())
     for n in m.torch_npu:
-        found.add(n.cann)
+        found.update([n.cann] if n.cann else [])
     return sorted(found)
 
 

@@ -233,9 +233,9 @@ class CannDriver:
 class TorchNpu:
     version: str = column(check_pep440, required=True)
     torch: str = column(check_pep440, required=True)
-    cann: str = column(check_ascend, required=True, doc="CANN the build targets")
     python: str = column(check_specifier, required=True)
     source: str = column(check_text, required=True)
+    cann: Optional[str] = column(check_ascend, doc="CANN the build targets; absent when no document says")
     extension: Optional[str] = column(check_text, doc="Ascend/pytorch branch suffix (7.2.0, 26.0.0 ...)")
     index: str = column(one_of("pypi", "ascend-mirror", "obs"), default="pypi")
     arch: Optional[str] = column(one_of(*ARCHES), doc="the build exists for this architecture only")
