@@ -304,3 +304,49 @@ def test_torch_npu_row(shipped):
     assert torch_npu_row(shipped, "2.10.0.post4+git1234567").version == "2.10.0.post4"
     assert torch_npu_row(shipped, "2.10.0").cann == "9.0.0"
     assert torch_npu_row(shipped, "1.0.0") is None and torch_npu_row(shipped, None) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# knowledge the checks apply: key windows, thresholds, package sets (matrices/mooncake.toml)
+
+
+def test_mooncake_knowledge_is_read_from_the_matrix(shipped):
+    from doctor.matrix.query import key_row, key_windows, package_set, threshold
+
+    config = key_windows(shipped, "config")
+    assert config["preferred_segment"] == ("0.20.2rc1", None) and config["use_ascend_direct"] == (None, "0.12.0rc1")
+    assert key_windows(shipped, "layerwise")["prefill"] == (None, "0.15.0rc1")
+    assert key_windows(shipped, "store_backend")["yuanrong"] == ("0.20.2rc1", None)
+    assert key_row(shipped, "store", "h2d_stagger_us").source.startswith("https://github.com/vllm-project/vllm-ascend/blob/")
+    assert threshold(shipped, "mooncake.first_npu_wheel") == "0.3.11.post1"
+    assert threshold(shipped, "mooncake.npu_wheel_glibc") == "2.35"
+    assert {"nvidia-*", "torch", "xformers"} <= set(package_set(shipped, "vllm_not_on_ascend"))
+    with pytest.raises(KeyError):
+        threshold(shipped, "no.such.threshold")
+
+
+def test_an_overlay_changes_what_the_checks_compare_with(tmp_path):
+    from doctor.matrix.query import key_windows, threshold
+    from doctor.rules.mooncake_config import key_status
+
+    overlay = tmp_path / "o.toml"
+    overlay.write_text('[[threshold]]\nname = "mooncake.first_npu_wheel"\nversion = "0.3.12"\nmeaning = "m"\n'
+                       'source = "https://example.org/x"\n\n'
+                       '[[mooncake_key]]\nscope = "config"\nkey = "preferred_segment"\nsince = "0.21.0rc1"\n'
+                       'source = "https://example.org/y"\n', encoding="utf-8")
+    m = load_matrix([overlay], user_overlays=False)
+    assert threshold(m, "mooncake.first_npu_wheel") == "0.3.12"
+    keys = key_windows(m, "config")
+    assert key_status("preferred_segment", "0.20.2rc1", keys) == "not_yet"
+    assert key_status("preferred_segment", "0.21.0rc1", keys) == "read"
+    assert key_status("enable_ssd_offload", "0.21.0rc1", keys) == "read"   # the other rows stay
+
+
+def test_duplicate_key_windows_are_rejected(tmp_path):
+    from doctor.matrix.schema import MatrixError
+
+    p = tmp_path / "m.toml"
+    row = '[[mooncake_key]]\nscope = "store"\nkey = "backend"\nsource = "https://example.org/z"\n\n'
+    p.write_text(row + row, encoding="utf-8")
+    with pytest.raises(MatrixError, match="duplicate scope/key 'store/backend'"):
+        parse_file(p, cache=False)

@@ -277,6 +277,52 @@ class Signature:
 
 
 # ---------------------------------------------------------------------------------------------
+# [[mooncake_key]], [[threshold]], [[package_set]]: knowledge the checks apply (matrices/mooncake.toml,
+# matrices/vllm-ascend.toml)
+
+KEY_SCOPES = ("config", "p2p", "layerwise", "store", "store_backend")
+
+
+@dataclass(frozen=True)
+class MooncakeKey:
+    """Which vllm-ascend releases read a key of a Mooncake config or connector extra config."""
+
+    scope: str = column(one_of(*KEY_SCOPES), required=True,
+                        doc="config (MOONCAKE_CONFIG_PATH JSON), p2p / layerwise / store "
+                            "(kv_connector_extra_config of a connector family), store_backend")
+    key: str = column(check_text, required=True)
+    source: str = column(check_text, required=True, doc="the file that reads it, at the release it appears in")
+    since: Optional[str] = column(check_pep440, doc="first vllm-ascend that reads it (absent: every release)")
+    until: Optional[str] = column(check_pep440, doc="first vllm-ascend that no longer reads it")
+    notes: Optional[str] = column(check_text)
+
+    @property
+    def window(self) -> Tuple[Optional[str], Optional[str]]:
+        return self.since, self.until
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """One version a check compares with (the first release that has or needs something)."""
+
+    name: str = column(check_text, required=True, doc="area.topic, looked up by the checks")
+    version: str = column(check_pep440, required=True)
+    meaning: str = column(check_text, required=True)
+    source: str = column(check_text, required=True)
+    package: Optional[str] = column(check_text, doc="what the version is a version of")
+
+
+@dataclass(frozen=True)
+class PackageSet:
+    """A named list of package-name patterns (fnmatch) the checks or the planner use."""
+
+    name: str = column(check_text, required=True)
+    packages: Tuple[str, ...] = column(check_text, many=True, required=True)
+    meaning: str = column(check_text, required=True)
+    source: str = column(check_text, required=True)
+
+
+# ---------------------------------------------------------------------------------------------
 # schemas and constructors (derived from the declarations above)
 
 RELEASE_FACTS = sourced_fields(Release)
@@ -316,3 +362,6 @@ class Matrix:
     torch: List[TorchRow]
     signatures: List[Signature]
     files: List[str]
+    mooncake_keys: List[MooncakeKey] = field(default_factory=list)
+    thresholds: List[Threshold] = field(default_factory=list)
+    package_sets: List[PackageSet] = field(default_factory=list)

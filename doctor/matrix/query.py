@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Tuple, Union
 from packaging.version import Version
 
 from doctor.versions import AscendVersion, pep440, satisfies, specifier
-from doctor.matrix.model import CannDriver, Matrix, Release, TorchNpu, TorchRow
+from doctor.matrix.model import CannDriver, Matrix, MooncakeKey, Release, TorchNpu, TorchRow
 
 # CANN <-> driver statuses: documented compatible; documented incompatible (older / newer than the
 # compatible lines, or neither); undocumented. "Not documented" is never "too old".
@@ -413,3 +413,34 @@ def _requirement_pin(text: str) -> Tuple[Optional[str], Optional[str]]:
     except InvalidRequirement:
         return None, None
     return canonicalize_name(req.name), _exact(str(req.specifier))
+
+
+# ---------------------------------------------------------------------------------------------
+# knowledge the checks apply: key windows, thresholds, package sets
+
+Window = Tuple[Optional[str], Optional[str]]
+
+
+def key_windows(matrix: Matrix, scope: str) -> Dict[str, Window]:
+    """Key -> (first vllm-ascend that reads it, first that no longer does) for one scope, in
+    file order: the shape doctor.rules.mooncake_config.window_state takes."""
+    return {k.key: k.window for k in matrix.mooncake_keys if k.scope == scope}
+
+
+def key_row(matrix: Matrix, scope: str, key: str) -> Optional[MooncakeKey]:
+    return next((k for k in matrix.mooncake_keys if k.scope == scope and k.key == key), None)
+
+
+def threshold(matrix: Matrix, name: str) -> str:
+    """The version a named threshold holds. A missing one is a broken installation: KeyError."""
+    for t in matrix.thresholds:
+        if t.name == name:
+            return t.version
+    raise KeyError(f"the matrix has no threshold {name!r}")
+
+
+def package_set(matrix: Matrix, name: str) -> Tuple[str, ...]:
+    for p in matrix.package_sets:
+        if p.name == name:
+            return p.packages
+    raise KeyError(f"the matrix has no package set {name!r}")
