@@ -247,7 +247,7 @@ def _read_versions(path: str) -> List[str]:
 
 @matrix_app.command()
 def verify(
-    metadata: List[str] = typer.Option([], "--metadata", help="Offline: index metadata JSON (facts/index-metadata.json format); repeatable."),
+    metadata: List[str] = typer.Option([], "--metadata", help="Offline: index metadata JSON (the shape of tests/data/index-metadata.json); repeatable."),
     versions: Optional[str] = typer.Option(None, "--versions", help="Offline: a file listing the index's versions, one per line."),
     timeout: float = INDEX_TIMEOUT,
     as_json: bool = JSON_OPT,

@@ -7,7 +7,7 @@ requires_python equals the wheel's, and its glibc / distribution match the file 
 from. A disagreement is *explained* when the row's ``deviations`` table names the field.
 Releases on the index without a row are disagreements too.
 
-Metadata input has the shape of facts/index-metadata.json:
+Metadata input has the shape of tests/data/index-metadata.json:
 ``{"packages": [{"name", "version", "requires_python", "requires_dist", "file"}, ...]}``.
 """
 from __future__ import annotations
