@@ -318,8 +318,8 @@ def test_mooncake_knowledge_is_read_from_the_matrix(shipped):
     assert key_windows(shipped, "layerwise")["prefill"] == (None, "0.15.0rc1")
     assert key_windows(shipped, "store_backend")["yuanrong"] == ("0.20.2rc1", None)
     assert key_row(shipped, "store", "h2d_stagger_us").source.startswith("https://github.com/vllm-project/vllm-ascend/blob/")
-    assert threshold(shipped, "mooncake.first_npu_wheel") == "0.3.11.post1"
-    assert threshold(shipped, "mooncake.npu_wheel_glibc") == "2.35"
+    assert threshold(shipped, "mooncake_first_npu_wheel") == "0.3.11.post1"
+    assert threshold(shipped, "mooncake_npu_wheel_glibc") == "2.35"
     assert {"nvidia-*", "torch", "xformers"} <= set(package_set(shipped, "vllm_not_on_ascend"))
     with pytest.raises(KeyError):
         threshold(shipped, "no.such.threshold")
@@ -330,12 +330,12 @@ def test_an_overlay_changes_what_the_checks_compare_with(tmp_path):
     from doctor.rules.mooncake_config import key_status
 
     overlay = tmp_path / "o.toml"
-    overlay.write_text('[[threshold]]\nname = "mooncake.first_npu_wheel"\nversion = "0.3.12"\nmeaning = "m"\n'
+    overlay.write_text('[[threshold]]\nname = "mooncake_first_npu_wheel"\nversion = "0.3.12"\nmeaning = "m"\n'
                        'source = "https://example.org/x"\n\n'
                        '[[mooncake_key]]\nscope = "config"\nkey = "preferred_segment"\nsince = "0.21.0rc1"\n'
                        'source = "https://example.org/y"\n', encoding="utf-8")
     m = load_matrix([overlay], user_overlays=False)
-    assert threshold(m, "mooncake.first_npu_wheel") == "0.3.12"
+    assert threshold(m, "mooncake_first_npu_wheel") == "0.3.12"
     keys = key_windows(m, "config")
     assert key_status("preferred_segment", "0.20.2rc1", keys) == "not_yet"
     assert key_status("preferred_segment", "0.21.0rc1", keys) == "read"

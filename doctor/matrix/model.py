@@ -305,7 +305,7 @@ class MooncakeKey:
 class Threshold:
     """One version a check compares with (the first release that has or needs something)."""
 
-    name: str = column(check_text, required=True, doc="area.topic, looked up by the checks")
+    name: str = column(check_text, required=True, doc="area_topic (no dot: not a finding id), looked up by the checks")
     version: str = column(check_pep440, required=True)
     meaning: str = column(check_text, required=True)
     source: str = column(check_text, required=True)

@@ -91,7 +91,7 @@ def install_kind(m: MooncakeFacts) -> str:
 
 def _glibc_too_old(ctx: Context) -> bool:
     g = ctx.facts.python.glibc if ctx.facts.python else None
-    gv, want = pep440(g), pep440(threshold(ctx.matrix, "mooncake.npu_wheel_glibc"))
+    gv, want = pep440(g), pep440(threshold(ctx.matrix, "mooncake_npu_wheel_glibc"))
     return bool(gv and want and gv < want)
 
 
@@ -99,7 +99,7 @@ def _remedy(ctx: Context) -> Tuple[str, str, str]:
     """(en, zh, fixable): what installs the right Mooncake for this host and release."""
     r = ctx.release
     py = _python(ctx)
-    first, glibc_need = threshold(ctx.matrix, "mooncake.first_npu_wheel"), threshold(ctx.matrix, "mooncake.npu_wheel_glibc")
+    first, glibc_need = threshold(ctx.matrix, "mooncake_first_npu_wheel"), threshold(ctx.matrix, "mooncake_npu_wheel_glibc")
     want = r.mooncake if r and r.mooncake else first
     pip_ok = (r is None or r.mooncake_install == "pip" or not r.mooncake) and not _glibc_too_old(ctx)
     build = f"ascend-doctor mooncake build --tag v{want} --python {py}"
@@ -204,10 +204,10 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
         state = transport_state(m, package_only=True)
         if state[0] != "ascend":
             return [Finding("mooncake.installed", FAIL,
-                            msg(f"{owner.name} {owner.version} is not the Ascend build: only {NPU_DIST} (>= {threshold(ctx.matrix, 'mooncake.first_npu_wheel')}) "
+                            msg(f"{owner.name} {owner.version} is not the Ascend build: only {NPU_DIST} (>= {threshold(ctx.matrix, 'mooncake_first_npu_wheel')}) "
                                 "or a -DUSE_ASCEND_DIRECT=ON source build has the Ascend transport "
                                 "('Unsupported transport ascend, please rebuild Mooncake')",
-                                f"{owner.name} {owner.version} 不是昇腾版本：只有 {NPU_DIST}（>= {threshold(ctx.matrix, 'mooncake.first_npu_wheel')}）"
+                                f"{owner.name} {owner.version} 不是昇腾版本：只有 {NPU_DIST}（>= {threshold(ctx.matrix, 'mooncake_first_npu_wheel')}）"
                                 "或用 -DUSE_ASCEND_DIRECT=ON 源码编译的版本才含 Ascend 传输"),
                             observed=f"{owner.name} {owner.version}", expected=f"{NPU_DIST} {wanted or ''}".strip(),
                             hint=msg(f"{_python(ctx)} -m pip uninstall -y {owner.name} && {remedy_en}",
@@ -509,7 +509,7 @@ def mooncake_config(ctx: Context) -> Iterable[Finding]:
                                  mem_total_kb=mem[0], mem_available_kb=mem[1],
                                  ranks=cmd.ranks if cmd and not cmd.error else 1, path=var,
                                  keys=key_windows(ctx.matrix, "config"),
-                                 ssd_offload_since=threshold(ctx.matrix, "mooncake.ssd_offload"))
+                                 ssd_offload_since=threshold(ctx.matrix, "mooncake_ssd_offload"))
     issues = worst_first(mconfig.check_text(m.config_text or "", cctx))
     if ctx.build:
         issues.append(Issue(INFO, "build stage: global_segment_size is not compared with this machine's memory",
@@ -618,7 +618,7 @@ def mooncake_master(ctx: Context) -> Iterable[Finding]:
         out.append(Finding("mooncake.master", OK,
                            msg(f"mooncake_master at {where} is up; health: {fmt[0]}", f"{where} 上的 mooncake_master 正常；health：{fmt[1]}"),
                            observed=health.format, evidence=ev, source="facts/mooncake.md §3.3"))
-        if health.format == "plain" and m.version and (pep440(m.version) or pep440("0")) >= pep440(threshold(ctx.matrix, "mooncake.master_health_json")):
+        if health.format == "plain" and m.version and (pep440(m.version) or pep440("0")) >= pep440(threshold(ctx.matrix, "mooncake_master_health_json")):
             out.append(Finding("mooncake.master", INFO,
                                msg(f"the master runs an older Mooncake (<= v0.3.10) than this client ({m.version})",
                                    f"master 运行的 Mooncake（<= v0.3.10）比本机客户端（{m.version}）旧"),
