@@ -29,7 +29,7 @@ def citations():
             if not isinstance(rows, list):
                 continue
             for i, row in enumerate(rows):
-                key = next((str(row[k]) for k in ("vllm_ascend", "cann", "version", "torch", "id", "key") if k in row), str(i))
+                key = next((str(row[k]) for k in ("vllm_ascend", "cann", "name", "version", "torch", "id", "key") if k in row), str(i))
                 if "source" in row:
                     yield path.name, f"[[{array}]] {key}", row["source"]
                 for fact, src in (row.get("sources") or {}).items():

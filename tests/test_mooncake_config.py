@@ -27,7 +27,8 @@ def _knowledge():
     from doctor.matrix.query import key_windows, threshold
 
     m = load_matrix(user_overlays=False)
-    return {"config": dict(keys=key_windows(m, "config"), ssd_offload_since=threshold(m, "mooncake_ssd_offload")),
+    return {"config": dict(keys=key_windows(m, "config"), ssd_offload_since=threshold(m, "mooncake_ssd_offload"),
+                           since={t.name: t.version for t in m.thresholds}),
             "serve": dict(extra_keys={f: key_windows(m, f) for f in ("p2p", "layerwise", "store")},
                           backends={b: w[0] for b, w in key_windows(m, "store_backend").items()})}
 

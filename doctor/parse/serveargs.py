@@ -305,7 +305,7 @@ def _check_object(data: Dict[str, Any], ctx: ServeContext) -> List[Issue]:
     fam = family(name)
     if fam:
         out.extend(_extra_issues(fam, str(name), extra, va, ctx.extra_keys.get(fam, {})))
-    if fam == "p2p" or (fam == "layerwise" and at_least(va, "0.15.0rc1") is False):
+    if fam == "p2p" or (fam == "layerwise" and at_least(va, ctx.extra_keys.get("layerwise", {}).get("prefill", (None, None))[1]) is False):
         out.extend(_prefill_decode(str(name), extra))
     if fam == "store":
         out.extend(_store_issues(str(name), extra, ctx))

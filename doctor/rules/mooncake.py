@@ -509,7 +509,8 @@ def mooncake_config(ctx: Context) -> Iterable[Finding]:
                                  mem_total_kb=mem[0], mem_available_kb=mem[1],
                                  ranks=cmd.ranks if cmd and not cmd.error else 1, path=var,
                                  keys=key_windows(ctx.matrix, "config"),
-                                 ssd_offload_since=threshold(ctx.matrix, "mooncake_ssd_offload"))
+                                 ssd_offload_since=threshold(ctx.matrix, "mooncake_ssd_offload"),
+                                 since={t.name: t.version for t in ctx.matrix.thresholds})
     issues = worst_first(mconfig.check_text(m.config_text or "", cctx))
     if ctx.build:
         issues.append(Issue(INFO, "build stage: global_segment_size is not compared with this machine's memory",

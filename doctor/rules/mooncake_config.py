@@ -78,12 +78,15 @@ class ConfigContext:
     path: str = "$MOONCAKE_CONFIG_PATH"
     keys: Mapping[str, Window] = None  # type: ignore[assignment]  # key windows (the matrix's)
     ssd_offload_since: Optional[str] = None  # the Mooncake that first has SSD offload (the matrix's)
+    since: Mapping[str, str] = None  # type: ignore[assignment]  # the matrix's thresholds, name -> version
 
     def __post_init__(self):
         if self.env is None:
             self.env = {}
         if self.keys is None:
             self.keys = {}
+        if self.since is None:
+            self.since = {}
 
 
 def check_text(text: str, ctx: ConfigContext) -> List[Issue]:
@@ -120,7 +123,7 @@ def check_data(data: Dict[str, Any], ctx: ConfigContext, strict_ok: bool = True)
     suffix_zh = "" if strict_ok else "（按修正 JSON 错误后的内容判断）"
 
     # -- protocol ----------------------------------------------------------------------------
-    v11 = at_least(va, "0.12.0rc1") is False
+    v11 = at_least(va, ctx.since.get("mooncake_store_backend_reader")) is False
     protocol = data.get("protocol")
     if protocol is None:
         if v11:
@@ -136,7 +139,7 @@ def check_data(data: Dict[str, Any], ctx: ConfigContext, strict_ok: bool = True)
                              observed=str(protocol), expected="ascend", source=SOURCE))
         else:
             raised = ("NotImplementedError: MooncakeBackend does not support protocol "
-                      f"{protocol!r}" if at_least(va, "0.20.2rc1") is not False else
+                      f"{protocol!r}" if at_least(va, ctx.since.get("mooncake_protocol_not_implemented")) is not False else
                       "the backend only sets up the store for \"ascend\" and fails")
             out.append(issue(FAIL, f"\"protocol\": {protocol!r}: {raised}" + suffix_en,
                              f"\"protocol\": {protocol!r}：vllm-ascend 只支持 \"ascend\"（{raised}）" + suffix_zh,
@@ -239,7 +242,7 @@ def check_host_port(value: Any) -> Optional[Tuple[str, str]]:
 def _master_issues(data: Dict[str, Any], ctx: ConfigContext) -> List[Issue]:
     out: List[Issue] = []
     env_master = ctx.env.get("MOONCAKE_MASTER")
-    honours_env = at_least(ctx.vllm_ascend, "0.20.2rc1") is not False
+    honours_env = at_least(ctx.vllm_ascend, ctx.since.get("mooncake_env_overrides")) is not False
     addr = data.get("master_server_address")
     if env_master and honours_env:
         out.append(issue(INFO, f"MOONCAKE_MASTER={env_master} overrides \"master_server_address\" ({addr})",
@@ -273,10 +276,10 @@ def _master_issues(data: Dict[str, Any], ctx: ConfigContext) -> List[Issue]:
 def _size_issues(data: Dict[str, Any], ctx: ConfigContext) -> List[Issue]:
     va = ctx.vllm_ascend
     out: List[Issue] = []
-    strings = at_least(va, "0.12.0rc1") is not False
+    strings = at_least(va, ctx.since.get("mooncake_store_backend_reader")) is not False
     env_size = ctx.env.get("MOONCAKE_GLOBAL_SEGMENT_SIZE")
-    honours_env = at_least(va, "0.20.2rc1") is not False
-    default = 1073741824 if at_least(va, "0.18.0") is not False else 3355443200
+    honours_env = at_least(va, ctx.since.get("mooncake_env_overrides")) is not False
+    default = 1073741824 if at_least(va, ctx.since.get("mooncake_segment_default_1gib")) is not False else 3355443200
     if env_size and honours_env:
         raw, origin = env_size, "MOONCAKE_GLOBAL_SEGMENT_SIZE"
         out.append(issue(INFO, f"MOONCAKE_GLOBAL_SEGMENT_SIZE={env_size} overrides \"global_segment_size\" ({data.get('global_segment_size')})",
