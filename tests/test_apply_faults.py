@@ -147,7 +147,8 @@ def test_two_concurrent_fixes_one_refuses(tmp_path, house):
     line = second.stderr.strip().splitlines()[-1]
     assert line.startswith("ascend-doctor: error: another ascend-doctor fix or rollback is changing this environment")
     assert f"pid {first.pid}" in line
-    assert first.returncode == 0, err[-2000:]
+    # 4: the repaired host keeps one warning, its CANN 8.3.RC2 / driver 25.0.rc1.1 pairing is undocumented
+    assert first.returncode in (0, 4), err[-2000:]
     assert wh.versions(fake.site)["vllm-ascend"] == "0.11.0"
 
 

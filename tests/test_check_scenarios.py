@@ -105,13 +105,15 @@ def test_container_without_driver_mounts(fake):
 
 
 def test_healthy_a2_host_exits_0(fake):
-    ascend_host(fake, "0.11.0rc3", container=False, torch_npu="2.7.1.post1")
+    # CANN 8.5.0 documents driver 25.0.X (8.3.RC2, 0.11.0rc3's CANN, documents no driver at all)
+    ascend_host(fake, "0.13.0", container=False, torch_npu="2.8.0.post2")
     doc = fake.judge()
     assert doc["exit_code"] == 0, [(f["id"], f["title"]) for f in doc["findings"] if f["status"] in ("warn", "fail")]
     assert doc["summary"]["root_cause"] is None
-    # vllm from the index pins torch 2.8.0: reported as the expected residual, not a failure
+    assert finding(doc, "cann.driver_compat")["status"] == "ok"
+    # vllm from the index pins torch 2.9.0: reported as the expected residual, not a failure
     pip = finding(doc, "env.pip_check")
-    assert pip["status"] == "info" and "torch==2.8.0" in pip["title"]
+    assert pip["status"] == "info" and "torch==2.9.0" in pip["title"]
     assert finding(doc, "firmware.compat")["status"] == "ok"
     assert finding(doc, "devices.npu_smi")["observed"] == "A2"
 

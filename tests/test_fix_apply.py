@@ -36,6 +36,18 @@ def build(name, base, house):
     return fake
 
 
+# The kit's hosts pair CANN 8.3.RC2 with driver 25.0.rc1.1, a pairing no public document covers:
+# check reports it as a warning (exit 4), the only one a repaired host keeps.
+UNDOCUMENTED_PAIRING = "cann.driver_compat"
+CLEAN = (0, 4)
+
+
+def problems(doc):
+    """Findings that make a repaired host not clean (everything but the undocumented pairing)."""
+    return [(f["id"], f["title"]) for f in doc["findings"]
+            if f["status"] == "fail" or (f["status"] == "warn" and f["id"] != UNDOCUMENTED_PAIRING)]
+
+
 def doctor(fake, house, *args, env=None, timeout=300):
     argv = [sys.executable, "-m", "doctor"] + list(args) + ["--root", str(fake.root), "--python", str(fake.python)]
     return subprocess.run(argv, env=env or pip_env(fake, house), cwd=fake.workdir, capture_output=True, text=True,
@@ -63,11 +75,11 @@ def test_fix_apply_makes_the_stack_consistent(name, tmp_path, house):
     wanted = extra[1].split("==")[1] if extra else None
     assert fake.judge(target=wanted)["exit_code"] == 3, "the scenario must start broken (for its target)"
     proc = doctor(fake, house, "fix", "--apply", "--yes", "--no-smoke", "--json", *extra)
-    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    assert proc.returncode in CLEAN, proc.stderr[-3000:] + proc.stdout[-3000:]
     doc = json.loads(proc.stdout)  # --json: the plan object (and the result), nothing else
-    assert doc["result"]["applied"] and doc["result"]["exit_code"] == 0
+    assert doc["result"]["applied"] and doc["result"]["exit_code"] in CLEAN
     after = fake.judge()
-    assert after["exit_code"] == 0, [(f["id"], f["title"]) for f in after["findings"] if f["status"] in ("warn", "fail")]
+    assert after["exit_code"] in CLEAN and problems(after) == [], problems(after)
     assert finding(after, "env.pip_check")["status"] in ("ok", "info")
     have = wh.versions(fake.site)
     for pkg, version in expected.items():
@@ -122,14 +134,14 @@ def test_requirements_file_installs_a_consistent_stack(tmp_path, house):
     assert done.returncode == 0, done.stdout + done.stderr
     # the pins are judged against the row they name
     doc = empty.judge()
-    assert doc["exit_code"] == 0, [(f["id"], f["title"]) for f in doc["findings"] if f["status"] in ("warn", "fail")]
+    assert doc["exit_code"] in CLEAN and problems(doc) == [], problems(doc)
 
 
 def test_rollback_restores_the_old_state(tmp_path, house):
     fake = build("seed_001", tmp_path, house)
     before = wh.tree_state(fake.site, fake.python.parent)
     proc = doctor(fake, house, "fix", "--apply", "--yes", "--no-smoke")
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.returncode in CLEAN, proc.stderr[-2000:]
     assert wh.versions(fake.site)["vllm"] == "0.11.0"
     back = doctor(fake, house, "rollback", "--yes")
     assert back.returncode == 3, back.stderr  # the old state is the broken one
@@ -146,7 +158,7 @@ def test_target_without_pip_uses_the_doctors_pip(tmp_path, house):
 
     ascend_host(fake, "0.11.0rc3", numpy="2.1.0")  # venv made --without-pip
     proc = doctor(fake, house, "fix", "--apply", "--yes", "--no-smoke", "--json")
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.returncode in CLEAN, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
     assert any("has no pip" in n for n in doc["installer_notes"])
     assert "--python" in doc["steps"][0]["argv"]
@@ -163,10 +175,10 @@ def test_installer_uv(tmp_path, house):
     env = pip_env(fake, house)
     env["PATH"] = str(Path(UV).parent) + ":" + env["PATH"]
     proc = doctor(fake, house, "fix", "--apply", "--yes", "--no-smoke", "--installer", "uv", "--json", env=env)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.returncode in CLEAN, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
     assert doc["installer"] == "uv" and doc["steps"][0]["argv"][1:4] == ["pip", "install", "--python"]
-    assert fake.judge()["exit_code"] == 0
+    assert problems(fake.judge()) == []
 
 
 def test_installer_uv_not_on_path_is_a_usage_error(tmp_path, house):
@@ -185,7 +197,7 @@ def test_smoke_runs_after_apply_and_its_failure_fails_the_fix(tmp_path, house):
     fake = build("numpy_2", tmp_path, house)
     proc = doctor(fake, house, "fix", "--apply", "--yes", "--json")
     doc = json.loads(proc.stdout)
-    assert doc["result"]["check_after"]["exit_code"] == 0
+    assert doc["result"]["check_after"]["exit_code"] in CLEAN
     assert doc["result"]["smoke"]["exit_code"] != 0 and proc.returncode == 3
 
 
@@ -244,12 +256,12 @@ def test_vllm_from_source_builds_it_with_target_device_empty(tmp_path, house):
     repo = vllm_repo(tmp_path / "vllm-src")
     proc = doctor(fake, house, "fix", "--apply", "--yes", "--no-smoke", "--json", "--vllm-from", "source",
                   "--vllm-repo", str(repo))
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode in CLEAN, proc.stderr[-3000:]
     doc = json.loads(proc.stdout)
     assert [s["action"] for s in doc["steps"] if s["kind"] in ("pip", "build")] == ["remove", "fetch", "build", "requirements"]
     assert doc["result"]["changed"]["vllm"] == {"before": "0.11.2+empty", "after": "0.11.0+empty"}
     after = fake.judge()
-    assert after["exit_code"] == 0 and finding(after, "vllm.local_version")["status"] == "info"
+    assert problems(after) == [] and finding(after, "vllm.local_version")["status"] == "info"
 
 
 def test_dockerfile_step_with_doctor_fix_repairs_the_official_image(tmp_path, house):

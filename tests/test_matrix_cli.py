@@ -105,3 +105,12 @@ def test_bad_user_overlay_warns_but_show_works(capsys, tmp_path):
     code, out, err = run(["show", "--json"], capsys)
     assert code == 0 and json.loads(out)["releases"]
     assert "warning: ignoring matrix overlay" in err and "matrix-overlay.toml" in err
+
+
+def test_show_lists_every_fact_field_of_the_schema():
+    """`matrix show --release` keeps its own reading order, but never drifts from the schema."""
+    from doctor.cli.matrix import FIELDS
+    from doctor.matrix.model import RELEASE_SCHEMA
+
+    not_facts = {"vllm_ascend", "known_problems", "deviations", "notes", "source", "sources"}
+    assert sorted(FIELDS) == sorted(set(RELEASE_SCHEMA) - not_facts) and len(set(FIELDS)) == len(FIELDS)

@@ -110,17 +110,57 @@ def test_known_facts_spot_checks(matrix):
     for v in ("0.25.1rc1", "0.28.0rc1", "0.29.0rc1", "0.30.0rc2"):
         assert release_row(matrix, v).official_row is False
     assert release_row(matrix, "0.30.0rc1").cann == ("9.2.0",)
+    # v0.9.1's installation guide requires CANN >= 8.2.RC1: the v0.9.1-dev copy of the matrix (8.1.RC1) is wrong
+    for v in ("0.9.1rc2", "0.9.1rc3", "0.9.1"):
+        r = release_row(matrix, v)
+        assert r.cann == ("8.2.RC1",) and "installation.md" in r.source_of("cann"), v
+
+
+@pytest.mark.parametrize("version,torch,cann,python", [
+    ("2.14.0", "2.14.0", None, ">=3.10,<3.15"),         # no document names its CANN: unknown
+    ("2.13.0", "2.13.0", None, ">=3.10,<3.15"),
+    ("2.12.0.post3", "2.12.0", None, ">=3.10,<3.15"),
+    ("2.12.0.post2", "2.12.0", "9.1.0", ">=3.10,<3.14"),  # branch v2.12.0-26.1.0
+    ("2.11.0.post2", "2.11.0", "9.1.0", ">=3.10,<3.14"),
+    ("2.10.0.post6", "2.10.0", "9.1.0", ">=3.10,<3.13"),
+    ("2.10.0.post7", "2.10.0", None, ">=3.10,<3.15"),
+    ("2.10.0rc2", "2.10.0", "8.5.0", ">=3.10,<3.13"),     # the README's table
+    ("2.9.1", "2.9.1", "9.0.0", ">=3.10,<3.14"),
+    ("2.9.0.post4", "2.9.0", "9.0.0", ">=3.10,<3.14"),
+    ("2.9.0.post8", "2.9.0", "9.1.0", ">=3.10,<3.14"),
+    ("2.8.0.post5", "2.8.0", "9.0.0", ">=3.9,<3.14"),
+    ("2.7.1.post6", "2.7.1", "9.0.0", ">=3.9,<3.14"),
+    ("2.7.1.post10", "2.7.1", "9.1.0", ">=3.9,<3.14"),
+])
+def test_torch_npu_builds_published_since(matrix, version, torch, cann, python):
+    r = torch_npu_row(matrix, version)
+    assert r is not None and r.version == version
+    assert (r.torch, r.cann, r.python, r.glibc_min) == (torch, cann, python, "2.28")
+    assert r.confirmed is (cann is None or "branch" not in (r.notes or ""))
+    if cann is None:
+        assert "unknown" in r.notes
+
+
+def test_every_torch_npu_on_the_index_has_a_row(matrix):
+    lines = (DATA / "index-versions-torch-npu.txt").read_text(encoding="utf-8").splitlines()
+    listed = [v.strip() for v in lines if v.strip() and not v.startswith("#")]
+    assert len(listed) > 50
+    missing = [v for v in listed if torch_npu_row(matrix, v) is None]
+    assert missing == []
 
 
 def test_cann_rows_are_ordered_and_sourced(matrix):
     canns = [AscendVersion(r.cann) for r in matrix.cann_driver]
     assert canns == sorted(canns)
-    gaps = {r.cann for r in matrix.cann_driver if not r.confirmed}
-    assert {"8.0.0", "8.3.RC2", "8.5.1"} <= gaps
+    undocumented = {r.cann for r in matrix.cann_driver if not r.documented}
+    assert {"8.0.0", "8.3.RC2", "8.5.1"} <= undocumented
     for r in matrix.cann_driver:
-        assert r.source and r.drivers
-        if not r.confirmed:
-            assert r.notes and ("Gap" in r.notes or "gap" in r.notes)
+        assert r.source
+        # a line is documented compatible or incompatible, never both; per-line sources name a line
+        assert not set(r.documented) & set(r.incompatible), r.cann
+        assert set(r.sources) <= set(r.documented) | set(r.incompatible), r.cann
+        if not r.documented:
+            assert r.notes and "Undocumented" in r.notes and r.source.startswith("docs/sources/"), r.cann
 
 
 def test_torch_rows_are_consistent(matrix):

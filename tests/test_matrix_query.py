@@ -9,6 +9,7 @@ from doctor.matrix.load import load_matrix, parse_file
 from doctor.matrix.model import Matrix
 from doctor.matrix.query import (
     cann_supports_driver,
+    driver_compat,
     newest_release,
     pins_for,
     release_for_installed,
@@ -178,50 +179,117 @@ source = "t"
 
 
 # ---------------------------------------------------------------------------------------------
-# cann_supports_driver
+# CANN <-> driver: documented compatible / documented incompatible / undocumented
 
 
 CANN = """
 [[cann]]
 cann = "9.1.0"
-drivers = ["26.1.0", "26.0.rc1", "25.5", "25.2"]
-not_drivers = ["25.0"]
-source = "t"
+paired = "26.0.rc1"
+compatible = ["26.1.0", "25.5", "25.2"]
+incompatible = ["25.0"]
+source = "https://example.org/910"
+[cann.sources]
+"26.1.0" = "https://example.org/911"
 
 [[cann]]
-cann = "8.5.1"
-drivers = ["25.5"]
-confirmed = false
-source = "t"
+cann = "9.2.0"
+paired = "26.2.rc1"
+compatible = ["25.5", "25.3"]
+incompatible = ["27.0", "25.2"]
+source = "https://example.org/920"
+
+[[cann]]
+cann = "8.1.RC1"
+paired = "25.0.rc1"
+source = "https://example.org/deployer"
+
+[[cann]]
+cann = "8.3.RC1"
+paired = "25.3.rc1"
+source = "https://example.org/831"
+
+[[cann]]
+cann = "8.3.RC2"
+notes = "nothing documented"
+source = "docs/sources/cann-driver.md"
 """
 
 
-@pytest.mark.parametrize("cann,driver,status", [
-    ("9.1.0", "25.5.1", "ok"),
-    ("9.1.0", "26.0.rc1", "ok"),
-    ("9.1.0", "25.2.3", "ok"),
-    ("9.1.0", "25.0.rc1.1", "unsupported"),
-    ("9.1.0", "24.1.rc3", "too_old"),
-    ("9.1.0", "26.2.rc1", "untested"),
-    ("9.1.0", "26.0.rc2", "unknown"),      # between listed lines
-    ("9.1.0", "25.3.rc1", "unknown"),
-    ("8.5.1", "25.5.2", "ok"),             # inferred row that lists it
-    ("8.5.1", "24.1.0", "unknown"),        # inferred row: never too_old
-    ("7.0.0", "23.0.0", "unknown"),        # no row at all
-    ("9.1.0.RC1", "25.5.1", "unknown"),
+@pytest.mark.parametrize("cann,driver,status,line,source", [
+    ("9.1.0", "25.5.1", "ok", "25.5", "https://example.org/910"),
+    ("9.1.0", "26.0.rc1.2", "ok", "26.0.rc1", "https://example.org/910"),   # the paired HDK counts
+    ("9.1.0", "26.1.0", "ok", "26.1.0", "https://example.org/911"),         # a line's own source
+    ("9.1.0", "25.0.rc1.1", "too_old", "25.0", "https://example.org/910"),  # an N line below the Y lines
+    ("9.1.0", "24.1.rc3", "too_old", "25.0", "https://example.org/910"),    # below that N line too
+    ("9.2.0", "27.0.1", "too_new", "27.0", "https://example.org/920"),      # an N line above the Y lines
+    ("9.2.0", "25.2.1", "too_old", "25.2", "https://example.org/920"),
+    ("9.2.0", "26.0.rc1", "unsupported", "25.2", None),                     # not below 27.0's floor... see below
 ])
-def test_cann_supports_driver(tmp_path, cann, driver, status):
+def test_driver_compat_documented(tmp_path, cann, driver, status, line, source):
     m = synthetic(tmp_path, CANN)
-    got, row = cann_supports_driver(m, cann, driver)
-    assert got == status
-    assert (row is None) == (cann in ("7.0.0", "9.1.0.RC1"))
+    got = driver_compat(m, cann, driver)
+    if cann == "9.2.0" and driver == "26.0.rc1":
+        # between the Y lines and the N line above them: nothing documented
+        assert got.status == "unknown" and got.line is None
+        return
+    assert (got.status, got.line, got.source) == (status, line, source)
+    assert got.nearest is None
 
 
-def test_cann_supports_driver_on_shipped_rows(shipped):
-    assert cann_supports_driver(shipped, "8.2.RC1", "24.1.rc2.2")[0] == "ok"
-    assert cann_supports_driver(shipped, "8.2.rc1", "25.2.0")[0] == "ok"   # case of RC does not matter
-    assert cann_supports_driver(shipped, "9.2.0", "25.2.1")[0] == "unsupported"
-    assert cann_supports_driver(shipped, "8.1.RC1", "24.1.rc3")[0] == "too_old"
+@pytest.mark.parametrize("cann,driver,near", [
+    ("8.1.RC1", "24.1.rc3", ("8.1.RC1", "25.0.rc1", "https://example.org/deployer")),  # only the paired HDK is named
+    ("9.1.0", "25.3.rc1", ("9.1.0", "25.2", "https://example.org/910")),                # between documented lines
+    ("9.1.0", "26.3.0", ("9.1.0", "26.1.0", "https://example.org/911")),                # newer than every line
+    ("8.3.RC2", "24.1.rc2", ("8.3.RC1", "25.3.rc1", "https://example.org/831")),        # a row without lines
+    ("8.3.RC3", "25.3.rc1.2", ("8.3.RC1", "25.3.rc1", "https://example.org/831")),      # no row: same family
+    ("7.0.0", "23.0.0", ("8.1.RC1", "25.0.rc1", "https://example.org/deployer")),       # no row, no family
+])
+def test_driver_compat_undocumented_is_unknown_with_the_nearest_pairing(tmp_path, cann, driver, near):
+    m = synthetic(tmp_path, CANN)
+    got = driver_compat(m, cann, driver)
+    assert got.status == "unknown" and got.line is None
+    assert (got.nearest.cann, got.nearest.driver, got.nearest.source) == near
+    assert cann_supports_driver(m, cann, driver)[0] == "unknown"
+
+
+def test_driver_compat_without_any_documentation(tmp_path):
+    m = synthetic(tmp_path, '[[cann]]\ncann = "8.3.RC2"\nsource = "docs/sources/cann-driver.md"\n')
+    got = driver_compat(m, "8.3.RC2", "25.3.rc1")
+    assert got.status == "unknown" and got.nearest is None and got.row.cann == "8.3.RC2"
+
+
+HDK_920 = "https://www.hiascend.com/document/detail/en/CANNCommunityEdition/920/softwareinst/releasenote/9.2.0/release-notes.md"
+
+
+@pytest.mark.parametrize("cann,driver,status", [
+    # CANN 9.2.0's own table: Y for 25.3.X, 25.5.X, 26.0.RC1/25.7.RC1, 26.1.1, 26.2.RC1; N for 25.0.X, 25.2.X
+    ("9.2.0", "25.3.1", "ok"), ("9.2.0", "25.5.1", "ok"), ("9.2.0", "26.0.rc1", "ok"),
+    ("9.2.0", "25.7.rc1", "ok"), ("9.2.0", "26.1.1", "ok"), ("9.2.0", "26.2.rc1", "ok"),
+    ("9.2.0", "25.0.rc1.1", "too_old"), ("9.2.0", "25.2.1", "too_old"),
+    # the same table's 8.5.2 / 9.0.X / 9.1.X rows reach 26.1.1 and 26.2.RC1
+    ("8.5.2", "26.1.1", "ok"), ("8.5.2", "26.2.rc1", "ok"), ("9.0.0", "26.1.1", "ok"),
+    ("9.0.0", "26.2.rc1", "ok"), ("9.0.1", "26.2.rc1", "ok"), ("9.1.0", "26.2.rc1", "ok"),
+    ("9.1.1", "26.1.1", "ok"), ("9.1.1", "25.2.0", "ok"), ("9.1.1", "25.0.rc1", "too_old"),
+    ("8.2.RC1", "24.1.rc2.2", "ok"), ("8.2.rc1", "25.2.0", "ok"),     # case of RC does not matter
+    ("9.1.0", "24.1.rc3", "too_old"),                               # below the 25.0.X N floor
+    # not documented: never too old
+    ("8.1.RC1", "24.1.rc3", "unknown"), ("8.3.RC2", "24.1.rc2", "unknown"), ("8.3.RC2", "25.0.rc1.1", "unknown"),
+])
+def test_driver_compat_on_shipped_rows(shipped, cann, driver, status):
+    assert driver_compat(shipped, cann, driver).status == status
+
+
+def test_shipped_sources_and_nearest_pairings(shipped):
+    assert driver_compat(shipped, "9.2.0", "25.5.1").source == HDK_920
+    assert driver_compat(shipped, "9.2.0", "25.2.1").source == HDK_920
+    assert driver_compat(shipped, "8.5.2", "26.2.rc1").source == HDK_920
+    row = driver_compat(shipped, "9.1.1", "26.1.1").row
+    assert row.paired == "26.1.1" and "9.1.1" in row.source
+    near = driver_compat(shipped, "8.3.RC2", "24.1.rc2").nearest
+    assert (near.cann, near.driver) == ("8.3.RC1", "25.3.rc1") and near.source.startswith("https://")
+    near = driver_compat(shipped, "8.1.RC1", "24.1.rc3").nearest
+    assert (near.cann, near.driver) == ("8.1.RC1", "25.0.rc1")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,3 +304,49 @@ def test_torch_npu_row(shipped):
     assert torch_npu_row(shipped, "2.10.0.post4+git1234567").version == "2.10.0.post4"
     assert torch_npu_row(shipped, "2.10.0").cann == "9.0.0"
     assert torch_npu_row(shipped, "1.0.0") is None and torch_npu_row(shipped, None) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# knowledge the checks apply: key windows, thresholds, package sets (matrices/mooncake.toml)
+
+
+def test_mooncake_knowledge_is_read_from_the_matrix(shipped):
+    from doctor.matrix.query import key_row, key_windows, package_set, threshold
+
+    config = key_windows(shipped, "config")
+    assert config["preferred_segment"] == ("0.20.2rc1", None) and config["use_ascend_direct"] == (None, "0.12.0rc1")
+    assert key_windows(shipped, "layerwise")["prefill"] == (None, "0.15.0rc1")
+    assert key_windows(shipped, "store_backend")["yuanrong"] == ("0.20.2rc1", None)
+    assert key_row(shipped, "store", "h2d_stagger_us").source.startswith("https://github.com/vllm-project/vllm-ascend/blob/")
+    assert threshold(shipped, "mooncake_first_npu_wheel") == "0.3.11.post1"
+    assert threshold(shipped, "mooncake_npu_wheel_glibc") == "2.35"
+    assert {"nvidia-*", "torch", "xformers"} <= set(package_set(shipped, "vllm_not_on_ascend"))
+    with pytest.raises(KeyError):
+        threshold(shipped, "no.such.threshold")
+
+
+def test_an_overlay_changes_what_the_checks_compare_with(tmp_path):
+    from doctor.matrix.query import key_windows, threshold
+    from doctor.rules.mooncake_config import key_status
+
+    overlay = tmp_path / "o.toml"
+    overlay.write_text('[[threshold]]\nname = "mooncake_first_npu_wheel"\nversion = "0.3.12"\nmeaning = "m"\n'
+                       'source = "https://example.org/x"\n\n'
+                       '[[mooncake_key]]\nscope = "config"\nkey = "preferred_segment"\nsince = "0.21.0rc1"\n'
+                       'source = "https://example.org/y"\n', encoding="utf-8")
+    m = load_matrix([overlay], user_overlays=False)
+    assert threshold(m, "mooncake_first_npu_wheel") == "0.3.12"
+    keys = key_windows(m, "config")
+    assert key_status("preferred_segment", "0.20.2rc1", keys) == "not_yet"
+    assert key_status("preferred_segment", "0.21.0rc1", keys) == "read"
+    assert key_status("enable_ssd_offload", "0.21.0rc1", keys) == "read"   # the other rows stay
+
+
+def test_duplicate_key_windows_are_rejected(tmp_path):
+    from doctor.matrix.schema import MatrixError
+
+    p = tmp_path / "m.toml"
+    row = '[[mooncake_key]]\nscope = "store"\nkey = "backend"\nsource = "https://example.org/z"\n\n'
+    p.write_text(row + row, encoding="utf-8")
+    with pytest.raises(MatrixError, match="duplicate scope/key 'store/backend'"):
+        parse_file(p, cache=False)

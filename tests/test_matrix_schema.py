@@ -129,8 +129,8 @@ def test_duplicate_rows_are_rejected(tmp_path):
 
 
 def test_duplicate_cann_rows(tmp_path):
-    text = ('[[cann]]\ncann = "8.2.RC1"\ndrivers = ["25.2"]\nsource = "a"\n\n'
-            '[[cann]]\ncann = "8.2.RC1"\ndrivers = ["25.0"]\nsource = "b"\n')
+    text = ('[[cann]]\ncann = "8.2.RC1"\ncompatible = ["25.2"]\nsource = "a"\n\n'
+            '[[cann]]\ncann = "8.2.RC1"\ncompatible = ["25.0"]\nsource = "b"\n')
     e = error_of(write(tmp_path, text))
     assert e.line == 7 and "duplicate cann" in e.message  # the key line of the second row
 
@@ -188,3 +188,26 @@ def test_cli_reports_bad_matrix_file_in_one_line(tmp_path, capsys):
     assert info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{bad}:11:" in err[0] and "Traceback" not in err[0]
+
+
+def test_every_field_is_documented():
+    """The schema is declared once (doctor/matrix/model.py); docs/matrix.md names every field."""
+    from doctor.matrix.model import (CannDriver, MooncakeKey, PackageSet, Release, Threshold, TorchNpu,
+                                     TorchRow, schema_of)
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "matrix.md").read_text(encoding="utf-8")
+    missing = [f"{cls.__name__}.{name}" for cls in (Release, CannDriver, TorchNpu, TorchRow, MooncakeKey,
+                                                    Threshold, PackageSet)
+               for name in schema_of(cls) if f"`{name}" not in doc and f".{name}]" not in doc]
+    assert missing == []
+
+
+def test_schema_is_derived_from_the_row_types():
+    from doctor.matrix.model import RELEASE_FACTS, RELEASE_SCHEMA, Release, row_from
+
+    assert list(RELEASE_SCHEMA)[:3] == ["vllm_ascend", "vllm", "python"] and "origin" not in RELEASE_SCHEMA
+    assert RELEASE_SCHEMA["sources"].keys == RELEASE_FACTS and "cann" in RELEASE_FACTS and "notes" not in RELEASE_FACTS
+    row = row_from(Release, {"vllm_ascend": "1.0", "vllm": "1.0", "python": ">=3.9", "cann": ["8.2.RC1"],
+                             "torch": "2.5.1", "torch_npu": "2.5.1", "glibc_min": "2.17", "hardware": ["A2"],
+                             "source": "x", "known_problems": [{"summary": "s", "source": "u"}]}, origin="f:1")
+    assert row.cann == ("8.2.RC1",) and row.known_problems[0].summary == "s" and row.origin == "f:1"

@@ -28,6 +28,7 @@ from doctor.shell.index import (
     pip_config_files,
     pip_index_config,
     release_glibc,
+    upload_date,
 )
 from doctor.matrix.load import load_matrix, parse_file
 from doctor.matrix.sync import overlay_path, sync, write_validated
@@ -92,7 +93,7 @@ class Index:
         for e in self.entries:
             attrs = f'href="{e["url"]}#sha256={e["hashes"]["sha256"]}" data-requires-python="&gt;=3.10"'
             if "core-metadata" in e:
-                attrs += ' data-core-metadata="sha256=x"'
+                attrs += f' data-core-metadata="sha256={e["core-metadata"]["sha256"]}"'
             if e["yanked"]:
                 attrs += ' data-yanked=""'
             links.append(f"<a {attrs}>{e['filename']}</a><br/>")
@@ -120,8 +121,9 @@ def build_index() -> Index:
 class Server:
     """ThreadingHTTPServer on 127.0.0.1 serving an Index, with switches for how it behaves."""
 
-    def __init__(self, index: Index, *, json_api=True, ranges=True, delay=0.0, status=None):
+    def __init__(self, index: Index, *, json_api=True, ranges=True, delay=0.0, status=None, drip=0.0):
         self.index, self.json_api, self.ranges, self.delay, self.status = index, json_api, ranges, delay, status
+        self.drip = drip  # seconds between 64-byte pieces of every body: slow, never silent for long
         self.log = []
         outer = self
 
@@ -162,7 +164,13 @@ class Server:
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                if not outer.drip:
+                    self.wfile.write(body)
+                    return
+                for i in range(0, len(body), 64):
+                    self.wfile.write(body[i:i + 64])
+                    self.wfile.flush()
+                    time.sleep(outer.drip)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.handle_error = lambda request, client_address: None  # clients that time out hang up
@@ -275,7 +283,7 @@ def test_json_page_and_pep658_metadata(server):
     assert server.log[0][0] == "/simple/vllm-ascend/" and "vnd.pypi.simple.v1+json" in server.log[0][2]
     assert client.versions("vllm-ascend") == ["0.30.0rc2", "0.31.0rc1", "0.31.0rc2", "0.32.0rc1"]
     f = pick_file(files, "0.31.0rc1")
-    assert f.filename.endswith("manylinux_2_34_x86_64.whl") and f.metadata_url and f.upload_time.startswith("2026-11-10")
+    assert f.filename.endswith("manylinux_2_34_x86_64.whl") and f.has_metadata and upload_date(f) == "2026-11-10"
     server.log.clear()
     meta = client.metadata(f)
     assert meta["metadata_from"] == "PEP 658 .metadata"
@@ -286,7 +294,7 @@ def test_json_page_and_pep658_metadata(server):
 def test_wheel_metadata_with_range_requests(server, index):
     client = IndexClient([server.url])
     f = pick_file(client.project_files("vllm-ascend"), "0.31.0rc2", prefer=("cp311", "x86_64"))
-    assert f.filename == "vllm_ascend-0.31.0rc2-cp311-cp311-manylinux_2_28_x86_64.whl" and f.metadata_url is None
+    assert f.filename == "vllm_ascend-0.31.0rc2-cp311-cp311-manylinux_2_28_x86_64.whl" and not f.has_metadata
     server.log.clear()
     meta = client.metadata(f)
     assert meta["metadata_from"] == "METADATA inside the wheel"
@@ -315,9 +323,9 @@ def test_html_only_index(index):
         client = IndexClient([s.url])
         files = client.project_files("vllm-ascend")
         assert {f.version for f in files} >= {"0.31.0rc1", "0.32.0rc1", "0.33.0"}
-        assert [f.yanked for f in files if f.version == "0.33.0"] == [True]
+        assert [f.is_yanked for f in files if f.version == "0.33.0"] == [True]
         f = pick_file(files, "0.31.0rc1")
-        assert f.metadata_url and client.metadata(f)["metadata_from"] == "PEP 658 .metadata"
+        assert f.has_metadata and client.metadata(f)["metadata_from"] == "PEP 658 .metadata"
 
 
 def test_second_index_fills_in(index):
@@ -348,6 +356,79 @@ def test_index_failures_are_one_line_errors(index, kwargs, message):
         with pytest.raises(IndexFetchError) as info:
             client.project_files("vllm-ascend")
         assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_dripping_index_is_cut_by_the_total_deadline(index):
+    """Every piece arrives well within the per-read timeout; only the total deadline stops it."""
+    with Server(index, drip=0.05) as s:
+        client = IndexClient([s.url], timeout=(1.0, 1.0), deadline=1.0)
+        started = time.monotonic()
+        with pytest.raises(IndexFetchError) as info:
+            client.project_files("vllm-ascend")
+        assert "deadline of 1 s exceeded" in str(info.value) and "\n" not in str(info.value)
+        assert time.monotonic() - started < 3.0
+
+
+def test_pep658_metadata_with_a_wrong_checksum_is_refused(index):
+    bad = Index()
+    good = index.entries[1]  # 0.31.0rc1, served with a .metadata file
+    bad.bodies = dict(index.bodies)
+    bad.entries = [dict(good, **{"core-metadata": {"sha256": "0" * 64}})]
+    with Server(bad) as s:
+        client = IndexClient([s.url])
+        (f,) = client.project_files("vllm-ascend")
+        with pytest.raises(IndexFetchError, match="checksum mismatch"):
+            client.metadata(f)
+
+
+def test_announced_metadata_that_is_missing_falls_back_to_the_wheel(index):
+    """An index announcing .metadata (PEP 714 true, no digest) but answering 404 for it."""
+    ix = Index()
+    m = metadata_text("0.31.0rc3")
+    ix.add("vllm_ascend-0.31.0rc3-cp311-cp311-manylinux_2_34_x86_64.whl", make_wheel("0.31.0rc3", m))
+    ix.entries[0]["core-metadata"] = True
+    with Server(ix) as s:
+        client = IndexClient([s.url])
+        (f,) = client.project_files("vllm-ascend")
+        assert f.has_metadata
+        got = client.metadata(f)
+        assert got["metadata_from"] == "METADATA inside the wheel" and got["version"] == "0.31.0rc3"
+
+
+def test_file_index_serves_ranges_and_pep658(tmp_path):
+    project = tmp_path / "simple" / "vllm-ascend"
+    project.mkdir(parents=True)
+    m = metadata_text("0.31.0rc1")
+    wheel = project / "vllm_ascend-0.31.0rc1-cp311-cp311-manylinux_2_34_x86_64.whl"
+    wheel.write_bytes(make_wheel("0.31.0rc1", m))
+    client = IndexClient([(tmp_path / "simple").as_uri()])
+    (f,) = client.project_files("vllm-ascend")
+    assert not f.has_metadata and client.metadata(f)["metadata_from"] == "METADATA inside the wheel"
+    Path(str(wheel) + ".metadata").write_text(m, encoding="utf-8")
+    (f,) = client.project_files("vllm-ascend")
+    assert f.has_metadata and client.metadata(f)["metadata_from"] == "PEP 658 .metadata"
+
+
+def test_parse_metadata_reads_the_headers_only():
+    from doctor.parse.metadata import MetadataError, parse_metadata
+
+    meta = parse_metadata(metadata_text("0.31.0rc1").encode() + b"Requires-Dist: not-a-header\n")
+    assert (meta.name, meta.version, meta.requires_python) == ("vllm-ascend", "0.31.0rc1", ">=3.10")
+    assert "not-a-header" not in " ".join(meta.requires_dist) and "torch==2.10.0" in meta.requires_dist
+    assert parse_metadata("Name: Foo_Bar\nVersion: 1.0\n".encode("latin-1")).name == "foo-bar"
+    assert parse_metadata(b"Name: caf\xe9\nVersion: 1\n").name == "caf\u00e9"  # Latin-1 from old tools
+    with pytest.raises(MetadataError):
+        parse_metadata(b"Summary: no name\n")
+
+
+def test_check_never_loads_the_index_client():
+    import subprocess
+    import sys
+
+    code = ("import sys, doctor.cli.main, doctor.usecases.check, doctor.shell.index, doctor.matrix.sync; "
+            "print(sorted(m for m in ('pypi_simple', 'requests', 'pydantic') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
 
 
 def test_unreachable_index_and_missing_project(server):

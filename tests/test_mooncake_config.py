@@ -21,8 +21,23 @@ def by_status(issues, status):
     return [i for i in issues if i.status == status]
 
 
+def _knowledge():
+    """What the rules hand these checks: the shipped matrix's key windows and thresholds."""
+    from doctor.matrix.load import load_matrix
+    from doctor.matrix.query import key_windows, threshold
+
+    m = load_matrix(user_overlays=False)
+    return {"config": dict(keys=key_windows(m, "config"), ssd_offload_since=threshold(m, "mooncake_ssd_offload"),
+                           since={t.name: t.version for t in m.thresholds}),
+            "serve": dict(extra_keys={f: key_windows(m, f) for f in ("p2p", "layerwise", "store")},
+                          backends={b: w[0] for b, w in key_windows(m, "store_backend").items()})}
+
+
+KNOWLEDGE = _knowledge()
+
+
 def ctx(va="0.22.1rc1", **kw):
-    return config.ConfigContext(vllm_ascend=va, **kw)
+    return config.ConfigContext(vllm_ascend=va, **{**KNOWLEDGE["config"], **kw})
 
 
 # -- strict JSON with precise errors -----------------------------------------------------------
@@ -285,7 +300,7 @@ CONNECTORS_022 = {"MultiConnector": "m", "MooncakeConnectorV1": "m", "MooncakeHy
 
 
 def serve_ctx(va="0.22.1rc1", connectors=CONNECTORS_022, env=None, **kw):
-    return serveargs.ServeContext(vllm_ascend=va, connectors=connectors, env=env or {}, **kw)
+    return serveargs.ServeContext(vllm_ascend=va, connectors=connectors, env=env or {}, **{**KNOWLEDGE["serve"], **kw})
 
 
 def test_seed_001_script_parses_exports_and_command():

@@ -241,9 +241,13 @@ def test_unmet_requirements_leave_out_the_pins_and_cuda():
             "transformers>=4.55.2", "nvidia-nccl-cu12==2.27.3", "pandas; extra == 'bench'"]
     installed = {"numpy": Distribution("numpy", "1.26.4"), "transformers": Distribution("transformers", "4.57.1")}
     markers = {"platform_machine": "x86_64", "python_version": "3.11", "sys_platform": "linux"}
-    assert unmet_requirements("vllm", reqs, ["torch", "torch-npu"], installed, markers) == ["regex"]
+    from doctor.matrix import load_matrix
+    from doctor.matrix.query import package_set
+
+    not_on_ascend = package_set(load_matrix(user_overlays=False), "vllm_not_on_ascend")
+    assert unmet_requirements("vllm", reqs, ["torch", "torch-npu"], installed, markers, not_on_ascend) == ["regex"]
     assert unmet_requirements("vllm-ascend", ["torch==2.7.1", "quart", "numpy<2.0.0"], ["torch"], installed,
-                              markers) == ["quart"]
+                              markers, not_on_ascend) == ["quart"]
 
 
 def test_requirements_and_constraints_files(fake, tmp_path):

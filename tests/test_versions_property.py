@@ -22,12 +22,12 @@ def _ascend_strings():
     found = {line.strip() for line in lines if line.strip() and not line.startswith("#")}
     m = load_matrix(user_overlays=False)
     for r in m.cann_driver:
-        found.update([r.cann, *r.drivers, *r.not_drivers] + ([r.paired] if r.paired else []))
+        found.update([r.cann, *r.compatible, *r.incompatible] + ([r.paired] if r.paired else []))
     for r in m.releases:
         found.update(r.cann)
         found.update(r.cann_by_hardware.values())
     for n in m.torch_npu:
-        found.add(n.cann)
+        found.update([n.cann] if n.cann else [])
     return sorted(found)
 
 

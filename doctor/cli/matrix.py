@@ -12,6 +12,11 @@ import typer
 from doctor.cli.options import JSON as JSON_OPT
 from doctor.cli.options import LANG, MATRIX, pick_language
 from doctor.errors import UsageError
+from doctor.i18n import tr
+
+# one total budget for everything `matrix verify` / `matrix sync` read from the index
+INDEX_TIMEOUT = typer.Option(300.0, "--timeout", min=1.0, metavar="SECONDS",
+                             help="Give up on the package index after this many seconds in total.")
 
 matrix_app = typer.Typer(
     add_completion=False,
@@ -242,8 +247,9 @@ def _read_versions(path: str) -> List[str]:
 
 @matrix_app.command()
 def verify(
-    metadata: List[str] = typer.Option([], "--metadata", help="Offline: index metadata JSON (facts/index-metadata.json format); repeatable."),
+    metadata: List[str] = typer.Option([], "--metadata", help="Offline: index metadata JSON (the shape of tests/data/index-metadata.json); repeatable."),
     versions: Optional[str] = typer.Option(None, "--versions", help="Offline: a file listing the index's versions, one per line."),
+    timeout: float = INDEX_TIMEOUT,
     as_json: bool = JSON_OPT,
     matrix: List[str] = MATRIX,
     lang: Optional[str] = LANG,
@@ -262,11 +268,12 @@ def verify(
     else:
         from doctor.shell.index import client_from_pip
 
-        client, cfg = client_from_pip()
+        client, cfg = client_from_pip(deadline=timeout)
         if not as_json:
             print(_t(language, f"reading vllm-ascend metadata from {', '.join(cfg.urls)}",
                      f"正在从 {', '.join(cfg.urls)} 读取 vllm-ascend 元数据"), file=sys.stderr)
-        packages, index_listed = fetch_index_metadata(client)
+        with _progress(language) as step:
+            packages, index_listed = fetch_index_metadata(client, progress=step)
         listed = (listed or []) + index_listed
         where = ", ".join(cfg.urls)
     found = run_verify(m, packages, index_versions=listed, include_explained=True)
@@ -288,6 +295,35 @@ def verify(
     raise typer.Exit(3 if unexplained else 0)
 
 
+class _progress:
+    """A progress bar on stderr while metadata is read, only when stderr is a terminal."""
+
+    def __init__(self, lang: str):
+        self.lang, self.bar, self.task = lang, None, None
+
+    def __enter__(self):
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                console=Console(stderr=True), transient=True)
+            self.bar.start()
+        return self.step
+
+    def step(self, done: int, total: int, version: str) -> None:
+        if self.bar is None:
+            return
+        if self.task is None:
+            self.task = self.bar.add_task(tr("matrix.reading_metadata", self.lang), total=total)
+        self.bar.update(self.task, completed=done, description=tr("matrix.read_release", self.lang, version=version))
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.stop()
+        return False
+
+
 # ---------------------------------------------------------------------------------------------
 # sync
 
@@ -295,6 +331,7 @@ def verify(
 @matrix_app.command()
 def sync(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the overlay instead of writing it."),
+    timeout: float = INDEX_TIMEOUT,
     matrix: List[str] = MATRIX,
     lang: Optional[str] = LANG,
 ) -> None:
@@ -304,7 +341,7 @@ def sync(
 
     language = pick_language(lang)
     m = _load(matrix)
-    client, cfg = client_from_pip()
+    client, cfg = client_from_pip(deadline=timeout)
     result = run_sync(m, client, dry_run=dry_run)
     if dry_run:
         sys.stdout.write(result.text)

@@ -12,55 +12,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from doctor.matrix.schema import Field, check_pep440, check_text
-
-DEVIATION_SCHEMA: Dict[str, Field] = {
-    "package": Field(check_text, required=True, doc="distribution name (any spelling; compared canonically)"),
-    "version": Field(check_pep440, required=True,
-                     doc="the version the image installs (a local label such as +git... is ignored)"),
-    "step": Field(check_text, required=True,
-                  doc="text of the Dockerfile step that installs it, as found in the layer history"),
-    "summary": Field(check_text, required=True, doc="what the vendor installs and why it differs (English)"),
-}
-
-IMAGE_SCHEMA: Dict[str, Field] = {
-    "tag": Field(check_text, required=True, doc="the published tag, e.g. v0.30.0rc2-a3"),
-    "repository": Field(check_text, required=True, doc="e.g. quay.io/ascend/vllm-ascend"),
-    "vllm_ascend": Field(check_pep440, required=True, doc="the vllm-ascend release the image installs"),
-    "dockerfile": Field(check_text, required=True, doc="the Dockerfile the tag is built from"),
-    "base": Field(check_text, doc="the FROM image of that Dockerfile (its default build arguments)"),
-    "deviations": Field(check_text, table=DEVIATION_SCHEMA, doc="packages that differ from the wheel's pins"),
-    "source": Field(check_text, required=True, doc="where this is read (URL, or the sdist and file)"),
-}
-
+from doctor.matrix.model import column
+from doctor.matrix.schema import check_pep440, check_text
 
 @dataclass(frozen=True)
 class Deviation:
-    package: str
-    version: str
-    step: str
-    summary: str
+    package: str = column(check_text, required=True, doc="distribution name (any spelling; compared canonically)")
+    version: str = column(check_pep440, required=True,
+                          doc="the version the image installs (a local label such as +git... is ignored)")
+    step: str = column(check_text, required=True,
+                       doc="text of the Dockerfile step that installs it, as found in the layer history")
+    summary: str = column(check_text, required=True, doc="what the vendor installs and why it differs (English)")
 
 
 @dataclass(frozen=True)
 class OfficialImage:
-    tag: str
-    repository: str
-    vllm_ascend: str
-    dockerfile: str
-    source: str
-    base: Optional[str] = None
-    deviations: Tuple[Deviation, ...] = ()
+    tag: str = column(check_text, required=True, doc="the published tag, e.g. v0.30.0rc2-a3")
+    repository: str = column(check_text, required=True, doc="e.g. quay.io/ascend/vllm-ascend")
+    vllm_ascend: str = column(check_pep440, required=True, doc="the vllm-ascend release the image installs")
+    dockerfile: str = column(check_text, required=True, doc="the Dockerfile the tag is built from")
+    source: str = column(check_text, required=True, doc="where this is read (URL, or the sdist and file)")
+    base: Optional[str] = column(check_text, doc="the FROM image of that Dockerfile (its default build arguments)")
+    deviations: Tuple[Deviation, ...] = column(check_text, table=Deviation,
+                                              doc="packages that differ from the wheel's pins")
 
     @property
     def ref(self) -> str:
         return f"{self.repository}:{self.tag}"
-
-
-def image_from(d: Dict) -> OfficialImage:
-    devs = tuple(Deviation(**x) for x in d.get("deviations") or ())
-    return OfficialImage(tag=d["tag"], repository=d["repository"], vllm_ascend=d["vllm_ascend"],
-                         dockerfile=d["dockerfile"], source=d["source"], base=d.get("base"), deviations=devs)
 
 
 def by_name(rows: Sequence[OfficialImage], names: Sequence[str]) -> Optional[OfficialImage]:

@@ -11,14 +11,19 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from doctor.matrix.model import (
     CANN_DRIVER_SCHEMA,
+    MooncakeKey,
+    PackageSet,
+    Threshold,
+    TuningAdvice,
+    TuningFact,
+    TuningQuant,
+    TuningVar,
+    row_from,
+    schema_of,
     RELEASE_SCHEMA,
     SIGNATURE_SCHEMA,
     TORCH_NPU_SCHEMA,
     TORCH_SCHEMA,
-    TUNING_ADVICE_SCHEMA,
-    TUNING_FACT_SCHEMA,
-    TUNING_QUANT_SCHEMA,
-    TUNING_VAR_SCHEMA,
     Matrix,
     Release,
     cann_driver_from,
@@ -26,29 +31,34 @@ from doctor.matrix.model import (
     signature_from,
     torch_from,
     torch_npu_from,
-    tuning_advice_from,
-    tuning_fact_from,
-    tuning_quant_from,
-    tuning_var_from,
 )
-from doctor.matrix.images import IMAGE_SCHEMA, image_from
+from doctor.matrix.images import OfficialImage
 from doctor.matrix.schema import MatrixError, locate, validate_rows
 from doctor.shell import cache as cache_mod
 from doctor.versions import pep440
 
-# array name -> (schema, constructor, unique key)
+# array name -> (schema, constructor, unique key: one field, or several joined with "/")
 ARRAYS: Dict[str, Tuple[dict, Callable, str]] = {
     "release": (RELEASE_SCHEMA, release_from, "vllm_ascend"),
     "cann": (CANN_DRIVER_SCHEMA, cann_driver_from, "cann"),
     "torch_npu": (TORCH_NPU_SCHEMA, torch_npu_from, "version"),
     "torch": (TORCH_SCHEMA, torch_from, "torch"),
     "signature": (SIGNATURE_SCHEMA, signature_from, "id"),
-    "tuning_var": (TUNING_VAR_SCHEMA, tuning_var_from, "name"),
-    "tuning_advice": (TUNING_ADVICE_SCHEMA, tuning_advice_from, "id"),
-    "tuning_fact": (TUNING_FACT_SCHEMA, tuning_fact_from, "id"),
-    "tuning_quant": (TUNING_QUANT_SCHEMA, tuning_quant_from, "scheme"),
-    "image": (IMAGE_SCHEMA, image_from, "tag"),
+    "tuning_var": (schema_of(TuningVar), lambda d: row_from(TuningVar, d), "name"),
+    "tuning_advice": (schema_of(TuningAdvice), lambda d: row_from(TuningAdvice, d), "id"),
+    "tuning_fact": (schema_of(TuningFact), lambda d: row_from(TuningFact, d), "id"),
+    "tuning_quant": (schema_of(TuningQuant), lambda d: row_from(TuningQuant, d), "scheme"),
+    "image": (schema_of(OfficialImage), lambda d: row_from(OfficialImage, d), "tag"),
+    "mooncake_key": (schema_of(MooncakeKey), lambda d: row_from(MooncakeKey, d), "scope/key"),
+    "threshold": (schema_of(Threshold), lambda d: row_from(Threshold, d), "name"),
+    "package_set": (schema_of(PackageSet), lambda d: row_from(PackageSet, d), "name"),
 }
+
+
+def _unique(row, fields: str) -> str:
+    """The unique key of a row (a validated dict or a row object) for ``fields``."""
+    get = row.get if isinstance(row, dict) else lambda f: getattr(row, f)
+    return "/".join(str(get(f)) for f in fields.split("/")).lower()
 TOP_LEVEL = {"schema_version", "description", "generated"} | set(ARRAYS)
 SCHEMA_VERSION = 1
 
@@ -128,10 +138,10 @@ def _validate_file(label: str, raw: bytes) -> Dict[str, List[Tuple[dict, str]]]:
         seen: Dict[str, int] = {}
         out[array] = []
         for i, row in enumerate(rows):
-            key = str(row[unique]).lower()
+            key = _unique(row, unique)
             if key in seen:
-                raise MatrixError(label, locate(text, array, i, unique),
-                                  f"[[{array}]] #{i + 1}: duplicate {unique} {row[unique]!r} (first at #{seen[key] + 1})")
+                raise MatrixError(label, locate(text, array, i, unique.split("/")[-1]),
+                                  f"[[{array}]] #{i + 1}: duplicate {unique} {key!r} (first at #{seen[key] + 1})")
             seen[key] = i
             clean = {k: (v.isoformat() if isinstance(v, (datetime.date, datetime.datetime)) else v)
                      for k, v in row.items()}
@@ -170,9 +180,9 @@ def merge(base: Dict[str, list], overlay: Dict[str, list]) -> Dict[str, list]:
     for array, rows in overlay.items():
         _, _, unique = ARRAYS[array]
         current = out.setdefault(array, [])
-        index = {str(getattr(r, unique)).lower(): i for i, r in enumerate(current)}
+        index = {_unique(r, unique): i for i, r in enumerate(current)}
         for row in rows:
-            key = str(getattr(row, unique)).lower()
+            key = _unique(row, unique)
             if key in index:
                 old = current[index[key]]
                 if getattr(old, "curated", True) and not getattr(row, "curated", True):
@@ -232,5 +242,8 @@ def load_matrix(
         tuning_facts=list(data.get("tuning_fact", [])),
         tuning_quant=list(data.get("tuning_quant", [])),
         images=list(data.get("image", [])),
+        mooncake_keys=list(data.get("mooncake_key", [])),
+        thresholds=list(data.get("threshold", [])),
+        package_sets=list(data.get("package_set", [])),
     )
 

@@ -1,15 +1,25 @@
-"""The curated knowledge, as validated plain data (see docs/matrix.md for the file format)."""
+"""The curated knowledge, as validated plain data (see docs/matrix.md for the file format).
+
+Each row type is declared once: a frozen dataclass whose fields carry their validation rule
+(:func:`column`). The TOML schema (:func:`schema_of`) and the conversion of a validated table into
+a row (:func:`row_from`) are derived from that declaration, so adding a field means adding one
+line here (and its documentation in docs/matrix.md, which a test checks).
+"""
 from __future__ import annotations
 
+import dataclasses
+import datetime
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
 from doctor.matrix.schema import (
     Field,
     check_ascend,
     check_bool,
     check_date,
+    check_layer,
     check_pep440,
+    check_regex,
     check_requirement,
     check_specifier,
     check_text,
@@ -19,138 +29,133 @@ from doctor.matrix.schema import (
 HARDWARE = ("A2", "A3", "310P", "A5")
 ARCHES = ("x86_64", "aarch64")
 
-# Fields of a release row that carry a fact and may name their own source in [release.sources].
-RELEASE_FACTS = (
-    "vllm", "vllm_alternatives", "python", "requires_python", "cann", "cann_by_hardware", "torch",
-    "torch_npu", "torch_npu_recommended", "torchvision", "torchaudio", "triton_ascend",
-    "triton_ascend_alternatives", "transformers", "numpy", "extra_requirements", "glibc_min",
-    "glibc_by_arch", "hardware", "mooncake", "mooncake_install", "images", "extra_index_urls",
-    "distribution", "official_row", "released",
-)
+_SPEC = "doctor.matrix.field"  # dataclass field metadata: the Field that validates it
+_SOURCED = "doctor.matrix.sourced"  # the field is a fact that may name its own source
+_ROW = "doctor.matrix.row"  # a table field: the row type of its items
+SOURCED_FIELDS = ("<the fields of this row marked sourced>",)  # placeholder resolved by schema_of
 
-KNOWN_PROBLEM = {
-    "summary": Field(check_text, required=True, doc="what goes wrong, one sentence"),
-    "source": Field(check_text, required=True, doc="issue URL or repo path@commit"),
-    "workaround": Field(check_text, doc="what to do about it"),
-}
 
-RELEASE_SCHEMA: Dict[str, Field] = {
-    "vllm_ascend": Field(check_pep440, required=True, doc="the vllm-ascend release"),
-    "vllm": Field(check_pep440, required=True, doc="the vLLM release it is built and tested against"),
-    "vllm_alternatives": Field(check_pep440, many=True, doc="other vLLM versions it supports"),
-    "python": Field(check_specifier, required=True, doc="supported Python range (docs)"),
-    "requires_python": Field(check_specifier, doc="Requires-Python of the wheel, when it differs"),
-    "cann": Field(check_ascend, many=True, required=True, doc="supported CANN, recommended first"),
-    "cann_by_hardware": Field(check_ascend, mapping=True, keys=HARDWARE, doc="per-hardware CANN"),
-    "torch": Field(check_pep440, required=True),
-    "torch_npu": Field(check_pep440, required=True, doc="torch-npu the wheel pins"),
-    "torch_npu_recommended": Field(check_pep440, doc="post build the docs recommend"),
-    "torchvision": Field(check_specifier),
-    "torchaudio": Field(check_specifier),
-    "triton_ascend": Field(check_pep440),
-    "triton_ascend_alternatives": Field(check_pep440, many=True),
-    "transformers": Field(check_specifier),
-    "numpy": Field(check_specifier),
-    "extra_requirements": Field(check_requirement, many=True, doc="other packages of the row"),
-    "glibc_min": Field(check_pep440, required=True, doc="glibc the prebuilt wheel needs"),
-    "glibc_by_arch": Field(check_pep440, mapping=True, keys=ARCHES,
-                           doc="per-architecture glibc when the wheels' manylinux tags differ"),
-    "hardware": Field(one_of(*HARDWARE), many=True, required=True),
-    "mooncake": Field(check_pep440),
-    "mooncake_install": Field(one_of("pip", "source")),
-    "images": Field(check_text, many=True),
-    "extra_index_urls": Field(check_text, many=True),
-    "distribution": Field(one_of("wheel", "sdist"), default="wheel"),
-    "official_row": Field(check_bool, default=True, doc="false: no row in the official matrix"),
-    "curated": Field(check_bool, default=True, doc="false: generated from index metadata"),
-    "released": Field(check_date),
-    "known_problems": Field(check_text, table=KNOWN_PROBLEM),
-    "deviations": Field(check_text, mapping=True, keys=RELEASE_FACTS,
-                        doc="why a fact differs from the wheel's metadata"),
-    "notes": Field(check_text),
-    "source": Field(check_text, required=True, doc="default source of every fact in the row"),
-    "sources": Field(check_text, mapping=True, keys=RELEASE_FACTS, doc="per-fact sources"),
-}
+def column(check, *, required: bool = False, many: bool = False, mapping: bool = False,
+           keys: Optional[Sequence[str]] = None, table: Optional[type] = None, default: Any = None,
+           doc: str = "", sourced: bool = False) -> Any:
+    """A dataclass field that is also a column of the TOML schema.
 
-CANN_DRIVER_SCHEMA: Dict[str, Field] = {
-    "cann": Field(check_ascend, required=True),
-    "drivers": Field(check_ascend, many=True, required=True,
-                     doc="driver (HDK) lines it supports, as prefixes: 25.5 holds 25.5.1"),
-    "paired": Field(check_ascend, doc="the HDK released with it"),
-    "not_drivers": Field(check_ascend, many=True, doc="lines explicitly not supported"),
-    "confirmed": Field(check_bool, default=True, doc="false: inferred, not from a release note"),
-    "notes": Field(check_text),
-    "source": Field(check_text, required=True),
-}
+    ``many``: a list of checked values (a tuple on the row); ``mapping``: a table of free keys
+    with checked values (``keys`` limits them; :data:`SOURCED_FIELDS` means "the row's sourced
+    fields"); ``table``: an array of sub-tables of another row type; ``sourced``: a fact that may
+    name its own source in the row's ``sources`` table.
+    """
+    spec = Field(check, required=required, many=many, mapping=mapping, keys=keys,
+                 table=schema_of(table) if table is not None else None, default=default, doc=doc)
+    meta = {_SPEC: spec, _SOURCED: sourced, _ROW: table}
+    if required:
+        return field(metadata=meta)
+    if many or table is not None:
+        return field(default=(), metadata=meta)
+    if mapping:
+        return field(default_factory=dict, metadata=meta)
+    return field(default=default, metadata=meta)
 
-TORCH_NPU_SCHEMA: Dict[str, Field] = {
-    "version": Field(check_pep440, required=True),
-    "torch": Field(check_pep440, required=True),
-    "cann": Field(check_ascend, required=True, doc="CANN the build targets"),
-    "python": Field(check_specifier, required=True),
-    "extension": Field(check_text, doc="Ascend/pytorch branch suffix (7.2.0, 26.0.0 ...)"),
-    "index": Field(one_of("pypi", "ascend-mirror", "obs"), default="pypi"),
-    "arch": Field(one_of(*ARCHES), doc="the build exists for this architecture only"),
-    "url": Field(check_text, doc="direct wheel URL when the build is on no index"),
-    "glibc_min": Field(check_pep440, doc="glibc its wheels need (highest manylinux floor)"),
-    "confirmed": Field(check_bool, default=True),
-    "notes": Field(check_text),
-    "source": Field(check_text, required=True),
-}
 
-TORCH_SCHEMA: Dict[str, Field] = {
-    "torch": Field(check_pep440, required=True),
-    "torchvision": Field(check_pep440, required=True),
-    "torchaudio": Field(check_pep440, doc="absent when no torchaudio release pins this torch"),
-    "python": Field(check_specifier, required=True),
-    "notes": Field(check_text),
-    "source": Field(check_text, required=True),
-}
+def schema_of(cls: type) -> Dict[str, Field]:
+    """The TOML schema of a row type: its columns in declaration order."""
+    sourced = sourced_fields(cls)
+    out: Dict[str, Field] = {}
+    for f in dataclasses.fields(cls):
+        spec = f.metadata.get(_SPEC)
+        if spec is None:
+            continue
+        if spec.keys is SOURCED_FIELDS:
+            spec = dataclasses.replace(spec, keys=sourced)
+        out[f.name] = spec
+    return out
+
+
+def sourced_fields(cls: type) -> Tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.metadata.get(_SOURCED))
+
+
+R = TypeVar("R")
+
+
+def row_from(cls: Type[R], table: Dict[str, Any], **extra: Any) -> R:
+    """A row from a validated table (lists become tuples, sub-tables rows, dates ISO strings)."""
+    values: Dict[str, Any] = dict(extra)
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        spec = f.metadata.get(_SPEC)
+        if spec is None or f.name not in table:
+            continue
+        value = table[f.name]
+        sub = f.metadata.get(_ROW)
+        if sub is not None:
+            value = tuple(row_from(sub, item) for item in value or ())
+        elif spec.many:
+            value = tuple(value or ())
+        elif spec.mapping:
+            value = dict(value or {})
+        elif isinstance(value, (datetime.date, datetime.datetime)):
+            value = value.isoformat()
+        values[f.name] = value
+    return cls(**values)
+
+
+# ---------------------------------------------------------------------------------------------
+# [[release]] (matrices/vllm-ascend.toml)
 
 
 @dataclass(frozen=True)
 class KnownProblem:
-    summary: str
-    source: str
-    workaround: Optional[str] = None
+    summary: str = column(check_text, required=True, doc="what goes wrong, one sentence")
+    source: str = column(check_text, required=True, doc="issue URL or repo path@commit")
+    workaround: Optional[str] = column(check_text, doc="what to do about it")
 
 
 @dataclass(frozen=True)
 class Release:
-    vllm_ascend: str
-    vllm: str
-    python: str
-    cann: Tuple[str, ...]
-    torch: str
-    torch_npu: str
-    glibc_min: str
-    hardware: Tuple[str, ...]
-    source: str
-    glibc_by_arch: Dict[str, str] = field(default_factory=dict)
-    vllm_alternatives: Tuple[str, ...] = ()
-    requires_python: Optional[str] = None
-    cann_by_hardware: Dict[str, str] = field(default_factory=dict)
-    torch_npu_recommended: Optional[str] = None
-    torchvision: Optional[str] = None
-    torchaudio: Optional[str] = None
-    triton_ascend: Optional[str] = None
-    triton_ascend_alternatives: Tuple[str, ...] = ()
-    transformers: Optional[str] = None
-    numpy: Optional[str] = None
-    extra_requirements: Tuple[str, ...] = ()
-    mooncake: Optional[str] = None
-    mooncake_install: Optional[str] = None
-    images: Tuple[str, ...] = ()
-    extra_index_urls: Tuple[str, ...] = ()
-    distribution: str = "wheel"
-    official_row: bool = True
-    curated: bool = True
-    released: Optional[str] = None
-    known_problems: Tuple[KnownProblem, ...] = ()
-    deviations: Dict[str, str] = field(default_factory=dict)
-    notes: Optional[str] = None
-    sources: Dict[str, str] = field(default_factory=dict)
-    origin: str = ""  # "file:line" the row was loaded from
+    vllm_ascend: str = column(check_pep440, required=True, doc="the vllm-ascend release")
+    vllm: str = column(check_pep440, required=True, sourced=True,
+                       doc="the vLLM release it is built and tested against")
+    python: str = column(check_specifier, required=True, sourced=True, doc="supported Python range (docs)")
+    cann: Tuple[str, ...] = column(check_ascend, many=True, required=True, sourced=True,
+                                   doc="supported CANN, recommended first")
+    torch: str = column(check_pep440, required=True, sourced=True)
+    torch_npu: str = column(check_pep440, required=True, sourced=True, doc="torch-npu the wheel pins")
+    glibc_min: str = column(check_pep440, required=True, sourced=True, doc="glibc the prebuilt wheel needs")
+    hardware: Tuple[str, ...] = column(one_of(*HARDWARE), many=True, required=True, sourced=True)
+    source: str = column(check_text, required=True, doc="default source of every fact in the row")
+    vllm_alternatives: Tuple[str, ...] = column(check_pep440, many=True, sourced=True,
+                                                doc="other vLLM versions it supports")
+    requires_python: Optional[str] = column(check_specifier, sourced=True,
+                                            doc="Requires-Python of the wheel, when it differs")
+    cann_by_hardware: Dict[str, str] = column(check_ascend, mapping=True, keys=HARDWARE, sourced=True,
+                                              doc="per-hardware CANN")
+    torch_npu_recommended: Optional[str] = column(check_pep440, sourced=True,
+                                                  doc="post build the docs recommend")
+    torchvision: Optional[str] = column(check_specifier, sourced=True)
+    torchaudio: Optional[str] = column(check_specifier, sourced=True)
+    triton_ascend: Optional[str] = column(check_pep440, sourced=True)
+    triton_ascend_alternatives: Tuple[str, ...] = column(check_pep440, many=True, sourced=True)
+    transformers: Optional[str] = column(check_specifier, sourced=True)
+    numpy: Optional[str] = column(check_specifier, sourced=True)
+    extra_requirements: Tuple[str, ...] = column(check_requirement, many=True, sourced=True,
+                                                 doc="other packages of the row")
+    glibc_by_arch: Dict[str, str] = column(check_pep440, mapping=True, keys=ARCHES, sourced=True,
+                                           doc="per-architecture glibc when the wheels' manylinux tags differ")
+    mooncake: Optional[str] = column(check_pep440, sourced=True)
+    mooncake_install: Optional[str] = column(one_of("pip", "source"), sourced=True)
+    images: Tuple[str, ...] = column(check_text, many=True, sourced=True)
+    extra_index_urls: Tuple[str, ...] = column(check_text, many=True, sourced=True)
+    distribution: str = column(one_of("wheel", "sdist"), default="wheel", sourced=True)
+    official_row: bool = column(check_bool, default=True, sourced=True,
+                                doc="false: no row in the official matrix")
+    curated: bool = column(check_bool, default=True, doc="false: generated from index metadata")
+    released: Optional[str] = column(check_date, sourced=True)
+    known_problems: Tuple[KnownProblem, ...] = column(check_text, table=KnownProblem)
+    deviations: Dict[str, str] = column(check_text, mapping=True, keys=SOURCED_FIELDS,
+                                        doc="why a fact differs from the wheel's metadata")
+    notes: Optional[str] = column(check_text)
+    sources: Dict[str, str] = column(check_text, mapping=True, keys=SOURCED_FIELDS, doc="per-fact sources")
+    origin: str = ""  # "file:line" the row was loaded from (not a column)
 
     @property
     def key(self) -> str:
@@ -183,228 +188,225 @@ class Release:
         return self.cann
 
 
+# ---------------------------------------------------------------------------------------------
+# [[cann]] (matrices/cann-driver.toml)
+
+
 @dataclass(frozen=True)
 class CannDriver:
-    cann: str
-    drivers: Tuple[str, ...]
-    source: str
-    paired: Optional[str] = None
-    not_drivers: Tuple[str, ...] = ()
-    confirmed: bool = True
-    notes: Optional[str] = None
+    """What Huawei documents about one CANN release and the NPU driver (Ascend HDK): the lines
+    its release notes mark compatible (Y) and not compatible (N). A line they do not mention is
+    undocumented, which the query reports as unknown, never as too old."""
+
+    cann: str = column(check_ascend, required=True, doc="the CANN release")
+    source: str = column(check_text, required=True,
+                         doc="where the pairing is documented (default source of every line)")
+    paired: Optional[str] = column(check_ascend, doc="the HDK released with it (its notes' mapping table)")
+    compatible: Tuple[str, ...] = column(check_ascend, many=True,
+                                         doc="driver (HDK) lines documented compatible (Y), as prefixes: "
+                                             "25.5 holds 25.5.1, 26.0.rc1 holds 26.0.rc1.2")
+    incompatible: Tuple[str, ...] = column(check_ascend, many=True,
+                                           doc="driver lines documented not compatible (N)")
+    sources: Dict[str, str] = column(check_text, mapping=True,
+                                     doc="driver line -> its source, when it is not the row's source")
+    notes: Optional[str] = column(check_text)
+
+    @property
+    def documented(self) -> Tuple[str, ...]:
+        """Every line documented compatible: the paired HDK and the Y lines."""
+        lines = tuple(self.compatible)
+        if self.paired and self.paired not in lines:
+            lines = (self.paired,) + lines
+        return lines
+
+    def source_of(self, line: Optional[str]) -> str:
+        if line and line in self.sources:
+            return self.sources[line]
+        return self.source
+
+
+# ---------------------------------------------------------------------------------------------
+# [[torch_npu]] and [[torch]] (matrices/torch-npu.toml)
 
 
 @dataclass(frozen=True)
 class TorchNpu:
-    version: str
-    torch: str
-    cann: str
-    python: str
-    source: str
-    extension: Optional[str] = None
-    index: str = "pypi"
-    arch: Optional[str] = None
-    url: Optional[str] = None
-    glibc_min: Optional[str] = None
-    confirmed: bool = True
-    notes: Optional[str] = None
+    version: str = column(check_pep440, required=True)
+    torch: str = column(check_pep440, required=True)
+    python: str = column(check_specifier, required=True)
+    source: str = column(check_text, required=True)
+    cann: Optional[str] = column(check_ascend, doc="CANN the build targets; absent when no document says")
+    extension: Optional[str] = column(check_text, doc="Ascend/pytorch branch suffix (7.2.0, 26.0.0 ...)")
+    index: str = column(one_of("pypi", "ascend-mirror", "obs"), default="pypi")
+    arch: Optional[str] = column(one_of(*ARCHES), doc="the build exists for this architecture only")
+    url: Optional[str] = column(check_text, doc="direct wheel URL when the build is on no index")
+    glibc_min: Optional[str] = column(check_pep440, doc="glibc its wheels need (highest manylinux floor)")
+    confirmed: bool = column(check_bool, default=True, doc="false: its CANN is inferred, not documented")
+    notes: Optional[str] = column(check_text)
 
 
 @dataclass(frozen=True)
 class TorchRow:
-    torch: str
-    torchvision: str
-    python: str
-    source: str
-    torchaudio: Optional[str] = None
-    notes: Optional[str] = None
+    torch: str = column(check_pep440, required=True)
+    torchvision: str = column(check_pep440, required=True)
+    python: str = column(check_specifier, required=True)
+    source: str = column(check_text, required=True)
+    torchaudio: Optional[str] = column(check_pep440, doc="absent when no torchaudio release pins this torch")
+    notes: Optional[str] = column(check_text)
 
 
-def _tuples(d: Dict) -> Dict:
-    return {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}
-
-
-def release_from(d: Dict, origin: str) -> Release:
-    d = dict(d)
-    if d.get("released") is not None:
-        d["released"] = str(d["released"])
-    d["known_problems"] = tuple(KnownProblem(**kp) for kp in d.get("known_problems") or [])
-    return Release(origin=origin, **_tuples(d))
-
-
-def cann_driver_from(d: Dict) -> CannDriver:
-    return CannDriver(**_tuples(d))
-
-
-def torch_npu_from(d: Dict) -> TorchNpu:
-    return TorchNpu(**d)
-
-
-def torch_from(d: Dict) -> TorchRow:
-    return TorchRow(**d)
-
-
-def _check_regex(value) -> Optional[str]:
-    import re
-
-    if not isinstance(value, str) or not value:
-        return "must be a non-empty regular expression"
-    try:
-        re.compile(value)
-    except re.error as e:
-        return f"invalid regular expression: {e}"
-    return None
-
-
-def _check_layer(value) -> Optional[str]:
-    from doctor.layers import LAYERS
-
-    return None if value in LAYERS else f"{value!r} is not a layer ({', '.join(LAYERS)})"
-
-
-SIGNATURE_SCHEMA: Dict[str, Field] = {
-    "id": Field(check_text, required=True, doc="stable id, layer.topic"),
-    "pattern": Field(_check_regex, required=True, doc="Python regex searched in each log line"),
-    "ignore_case": Field(check_bool, default=False),
-    "unless": Field(_check_regex, doc="the signature does not fire when this matches anywhere"),
-    "layer": Field(_check_layer, required=True),
-    "finding": Field(check_text, doc="the check finding id that confirms the cause"),
-    "benign": Field(check_bool, default=False, doc="expected noise, not a problem"),
-    "cause_en": Field(check_text, required=True),
-    "cause_zh": Field(check_text, required=True),
-    "fix_en": Field(check_text, required=True),
-    "fix_zh": Field(check_text, required=True),
-    "cases": Field(check_text, many=True, doc="ids in facts/cases-public.json"),
-    "source": Field(check_text, required=True),
-}
+# ---------------------------------------------------------------------------------------------
+# [[signature]] (matrices/signatures.toml)
 
 
 @dataclass(frozen=True)
 class Signature:
-    id: str
-    pattern: str
-    layer: str
-    cause_en: str
-    cause_zh: str
-    fix_en: str
-    fix_zh: str
-    source: str
-    ignore_case: bool = False
-    unless: Optional[str] = None
-    finding: Optional[str] = None
-    benign: bool = False
-    cases: Tuple[str, ...] = ()
+    id: str = column(check_text, required=True, doc="stable id, layer.topic")
+    pattern: str = column(check_regex, required=True, doc="Python regex searched in each log line")
+    layer: str = column(check_layer, required=True)
+    cause_en: str = column(check_text, required=True)
+    cause_zh: str = column(check_text, required=True)
+    fix_en: str = column(check_text, required=True)
+    fix_zh: str = column(check_text, required=True)
+    source: str = column(check_text, required=True)
+    ignore_case: bool = column(check_bool, default=False)
+    unless: Optional[str] = column(check_regex, doc="the signature does not fire when this matches anywhere")
+    finding: Optional[str] = column(check_text, doc="the check finding id that confirms the cause")
+    benign: bool = column(check_bool, default=False, doc="expected noise, not a problem")
+    cases: Tuple[str, ...] = column(check_text, many=True, doc="ids of the public cases it was built from")
+
+
+# ---------------------------------------------------------------------------------------------
+# [[mooncake_key]], [[threshold]], [[package_set]]: knowledge the checks apply (matrices/mooncake.toml,
+# matrices/vllm-ascend.toml)
+
+KEY_SCOPES = ("config", "p2p", "layerwise", "store", "store_backend")
+
+
+@dataclass(frozen=True)
+class MooncakeKey:
+    """Which vllm-ascend releases read a key of a Mooncake config or connector extra config."""
+
+    scope: str = column(one_of(*KEY_SCOPES), required=True,
+                        doc="config (MOONCAKE_CONFIG_PATH JSON), p2p / layerwise / store "
+                            "(kv_connector_extra_config of a connector family), store_backend")
+    key: str = column(check_text, required=True)
+    source: str = column(check_text, required=True, doc="the file that reads it, at the release it appears in")
+    since: Optional[str] = column(check_pep440, doc="first vllm-ascend that reads it (absent: every release)")
+    until: Optional[str] = column(check_pep440, doc="first vllm-ascend that no longer reads it")
+    notes: Optional[str] = column(check_text)
+
+    @property
+    def window(self) -> Tuple[Optional[str], Optional[str]]:
+        return self.since, self.until
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """One version a check compares with (the first release that has or needs something)."""
+
+    name: str = column(check_text, required=True, doc="area_topic (no dot: not a finding id), looked up by the checks")
+    version: str = column(check_pep440, required=True)
+    meaning: str = column(check_text, required=True)
+    source: str = column(check_text, required=True)
+    package: Optional[str] = column(check_text, doc="what the version is a version of")
+
+
+@dataclass(frozen=True)
+class PackageSet:
+    """A named list of package-name patterns (fnmatch) the checks or the planner use."""
+
+    name: str = column(check_text, required=True)
+    packages: Tuple[str, ...] = column(check_text, many=True, required=True)
+    meaning: str = column(check_text, required=True)
+    source: str = column(check_text, required=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# schemas and constructors (derived from the declarations above)
+
+RELEASE_FACTS = sourced_fields(Release)
+KNOWN_PROBLEM = schema_of(KnownProblem)
+RELEASE_SCHEMA = schema_of(Release)
+CANN_DRIVER_SCHEMA = schema_of(CannDriver)
+TORCH_NPU_SCHEMA = schema_of(TorchNpu)
+TORCH_SCHEMA = schema_of(TorchRow)
+SIGNATURE_SCHEMA = schema_of(Signature)
+
+
+def release_from(d: Dict, origin: str) -> Release:
+    return row_from(Release, d, origin=origin)
+
+
+def cann_driver_from(d: Dict) -> CannDriver:
+    return row_from(CannDriver, d)
+
+
+def torch_npu_from(d: Dict) -> TorchNpu:
+    return row_from(TorchNpu, d)
+
+
+def torch_from(d: Dict) -> TorchRow:
+    return row_from(TorchRow, d)
 
 
 def signature_from(d: Dict) -> Signature:
-    return Signature(**_tuples(d))
+    return row_from(Signature, d)
 
 
 # ---------------------------------------------------------------------------------------------
 # Tuning knowledge (matrices/tuning.toml, docs/tuning.md): which release reads, sets by default,
 # recommends or rejects what. ``releases`` are PEP 440 specifiers over vllm-ascend versions.
 
-TUNING_VAR_SCHEMA: Dict[str, Field] = {
-    "name": Field(check_text, required=True, doc="environment variable"),
-    "effect_en": Field(check_text, required=True, doc="what it does"),
-    "effect_zh": Field(check_text, required=True),
-    "default": Field(check_text, doc="the value in effect when it is unset"),
-    "read_by": Field(check_specifier, many=True, doc="vllm-ascend releases whose code reads it"),
-    "replaced_by": Field(check_text, doc="the variable or option that replaced it in later releases"),
-    "source": Field(check_text, required=True),
-}
-
-TUNING_ADVICE_SCHEMA: Dict[str, Field] = {
-    "id": Field(check_text, required=True, doc="stable id: VAR.who"),
-    "var": Field(check_text, required=True),
-    "value": Field(check_text, required=True, doc="the value this source recommends"),
-    "accept": Field(check_text, many=True, doc="other values that satisfy the advice"),
-    "releases": Field(check_specifier, many=True, required=True, doc="releases the advice applies to"),
-    "level": Field(one_of("info", "warn"), default="info",
-                   doc="warn: the source states what is lost without it; info: a recommendation"),
-    "when": Field(one_of("always", "multi_npu", "multi_npu_graph", "no_cpu_binding", "no_sleep_mode"),
-                  default="always", doc="condition on the serving setup"),
-    "who_en": Field(check_text, required=True, doc="which source says so"),
-    "who_zh": Field(check_text, required=True),
-    "effect_en": Field(check_text, doc="the expected effect, when the source states one"),
-    "effect_zh": Field(check_text),
-    "disagrees_with": Field(check_text, many=True, doc="ids of advice for the same variable that says otherwise"),
-    "source": Field(check_text, required=True),
-}
-
-TUNING_FACT_SCHEMA: Dict[str, Field] = {
-    "id": Field(check_text, required=True, doc="the fact a rule looks up"),
-    "releases": Field(check_specifier, many=True, required=True, doc="releases where it holds"),
-    "value": Field(check_text, doc="a value that goes with it (a dtype, a block size ...)"),
-    "note": Field(check_text),
-    "source": Field(check_text, required=True),
-}
-
-TUNING_QUANT_SCHEMA: Dict[str, Field] = {
-    "scheme": Field(check_text, required=True, doc="ModelSlim quant type (quant_model_description.json)"),
-    "releases": Field(check_specifier, many=True, required=True, doc="releases whose registry has it"),
-    "source": Field(check_text, required=True),
-}
+# ---------------------------------------------------------------------------------------------
+# matrices/tuning.toml
 
 
 @dataclass(frozen=True)
 class TuningVar:
-    name: str
-    effect_en: str
-    effect_zh: str
-    source: str
-    default: Optional[str] = None
-    read_by: Tuple[str, ...] = ()
-    replaced_by: Optional[str] = None
+    name: str = column(check_text, required=True, doc="environment variable")
+    effect_en: str = column(check_text, required=True, doc="what it does")
+    effect_zh: str = column(check_text, required=True, doc="what it does (Chinese)")
+    source: str = column(check_text, required=True, doc="where this is read")
+    default: Optional[str] = column(check_text, doc="the value in effect when it is unset")
+    read_by: Tuple[str, ...] = column(check_specifier, many=True, doc="vllm-ascend releases whose code reads it")
+    replaced_by: Optional[str] = column(check_text, doc="the variable or option that replaced it in later releases")
 
 
 @dataclass(frozen=True)
 class TuningAdvice:
-    id: str
-    var: str
-    value: str
-    releases: Tuple[str, ...]
-    who_en: str
-    who_zh: str
-    source: str
-    accept: Tuple[str, ...] = ()
-    when: str = "always"
-    level: str = "info"
-    effect_en: Optional[str] = None
-    effect_zh: Optional[str] = None
-    disagrees_with: Tuple[str, ...] = ()
+    id: str = column(check_text, required=True, doc="stable id: VAR.who")
+    var: str = column(check_text, required=True, doc="the variable advised on")
+    value: str = column(check_text, required=True, doc="the value this source recommends")
+    releases: Tuple[str, ...] = column(check_specifier, many=True, required=True, doc="releases the advice applies to")
+    who_en: str = column(check_text, required=True, doc="which source says so")
+    who_zh: str = column(check_text, required=True, doc="which source says so (Chinese)")
+    source: str = column(check_text, required=True, doc="where this is read")
+    accept: Tuple[str, ...] = column(check_text, many=True, doc="other values that satisfy the advice")
+    when: str = column(one_of("always", "multi_npu", "multi_npu_graph", "no_cpu_binding", "no_sleep_mode"),
+                       default="always", doc="condition on the serving setup")
+    level: str = column(one_of("info", "warn"), default="info",
+                        doc="warn: the source states what is lost without it; info: a recommendation")
+    effect_en: Optional[str] = column(check_text, doc="the expected effect, when the source states one")
+    effect_zh: Optional[str] = column(check_text, doc="the expected effect (Chinese)")
+    disagrees_with: Tuple[str, ...] = column(check_text, many=True,
+                                             doc="ids of advice for the same variable that says otherwise")
 
 
 @dataclass(frozen=True)
 class TuningFact:
-    id: str
-    releases: Tuple[str, ...]
-    source: str
-    value: Optional[str] = None
-    note: Optional[str] = None
+    id: str = column(check_text, required=True, doc="the fact a rule looks up")
+    releases: Tuple[str, ...] = column(check_specifier, many=True, required=True, doc="releases where it holds")
+    source: str = column(check_text, required=True, doc="where this is read")
+    value: Optional[str] = column(check_text, doc="a value that goes with it (a dtype, a block size ...)")
+    note: Optional[str] = column(check_text, doc="a remark")
 
 
 @dataclass(frozen=True)
 class TuningQuant:
-    scheme: str
-    releases: Tuple[str, ...]
-    source: str
-
-
-def tuning_var_from(d: Dict) -> TuningVar:
-    return TuningVar(**_tuples(d))
-
-
-def tuning_advice_from(d: Dict) -> TuningAdvice:
-    return TuningAdvice(**_tuples(d))
-
-
-def tuning_fact_from(d: Dict) -> TuningFact:
-    return TuningFact(**_tuples(d))
-
-
-def tuning_quant_from(d: Dict) -> TuningQuant:
-    return TuningQuant(**_tuples(d))
+    scheme: str = column(check_text, required=True, doc="ModelSlim quant type (quant_model_description.json)")
+    releases: Tuple[str, ...] = column(check_specifier, many=True, required=True, doc="releases whose registry has it")
+    source: str = column(check_text, required=True, doc="where this is read")
 
 
 @dataclass
@@ -420,3 +422,6 @@ class Matrix:
     tuning_facts: List[TuningFact] = field(default_factory=list)
     tuning_quant: List[TuningQuant] = field(default_factory=list)
     images: List = field(default_factory=list)  # matrix/images.py OfficialImage rows
+    mooncake_keys: List[MooncakeKey] = field(default_factory=list)
+    thresholds: List[Threshold] = field(default_factory=list)
+    package_sets: List[PackageSet] = field(default_factory=list)

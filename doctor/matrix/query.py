@@ -13,10 +13,12 @@ from typing import Dict, List, Optional, Tuple, Union
 from packaging.version import Version
 
 from doctor.versions import AscendVersion, pep440, satisfies, specifier
-from doctor.matrix.model import CannDriver, Matrix, Release, TorchNpu, TorchRow
+from doctor.matrix.model import CannDriver, Matrix, MooncakeKey, Release, TorchNpu, TorchRow
 
-# cann_supports_driver statuses
-OK, UNKNOWN, TOO_OLD, UNTESTED, UNSUPPORTED = "ok", "unknown", "too_old", "untested", "unsupported"
+# CANN <-> driver statuses: documented compatible; documented incompatible (older / newer than the
+# compatible lines, or neither); undocumented. "Not documented" is never "too old".
+OK, TOO_OLD, TOO_NEW, UNSUPPORTED, UNKNOWN = "ok", "too_old", "too_new", "unsupported", "unknown"
+INCOMPATIBLE = (TOO_OLD, TOO_NEW, UNSUPPORTED)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -105,26 +107,107 @@ def cann_row(matrix: Matrix, cann: str) -> Optional[CannDriver]:
     return None
 
 
-def cann_supports_driver(matrix: Matrix, cann: str, driver: str) -> Tuple[str, Optional[CannDriver]]:
-    """``ok`` (a listed driver line), ``unsupported`` (an excluded line), ``too_old`` (older than
-    every listed line), ``untested`` (newer than every listed line) or ``unknown`` (no row for the
-    CANN, a driver between listed lines, or an inferred row that does not list it)."""
+@dataclass(frozen=True)
+class Pairing:
+    """A documented CANN <-> driver pairing: the line a release note names, and that note."""
+
+    cann: str
+    driver: str
+    source: str
+
+
+@dataclass(frozen=True)
+class DriverCompat:
+    """What the documentation says about one installed CANN with one installed driver.
+
+    ``status``: ``ok`` (a line documented compatible), ``too_old`` / ``too_new`` (documented not
+    compatible, older / newer than the compatible lines; a driver older than a line documented
+    not compatible, below every compatible line, is too old as well), ``unsupported`` (documented
+    not compatible otherwise) or ``unknown`` (nothing documented about this driver with this CANN).
+    ``line`` and ``source`` are the documented line that decided and where it is documented;
+    ``nearest`` is, for ``unknown``, the documented pairing closest to what is installed.
+    """
+
+    status: str
+    row: Optional[CannDriver] = None
+    line: Optional[str] = None
+    source: Optional[str] = None
+    nearest: Optional[Pairing] = None
+
+    @property
+    def documented(self) -> Tuple[str, ...]:
+        return self.row.documented if self.row else ()
+
+
+def _matching(lines, d: AscendVersion) -> Optional[str]:
+    # the longest prefix wins: 26.0.rc1 before 26.0 when both are listed
+    found = [p for p in lines if d.has_prefix(p)]
+    return max(found, key=lambda p: len(AscendVersion(p).key)) if found else None
+
+
+def driver_compat(matrix: Matrix, cann: str, driver: str) -> DriverCompat:
+    """The documented verdict on ``cann`` with ``driver`` (see :class:`DriverCompat`)."""
     row = cann_row(matrix, cann)
-    if row is None:
-        return UNKNOWN, None
     d = AscendVersion(driver)
-    if any(d.has_prefix(p) for p in row.not_drivers):
-        return UNSUPPORTED, row
-    if any(d.has_prefix(p) for p in row.drivers):
-        return OK, row
-    if not row.confirmed:
-        return UNKNOWN, row
-    lines = [AscendVersion(p) for p in row.drivers]
-    if lines and d < min(lines):
-        return TOO_OLD, row
-    if lines and d > max(lines):
-        return UNTESTED, row
-    return UNKNOWN, row
+    if row is not None:
+        hit = _matching(row.documented, d)
+        if hit is not None:
+            return DriverCompat(OK, row, hit, row.source_of(hit))
+        yes = [AscendVersion(p) for p in row.documented]
+        miss = _matching(row.incompatible, d)
+        if miss is not None:
+            if yes and d < min(yes):
+                status = TOO_OLD
+            elif yes and d > max(yes):
+                status = TOO_NEW
+            else:
+                status = UNSUPPORTED
+            return DriverCompat(status, row, miss, row.source_of(miss))
+        # Older than a line documented incompatible that is itself below every compatible line:
+        # the notes' table starts above it (9.1.0 marks 25.0.X N, so 24.1 is below the floor).
+        floor = [p for p in row.incompatible if not yes or AscendVersion(p) < min(yes)]
+        below = [p for p in floor if d < AscendVersion(p)]
+        if below:
+            line = min(below, key=AscendVersion)
+            return DriverCompat(TOO_OLD, row, line, row.source_of(line))
+    return DriverCompat(UNKNOWN, row, None, row.source if row else None,
+                        nearest_pairing(matrix, cann, driver))
+
+
+def nearest_pairing(matrix: Matrix, cann: str, driver: str) -> Optional[Pairing]:
+    """The documented pairing closest to an undocumented one: the installed CANN's own documented
+    line nearest the driver; else the nearest documented CANN of the same X.Y family (one that
+    documents this driver first), else the nearest documented CANN at all."""
+    c, d = AscendVersion(cann), AscendVersion(driver)
+    rows = sorted((r for r in matrix.cann_driver if r.documented), key=lambda r: AscendVersion(r.cann))
+    if not rows:
+        return None
+    family = c.numbers[:2]
+    place = sum(1 for r in rows if AscendVersion(r.cann) < c)
+
+    def rank(i_row):
+        i, r = i_row
+        own = AscendVersion(r.cann) == c
+        distance = (place - i) if i < place else (i - place + 1)
+        return (not own, AscendVersion(r.cann).numbers[:2] != family,
+                _matching(r.documented, d) is None, distance)
+
+    _, best = min(enumerate(rows), key=rank)
+    line = _matching(best.documented, d) or _nearest_line(best, d)
+    return Pairing(best.cann, line, best.source_of(line))
+
+
+def _nearest_line(row: CannDriver, d: AscendVersion) -> str:
+    """The documented line of ``row`` nearest below the driver, else its oldest documented line."""
+    lines = sorted(row.documented, key=AscendVersion)
+    older = [p for p in lines if AscendVersion(p) < d]
+    return older[-1] if older else lines[0]
+
+
+def cann_supports_driver(matrix: Matrix, cann: str, driver: str) -> Tuple[str, Optional[CannDriver]]:
+    """(status, row) of :func:`driver_compat`, for callers that need only the verdict."""
+    got = driver_compat(matrix, cann, driver)
+    return got.status, got.row
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,7 +240,7 @@ def release_misfits(
     if driver is not None:
         candidates = [cann] if cann is not None else list(canns)
         statuses = [cann_supports_driver(matrix, c, driver)[0] for c in candidates]
-        if statuses and all(s in (TOO_OLD, UNSUPPORTED) for s in statuses):
+        if statuses and all(s in INCOMPATIBLE for s in statuses):
             why.append(f"driver {driver} is {statuses[0].replace('_', ' ')} for CANN {'/'.join(candidates)}")
     if python is not None:
         if not _python_ok(row.python, python) or not _python_ok(row.requires_python, python):
@@ -330,3 +413,34 @@ def _requirement_pin(text: str) -> Tuple[Optional[str], Optional[str]]:
     except InvalidRequirement:
         return None, None
     return canonicalize_name(req.name), _exact(str(req.specifier))
+
+
+# ---------------------------------------------------------------------------------------------
+# knowledge the checks apply: key windows, thresholds, package sets
+
+Window = Tuple[Optional[str], Optional[str]]
+
+
+def key_windows(matrix: Matrix, scope: str) -> Dict[str, Window]:
+    """Key -> (first vllm-ascend that reads it, first that no longer does) for one scope, in
+    file order: the shape doctor.rules.mooncake_config.window_state takes."""
+    return {k.key: k.window for k in matrix.mooncake_keys if k.scope == scope}
+
+
+def key_row(matrix: Matrix, scope: str, key: str) -> Optional[MooncakeKey]:
+    return next((k for k in matrix.mooncake_keys if k.scope == scope and k.key == key), None)
+
+
+def threshold(matrix: Matrix, name: str) -> str:
+    """The version a named threshold holds. A missing one is a broken installation: KeyError."""
+    for t in matrix.thresholds:
+        if t.name == name:
+            return t.version
+    raise KeyError(f"the matrix has no threshold {name!r}")
+
+
+def package_set(matrix: Matrix, name: str) -> Tuple[str, ...]:
+    for p in matrix.package_sets:
+        if p.name == name:
+            return p.packages
+    raise KeyError(f"the matrix has no package set {name!r}")

@@ -90,6 +90,22 @@ def check_date(value: Any) -> Optional[str]:
     return "must be a date (YYYY-MM-DD)"
 
 
+def check_regex(value: Any) -> Optional[str]:
+    if not isinstance(value, str) or not value:
+        return "must be a non-empty regular expression"
+    try:
+        re.compile(value)
+    except re.error as e:
+        return f"invalid regular expression: {e}"
+    return None
+
+
+def check_layer(value: Any) -> Optional[str]:
+    from doctor.layers import LAYERS
+
+    return None if value in LAYERS else f"{value!r} is not a layer ({', '.join(LAYERS)})"
+
+
 def one_of(*choices: str) -> Callable[[Any], Optional[str]]:
     def check(value: Any) -> Optional[str]:
         if value not in choices:

@@ -22,7 +22,7 @@ from packaging.version import Version
 
 from doctor.errors import DoctorError
 from doctor.versions import pep440, satisfies
-from doctor.shell.index import IndexClient, pick_file, release_glibc
+from doctor.shell.index import IndexClient, pick_file, release_glibc, upload_date
 from doctor.matrix.load import parse_file, user_overlay_dir
 from doctor.matrix.model import Matrix, Release
 from doctor.matrix.schema import MatrixError
@@ -195,7 +195,7 @@ def sync(matrix: Matrix, client: IndexClient, *, path: Optional[Path] = None, dr
     result = SyncResult(path=path, newest_curated=base.vllm_ascend)
     files = client.project_files(PROJECT)
     newer = sorted({f.version for f in files
-                    if f.version and pep440(f.version) and not f.yanked
+                    if f.version and pep440(f.version) and not f.is_yanked
                     and pep440(f.version) > pep440(base.vllm_ascend)}, key=pep440)
     rows = []
     for version in newer:
@@ -204,7 +204,7 @@ def sync(matrix: Matrix, client: IndexClient, *, path: Optional[Path] = None, dr
             continue
         meta = client.metadata(f)
         glibc = release_glibc(files, version)
-        rows.append(row_from_metadata(matrix, base, meta, glibc, f.url, today, f.upload_time))
+        rows.append(row_from_metadata(matrix, base, meta, glibc, f.url, today, upload_date(f)))
         result.added.append(version)
     result.text = render_overlay(rows, today, client.urls)
     if not dry_run:

@@ -7,7 +7,7 @@ requires_python equals the wheel's, and its glibc / distribution match the file 
 from. A disagreement is *explained* when the row's ``deviations`` table names the field.
 Releases on the index without a row are disagreements too.
 
-Metadata input has the shape of facts/index-metadata.json:
+Metadata input has the shape of tests/data/index-metadata.json:
 ``{"packages": [{"name", "version", "requires_python", "requires_dist", "file"}, ...]}``.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -203,14 +203,19 @@ def verify(
     return out
 
 
-def fetch_index_metadata(client: IndexClient, project: str = PROJECT):
+def fetch_index_metadata(client: IndexClient, project: str = PROJECT,
+                         progress: Optional[Callable[[int, int, str], None]] = None):
     """(metadata packages, listed versions) of every release of ``project`` on the index:
-    the input ``verify`` needs, read online (one wheel or sdist per version)."""
+    the input ``verify`` needs, read online (one wheel or sdist per version). ``progress`` is
+    called with (done, total, version) after each one."""
     files = client.project_files(project)
-    versions = client.versions(project)
+    versions = sorted({f.version for f in files if f.version and pep440(f.version) and not f.is_yanked},
+                      key=pep440)
     packages = []
-    for v in versions:
+    for i, v in enumerate(versions, 1):
         f = pick_file(files, v)
         if f is not None:
             packages.append(client.metadata(f))
+        if progress is not None:
+            progress(i, len(versions), v)
     return packages, versions

@@ -30,27 +30,10 @@ LAYERWISE = ("MooncakeLayerwiseConnector",)
 STORE = ("MooncakeConnectorStoreV1", "AscendStoreConnector")
 HEAD = "0.26.0.dev0"  # keys seen only after v0.25.1rc1 (vllm-ascend main)
 
-# Extra-config keys each connector family reads: key -> (first version, first version without).
-# From `kv_connector_extra_config.get(...)` / `get_from_extra_config(...)` at every tag v0.11.0rc0..v0.25.1rc1.
-EXTRA_KEYS: Dict[str, Dict[str, Tuple[Optional[str], Optional[str]]]] = {
-    "p2p": {"prefill": (None, None), "decode": (None, None), "use_ascend_direct": (None, "0.12.0rc1")},
-    "layerwise": {"prefill": (None, "0.15.0rc1"), "decode": (None, "0.15.0rc1"),
-                  "use_ascend_direct": (None, "0.12.0rc1"), "tls_config": ("0.14.0rc1", None)},
-    "store": {
-        "use_layerwise": (None, None), "discard_partial_chunks": (None, None), "mooncake_rpc_port": (None, None),
-        "consumer_is_to_load": ("0.11.0rc1", None), "load_async": ("0.11.0rc1", None),
-        "register_buffer": ("0.11.0rc1", "0.12.0rc1"),
-        "backend": ("0.12.0rc1", None), "lookup_rpc_port": ("0.12.0rc1", None),
-        "consumer_is_to_put": ("0.14.0rc1", None), "prefill_pp_size": ("0.14.0rc1", None),
-        "prefill_pp_layer_partition": ("0.14.0rc1", None),
-        "h2d_stagger_us": ("0.23.0rc1", None), "layerwise_max_transfer_blocks": ("0.23.0rc1", None),
-        "layerwise_max_transfer_bytes": ("0.23.0rc1", None), "layerwise_prefetch_layers": ("0.23.0rc1", None),
-        "save_decode_cache": ("0.23.0rc1", None),
-        "prefill_tp_size": (HEAD, None), "decode_tp_size": (HEAD, None),
-        "layerwise_num_shared_buffers": (HEAD, None), "layerwise_independent_layers": (HEAD, None),
-    },
-}
-BACKENDS = {"mooncake": None, "memcache": "0.12.0rc1", "yuanrong": "0.20.2rc1"}
+# Which extra-config keys each connector family reads, and which store backends exist from which
+# vllm-ascend on: ServeContext.extra_keys / .backends, from matrices/mooncake.toml (scopes p2p,
+# layerwise, store, store_backend).
+Window = Tuple[Optional[str], Optional[str]]
 
 
 def family(connector: Optional[str]) -> Optional[str]:
@@ -218,6 +201,8 @@ class ServeContext:
     vllm_connectors: Dict[str, str] = field(default_factory=dict)  # upstream vLLM registry
     env: Mapping[str, str] = field(default_factory=dict)  # host env + the exports of the file
     mooncake_installed: bool = True
+    extra_keys: Mapping[str, Mapping[str, Window]] = field(default_factory=dict)  # family -> key windows
+    backends: Mapping[str, Optional[str]] = field(default_factory=dict)  # store backend -> first vllm-ascend
 
 
 def kv_config(cmd: ServeCommand) -> Tuple[Optional[Dict[str, Any]], Optional[jsontext.JsonResult]]:
@@ -319,8 +304,8 @@ def _check_object(data: Dict[str, Any], ctx: ServeContext) -> List[Issue]:
         extra = {}
     fam = family(name)
     if fam:
-        out.extend(_extra_issues(fam, str(name), extra, va))
-    if fam == "p2p" or (fam == "layerwise" and at_least(va, "0.15.0rc1") is False):
+        out.extend(_extra_issues(fam, str(name), extra, va, ctx.extra_keys.get(fam, {})))
+    if fam == "p2p" or (fam == "layerwise" and at_least(va, ctx.extra_keys.get("layerwise", {}).get("prefill", (None, None))[1]) is False):
         out.extend(_prefill_decode(str(name), extra))
     if fam == "store":
         out.extend(_store_issues(str(name), extra, ctx))
@@ -368,8 +353,8 @@ def _connector_issues(name: str, data: Dict[str, Any], ctx: ServeContext) -> Lis
     return out
 
 
-def _extra_issues(fam: str, name: str, extra: Dict[str, Any], va: Optional[str]) -> List[Issue]:
-    table = EXTRA_KEYS[fam]
+def _extra_issues(fam: str, name: str, extra: Dict[str, Any], va: Optional[str],
+                  table: Mapping[str, Window]) -> List[Issue]:
     out: List[Issue] = []
     ignored, unknown = [], []
     for key in extra:
@@ -431,14 +416,15 @@ def _store_issues(name: str, extra: Dict[str, Any], ctx: ServeContext) -> List[I
     out: List[Issue] = []
     va = ctx.vllm_ascend
     backend = extra.get("backend", "mooncake")
-    if "backend" in extra and window_state(EXTRA_KEYS["store"]["backend"], va) == "read":
-        known = [b for b, since in BACKENDS.items() if since is None or at_least(va, since) is not False]
+    backend_window = ctx.extra_keys.get("store", {}).get("backend", (None, None))
+    if "backend" in extra and window_state(backend_window, va) == "read":
+        known = [b for b, since in ctx.backends.items() if since is None or at_least(va, since) is not False]
         if str(backend).lower() not in known:
             out.append(issue(FAIL, f"backend {backend!r}: Unsupported KV pool backend (vllm-ascend {va} has {', '.join(known)})",
                              f"backend {backend!r}：不支持的 KV 池后端（vllm-ascend {va} 支持 {', '.join(known)}）",
                              observed=str(backend), expected=" | ".join(known), source=SOURCE))
             return out
-    if str(backend).lower() != "mooncake" and window_state(EXTRA_KEYS["store"]["backend"], va) == "read":
+    if str(backend).lower() != "mooncake" and window_state(backend_window, va) == "read":
         return out
     if not ctx.env.get("MOONCAKE_CONFIG_PATH"):
         out.append(issue(FAIL, f"{name} with the mooncake backend reads MOONCAKE_CONFIG_PATH, which is not set "

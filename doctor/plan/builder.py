@@ -31,6 +31,7 @@ from doctor.matrix.query import (
     UNSUPPORTED,
     cann_supports_driver,
     newest_release,
+    package_set,
     pins_for,
     release_for_installed,
     release_row,
@@ -45,10 +46,8 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 VLLM_REPO = "https://github.com/vllm-project/vllm"
 MOONCAKE_NPU = "mooncake-transfer-engine-npu"
 # What vllm from the index asks for that an Ascend host must not get (CUDA builds, its newer
-# torch): the same list check treats as the expected pip-check residual.
-VLLM_NOT_ON_ASCEND = ("torch", "torchvision", "torchaudio", "xformers", "flashinfer-*", "nvidia-*", "triton",
-                      "cupy-*", "tilelang", "apache-tvm-ffi", "quack-kernels", "tokenspeed-mla", "humming-kernels",
-                      "fastsafetensors", "intel-extension-for-pytorch")
+# torch) is the matrix's package set "vllm_not_on_ascend", which check also treats as the expected
+# pip-check residual: it travels on the _Builder and the Plan.
 # Findings whose fix is a step of the plan (the rest of the auto-fixable ones are reported).
 HANDLED = {"torch.version", "torch.build", "torch.companions", "torch_npu.version", "vllm.version",
            "vllm_ascend.installed", "vllm_ascend.plugin", "vllm_ascend.triton", "vllm_ascend.numpy",
@@ -126,6 +125,7 @@ class Plan:
     alternatives: List[Dict] = field(default_factory=list)
     notes: List[Msg] = field(default_factory=list)
     installer: str = "pip"
+    not_on_ascend: Tuple[str, ...] = ()  # vllm requirements the Ascend stack never installs
 
     @property
     def runnable(self) -> List[Step]:
@@ -287,17 +287,18 @@ def exact_pins(pins: Dict[str, str]) -> List[str]:
     return sorted(n for n, v in pins.items() if v[:1].isdigit())
 
 
-def excluded(owner: str, name: str, stack: Sequence[str]) -> bool:
+def excluded(owner: str, name: str, stack: Sequence[str], not_on_ascend: Sequence[str] = ()) -> bool:
     name = canonicalize_name(name)
     if name in stack:
         return True  # pinned: its own step installs it
     if owner == "vllm":
-        return any(fnmatch.fnmatch(name, p) for p in VLLM_NOT_ON_ASCEND)
+        return any(fnmatch.fnmatch(name, p) for p in not_on_ascend)
     return False
 
 
 def unmet_requirements(owner: str, requires: Sequence[str], stack: Sequence[str],
-                       installed: Dict[str, Distribution], markers: Dict[str, str]) -> List[str]:
+                       installed: Dict[str, Distribution], markers: Dict[str, str],
+                       not_on_ascend: Sequence[str] = ()) -> List[str]:
     """The requirements of ``owner`` that are neither pinned stack packages, nor CUDA-only (for
     vllm), nor already satisfied by what is installed: what a --no-deps install leaves missing."""
     out: List[str] = []
@@ -308,7 +309,7 @@ def unmet_requirements(owner: str, requires: Sequence[str], stack: Sequence[str]
             continue
         if req.marker is not None and not marker_applies(str(req.marker), markers):
             continue
-        if excluded(owner, req.name, stack):
+        if excluded(owner, req.name, stack, not_on_ascend):
             continue
         have = installed.get(canonicalize_name(req.name))
         if have is not None and (not req.specifier or satisfies(have.version, str(req.specifier)) is not False):
@@ -335,6 +336,7 @@ class _Builder:
     notes: List[Msg] = field(default_factory=list)
     residual: List[Msg] = field(default_factory=list)
     installs: Dict[str, str] = field(default_factory=dict)  # name -> spec the plan installs
+    not_on_ascend: Tuple[str, ...] = ()  # the matrix's "vllm_not_on_ascend" patterns
 
     def dist(self, name: str) -> Optional[Distribution]:
         return self.ctx_facts.dist(name)
@@ -358,7 +360,7 @@ class _Builder:
 def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, hardware: Optional[str],
                opts: PlanOptions, choice: TargetChoice) -> Plan:
     arch = arch_of(facts)
-    b = _Builder(facts, row, opts, arch)
+    b = _Builder(facts, row, opts, arch, not_on_ascend=package_set(matrix, "vllm_not_on_ascend"))
     py = python_of(facts)
     matrix_pins = pins_for(matrix, row, arch=arch, python=py)
     b.notes.extend(msg(n, n) for n in matrix_pins.notes)
@@ -395,7 +397,7 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
             "the way the official images build it; needs a compiler toolchain and network access to GitHub)")})
     return Plan(target=row.vllm_ascend, row=row.key, choice=choice.choice, choice_why=choice.why, pins=b.pins,
                 steps=steps, expected_residual=b.residual, alternatives=alternatives, notes=b.notes,
-                installer=opts.installer.kind)
+                installer=opts.installer.kind, not_on_ascend=b.not_on_ascend)
 
 
 def _torch(b: _Builder, matrix: Matrix) -> None:
@@ -610,10 +612,10 @@ def _requirements(b: _Builder, verdict: Verdict) -> None:
         if name in b.installs:
             deferred.append(f"{name}{b.installs[name]}")
         elif name == "vllm-ascend" and va_failing and b.dist(name) is not None:
-            for r in unmet_requirements(name, b.dist(name).requires, stack, installed, markers):
+            for r in unmet_requirements(name, b.dist(name).requires, stack, installed, markers, b.not_on_ascend):
                 if r not in known:
                     known.append(r)
-    excl = sorted(set(stack) | set(VLLM_NOT_ON_ASCEND))
+    excl = sorted(set(stack) | set(b.not_on_ascend))
     inst = b.opts.installer
     if known:
         b.steps.append(Step("pip", msg("requirements of the installed vllm-ascend that are missing",
@@ -705,7 +707,7 @@ def _residual(b: _Builder) -> None:
                 name = canonicalize_name(req.name)
                 if req.marker is not None and not marker_applies(str(req.marker), markers):
                     continue
-                if not any(fnmatch.fnmatch(name, p) for p in VLLM_NOT_ON_ASCEND):
+                if not any(fnmatch.fnmatch(name, p) for p in b.not_on_ascend):
                     continue
                 have = b.pins.get(name) or (b.dist(name).version if b.dist(name) else None)
                 if have is None or satisfies(have, str(req.specifier)) is False:

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
-from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Finding, msg
-from doctor.matrix.query import cann_supports_driver
+from doctor.findings import FAIL, OK, SKIP, WARN, Finding, msg
+from doctor.i18n import T
+from doctor.matrix.query import INCOMPATIBLE, OK as DOCUMENTED, driver_compat
 from doctor.versions import AscendVersion
 from doctor.rules.base import Context, Rule
 
@@ -128,14 +129,15 @@ def cann_driver(ctx: Context) -> Iterable[Finding]:
     if d is None or not d.version:
         return [Finding("cann.driver_compat", SKIP, msg("no driver version to judge CANN against",
                                                         "没有驱动版本，无法判断 CANN 与驱动的配套"))]
-    status, row = cann_supports_driver(ctx.matrix, c.version, d.version)
-    source = row.source if row else None
-    supported = ", ".join(row.drivers) if row else None
-    if status == "ok":
+    got = driver_compat(ctx.matrix, c.version, d.version)
+    status, row = got.status, got.row
+    source = got.source
+    supported = ", ".join(got.documented) if got.documented else None
+    if status == DOCUMENTED:
         return [Finding("cann.driver_compat", OK, msg(f"CANN {c.version} supports driver {d.version}",
                                                       f"CANN {c.version} 支持驱动 {d.version}"),
                         observed=d.version, expected=supported, source=source)]
-    if status in ("too_old", "unsupported"):
+    if status in INCOMPATIBLE:
         return [Finding("cann.driver_compat", FAIL,
                         msg(f"CANN {c.version} does not support driver {d.version}",
                             f"CANN {c.version} 不支持驱动 {d.version}"),
@@ -143,7 +145,7 @@ def cann_driver(ctx: Context) -> Iterable[Finding]:
                         hint=msg(f"upgrade the NPU driver and firmware to one of: {supported} (Ascend HDK), or install a CANN that supports {d.version}",
                                  f"把 NPU 驱动和固件升级到以下版本之一：{supported}（昇腾 HDK），或安装支持 {d.version} 的 CANN"),
                         fixable="vendor", source=source)]
-    if status == "untested":
+    if got.documented and all(AscendVersion(d.version) > AscendVersion(p) for p in got.documented):
         return [Finding("cann.driver_compat", WARN,
                         msg(f"driver {d.version} is newer than the drivers CANN {c.version} lists",
                             f"驱动 {d.version} 比 CANN {c.version} 列出的驱动更新"),
@@ -151,7 +153,16 @@ def cann_driver(ctx: Context) -> Iterable[Finding]:
                         hint=msg("newer drivers usually run older CANN; if aclInit fails, use the HDK released with this CANN",
                                  "新驱动通常兼容旧 CANN；若 aclInit 失败，请使用与该 CANN 同批发布的 HDK"),
                         fixable="vendor", source=source)]
-    return [Finding("cann.driver_compat", INFO,
+    near = got.nearest
+    if near is not None:
+        return [Finding("cann.driver_compat", WARN,
+                        T("matrix.driver_undocumented", cann=c.version, driver=d.version,
+                          near_cann=near.cann, near_driver=near.driver),
+                        observed=d.version, expected=f"CANN {near.cann} + HDK {near.driver}",
+                        hint=T("matrix.driver_undocumented_hint", cann=c.version, driver=d.version,
+                               near_cann=near.cann, near_driver=near.driver),
+                        source=near.source)]
+    return [Finding("cann.driver_compat", WARN,
                     msg(f"no confirmed driver pairing for CANN {c.version} in the matrix",
                         f"矩阵中没有 CANN {c.version} 的已确认驱动配套"),
                     observed=d.version, expected=supported, source=source)]

@@ -18,12 +18,11 @@ from doctor.rules.issues import Issue, worst_first
 from doctor.parse.libnames import ASCEND_DEPS, CUDA_DEPS, is_mooncake_lib, lib_base
 from doctor.parse.sizes import human
 from doctor.versions import pep440, same_release
+from doctor.matrix.query import key_windows, threshold
 from doctor.rules.base import Context, Rule
 
 LAYER = "mooncake"
 NPU_DIST = "mooncake-transfer-engine-npu"
-FIRST_NPU_WHEEL = "0.3.11.post1"
-WHEEL_GLIBC = "2.35"
 SOURCE = "facts/mooncake.md"
 
 
@@ -92,7 +91,7 @@ def install_kind(m: MooncakeFacts) -> str:
 
 def _glibc_too_old(ctx: Context) -> bool:
     g = ctx.facts.python.glibc if ctx.facts.python else None
-    gv, want = pep440(g), pep440(WHEEL_GLIBC)
+    gv, want = pep440(g), pep440(threshold(ctx.matrix, "mooncake_npu_wheel_glibc"))
     return bool(gv and want and gv < want)
 
 
@@ -100,17 +99,18 @@ def _remedy(ctx: Context) -> Tuple[str, str, str]:
     """(en, zh, fixable): what installs the right Mooncake for this host and release."""
     r = ctx.release
     py = _python(ctx)
-    want = r.mooncake if r and r.mooncake else FIRST_NPU_WHEEL
+    first, glibc_need = threshold(ctx.matrix, "mooncake_first_npu_wheel"), threshold(ctx.matrix, "mooncake_npu_wheel_glibc")
+    want = r.mooncake if r and r.mooncake else first
     pip_ok = (r is None or r.mooncake_install == "pip" or not r.mooncake) and not _glibc_too_old(ctx)
     build = f"ascend-doctor mooncake build --tag v{want} --python {py}"
     if pip_ok:
         cmd = f"{py} -m pip install mooncake-transfer-engine-npu=={want}"
         return (f"{cmd}   (source CANN's set_env.sh before running vLLM)",
                 f"{cmd}（运行 vLLM 前先 source CANN 的 set_env.sh）", "auto")
-    why_en = (f"no NPU wheel exists for {want} (the first is {FIRST_NPU_WHEEL})" if not _glibc_too_old(ctx)
-              else f"glibc {ctx.facts.python.glibc} < {WHEEL_GLIBC}: the NPU wheel cannot be installed here")
-    why_zh = (f"{want} 没有 NPU wheel（第一个是 {FIRST_NPU_WHEEL}）" if not _glibc_too_old(ctx)
-              else f"glibc {ctx.facts.python.glibc} < {WHEEL_GLIBC}：本机无法安装 NPU wheel")
+    why_en = (f"no NPU wheel exists for {want} (the first is {first})" if not _glibc_too_old(ctx)
+              else f"glibc {ctx.facts.python.glibc} < {glibc_need}: the NPU wheel cannot be installed here")
+    why_zh = (f"{want} 没有 NPU wheel（第一个是 {first}）" if not _glibc_too_old(ctx)
+              else f"glibc {ctx.facts.python.glibc} < {glibc_need}：本机无法安装 NPU wheel")
     return (f"{build}   (pip is not enough: {why_en}; it builds with -DUSE_ASCEND_DIRECT=ON)",
             f"{build}（pip 不够：{why_zh}；会用 -DUSE_ASCEND_DIRECT=ON 编译）", "auto")
 
@@ -204,10 +204,10 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
         state = transport_state(m, package_only=True)
         if state[0] != "ascend":
             return [Finding("mooncake.installed", FAIL,
-                            msg(f"{owner.name} {owner.version} is not the Ascend build: only {NPU_DIST} (>= {FIRST_NPU_WHEEL}) "
+                            msg(f"{owner.name} {owner.version} is not the Ascend build: only {NPU_DIST} (>= {threshold(ctx.matrix, 'mooncake_first_npu_wheel')}) "
                                 "or a -DUSE_ASCEND_DIRECT=ON source build has the Ascend transport "
                                 "('Unsupported transport ascend, please rebuild Mooncake')",
-                                f"{owner.name} {owner.version} 不是昇腾版本：只有 {NPU_DIST}（>= {FIRST_NPU_WHEEL}）"
+                                f"{owner.name} {owner.version} 不是昇腾版本：只有 {NPU_DIST}（>= {threshold(ctx.matrix, 'mooncake_first_npu_wheel')}）"
                                 "或用 -DUSE_ASCEND_DIRECT=ON 源码编译的版本才含 Ascend 传输"),
                             observed=f"{owner.name} {owner.version}", expected=f"{NPU_DIST} {wanted or ''}".strip(),
                             hint=msg(f"{_python(ctx)} -m pip uninstall -y {owner.name} && {remedy_en}",
@@ -507,7 +507,10 @@ def mooncake_config(ctx: Context) -> Iterable[Finding]:
     mem = (None, None) if ctx.build else (m.mem_total_kb, m.mem_available_kb)
     cctx = mconfig.ConfigContext(vllm_ascend=_vllm_ascend(ctx), mooncake=m.version, env=_env(ctx),
                                  mem_total_kb=mem[0], mem_available_kb=mem[1],
-                                 ranks=cmd.ranks if cmd and not cmd.error else 1, path=var)
+                                 ranks=cmd.ranks if cmd and not cmd.error else 1, path=var,
+                                 keys=key_windows(ctx.matrix, "config"),
+                                 ssd_offload_since=threshold(ctx.matrix, "mooncake_ssd_offload"),
+                                 since={t.name: t.version for t in ctx.matrix.thresholds})
     issues = worst_first(mconfig.check_text(m.config_text or "", cctx))
     if ctx.build:
         issues.append(Issue(INFO, "build stage: global_segment_size is not compared with this machine's memory",
@@ -535,7 +538,9 @@ def mooncake_serve_args(ctx: Context) -> Iterable[Finding]:
         return []
     sctx = serveargs.ServeContext(vllm_ascend=_vllm_ascend(ctx), connectors=m.connectors, modules=m.vllm_ascend_modules,
                                   vllm_connectors=m.vllm_connectors, env=_env(ctx),
-                                  mooncake_installed=install_kind(m) not in ("none", "off-path", "metadata-only"))
+                                  mooncake_installed=install_kind(m) not in ("none", "off-path", "metadata-only"),
+                                  extra_keys={f: key_windows(ctx.matrix, f) for f in ("p2p", "layerwise", "store")},
+                                  backends={b: w[0] for b, w in key_windows(ctx.matrix, "store_backend").items()})
     issues = worst_first(serveargs.check(cmd, sctx))
     src = m.serve_args_source
     out = []
@@ -614,7 +619,7 @@ def mooncake_master(ctx: Context) -> Iterable[Finding]:
         out.append(Finding("mooncake.master", OK,
                            msg(f"mooncake_master at {where} is up; health: {fmt[0]}", f"{where} 上的 mooncake_master 正常；health：{fmt[1]}"),
                            observed=health.format, evidence=ev, source="facts/mooncake.md §3.3"))
-        if health.format == "plain" and m.version and (pep440(m.version) or pep440("0")) >= pep440("0.3.10.post2"):
+        if health.format == "plain" and m.version and (pep440(m.version) or pep440("0")) >= pep440(threshold(ctx.matrix, "mooncake_master_health_json")):
             out.append(Finding("mooncake.master", INFO,
                                msg(f"the master runs an older Mooncake (<= v0.3.10) than this client ({m.version})",
                                    f"master 运行的 Mooncake（<= v0.3.10）比本机客户端（{m.version}）旧"),

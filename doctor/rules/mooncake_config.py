@@ -20,20 +20,8 @@ from doctor.parse.sizes import GIB, human, parse_size
 SOURCE = "facts/mooncake.md §4 (vllm-ascend MooncakeStoreConfig)"
 VALIDATE = "python -m json.tool \"$MOONCAKE_CONFIG_PATH\""
 
-# key -> (first vllm-ascend that reads it, first that no longer does); None = open end.
-KEYS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
-    "metadata_server": (None, None),
-    "protocol": (None, None),
-    "device_name": (None, None),
-    "master_server_address": (None, None),
-    "global_segment_size": (None, None),
-    "local_buffer_size": (None, None),
-    "use_ascend_direct": (None, "0.12.0rc1"),
-    "preferred_segment": ("0.20.2rc1", None),
-    "prefer_alloc_in_same_node": ("0.20.2rc1", None),
-    "enable_ssd_offload": ("0.21.0rc1", None),
-    "ssd_offload_path": ("0.21.0rc1", None),
-}
+# Which vllm-ascend reads which key: ConfigContext.keys, from matrices/mooncake.toml (scope "config").
+Window = Tuple[Optional[str], Optional[str]]
 # Parsed by v0.11-v0.12.0rc1 but never used: the address always comes from get_ip().
 UNUSED = {"local_hostname": "unused: the host IP comes from vLLM's get_ip(); set VLLM_HOST_IP to choose it"}
 # Shown in a doc example (v0.12.0rc1 kv_pool.md) but never parsed by any version.
@@ -53,15 +41,15 @@ def at_least(version: Optional[str], floor: Optional[str]) -> Optional[bool]:
     return v >= f
 
 
-def key_status(key: str, vllm_ascend: Optional[str]) -> str:
-    """read / not_yet / no_longer / unused / misleading / unknown."""
+def key_status(key: str, vllm_ascend: Optional[str], keys: Mapping[str, Window]) -> str:
+    """read / not_yet / no_longer / unused / misleading / unknown (``keys``: the key windows)."""
     if key in UNUSED:
         return "unused"
     if key in MISLEADING:
         return "misleading"
-    if key not in KEYS:
+    if key not in keys:
         return "unknown"
-    return window_state(KEYS[key], vllm_ascend)
+    return window_state(keys[key], vllm_ascend)
 
 
 def window_state(window: Tuple[Optional[str], Optional[str]], vllm_ascend: Optional[str]) -> str:
@@ -88,10 +76,17 @@ class ConfigContext:
     mem_available_kb: Optional[int] = None
     ranks: int = 1  # processes on this host that each register a segment
     path: str = "$MOONCAKE_CONFIG_PATH"
+    keys: Mapping[str, Window] = None  # type: ignore[assignment]  # key windows (the matrix's)
+    ssd_offload_since: Optional[str] = None  # the Mooncake that first has SSD offload (the matrix's)
+    since: Mapping[str, str] = None  # type: ignore[assignment]  # the matrix's thresholds, name -> version
 
     def __post_init__(self):
         if self.env is None:
             self.env = {}
+        if self.keys is None:
+            self.keys = {}
+        if self.since is None:
+            self.since = {}
 
 
 def check_text(text: str, ctx: ConfigContext) -> List[Issue]:
@@ -128,7 +123,7 @@ def check_data(data: Dict[str, Any], ctx: ConfigContext, strict_ok: bool = True)
     suffix_zh = "" if strict_ok else "（按修正 JSON 错误后的内容判断）"
 
     # -- protocol ----------------------------------------------------------------------------
-    v11 = at_least(va, "0.12.0rc1") is False
+    v11 = at_least(va, ctx.since.get("mooncake_store_backend_reader")) is False
     protocol = data.get("protocol")
     if protocol is None:
         if v11:
@@ -144,7 +139,7 @@ def check_data(data: Dict[str, Any], ctx: ConfigContext, strict_ok: bool = True)
                              observed=str(protocol), expected="ascend", source=SOURCE))
         else:
             raised = ("NotImplementedError: MooncakeBackend does not support protocol "
-                      f"{protocol!r}" if at_least(va, "0.20.2rc1") is not False else
+                      f"{protocol!r}" if at_least(va, ctx.since.get("mooncake_protocol_not_implemented")) is not False else
                       "the backend only sets up the store for \"ascend\" and fails")
             out.append(issue(FAIL, f"\"protocol\": {protocol!r}: {raised}" + suffix_en,
                              f"\"protocol\": {protocol!r}：vllm-ascend 只支持 \"ascend\"（{raised}）" + suffix_zh,
@@ -191,11 +186,11 @@ def check_data(data: Dict[str, Any], ctx: ConfigContext, strict_ok: bool = True)
                          hint=('"device_name": ""', '"device_name": ""'), observed=device, expected='""', source=SOURCE))
     out.extend(_ssd_issues(data, ctx))
     for key in ("preferred_segment", "prefer_alloc_in_same_node"):
-        if key in data and not isinstance(data[key], bool) and key_status(key, va) == "read":
+        if key in data and not isinstance(data[key], bool) and key_status(key, va, ctx.keys) == "read":
             out.append(issue(WARN, f"\"{key}\" should be true or false, not {data[key]!r}",
                              f"\"{key}\" 应为 true 或 false，而不是 {data[key]!r}",
                              observed=repr(data[key]), expected="true/false", source=SOURCE))
-    out.extend(_key_issues(data, va))
+    out.extend(_key_issues(data, va, ctx.keys))
     if not any(i.status in (FAIL, WARN) for i in out):
         out.insert(0, issue(OK, f"{ctx.path} is valid for vllm-ascend {va or '(version unknown)'}: "
                                 f"protocol {data.get('protocol', 'ascend')}, metadata {meta}, master {data.get('master_server_address')}",
@@ -247,7 +242,7 @@ def check_host_port(value: Any) -> Optional[Tuple[str, str]]:
 def _master_issues(data: Dict[str, Any], ctx: ConfigContext) -> List[Issue]:
     out: List[Issue] = []
     env_master = ctx.env.get("MOONCAKE_MASTER")
-    honours_env = at_least(ctx.vllm_ascend, "0.20.2rc1") is not False
+    honours_env = at_least(ctx.vllm_ascend, ctx.since.get("mooncake_env_overrides")) is not False
     addr = data.get("master_server_address")
     if env_master and honours_env:
         out.append(issue(INFO, f"MOONCAKE_MASTER={env_master} overrides \"master_server_address\" ({addr})",
@@ -281,10 +276,10 @@ def _master_issues(data: Dict[str, Any], ctx: ConfigContext) -> List[Issue]:
 def _size_issues(data: Dict[str, Any], ctx: ConfigContext) -> List[Issue]:
     va = ctx.vllm_ascend
     out: List[Issue] = []
-    strings = at_least(va, "0.12.0rc1") is not False
+    strings = at_least(va, ctx.since.get("mooncake_store_backend_reader")) is not False
     env_size = ctx.env.get("MOONCAKE_GLOBAL_SEGMENT_SIZE")
-    honours_env = at_least(va, "0.20.2rc1") is not False
-    default = 1073741824 if at_least(va, "0.18.0") is not False else 3355443200
+    honours_env = at_least(va, ctx.since.get("mooncake_env_overrides")) is not False
+    default = 1073741824 if at_least(va, ctx.since.get("mooncake_segment_default_1gib")) is not False else 3355443200
     if env_size and honours_env:
         raw, origin = env_size, "MOONCAKE_GLOBAL_SEGMENT_SIZE"
         out.append(issue(INFO, f"MOONCAKE_GLOBAL_SEGMENT_SIZE={env_size} overrides \"global_segment_size\" ({data.get('global_segment_size')})",
@@ -349,7 +344,7 @@ def _size_issues(data: Dict[str, Any], ctx: ConfigContext) -> List[Issue]:
 
 
 def _ssd_issues(data: Dict[str, Any], ctx: ConfigContext) -> List[Issue]:
-    if "enable_ssd_offload" not in data or key_status("enable_ssd_offload", ctx.vllm_ascend) != "read":
+    if "enable_ssd_offload" not in data or key_status("enable_ssd_offload", ctx.vllm_ascend, ctx.keys) != "read":
         return []
     raw = data["enable_ssd_offload"]
     out: List[Issue] = []
@@ -375,26 +370,27 @@ def _ssd_issues(data: Dict[str, Any], ctx: ConfigContext) -> List[Issue]:
     elif ".." in path.split("/"):
         out.append(issue(FAIL, f"ssd_offload_path {path} contains '..', which Mooncake rejects",
                          f"ssd_offload_path {path} 含有 '..'，Mooncake 会拒绝", observed=path, source=SOURCE))
-    if ctx.mooncake and at_least(ctx.mooncake, "0.3.11") is False:
-        out.append(issue(FAIL, f"enable_ssd_offload needs Mooncake >= 0.3.11; {ctx.mooncake} is installed (RuntimeError at start-up)",
-                         f"enable_ssd_offload 需要 Mooncake >= 0.3.11；当前为 {ctx.mooncake}（启动时 RuntimeError）",
+    need = ctx.ssd_offload_since
+    if ctx.mooncake and need and at_least(ctx.mooncake, need) is False:
+        out.append(issue(FAIL, f"enable_ssd_offload needs Mooncake >= {need}; {ctx.mooncake} is installed (RuntimeError at start-up)",
+                         f"enable_ssd_offload 需要 Mooncake >= {need}；当前为 {ctx.mooncake}（启动时 RuntimeError）",
                          hint=("pip install mooncake-transfer-engine-npu==0.3.11.post1, or set \"enable_ssd_offload\": false",
                                "pip install mooncake-transfer-engine-npu==0.3.11.post1，或设置 \"enable_ssd_offload\": false"),
-                         observed=ctx.mooncake, expected=">= 0.3.11", fixable="auto", source=SOURCE))
+                         observed=ctx.mooncake, expected=f">= {need}", fixable="auto", source=SOURCE))
     return out
 
 
-def _key_issues(data: Dict[str, Any], va: Optional[str]) -> List[Issue]:
+def _key_issues(data: Dict[str, Any], va: Optional[str], keys: Mapping[str, Window]) -> List[Issue]:
     out: List[Issue] = []
     ignored, unknown = [], []
     for key in data:
-        status = key_status(key, va)
+        status = key_status(key, va, keys)
         if status == "unused":
             ignored.append(f"{key} ({UNUSED[key]})")
         elif status == "not_yet":
-            ignored.append(f"{key} (read from vllm-ascend {KEYS[key][0]} on)")
+            ignored.append(f"{key} (read from vllm-ascend {keys[key][0]} on)")
         elif status == "no_longer":
-            ignored.append(f"{key} (no longer read since vllm-ascend {KEYS[key][1]})")
+            ignored.append(f"{key} (no longer read since vllm-ascend {keys[key][1]})")
         elif status == "misleading":
             out.append(issue(WARN, f"\"{key}\" is read by no vllm-ascend version (it appeared in a doc example); the key is \"{MISLEADING[key]}\"",
                              f"没有任何 vllm-ascend 版本读取 \"{key}\"（出自文档示例）；正确的键是 \"{MISLEADING[key]}\"",
@@ -404,12 +400,12 @@ def _key_issues(data: Dict[str, Any], va: Optional[str]) -> List[Issue]:
         elif status == "unknown":
             unknown.append(key)
     if unknown:
-        close = {k: _closest(k) for k in unknown}
+        close = {k: _closest(k, keys) for k in unknown}
         out.append(issue(WARN, "unknown key(s) in the Mooncake config, nothing reads them: " + ", ".join(
                              f"{k}" + (f" (did you mean {close[k]}?)" if close[k] else "") for k in unknown),
                          "Mooncake 配置中有未知的键，不会被读取：" + "，".join(
                              f"{k}" + (f"（是否应为 {close[k]}？）" if close[k] else "") for k in unknown),
-                         observed=", ".join(unknown), expected=", ".join(KEYS), source=SOURCE))
+                         observed=", ".join(unknown), expected=", ".join(keys), source=SOURCE))
     if ignored:
         out.append(issue(INFO, f"key(s) ignored by vllm-ascend {va}: " + "; ".join(ignored),
                          f"vllm-ascend {va} 会忽略这些键：" + "；".join(ignored),
@@ -417,10 +413,10 @@ def _key_issues(data: Dict[str, Any], va: Optional[str]) -> List[Issue]:
     return out
 
 
-def _closest(key: str) -> Optional[str]:
+def _closest(key: str, keys: Mapping[str, Window]) -> Optional[str]:
     import difflib
 
-    match = difflib.get_close_matches(key, list(KEYS) + list(MISLEADING.values()), n=1, cutoff=0.75)
+    match = difflib.get_close_matches(key, list(keys) + list(MISLEADING.values()), n=1, cutoff=0.75)
     return match[0] if match else None
 
 

@@ -202,7 +202,7 @@ def _torch_npu_cann(ctx: Context, npu: Distribution) -> List[Finding]:
     if c is None or not c.version:
         return []
     row = torch_npu_row(ctx.matrix, npu.version)
-    if row is None:
+    if row is None or row.cann is None:
         return [Finding("torch_npu.cann", INFO,
                         msg(f"torch-npu {npu.version} is not in the matrix; its CANN pairing is unknown",
                             f"矩阵中没有 torch-npu {npu.version}，无法判断其 CANN 配套"),

@@ -576,7 +576,8 @@ def _download(steps: List[Step], plan: Plan, target: Target, choice: Choice, env
                 requires = requirements_file(Path(sources[owner]) / "requirements" / "common.txt")
             else:
                 continue
-            for r in unmet_requirements(owner, requires, exact_pins(plan.pins), post, target.markers):
+            for r in unmet_requirements(owner, requires, exact_pins(plan.pins), post, target.markers,
+                                        plan.not_on_ascend):
                 if r not in reqs:
                     reqs.append(r)
     deps = [p for s in steps if s.action == "install" and not s.no_deps for p in s.packages] + reqs

@@ -2,16 +2,26 @@
 
 The index comes from pip's own configuration (config files and PIP_* variables, in pip's order);
 the only built-in address is pip's default, https://pypi.org/simple/, used when nothing is
-configured. Project pages are read with the PEP 691 JSON API (HTML, PEP 503, as a fallback for
-mirrors that only serve HTML), metadata from PEP 658 ``.metadata`` files, and only when an index
-has none, from the wheel itself with HTTP range requests (or the sdist's PKG-INFO).
+configured. The simple-repository protocols (PEP 503 HTML, PEP 691 JSON, PEP 658/714 metadata
+files, PEP 592 yanking, PEP 700 upload times) are spoken by pypi-simple. Ours is only what it
+lacks:
 
-Every failure is an :class:`IndexFetchError` with a one-line message.
+- METADATA read out of a wheel with HTTP range requests when an index serves no ``.metadata``
+  file. PyPI serves none for torch-npu's wheels, and mirrors in China often serve none at all
+  (https://github.com/tuna/issues/issues/1775); reading three small ranges beats downloading a
+  300 MB wheel. An sdist's PKG-INFO is streamed and reading stops there.
+- ``file://`` indexes (pip accepts them: a page, or a plain directory of distributions), served
+  to pypi-simple by a small requests adapter.
+- One TOTAL deadline for everything a client reads (not only a per-read timeout), and a cap on
+  every body it reads.
+
+pypi-simple is imported when a client is made: ``check`` never loads it. Every failure is an
+:class:`IndexFetchError` with a one-line message.
 """
 from __future__ import annotations
 
 import configparser
-import email.parser
+import html
 import io
 import json
 import os
@@ -19,21 +29,24 @@ import re
 import struct
 import sys
 import tarfile
+import time
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
-from urllib.parse import unquote, urljoin, urlparse
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from urllib.parse import unquote, urlparse
 
 from doctor.errors import UsageError
 from doctor.versions import pep440
 
+if TYPE_CHECKING:  # pragma: no cover
+    from pypi_simple import DistributionPackage
+
 PIP_DEFAULT_INDEX = "https://pypi.org/simple/"
-JSON_TYPE = "application/vnd.pypi.simple.v1+json"
-ACCEPT = f"{JSON_TYPE}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
-TIMEOUT = (5.0, 30.0)  # connect, read
+TIMEOUT = (5.0, 30.0)  # connect, read: one socket operation never waits longer
+DEADLINE = 300.0  # seconds for everything one client reads (a `matrix verify` of ~50 releases)
+MAX_PAGE = 64 * 1024 * 1024  # a project page or a .metadata file
 MAX_DOWNLOAD = 512 * 1024 * 1024  # a whole-file fallback never reads more than this
 
 
@@ -154,259 +167,268 @@ def pip_index_config(
 
 
 # ---------------------------------------------------------------------------------------------
-# project pages
+# transport: a total deadline, capped bodies, file:// URLs
 
 
-@dataclass(frozen=True)
-class IndexFile:
-    filename: str
-    url: str
-    version: Optional[str]
-    requires_python: Optional[str] = None
-    yanked: bool = False
-    metadata_url: Optional[str] = None  # PEP 658 / 714
-    upload_time: Optional[str] = None  # PEP 700, JSON pages only
+class Deadline:
+    """Seconds left of a total budget; raises IndexFetchError once it is spent."""
 
-    @property
-    def is_wheel(self) -> bool:
-        return self.filename.endswith(".whl")
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
 
-    @property
-    def is_sdist(self) -> bool:
-        return self.filename.endswith((".tar.gz", ".zip"))
+    def left(self, url: str = "") -> float:
+        rest = self.end - time.monotonic()
+        if rest <= 0:
+            where = f" (reading {url})" if url else ""
+            raise IndexFetchError(f"index deadline of {self.seconds:g} s exceeded{where}")
+        return rest
 
 
-def normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+def deadline_session(deadline: Deadline, timeout: Tuple[float, float] = TIMEOUT, cap: int = MAX_PAGE):
+    """A requests.Session whose every request honours ``deadline``: each socket operation waits
+    at most min(timeout, what is left), and a body is read in chunks, checking the deadline and
+    a size cap between them (a server that drips bytes cannot hold a request open forever).
+    requests is imported here, not when this module is."""
+    import requests
+
+    class DeadlineSession(requests.Session):
+        def send(self, request, **kwargs):  # type: ignore[override]
+            left = deadline.left(request.url)
+            kwargs["timeout"] = (min(timeout[0], left), min(timeout[1], left))
+            stream = kwargs.get("stream", False)
+            kwargs["stream"] = True
+            resp = super().send(request, **kwargs)
+            if not stream:
+                body = read_body(resp, request.url, cap, deadline)
+                # what Response.content would have read: set it the way requests itself does
+                resp._content, resp._content_consumed = body, True
+            return resp
+
+    session = DeadlineSession()
+    session.headers["User-Agent"] = "ascend-doctor (matrix sync/verify)"
+    session.mount("file://", _file_adapter())
+    return session
 
 
-def version_of(filename: str, project: str) -> Optional[str]:
-    """Version from a wheel or sdist filename (``vllm_ascend-0.11.0rc3-cp311-...whl``)."""
-    if filename.endswith(".whl"):
-        parts = filename[:-4].split("-")
-        return parts[1] if len(parts) >= 5 else None
-    for ext in (".tar.gz", ".zip"):
-        if filename.endswith(ext):
-            stem = filename[: -len(ext)]
-            canon = normalize(project)
-            # The name part may use - _ or . ; the version is what follows the name.
-            for i in range(len(stem)):
-                if stem[i] == "-" and normalize(stem[:i]) == canon:
-                    return stem[i + 1:]
-            return None
-    return None
+def read_body(resp, url: str, cap: int, deadline: Optional[Deadline] = None) -> bytes:
+    buf = io.BytesIO()
+    try:
+        for chunk in resp.iter_content(1 << 16):
+            buf.write(chunk)
+            if buf.tell() > cap:
+                raise IndexFetchError(f"{url} is larger than {cap // (1 << 20)} MiB")
+            if deadline is not None:
+                deadline.left(url)
+    finally:
+        resp.close()
+    return buf.getvalue()
 
 
-class _LinkParser(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.links: List[Dict[str, Optional[str]]] = []
+def _file_adapter():
+    """``file://`` for requests, the way pip reads a local index: a file (with Range support),
+    a directory's index.json / index.html, or else a generated PEP 503 page of the directory's
+    distributions."""
+    from requests.adapters import BaseAdapter
 
-    def handle_starttag(self, tag, attrs):
-        if tag == "a":
-            self.links.append(dict(attrs))
+    class FileAdapter(BaseAdapter):
+        def send(self, request, **kwargs):  # type: ignore[override]
+            return _file_response(request)
+
+        def close(self) -> None:
+            pass
+
+    return FileAdapter()
 
 
-def _files_from_json(data: dict, base: str, project: str) -> List[IndexFile]:
-    out = []
-    for f in data.get("files", []):
-        name, url = f.get("filename"), f.get("url")
-        if not name or not url:
+def _file_response(request):
+    """The Response for a file:// request. A file is read whole: local wheelhouses are small, and
+    a Range header is honoured so the ranged METADATA reader is tested the same way."""
+    from requests import Response
+
+    path = Path(unquote(urlparse(request.url).path))
+    resp = Response()
+    resp.url, resp.request = request.url, request
+    body: bytes = b""
+    ctype = "application/octet-stream"
+    status = 200
+    try:
+        if path.is_dir():
+            for name, kind in (("index.json", "application/vnd.pypi.simple.v1+json"),
+                               ("index.html", "text/html")):
+                if (path / name).is_file():
+                    body, ctype = (path / name).read_bytes(), kind
+                    resp.url = (path / name).as_uri()
+                    break
+            else:
+                body, ctype = _directory_page(path), "text/html"
+                resp.url = path.as_uri() + "/"
+        elif path.is_file():
+            body = path.read_bytes()
+            m = re.match(r"bytes=(\d*)-(\d*)$", request.headers.get("Range") or "")
+            if m:
+                size = len(body)
+                a, b = m.groups()
+                start, end = (size - int(b), size - 1) if a == "" else (int(a), min(int(b or size - 1), size - 1))
+                start = max(start, 0)
+                body, status = body[start:end + 1], 206
+                resp.headers["Content-Range"] = f"bytes {start}-{end}/{size}"
+        else:
+            status, body = 404, b"not found"
+    except OSError as e:
+        raise IndexFetchError(f"cannot read {path}: {e.strerror or e}")
+    resp.status_code = status
+    resp.headers["Content-Type"] = ctype
+    resp.headers["Content-Length"] = str(len(body))
+    resp.raw = io.BytesIO(body)
+    return resp
+
+
+def _directory_page(path: Path) -> bytes:
+    links = []
+    for p in sorted(path.iterdir()):
+        if not p.is_file() or not p.name.endswith((".whl", ".tar.gz", ".zip")):
             continue
-        url = urljoin(base, url)
-        meta = f.get("core-metadata", f.get("data-dist-info-metadata"))
-        yanked = f.get("yanked", False)
-        out.append(IndexFile(
-            filename=name, url=url, version=version_of(name, project),
-            requires_python=f.get("requires-python"),
-            yanked=bool(yanked),
-            metadata_url=_strip_fragment(url) + ".metadata" if meta else None,
-            upload_time=f.get("upload-time"),
-        ))
-    return out
+        attrs = f'href="{html.escape(p.name)}"'
+        meta = Path(str(p) + ".metadata")
+        if meta.is_file():
+            import hashlib
+
+            attrs += f' data-core-metadata="sha256={hashlib.sha256(meta.read_bytes()).hexdigest()}"'
+        links.append(f"<a {attrs}>{html.escape(p.name)}</a>")
+    return ("<!DOCTYPE html><html><body>" + "\n".join(links) + "</body></html>").encode()
 
 
-def _files_from_html(text: str, base: str, project: str) -> List[IndexFile]:
-    parser = _LinkParser()
-    parser.feed(text)
-    out = []
-    for a in parser.links:
-        href = a.get("href")
-        if not href:
-            continue
-        url = urljoin(base, href)
-        name = unquote(urlparse(url).path.rsplit("/", 1)[-1])
-        version = version_of(name, project)
-        if version is None:
-            continue
-        meta = a.get("data-core-metadata", a.get("data-dist-info-metadata"))
-        out.append(IndexFile(
-            filename=name, url=url, version=version,
-            requires_python=a.get("data-requires-python"),
-            yanked="data-yanked" in a,
-            metadata_url=_strip_fragment(url) + ".metadata" if meta not in (None, "false") else None,
-        ))
-    return out
-
-
-def _strip_fragment(url: str) -> str:
-    return url.split("#", 1)[0]
+# ---------------------------------------------------------------------------------------------
+# the client
 
 
 class IndexClient:
-    """Reads project pages and metadata from a list of index URLs (http(s) or file://)."""
+    """Project pages and metadata from a list of index URLs (http(s) or file://), within one
+    total ``deadline`` (seconds) for everything it reads."""
 
-    def __init__(self, urls: Sequence[str], session=None, timeout=TIMEOUT):
+    def __init__(self, urls: Sequence[str], session=None, timeout: Tuple[float, float] = TIMEOUT,
+                 deadline: float = DEADLINE):
         if not urls:
             raise IndexFetchError("no package index configured (pip has no-index set)")
         self.urls = list(urls)
-        self.timeout = timeout
-        if session is None:
-            import requests
+        self.deadline = Deadline(deadline)
+        self.session = session if session is not None else deadline_session(self.deadline, timeout)
 
-            session = requests.Session()
-            session.headers["User-Agent"] = "ascend-doctor (matrix sync/verify)"
-        self.session = session
-
-    # -- transport -----------------------------------------------------------------------------
-
-    def _get(self, url: str, headers: Optional[Dict[str, str]] = None, stream: bool = False):
+    def _call(self, what: str, fn: Callable[[], Any]) -> Any:
+        """Run a pypi-simple call; every failure becomes one IndexFetchError line."""
         import requests
+        import pypi_simple
 
         try:
-            resp = self.session.get(url, headers=headers or {}, timeout=self.timeout, stream=stream)
+            return fn()
+        except IndexFetchError:
+            raise
         except requests.exceptions.Timeout:
-            raise IndexFetchError(f"timed out reading {url}")
+            raise IndexFetchError(f"timed out reading {what}")
+        except requests.exceptions.HTTPError as e:
+            code = e.response.status_code if e.response is not None else "?"
+            raise IndexFetchError(f"{what} answered HTTP {code}")
         except requests.exceptions.RequestException as e:
-            raise IndexFetchError(f"cannot reach {url}: {_short(e)}")
-        return resp
-
-    def _read_local(self, url: str) -> bytes:
-        path = Path(unquote(urlparse(url).path))
-        try:
-            return path.read_bytes()
-        except OSError as e:
-            raise IndexFetchError(f"cannot read {path}: {e.strerror or e}")
+            raise IndexFetchError(f"cannot reach {what}: {_short(e)}")
+        except pypi_simple.DigestMismatchError as e:
+            raise IndexFetchError(f"{what}: checksum mismatch ({_short(e)})")
+        except (pypi_simple.UnsupportedContentTypeError, pypi_simple.UnsupportedRepoVersionError,
+                ValueError) as e:
+            raise IndexFetchError(f"{what}: {_short(e)}")
 
     # -- project pages ---------------------------------------------------------------------------
 
-    def project_files(self, project: str) -> List[IndexFile]:
+    def project_files(self, project: str) -> List["DistributionPackage"]:
         """All files of ``project`` across the configured indexes (first index wins per name)."""
-        seen: Dict[str, IndexFile] = {}
+        import pypi_simple
+
+        seen: Dict[str, "DistributionPackage"] = {}
         found_any = False
         for base in self.urls:
-            files = self._project_page(base, project)
-            if files is None:
+            client = pypi_simple.PyPISimple(endpoint=base, session=self.session)
+            url = client.get_project_url(project)
+            try:
+                page = self._call(url, lambda: client.get_project_page(project))
+            except pypi_simple.NoSuchProjectError:
                 continue
             found_any = True
-            for f in files:
-                seen.setdefault(f.filename, f)
+            for f in page.packages:
+                if f.version is not None:
+                    seen.setdefault(f.filename, f)
         if not found_any:
             raise IndexFetchError(f"{project} not found on {', '.join(self.urls)}")
         return list(seen.values())
 
-    def _project_page(self, base: str, project: str) -> Optional[List[IndexFile]]:
-        base = base if base.endswith("/") else base + "/"
-        url = urljoin(base, normalize(project) + "/")
-        if url.startswith("file:"):
-            return self._local_page(url, project)
-        resp = self._get(url, headers={"Accept": ACCEPT})
-        if resp.status_code == 404:
-            return None
-        if resp.status_code != 200:
-            raise IndexFetchError(f"{url} answered HTTP {resp.status_code}")
-        ctype = resp.headers.get("Content-Type", "").split(";")[0].strip()
-        if ctype == JSON_TYPE or ctype.endswith("+json") or ctype == "application/json":
-            try:
-                return _files_from_json(resp.json(), resp.url or url, project)
-            except ValueError:
-                raise IndexFetchError(f"{url} sent malformed JSON")
-        return _files_from_html(resp.text, resp.url or url, project)
-
-    def _local_page(self, url: str, project: str) -> Optional[List[IndexFile]]:
-        path = Path(unquote(urlparse(url).path))
-        if not path.is_dir():
-            return None
-        for name in ("index.json", "index.html"):
-            page = path / name
-            if page.is_file():
-                text = page.read_text(encoding="utf-8", errors="replace")
-                base = page.as_uri()
-                if name.endswith(".json"):
-                    try:
-                        return _files_from_json(json.loads(text), base, project)
-                    except ValueError:
-                        raise IndexFetchError(f"{page} is not valid JSON")
-                return _files_from_html(text, base, project)
-        # A plain directory of distributions (pip accepts this for file:// indexes).
-        return [
-            IndexFile(p.name, p.as_uri(), version_of(p.name, project),
-                      metadata_url=p.as_uri() + ".metadata" if Path(str(p) + ".metadata").is_file() else None)
-            for p in sorted(path.iterdir()) if version_of(p.name, project)
-        ]
-
     def versions(self, project: str, include_yanked: bool = False) -> List[str]:
         vs = {f.version for f in self.project_files(project)
-              if f.version and pep440(f.version) and (include_yanked or not f.yanked)}
+              if f.version and pep440(f.version) and (include_yanked or not f.is_yanked)}
         return sorted(vs, key=pep440)
 
     # -- metadata --------------------------------------------------------------------------------
 
-    def metadata(self, f: IndexFile) -> Dict[str, object]:
+    def metadata(self, f: "DistributionPackage") -> Dict[str, object]:
         """Name, version, Requires-Python and Requires-Dist of one file, in the
         index-metadata.json shape, plus ``metadata_from`` (how it was read)."""
-        if f.metadata_url:
-            raw = self._fetch_bytes(f.metadata_url)
-            how = "PEP 658 .metadata"
-        elif f.is_wheel:
-            raw = self._wheel_metadata(f.url)
-            how = "METADATA inside the wheel"
-        elif f.filename.endswith(".tar.gz"):
-            raw = self._sdist_metadata(f.url)
-            how = "PKG-INFO inside the sdist"
-        else:
-            raise IndexFetchError(f"cannot read metadata of {f.filename}")
-        return parse_metadata(raw, f.filename, how)
+        import pypi_simple
 
-    def _fetch_bytes(self, url: str, limit: int = MAX_DOWNLOAD) -> bytes:
-        if url.startswith("file:"):
-            return self._read_local(url)
-        resp = self._get(url, stream=True)
+        raw: Optional[bytes] = None
+        how = ""
+        if f.has_metadata:
+            client = pypi_simple.PyPISimple(session=self.session)
+            try:
+                raw = self._call(f.metadata_url, lambda: client.get_package_metadata_bytes(
+                    f, verify=bool(f.metadata_digests)))
+                how = "PEP 658 .metadata"
+            except pypi_simple.NoMetadataError:  # announced but absent: read the file itself
+                raw = None
+        if raw is None and f.package_type == "wheel":
+            raw, how = self._wheel_metadata(f.url), "METADATA inside the wheel"
+        elif raw is None and f.filename.endswith(".tar.gz"):
+            raw, how = self._sdist_metadata(f.url), "PKG-INFO inside the sdist"
+        elif raw is None:
+            raise IndexFetchError(f"cannot read metadata of {f.filename}")
+        return metadata_entry(raw, f.filename, how)
+
+    def _get(self, url: str, headers: Optional[Dict[str, str]] = None):
+        import requests
+
         try:
-            if resp.status_code != 200:
-                raise IndexFetchError(f"{url} answered HTTP {resp.status_code}")
-            return _read_limited(resp, url, limit)
-        finally:
-            resp.close()
+            return self.session.get(url, headers=headers or {}, stream=True)
+        except IndexFetchError:
+            raise
+        except requests.exceptions.Timeout:
+            raise IndexFetchError(f"timed out reading {url}")
+        except requests.exceptions.RequestException as e:
+            raise IndexFetchError(f"cannot reach {url}: {_short(e)}")
 
     def _range(self, url: str, start: Optional[int], end: int) -> Tuple[bytes, Optional[int]]:
         """Bytes ``start..end`` (or the last ``end`` bytes when start is None) and the file's
         total size; the size is None when the server ignored the range and sent everything."""
         spec = f"bytes=-{end}" if start is None else f"bytes={start}-{end}"
-        resp = self._get(url, headers={"Range": spec}, stream=True)
-        try:
-            if resp.status_code == 206:
-                m = re.search(r"/(\d+)\s*$", resp.headers.get("Content-Range", ""))
-                if not m:
-                    raise IndexFetchError(f"{url}: partial answer without a Content-Range size")
-                return resp.content, int(m.group(1))
-            if resp.status_code == 200:
-                return _read_limited(resp, url, MAX_DOWNLOAD), None
-            raise IndexFetchError(f"{url} answered HTTP {resp.status_code}")
-        finally:
-            resp.close()
+        resp = self._get(url, {"Range": spec})
+        if resp.status_code == 206:
+            m = re.search(r"/(\d+)\s*$", resp.headers.get("Content-Range", ""))
+            if not m:
+                resp.close()
+                raise IndexFetchError(f"{url}: partial answer without a Content-Range size")
+            want = (end if start is None else end - start + 1)
+            return read_body(resp, url, want + 1024, self.deadline), int(m.group(1))
+        if resp.status_code == 200:
+            return read_body(resp, url, MAX_DOWNLOAD, self.deadline), None
+        resp.close()
+        raise IndexFetchError(f"{url} answered HTTP {resp.status_code}")
 
     def _wheel_metadata(self, url: str) -> bytes:
         """METADATA out of a remote wheel with a few range requests: the end of central
         directory, the central directory, then the one member (wheels are zip files)."""
-        if url.startswith("file:"):
-            return _metadata_from_zip(self._read_local(url), url)
         tail, size = self._range(url, None, 65536)
         if size is None:
             return _metadata_from_zip(tail, url)
         cd_offset, cd_size = _central_directory(tail, url)
         if 0xFFFFFFFF in (cd_offset, cd_size):  # ZIP64 (a wheel over 4 GiB): read it whole
-            return _metadata_from_zip(self._fetch_bytes(url), url)
+            whole, _ = self._range(url, 0, size - 1)
+            return _metadata_from_zip(whole, url)
         tail_start = size - len(tail)
         if cd_offset >= tail_start:
             cd = tail[cd_offset - tail_start: cd_offset - tail_start + cd_size]
@@ -423,30 +445,29 @@ class IndexClient:
         return _inflate(data, method, url)
 
     def _sdist_metadata(self, url: str) -> bytes:
-        """PKG-INFO of an sdist. Over HTTP the tarball is streamed and reading stops at PKG-INFO,
-        which setuptools writes early in the archive (a 20 MB sdist costs a few hundred kB)."""
-        if url.startswith("file:"):
-            return _pkg_info(io.BytesIO(self._read_local(url)), url)
-        resp = self._get(url, stream=True)
+        """PKG-INFO of an sdist, streamed: reading stops at PKG-INFO, which setuptools writes
+        early in the archive (a 20 MB sdist costs a few hundred kB)."""
+        resp = self._get(url)
         try:
             if resp.status_code != 200:
                 raise IndexFetchError(f"{url} answered HTTP {resp.status_code}")
-            return _pkg_info(_Limited(resp.raw, MAX_DOWNLOAD, url), url)
+            return _pkg_info(_Limited(resp.raw, MAX_DOWNLOAD, url, self.deadline), url)
         finally:
             resp.close()
 
 
 class _Limited:
-    """A read()-only stream that refuses to go past ``limit`` bytes."""
+    """A read()-only stream that refuses to go past ``limit`` bytes or the deadline."""
 
-    def __init__(self, raw, limit: int, url: str):
-        self.raw, self.limit, self.url, self.count = raw, limit, url, 0
+    def __init__(self, raw, limit: int, url: str, deadline: Deadline):
+        self.raw, self.limit, self.url, self.deadline, self.count = raw, limit, url, deadline, 0
 
     def read(self, n: int = -1) -> bytes:
         data = self.raw.read(n if n and n > 0 else 1 << 16)
         self.count += len(data)
         if self.count > self.limit:
             raise IndexFetchError(f"{self.url} is larger than {self.limit // (1 << 20)} MiB")
+        self.deadline.left(self.url)
         return data
 
 
@@ -462,15 +483,6 @@ def _pkg_info(fileobj, url: str) -> bytes:
     except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
         raise IndexFetchError(f"{url}: cannot read the sdist: {_short(e)}")
     raise IndexFetchError(f"{url}: the sdist has no PKG-INFO")
-
-
-def _read_limited(resp, url: str, limit: int) -> bytes:
-    buf = io.BytesIO()
-    for chunk in resp.iter_content(1 << 16):
-        buf.write(chunk)
-        if buf.tell() > limit:
-            raise IndexFetchError(f"{url} is larger than {limit // (1 << 20)} MiB")
-    return buf.getvalue()
 
 
 def _short(e: BaseException) -> str:
@@ -524,24 +536,16 @@ def _metadata_from_zip(raw: bytes, url: str) -> bytes:
     raise IndexFetchError(f"{url}: the wheel has no .dist-info/METADATA")
 
 
-def parse_metadata(raw: bytes, filename: str, how: str) -> Dict[str, object]:
-    """Core metadata (RFC 822 style) -> the index-metadata.json entry shape."""
+def metadata_entry(raw: bytes, filename: str, how: str) -> Dict[str, object]:
+    """Core metadata -> the index-metadata.json entry shape (doctor.parse.metadata reads it)."""
+    from doctor.parse.metadata import MetadataError, parse_metadata
+
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("latin-1")
-    msg = email.parser.HeaderParser().parsestr(text)
-    name, version = msg.get("Name"), msg.get("Version")
-    if not name or not version:
-        raise IndexFetchError(f"{filename}: metadata has no Name/Version")
-    return {
-        "name": normalize(name),
-        "version": version.strip(),
-        "requires_python": (msg.get("Requires-Python") or "").strip() or None,
-        "requires_dist": [r.strip() for r in msg.get_all("Requires-Dist") or []],
-        "file": filename,
-        "metadata_from": how,
-    }
+        meta = parse_metadata(raw)
+    except MetadataError as e:
+        raise IndexFetchError(f"{filename}: metadata has {e}")
+    return {"name": meta.name, "version": meta.version, "requires_python": meta.requires_python,
+            "requires_dist": list(meta.requires_dist), "file": filename, "metadata_from": how}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -571,8 +575,8 @@ def glibc_of(filename: str) -> Dict[str, str]:
     return out
 
 
-def pick_file(files: Iterable[IndexFile], version: str,
-              prefer: Tuple[str, str] = ("cp311", "x86_64")) -> Optional[IndexFile]:
+def pick_file(files: Iterable["DistributionPackage"], version: str,
+              prefer: Tuple[str, str] = ("cp311", "x86_64")) -> Optional["DistributionPackage"]:
     """The file whose metadata stands for ``version``: a wheel for the preferred Python tag and
     architecture when there is one, any wheel otherwise, else the sdist."""
     want = pep440(version)
@@ -580,18 +584,18 @@ def pick_file(files: Iterable[IndexFile], version: str,
     if not cands:
         return None
 
-    def rank(f: IndexFile):
-        if not f.is_wheel:
-            return (3, f.filename)
+    def rank(f):
+        if f.package_type != "wheel":
+            return (3, 1, f.filename)
         py, _, plat = wheel_tags(f.filename)
         linux_arch = "linux" in plat and prefer[1] in plat
         return (0 if (py == prefer[0] and linux_arch) else 1 if linux_arch else 2,
-                0 if f.metadata_url else 1, f.filename)
+                0 if f.has_metadata else 1, f.filename)
 
     return sorted(cands, key=rank)[0]
 
 
-def release_glibc(files: Iterable[IndexFile], version: str) -> Dict[str, str]:
+def release_glibc(files: Iterable["DistributionPackage"], version: str) -> Dict[str, str]:
     """Per-architecture glibc a release's wheels need (the highest over its wheels)."""
     want = pep440(version)
     out: Dict[str, str] = {}
@@ -603,10 +607,16 @@ def release_glibc(files: Iterable[IndexFile], version: str) -> Dict[str, str]:
     return out
 
 
-def client_from_pip(env: Optional[Mapping[str, str]] = None, session=None) -> Tuple[IndexClient, IndexConfig]:
+def upload_date(f: "DistributionPackage") -> Optional[str]:
+    """The PEP 700 upload time of a file as YYYY-MM-DD, when the index gives one."""
+    return f.upload_time.date().isoformat() if f.upload_time is not None else None
+
+
+def client_from_pip(env: Optional[Mapping[str, str]] = None, session=None,
+                    deadline: float = DEADLINE) -> Tuple[IndexClient, IndexConfig]:
     """A client for the indexes ``pip install`` would use, trusting the CA bundle pip trusts."""
     cfg = pip_index_config(env)
-    client = IndexClient(cfg.urls, session=session)
+    client = IndexClient(cfg.urls, session=session, deadline=deadline)
     if cfg.cert and session is None:
         if not Path(cfg.cert).exists():
             raise IndexFetchError(f"pip's cert {cfg.cert} does not exist")
