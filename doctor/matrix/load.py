@@ -11,6 +11,11 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from doctor.matrix.model import (
     CANN_DRIVER_SCHEMA,
+    CODE_CLASS_SCHEMA,
+    CODE_FORM_SCHEMA,
+    CODE_SCHEMA,
+    COMPONENT_SCHEMA,
+    LIBRARY_SCHEMA,
     RELEASE_SCHEMA,
     SIGNATURE_SCHEMA,
     TORCH_NPU_SCHEMA,
@@ -18,23 +23,39 @@ from doctor.matrix.model import (
     Matrix,
     Release,
     cann_driver_from,
+    code_class_from,
+    code_form_from,
+    component_from,
+    library_from,
     release_from,
     signature_from,
     torch_from,
     torch_npu_from,
+    vendor_code_from,
 )
 from doctor.matrix.schema import MatrixError, locate, validate_rows
 from doctor.shell import cache as cache_mod
 from doctor.versions import pep440
 
-# array name -> (schema, constructor, unique key)
+# array name -> (schema, constructor, unique key: a field, or fields joined by ":")
 ARRAYS: Dict[str, Tuple[dict, Callable, str]] = {
     "release": (RELEASE_SCHEMA, release_from, "vllm_ascend"),
     "cann": (CANN_DRIVER_SCHEMA, cann_driver_from, "cann"),
     "torch_npu": (TORCH_NPU_SCHEMA, torch_npu_from, "version"),
     "torch": (TORCH_SCHEMA, torch_from, "torch"),
     "signature": (SIGNATURE_SCHEMA, signature_from, "id"),
+    # vendor code tables for `explain` (matrices/error-codes.toml)
+    "code_form": (CODE_FORM_SCHEMA, code_form_from, "id"),
+    "code": (CODE_SCHEMA, vendor_code_from, "family:code"),
+    "code_class": (CODE_CLASS_SCHEMA, code_class_from, "family:prefix"),
+    "component": (COMPONENT_SCHEMA, component_from, "id"),
+    "library": (LIBRARY_SCHEMA, library_from, "name"),
 }
+
+
+def _unique_value(row, unique: str) -> str:
+    get = row.get if isinstance(row, dict) else (lambda k: getattr(row, k))
+    return ":".join(str(get(k)) for k in unique.split(":")).lower()
 TOP_LEVEL = {"schema_version", "description", "generated"} | set(ARRAYS)
 SCHEMA_VERSION = 1
 
@@ -114,10 +135,10 @@ def _validate_file(label: str, raw: bytes) -> Dict[str, List[Tuple[dict, str]]]:
         seen: Dict[str, int] = {}
         out[array] = []
         for i, row in enumerate(rows):
-            key = str(row[unique]).lower()
+            key = _unique_value(row, unique)
             if key in seen:
-                raise MatrixError(label, locate(text, array, i, unique),
-                                  f"[[{array}]] #{i + 1}: duplicate {unique} {row[unique]!r} (first at #{seen[key] + 1})")
+                raise MatrixError(label, locate(text, array, i, unique.split(":")[-1]),
+                                  f"[[{array}]] #{i + 1}: duplicate {unique} {key!r} (first at #{seen[key] + 1})")
             seen[key] = i
             clean = {k: (v.isoformat() if isinstance(v, (datetime.date, datetime.datetime)) else v)
                      for k, v in row.items()}
@@ -156,9 +177,9 @@ def merge(base: Dict[str, list], overlay: Dict[str, list]) -> Dict[str, list]:
     for array, rows in overlay.items():
         _, _, unique = ARRAYS[array]
         current = out.setdefault(array, [])
-        index = {str(getattr(r, unique)).lower(): i for i, r in enumerate(current)}
+        index = {_unique_value(r, unique): i for i, r in enumerate(current)}
         for row in rows:
-            key = str(getattr(row, unique)).lower()
+            key = _unique_value(row, unique)
             if key in index:
                 old = current[index[key]]
                 if getattr(old, "curated", True) and not getattr(row, "curated", True):
@@ -213,5 +234,10 @@ def load_matrix(
         torch=list(data.get("torch", [])),
         signatures=list(data.get("signature", [])),
         files=files,
+        code_forms=list(data.get("code_form", [])),
+        codes=list(data.get("code", [])),
+        code_classes=list(data.get("code_class", [])),
+        components=list(data.get("component", [])),
+        libraries=list(data.get("library", [])),
     )
 

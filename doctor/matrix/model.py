@@ -262,21 +262,68 @@ def _check_layer(value) -> Optional[str]:
     return None if value in LAYERS else f"{value!r} is not a layer ({', '.join(LAYERS)})"
 
 
+def _check_prefilterable(value) -> Optional[str]:
+    """A log pattern must compile and hold literal text every match contains (the streaming
+    prefilter of `explain` finds candidate lines by that text)."""
+    err = _check_regex(value)
+    if err:
+        return err
+    from doctor.parse.logscan import PatternError, required
+
+    try:
+        required(value)
+    except PatternError as e:
+        return str(e)
+    return None
+
+
+def _check_lookback(value) -> Optional[str]:
+    return None if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 60 else "must be 1..60 lines"
+
+
+# Answers that only a look at the host can tell apart: "libatb.so not found" with NNAL absent is
+# one cause, with NNAL installed but not sourced another (explain --check picks the one whose
+# finding the host reports as a problem).
+CONFIRM_SCHEMA: Dict[str, Field] = {
+    "finding": Field(check_text, required=True, doc="the check finding id that tells this cause"),
+    "cause_en": Field(check_text, required=True),
+    "cause_zh": Field(check_text, required=True),
+    "fix_en": Field(check_text),
+    "fix_zh": Field(check_text),
+}
+
 SIGNATURE_SCHEMA: Dict[str, Field] = {
     "id": Field(check_text, required=True, doc="stable id, layer.topic"),
-    "pattern": Field(_check_regex, required=True, doc="Python regex searched in each log line"),
+    "pattern": Field(_check_prefilterable, required=True, doc="Python regex searched in each log line"),
     "ignore_case": Field(check_bool, default=False),
-    "unless": Field(_check_regex, doc="the signature does not fire when this matches anywhere"),
+    "unless": Field(_check_prefilterable, doc="the signature does not fire when any line matches this"),
+    "requires": Field(_check_prefilterable, doc="the signature fires only when some line matches this"),
+    "context": Field(_check_regex, doc="must match one of the `lookback` lines above the matching line"),
+    "lookback": Field(_check_lookback, default=30, doc="lines above the match searched for `context`"),
     "layer": Field(_check_layer, required=True),
     "finding": Field(check_text, doc="the check finding id that confirms the cause"),
     "benign": Field(check_bool, default=False, doc="expected noise, not a problem"),
+    "victim": Field(check_bool, default=False, doc="usually the consequence of an error elsewhere"),
     "cause_en": Field(check_text, required=True),
     "cause_zh": Field(check_text, required=True),
     "fix_en": Field(check_text, required=True),
     "fix_zh": Field(check_text, required=True),
-    "cases": Field(check_text, many=True, doc="ids in facts/cases-public.json"),
+    "confirm": Field(check_text, table=CONFIRM_SCHEMA, doc="host findings that tell causes apart"),
+    "cases": Field(check_text, many=True, doc="ids in tests/data/case_public_cases.json"),
+    "example": Field(check_text, doc="a real log line it must explain"),
+    "example_source": Field(check_text, doc="where the example comes from, when not `source`"),
+    "near_miss": Field(check_text, many=True, doc="real-looking lines it must not explain"),
     "source": Field(check_text, required=True),
 }
+
+
+@dataclass(frozen=True)
+class Confirm:
+    finding: str
+    cause_en: str
+    cause_zh: str
+    fix_en: Optional[str] = None
+    fix_zh: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -291,13 +338,204 @@ class Signature:
     source: str
     ignore_case: bool = False
     unless: Optional[str] = None
+    requires: Optional[str] = None
+    context: Optional[str] = None
+    lookback: int = 30
     finding: Optional[str] = None
     benign: bool = False
+    victim: bool = False
+    confirm: Tuple[Confirm, ...] = ()
     cases: Tuple[str, ...] = ()
+    example: Optional[str] = None
+    example_source: Optional[str] = None
+    near_miss: Tuple[str, ...] = ()
 
 
 def signature_from(d: Dict) -> Signature:
+    d = dict(d)
+    d["confirm"] = tuple(Confirm(**c) for c in d.get("confirm") or [])
     return Signature(**_tuples(d))
+
+
+# ---------------------------------------------------------------------------------------------
+# vendor code tables (matrices/error-codes.toml): what a code seen in a log means
+
+CODE_FAMILIES = ("acl", "hccl", "cann_msg", "dcmi", "adxl", "pta", "rt_internal")
+
+_EXAMPLE_FIELDS: Dict[str, Field] = {
+    "example": Field(check_text, required=True, doc="a real log line the entry must explain"),
+    "example_source": Field(check_text, doc="where the example comes from, when not `source`"),
+    "near_miss": Field(check_text, many=True, required=True, doc="lines it must not explain"),
+}
+
+CODE_FORM_SCHEMA: Dict[str, Field] = {
+    "id": Field(check_text, required=True, doc="form id, family.topic"),
+    "family": Field(one_of(*CODE_FAMILIES), required=True),
+    "pattern": Field(_check_prefilterable, required=True, doc="regex with a (?P<code>...) group"),
+    "source": Field(check_text, required=True),
+    **_EXAMPLE_FIELDS,
+}
+
+CODE_SCHEMA: Dict[str, Field] = {
+    "family": Field(one_of(*CODE_FAMILIES), required=True),
+    "code": Field(check_text, required=True, doc="as printed: 507035, EI0006, -8005, 9, ERR02005"),
+    "name": Field(check_text, doc="the vendor's symbolic name"),
+    "layer": Field(_check_layer, required=True),
+    "finding": Field(check_text, doc="the check finding id that confirms a host-side cause"),
+    "victim": Field(check_bool, default=False, doc="usually the consequence of an error elsewhere"),
+    "wrapper": Field(check_bool, default=False, doc="only wraps another error; never the cause"),
+    "meaning_en": Field(check_text, required=True, doc="what the vendor says the code means"),
+    "meaning_zh": Field(check_text, required=True),
+    "fix_en": Field(check_text, required=True, doc="what to run or read next"),
+    "fix_zh": Field(check_text, required=True),
+    "source": Field(check_text, required=True),
+    **_EXAMPLE_FIELDS,
+}
+
+def _check_prefix(value) -> Optional[str]:
+    return None if isinstance(value, str) else "must be a string ('' for every code of the family)"
+
+
+CODE_CLASS_SCHEMA: Dict[str, Field] = {
+    "family": Field(one_of(*CODE_FAMILIES), required=True),
+    "prefix": Field(_check_prefix, required=True, doc="codes starting with this belong to the class ('' = any)"),
+    "layer": Field(_check_layer, required=True),
+    "meaning_en": Field(check_text, required=True),
+    "meaning_zh": Field(check_text, required=True),
+    "fix_en": Field(check_text, required=True),
+    "fix_zh": Field(check_text, required=True),
+    "source": Field(check_text, required=True),
+    **_EXAMPLE_FIELDS,
+}
+
+COMPONENT_SCHEMA: Dict[str, Field] = {
+    "id": Field(check_text, required=True, doc="torch_npu, cann, nnal, driver, ..."),
+    "layer": Field(_check_layer, required=True),
+    "name": Field(check_text, required=True, doc="how users call it"),
+    "paths": Field(_check_regex, doc="a library path inside this component matches this"),
+    "symbols": Field(_check_regex, doc="a (demangled) symbol this component defines matches this"),
+    "finding": Field(check_text, doc="the check finding that judges its version"),
+    "source": Field(check_text, required=True),
+}
+
+LIBRARY_SCHEMA: Dict[str, Field] = {
+    "name": Field(check_text, required=True, doc="file name without version suffix: libatb.so"),
+    "component": Field(check_text, required=True, doc="the component id that ships it"),
+    "layer": Field(_check_layer, required=True),
+    "finding": Field(check_text),
+    "benign": Field(check_bool, default=False),
+    "cause_en": Field(check_text, required=True),
+    "cause_zh": Field(check_text, required=True),
+    "fix_en": Field(check_text, required=True),
+    "fix_zh": Field(check_text, required=True),
+    "confirm": Field(check_text, table=CONFIRM_SCHEMA),
+    "source": Field(check_text, required=True),
+    **_EXAMPLE_FIELDS,
+}
+
+
+@dataclass(frozen=True)
+class CodeForm:
+    id: str
+    family: str
+    pattern: str
+    source: str
+    example: str
+    near_miss: Tuple[str, ...]
+    example_source: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class VendorCode:
+    family: str
+    code: str
+    layer: str
+    meaning_en: str
+    meaning_zh: str
+    fix_en: str
+    fix_zh: str
+    source: str
+    example: str
+    near_miss: Tuple[str, ...]
+    name: Optional[str] = None
+    finding: Optional[str] = None
+    victim: bool = False
+    wrapper: bool = False
+    example_source: Optional[str] = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.family}:{self.code}"
+
+
+@dataclass(frozen=True)
+class CodeClass:
+    family: str
+    prefix: str
+    layer: str
+    meaning_en: str
+    meaning_zh: str
+    fix_en: str
+    fix_zh: str
+    source: str
+    example: str
+    near_miss: Tuple[str, ...]
+    example_source: Optional[str] = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.family}:{self.prefix}"
+
+
+@dataclass(frozen=True)
+class Component:
+    id: str
+    layer: str
+    name: str
+    source: str
+    paths: Optional[str] = None
+    symbols: Optional[str] = None
+    finding: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str
+    component: str
+    layer: str
+    cause_en: str
+    cause_zh: str
+    fix_en: str
+    fix_zh: str
+    source: str
+    example: str
+    near_miss: Tuple[str, ...]
+    finding: Optional[str] = None
+    benign: bool = False
+    confirm: Tuple[Confirm, ...] = ()
+    example_source: Optional[str] = None
+
+
+def code_form_from(d: Dict) -> CodeForm:
+    return CodeForm(**_tuples(d))
+
+
+def vendor_code_from(d: Dict) -> VendorCode:
+    return VendorCode(**_tuples(d))
+
+
+def code_class_from(d: Dict) -> CodeClass:
+    return CodeClass(**_tuples(d))
+
+
+def component_from(d: Dict) -> Component:
+    return Component(**_tuples(d))
+
+
+def library_from(d: Dict) -> Library:
+    d = dict(d)
+    d["confirm"] = tuple(Confirm(**c) for c in d.get("confirm") or [])
+    return Library(**_tuples(d))
 
 
 @dataclass
@@ -308,3 +546,8 @@ class Matrix:
     torch: List[TorchRow]
     signatures: List[Signature]
     files: List[str]
+    code_forms: List[CodeForm] = field(default_factory=list)
+    codes: List[VendorCode] = field(default_factory=list)
+    code_classes: List[CodeClass] = field(default_factory=list)
+    components: List[Component] = field(default_factory=list)
+    libraries: List[Library] = field(default_factory=list)
