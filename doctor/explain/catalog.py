@@ -34,6 +34,7 @@ class Catalog:
     classifiers: Sequence[Classifier]
     tables: Tables
     matchers: List[Matcher] = field(default_factory=list)
+    by_code: Dict[str, Signature] = field(default_factory=dict)  # family:code -> signature
 
     @classmethod
     def from_matrix(cls, matrix: Matrix, classifiers: Sequence[Classifier] = CLASSIFIERS) -> "Catalog":
@@ -41,6 +42,11 @@ class Catalog:
         cat = cls(signatures=list(matrix.signatures), forms=list(matrix.code_forms),
                   codes={c.key: c for c in matrix.codes}, classes=sorted(matrix.code_classes, key=lambda c: -len(c.prefix)),
                   classifiers=list(classifiers), tables=tables)
+        cat.by_code = {}
+        for sig in cat.signatures:
+            for ref in sig.codes:
+                family, _, code = ref.partition(":")
+                cat.by_code.setdefault(f"{family}:{normalise_code(family, code)}", sig)
         cat.matchers = cat._matchers()
         return cat
 
@@ -49,8 +55,9 @@ class Catalog:
     def _matchers(self) -> List[Matcher]:
         out: List[Matcher] = []
         for s in self.signatures:
-            out.append(Matcher(f"sig:{s.id}", s.pattern, s.ignore_case,
-                               lookback=s.lookback if s.context else 0, context=s.context))
+            if s.pattern:
+                out.append(Matcher(f"sig:{s.id}", s.pattern, s.ignore_case,
+                                   lookback=s.lookback if s.context else 0, context=s.context))
             if s.unless:
                 out.append(Matcher(f"unless:{s.id}", s.unless, s.ignore_case))
             if s.requires:
@@ -83,7 +90,14 @@ class Catalog:
                     continue
                 out.append(self._signature(sig, hit))
             elif kind == "form":
-                answer = self._code(forms[name], hit)
+                form = forms[name]
+                sig = self.by_code.get(f"{form.family}:{normalise_code(form.family, hit.key)}")
+                if sig is not None:  # a signature knows more about this code than the table
+                    if f"unless:{sig.id}" in seen or (sig.requires and f"requires:{sig.id}" not in seen):
+                        continue
+                    out.append(self._signature(sig, hit, code=normalise_code(form.family, hit.key)))
+                    continue
+                answer = self._code(form, hit)
                 if answer is not None:
                     out.append(answer)
             elif kind == "cls":
@@ -92,8 +106,8 @@ class Catalog:
                     out.append(answer)
         return out
 
-    def _signature(self, sig: Signature, hit: Hit) -> Answer:
-        return Answer(id=sig.id, kind=SIGNATURE, layer=sig.layer, cause=Bi(sig.cause_en, sig.cause_zh),
+    def _signature(self, sig: Signature, hit: Hit, code: Optional[str] = None) -> Answer:
+        return Answer(id=sig.id, kind=SIGNATURE, layer=sig.layer, cause=Bi(sig.cause_en, sig.cause_zh), code=code,
                       fix=Bi(sig.fix_en, sig.fix_zh), source=sig.source, confidence=HIGH, line=hit.line,
                       text=hit.text, before=hit.before, after=hit.after, count=hit.count, benign=sig.benign,
                       victim=sig.victim, finding=sig.finding, confirm=sig.confirm)

@@ -334,7 +334,7 @@ CLASSIFIERS: Tuple[Classifier, ...] = (
     ),
     Classifier(
         "classifier.hccl_timeout",
-        r"HCCL\(\d+,[^)]*\):.*\b(?:timeout|time out|timed out)\b",
+        r"\[ERROR\](?: HCCL|HCCL)\(\d+,[^)]*\):.*\b(?:timeout|time out|timed out)\b",
         _hccl_timeout,
         example="[ERROR] HCCL(17528,python3):2026-03-18-10:33:52.113.403 [hccl_socket_manager.cc:797] [18744]"
                 "[Wait][LinkEstablish]wait socket establish timeout, role[1] rank[1] timeout[120 s]",

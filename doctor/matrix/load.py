@@ -23,6 +23,7 @@ from doctor.matrix.model import (
     Matrix,
     Release,
     cann_driver_from,
+    check_signature_row,
     code_class_from,
     code_form_from,
     component_from,
@@ -51,6 +52,10 @@ ARRAYS: Dict[str, Tuple[dict, Callable, str]] = {
     "component": (COMPONENT_SCHEMA, component_from, "id"),
     "library": (LIBRARY_SCHEMA, library_from, "name"),
 }
+
+
+# checks across the keys of one row, where the schema checks each key alone
+ROW_CHECKS: Dict[str, Callable] = {"signature": check_signature_row}
 
 
 def _unique_value(row, unique: str) -> str:
@@ -131,6 +136,10 @@ def _validate_file(label: str, raw: bytes) -> Dict[str, List[Tuple[dict, str]]]:
         if array not in data:
             continue
         rows = validate_rows(data[array], schema, path=label, text=text, array=array)
+        for i, row in enumerate(rows):
+            problem = ROW_CHECKS[array](row) if array in ROW_CHECKS else None
+            if problem:
+                raise MatrixError(label, locate(text, array, i, None), f"[[{array}]] #{i + 1}: {problem[0]}: {problem[1]}")
         headers = _header_lines(text, array)
         seen: Dict[str, int] = {}
         out[array] = []

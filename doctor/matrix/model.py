@@ -277,6 +277,23 @@ def _check_prefilterable(value) -> Optional[str]:
     return None
 
 
+def _check_code_ref(value) -> Optional[str]:
+    err = check_text(value)
+    if err:
+        return err
+    family, _, code = value.partition(":")
+    if family not in CODE_FAMILIES or not code:
+        return f"must be family:code with family one of {', '.join(CODE_FAMILIES)}"
+    return None
+
+
+def check_signature_row(row: Dict) -> Optional[Tuple[str, str]]:
+    """Checks across keys of one [[signature]]: (key, message) when it fails."""
+    if not row.get("pattern") and not row.get("codes"):
+        return ("pattern", "a signature needs a `pattern`, `codes`, or both")
+    return None
+
+
 def _check_lookback(value) -> Optional[str]:
     return None if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 60 else "must be 1..60 lines"
 
@@ -294,7 +311,9 @@ CONFIRM_SCHEMA: Dict[str, Field] = {
 
 SIGNATURE_SCHEMA: Dict[str, Field] = {
     "id": Field(check_text, required=True, doc="stable id, layer.topic"),
-    "pattern": Field(_check_prefilterable, required=True, doc="Python regex searched in each log line"),
+    "pattern": Field(_check_prefilterable, doc="Python regex searched in each log line (this or `codes`)"),
+    "codes": Field(_check_code_ref, many=True,
+                   doc="vendor codes (family:code, matrices/error-codes.toml) this signature explains wherever a code form finds them"),
     "ignore_case": Field(check_bool, default=False),
     "unless": Field(_check_prefilterable, doc="the signature does not fire when any line matches this"),
     "requires": Field(_check_prefilterable, doc="the signature fires only when some line matches this"),
@@ -329,13 +348,14 @@ class Confirm:
 @dataclass(frozen=True)
 class Signature:
     id: str
-    pattern: str
     layer: str
     cause_en: str
     cause_zh: str
     fix_en: str
     fix_zh: str
     source: str
+    pattern: Optional[str] = None
+    codes: Tuple[str, ...] = ()
     ignore_case: bool = False
     unless: Optional[str] = None
     requires: Optional[str] = None

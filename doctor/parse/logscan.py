@@ -28,15 +28,45 @@ except ImportError:  # pragma: no cover - Python < 3.11
 Atom = FrozenSet[int]  # the bytes one position of a match may hold
 Needle = Tuple[Atom, ...]
 
-# Printable bytes from rarest to most common in serving logs (measured on vLLM/HCCL/pip logs and
-# the excerpts in tests/data); bytes not listed count as common.
-# Digits come last whatever the sample says: timestamps, pids and addresses fill real logs.
-_RARE_FIRST = (b"$*@X\\^~#J{|}?+<YQ`&!>jZ;z'M%\"KHVBLqDwGSUWxAC=TF()NbOPyR,EIf/v-k[]_ghmudl.pcsa:intore "
-               b"9876543210")
-RARITY: Dict[int, int] = {b: i for i, b in enumerate(_RARE_FIRST)}
-MARKER = 0x01  # never appears in text logs; where it does, it only costs a wasted check
+# How often each printable byte occurs in serving logs, per 100,000 bytes: measured on the corpus
+# bench/explain_bench.py writes (vLLM, vllm-ascend, CANN plog, HCCL, ATB, Mooncake and pip lines
+# in the proportions of a busy server) and floored at 20, since no byte is absent from every log.
+# Bytes above 0x7e (UTF-8 of Chinese messages) and controls other than the tab are priced flat.
+_FREQ_TEXT = """
+ 8227 ! 20 " 690 # 20 $ 20 % 189 & 20 ' 112 ( 379 ) 379 * 20 + 20 , 1948 - 1084 . 2360 / 717
+0 4037 1 3373 2 2900 3 2129 4 1802 5 2038 6 1641 7 1617 8 1534 9 1836 : 2795 ; 20 < 31 = 1292
+> 55 ? 20 @ 20 A 290 B 75 C 229 D 144 E 293 F 417 G 149 H 189 I 667 J 20 K 139 L 147 M 181
+N 688 O 569 P 446 Q 20 R 297 S 353 T 322 U 145 V 121 W 116 X 20 Y 20 Z 30 [ 1150 \\ 20 ] 1168
+^ 20 _ 1578 ` 20 a 2870 b 450 c 2235 d 1423 e 5846 f 847 g 1132 h 1044 i 2639 j 20 k 671
+l 1775 m 1773 n 3173 o 3116 p 2963 q 471 r 2994 s 2578 t 3969 u 1128 v 703 w 143 x 333 y 871
+z 81 { 24 | 49 } 24 ~ 20
+"""
+
+
+def _freq_table() -> Dict[int, int]:
+    out = {b: 20 for b in range(256)}
+    out.update({b: 1000 for b in range(0x7F, 256)})
+    out[0x09] = 100
+    out[0x0A] = out[0x0D] = 10 ** 6  # never a marker: lines are split there
+    words = _FREQ_TEXT.replace("\n", " ").split(" ")
+    words = [w for w in words if w != ""]
+    out[0x20] = int(words[0])
+    for name, count in zip(words[1::2], words[2::2]):
+        out[ord(name)] = int(count)
+    return out
+
+
+FREQ: Dict[int, int] = _freq_table()
+# Control bytes that stand for marked bytes in the translated text: text logs hold none of them
+# (tab, newline, carriage return and the escape of colour codes are left out); where one does
+# occur it only costs a wasted check.
+MARKERS = tuple(c for c in range(1, 32) if c not in (0x09, 0x0A, 0x0D, 0x1B))
 MIN_NEEDLE = 3  # atoms; shorter literals would make nearly every line a candidate
-MAX_TOKEN = 10  # atoms after which a token stops growing (longer buys nothing)
+MAX_TOKEN = 24  # atoms after the marker at which a token stops growing (longer buys nothing)
+MAX_BEHIND = 12  # atoms before the marker a token also checks (by lookbehind)
+# A needle is weak when its rarest atom occurs more often than this (per 100,000 bytes): the
+# marker scan would then stop at a byte as common as 'r' or 'd'. Shipped patterns hold none.
+WEAK = 900
 
 
 class PatternError(ValueError):
@@ -95,17 +125,25 @@ def _in_atom(items, icase: bool) -> Optional[Atom]:
     return frozenset(out) if 0 < len(out) <= 64 else None
 
 
-def _score(alternatives: Sequence[Needle]) -> Tuple[int, int]:
-    """Higher is better: the weakest needle's rarity, then fewer alternatives."""
-    def needle(n: Needle) -> int:
-        best = max(_start_rarity(a) for a in n[: len(n) - MIN_NEEDLE + 1])
-        return min(len(n), MAX_TOKEN) * 8 + best
-    return (min(needle(n) for n in alternatives), -len(alternatives))
+def atom_cost(atom: Atom) -> int:
+    """How often the marker scan would stop at this atom (FREQ of its bytes, summed)."""
+    return sum(FREQ[b] for b in atom)
 
 
-def _start_rarity(atom: Atom) -> int:
-    # rarer start bytes make the marker scan cheaper; an atom's cost is its commonest byte
-    return len(RARITY) - max(RARITY.get(b, len(RARITY)) for b in atom)
+def needle_cost(needle: Needle) -> int:
+    """The cost of the needle's rarest atom: what it adds to the scan at best."""
+    return min(atom_cost(a) for a in needle)
+
+
+def _score(alternatives: Sequence[Needle]) -> Tuple[int, int, int, int]:
+    """Higher is better. Needles the marker scan can use (not weak) beat weak ones, and among
+    them the weakest needle's cost decides; weak needles are found by their exact text instead,
+    so among those the longest exact run of the worst decides. Then length (a longer token
+    makes fewer lines candidates), then fewer alternatives."""
+    span = min(min(len(n) for n in alternatives), MAX_TOKEN + MAX_BEHIND + 1)
+    if not any(weak(n) for n in alternatives):
+        return (1, -max(needle_cost(n) for n in alternatives), span, -len(alternatives))
+    return (0, min(max((len(r) for r in exact_runs(n)), default=0) for n in alternatives), span, -len(alternatives))
 
 
 def _sequence(items, icase: bool) -> Optional[List[Needle]]:
@@ -152,6 +190,11 @@ def _sequence(items, icase: bool) -> Optional[List[Needle]]:
             sub_icase = (icase or bool(add & sre_c.SRE_FLAG_IGNORECASE)) and not (delete & sre_c.SRE_FLAG_IGNORECASE)
             consider(_sequence(sub, sub_icase))
         elif name == "BRANCH":
+            plain = [_plain(branch, icase) for branch in av[1]]
+            if run and all(p is not None for p in plain):
+                # text before a choice of plain literals (the parser factors a shared prefix out
+                # of alternatives): each alternative with that text in front is a needle too
+                consider([tuple(run) + tuple(p) for p in plain if p is not None])
             flush()
             alts: List[Needle] = []
             for branch in av[1]:
@@ -165,6 +208,23 @@ def _sequence(items, icase: bool) -> Optional[List[Needle]]:
             flush()
     flush()
     return best
+
+
+def _plain(items, icase: bool) -> Optional[List[Atom]]:
+    """The atoms of a sequence made of literals and small classes only (else None)."""
+    out: List[Atom] = []
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL":
+            out.extend(_literal_atoms(av, icase) or [])
+        elif name == "IN":
+            atom = _in_atom(av, icase)
+            if atom is None:
+                return None
+            out.append(atom)
+        else:
+            return None
+    return out
 
 
 def _single_atom(sub, icase: bool) -> Optional[Atom]:
@@ -198,22 +258,6 @@ def required(pattern: str, ignore_case: bool = False) -> List[Needle]:
 # tokens: a needle suffix that starts at a rare byte
 
 
-def _token(needle: Needle) -> Needle:
-    last = len(needle) - MIN_NEEDLE
-    start = max(range(last + 1), key=lambda i: (_start_rarity(needle[i]), -i))
-    return needle[start: start + MAX_TOKEN]
-
-
-def _class(atom: Atom, marked: FrozenSet[int]) -> str:
-    """The regex for one atom in the translated text, where every marked byte reads MARKER."""
-    present = set(atom - marked)
-    if atom & marked:
-        present.add(MARKER)
-    if len(present) == 1:
-        return re.escape(bytes(present).decode("latin-1"))
-    return "[" + "".join(re.escape(chr(b)) for b in sorted(present)) + "]"
-
-
 @dataclass(frozen=True)
 class Matcher:
     """One regular expression the scanner evaluates on candidate lines.
@@ -244,55 +288,196 @@ class Hit:
     count: int = 1
 
 
+@dataclass(frozen=True)
+class Token:
+    """Where the scan looks for a needle: its ``marker`` atom (every byte of which the scan maps
+    to a control byte), up to MAX_BEHIND atoms before it and MAX_TOKEN after it."""
+
+    behind: Needle
+    marker: Atom
+    ahead: Needle
+
+
 class Prefilter:
-    """The compiled marker scan for a set of matchers."""
+    """The compiled scan for a set of matchers.
+
+    ``marked`` is the set of bytes the marker scan stops at, chosen (greedy weighted set cover)
+    so that every needle holds one and their summed frequency in logs stays low; ``density``
+    estimates the share of log bytes that are marked (per 100,000). A weak needle (one made of
+    common bytes only, like ``error code``) would make that share large, so it is found by an
+    ``anchor`` instead: an exact substring searched on its own (``bytes.find``, one pass per
+    anchor), shared by as many weak needles as possible."""
 
     def __init__(self, matchers: Sequence[Matcher]):
         needles: List[Tuple[int, Needle]] = []
+        anchored: List[Tuple[int, Needle]] = []
         for index, m in enumerate(matchers):
             for needle in required(m.pattern, m.ignore_case):
-                needles.append((index, _token(needle)))
-        marked = frozenset().union(*(tok[0] for _, tok in needles)) if needles else frozenset()
-        table = bytearray(range(256))
-        for b in marked:
-            table[b] = MARKER
-        self.table = bytes(table)
+                if weak(needle) and exact_runs(needle):
+                    anchored.append((index, needle))
+                else:
+                    needles.append((index, needle))
+        self.anchors: Dict[bytes, FrozenSet[int]] = {
+            anchor: frozenset(anchored[i][0] for i in members)
+            for anchor, members in choose_anchors([n for _, n in anchored]).items()}
+        marked = choose_marked([n for _, n in needles])
         self.marked = marked
-        # one trie path per distinct token (in translated form); leaves carry a named group
-        paths: Dict[Tuple[str, ...], int] = {}
+        self.density = sum(FREQ[b] for b in marked)
+        # Each marked byte becomes a control byte of its own (shared round robin when there are
+        # more marked bytes than control bytes), so the regex dispatches on which one it met.
+        ordered = sorted(marked, key=lambda b: (-FREQ[b], b))
+        self.code = {b: MARKERS[i % len(MARKERS)] for i, b in enumerate(ordered)}
+        table = bytearray(range(256))
+        for b, c in self.code.items():
+            table[b] = c
+        self.table = bytes(table)
+        ids: Dict[Tuple[int, Shape], int] = {}
+        shapes: List[Tuple[int, Shape]] = []
         owners: List[Set[int]] = []
-        for index, tok in needles:
-            path = tuple(_class(a, marked) for a in tok[1:])
-            if path not in paths:
-                paths[path] = len(owners)
-                owners.append(set())
-            owners[paths[path]].add(index)
-        # a token that is a prefix of a longer one matches wherever the longer one does
-        by_path = sorted(paths.items())
-        closure: List[Set[int]] = [set(o) for o in owners]
-        for path, tid in by_path:
-            for other, oid in by_path:
-                if len(other) < len(path) and path[: len(other)] == other:
-                    closure[tid] |= owners[oid]
-        self.owners: List[FrozenSet[int]] = [frozenset(c) for c in closure]
-        self.regex = re.compile(b"\\x01(?=" + _trie(paths).encode("latin-1") + b")") if paths else None
+        for index, needle in needles:
+            tok = token(needle, marked)
+            shape = (tuple(self._translated(a) for a in tok.behind), tuple(self._translated(a) for a in tok.ahead))
+            for c in sorted(self._translated(tok.marker)):
+                key = (c, shape)
+                if key not in ids:
+                    ids[key] = len(owners)
+                    owners.append(set())
+                    shapes.append(key)
+                owners[ids[key]].add(index)
+        # The regex reports one token per marker, but tokens with character classes or of other
+        # lengths can match the same text: every token at the same marker whose atoms overlap
+        # the reported one, position by position on both sides of the marker, may match too, so
+        # its matchers are candidates as well.
+        self.owners: List[FrozenSet[int]] = [frozenset(o) for o in _overlap_closure(shapes, owners)]
+        rank = {c: i for i, c in enumerate(dict.fromkeys(self.code[b] for b in ordered))}
+        self.regex = re.compile(_regex(shapes, rank).encode("latin-1")) if shapes else None
+
+    def _translated(self, atom: Atom) -> FrozenSet[int]:
+        return frozenset(self.code.get(b, b) for b in atom)
 
 
-def _trie(paths: Dict[Tuple[str, ...], int]) -> str:
-    root: Dict = {}
-    for path, tid in paths.items():
-        node = root
-        for sym in path:
-            node = node.setdefault(sym, {})
-        node[None] = tid
+def weak(needle: Needle) -> bool:
+    """A needle whose rarest atom is common in logs (the scan would stop at it constantly)."""
+    return needle_cost(needle) > WEAK
 
-    def build(node: Dict) -> str:
-        parts = [sym + build(child) for sym, child in sorted((k, v) for k, v in node.items() if k is not None)]
-        if None in node:
-            parts.append(f"(?P<t{node[None]}>)")  # last: a longer token wins the leaf
+
+def exact_runs(needle: Needle) -> List[bytes]:
+    """The needle's stretches of MIN_NEEDLE+ atoms that each hold a single byte."""
+    out: List[bytes] = []
+    run: List[int] = []
+    for atom in needle + (frozenset(),):
+        if len(atom) == 1:
+            run.extend(atom)
+            continue
+        if len(run) >= MIN_NEEDLE:
+            out.append(bytes(run))
+        run = []
+    return out
+
+
+def choose_anchors(needles: Sequence[Needle]) -> Dict[bytes, List[int]]:
+    """Exact substrings that cover the given needles (each needle contains one), as few as
+    possible: greedily the substring most needles share, the longer among equals."""
+    subs: List[Set[bytes]] = []
+    for needle in needles:
+        mine: Set[bytes] = set()
+        for run in exact_runs(needle):
+            for i in range(len(run)):
+                for j in range(i + MIN_NEEDLE, min(len(run), i + 16) + 1):
+                    mine.add(run[i:j])
+        subs.append(mine)
+    out: Dict[bytes, List[int]] = {}
+    todo = set(range(len(needles)))
+    while todo:
+        count: Dict[bytes, int] = {}
+        for i in todo:
+            for sub in subs[i]:
+                count[sub] = count.get(sub, 0) + 1
+        best = max(count, key=lambda sub: (count[sub], len(sub), sub))
+        covered = {i for i in todo if best in subs[i]}
+        out[best] = sorted(covered)
+        todo -= covered
+    return out
+
+
+def choose_marked(needles: Sequence[Needle]) -> FrozenSet[int]:
+    """The bytes to mark: every needle must hold an atom made of marked bytes, and the marked
+    bytes' summed frequency should be small. Greedy weighted set cover: repeatedly take the
+    atom whose new bytes cost least per needle they newly cover."""
+    chosen: Set[int] = set()
+    todo = set(range(len(needles)))
+    while todo:
+        options: Dict[FrozenSet[int], Set[int]] = {}
+        for i in todo:
+            for atom in needles[i]:
+                options.setdefault(frozenset(atom - chosen), set()).add(i)
+        add, _ = min(options.items(), key=lambda kv: (sum(FREQ[b] for b in kv[0]) / len(kv[1]), sorted(kv[0])))
+        chosen |= add
+        todo = {i for i in todo if not any(atom <= chosen for atom in needles[i])}
+    return frozenset(chosen)
+
+
+def token(needle: Needle, marked: FrozenSet[int]) -> Token:
+    """The token for a needle: at its rarest marked atom, with as much of the needle around it
+    as the limits allow (the more it checks, the fewer lines become candidates)."""
+    def rank(k: int) -> Tuple[int, int, int]:
+        return (atom_cost(needle[k]), -min(len(needle) - k - 1, MAX_TOKEN) - min(k, MAX_BEHIND), k)
+
+    k = min((i for i, a in enumerate(needle) if a <= marked), key=rank)
+    return Token(needle[max(0, k - MAX_BEHIND): k], needle[k], needle[k + 1: k + 1 + MAX_TOKEN])
+
+
+def _class(atom: FrozenSet[int]) -> str:
+    """The regex for one atom of the translated text."""
+    if len(atom) == 1:
+        return re.escape(bytes(atom).decode("latin-1"))
+    return "[" + "".join(re.escape(chr(b)) for b in sorted(atom)) + "]"
+
+
+Shape = Tuple[Tuple[FrozenSet[int], ...], Tuple[FrozenSet[int], ...]]  # (behind, ahead), translated
+
+
+def _overlap_closure(shapes: List[Tuple[int, Shape]], owners: List[Set[int]]) -> List[Set[int]]:
+    out = [set(o) for o in owners]
+    by_marker: Dict[int, List[int]] = {}
+    for tid, (c, _) in enumerate(shapes):
+        by_marker.setdefault(c, []).append(tid)
+    for tid, (c, (behind, ahead)) in enumerate(shapes):
+        for other in by_marker[c]:
+            if other == tid:
+                continue
+            their_behind, their_ahead = shapes[other][1]
+            if all(x & y for x, y in zip(ahead, their_ahead)) and \
+                    all(x & y for x, y in zip(reversed(behind), reversed(their_behind))):
+                out[tid] |= owners[other]
+    return out
+
+
+def _regex(shapes: List[Tuple[int, Shape]], rank: Dict[int, int]) -> str:
+    """One regex for all tokens: an alternative per marker byte (the commonest first, so the
+    engine tries few), each a trie over the atoms ahead of the marker; at each token's end a
+    lookbehind checks the atoms behind the marker and an empty named group ``t<id>`` reports
+    the token (longer lookbehinds first, so the most specific one wins). Every alternative
+    starts with its marker byte, so the engine skips all other bytes in C."""
+    roots: Dict[int, Dict] = {}
+    for tid, (c, (behind, ahead)) in enumerate(shapes):
+        node = roots.setdefault(c, {})
+        for atom in ahead:
+            node = node.setdefault(_class(atom), {})
+        node.setdefault(None, []).append((behind, ahead, tid))
+
+    def build(node: Dict, c: int) -> str:
+        parts = [sym + build(child, c) for sym, child in sorted((k, v) for k, v in node.items() if k is not None)]
+        for behind, ahead, tid in sorted(node.get(None, []), key=lambda e: (-len(e[0]), e[2])):
+            group = f"(?P<t{tid}>)"
+            if behind:  # last: a longer token wins
+                back = "".join(_class(a) for a in behind) + _class(frozenset({c})) + "".join(_class(a) for a in ahead)
+                group = f"(?<={back})" + group
+            parts.append(group)
         return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
 
-    return build(root)
+    alts = [_class(frozenset({c})) + "(?=" + build(roots[c], c) + ")" for c in sorted(roots, key=lambda c: rank.get(c, 0))]
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -360,18 +545,31 @@ class LogScanner:
         base = self.lines
         candidates: Dict[int, Set[int]] = {}  # line start -> matcher indexes
         spans: Dict[int, int] = {}
-        regex = self.prefilter.regex
-        if regex is not None:
-            translated = buf[:end].translate(self.prefilter.table)
+        prefilter = self.prefilter
+
+        def candidate(pos: int) -> int:
+            """Register the line holding ``pos``; return where it ends."""
+            line_start = buf.rfind(b"\n", 0, pos) + 1
+            if line_start not in candidates:
+                candidates[line_start] = set()
+                spans[line_start] = buf.find(b"\n", pos, end)
+            return line_start
+
+        if prefilter.regex is not None:
+            translated = buf.translate(prefilter.table)
             line_start, line_end = -1, -1
-            for m in regex.finditer(translated):
+            for m in prefilter.regex.finditer(translated, 0, end):
                 pos = m.start()
                 if pos >= line_end:
-                    line_start = buf.rfind(b"\n", 0, pos) + 1
-                    line_end = buf.find(b"\n", pos, end)
-                    spans[line_start] = line_end
-                    candidates[line_start] = set()
-                candidates[line_start] |= self.prefilter.owners[int(m.lastgroup[1:])]
+                    line_start = candidate(pos)
+                    line_end = spans[line_start]
+                candidates[line_start] |= prefilter.owners[int(m.lastgroup[1:])]
+        for anchor, owners in prefilter.anchors.items():
+            pos = buf.find(anchor, 0, end)
+            while pos >= 0:
+                line_start = candidate(pos)
+                candidates[line_start] |= owners
+                pos = buf.find(anchor, spans[line_start], end)
         self._fill_pending(buf, 0, end)
         counted, lineno = 0, base
         for start in sorted(candidates):
