@@ -155,7 +155,7 @@ def _vllm_patch_attr(hit: Hit, tables: Tables) -> Optional[Answer]:
 
 
 def _vllm_ascend_import(hit: Hit, tables: Tables) -> Optional[Answer]:
-    what = hit.groups.get("name", "?")
+    what = hit.groups.get("name") or hit.groups.get("module") or "?"
     return _answer(hit, "vllm_ascend.api_drift", "vllm_ascend", T("explain.vllm_ascend_api.cause", what=what),
                    T("explain.vllm_ascend_api.fix"),
                    "https://docs.vllm.ai/projects/ascend/en/latest/community/versioning_policy.html",
@@ -175,7 +175,7 @@ def _npu_oom(hit: Hit, tables: Tables) -> Optional[Answer]:
     if _SIZE_UNITS.get(unit, 0) >= 4 or "EB" in hit.text:  # terabytes on one NPU: a corrupted size
         return _answer(hit, "oom.npu_absurd_size", "vllm_ascend", T("explain.oom.absurd.cause", size=size or "1EB"),
                        T("explain.oom.absurd.fix"),
-                       "https://github.com/Ascend/pytorch/blob/v2.7.1/torch_npu/csrc/core/npu/NPUCachingAllocator.cpp",
+                       "https://github.com/Ascend/pytorch/blob/9e73e708ab9350d203475609f36f8a43f6a0c2ab/torch_npu/csrc/core/npu/NPUCachingAllocator.cpp",
                        MEDIUM)
     return _answer(hit, "oom.npu", "vllm_ascend", T("explain.oom.npu.cause", size=size or "?"),
                    T("explain.oom.npu.fix"),
@@ -307,11 +307,11 @@ CLASSIFIERS: Tuple[Classifier, ...] = (
     ),
     Classifier(
         "classifier.vllm_ascend_import",
-        r"cannot import name '(?P<name>\w+)' from 'vllm_ascend(?:\.[\w.]+)?'(?! \(unknown location\))",
+        r"(?:cannot import name '(?P<name>\w+)' from 'vllm_ascend(?:\.[\w.]+)?'(?! \(unknown location\))|"
+        r"No module named '(?P<module>vllm_ascend\.[\w.]+)')",
         _vllm_ascend_import,
-        example="ImportError: cannot import name 'AscendFusedMoE' from 'vllm_ascend.ops.fused_moe.fused_moe' "
-                "(/vllm-workspace/vllm-ascend/vllm_ascend/ops/fused_moe/fused_moe.py)",
-        example_source="https://github.com/vllm-project/vllm-omni/issues/5350",
+        example="ModuleNotFoundError: No module named 'vllm_ascend.distributed'",
+        example_source="https://github.com/modelscope/ms-swift/issues/4886",
         near_miss=("ImportError: cannot import name 'register' from 'vllm_ascend' (unknown location)",),
         key="name",
     ),
@@ -348,9 +348,9 @@ CLASSIFIERS: Tuple[Classifier, ...] = (
         r"(?:(?:Unsupported|Can not support|not support(?:ed)?)\W+soc[_ ]?version\W+(?P<soc>[\w.]+)|"
         r"the socversion (?P<built>\w+) of bin package does not match the current device socverison (?P<have>\w+))",
         _soc,
-        example="(EngineCore_DP0 pid=13770) ERROR 02-25 03:11:49 [multiproc_executor.py:751] RuntimeError: "
-                "Can not support soc_version: 104.",
-        example_source="https://github.com/vllm-project/vllm-ascend/issues/6796",
+        example="..[ERROR] the socversion Ascend910B1 of bin package does not match the current device socverison "
+                "Ascend310P3. Please modify default socversion in run.sh or execute run.sh with socversion parameter.",
+        example_source="https://github.com/vllm-project/vllm-ascend/issues/2725",
         near_miss=("INFO 09-01 08:01:59 [platform.py:120] soc_version: Ascend910B1",),
         ignore_case=True,
     ),
