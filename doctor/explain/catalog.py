@@ -10,7 +10,7 @@ from doctor.explain.answers import CODE, CODE_CLASS, HIGH, LOW, MEDIUM, SIGNATUR
 from doctor.explain.classifiers import CLASSIFIERS, Classifier, Tables
 from doctor.i18n import T, Text, tr
 from doctor.matrix.model import CodeClass, CodeForm, Matrix, Signature, VendorCode
-from doctor.parse.logscan import Hit, Matcher
+from doctor.parse.logscan import Compiled, Hit, Matcher
 
 # Version lines that tell which vLLM produced the log (for "the pair that fits").
 FACT_VLLM = Matcher("fact:vllm_version",
@@ -35,6 +35,14 @@ class Catalog:
     tables: Tables
     matchers: List[Matcher] = field(default_factory=list)
     by_code: Dict[str, Signature] = field(default_factory=dict)  # family:code -> signature
+    _compiled: Optional[Compiled] = None
+
+    @property
+    def compiled(self) -> Compiled:
+        """The matchers compiled for scanning (once per catalog)."""
+        if self._compiled is None:
+            self._compiled = Compiled(self.matchers)
+        return self._compiled
 
     @classmethod
     def from_matrix(cls, matrix: Matrix, classifiers: Sequence[Classifier] = CLASSIFIERS) -> "Catalog":

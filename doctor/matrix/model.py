@@ -436,6 +436,9 @@ COMPONENT_SCHEMA: Dict[str, Field] = {
     "symbols": Field(_check_regex, doc="a (demangled) symbol this component defines matches this"),
     "finding": Field(check_text, doc="the check finding that judges its version"),
     "source": Field(check_text, required=True),
+    "example": Field(check_text, doc="a real log line naming a library or symbol of this component"),
+    "example_source": Field(check_text),
+    "near_miss": Field(check_text, many=True),
 }
 
 LIBRARY_SCHEMA: Dict[str, Field] = {
@@ -516,6 +519,9 @@ class Component:
     paths: Optional[str] = None
     symbols: Optional[str] = None
     finding: Optional[str] = None
+    example: Optional[str] = None
+    example_source: Optional[str] = None
+    near_miss: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 try:  # Python 3.11 moved the regex parser; the old name still works on 3.9/3.10
     from re import _parser as sre_parse  # type: ignore[attr-defined]
@@ -484,6 +484,16 @@ def _regex(shapes: List[Tuple[int, Shape]], rank: Dict[int, int]) -> str:
 # streaming
 
 
+class Compiled:
+    """The matchers compiled once (prefilter and regexes), for any number of scanners."""
+
+    def __init__(self, matchers: Sequence[Matcher]):
+        self.matchers = list(matchers)
+        self.prefilter = Prefilter(self.matchers)
+        self.regexes = [re.compile(m.pattern, re.IGNORECASE if m.ignore_case else 0) for m in self.matchers]
+        self.lookbehind = [re.compile(m.context) if m.context else None for m in self.matchers]
+
+
 class LogScanner:
     """Feed bytes, then ``finish()``: the first line of every (matcher, key), with context.
 
@@ -491,11 +501,12 @@ class LogScanner:
     lookback, and lines longer than ``max_line`` bytes are cut (the rest of the line skipped).
     """
 
-    def __init__(self, matchers: Sequence[Matcher], context: int = 2, max_line: int = 64 * 1024):
-        self.matchers = list(matchers)
-        self.prefilter = Prefilter(self.matchers)
-        self.compiled = [re.compile(m.pattern, re.IGNORECASE if m.ignore_case else 0) for m in self.matchers]
-        self.lookbehind = [re.compile(m.context) if m.context else None for m in self.matchers]
+    def __init__(self, matchers: Union[Sequence[Matcher], "Compiled"], context: int = 2, max_line: int = 64 * 1024):
+        compiled = matchers if isinstance(matchers, Compiled) else Compiled(matchers)
+        self.matchers = compiled.matchers
+        self.prefilter = compiled.prefilter
+        self.compiled = compiled.regexes
+        self.lookbehind = compiled.lookbehind
         self.context = context
         self.max_line = max_line
         self.keep = max([context] + [m.lookback for m in self.matchers])
@@ -665,7 +676,7 @@ def _lines_from(buf: bytes, start: int, end: int, count: int) -> List[str]:
     return out
 
 
-def scan_text(text: str, matchers: Sequence[Matcher], context: int = 2) -> List[Hit]:
+def scan_text(text: str, matchers: Union[Sequence[Matcher], Compiled], context: int = 2) -> List[Hit]:
     """Convenience for tests and small inputs: the whole text in one feed."""
     scanner = LogScanner(matchers, context=context)
     scanner.feed(text.encode("utf-8", errors="replace"))

@@ -127,7 +127,7 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
     versions: List[str] = []
     try:
         for log in inputs:
-            scanner = LogScanner(catalog.matchers, context=CONTEXT_LINES)
+            scanner = LogScanner(catalog.compiled, context=CONTEXT_LINES)
             bar.start(log.label)
             try:
                 for data in chunks(log, bar.advance):
