@@ -25,7 +25,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence, Tuple
 

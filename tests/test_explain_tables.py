@@ -3,24 +3,13 @@ and component explains its real example and stays silent on its near misses, thr
 catalog (the streaming prefilter included); sources resolve."""
 from __future__ import annotations
 
-from functools import lru_cache
 
 import pytest
 
-from doctor.explain.catalog import Catalog, normalise_code
-from doctor.matrix.load import load_matrix
+from doctor.explain.catalog import normalise_code
 from doctor.parse.logscan import scan_text
 from tests.citations import unresolved
-
-
-@lru_cache(maxsize=None)
-def matrix():
-    return load_matrix(user_overlays=False)
-
-
-@lru_cache(maxsize=None)
-def catalog():
-    return Catalog.from_matrix(matrix())
+from tests.explain_kit import catalog, matrix
 
 
 def answers(text):

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
-from doctor.explain.catalog import Catalog
-from doctor.matrix.load import load_matrix
 from doctor.parse.logscan import LogScanner, scan_text
 from tests.citations import unresolved
+from tests.explain_kit import catalog, matrix
 
 DATA = Path(__file__).parent / "data"
 
@@ -26,16 +24,6 @@ RECONSTRUCTED = {
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
 CROSS_LAYER = {"driver.watchdog_timeout", "cann.opapi_symbol_missing"}
-
-
-@lru_cache(maxsize=None)
-def matrix():
-    return load_matrix(user_overlays=False)
-
-
-@lru_cache(maxsize=None)
-def catalog() -> Catalog:
-    return Catalog.from_matrix(matrix())
 
 
 def explained(text: str) -> set:

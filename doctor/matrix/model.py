@@ -317,7 +317,7 @@ SIGNATURE_SCHEMA: Dict[str, Field] = {
     "ignore_case": Field(check_bool, default=False),
     "unless": Field(_check_prefilterable, doc="the signature does not fire when any line matches this"),
     "requires": Field(_check_prefilterable, doc="the signature fires only when some line matches this"),
-    "context": Field(_check_regex, doc="must match one of the `lookback` lines above the matching line"),
+    "context": Field(_check_regex, doc="must match the matching line or one of the `lookback` lines above it"),
     "lookback": Field(_check_lookback, default=30, doc="lines above the match searched for `context`"),
     "layer": Field(_check_layer, required=True),
     "finding": Field(check_text, doc="the check finding id that confirms the cause"),

@@ -264,8 +264,8 @@ class Matcher:
 
     ``key`` names a capture group whose value distinguishes hits (a code, a library name): the
     scanner keeps the first line of every distinct value, up to ``max_keys``. ``lookback`` and
-    ``context`` require ``context`` to match one of the ``lookback`` lines before the hit (a
-    traceback frame above an exception)."""
+    ``context`` require ``context`` to match the hit's line or one of the ``lookback`` lines
+    before it (a traceback frame above an exception)."""
 
     id: str
     pattern: str
@@ -599,7 +599,8 @@ class LogScanner:
             return
         spec = self.matchers[index]
         look = self.lookbehind[index]
-        if look is not None and not any(look.search(t) for t in self._before(buf, start, spec.lookback)):
+        if look is not None and not look.search(text) and \
+                not any(look.search(t) for t in self._before(buf, start, spec.lookback)):
             return
         key = m.group(spec.key) if spec.key and m.group(spec.key) is not None else ""
         slot = (index, key)

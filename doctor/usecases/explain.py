@@ -38,17 +38,29 @@ class Match:
 
 
 def match_log(text: str, signatures: Sequence[Signature], lang: str = "en") -> List[Match]:
-    """The signatures that match ``text`` (one per signature, at its first line), in log order."""
+    """The signatures that match ``text`` (one per signature, at its first line), in log order.
+    Signatures keyed on vendor codes find them through the shipped code forms."""
+    from doctor.explain.answers import SIGNATURE
     from doctor.explain.catalog import Catalog
     from doctor.matrix.model import Matrix
     from doctor.parse.logscan import scan_text
 
-    catalog = Catalog.from_matrix(Matrix([], [], [], [], list(signatures), []), classifiers=())
-    answers = catalog.answers(scan_text(text, catalog.matchers, context=0))
+    forms: list = []
+    if any(s.codes for s in signatures):
+        from doctor.matrix import load_matrix
+
+        forms = list(load_matrix(user_overlays=False).code_forms)
+    catalog = Catalog.from_matrix(Matrix([], [], [], [], list(signatures), [], code_forms=forms), classifiers=())
+    answers = [a for a in catalog.answers(scan_text(text, catalog.compiled, context=0)) if a.kind == SIGNATURE]
     order = {s.id: i for i, s in enumerate(signatures)}
     answers.sort(key=lambda a: (a.line, order.get(a.id, 0)))
-    return [Match(a.id, a.layer, a.cause.text(lang), a.fix.text(lang), a.benign, a.finding, a.line, a.text)
-            for a in answers]
+    seen = set()
+    out = []
+    for a in answers:  # a signature with a pattern and codes may fire on both: keep its first line
+        if a.id not in seen:
+            seen.add(a.id)
+            out.append(Match(a.id, a.layer, a.cause.text(lang), a.fix.text(lang), a.benign, a.finding, a.line, a.text))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -78,7 +90,8 @@ def _node_name(path: str) -> str:
 def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json: bool,
                 extra_matrix: Sequence[Path] = (), *, check: bool = False, root: str = "/",
                 python: Optional[str] = None, stdin: Optional[BinaryIO] = None,
-                progress: Optional[bool] = None) -> int:
+                progress: Optional[bool] = None, env: Optional[Dict[str, str]] = None,
+                cwd: Optional[str] = None) -> int:
     """Explain the logs; return the exit code (0, 2 for bad input, 1 when the shipped matrix is
     broken). ``--check`` adds the findings of `check` on this host to the answers."""
     from doctor.explain.answers import primary, select
@@ -153,7 +166,7 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
 
     installed: Dict[str, Optional[str]] = {}
     if check:
-        installed = _add_host(report, matrix, root, python)
+        installed = _add_host(report, matrix, root, python, env, cwd)
     if any(a.finding in ("vllm.version", "vllm_ascend.installed") for a in all_answers if not a.benign):
         note = pair_note(matrix, versions[0] if versions else installed.get("vllm"), installed.get("vllm-ascend"))
         if note is not None:
@@ -162,12 +175,13 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
     return 0
 
 
-def _add_host(report, matrix, root: str, python: Optional[str]) -> Dict[str, Optional[str]]:
+def _add_host(report, matrix, root: str, python: Optional[str], env: Optional[Dict[str, str]] = None,
+              cwd: Optional[str] = None) -> Dict[str, Optional[str]]:
     """Run check's pipeline in this process and put its findings next to the answers."""
     from doctor.explain.host import annotate
     from doctor.usecases.check import CheckOptions, run_check
 
-    result = run_check(CheckOptions(root=root, python=python), matrix=matrix)
+    result = run_check(CheckOptions(root=root, python=python, cwd=cwd), env=env, matrix=matrix)
     annotate(report.answers, result.verdict.findings)
     report.host_exit = result.verdict.exit_code()
     report.host_root_cause = result.verdict.root_cause
