@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 try:  # Python 3.11 moved the regex parser; the old name still works on 3.9/3.10
@@ -125,6 +126,7 @@ def _in_atom(items, icase: bool) -> Optional[Atom]:
     return frozenset(out) if 0 < len(out) <= 64 else None
 
 
+@lru_cache(maxsize=4096)
 def atom_cost(atom: Atom) -> int:
     """How often the marker scan would stop at this atom (FREQ of its bytes, summed)."""
     return sum(FREQ[b] for b in atom)
@@ -402,18 +404,25 @@ def choose_anchors(needles: Sequence[Needle]) -> Dict[bytes, List[int]]:
 
 def choose_marked(needles: Sequence[Needle]) -> FrozenSet[int]:
     """The bytes to mark: every needle must hold an atom made of marked bytes, and the marked
-    bytes' summed frequency should be small. Greedy weighted set cover: repeatedly take the
-    atom whose new bytes cost least per needle they newly cover."""
+    bytes' summed frequency should be small. Greedy weighted set cover (repeatedly take the
+    atom whose new bytes cost least per needle they newly cover), then pruned."""
+    distinct = [frozenset(n) for n in needles]  # atoms repeat within a needle
     chosen: Set[int] = set()
-    todo = set(range(len(needles)))
+    todo = set(range(len(distinct)))
     while todo:
         options: Dict[FrozenSet[int], Set[int]] = {}
         for i in todo:
-            for atom in needles[i]:
+            for atom in distinct[i]:
                 options.setdefault(frozenset(atom - chosen), set()).add(i)
         add, _ = min(options.items(), key=lambda kv: (sum(FREQ[b] for b in kv[0]) / len(kv[1]), sorted(kv[0])))
         chosen |= add
-        todo = {i for i in todo if not any(atom <= chosen for atom in needles[i])}
+        todo = {i for i in todo if not any(atom <= chosen for atom in distinct[i])}
+    # Greedy choices can become redundant once later bytes cover the same needles: drop them,
+    # commonest first, while every needle stays covered.
+    for b in sorted(chosen, key=lambda b: (-FREQ[b], b)):
+        rest = chosen - {b}
+        if all(any(atom <= rest for atom in atoms) for atoms in distinct):
+            chosen = rest
     return frozenset(chosen)
 
 
