@@ -18,6 +18,7 @@ from tests.fakehost import FakeHost
 from tests.fakehost.scenarios import ascend_host
 
 DATA = Path(__file__).parent / "data"
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # Public cases (tests/data/case_public_cases.json) whose excerpt is a real log line: the answer
 # explain must put first (None: only benign lines) and every answer it gives.
@@ -241,3 +242,21 @@ def test_check_picks_the_cause_the_host_shows(tmp_path, scenario, confirmed, cap
     host = doc["matches"][0]["host"]
     assert host["finding"] == confirmed and host["confirmed"] is True
     assert doc["host"]["exit_code"] in (3, 4)
+
+
+def test_matching_is_pure():
+    """doctor/explain and doctor/parse read nothing themselves: files, processes and the host are
+    the shell's (doctor/shell/logread.py streams the input)."""
+    import ast
+
+    banned = ("doctor.shell", "doctor.probes", "subprocess", "socket", "requests")
+    for path in list((REPO_ROOT / "doctor" / "explain").glob("*.py")) + [REPO_ROOT / "doctor" / "parse" / "logscan.py",
+                                                                        REPO_ROOT / "doctor" / "parse" / "logtime.py",
+                                                                        REPO_ROOT / "doctor" / "parse" / "demangle.py"]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n.startswith(banned) for n in names), (path.name, names)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id != "open", path.name
