@@ -6,14 +6,22 @@ from typing import List, Optional
 
 import typer
 
+from doctor.cli.options import JSON, LANG, MATRIX, PYTHON, ROOT, pick_language
+
 
 def explain_command(
-    file: str = typer.Argument("-", metavar="[FILE|-]", help="Log or traceback to explain; '-' reads stdin."),
-    as_json: bool = typer.Option(False, "--json", help='Print {"matches": [...]} as JSON.'),
-    lang: Optional[str] = typer.Option(None, "--lang", metavar="en|zh", help="en or zh (default: from LC_ALL/LANG)."),
-    matrix: List[Path] = typer.Option([], "--matrix", metavar="PATH", help="Extra matrix overlay file (repeatable)."),
+    files: List[str] = typer.Argument(None, metavar="[LOG...|-]",
+                                      help="Logs or tracebacks to explain ('-' reads stdin); several logs of one job "
+                                           "(one per node or rank) are read together to find where a failure started."),
+    as_json: bool = JSON,
+    lang: Optional[str] = LANG,
+    matrix: List[Path] = MATRIX,
+    check: bool = typer.Option(False, "--check", help="Also run check on this host and confirm the causes found."),
+    root: str = ROOT,
+    python: Optional[str] = PYTHON,
 ) -> None:
-    """Match an error log against the known signatures: cause, fix and the check that confirms it."""
+    """Explain error logs: the cause of each known error, the vendor code tables, generic causes, a fix; with --check, what this host confirms."""
     from doctor.usecases.explain import run_explain  # not on check's start-up path
 
-    raise typer.Exit(run_explain(file, lang, as_json, matrix))
+    raise typer.Exit(run_explain(list(files or []) or "-", pick_language(lang), as_json, matrix,
+                                 check=check, root=root, python=python))

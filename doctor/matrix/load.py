@@ -11,7 +11,13 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from doctor.matrix.model import (
     CANN_DRIVER_SCHEMA,
+    CodeClass,
+    CodeForm,
+    Component,
+    Library,
     MooncakeKey,
+    VendorCode,
+    check_signature_row,
     PackageSet,
     Threshold,
     TuningAdvice,
@@ -52,7 +58,16 @@ ARRAYS: Dict[str, Tuple[dict, Callable, str]] = {
     "mooncake_key": (schema_of(MooncakeKey), lambda d: row_from(MooncakeKey, d), "scope/key"),
     "threshold": (schema_of(Threshold), lambda d: row_from(Threshold, d), "name"),
     "package_set": (schema_of(PackageSet), lambda d: row_from(PackageSet, d), "name"),
+    # vendor code tables for `explain` (matrices/error-codes.toml)
+    "code_form": (schema_of(CodeForm), lambda d: row_from(CodeForm, d), "id"),
+    "code": (schema_of(VendorCode), lambda d: row_from(VendorCode, d), "family/code"),
+    "code_class": (schema_of(CodeClass), lambda d: row_from(CodeClass, d), "family/prefix"),
+    "component": (schema_of(Component), lambda d: row_from(Component, d), "id"),
+    "library": (schema_of(Library), lambda d: row_from(Library, d), "name"),
 }
+
+# checks across the keys of one row, where the schema checks each key alone
+ROW_CHECKS: Dict[str, Callable] = {"signature": check_signature_row}
 
 
 def _unique(row, fields: str) -> str:
@@ -134,6 +149,10 @@ def _validate_file(label: str, raw: bytes) -> Dict[str, List[Tuple[dict, str]]]:
         if array not in data:
             continue
         rows = validate_rows(data[array], schema, path=label, text=text, array=array)
+        for i, row in enumerate(rows):
+            problem = ROW_CHECKS[array](row) if array in ROW_CHECKS else None
+            if problem:
+                raise MatrixError(label, locate(text, array, i, None), f"[[{array}]] #{i + 1}: {problem[0]}: {problem[1]}")
         headers = _header_lines(text, array)
         seen: Dict[str, int] = {}
         out[array] = []
@@ -245,5 +264,10 @@ def load_matrix(
         mooncake_keys=list(data.get("mooncake_key", [])),
         thresholds=list(data.get("threshold", [])),
         package_sets=list(data.get("package_set", [])),
+        code_forms=list(data.get("code_form", [])),
+        codes=list(data.get("code", [])),
+        code_classes=list(data.get("code_class", [])),
+        components=list(data.get("component", [])),
+        libraries=list(data.get("library", [])),
     )
 

@@ -259,21 +259,178 @@ class TorchRow:
 # [[signature]] (matrices/signatures.toml)
 
 
+def _check_prefilterable(value: Any) -> Optional[str]:
+    """A log pattern must compile and hold literal text every match contains (the streaming
+    prefilter of `explain` finds candidate lines by that text)."""
+    err = check_regex(value)
+    if err:
+        return err
+    from doctor.parse.logscan import PatternError, required
+
+    try:
+        required(value)
+    except PatternError as e:
+        return str(e)
+    return None
+
+
+CODE_FAMILIES = ("acl", "hccl", "cann_msg", "dcmi", "adxl", "pta", "rt_internal")
+
+
+def _check_code_ref(value: Any) -> Optional[str]:
+    err = check_text(value)
+    if err:
+        return err
+    family, _, code = value.partition(":")
+    if family not in CODE_FAMILIES or not code:
+        return f"must be family:code with family one of {', '.join(CODE_FAMILIES)}"
+    return None
+
+
+def _check_lookback(value: Any) -> Optional[str]:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 60
+    return None if ok else "must be 1..60 lines"
+
+
+def _check_prefix(value: Any) -> Optional[str]:
+    return None if isinstance(value, str) else "must be a string ('' for every code of the family)"
+
+
+def check_signature_row(row: Dict) -> Optional[Tuple[str, str]]:
+    """Checks across keys of one [[signature]]: (key, message) when it fails."""
+    if not row.get("pattern") and not row.get("codes"):
+        return ("pattern", "a signature needs a `pattern`, `codes`, or both")
+    return None
+
+
+@dataclass(frozen=True)
+class Confirm:
+    """A cause that only a look at the host can tell apart: "libatb.so not found" with NNAL
+    absent is one cause, with NNAL installed but not sourced another (explain --check picks the
+    one whose finding the host reports as a problem)."""
+
+    finding: str = column(check_text, required=True, doc="the check finding id that tells this cause")
+    cause_en: str = column(check_text, required=True, doc="the cause when that finding is a problem")
+    cause_zh: str = column(check_text, required=True, doc="the cause (Chinese)")
+    fix_en: Optional[str] = column(check_text, doc="what to do then")
+    fix_zh: Optional[str] = column(check_text, doc="what to do then (Chinese)")
+
+
 @dataclass(frozen=True)
 class Signature:
     id: str = column(check_text, required=True, doc="stable id, layer.topic")
-    pattern: str = column(check_regex, required=True, doc="Python regex searched in each log line")
-    layer: str = column(check_layer, required=True)
-    cause_en: str = column(check_text, required=True)
-    cause_zh: str = column(check_text, required=True)
-    fix_en: str = column(check_text, required=True)
-    fix_zh: str = column(check_text, required=True)
-    source: str = column(check_text, required=True)
-    ignore_case: bool = column(check_bool, default=False)
-    unless: Optional[str] = column(check_regex, doc="the signature does not fire when this matches anywhere")
+    layer: str = column(check_layer, required=True, doc="the layer the cause lies in")
+    cause_en: str = column(check_text, required=True, doc="what it means")
+    cause_zh: str = column(check_text, required=True, doc="what it means (Chinese)")
+    fix_en: str = column(check_text, required=True, doc="what to do")
+    fix_zh: str = column(check_text, required=True, doc="what to do (Chinese)")
+    source: str = column(check_text, required=True, doc="where the knowledge comes from")
+    pattern: Optional[str] = column(_check_prefilterable, doc="Python regex searched in each log line (this or `codes`)")
+    codes: Tuple[str, ...] = column(_check_code_ref, many=True,
+                                    doc="vendor codes (family:code, matrices/error-codes.toml) this signature "
+                                        "explains wherever a code form finds them")
+    ignore_case: bool = column(check_bool, default=False, doc="match without case")
+    unless: Optional[str] = column(_check_prefilterable, doc="the signature does not fire when any line matches this")
+    requires: Optional[str] = column(_check_prefilterable, doc="the signature fires only when some line matches this")
+    context: Optional[str] = column(check_regex, doc="must match the matching line or one of the `lookback` lines above it")
+    lookback: int = column(_check_lookback, default=30, doc="lines above the match searched for `context`")
     finding: Optional[str] = column(check_text, doc="the check finding id that confirms the cause")
     benign: bool = column(check_bool, default=False, doc="expected noise, not a problem")
-    cases: Tuple[str, ...] = column(check_text, many=True, doc="ids of the public cases it was built from")
+    victim: bool = column(check_bool, default=False, doc="usually the consequence of an error elsewhere")
+    confirm: Tuple[Confirm, ...] = column(check_text, table=Confirm, doc="host findings that tell causes apart")
+    cases: Tuple[str, ...] = column(check_text, many=True, doc="ids in tests/data/case_public_cases.json")
+    example: Optional[str] = column(check_text, doc="a real log line it must explain")
+    example_source: Optional[str] = column(check_text, doc="where the example comes from, when not `source`")
+    near_miss: Tuple[str, ...] = column(check_text, many=True, doc="real-looking lines it must not explain")
+
+
+# ---------------------------------------------------------------------------------------------
+# vendor code tables (matrices/error-codes.toml): what a code seen in a log means
+
+
+@dataclass(frozen=True)
+class CodeForm:
+    id: str = column(check_text, required=True, doc="form id, family.topic")
+    family: str = column(one_of(*CODE_FAMILIES), required=True, doc="the code family it finds")
+    pattern: str = column(_check_prefilterable, required=True, doc="regex with a (?P<code>...) group")
+    source: str = column(check_text, required=True, doc="where the format is documented")
+    example: str = column(check_text, required=True, doc="a real log line the entry must explain")
+    near_miss: Tuple[str, ...] = column(check_text, many=True, required=True, doc="lines it must not explain")
+    example_source: Optional[str] = column(check_text, doc="where the example comes from, when not `source`")
+
+
+@dataclass(frozen=True)
+class VendorCode:
+    family: str = column(one_of(*CODE_FAMILIES), required=True, doc="the code family")
+    code: str = column(check_text, required=True, doc="as printed: 507035, EI0006, -8005, 9, ERR02005")
+    layer: str = column(check_layer, required=True, doc="the layer the cause lies in")
+    meaning_en: str = column(check_text, required=True, doc="what the vendor says the code means")
+    meaning_zh: str = column(check_text, required=True, doc="the meaning (Chinese)")
+    fix_en: str = column(check_text, required=True, doc="what to run or read next")
+    fix_zh: str = column(check_text, required=True, doc="what to do (Chinese)")
+    source: str = column(check_text, required=True, doc="the vendor's table")
+    example: str = column(check_text, required=True, doc="a real log line the entry must explain")
+    near_miss: Tuple[str, ...] = column(check_text, many=True, required=True, doc="lines it must not explain")
+    name: Optional[str] = column(check_text, doc="the vendor's symbolic name")
+    finding: Optional[str] = column(check_text, doc="the check finding id that confirms a host-side cause")
+    victim: bool = column(check_bool, default=False, doc="usually the consequence of an error elsewhere")
+    wrapper: bool = column(check_bool, default=False, doc="only wraps another error; never the cause")
+    example_source: Optional[str] = column(check_text, doc="where the example comes from, when not `source`")
+
+    @property
+    def key(self) -> str:
+        return f"{self.family}:{self.code}"
+
+
+@dataclass(frozen=True)
+class CodeClass:
+    family: str = column(one_of(*CODE_FAMILIES), required=True, doc="the code family")
+    prefix: str = column(_check_prefix, required=True, doc="codes starting with this belong to the class ('' = any)")
+    layer: str = column(check_layer, required=True, doc="the layer the cause lies in")
+    meaning_en: str = column(check_text, required=True, doc="what the class means")
+    meaning_zh: str = column(check_text, required=True, doc="the meaning (Chinese)")
+    fix_en: str = column(check_text, required=True, doc="what to do")
+    fix_zh: str = column(check_text, required=True, doc="what to do (Chinese)")
+    source: str = column(check_text, required=True, doc="the vendor's table")
+    example: str = column(check_text, required=True, doc="a real log line the entry must explain")
+    near_miss: Tuple[str, ...] = column(check_text, many=True, required=True, doc="lines it must not explain")
+    example_source: Optional[str] = column(check_text, doc="where the example comes from, when not `source`")
+
+    @property
+    def key(self) -> str:
+        return f"{self.family}:{self.prefix}"
+
+
+@dataclass(frozen=True)
+class Component:
+    id: str = column(check_text, required=True, doc="torch_npu, cann, nnal, driver, ...")
+    layer: str = column(check_layer, required=True, doc="its layer")
+    name: str = column(check_text, required=True, doc="how users call it")
+    source: str = column(check_text, required=True, doc="where its files are documented")
+    paths: Optional[str] = column(check_regex, doc="a library path inside this component matches this")
+    symbols: Optional[str] = column(check_regex, doc="a (demangled) symbol this component defines matches this")
+    finding: Optional[str] = column(check_text, doc="the check finding that judges its version")
+    example: Optional[str] = column(check_text, doc="a real log line naming a library or symbol of this component")
+    example_source: Optional[str] = column(check_text, doc="where the example comes from")
+    near_miss: Tuple[str, ...] = column(check_text, many=True, doc="lines it must not explain")
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str = column(check_text, required=True, doc="file name without version suffix: libatb.so")
+    component: str = column(check_text, required=True, doc="the component id that ships it")
+    layer: str = column(check_layer, required=True, doc="the layer the cause lies in")
+    cause_en: str = column(check_text, required=True, doc="why it is missing")
+    cause_zh: str = column(check_text, required=True, doc="why (Chinese)")
+    fix_en: str = column(check_text, required=True, doc="what to do")
+    fix_zh: str = column(check_text, required=True, doc="what to do (Chinese)")
+    source: str = column(check_text, required=True, doc="where the knowledge comes from")
+    example: str = column(check_text, required=True, doc="a real log line the entry must explain")
+    near_miss: Tuple[str, ...] = column(check_text, many=True, required=True, doc="lines it must not explain")
+    finding: Optional[str] = column(check_text, doc="the check finding that confirms it")
+    benign: bool = column(check_bool, default=False, doc="expected noise, not a problem")
+    confirm: Tuple[Confirm, ...] = column(check_text, table=Confirm, doc="host findings that tell causes apart")
+    example_source: Optional[str] = column(check_text, doc="where the example comes from, when not `source`")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -425,3 +582,8 @@ class Matrix:
     mooncake_keys: List[MooncakeKey] = field(default_factory=list)
     thresholds: List[Threshold] = field(default_factory=list)
     package_sets: List[PackageSet] = field(default_factory=list)
+    code_forms: List[CodeForm] = field(default_factory=list)
+    codes: List[VendorCode] = field(default_factory=list)
+    code_classes: List[CodeClass] = field(default_factory=list)
+    components: List[Component] = field(default_factory=list)
+    libraries: List[Library] = field(default_factory=list)

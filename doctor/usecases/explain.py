@@ -1,181 +1,70 @@
-"""`ascend-doctor explain`: match a log or traceback against the known error signatures.
+"""`ascend-doctor explain`: what the lines of one or more logs mean, and where a failure started.
 
-The matching and rendering are pure functions; :func:`run_explain` is the thin shell that reads
-the input, loads the matrix and prints. Signatures live in matrices/signatures.toml.
+The knowledge and the judgement are pure (doctor/explain/, doctor/parse/logscan.py); this module
+wires them to the inputs (doctor/shell/logread.py streams them), to `check`'s pipeline for
+``--check``, and to the output.
 """
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import BinaryIO, Dict, List, Optional, Sequence, Union
 
+from doctor.errors import UsageError
 from doctor.matrix.model import Signature
 
 LANGS = ("en", "zh")
+CONTEXT_LINES = 2
 
 
 @dataclass(frozen=True)
 class Match:
+    """One signature that matched (the API of `match_log`, used by smoke and mooncake build)."""
+
     id: str
     layer: str
     cause: str
     fix: str
     benign: bool
     finding: Optional[str]
-    line: int  # 1-based line number in the log
-    text: str  # the matched line, trailing whitespace removed
+    line: int
+    text: str
 
     def to_json(self) -> Dict[str, object]:
-        return {
-            "id": self.id,
-            "layer": self.layer,
-            "cause": self.cause,
-            "fix": self.fix,
-            "benign": self.benign,
-            "finding": self.finding,
-            "line": self.line,
-            "text": self.text,
-        }
+        return {"id": self.id, "layer": self.layer, "cause": self.cause, "fix": self.fix,
+                "benign": self.benign, "finding": self.finding, "line": self.line, "text": self.text}
 
 
-def _flags(sig: Signature) -> int:
-    # MULTILINE so that ^/$ in `unless` (and in the whole-text prefilter) mean line boundaries.
-    return re.MULTILINE | (re.IGNORECASE if sig.ignore_case else 0)
+def match_log(text: str, signatures: Sequence[Signature], lang: str = "en") -> List[Match]:
+    """The signatures that match ``text`` (one per signature, at its first line), in log order.
+    Signatures keyed on vendor codes find them through the shipped code forms."""
+    from doctor.explain.answers import SIGNATURE
+    from doctor.explain.catalog import Catalog
+    from doctor.matrix.model import Matrix
+    from doctor.parse.logscan import scan_text
 
+    forms: list = []
+    if any(s.codes for s in signatures):
+        from doctor.matrix import load_matrix
 
-def _line_starts(lines: Sequence[str]) -> List[int]:
-    starts, pos = [], 0
-    for line in lines:
-        starts.append(pos)
-        pos += len(line) + 1
-    return starts
-
-
-def _line_of(starts: Sequence[int], offset: int) -> int:
-    """Index of the line that contains ``offset`` in the "\\n"-joined text (binary search)."""
-    lo, hi = 0, len(starts) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if starts[mid] <= offset:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def match_log(text: str, signatures: Iterable[Signature], lang: str = "en") -> List[Match]:
-    """Every signature that matches ``text``: one match per signature (its first matching line),
-    ordered by line number, then by the signature's position in the matrix.
-
-    ``pattern`` is searched in each line; ``unless`` is searched in the whole text and, when it
-    matches, the signature does not fire.
-    """
-    lines = text.splitlines()
-    joined = "\n".join(lines)
-    starts = _line_starts(lines)
-    found: List[Tuple[int, int, Match]] = []
-    for order, sig in enumerate(signatures):
-        flags = _flags(sig)
-        if sig.unless and re.search(sig.unless, joined, flags):
-            continue
-        pattern = re.compile(sig.pattern, flags)
-        # A per-line match is also a match in the joined text, so one search over the whole
-        # text skips most signatures cheaply and tells where the first candidate line is.
-        first = pattern.search(joined)
-        if first is None:
-            continue
-        for index in range(_line_of(starts, first.start()), len(lines)):
-            if pattern.search(lines[index]):
-                found.append((index, order, _make_match(sig, lang, index + 1, lines[index])))
-                break
-    found.sort(key=lambda item: (item[0], item[1]))
-    return [m for _, _, m in found]
-
-
-def _make_match(sig: Signature, lang: str, line: int, text: str) -> Match:
-    zh = lang == "zh"
-    return Match(
-        id=sig.id,
-        layer=sig.layer,
-        cause=sig.cause_zh if zh else sig.cause_en,
-        fix=sig.fix_zh if zh else sig.fix_en,
-        benign=sig.benign,
-        finding=sig.finding,
-        line=line,
-        text=text.rstrip(),
-    )
+        forms = list(load_matrix(user_overlays=False).code_forms)
+    catalog = Catalog.from_matrix(Matrix([], [], [], [], list(signatures), [], code_forms=forms), classifiers=())
+    answers = [a for a in catalog.answers(scan_text(text, catalog.compiled, context=0)) if a.kind == SIGNATURE]
+    order = {s.id: i for i, s in enumerate(signatures)}
+    answers.sort(key=lambda a: (a.line, order.get(a.id, 0)))
+    seen = set()
+    out = []
+    for a in answers:  # a signature with a pattern and codes may fire on both: keep its first line
+        if a.id not in seen:
+            seen.add(a.id)
+            out.append(Match(a.id, a.layer, a.cause.text(lang), a.fix.text(lang), a.benign, a.finding, a.line, a.text))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
-# rendering
-
-_LABELS = {
-    "en": {
-        "none": "No known error signature matched.",
-        "summary": "{n} known signature(s) matched, {b} of them benign.",
-        "line": "line",
-        "benign": "benign",
-        "cause": "cause",
-        "fix": "fix",
-        "confirm": "confirm with: ascend-doctor check  (finding {finding})",
-    },
-    "zh": {
-        "none": "未匹配到已知的错误特征。",
-        "summary": "匹配到 {n} 个已知特征，其中 {b} 个为无害提示。",
-        "line": "行",
-        "benign": "无害",
-        "cause": "原因",
-        "fix": "修复",
-        "confirm": "确认方法：ascend-doctor check（检查项 {finding}）",
-    },
-}
-
-_MAX_SHOWN = 300  # a matched line longer than this is cut in the human output only
-
-
-def render_matches(matches: Sequence[Match], lang: str = "en", as_json: bool = False) -> str:
-    """JSON (``{"matches": [...]}``) or one plain-text block per match."""
-    if as_json:
-        return json.dumps({"matches": [m.to_json() for m in matches]}, ensure_ascii=False, indent=2)
-    labels = _LABELS["zh" if lang == "zh" else "en"]
-    if not matches:
-        return labels["none"]
-    benign = sum(1 for m in matches if m.benign)
-    blocks = [labels["summary"].format(n=len(matches), b=benign)]
-    for m in matches:
-        shown = m.text.strip()
-        if len(shown) > _MAX_SHOWN:
-            shown = shown[:_MAX_SHOWN] + "..."
-        tag = f"  [{labels['benign']}]" if m.benign else ""
-        block = [
-            f"{labels['line']} {m.line}: {m.id} ({m.layer}){tag}",
-            f"  > {shown}",
-            f"  {labels['cause']}: {m.cause}",
-            f"  {labels['fix']}: {m.fix}",
-        ]
-        if m.finding:
-            block.append("  " + labels["confirm"].format(finding=m.finding))
-        blocks.append("\n".join(block))
-    return "\n\n".join(blocks)
-
-
-# ---------------------------------------------------------------------------------------------
-# shell
-
-
-def read_source(source: str) -> str:
-    """The log text from a path or ``-`` (stdin), decoded as UTF-8 with replacement.
-    Raises OSError when it cannot be read."""
-    data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
-    return data.decode("utf-8", errors="replace")
-
-
-def _error(message: str) -> None:
-    print(f"ascend-doctor: error: {message}", file=sys.stderr)
+# the command
 
 
 def _emit(text: str) -> None:
@@ -188,27 +77,113 @@ def _emit(text: str) -> None:
     sys.stdout.flush()
 
 
-def run_explain(source: str, lang: Optional[str], as_json: bool, extra_matrix: Sequence[Path] = ()) -> int:
-    """Read the log, match it, print the result; return the exit code (0, or 2 for bad input,
-    1 when the shipped matrix itself is broken)."""
-    from doctor.matrix import MatrixError, load_matrix
-    from doctor.render import resolve_lang
+def _node_name(path: str) -> str:
+    if path == "-":
+        return "stdin"
+    name = Path(path).name
+    for suffix in (".log", ".txt", ".out", ".gz"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    return name
 
+
+def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json: bool,
+                extra_matrix: Sequence[Path] = (), *, check: bool = False, root: str = "/",
+                python: Optional[str] = None, stdin: Optional[BinaryIO] = None,
+                progress: Optional[bool] = None, env: Optional[Dict[str, str]] = None,
+                cwd: Optional[str] = None) -> int:
+    """Explain the logs; return the exit code (0, 2 for bad input, 1 when the shipped matrix is
+    broken). ``--check`` adds the findings of `check` on this host to the answers."""
+    from doctor.explain.answers import primary, select
+    from doctor.explain.catalog import Catalog, pair_note, vllm_versions
+    from doctor.explain.nodes import FileReport, file_ranks, find_origin, stamp_answers, waits
+    from doctor.explain.render import FileSummary, Report, to_json, to_text
+    from doctor.i18n import resolve_lang, tr
+    from doctor.matrix import MatrixError, load_matrix
+    from doctor.parse.logscan import LogScanner
+    from doctor.shell.logread import LogInputError, Progress, chunks, open_log
+
+    paths = [sources] if isinstance(sources, str) else list(sources) or ["-"]
     lang = resolve_lang(lang, os.environ)
     if lang not in LANGS:
-        _error(f"--lang must be one of {', '.join(LANGS)}, not {lang!r}")
-        return 2
-    try:
-        text = read_source(source)
-    except OSError as e:
-        where = "<stdin>" if source == "-" else source
-        _error(f"cannot read {where}: {e.strerror or e}")
+        raise UsageError(f"--lang must be one of {', '.join(LANGS)}, not {lang!r}")
+    if paths.count("-") > 1:
+        raise UsageError(tr("explain.error.stdin_twice", lang))
+    if paths == ["-"] and stdin is None and sys.stdin is not None and sys.stdin.isatty():
+        # Nothing piped in and no file named: say how to use it instead of waiting silently.
+        print(tr("explain.usage", lang), file=sys.stderr)
         return 2
     try:
         matrix = load_matrix(list(extra_matrix), warn=lambda msg: print(f"ascend-doctor: warning: {msg}", file=sys.stderr))
     except MatrixError as e:
-        _error(str(e))
         # A bad --matrix file is bad input; a broken shipped matrix is the doctor's own failure.
-        return 2 if any(str(p) == e.path for p in extra_matrix) else 1
-    _emit(render_matches(match_log(text, matrix.signatures, lang), lang, as_json))
+        if any(str(p) == e.path for p in extra_matrix):
+            raise UsageError(str(e)) from None
+        print(f"ascend-doctor: error: {e}", file=sys.stderr)
+        return 1
+    catalog = Catalog.from_matrix(matrix)
+
+    inputs = []
+    try:
+        for path in paths:
+            inputs.append(open_log(path, stdin))
+    except LogInputError as e:
+        for i in inputs:
+            i.close()
+        where = "<stdin>" if e.path == "-" else e.path
+        raise UsageError(tr("explain.error.directory", lang, path=where) if e.directory
+                         else tr("explain.error.cannot_read", lang, path=where, reason=e.reason)) from None
+
+    bar = Progress(inputs, lambda name: tr("explain.progress", lang, name=name), enabled=progress)
+    reports: List[FileReport] = []
+    summaries: List[FileSummary] = []
+    versions: List[str] = []
+    try:
+        for log in inputs:
+            scanner = LogScanner(catalog.compiled, context=CONTEXT_LINES)
+            bar.start(log.label)
+            try:
+                for data in chunks(log, bar.advance):
+                    scanner.feed(data)
+            except LogInputError as e:
+                raise UsageError(tr("explain.error.cannot_read", lang, path=log.label, reason=e.reason)) from None
+            finally:
+                log.close()
+            hits = scanner.finish()
+            answers = catalog.answers(hits)
+            stamp_answers(answers, log.label)
+            chosen = select(answers)
+            reports.append(FileReport(log.label, _node_name(log.path), chosen, waits(hits), file_ranks(chosen)))
+            summaries.append(FileSummary(log.label, scanner.lines, scanner.bytes, scanner.cut_lines))
+            versions.extend(vllm_versions(hits))
+    finally:
+        bar.stop()
+
+    all_answers = [a for r in reports for a in r.answers]
+    origin = find_origin(reports)
+    top = origin.answer if origin is not None and origin.answer is not None else primary(all_answers)
+    report = Report(summaries, all_answers, top, origin)
+
+    installed: Dict[str, Optional[str]] = {}
+    if check:
+        installed = _add_host(report, matrix, root, python, env, cwd)
+    if any(a.finding in ("vllm.version", "vllm_ascend.installed") for a in all_answers if not a.benign):
+        note = pair_note(matrix, versions[0] if versions else installed.get("vllm"), installed.get("vllm-ascend"))
+        if note is not None:
+            report.notes.append(note)
+    _emit(to_json(report, lang) if as_json else to_text(report, lang))
     return 0
+
+
+def _add_host(report, matrix, root: str, python: Optional[str], env: Optional[Dict[str, str]] = None,
+              cwd: Optional[str] = None) -> Dict[str, Optional[str]]:
+    """Run check's pipeline in this process and put its findings next to the answers."""
+    from doctor.explain.host import annotate
+    from doctor.usecases.check import CheckOptions, run_check
+
+    result = run_check(CheckOptions(root=root, python=python, cwd=cwd), env=env, matrix=matrix)
+    annotate(report.answers, result.verdict.findings)
+    report.host_exit = result.verdict.exit_code()
+    report.host_root_cause = result.verdict.root_cause
+    return {name: result.facts.version_of(name) for name in ("vllm", "vllm-ascend")}
+

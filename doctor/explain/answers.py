@@ -1,0 +1,131 @@
+"""What a matched line means: the Answer record, and how answers are chosen and ordered."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+from doctor.findings import Command
+from doctor.i18n import Text
+from doctor.matrix.model import Confirm
+from doctor.parse.logtime import Stamp, format_stamp
+
+SIGNATURE, CODE, CODE_CLASS, CLASSIFIER = "signature", "code", "code_class", "classifier"
+KINDS = (SIGNATURE, CODE, CODE_CLASS, CLASSIFIER)  # most specific first
+HIGH, MEDIUM, LOW = "high", "medium", "low"
+CONFIDENCES = (HIGH, MEDIUM, LOW)
+
+
+@dataclass(frozen=True)
+class Bi:
+    """A text from the matrix, in both languages."""
+
+    en: str
+    zh: str
+
+    def text(self, lang: str = "en") -> str:
+        return self.zh if lang == "zh" else self.en
+
+
+Words = Union[Bi, Text]
+
+
+@dataclass
+class HostNote:
+    """What `check` on this host says about an answer's cause (explain --check)."""
+
+    finding: str
+    status: str  # the finding's status on this host: ok, info, warn, fail, skip, absent
+    confirmed: bool  # the host shows the problem the answer names
+    title: Optional[Words] = None
+    cause: Optional[Words] = None  # a cause that only the host can tell (Confirm rows)
+    fix: Optional[Words] = None
+
+
+@dataclass
+class Answer:
+    id: str
+    kind: str
+    layer: str
+    cause: Words
+    fix: Words
+    source: str
+    confidence: str
+    line: int
+    text: str
+    before: List[str] = field(default_factory=list)
+    after: List[str] = field(default_factory=list)
+    count: int = 1
+    benign: bool = False
+    victim: bool = False  # usually the consequence of an error elsewhere (a timeout waiting)
+    wrapper: bool = False  # only wraps another error (EZ9999, ERR00100): never the cause
+    finding: Optional[str] = None
+    code: Optional[str] = None
+    commands: List[Command] = field(default_factory=list)
+    confirm: Tuple[Confirm, ...] = ()
+    file: Optional[str] = None
+    rank: Optional[int] = None
+    time: Optional[Stamp] = None
+    host: Optional[HostNote] = None
+
+    def sort_key(self) -> Tuple[int, int, int, int]:
+        """Most likely cause first: real errors before symptoms (timeouts, wrappers), earlier
+        lines before later ones, specific knowledge before generic."""
+        return (int(self.victim or self.wrapper), self.line, KINDS.index(self.kind),
+                CONFIDENCES.index(self.confidence))
+
+    def to_json(self, lang: str) -> Dict[str, object]:
+        host = None
+        if self.host is not None:
+            h = self.host
+            host = {"finding": h.finding, "status": h.status, "confirmed": h.confirmed,
+                    "title": h.title.text(lang) if h.title else None,
+                    "cause": h.cause.text(lang) if h.cause else None,
+                    "fix": h.fix.text(lang) if h.fix else None}
+        return {
+            "id": self.id,
+            "layer": self.layer,
+            "cause": self.cause.text(lang),
+            "fix": self.fix.text(lang),
+            "benign": self.benign,
+            "finding": self.finding,
+            "line": self.line,
+            "text": self.text,
+            "kind": self.kind,
+            "confidence": self.confidence,
+            "code": self.code,
+            "victim": self.victim,
+            "wrapper": self.wrapper,
+            "count": self.count,
+            "file": self.file,
+            "rank": self.rank,
+            "time": format_stamp(self.time) if self.time else None,
+            "context": {"before": list(self.before), "after": list(self.after)},
+            "commands": [c.to_json(lang) for c in self.commands],
+            "source": self.source,
+            "host": host,
+        }
+
+
+def select(answers: Sequence[Answer]) -> List[Answer]:
+    """Explicit signatures win over generic answers on the same line; one answer per id
+    (its first line); ordered by line, most specific first within a line."""
+    lines_with_signature = {(a.file, a.line) for a in answers if a.kind == SIGNATURE}
+    kept: Dict[str, Answer] = {}
+    for a in sorted(answers, key=lambda a: (a.line, KINDS.index(a.kind))):
+        if a.kind != SIGNATURE and (a.file, a.line) in lines_with_signature:
+            continue
+        key = f"{a.file}\0{a.id}"
+        if key in kept:
+            kept[key].count += a.count
+            continue
+        kept[key] = a
+    return sorted(kept.values(), key=lambda a: (a.file or "", a.line, KINDS.index(a.kind)))
+
+
+def primary(answers: Sequence[Answer]) -> Optional[Answer]:
+    """The most likely cause among ``answers`` (None when all are benign)."""
+    candidates = [a for a in answers if not a.benign]
+    if not candidates:
+        return None
+    real = [a for a in candidates if not a.wrapper] or candidates
+    return min(real, key=Answer.sort_key)

@@ -1,0 +1,139 @@
+"""Explain's output: a readable report for people, one JSON object for programs."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+from doctor.explain.answers import Answer
+from doctor.explain.nodes import Origin
+from doctor.i18n import Text, tr
+from doctor.parse.logtime import format_stamp
+
+JSON_SCHEMA_VERSION = 1
+MAX_SHOWN = 300  # a matched line longer than this is cut in the human output only
+
+
+@dataclass
+class FileSummary:
+    path: str
+    lines: int
+    bytes: int
+    cut_lines: int = 0
+
+
+@dataclass
+class Report:
+    files: List[FileSummary]
+    answers: List[Answer]  # selected, in log order (file, line)
+    primary: Optional[Answer]
+    origin: Optional[Origin] = None
+    notes: List[Text] = field(default_factory=list)  # e.g. the vllm / vllm-ascend pair that fits
+    host_exit: Optional[int] = None
+    host_root_cause: Optional[str] = None
+
+
+def to_json(report: Report, lang: str) -> str:
+    origin = None
+    if report.origin is not None:
+        o = report.origin
+        origin = {"file": o.file or None, "node": o.node or None, "rank": o.rank, "reason": o.reason,
+                  "votes": o.votes, "files_with_waits": o.files_with_waits,
+                  "id": o.answer.id if o.answer else None, "line": o.answer.line if o.answer else None,
+                  "time": format_stamp(o.answer.time) if o.answer and o.answer.time else None}
+    doc: Dict[str, object] = {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "files": [{"path": f.path, "lines": f.lines, "bytes": f.bytes, "cut_lines": f.cut_lines} for f in report.files],
+        "primary": ({"id": report.primary.id, "file": report.primary.file, "line": report.primary.line}
+                    if report.primary else None),
+        "matches": [a.to_json(lang) for a in report.answers],
+        "origin": origin,
+        "notes": [n.text(lang) for n in report.notes],
+        "host": (None if report.host_exit is None else
+                 {"exit_code": report.host_exit, "root_cause": report.host_root_cause}),
+    }
+    return json.dumps(doc, ensure_ascii=False, indent=2)
+
+
+def _cut(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
+
+
+def _where(a: Answer, lang: str, many_files: bool) -> str:
+    where = tr("explain.label.line", lang, line=a.line)
+    if many_files and a.file:
+        where = f"{a.file}:{a.line}"
+    return where
+
+
+def _block(a: Answer, lang: str, many_files: bool, context: bool) -> List[str]:
+    tags = [tr(f"explain.kind.{a.kind}", lang), tr(f"explain.confidence.{a.confidence}", lang)]
+    if a.victim:
+        tags.append(tr("explain.label.victim", lang))
+    if a.count > 1:
+        tags.append(tr("explain.label.count", lang, count=a.count))
+    out = [f"{_where(a, lang, many_files)}: {a.id} ({a.layer})  [{', '.join(tags)}]"]
+    if context:
+        out.extend(f"    | {_cut(t)}" for t in a.before)
+    out.append(f"  > {_cut(a.text)}")
+    if context:
+        out.extend(f"    | {_cut(t)}" for t in a.after)
+    out.append(f"  {tr('explain.label.cause', lang)}: {a.cause.text(lang)}")
+    out.append(f"  {tr('explain.label.fix', lang)}: {a.fix.text(lang)}")
+    for c in a.commands:  # each on a line of its own, runnable as printed; its label above it
+        if c.label is not None:
+            out.append(f"    # {c.label.text(lang)}")
+        out.append(f"    {c.shell()}")
+    if a.host is not None:
+        h = a.host
+        if h.confirmed:
+            out.append("  " + tr("explain.host.confirmed", lang, finding=h.finding,
+                                 title=h.title.text(lang) if h.title else h.status))
+            if h.cause is not None:
+                out.append(f"  {tr('explain.label.cause', lang)}: {h.cause.text(lang)}")
+            if h.fix is not None:
+                out.append(f"  {tr('explain.label.fix', lang)}: {h.fix.text(lang)}")
+        elif h.status == "absent":
+            out.append("  " + tr("explain.host.absent", lang, finding=h.finding))
+        else:
+            out.append("  " + tr("explain.host.not_confirmed", lang, finding=h.finding, status=h.status))
+    elif a.finding and not a.benign:
+        out.append("  " + tr("explain.label.confirm", lang, finding=a.finding))
+    return out
+
+
+def to_text(report: Report, lang: str) -> str:
+    many = len(report.files) > 1
+    real = [a for a in report.answers if not a.benign]
+    benign = [a for a in report.answers if a.benign]
+    if not report.answers:
+        return tr("explain.none", lang)
+    parts: List[str] = []
+    if report.origin is not None and report.origin.answer is not None:
+        o = report.origin
+        parts.append(tr(f"explain.origin.{o.reason}", lang, node=o.node, file=o.file,
+                        rank="?" if o.rank is None else o.rank, votes=o.votes,
+                        time=format_stamp(o.answer.time) if o.answer and o.answer.time else "?",
+                        waits=o.files_with_waits))
+    elif report.origin is not None:
+        parts.append(tr("explain.origin.rank_only", lang, rank=report.origin.rank, votes=report.origin.votes))
+    if report.primary is not None:
+        parts.append(tr("explain.primary", lang) + "\n" + "\n".join(_block(report.primary, lang, many, True)))
+    others = [a for a in real if a is not report.primary]
+    if others:
+        parts.append(tr("explain.also", lang, n=len(others)) + "\n\n" +
+                     "\n\n".join("\n".join(_block(a, lang, many, False)) for a in others))
+    if benign:
+        items = tr("sep.list", lang).join(f"{a.id} ({_where(a, lang, many)})" for a in benign)
+        parts.append(tr("explain.benign", lang, items=items))
+    for note in report.notes:
+        parts.append(note.text(lang))
+    if report.host_exit is not None:
+        parts.append(tr("explain.host.summary", lang, code=report.host_exit,
+                        root=report.host_root_cause or tr("explain.host.no_root", lang)))
+    return "\n\n".join(parts)
+
+
+def summary_counts(answers: Sequence[Answer]) -> Dict[str, int]:
+    return {"real": sum(1 for a in answers if not a.benign), "benign": sum(1 for a in answers if a.benign)}

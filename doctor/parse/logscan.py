@@ -1,0 +1,701 @@
+"""Stream a log through hundreds of regular expressions at the cost of two passes over its bytes.
+
+Python's ``re`` scans for one literal at C speed but an alternation of hundreds of literals at a
+tenth of that, so a log of 100 MB would take minutes line by line. The prefilter here exploits
+two facts: every pattern we ship must contain some literal text (``required``), and any
+substring of that text is as good a witness as the whole. For each pattern we pick a short
+*token* that starts at a byte rare in logs ('E', 'x', 'j', ...). ``bytes.translate`` maps all
+those start bytes to one marker byte in a single pass, and one regex with that marker as a
+literal prefix and a trie of the tokens after it finds every candidate position in a second
+pass. Only lines holding a token are decoded and matched for real.
+
+Everything here is pure: :class:`LogScanner` is fed bytes and returns hits; reading files is
+the shell's job.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+
+try:  # Python 3.11 moved the regex parser; the old name still works on 3.9/3.10
+    from re import _parser as sre_parse  # type: ignore[attr-defined]
+    from re import _constants as sre_c  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python < 3.11
+    import sre_constants as sre_c  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef]
+
+Atom = FrozenSet[int]  # the bytes one position of a match may hold
+Needle = Tuple[Atom, ...]
+
+# How often each printable byte occurs in serving logs, per 100,000 bytes: measured on the corpus
+# bench/explain_bench.py writes (vLLM, vllm-ascend, CANN plog, HCCL, ATB, Mooncake and pip lines
+# in the proportions of a busy server) and floored at 20, since no byte is absent from every log.
+# Bytes above 0x7e (UTF-8 of Chinese messages) and controls other than the tab are priced flat.
+_FREQ_TEXT = """
+ 8227 ! 20 " 690 # 20 $ 20 % 189 & 20 ' 112 ( 379 ) 379 * 20 + 20 , 1948 - 1084 . 2360 / 717
+0 4037 1 3373 2 2900 3 2129 4 1802 5 2038 6 1641 7 1617 8 1534 9 1836 : 2795 ; 20 < 31 = 1292
+> 55 ? 20 @ 20 A 290 B 75 C 229 D 144 E 293 F 417 G 149 H 189 I 667 J 20 K 139 L 147 M 181
+N 688 O 569 P 446 Q 20 R 297 S 353 T 322 U 145 V 121 W 116 X 20 Y 20 Z 30 [ 1150 \\ 20 ] 1168
+^ 20 _ 1578 ` 20 a 2870 b 450 c 2235 d 1423 e 5846 f 847 g 1132 h 1044 i 2639 j 20 k 671
+l 1775 m 1773 n 3173 o 3116 p 2963 q 471 r 2994 s 2578 t 3969 u 1128 v 703 w 143 x 333 y 871
+z 81 { 24 | 49 } 24 ~ 20
+"""
+
+
+def _freq_table() -> Dict[int, int]:
+    out = {b: 20 for b in range(256)}
+    out.update({b: 1000 for b in range(0x7F, 256)})
+    out[0x09] = 100
+    out[0x0A] = out[0x0D] = 10 ** 6  # never a marker: lines are split there
+    words = _FREQ_TEXT.replace("\n", " ").split(" ")
+    words = [w for w in words if w != ""]
+    out[0x20] = int(words[0])
+    for name, count in zip(words[1::2], words[2::2]):
+        out[ord(name)] = int(count)
+    return out
+
+
+FREQ: Dict[int, int] = _freq_table()
+# Control bytes that stand for marked bytes in the translated text: text logs hold none of them
+# (tab, newline, carriage return and the escape of colour codes are left out); where one does
+# occur it only costs a wasted check.
+MARKERS = tuple(c for c in range(1, 32) if c not in (0x09, 0x0A, 0x0D, 0x1B))
+MIN_NEEDLE = 3  # atoms; shorter literals would make nearly every line a candidate
+MAX_TOKEN = 24  # atoms after the marker at which a token stops growing (longer buys nothing)
+MAX_BEHIND = 12  # atoms before the marker a token also checks (by lookbehind)
+# A needle is weak when its rarest atom occurs more often than this (per 100,000 bytes): the
+# marker scan would then stop at a byte as common as 'r' or 'd'. Shipped patterns hold none.
+WEAK = 900
+
+
+class PatternError(ValueError):
+    """A pattern holds no literal text long enough to prefilter on."""
+
+
+# ---------------------------------------------------------------------------------------------
+# what every match of a pattern must contain
+
+
+def _fold(b: int, icase: bool) -> Atom:
+    if icase and (65 <= b <= 90 or 97 <= b <= 122):
+        return frozenset({b | 0x20, b & ~0x20})
+    return frozenset({b})
+
+
+def _literal_atoms(code: int, icase: bool) -> Optional[List[Atom]]:
+    ch = chr(code)
+    raw = ch.encode("utf-8")
+    if len(raw) == 1:
+        return [_fold(raw[0], icase)]
+    return [frozenset({b}) for b in raw]  # non-ASCII: exact UTF-8 bytes
+
+
+_CATEGORY = {
+    "CATEGORY_DIGIT": frozenset(range(48, 58)),
+    "CATEGORY_SPACE": frozenset(b" \t\n\r\f\v"),
+    "CATEGORY_WORD": frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"),
+}
+
+
+def _in_atom(items, icase: bool) -> Optional[Atom]:
+    """The bytes a character class accepts, when it is a small ASCII set (else None)."""
+    out: Set[int] = set()
+    for op, av in items:
+        name = str(op)
+        if name == "NEGATE":
+            return None
+        if name == "LITERAL":
+            if av > 127:
+                return None
+            out |= _fold(av, icase)
+        elif name == "RANGE":
+            lo, hi = av
+            if hi > 127:
+                return None
+            for b in range(lo, hi + 1):
+                out |= _fold(b, icase)
+        elif name == "CATEGORY":
+            cat = _CATEGORY.get(str(av))
+            if cat is None:
+                return None
+            out |= cat
+        else:
+            return None
+    return frozenset(out) if 0 < len(out) <= 64 else None
+
+
+@lru_cache(maxsize=4096)
+def atom_cost(atom: Atom) -> int:
+    """How often the marker scan would stop at this atom (FREQ of its bytes, summed)."""
+    return sum(FREQ[b] for b in atom)
+
+
+def needle_cost(needle: Needle) -> int:
+    """The cost of the needle's rarest atom: what it adds to the scan at best."""
+    return min(atom_cost(a) for a in needle)
+
+
+def _score(alternatives: Sequence[Needle]) -> Tuple[int, int, int, int]:
+    """Higher is better. Needles the marker scan can use (not weak) beat weak ones, and among
+    them the weakest needle's cost decides; weak needles are found by their exact text instead,
+    so among those the longest exact run of the worst decides. Then length (a longer token
+    makes fewer lines candidates), then fewer alternatives."""
+    span = min(min(len(n) for n in alternatives), MAX_TOKEN + MAX_BEHIND + 1)
+    if not any(weak(n) for n in alternatives):
+        return (1, -max(needle_cost(n) for n in alternatives), span, -len(alternatives))
+    return (0, min(max((len(r) for r in exact_runs(n)), default=0) for n in alternatives), span, -len(alternatives))
+
+
+def _sequence(items, icase: bool) -> Optional[List[Needle]]:
+    best: Optional[List[Needle]] = None
+    run: List[Atom] = []
+
+    def consider(alts: Optional[List[Needle]]) -> None:
+        nonlocal best
+        if alts and (best is None or _score(alts) > _score(best)):
+            best = alts
+
+    def flush() -> None:
+        if len(run) >= MIN_NEEDLE:
+            consider([tuple(run)])
+        run.clear()
+
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL":
+            atoms = _literal_atoms(av, icase)
+            run.extend(atoms or [])
+        elif name == "IN":
+            atom = _in_atom(av, icase)
+            if atom is None:
+                flush()
+            else:
+                run.append(atom)
+        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+            continue  # zero width: the text around it stays contiguous
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            lo, hi, sub = av
+            single = _single_atom(sub, icase)
+            if single is not None and lo >= 1:
+                run.extend([single] * min(lo, MAX_TOKEN))
+                if hi != lo:
+                    flush()
+                continue
+            flush()
+            if lo >= 1:
+                consider(_sequence(sub, icase))
+        elif name == "SUBPATTERN":
+            flush()
+            group, add, delete, sub = av
+            sub_icase = (icase or bool(add & sre_c.SRE_FLAG_IGNORECASE)) and not (delete & sre_c.SRE_FLAG_IGNORECASE)
+            consider(_sequence(sub, sub_icase))
+        elif name == "BRANCH":
+            plain = [_plain(branch, icase) for branch in av[1]]
+            if run and all(p is not None for p in plain):
+                # text before a choice of plain literals (the parser factors a shared prefix out
+                # of alternatives): each alternative with that text in front is a needle too
+                consider([tuple(run) + tuple(p) for p in plain if p is not None])
+            flush()
+            alts: List[Needle] = []
+            for branch in av[1]:
+                got = _sequence(branch, icase)
+                if not got:
+                    alts = []
+                    break
+                alts.extend(got)
+            consider(alts or None)
+        else:
+            flush()
+    flush()
+    return best
+
+
+def _plain(items, icase: bool) -> Optional[List[Atom]]:
+    """The atoms of a sequence made of literals and small classes only (else None)."""
+    out: List[Atom] = []
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL":
+            out.extend(_literal_atoms(av, icase) or [])
+        elif name == "IN":
+            atom = _in_atom(av, icase)
+            if atom is None:
+                return None
+            out.append(atom)
+        else:
+            return None
+    return out
+
+
+def _single_atom(sub, icase: bool) -> Optional[Atom]:
+    items = list(sub)
+    if len(items) != 1:
+        return None
+    op, av = items[0]
+    if str(op) == "LITERAL":
+        atoms = _literal_atoms(av, icase)
+        return atoms[0] if atoms and len(atoms) == 1 else None
+    if str(op) == "IN":
+        return _in_atom(av, icase)
+    return None
+
+
+def required(pattern: str, ignore_case: bool = False) -> List[Needle]:
+    """Needles such that every match of ``pattern`` contains at least one of them.
+
+    Raises PatternError when the pattern has no literal run of MIN_NEEDLE characters on every
+    path (a pattern like ``.*error`` with ``error`` optional cannot be prefiltered)."""
+    flags = re.IGNORECASE if ignore_case else 0
+    parsed = sre_parse.parse(pattern, flags)
+    icase = bool(parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE)
+    got = _sequence(parsed, icase)
+    if not got:
+        raise PatternError(f"no literal text of {MIN_NEEDLE}+ characters that every match must contain: {pattern!r}")
+    return got
+
+
+# ---------------------------------------------------------------------------------------------
+# tokens: a needle suffix that starts at a rare byte
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """One regular expression the scanner evaluates on candidate lines.
+
+    ``key`` names a capture group whose value distinguishes hits (a code, a library name): the
+    scanner keeps the first line of every distinct value, up to ``max_keys``. ``lookback`` and
+    ``context`` require ``context`` to match the hit's line or one of the ``lookback`` lines
+    before it (a traceback frame above an exception)."""
+
+    id: str
+    pattern: str
+    ignore_case: bool = False
+    key: Optional[str] = None
+    lookback: int = 0
+    context: Optional[str] = None
+    max_keys: int = 64
+
+
+@dataclass
+class Hit:
+    matcher: str
+    key: str
+    line: int  # 1-based
+    text: str
+    groups: Dict[str, str]
+    before: List[str] = field(default_factory=list)
+    after: List[str] = field(default_factory=list)
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class Token:
+    """Where the scan looks for a needle: its ``marker`` atom (every byte of which the scan maps
+    to a control byte), up to MAX_BEHIND atoms before it and MAX_TOKEN after it."""
+
+    behind: Needle
+    marker: Atom
+    ahead: Needle
+
+
+class Prefilter:
+    """The compiled scan for a set of matchers.
+
+    ``marked`` is the set of bytes the marker scan stops at, chosen (greedy weighted set cover)
+    so that every needle holds one and their summed frequency in logs stays low; ``density``
+    estimates the share of log bytes that are marked (per 100,000). A weak needle (one made of
+    common bytes only, like ``error code``) would make that share large, so it is found by an
+    ``anchor`` instead: an exact substring searched on its own (``bytes.find``, one pass per
+    anchor), shared by as many weak needles as possible."""
+
+    def __init__(self, matchers: Sequence[Matcher]):
+        needles: List[Tuple[int, Needle]] = []
+        anchored: List[Tuple[int, Needle]] = []
+        for index, m in enumerate(matchers):
+            for needle in required(m.pattern, m.ignore_case):
+                if weak(needle) and exact_runs(needle):
+                    anchored.append((index, needle))
+                else:
+                    needles.append((index, needle))
+        self.anchors: Dict[bytes, FrozenSet[int]] = {
+            anchor: frozenset(anchored[i][0] for i in members)
+            for anchor, members in choose_anchors([n for _, n in anchored]).items()}
+        marked = choose_marked([n for _, n in needles])
+        self.marked = marked
+        self.density = sum(FREQ[b] for b in marked)
+        # Each marked byte becomes a control byte of its own (shared round robin when there are
+        # more marked bytes than control bytes), so the regex dispatches on which one it met.
+        ordered = sorted(marked, key=lambda b: (-FREQ[b], b))
+        self.code = {b: MARKERS[i % len(MARKERS)] for i, b in enumerate(ordered)}
+        table = bytearray(range(256))
+        for b, c in self.code.items():
+            table[b] = c
+        self.table = bytes(table)
+        ids: Dict[Tuple[int, Shape], int] = {}
+        shapes: List[Tuple[int, Shape]] = []
+        owners: List[Set[int]] = []
+        for index, needle in needles:
+            tok = token(needle, marked)
+            shape = (tuple(self._translated(a) for a in tok.behind), tuple(self._translated(a) for a in tok.ahead))
+            for c in sorted(self._translated(tok.marker)):
+                key = (c, shape)
+                if key not in ids:
+                    ids[key] = len(owners)
+                    owners.append(set())
+                    shapes.append(key)
+                owners[ids[key]].add(index)
+        # The regex reports one token per marker, but tokens with character classes or of other
+        # lengths can match the same text: every token at the same marker whose atoms overlap
+        # the reported one, position by position on both sides of the marker, may match too, so
+        # its matchers are candidates as well.
+        self.owners: List[FrozenSet[int]] = [frozenset(o) for o in _overlap_closure(shapes, owners)]
+        rank = {c: i for i, c in enumerate(dict.fromkeys(self.code[b] for b in ordered))}
+        self.regex = re.compile(_regex(shapes, rank).encode("latin-1")) if shapes else None
+
+    def _translated(self, atom: Atom) -> FrozenSet[int]:
+        return frozenset(self.code.get(b, b) for b in atom)
+
+
+def weak(needle: Needle) -> bool:
+    """A needle whose rarest atom is common in logs (the scan would stop at it constantly)."""
+    return needle_cost(needle) > WEAK
+
+
+def exact_runs(needle: Needle) -> List[bytes]:
+    """The needle's stretches of MIN_NEEDLE+ atoms that each hold a single byte."""
+    out: List[bytes] = []
+    run: List[int] = []
+    for atom in needle + (frozenset(),):
+        if len(atom) == 1:
+            run.extend(atom)
+            continue
+        if len(run) >= MIN_NEEDLE:
+            out.append(bytes(run))
+        run = []
+    return out
+
+
+def choose_anchors(needles: Sequence[Needle]) -> Dict[bytes, List[int]]:
+    """Exact substrings that cover the given needles (each needle contains one), as few as
+    possible: greedily the substring most needles share, the longer among equals."""
+    subs: List[Set[bytes]] = []
+    for needle in needles:
+        mine: Set[bytes] = set()
+        for run in exact_runs(needle):
+            for i in range(len(run)):
+                for j in range(i + MIN_NEEDLE, min(len(run), i + 16) + 1):
+                    mine.add(run[i:j])
+        subs.append(mine)
+    out: Dict[bytes, List[int]] = {}
+    todo = set(range(len(needles)))
+    while todo:
+        count: Dict[bytes, int] = {}
+        for i in todo:
+            for sub in subs[i]:
+                count[sub] = count.get(sub, 0) + 1
+        best = max(count, key=lambda sub: (count[sub], len(sub), sub))
+        covered = {i for i in todo if best in subs[i]}
+        out[best] = sorted(covered)
+        todo -= covered
+    return out
+
+
+def choose_marked(needles: Sequence[Needle]) -> FrozenSet[int]:
+    """The bytes to mark: every needle must hold an atom made of marked bytes, and the marked
+    bytes' summed frequency should be small. Greedy weighted set cover (repeatedly take the
+    atom whose new bytes cost least per needle they newly cover), then pruned."""
+    distinct = [frozenset(n) for n in needles]  # atoms repeat within a needle
+    chosen: Set[int] = set()
+    todo = set(range(len(distinct)))
+    while todo:
+        options: Dict[FrozenSet[int], Set[int]] = {}
+        for i in todo:
+            for atom in distinct[i]:
+                options.setdefault(frozenset(atom - chosen), set()).add(i)
+        add, _ = min(options.items(), key=lambda kv: (sum(FREQ[b] for b in kv[0]) / len(kv[1]), sorted(kv[0])))
+        chosen |= add
+        todo = {i for i in todo if not any(atom <= chosen for atom in distinct[i])}
+    # Greedy choices can become redundant once later bytes cover the same needles: drop them,
+    # commonest first, while every needle stays covered.
+    for b in sorted(chosen, key=lambda b: (-FREQ[b], b)):
+        rest = chosen - {b}
+        if all(any(atom <= rest for atom in atoms) for atoms in distinct):
+            chosen = rest
+    return frozenset(chosen)
+
+
+def token(needle: Needle, marked: FrozenSet[int]) -> Token:
+    """The token for a needle: at its rarest marked atom, with as much of the needle around it
+    as the limits allow (the more it checks, the fewer lines become candidates)."""
+    def rank(k: int) -> Tuple[int, int, int]:
+        return (atom_cost(needle[k]), -min(len(needle) - k - 1, MAX_TOKEN) - min(k, MAX_BEHIND), k)
+
+    k = min((i for i, a in enumerate(needle) if a <= marked), key=rank)
+    return Token(needle[max(0, k - MAX_BEHIND): k], needle[k], needle[k + 1: k + 1 + MAX_TOKEN])
+
+
+def _class(atom: FrozenSet[int]) -> str:
+    """The regex for one atom of the translated text."""
+    if len(atom) == 1:
+        return re.escape(bytes(atom).decode("latin-1"))
+    return "[" + "".join(re.escape(chr(b)) for b in sorted(atom)) + "]"
+
+
+Shape = Tuple[Tuple[FrozenSet[int], ...], Tuple[FrozenSet[int], ...]]  # (behind, ahead), translated
+
+
+def _overlap_closure(shapes: List[Tuple[int, Shape]], owners: List[Set[int]]) -> List[Set[int]]:
+    out = [set(o) for o in owners]
+    by_marker: Dict[int, List[int]] = {}
+    for tid, (c, _) in enumerate(shapes):
+        by_marker.setdefault(c, []).append(tid)
+    for tid, (c, (behind, ahead)) in enumerate(shapes):
+        for other in by_marker[c]:
+            if other == tid:
+                continue
+            their_behind, their_ahead = shapes[other][1]
+            if all(x & y for x, y in zip(ahead, their_ahead)) and \
+                    all(x & y for x, y in zip(reversed(behind), reversed(their_behind))):
+                out[tid] |= owners[other]
+    return out
+
+
+def _regex(shapes: List[Tuple[int, Shape]], rank: Dict[int, int]) -> str:
+    """One regex for all tokens: an alternative per marker byte (the commonest first, so the
+    engine tries few), each a trie over the atoms ahead of the marker; at each token's end a
+    lookbehind checks the atoms behind the marker and an empty named group ``t<id>`` reports
+    the token (longer lookbehinds first, so the most specific one wins). Every alternative
+    starts with its marker byte, so the engine skips all other bytes in C."""
+    roots: Dict[int, Dict] = {}
+    for tid, (c, (behind, ahead)) in enumerate(shapes):
+        node = roots.setdefault(c, {})
+        for atom in ahead:
+            node = node.setdefault(_class(atom), {})
+        node.setdefault(None, []).append((behind, ahead, tid))
+
+    def build(node: Dict, c: int) -> str:
+        parts = [sym + build(child, c) for sym, child in sorted((k, v) for k, v in node.items() if k is not None)]
+        for behind, ahead, tid in sorted(node.get(None, []), key=lambda e: (-len(e[0]), e[2])):
+            group = f"(?P<t{tid}>)"
+            if behind:  # last: a longer token wins
+                back = "".join(_class(a) for a in behind) + _class(frozenset({c})) + "".join(_class(a) for a in ahead)
+                group = f"(?<={back})" + group
+            parts.append(group)
+        return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
+
+    alts = [_class(frozenset({c})) + "(?=" + build(roots[c], c) + ")" for c in sorted(roots, key=lambda c: rank.get(c, 0))]
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+# ---------------------------------------------------------------------------------------------
+# streaming
+
+
+class Compiled:
+    """The matchers compiled once (prefilter and regexes), for any number of scanners."""
+
+    def __init__(self, matchers: Sequence[Matcher]):
+        self.matchers = list(matchers)
+        self.prefilter = Prefilter(self.matchers)
+        self.regexes = [re.compile(m.pattern, re.IGNORECASE if m.ignore_case else 0) for m in self.matchers]
+        self.lookbehind = [re.compile(m.context) if m.context else None for m in self.matchers]
+
+
+class LogScanner:
+    """Feed bytes, then ``finish()``: the first line of every (matcher, key), with context.
+
+    Memory stays flat: the buffer holds the unread tail, ``keep`` recent lines for context and
+    lookback, and lines longer than ``max_line`` bytes are cut (the rest of the line skipped).
+    """
+
+    def __init__(self, matchers: Union[Sequence[Matcher], "Compiled"], context: int = 2, max_line: int = 64 * 1024):
+        compiled = matchers if isinstance(matchers, Compiled) else Compiled(matchers)
+        self.matchers = compiled.matchers
+        self.prefilter = compiled.prefilter
+        self.compiled = compiled.regexes
+        self.lookbehind = compiled.lookbehind
+        self.context = context
+        self.max_line = max_line
+        self.keep = max([context] + [m.lookback for m in self.matchers])
+        self.hits: Dict[Tuple[int, str], Hit] = {}
+        self._keys: Dict[int, int] = {}
+        self._pending: List[Hit] = []  # hits still collecting lines after them
+        self._recent: List[str] = []  # the last `keep` complete lines (decoded), for context
+        self._buf = b""
+        self._skipping = False  # inside an overlong line: drop bytes until its newline
+        self.lines = 0
+        self.bytes = 0
+        self.cut_lines = 0
+
+    # -- input --
+
+    def feed(self, data: bytes) -> None:
+        if not data:
+            return
+        self.bytes += len(data)
+        if self._skipping:
+            nl = data.find(b"\n")
+            if nl < 0:
+                return
+            data = data[nl:]  # the newline ends the cut line (already in the buffer)
+            self._skipping = False
+        buf = self._buf + data if self._buf else data
+        end = buf.rfind(b"\n") + 1
+        if end:
+            self._scan(buf, end)
+        rest = buf[end:]
+        if len(rest) > self.max_line:
+            rest = rest[: self.max_line]
+            self._skipping = True
+            self.cut_lines += 1
+        self._buf = rest
+
+    def finish(self) -> List[Hit]:
+        if self._buf:
+            self._scan(self._buf + b"\n", len(self._buf) + 1)
+            self._buf = b""
+        self._pending = []
+        return sorted(self.hits.values(), key=lambda h: (h.line, h.matcher))
+
+    # -- scanning --
+
+    def _scan(self, buf: bytes, end: int) -> None:
+        base = self.lines
+        candidates: Dict[int, Set[int]] = {}  # line start -> matcher indexes
+        spans: Dict[int, int] = {}
+        prefilter = self.prefilter
+
+        def candidate(pos: int) -> int:
+            """Register the line holding ``pos``; return where it ends."""
+            line_start = buf.rfind(b"\n", 0, pos) + 1
+            if line_start not in candidates:
+                candidates[line_start] = set()
+                spans[line_start] = buf.find(b"\n", pos, end)
+            return line_start
+
+        if prefilter.regex is not None:
+            translated = buf.translate(prefilter.table)
+            line_start, line_end = -1, -1
+            for m in prefilter.regex.finditer(translated, 0, end):
+                pos = m.start()
+                if pos >= line_end:
+                    line_start = candidate(pos)
+                    line_end = spans[line_start]
+                candidates[line_start] |= prefilter.owners[int(m.lastgroup[1:])]
+        for anchor, owners in prefilter.anchors.items():
+            pos = buf.find(anchor, 0, end)
+            while pos >= 0:
+                line_start = candidate(pos)
+                candidates[line_start] |= owners
+                pos = buf.find(anchor, spans[line_start], end)
+        self._fill_pending(buf, 0, end)
+        counted, lineno = 0, base
+        for start in sorted(candidates):
+            lineno += buf.count(b"\n", counted, start)
+            counted = start
+            text = _decode(buf[start:spans[start]])
+            for index in sorted(candidates[start]):
+                self._try(index, text, lineno + 1, buf, start)
+        total_lines = base + buf.count(b"\n", 0, end)
+        self.lines = total_lines
+        self._remember(buf, end)
+
+    def _try(self, index: int, text: str, lineno: int, buf: bytes, start: int) -> None:
+        m = self.compiled[index].search(text)
+        if m is None:
+            return
+        spec = self.matchers[index]
+        look = self.lookbehind[index]
+        if look is not None and not look.search(text) and \
+                not any(look.search(t) for t in self._before(buf, start, spec.lookback)):
+            return
+        key = m.group(spec.key) if spec.key and m.group(spec.key) is not None else ""
+        slot = (index, key)
+        hit = self.hits.get(slot)
+        if hit is not None:
+            hit.count += 1
+            return
+        if key and self._keys.get(index, 0) >= spec.max_keys:
+            return
+        self._keys[index] = self._keys.get(index, 0) + (1 if key else 0)
+        groups = {k: v for k, v in m.groupdict().items() if v is not None}
+        hit = Hit(spec.id, key, lineno, text.rstrip(), groups, before=self._before(buf, start, self.context))
+        self.hits[slot] = hit
+        if self.context:
+            after = _lines_after(buf, start, self.context)
+            hit.after = after
+            if len(after) < self.context:
+                self._pending.append(hit)
+
+    def _before(self, buf: bytes, start: int, count: int) -> List[str]:
+        """The ``count`` lines before the line at ``start``, oldest first (from earlier
+        regions when this one does not reach back far enough)."""
+        out: List[str] = []  # nearest first
+        pos = start
+        while len(out) < count and pos > 0:
+            prev = buf.rfind(b"\n", 0, pos - 1) + 1  # buf[pos - 1] is the newline ending it
+            out.append(_decode(buf[prev: pos - 1]).rstrip())
+            pos = prev
+        if len(out) < count and pos == 0 and self._recent:
+            out.extend(reversed(self._recent[-(count - len(out)):]))
+        return list(reversed(out))
+
+    def _fill_pending(self, buf: bytes, start: int, end: int) -> None:
+        if not self._pending:
+            return
+        need = max(self.context - len(h.after) for h in self._pending)
+        lines = _lines_from(buf, start, end, need)
+        for hit in self._pending:
+            hit.after.extend(lines[: self.context - len(hit.after)])
+        self._pending = [h for h in self._pending if len(h.after) < self.context]
+
+    def _remember(self, buf: bytes, end: int) -> None:
+        if not self.keep:
+            return
+        tail: List[str] = []  # nearest first
+        pos = end - 1  # the newline that ends the region
+        while len(tail) < self.keep and pos >= 0:
+            prev = buf.rfind(b"\n", 0, pos) + 1
+            tail.append(_decode(buf[prev:pos]).rstrip())
+            pos = prev - 1
+        self._recent = (self._recent + list(reversed(tail)))[-self.keep:]
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace").rstrip("\r")
+
+
+def _lines_after(buf: bytes, start: int, count: int) -> List[str]:
+    nl = buf.find(b"\n", start)
+    if nl < 0:
+        return []
+    return _lines_from(buf, nl + 1, len(buf), count)
+
+
+def _lines_from(buf: bytes, start: int, end: int, count: int) -> List[str]:
+    out: List[str] = []
+    pos = start
+    while len(out) < count and pos < end:
+        nl = buf.find(b"\n", pos, end)
+        if nl < 0:
+            break
+        out.append(_decode(buf[pos:nl]).rstrip())
+        pos = nl + 1
+    return out
+
+
+def scan_text(text: str, matchers: Union[Sequence[Matcher], Compiled], context: int = 2) -> List[Hit]:
+    """Convenience for tests and small inputs: the whole text in one feed."""
+    scanner = LogScanner(matchers, context=context)
+    scanner.feed(text.encode("utf-8", errors="replace"))
+    return scanner.finish()
+
+
+def union_required(patterns: Iterable[Tuple[str, bool]]) -> List[Needle]:
+    """All needles of several patterns (for the bench's grep comparison and docs)."""
+    out: List[Needle] = []
+    for pattern, icase in patterns:
+        out.extend(required(pattern, icase))
+    return out

@@ -1,0 +1,30 @@
+"""Shared by the explain tests: the shipped catalog, compiled once per test session."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from doctor.explain.answers import select
+from doctor.explain.catalog import Catalog
+from doctor.matrix.load import load_matrix
+from doctor.parse.logscan import scan_text
+
+
+@lru_cache(maxsize=None)
+def matrix():
+    return load_matrix(user_overlays=False)
+
+
+@lru_cache(maxsize=None)
+def catalog() -> Catalog:
+    cat = Catalog.from_matrix(matrix())
+    cat.compiled  # compile the scan now, once
+    return cat
+
+
+def answers(text: str):
+    cat = catalog()
+    return cat.answers(scan_text(text, cat.compiled))
+
+
+def selected(text: str):
+    return select(answers(text))

@@ -1,0 +1,180 @@
+"""The streaming scanner: it must find exactly what a line-by-line regex search finds, whatever
+the chunking, with flat memory on endless or line-less input."""
+from __future__ import annotations
+
+import os
+import random
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from doctor.explain.classifiers import CLASSIFIERS
+from doctor.matrix.load import load_matrix
+from doctor.parse.logscan import LogScanner, Matcher, PatternError, required, scan_text
+from tests.explain_kit import catalog
+
+REPO = Path(__file__).resolve().parents[1]
+NOISE = [
+    "INFO 09-21 03:11:40 [loggers.py:123] Engine 000: Avg prompt throughput: 8932.9 tokens/s, Running: 15 reqs",
+    "[INFO] HCCL(534123,python3):2025-09-04-05:33:53.402.379 [hccl_communicator.cc:1102] Entry-HcclCommInitRootInfo: ranks[8], rank[3]",
+    "INFO:     10.143.45.252:50391 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+    "[INFO] RUNTIME(684682,python3):2025-09-19-20:21:14.399.989 [stream.cc:728] 44046 SetupStream: Alloc stream, flag=0xa9",
+    "INFO 10-18 06:32:26 [scheduler.py:1093] 调度器状态: 运行 45 个请求, 等待 6 个请求",
+    "Requirement already satisfied: numpy in /usr/local/python3.11.13/lib/python3.11/site-packages (1.26.4)",
+    "",
+]
+
+
+def examples():
+    m = load_matrix(user_overlays=False)
+    rows = list(m.signatures) + list(m.code_forms) + list(m.codes) + list(m.libraries) + list(CLASSIFIERS)
+    out = []
+    for r in rows:
+        out.extend(line for line in r.example.splitlines() if line.strip())
+        out.extend(r.near_miss)
+    return out
+
+
+def make_log(seed: int, n: int = 900) -> str:
+    rnd = random.Random(seed)
+    lines = examples()
+    out = []
+    for _ in range(n):
+        out.append(rnd.choice(lines) if rnd.random() < 0.3 else rnd.choice(NOISE))
+    return "\n".join(out) + "\n"
+
+
+def brute_force(text: str, matchers) -> set:
+    """What a plain line-by-line search finds: the first line of every (matcher, key)."""
+    seen = {}
+    lines = text.split("\n")
+    for no, line in enumerate(lines, 1):
+        for m in matchers:
+            hit = re.search(m.pattern, line, re.I if m.ignore_case else 0)
+            if not hit:
+                continue
+            if m.context and not any(re.search(m.context, prev) for prev in lines[max(0, no - 1 - m.lookback): no]):
+                continue
+            key = (hit.group(m.key) or "") if m.key else ""
+            seen.setdefault((m.id, key), no)
+    return {(mid, key, no) for (mid, key), no in seen.items()}
+
+
+def found(hits) -> set:
+    return {(h.matcher, h.key, h.line) for h in hits}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_prefilter_misses_nothing_a_plain_search_finds(seed):
+    text = make_log(seed)
+    cat = catalog()
+    assert found(scan_text(text, cat.compiled)) == brute_force(text, cat.matchers)
+
+
+@pytest.mark.parametrize("sizes", [[1], [7], [4093], [65536], "random"])
+def test_chunking_does_not_change_the_result(sizes):
+    text = make_log(5, 800).encode("utf-8")
+    cat = catalog()
+    whole = LogScanner(cat.compiled)
+    whole.feed(text)
+    expected = [(h.matcher, h.key, h.line, h.text, h.before, h.after, h.count) for h in whole.finish()]
+    rnd = random.Random(9)
+    scanner = LogScanner(cat.compiled)
+    pos = 0
+    while pos < len(text):
+        size = rnd.randint(1, 3000) if sizes == "random" else sizes[0]
+        scanner.feed(text[pos:pos + size])
+        pos += size
+    got = [(h.matcher, h.key, h.line, h.text, h.before, h.after, h.count) for h in scanner.finish()]
+    assert got == expected
+    assert scanner.lines == whole.lines == text.count(b"\n")
+
+
+def test_context_lines_and_lookback_across_chunks():
+    m = Matcher("t", r"boom", context=r"^ctx$", lookback=3)
+    scanner = LogScanner([m], context=2)
+    for part in (b"a\nctx\nb\n", b"c\nbo", b"om\nd\ne\nf\n"):
+        scanner.feed(part)
+    (hit,) = scanner.finish()
+    assert (hit.line, hit.before, hit.after) == (5, ["b", "c"], ["d", "e"])
+    far = LogScanner([m])
+    far.feed(b"ctx\n1\n2\n3\nboom\n")
+    assert far.finish() == []  # the context line is 4 lines up, the lookback 3
+
+
+def test_overlong_line_is_cut_and_the_count_goes_on():
+    """A line longer than max_line that has not ended is cut: its first max_line bytes are
+    scanned, the rest is skipped up to its newline; memory stays at max_line per line."""
+    m = Matcher("t", r"needle(?P<n>\d)", key="n")
+    scanner = LogScanner([m], max_line=1000)
+    scanner.feed(b"needle1 " + b"x" * 5000)
+    scanner.feed(b"x" * 5000 + b" needle2\nneedle3\n")
+    hits = scanner.finish()
+    assert [(h.key, h.line, h.text[:7]) for h in hits] == [("1", 1, "needle1"), ("3", 2, "needle3")]
+    assert scanner.cut_lines == 1 and scanner.lines == 2
+    assert len(hits[0].text) <= 1000
+
+
+def test_crlf_and_invalid_utf8():
+    hits = scan_text("ok\r\nImportError: libatb.so: cannot open shared object file\r\n", catalog().compiled)
+    assert any(h.text.endswith("No such file or directory") or h.text.endswith("object file") for h in hits)
+    scanner = LogScanner(catalog().compiled)
+    scanner.feed(b"\xff\xfe garbage \x80\nOSError: libatb.so: cannot open shared object file: No such file or directory\n")
+    assert any(h.line == 2 for h in scanner.finish())
+
+
+def test_a_pattern_without_literal_text_is_refused():
+    for bad in (r".*", r"\d+", r"(?:ab)?c", r"x|yz+"):
+        with pytest.raises(PatternError):
+            required(bad)
+    assert required(r"ab(?:cd|ef)gh")  # each alternative carries a literal
+
+
+def _rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists() or sys.platform != "linux", reason="needs /dev/zero and /proc")
+def test_dev_zero_streams_with_flat_memory():
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "doctor", "explain", "/dev/zero"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env=env)
+    try:
+        samples = []
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+            samples.append(_rss_kb(proc.pid))
+        assert proc.poll() is None, proc.stderr.read().decode()  # still reading: no line, no end
+        assert max(samples) < 150 * 1024, samples
+        later = samples[len(samples) // 2:]
+        assert max(later) - min(later) < 16 * 1024, samples  # not growing with the input
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def test_fifo_is_streamed(tmp_path):
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+
+    def writer():
+        with open(fifo, "w") as f:
+            f.write("INFO start\nOSError: libatb.so: cannot open shared object file: No such file or directory\n")
+
+    t = threading.Thread(target=writer)
+    t.start()
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-m", "doctor", "explain", "--json", str(fifo)], capture_output=True,
+                          text=True, env=env, timeout=60)
+    t.join(timeout=10)
+    assert proc.returncode == 0, proc.stderr
+    assert "libatb" in proc.stdout
