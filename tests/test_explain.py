@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from doctor.usecases.explain import Match, match_log, render_matches, run_explain
-from doctor.render import resolve_lang
+from doctor.i18n import resolve_lang
 from doctor.matrix.load import parse_file, shipped_dir
 from doctor.matrix.model import Signature
 

@@ -9,6 +9,7 @@ import typer
 
 from doctor.cli.options import JSON, LANG, PYTHON, pick_language
 from doctor.errors import UsageError
+from doctor.i18n import tr
 
 
 def smoke_command(
@@ -41,6 +42,5 @@ def smoke_command(
     else:
         print_check(result.verdict, stage="runtime", target_row=None, timings=timings, lang=language,
                     verbose=False, exit_code=code,
-                    header=(f"在 {device} 上进行冒烟推理（{result.command.argv[0]}）" if language == "zh"
-                            else f"smoke inference on {device} with {result.command.argv[0]}"))
+                    header=tr("render.smoke_header", language, device=device, python=result.command.argv[0]))
     raise typer.Exit(code)

@@ -192,7 +192,7 @@ def run_explain(source: str, lang: Optional[str], as_json: bool, extra_matrix: S
     """Read the log, match it, print the result; return the exit code (0, or 2 for bad input,
     1 when the shipped matrix itself is broken)."""
     from doctor.matrix import MatrixError, load_matrix
-    from doctor.render import resolve_lang
+    from doctor.i18n import resolve_lang
 
     lang = resolve_lang(lang, os.environ)
     if lang not in LANGS:
