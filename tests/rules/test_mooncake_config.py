@@ -13,7 +13,7 @@ from doctor.parse import jsontext, serveargs, sizes
 from doctor.rules import mooncake_config as config
 from doctor.rules import mooncake_env as envvars
 
-DATA = Path(__file__).parent / "data" / "mooncake"
+DATA = Path(__file__).resolve().parents[1] / "data" / "mooncake"
 GB = 1024 ** 3
 
 

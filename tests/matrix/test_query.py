@@ -1,0 +1,57 @@
+"""doctor/matrix/query.py on small literal matrices: which release runs here, CANN against driver."""
+import pytest
+
+from doctor.matrix import query
+from doctor.matrix.model import CannDriver
+
+from rules.build import matrix, release
+
+OLD = release(vllm_ascend="0.11.0", hardware=("A2", "A3", "310P"))
+NEW_A3 = release(vllm_ascend="0.13.0", hardware=("A3",))
+M = matrix([OLD, NEW_A3])
+
+
+def test_the_hardware_filter_picks_a_release_that_supports_it():
+    assert query.newest_release(M, hardware="A3").vllm_ascend == "0.13.0"
+    assert query.newest_release(M, hardware="A2").vllm_ascend == "0.11.0"
+    assert query.newest_release(M, hardware="A5") is None
+    assert query.newest_release(M).vllm_ascend == "0.13.0"  # unknown hardware excludes nothing
+
+
+def test_misfits_name_the_hardware():
+    assert query.release_misfits(M, NEW_A3, hardware="310P") == ["runs on A3, not 310P"]
+    assert query.release_misfits(M, OLD, hardware="310P") == []
+
+
+def test_other_filters():
+    assert query.newest_release(M, cann="8.2.RC1") is None
+    assert query.newest_release(M, python="3.12.0") is None
+    assert query.newest_release(M, python="3.11.4").vllm_ascend == "0.13.0"
+    assert query.newest_release(matrix([OLD, release(vllm_ascend="0.13.0rc1")]), include_prereleases=False) \
+        .vllm_ascend == "0.11.0"
+    assert query.newest_release(M, glibc="2.17") is None
+
+
+ROWS = [CannDriver(cann="8.3.RC2", drivers=("25.2", "25.0"), not_drivers=("24.1.rc2",), source="s"),
+        CannDriver(cann="8.5.0", drivers=("25.5",), confirmed=False, source="s")]
+
+
+@pytest.mark.parametrize("cann,drv,status", [
+    ("8.3.RC2", "25.0.rc1.1", query.OK), ("8.3.RC2", "25.2.0", query.OK),
+    ("8.3.RC2", "24.1.rc2.2", query.UNSUPPORTED), ("8.3.RC2", "24.1.rc3", query.TOO_OLD),
+    ("8.3.RC2", "26.0.rc1", query.UNTESTED), ("8.3.RC2", "25.1.0", query.UNKNOWN),
+    ("8.5.0", "24.1.0", query.UNKNOWN),  # an inferred row never says too old
+    ("9.0.0", "25.0.rc1", query.UNKNOWN),
+])
+def test_cann_supports_driver(cann, drv, status):
+    assert query.cann_supports_driver(matrix(cann_driver=ROWS), cann, drv)[0] == status
+
+
+def test_release_for_installed():
+    assert query.release_for_installed(M, "0.11.0")[0] is OLD
+    row, note = query.release_for_installed(M, "0.11.0+local")
+    assert row is OLD and "local build" in note
+    row, note = query.release_for_installed(M, "0.12.1.dev4+gabc")
+    assert row is OLD and "development build" in note
+    assert query.release_for_installed(M, "0.14.0")[0] is None
+    assert query.release_for_installed(M, "0.1.dev1+g1")[0] is None
