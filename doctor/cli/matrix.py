@@ -238,7 +238,7 @@ def _read_versions(path: str) -> List[str]:
 
 @matrix_app.command()
 def verify(
-    metadata: List[str] = typer.Option([], "--metadata", help="Offline: index metadata JSON (facts/index-metadata.json format); repeatable."),
+    metadata: List[str] = typer.Option([], "--metadata", help="Offline: index metadata JSON (the format of tests/data/index-metadata.json); repeatable."),
     versions: Optional[str] = typer.Option(None, "--versions", help="Offline: a file listing the index's versions, one per line."),
     as_json: bool = JSON_OPT,
     matrix: List[str] = MATRIX,

@@ -1,17 +1,16 @@
 """CANN toolkit, ops/kernels, NNAL, and CANN against the driver and the release."""
 from __future__ import annotations
 
-from typing import Iterable, List
+from typing import Iterable
 
 from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Finding
 from doctor.i18n import T, Text
 from doctor.matrix.query import cann_supports_driver
 from doctor.versions import AscendVersion
 from doctor.rules.base import Context, rule
+from doctor.rules.sources import HOST_FORMATS, INSTALLATION, VERSIONING, VLLM_ASCEND_ISSUES
 
 CANN_DOWNLOAD = "https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/CANN/CANN%20{v}/"
-VA = "https://github.com/vllm-project/vllm-ascend/blob/main"
-FORMATS = "docs/sources/ascend-host-formats.md"
 
 
 def install_hint(version: str, arch: str) -> Text:
@@ -143,10 +142,9 @@ def cann_release(ctx: Context) -> Iterable[Finding]:
 
 
 RULES = (
-    rule("cann.installed", cann_installed,
-         f"{FORMATS}#cann-toolkit; https://www.hiascend.com/document/detail/en/CANNCommunityEdition/850/releasenote/"),
-    rule("cann.kernels", cann_kernels, f"{VA}/docs/source/installation.md; {FORMATS}#cann-toolkit"),
-    rule("cann.nnal", cann_nnal, f"{VA}/docs/source/installation.md; https://github.com/vllm-project/vllm-ascend/issues/152"),
+    rule("cann.installed", cann_installed, f"{HOST_FORMATS}#cann-toolkit; {INSTALLATION}"),
+    rule("cann.kernels", cann_kernels, f"{INSTALLATION}; {HOST_FORMATS}#cann-toolkit"),
+    rule("cann.nnal", cann_nnal, f"{INSTALLATION}; {VLLM_ASCEND_ISSUES}/152"),
     rule("cann.driver_compat", cann_driver, "matrices/cann-driver.toml"),
-    rule("cann.release_match", cann_release, f"{VA}/docs/source/community/versioning_policy.md"),
+    rule("cann.release_match", cann_release, VERSIONING),
 )

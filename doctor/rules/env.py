@@ -9,6 +9,8 @@ from doctor.findings import FAIL, INFO, OK, WARN, Finding
 from doctor.i18n import T, Text, join
 from doctor.versions import public, same_release
 from doctor.rules.base import Context, rule
+from doctor.rules.sources import HOST_FORMATS as FORMATS
+from doctor.rules.sources import VLLM_ASCEND, VLLM_ASCEND_ISSUES
 
 STACK = {"torch", "torch-npu", "torchvision", "torchaudio", "vllm", "vllm-ascend", "triton-ascend",
          "transformers", "numpy", "mooncake-transfer-engine-npu"}
@@ -18,9 +20,7 @@ STACK = {"torch", "torch-npu", "torchvision", "torchaudio", "vllm", "vllm-ascend
 VLLM_RESIDUAL = ("torch", "torchvision", "torchaudio", "xformers", "flashinfer-*", "nvidia-*", "triton",
                  "cupy-*", "tilelang", "apache-tvm-ffi", "quack-kernels", "tokenspeed-mla", "humming-kernels",
                  "fastsafetensors", "intel-extension-for-pytorch")
-RESIDUAL_SOURCE = "https://github.com/vllm-project/vllm-ascend/issues/5710"
-FORMATS = "docs/sources/ascend-host-formats.md"
-VA_ISSUES = "https://github.com/vllm-project/vllm-ascend/issues"
+RESIDUAL_SOURCE = f"{VLLM_ASCEND_ISSUES}/5710"
 
 
 def _ld_path(ctx: Context) -> List[str]:
@@ -189,14 +189,14 @@ RULES = (
     rule("env.cann_env", cann_env, f"{FORMATS}#cann-environment"),
     rule("env.nnal_env", nnal_env, f"{FORMATS}#nnal"),
     rule("env.vllm_version_override", vllm_version_override,
-         "https://github.com/vllm-project/vllm-ascend/blob/main/vllm_ascend/envs.py"),
-    rule("env.vllm_target_device", vllm_target_device, "https://github.com/vllm-project/vllm/blob/main/setup.py"),
+         f"{VLLM_ASCEND}/vllm_ascend/envs.py; {VLLM_ASCEND}/vllm_ascend/utils.py"),
+    rule("env.vllm_target_device", vllm_target_device, "https://github.com/vllm-project/vllm/blob/main/vllm/envs.py"),
     rule("env.cwd_shadow", cwd_shadow, "https://docs.python.org/3/library/sys_path_init.html"),
     # vllm_ascend.requirements is judged here, from the same pip check (its layer is vllm_ascend)
     rule("vllm_ascend.requirements", vllm_ascend_requirements,
          "https://packaging.python.org/en/latest/specifications/core-metadata/#requires-dist-multiple-use",
          fixer="requirements"),
-    rule("env.pip_check", pip_check, f"{RESIDUAL_SOURCE}; {VA_ISSUES}/3266", fixer="requirements"),
+    rule("env.pip_check", pip_check, f"{RESIDUAL_SOURCE}; {VLLM_ASCEND_ISSUES}/3266", fixer="requirements"),
     rule("env.shadowed_dists", shadowed_dists,
          "https://docs.python.org/3/library/importlib.metadata.html#distributions"),
 )

@@ -9,6 +9,8 @@ from doctor.i18n import T, Text, join
 from doctor.parse.npusmi import error_code
 from doctor.versions import in_version_range
 from doctor.rules.base import Context, rule
+from doctor.rules.sources import HOST_FORMATS as FORMATS
+from doctor.rules.sources import INSTALLATION, VLLM_ASCEND
 
 DRIVER_MOUNTS = (
     "-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/ "
@@ -19,8 +21,6 @@ DRIVER_MOUNTS = (
 MANAGEMENT_DEVICES = "--device /dev/davinci_manager --device /dev/devmm_svm --device /dev/hisi_hdc"
 # npu-smi return codes with a known cause: the catalogue message that explains each.
 NPU_SMI_ERRORS = {-8005: "devices.npu_smi.ret8005", -8020: "devices.npu_smi.ret8020"}
-FORMATS = "docs/sources/ascend-host-formats.md"
-VA = "https://github.com/vllm-project/vllm-ascend/blob/main"
 
 
 def _runtime_driver(ctx: Context):
@@ -258,7 +258,7 @@ def hardware_support(ctx: Context) -> Iterable[Finding]:
 
 
 RULES = (
-    rule("driver.installed", driver_installed, f"{VA}/docs/source/installation.md; {FORMATS}#driver"),
+    rule("driver.installed", driver_installed, f"{INSTALLATION}; {FORMATS}#driver"),
     rule("driver.libs", driver_libs, f"{FORMATS}#driver"),
     rule("firmware.installed", firmware_installed, f"{FORMATS}#firmware"),
     rule("firmware.compat", firmware_compat, f"{FORMATS}#firmware"),
@@ -267,5 +267,5 @@ RULES = (
     rule("devices.npu_smi", devices_npu_smi, f"{FORMATS}#npu-smi"),
     rule("devices.health", devices_health, f"{FORMATS}#npu-smi"),
     rule("devices.busy", devices_busy, f"{FORMATS}#npu-smi"),
-    rule("devices.hardware_support", hardware_support, f"{VA}/README.md"),
+    rule("devices.hardware_support", hardware_support, f"{VLLM_ASCEND}/README.md"),
 )

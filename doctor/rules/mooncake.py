@@ -20,14 +20,15 @@ from doctor.parse.libnames import ASCEND_DEPS, CUDA_DEPS, is_mooncake_lib, lib_b
 from doctor.parse.sizes import human
 from doctor.versions import pep440, same_release
 from doctor.rules.base import Context, Rule, rule
+from doctor.rules.sources import MOONCAKE, VLLM_ASCEND_ISSUES
 
 LAYER = "mooncake"
 NPU_DIST = "mooncake-transfer-engine-npu"
 FIRST_NPU_WHEEL = "0.3.11.post1"
 WHEEL_GLIBC = "2.35"
-DOC = "docs/sources/mooncake.md"
+DOC = MOONCAKE
 SOURCE = DOC
-LOADER_ISSUE = "https://github.com/vllm-project/vllm-ascend/issues/6949"
+LOADER_ISSUE = f"{VLLM_ASCEND_ISSUES}/6949"
 
 
 # -- shared inputs --------------------------------------------------------------------------------

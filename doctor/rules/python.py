@@ -8,9 +8,9 @@ from doctor.findings import FAIL, INFO, OK, WARN, Finding
 from doctor.i18n import T
 from doctor.versions import pep440, satisfies
 from doctor.rules.base import Context, rule
+from doctor.rules.sources import TORCH_NPU_FILES, VERSIONING, VLLM_ASCEND_FILES
 
 ARCHES = ("x86_64", "aarch64")
-VA = "https://github.com/vllm-project/vllm-ascend/blob/main"
 
 
 def _running(ctx: Context) -> Optional[PythonFacts]:
@@ -81,7 +81,7 @@ def python_glibc(ctx: Context) -> Iterable[Finding]:
 
 RULES = (
     rule("python.interpreter", python_interpreter, "docs/check.md"),
-    rule("python.version", python_version, f"{VA}/docs/source/community/versioning_policy.md"),
-    rule("python.arch", python_arch, "https://pypi.org/project/torch-npu/#files"),
-    rule("python.glibc", python_glibc, "https://pypi.org/project/vllm-ascend/#files"),
+    rule("python.version", python_version, VERSIONING),
+    rule("python.arch", python_arch, TORCH_NPU_FILES),
+    rule("python.glibc", python_glibc, VLLM_ASCEND_FILES),
 )

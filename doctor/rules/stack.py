@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Optional, Union
+from typing import Iterable, Optional, Union
 
 from doctor.facts import Distribution
 from doctor.findings import FAIL, INFO, OK, WARN, Finding
@@ -11,13 +11,12 @@ from doctor.matrix.model import Release
 from doctor.matrix.query import torch_npu_row
 from doctor.versions import AscendVersion, local_label, public, same_release, satisfies
 from doctor.rules.base import Context, rule
+from doctor.rules.sources import TORCH_NPU, VERSIONING, VLLM_ASCEND
+from doctor.rules.sources import VLLM_ASCEND_FILES as WHEEL_METADATA
+from doctor.rules.sources import VLLM_ASCEND_ISSUES as VA_ISSUES
 
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 ASCEND_MIRROR = "https://mirrors.huaweicloud.com/ascend/repos/pypi"
-VA = "https://github.com/vllm-project/vllm-ascend/blob/main"
-VERSIONING = f"{VA}/docs/source/community/versioning_policy.md"
-WHEEL_METADATA = "https://pypi.org/project/vllm-ascend/#files"
-VA_ISSUES = "https://github.com/vllm-project/vllm-ascend/issues"
 
 
 def _mismatch(fid: str, name: str, have: str, r: Release, expected: str, command: str, source: Optional[str],
@@ -362,15 +361,15 @@ def vllm_ascend_known_problems(ctx: Context) -> Iterable[Finding]:
 
 RULES = (
     rule("torch.version", torch_version, f"{VA_ISSUES}/5710; {WHEEL_METADATA}", fixer="torch"),
-    rule("torch.build", torch_build, "https://github.com/Ascend/pytorch/blob/master/README.md", fixer="torch"),
+    rule("torch.build", torch_build, f"{TORCH_NPU}/README.md", fixer="torch"),
     rule("torch.companions", torch_companions, "matrices/torch-npu.toml", fixer="torch"),
     rule("torch_npu.version", torch_npu_version, f"{VERSIONING}; {WHEEL_METADATA}", fixer="torch_npu"),
-    rule("torch_npu.cann", torch_npu_cann, "https://github.com/Ascend/pytorch/blob/master/README.md"),
+    rule("torch_npu.cann", torch_npu_cann, f"{TORCH_NPU}/COMPATIBILITY.en.md"),
     rule("vllm.version", vllm_version, VERSIONING, fixer="vllm"),
-    rule("vllm.local_version", vllm_local_version, f"{VA}/vllm_ascend/utils.py"),
+    rule("vllm.local_version", vllm_local_version, f"{VLLM_ASCEND}/vllm_ascend/utils.py"),
     rule("vllm_ascend.installed", vllm_ascend_installed, "matrices/vllm-ascend.toml", fixer="vllm_ascend"),
-    rule("vllm_ascend.plugin", vllm_ascend_plugin, f"{VA}/setup.py", fixer="vllm_ascend"),
-    rule("vllm_ascend.triton", vllm_ascend_triton, f"{VA}/Dockerfile; {WHEEL_METADATA}", fixer="triton"),
+    rule("vllm_ascend.plugin", vllm_ascend_plugin, f"{VLLM_ASCEND}/setup.py", fixer="vllm_ascend"),
+    rule("vllm_ascend.triton", vllm_ascend_triton, f"{VLLM_ASCEND}/Dockerfile; {WHEEL_METADATA}", fixer="triton"),
     rule("vllm_ascend.numpy", vllm_ascend_numpy, WHEEL_METADATA, fixer="row_packages"),
     rule("vllm_ascend.transformers", vllm_ascend_transformers, WHEEL_METADATA, fixer="row_packages"),
     rule("vllm_ascend.known_problems", vllm_ascend_known_problems, "matrices/vllm-ascend.toml"),
