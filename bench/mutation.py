@@ -28,9 +28,10 @@ from typing import Dict, List
 REPO = Path(__file__).resolve().parents[1]
 PURE_CORE = ["doctor/rules/*.py", "doctor/findings.py", "doctor/layers.py", "doctor/versions.py",
              "doctor/matrix/query.py", "doctor/plan/*.py"]
-# The fast unit tests of the pure core: plain data in, no host, no processes.
+# The fast unit tests of the pure core: plain data in, no host, no processes. (tests/test_purity.py
+# is left out: it shuts os.environ, which mutmut's trampolines read on every call.)
 FAST_TESTS = ["tests/rules", "tests/plan", "tests/matrix", "tests/test_versions.py", "tests/test_verdict.py",
-              "tests/test_purity.py", "tests/test_catalog.py"]
+              "tests/test_catalog.py"]
 KILLED = {"killed", "timeout", "caught by type check"}
 COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.pyc", ".work", "mutants", ".pytest_cache",
                                      ".hypothesis", "*.egg-info", "build", "dist")
@@ -80,6 +81,31 @@ def results(work: Path) -> Dict[str, str]:
     return found
 
 
+def mutant_diffs(work: Path, files: List[str], names: List[str]) -> Dict[str, List[str]]:
+    """name -> the changed lines, read from mutmut's trampolined copies (each mutant is a function
+    beside the original ``..._mutmut_orig``): much faster than ``mutmut show`` per mutant."""
+    import ast
+    import difflib
+
+    out: Dict[str, List[str]] = {}
+    wanted = set(names)
+    for f in files:
+        path = work / "mutants" / f
+        if not path.exists():
+            continue
+        funcs = {n.name: ast.unparse(n).splitlines()[1:] for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in n.name}
+        module = f[:-3].replace("/", ".")
+        for fname, body in funcs.items():
+            name = f"{module}.{fname}"
+            if name not in wanted:
+                continue
+            orig = funcs.get(fname.rsplit("__mutmut_", 1)[0] + "__mutmut_orig", [])
+            out[name] = [l for l in difflib.unified_diff(orig, body, lineterm="", n=0)
+                         if l[:1] in "+-" and not l.startswith(("+++", "---"))]
+    return out
+
+
 def source_file(mutant: str, files: List[str]) -> str:
     """doctor.rules.cann.x__arch__mutmut_1 -> doctor/rules/cann.py"""
     for f in files:
@@ -98,7 +124,7 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the scratch copy (mutmut browse / show there)")
     args = ap.parse_args()
     try:
-        import mutmut  # noqa: F401
+        import mutmut  # noqa: F401  (only whether it is there)
     except ImportError:
         raise SystemExit("mutation: mutmut is not installed here: pip install mutmut")
     files = targets(args.targets or PURE_CORE)
@@ -108,9 +134,14 @@ def main() -> int:
         shutil.copytree(REPO, work, dirs_exist_ok=True, ignore=COPY_IGNORE)
         configure(work, files, args.tests)
         print(f"mutating {len(files)} files in {work}; tests: {' '.join(args.tests)}", file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs)], cwd=work,
-                       stdout=subprocess.DEVNULL, timeout=6 * 3600, check=False)
+        log = work / "mutmut-run.log"
+        with open(log, "w", encoding="utf-8") as fh:
+            subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs)], cwd=work,
+                           stdout=fh, stderr=subprocess.STDOUT, timeout=6 * 3600, check=False)
         status = results(work)
+        if status and all(st == "not checked" for st in status.values()):
+            tail = log.read_text(encoding="utf-8", errors="replace").replace("\r", "\n").splitlines()[-30:]
+            raise SystemExit("mutation: mutmut checked nothing (the clean test run failed?):\n" + "\n".join(tail))
         per_file: Dict[str, Counter] = defaultdict(Counter)
         survivors: Dict[str, List[str]] = defaultdict(list)
         for name, st in status.items():
@@ -134,11 +165,11 @@ def main() -> int:
             other = n - k - c["survived"] - c["no tests"]
             lines.append(f"| {f} | {n} | {k} | {c['survived']} | {c['no tests']} | {other} | {100.0 * k / n:.1f}% |")
         lines += ["", "## Survivors", ""]
+        diffs = mutant_diffs(work, files, [n for names in survivors.values() for n in names])
         for f in sorted(survivors):
             lines += [f"### {f}", ""]
-            for name in sorted(survivors[f], key=lambda s: int(s.rsplit("_", 1)[1])):
-                diff = run([sys.executable, "-m", "mutmut", "show", name], work, 120)
-                changed = [l for l in diff.splitlines() if l[:1] in "+-" and not l.startswith(("+++", "---"))]
+            for name in sorted(survivors[f], key=lambda s: (s.rsplit("__mutmut_", 1)[0], int(s.rsplit("_", 1)[1]))):
+                changed = diffs.get(name, ["(diff not found: mutmut show " + name + ")"])
                 lines += [f"- `{name}` ({status[name]})", "  ```diff", *("  " + l for l in changed[:8]), "  ```"]
             lines.append("")
         report = Path(args.report)

@@ -36,3 +36,18 @@ def test_docs_findings_is_generated_from_the_catalog():
 
     assert (ROOT / "docs" / "findings.md").read_text() == markdown(), \
         "regenerate: python -m doctor.rules.catalog > docs/findings.md"
+
+
+def test_every_rule_module_is_listed():
+    import ast
+
+    from doctor.rules.all_rules import MODULES
+
+    listed = {m.__name__.rsplit(".", 1)[1] for m in MODULES}
+    defining = set()
+    for path in (ROOT / "doctor" / "rules").glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "RULES" for t in n.targets)
+               for n in tree.body) and path.stem != "all_rules":
+            defining.add(path.stem)
+    assert defining == listed, f"add to doctor/rules/all_rules.py: {sorted(defining - listed)}"
