@@ -4,13 +4,15 @@ Messages live in ``doctor/i18n/*.toml`` (data, not code): one table per key with
 ``zh`` template, ``{name}`` placeholders filled at render time. Code never holds the words of a
 message, only its key::
 
-    title = T("torch.mismatch", name="torch", have="2.8.0", release="0.11.0rc3", expected="2.7.1")
+    title = T("stack.mismatch", name="torch", have="2.8.0", release="0.11.0rc3", expected="2.7.1", why="")
     title.text("zh")
 
 A :class:`Text` stays language-neutral until it is rendered, so a finding built once renders in
-either language. Parameters may themselves be Texts (rendered in the same language) or lists of
-them (joined with the catalogue's ``sep.list``). The files are partitions of one namespace: a key
-may be defined once only (a test checks both languages and the placeholders of every key).
+either language. Parameters may themselves be Texts (rendered in the same language), lists of
+them (joined with the catalogue's ``sep.list``) or a :class:`Join` with another separator. A
+literal brace is written ``{{`` in every message. The files are partitions of one namespace,
+one file per area whose keys start with the area (``cann.toml`` holds ``cann.*``); a key may be
+defined once only (tests/test_i18n.py checks both languages and the placeholders of every key).
 
 The language is resolved once per command (:func:`resolve_lang`) and passed down.
 
@@ -96,11 +98,14 @@ def load_cached(paths) -> Dict[str, Dict[str, str]]:
     """:func:`load_files`, through the JSON cache keyed by the files' names and bytes."""
     cached = _cache_file((Path(p).name, Path(p).read_bytes()) for p in paths)
     try:
-        return json.loads(cached.read_text(encoding="utf-8"))
+        data = json.loads(cached.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            return data
     except (OSError, ValueError):
-        data = load_files(paths)
-        _store(cached, data)
-        return data
+        pass
+    data = load_files(paths)
+    _store(cached, data)
+    return data
 
 
 def _store(path: Path, data: Dict[str, Dict[str, str]]) -> None:
