@@ -10,7 +10,7 @@ from doctor.facts import (
     HostFacts, NnalFacts, NpuProcess, NpuSmiInfo, PackagesFacts, PythonFacts, WorkdirFacts, canonical,
 )
 from doctor.findings import Finding
-from doctor.matrix.model import CannDriver, KnownProblem, Matrix, Release, TorchNpu, TorchRow
+from doctor.matrix.model import CannDriver, Matrix, Release, TorchNpu, TorchRow
 from doctor.rules.base import STAGE_FORCED, Context
 
 TOOLKIT = "/usr/local/Ascend/ascend-toolkit/latest"

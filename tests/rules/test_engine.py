@@ -18,7 +18,7 @@ def test_stage():
 def test_context_picks_the_installed_release_or_the_target():
     m = matrix([release(), release(vllm_ascend="0.13.0")])
     ctx = engine.make_context(facts(), m)
-    assert ctx.release.vllm_ascend == "0.11.0rc3" and ctx.release_note is None and ctx.hardware == "910B" or ctx.hardware
+    assert ctx.release.vllm_ascend == "0.11.0rc3" and ctx.release_note is None and ctx.hardware == "A2"
     assert engine.make_context(facts(), m, target="0.13.0").release.vllm_ascend == "0.13.0"
     dev = engine.make_context(facts(packages=packages(stack(vllm_ascend="0.13.1.dev3+g1234"))), m)
     assert dev.release.vllm_ascend == "0.13.0" and "development build" in dev.release_note
