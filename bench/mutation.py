@@ -9,12 +9,14 @@ ratio per file and writes a report listing every survivor with its diff.
     python bench/mutation.py                                  # the pure core
     python bench/mutation.py doctor/shell/txn.py doctor/shell/apply.py --tests tests/test_apply_faults.py
     python bench/mutation.py doctor/rules/cann.py --jobs 2 --report /tmp/cann.md
+    python bench/mutation.py --sample 1500 --seed 1    # a random sample of the core's ~11 000 mutants
 
 Exit status 0 when the kill ratio reaches --min (85% by default), 3 otherwise.
 """
 from __future__ import annotations
 
 import argparse
+import random
 import re
 import shutil
 import subprocess
@@ -31,7 +33,7 @@ PURE_CORE = ["doctor/rules/*.py", "doctor/findings.py", "doctor/layers.py", "doc
 # The fast unit tests of the pure core: plain data in, no host, no processes. (tests/test_purity.py
 # is left out: it shuts os.environ, which mutmut's trampolines read on every call.)
 FAST_TESTS = ["tests/rules", "tests/plan", "tests/matrix", "tests/test_versions.py", "tests/test_verdict.py",
-              "tests/test_catalog.py"]
+              "tests/test_findings.py", "tests/test_catalog.py", "tests/test_matrix_query.py"]
 # Tests that read the source text (AST scans): they see mutmut's copies with every mutant inside.
 SOURCE_READERS = ["tests/rules/test_rule_sources.py"]
 KILLED = {"killed", "timeout", "caught by type check"}
@@ -125,6 +127,8 @@ def main() -> int:
     ap.add_argument("--min", type=float, default=85.0, help="kill ratio (%%) below which the bench fails")
     ap.add_argument("--report", default=str(REPO / "bench" / ".work" / "mutation-report.md"))
     ap.add_argument("--keep", action="store_true", help="keep the scratch copy (mutmut browse / show there)")
+    ap.add_argument("--sample", type=int, default=0, help="run a random sample of this many mutants (0: all)")
+    ap.add_argument("--seed", type=int, default=1, help="the sample's random seed (the same seed, the same sample)")
     args = ap.parse_args()
     try:
         import mutmut  # noqa: F401  (only whether it is there)
@@ -138,10 +142,21 @@ def main() -> int:
         configure(work, files, args.tests)
         print(f"mutating {len(files)} files in {work}; tests: {' '.join(args.tests)}", file=sys.stderr)
         log = work / "mutmut-run.log"
+        chosen: List[str] = []
         with open(log, "w", encoding="utf-8") as fh:
-            subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs)], cwd=work,
+            if args.sample:
+                # a filter nothing matches: mutmut generates every mutant, then stops
+                subprocess.run([sys.executable, "-m", "mutmut", "run", "doctor.__sample__.x__mutmut_0"], cwd=work,
+                               stdout=fh, stderr=subprocess.STDOUT, timeout=6 * 3600, check=False)
+                every = sorted(results(work))
+                chosen = random.Random(args.seed).sample(every, min(args.sample, len(every)))
+                print(f"{len(chosen)} of {len(every)} mutants, seed {args.seed}", file=sys.stderr)
+            subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs), *chosen], cwd=work,
                            stdout=fh, stderr=subprocess.STDOUT, timeout=6 * 3600, check=False)
         status = results(work)
+        if chosen:
+            picked = set(chosen)
+            status = {n: st for n, st in status.items() if n in picked}
         if status and all(st == "not checked" for st in status.values()):
             tail = log.read_text(encoding="utf-8", errors="replace").replace("\r", "\n").splitlines()[-30:]
             raise SystemExit("mutation: mutmut checked nothing (the clean test run failed?):\n" + "\n".join(tail))
@@ -159,6 +174,7 @@ def main() -> int:
         ratio = 100.0 * killed / max(sum(total.values()), 1)
         lines = [f"# Mutation testing: {killed} of {sum(total.values())} mutants killed ({ratio:.1f}%)", "",
                  f"Targets: {', '.join(files)}", f"Tests: {' '.join(args.tests)} (not slow)",
+                 (f"A random sample of {len(status)} mutants (seed {args.seed})" if args.sample else "Every mutant"),
                  f"mutmut, {args.jobs} parallel; {time.time() - start:.0f} s", "",
                  "| file | mutants | killed | survived | no tests | other | kill ratio |", "|---|---|---|---|---|---|---|"]
         for f in sorted(per_file):
@@ -178,7 +194,7 @@ def main() -> int:
         report = Path(args.report)
         report.parent.mkdir(parents=True, exist_ok=True)
         report.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        print("\n".join(lines[:8 + len(per_file)]))
+        print("\n".join(lines[:9 + len(per_file)]))
         print(f"\nreport: {report}")
         return 0 if ratio >= args.min else 3
     finally:
