@@ -16,7 +16,7 @@ from typing import Dict
 from doctor.facts import ElfFacts, HttpFact, LibLookup, MasterFacts, MooncakeDist, MooncakeFacts, NpuProcess, \
     ProbeError, ShadowFact, WorkdirFacts
 from doctor.matrix.model import CannDriver, KnownProblem
-from doctor.rules.engine import run_rules
+from doctor.rules.engine import make_context, run_rules
 from doctor.rules.pipcheck import Conflict
 
 from . import build as b
@@ -240,11 +240,19 @@ def _render(findings) -> Dict[str, str]:
     return out
 
 
+# Judged with the stage the engine picks (the skip texts name why).
+AUTO = {"auto stage, no NPU": b.facts(driver=None, devices=b.devices(count=0, management=[], npu_smi_path=None,
+                                                                     npu_smi=None, npu_smi_info=None)),
+        "auto stage, NPU": b.facts()}
+
+
 def outputs() -> Dict[str, Dict[str, str]]:
     healthy = None
     out = {}
-    for name, kw in cases().items():
-        got = _render(run_rules(b.context(**kw)).findings)
+    contexts = [(name, b.context(**kw)) for name, kw in cases().items()]
+    contexts += [(name, make_context(f, b.matrix())) for name, f in AUTO.items()]
+    for name, ctx in contexts:
+        got = _render(run_rules(ctx).findings)
         if healthy is None:
             healthy = got
             out[name] = got
