@@ -23,6 +23,17 @@ def test_misfits_name_the_hardware():
     assert query.release_misfits(M, OLD, hardware="310P") == []
 
 
+def test_misfits_say_why():
+    m = matrix([OLD], cann_driver=[CannDriver(cann="8.3.RC2", drivers=("25.0",), source="s")])
+    # no driver row for the installed CANN: the driver is not held against the release
+    assert query.release_misfits(m, OLD, cann="8.2.RC1", driver="24.1.rc3", python="3.12.1", glibc="2.17") == [
+        "needs CANN 8.3.RC2, not 8.2.RC1", "supports Python >=3.9,<3.12, not 3.12.1", "needs glibc >= 2.24, host has 2.17"]
+    two = release(cann=("8.3.RC2", "8.3.RC1"))
+    assert query.release_misfits(m, two, cann="8.2.RC1") == ["needs CANN 8.3.RC2 or 8.3.RC1, not 8.2.RC1"]
+    assert query.release_misfits(m, OLD, driver="24.1.rc3") == ["driver 24.1.rc3 is too old for CANN 8.3.RC2"]
+    assert query.release_misfits(m, OLD, driver="25.0.rc1") == []
+
+
 def test_other_filters():
     assert query.newest_release(M, cann="8.2.RC1") is None
     assert query.newest_release(M, python="3.12.0") is None

@@ -68,13 +68,54 @@ def cases() -> Dict[str, dict]:
         "target on old cann, keep-cann": (b.facts(), dict(target="0.13.0", prefer="keep-cann")),
         "not sourced and sick": (b.facts(env={}, devices=b.devices(**b.npu_smi(b.chips(("OK", "Critical"))))), {}),
         "fresh on cann 8.5": (b.facts(cann=b.cann(version="8.5.0"), packages=b.packages({})), {}),
+        "fresh, nothing fits": (b.facts(cann=b.cann(version="7.0.0"), packages=b.packages({})), {}),
+        "fresh on 310P": (b.facts(cann=b.cann(version="8.5.0"), packages=b.packages({}),
+                                  devices=b.devices(**b.npu_smi(b.chips(("OK",), name="310P3"), layout="310P"))), {}),
+        "triton-ascend on 310P": (b.facts(cann=b.cann(version="8.5.0"),
+                                          devices=b.devices(**b.npu_smi(b.chips(("OK",), name="310P3"), layout="310P")),
+                                          packages=stack_with(b.dist("triton-ascend", "3.2.0"), vllm_ascend="0.13.0",
+                                                              vllm="0.13.0", torch="2.8.0", torch_npu="2.8.0",
+                                                              torchvision="0.23.0")), {}),
+        "triton-ascend kept": (b.facts(cann=b.cann(version="8.5.0"),
+                                       packages=stack_with(b.dist("triton-ascend", "3.2.0"), vllm_ascend="0.13.0",
+                                                           vllm="0.13.0", torch="2.8.0", torch_npu="2.8.0",
+                                                           torchvision="0.23.0")), {}),
+        "triton-ascend next to triton": (b.facts(cann=b.cann(version="8.5.0"),
+                                                 packages=stack_with(b.dist("triton-ascend", "3.2.0"), b.dist("triton", "3.3.0"),
+                                                                     vllm_ascend="0.13.0", vllm="0.13.0", torch="2.8.0",
+                                                                     torch_npu="2.8.0", torchvision="0.23.0")), {}),
+        "triton-ascend other": (b.facts(cann=b.cann(version="8.5.0"),
+                                        packages=stack_with(b.dist("triton-ascend", "3.1.0"), vllm_ascend="0.13.0",
+                                                            vllm="0.13.0", torch="2.8.0", torch_npu="2.8.0",
+                                                            torchvision="0.23.0")), {}),
+        "torchvision off and torchaudio": (b.facts(packages=stack_with(b.dist("torchaudio", "2.8.0"), torchvision="0.23.0")), {}),
+        "vllm kept, residual": (b.facts(packages=stack_with(b.dist("vllm", "0.11.0", requires=[
+            "torch==2.8.0", "xformers==0.0.30; platform_system == 'Linux'", "nvidia-nccl-cu12", "cupy-cuda12x; sys_platform == 'win32'",
+            "numpy", "not a requirement !"]), torch_npu="2.7.1")), {}),
+        "extra requirements": (b.facts(cann=b.cann(version="8.5.0"),
+                                       packages=stack_with(b.dist("pybind11", "1.0"), b.dist("triton-ascend", "3.2.0"),
+                                                           vllm_ascend="0.13.0", vllm="0.13.0", torch="2.8.0",
+                                                           torch_npu="2.8.0", torchvision="0.23.0", transformers="4.40.0")), {}),
+        "npu mooncake of the row": (b.facts(cann=b.cann(version="8.5.0"),
+                                            packages=stack_with(b.dist("mooncake-transfer-engine-npu", "0.3.11.post1"),
+                                                                b.dist("triton-ascend", "3.2.0"), vllm_ascend="0.13.0",
+                                                                vllm="0.13.0", torch="2.8.0", torch_npu="2.8.0",
+                                                                torchvision="0.23.0")), dict(with_mooncake=True)),
+        "old npu mooncake": (b.facts(cann=b.cann(version="8.5.0"),
+                                     packages=stack_with(b.dist("mooncake-transfer-engine-npu", "0.3.10"),
+                                                         b.dist("triton-ascend", "3.2.0"), vllm_ascend="0.13.0",
+                                                         vllm="0.13.0", torch="2.8.0", torch_npu="2.8.0",
+                                                         torchvision="0.23.0")), dict(with_mooncake=True)),
+        "driver too old for the target": (b.facts(driver=b.driver(version="23.0.7")), dict(target="0.11.0rc3")),
+        "uv-like installer on aarch64": (b.facts(python=b.python(machine="aarch64"), packages=b.packages(b.stack(torch="2.8.0"))),
+                                         dict(vllm_from="source")),
     }
 
 
 def _render(plan) -> str:
     doc = plan.to_json("en")
-    doc["zh"] = [plan.choice_why.text("zh")] + [s.why.text("zh") for s in plan.steps] + \
-        [builder.note_text(n, "zh") for n in plan.notes + plan.expected_residual]
+    zh = plan.to_json("zh")
+    doc["zh"] = [zh["choice_why"]] + [s["why"] for s in zh["steps"]] + zh["notes"] + zh["expected_residual"]
     return json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True)
 
 

@@ -13,6 +13,13 @@ def test_stage():
     assert engine.decide_stage(facts(driver=None, devices=devices(count=0)), "auto") == ("build", STAGE_BUILD_AUTO)
     assert engine.decide_stage(facts(driver=driver(found=False), devices=None), "auto") == ("build", STAGE_BUILD_AUTO)
     assert engine.decide_stage(facts(), "build") == ("build", STAGE_FORCED)
+    assert engine.decide_stage(facts(), "runtime") == ("runtime", STAGE_FORCED)
+    # either the device nodes or the driver make a runtime host
+    assert engine.decide_stage(facts(driver=None), "auto") == ("runtime", STAGE_RUNTIME_AUTO)
+    assert engine.decide_stage(facts(devices=None), "auto") == ("runtime", STAGE_RUNTIME_AUTO)
+    assert engine.decide_stage(facts(driver=None, devices=devices(count=2, davinci=[])), "auto")[0] == "build"
+    ctx = engine.make_context(facts(driver=None, devices=None), matrix())
+    assert (ctx.stage, ctx.stage_reason) == ("build", STAGE_BUILD_AUTO)
 
 
 def test_context_picks_the_installed_release_or_the_target():

@@ -235,7 +235,8 @@ def _render(findings) -> Dict[str, str]:
     out = {}
     for i, f in enumerate(findings):
         doc = {k: v for k, v in f.to_json("en").items() if v not in (None, [], False) and k not in ("id", "layer")}
-        doc["zh"] = f.title.text("zh") + (" → " + f.hint.text("zh") if f.hint else "")
+        zh = f.to_json("zh")
+        doc["zh"] = zh["title"] + (" → " + zh["hint"] if zh["hint"] else "")
         out[f"{f.id}#{sum(1 for g in findings[:i] if g.id == f.id)}"] = json.dumps(doc, ensure_ascii=False, sort_keys=True)
     return out
 
@@ -270,6 +271,17 @@ def test_every_finding_word_for_word():
     assert sorted(got) == sorted(want)
     for name in want:
         assert got[name] == want[name], f"{name} changed (UPDATE_GOLDENS=1 rewrites tests/rules/outputs.json)"
+
+
+def test_each_record_reports_its_own_id():
+    from doctor.rules.all_rules import RULES
+
+    for name, kw in cases().items():
+        ctx = b.context(**kw)
+        for r in RULES:
+            ids = {f.id for f in r.check(ctx)}
+            assert ids <= {r.id}, (name, r.id, ids)
+            assert r.layer == r.id.split(".")[0] and r.why.key == f"why.{r.id}" or r.id.endswith(".probe_error")
 
 
 def test_the_table_reaches_every_finding_id():
