@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 import shlex
 from typing import Dict, List, Optional, Tuple, Union
 
-from doctor.i18n import Text
+from doctor.i18n import Join, Text
 from doctor.layers import order, upstream_of
 
 OK, INFO, WARN, FAIL, SKIP = "ok", "info", "warn", "fail", "skip"
@@ -17,7 +17,8 @@ EXIT_OK, EXIT_DOCTOR, EXIT_USAGE, EXIT_FAIL, EXIT_WARN = 0, 1, 2, 3, 4
 
 @dataclass(frozen=True)
 class Msg:
-    """A message in English and Chinese; ``{name}`` placeholders are filled by ``text()``."""
+    """Inline English and Chinese words: the old way, left for shell/smoke.py until its texts
+    move to the catalogue (doctor/i18n). New code uses catalogue Texts (``doctor.i18n.T``)."""
 
     en: str
     zh: str
@@ -31,7 +32,14 @@ def msg(en: str, zh: str) -> Msg:
     return Msg(en, zh)
 
 
-Message = Union[Msg, Text]  # inline words (being moved to the catalogue) or a catalogue Text
+Message = Union[Msg, Text]  # a catalogue Text (Msg: smoke's inline words, until they move)
+# observed / expected are data, shown in English in every language (scripts compare them); a
+# Text there (a list of problems) is rendered in English.
+Datum = Union[str, Text, Join, None]
+
+
+def _en(value: Datum) -> Optional[str]:
+    return value.text("en") if isinstance(value, (Text, Join)) else value
 
 
 @dataclass(frozen=True)
@@ -79,8 +87,8 @@ class Finding:
     id: str
     status: str
     title: Message
-    observed: Optional[str] = None
-    expected: Optional[str] = None
+    observed: Datum = None
+    expected: Datum = None
     hint: Optional[Message] = None
     fixable: str = "none"
     source: Optional[str] = None
@@ -100,8 +108,8 @@ class Finding:
             "layer": self.layer,
             "status": self.status,
             "title": self.title.text(lang),
-            "observed": self.observed,
-            "expected": self.expected,
+            "observed": _en(self.observed),
+            "expected": _en(self.expected),
             "root_cause": self.root_cause,
             "blocked_by": self.blocked_by,
             "fixable": self.fixable,

@@ -4,24 +4,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Dict, Mapping, Optional
+from typing import Dict, Optional
 
 from doctor import __version__
 from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Verdict
+from doctor.i18n import tr
 
 SYMBOL = {OK: "✓", INFO: "i", WARN: "!", FAIL: "✗", SKIP: "-"}
 STYLE = {OK: "green", INFO: "cyan", WARN: "yellow", FAIL: "bold red", SKIP: "dim"}
 JSON_SCHEMA_VERSION = 1
-
-
-def resolve_lang(option: Optional[str], env: Mapping[str, str]) -> str:
-    if option:
-        return option
-    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = env.get(var, "")
-        if value:
-            return "zh" if value.lower().startswith("zh") else "en"
-    return "en"
 
 
 def check_json(verdict: Verdict, *, stage: str, target: Dict, timings: Dict[str, float], lang: str) -> str:
@@ -39,27 +30,6 @@ def check_json(verdict: Verdict, *, stage: str, target: Dict, timings: Dict[str,
     return json.dumps(doc, ensure_ascii=False, indent=2)
 
 
-T = {
-    "header": ("ascend-doctor {v} · {stage} stage · {target}", "ascend-doctor {v} · {stage} 阶段 · {target}"),
-    "target": ("judged against vllm-ascend {row}", "对照 vllm-ascend {row} 判断"),
-    "no_target": ("no vllm-ascend release to judge against", "没有可对照的 vllm-ascend 版本"),
-    "root": ("Root cause", "根因"),
-    "blocked": ("blocked by {id}", "受 {id} 影响"),
-    "summary": ("{ok} ok · {warn} warn · {fail} fail · {skip} skipped · {info} info  →  exit {code}",
-                "{ok} 正常 · {warn} 警告 · {fail} 失败 · {skip} 跳过 · {info} 提示  →  退出码 {code}"),
-    "healthy": ("Everything checked is consistent.", "检查的各项均一致。"),
-    "timings": ("probe timings (ms)", "探测耗时（毫秒）"),
-    "expected": ("expected", "期望"),
-    "fix": ("fix", "修复"),
-    "commands": ("commands to run by hand (nothing was changed)", "需手动执行的命令（未做任何修改）"),
-}
-
-
-def t(key: str, lang: str, **kw) -> str:
-    en, zh = T[key]
-    return (zh if lang == "zh" else en).format(**kw)
-
-
 def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timings: Dict[str, float],
                 lang: str, verbose: bool, exit_code: int, file=None, header: Optional[str] = None) -> None:
     from rich.console import Console
@@ -70,12 +40,12 @@ def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timi
     # Logs and pipes get 120 columns instead of rich's 80, so findings stay on one line.
     wide = None if os.environ.get("COLUMNS") or (hasattr(stream, "isatty") and stream.isatty()) else 120
     console = Console(file=stream, highlight=False, width=wide)
-    target = header or (t("target", lang, row=target_row) if target_row else t("no_target", lang))
-    console.print(Text(t("header", lang, v=__version__, stage=stage, target=target), style="bold"))
+    target = header or (tr("render.target", lang, row=target_row) if target_row else tr("render.no_target", lang))
+    console.print(Text(tr("render.header", lang, v=__version__, stage=stage, target=target), style="bold"))
     root = next((f for f in verdict.findings if f.root_cause), None)
     if root:
         line = Text()
-        line.append(f"{t('root', lang)}: ", style="bold red")
+        line.append(f"{tr('render.root', lang)}: ", style="bold red")
         line.append(f"{root.id} — {root.title.text(lang)}")
         console.print(line)
         if root.hint:
@@ -90,9 +60,9 @@ def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timi
             continue  # summarised below the table: in a build stage they share one reason
         body = Text(f.title.text(lang))
         if f.status in (WARN, FAIL) and f.expected:
-            body.append(f"  [{t('expected', lang)}: {f.expected}]", style="dim")
+            body.append(f"  [{tr('render.expected', lang)}: {f.expected}]", style="dim")
         if f.blocked_by:
-            body.append(f"  ({t('blocked', lang, id=f.blocked_by)})", style="dim")
+            body.append(f"  ({tr('render.blocked', lang, id=f.blocked_by)})", style="dim")
         if f.hint and f.status in (WARN, FAIL, INFO) and not f.root_cause:
             body.append(f"\n→ {f.hint.text(lang)}", style="dim" if f.status == INFO else None)
         if verbose:
@@ -100,13 +70,13 @@ def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timi
                 if e:
                     body.append(f"\n  · {e}", style="dim")
             if f.source:
-                body.append(f"\n  · source: {f.source}", style="dim")
+                body.append(f"\n  · {tr('render.source', lang)}: {f.source}", style="dim")
         table.add_row(Text(SYMBOL[f.status], style=STYLE[f.status]), f.id, body)
     console.print(table)
     with_commands = [f for f in verdict.findings if f.commands and f.status in (WARN, FAIL)]
     if with_commands:
         # each command on a line of its own, never wrapped, so that it runs when copied
-        console.print(Text(t("commands", lang), style="bold"))
+        console.print(Text(tr("render.commands", lang), style="bold"))
         for f in with_commands:
             console.print(Text(f"  # {f.id}", style="dim"))
             for c in f.commands:
@@ -115,8 +85,8 @@ def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timi
         reasons = "; ".join(sorted({x.title.text(lang) for x in skipped}))
         console.print(Text(f"{SYMBOL[SKIP]}  {', '.join(x.id for x in skipped)}: {reasons}", style="dim"))
     if verbose and timings:
-        console.print(Text(t("timings", lang) + ": " + ", ".join(f"{k}={v:g}" for k, v in timings.items()), style="dim"))
+        console.print(Text(tr("render.timings", lang) + ": " + ", ".join(f"{k}={v:g}" for k, v in timings.items()), style="dim"))
     counts = verdict.counts()
     if not counts[FAIL] and not counts[WARN]:
-        console.print(Text(t("healthy", lang), style="green"))
-    console.print(Text(t("summary", lang, code=exit_code, **counts), style="bold"))
+        console.print(Text(tr("render.healthy", lang), style="green"))
+    console.print(Text(tr("render.summary", lang, code=exit_code, **counts), style="bold"))

@@ -2,7 +2,7 @@
 
 Huawei versions (CANN ``8.2.RC1``, ``8.2.RC1.alpha002``, ``9.1.0-beta.1``; driver ``24.1.rc2.2``,
 ``23.0.rc1.b070``; firmware ``7.5.0.1.129``) are not PEP 440, so they get their own total order:
-``8.0.RC1 < 8.0.RC3 < 8.0.0 < 8.0.1``, ``x.alphaN < x.betaN < x``, ``x < x.2 < x.bNNN``.
+``8.0.RC1 < 8.0.RC3 < 8.0.0 < 8.0.1``, ``x.alphaN < x.betaN < x``, ``x < x.2``, ``x < x.bNNN < x.bMMM`` (N < M).
 Python distributions use :mod:`packaging` (PEP 440, local labels such as ``+empty``).
 """
 from __future__ import annotations

@@ -1,38 +1,34 @@
-"""Every finding id a rule can emit is documented in the catalog and in docs/findings.md."""
-import re
+"""Every finding id has one rule record, documented in the catalog view and in docs/findings.md."""
 from pathlib import Path
 
 from doctor.layers import LAYERS
-from doctor.rules.catalog import CATALOG, describe
+from doctor.rules.all_rules import RULES
+from doctor.rules.catalog import GENERIC, SMOKE_STAGES, catalog, describe
 
 ROOT = Path(__file__).resolve().parents[1]
-NOT_IDS = {"vllm.platform_plugins", "vllm.general_plugins"}  # entry-point groups, not findings
-ID = re.compile(r'"((?:' + "|".join(LAYERS) + r')\.[a-z_0-9]+)"')
 
 
-def emitted_ids():
-    ids = set()
-    for path in (ROOT / "doctor" / "rules").glob("*.py"):
-        if path.name == "catalog.py":
-            continue
-        ids.update(m for m in ID.findall(path.read_text()) if m not in NOT_IDS)
-    return ids
-
-
-def test_every_emitted_id_is_in_the_catalog():
-    missing = sorted(emitted_ids() - set(CATALOG))
-    assert not missing, f"add to doctor/rules/catalog.py: {missing}"
+def test_one_record_per_finding_id():
+    ids = [r.id for r in RULES]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    for r in RULES:
+        assert not r.id.startswith("group:"), r.id
+        assert r.id.split(".")[0] == r.layer and r.layer in LAYERS, r.id
 
 
 def test_catalog_entries_are_complete_and_consistent():
-    for fid, entry in CATALOG.items():
+    entries = catalog()
+    assert set(entries) == {r.id for r in RULES if r.id.partition(".")[2] not in GENERIC} | set(SMOKE_STAGES)
+    for fid, entry in entries.items():
         assert fid.split(".")[0] == entry["layer"] and entry["layer"] in LAYERS
         assert entry["why_en"] and entry["why_zh"] and entry["source"], fid
+        assert entry["why_en"] != entry["why_zh"], fid
 
 
 def test_generic_ids_resolve():
     assert describe("cann.probe_error")["layer"] == "cann"
     assert describe("torch.rule_error")["why_en"]
+    assert describe("mooncake.probe_error")["why_en"] == describe("cann.probe_error")["why_en"]
 
 
 def test_docs_findings_is_generated_from_the_catalog():
@@ -40,3 +36,18 @@ def test_docs_findings_is_generated_from_the_catalog():
 
     assert (ROOT / "docs" / "findings.md").read_text() == markdown(), \
         "regenerate: python -m doctor.rules.catalog > docs/findings.md"
+
+
+def test_every_rule_module_is_listed():
+    import ast
+
+    from doctor.rules.all_rules import MODULES
+
+    listed = {m.__name__.rsplit(".", 1)[1] for m in MODULES}
+    defining = set()
+    for path in (ROOT / "doctor" / "rules").glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "RULES" for t in n.targets)
+               for n in tree.body) and path.stem != "all_rules":
+            defining.add(path.stem)
+    assert defining == listed, f"add to doctor/rules/all_rules.py: {sorted(defining - listed)}"

@@ -366,14 +366,14 @@ def test_AVD_064_python_outside_the_range(fake):
     assert finding(doc, "python.version")["status"] == "ok"
     from doctor.matrix import load_matrix
     from doctor.rules.engine import make_context
-    from doctor.rules.python import python_checks
+    from doctor.rules.python import python_version
     from doctor.usecases.check import CheckOptions, gather
     facts = gather(CheckOptions(root=str(fake.root), python=str(fake.python)), env=fake.env)
     facts.python.version = "3.13.1"
     ctx = make_context(facts, load_matrix(user_overlays=False))
-    assert [f.status for f in python_checks(ctx) if f.id == "python.version"] == ["warn"]
+    assert [f.status for f in python_version(ctx) if f.id == "python.version"] == ["warn"]
     facts.python.version = "3.9.18"  # below Requires-Python >=3.10
-    assert [f.status for f in python_checks(ctx) if f.id == "python.version"] == ["fail"]
+    assert [f.status for f in python_version(ctx) if f.id == "python.version"] == ["fail"]
 
 
 def test_this_machine_has_no_ascend_stack(tmp_path):

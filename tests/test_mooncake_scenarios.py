@@ -277,7 +277,7 @@ def test_snapshot_keeps_the_mooncake_verdict(fake, kit, tmp_path):
     snap.write_text(snapshot_json(gather(CheckOptions(**opts), env=dict(fake.env))))
     assert json.loads(snap.read_text())["mooncake"]["serve_args_source"] == str(script)
     replay = run_check(CheckOptions(snapshot=str(snap)))
-    assert [(f.id, f.status, f.title.en) for f in replay.verdict.findings if f.layer == "mooncake"] == \
+    assert [(f.id, f.status, f.title.text("en")) for f in replay.verdict.findings if f.layer == "mooncake"] == \
         [(f["id"], f["status"], f["title"]) for f in direct["findings"] if f["layer"] == "mooncake"]
 
 

@@ -60,7 +60,7 @@ def test_seed_001_replaces_only_vllm(fake, tmp_path):
     assert [(s.action, s.removes or s.packages or s.requirements_of) for s in steps] == [
         ("remove", ["vllm"]), ("install", ["vllm==0.11.0"]), ("requirements", ["vllm==0.11.0"])]
     assert steps[1].argv == ["/env/bin/python", "-m", "pip", "install", "--no-deps", "vllm==0.11.0"]
-    assert "editable at" in steps[0].why.en and "cannot be downloaded again" in steps[0].why.en
+    assert "editable at" in steps[0].why.text("en") and "cannot be downloaded again" in steps[0].why.text("en")
     assert p.pins["vllm"] == "0.11.0" and p.pins["torch"] == "2.7.1+cpu"
     assert "torch" in steps[2].exclude and "xformers" in steps[2].exclude
     doc = p.to_json("zh")
@@ -104,7 +104,7 @@ def test_cuda_torch_and_nvidia_are_removed_first(fake):
 def test_mainline_triton_goes_and_triton_ascend_is_reinstalled(fake):
     ascend_host(fake, "0.13.0", triton="3.4.0", transformers="4.57.4")
     steps = runs(plan(fake))
-    assert steps[0].removes == ["triton"] and "shares the 'triton' package" in steps[0].why.en
+    assert steps[0].removes == ["triton"] and "shares the 'triton' package" in steps[0].why.text("en")
     assert steps[1].packages == ["triton-ascend==3.2.0"] and "--no-deps" in steps[1].argv
 
 
@@ -119,7 +119,7 @@ def test_fresh_install_picks_the_newest_release_for_this_cann(fake):
     ascend_host(fake, "0.11.0rc3", **{n: None for n in ("torch", "torch-npu", "torchvision", "vllm", "vllm-ascend",
                                                           "numpy", "transformers")})
     p = plan(fake)
-    assert p.choice == "fresh" and p.target == "0.13.0rc1" and "CANN 8.3.RC2" in p.choice_why.en
+    assert p.choice == "fresh" and p.target == "0.13.0rc1" and "CANN 8.3.RC2" in p.choice_why.text("en")
     order = [s.packages[0].split("=")[0].split("<")[0] for s in runs(p) if s.action == "install"]
     assert order == ["torch", "torch-npu", "vllm", "vllm-ascend", "numpy"]
     assert runs(p)[-1].requirements_of == ["vllm==0.13.0", "vllm-ascend==0.13.0rc1"]

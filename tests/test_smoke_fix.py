@@ -19,7 +19,9 @@ def test_fix_apply_runs_the_configured_endpoint_stage(tmp_path, house):  # noqa:
     doc = json.loads(proc.stdout)
     smoke = doc["result"]["smoke"]
     assert [s["name"] for s in smoke["stages"]] == ["endpoint"] and smoke["exit_code"] == 0
-    assert proc.returncode == 0, proc.stderr
+    # the check after the fix still warns (the kit's CANN 8.3.RC2 has no documented driver pairing)
+    after = doc["result"]["check_after"]
+    assert proc.returncode == 4 and not [f for f in after["findings"] if f["status"] == "fail"], proc.stderr
 
 
 def test_fix_apply_reports_a_broken_smoke_config(tmp_path, house):  # noqa: F811

@@ -13,39 +13,10 @@ import typer
 from doctor.cli.options import (IMAGE, IMAGE_TAR, LANG, MATRIX, NPU_SMI_TIMEOUT, PLATFORM, PULL, PYTHON, ROOT, STAGE,
                                 image_request, pick_language)
 from doctor.errors import UsageError
+from doctor.i18n import tr
 
 VERBOSE = typer.Option(False, "-v", "--verbose", help="Stream pip's output (it always goes to the log file).")
 DOCKERFILE_DOCTOR = "/opt/ascend-doctor/venv/bin/python"  # where the repository's Dockerfile installs the doctor
-
-T = {
-    "header": ("Plan for vllm-ascend {target} (matrix row {row})", "vllm-ascend {target} 的修复计划（矩阵行 {row}）"),
-    "why": ("target: {why}", "目标：{why}"),
-    "pins": ("pins after the plan", "计划完成后的版本"),
-    "empty": ("Nothing to change: the Python stack already matches the row.", "无需修改：Python 推理栈已与该行配套。"),
-    "steps": ("steps", "步骤"),
-    "manual": ("run by hand (never run by ascend-doctor)", "需手动执行（ascend-doctor 不会执行）"),
-    "residual": ("expected afterwards", "完成后预期保留"),
-    "alternatives": ("other ways", "其他方案"),
-    "notes": ("notes", "说明"),
-    "dry": ("dry run: nothing changed; ascend-doctor fix --apply carries it out", "仅预览，未做修改；ascend-doctor fix --apply 执行该计划"),
-    "confirm": ("Apply {n} step(s) to {python}?", "对 {python} 执行 {n} 个步骤？"),
-    "applied": ("applied as transaction {id}; undo with: ascend-doctor rollback --python {python}",
-                "已作为事务 {id} 执行；撤销：ascend-doctor rollback --python {python}"),
-    "changed": ("changed", "变更"),
-    "before_after": ("check before -> after", "检查结果 修复前 -> 修复后"),
-    "smoke_skip": ("smoke test skipped: {why}", "跳过冒烟测试：{why}"),
-    "requirements": ("pins written to {path}", "版本已写入 {path}"),
-    "rolled": ("rolled back transaction {id}", "已回滚事务 {id}"),
-    "patch": ("tuning patch for {script} written to {path} ({n} change(s)); review it, then apply it with:",
-              "{script} 的调优补丁已写入 {path}（{n} 处修改）；请检查后用以下命令应用："),
-    "no_patch": ("the launch script needs no tuning change", "启动脚本无需调优修改"),
-}
-
-
-def t(key: str, lang: str, **kw) -> str:
-    en, zh = T[key]
-    return (zh if lang == "zh" else en).format(**kw)
-
 
 def fix_command(
     root: str = ROOT,
@@ -98,8 +69,6 @@ def fix_command(
         raise UsageError("--tuning-patch writes a diff of a launch script: give it with --serve-args-file")
     img = image_request(image, image_tar, platform, pull, lang)
     if apply and img.wanted:
-        from doctor.i18n import tr
-
         raise UsageError(tr("image.error.apply", language))
     opts = CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot, stage=stage,
                         matrix=list(matrix), npu_smi_timeout=npu_smi_timeout, serve_args=serve_args,
@@ -144,7 +113,7 @@ def fix_command(
         except OSError as e:
             raise UsageError(f"--requirements {requirements}: {e.strerror or e}")
         if not as_json:
-            _err(t("requirements", language, path=requirements))
+            _err(tr("fix.requirements", language, path=requirements))
     if tuning_patch:
         doc["tuning_patch"] = _write_tuning_patch(before, str(serve_args_file), tuning_patch, language, quiet=as_json)
     if not apply:
@@ -161,7 +130,7 @@ def fix_command(
                 for line in fix_notes(facts.image, judgement, language):
                     _out(line)
             print_plan(plan, language)
-            _out(t("dry", language))
+            _out(tr("fix.dry", language))
         raise typer.Exit(before.exit_code())
 
     target_env = target_from_facts(facts)
@@ -173,7 +142,7 @@ def fix_command(
         if not yes:
             if not sys.stdin.isatty():
                 raise UsageError("refusing to change the environment without confirmation: pass --yes")
-            if not typer.confirm(t("confirm", language, n=len(runnable), python=target_env.python), err=True):
+            if not typer.confirm(tr("fix.confirm", language, n=len(runnable), python=target_env.python), err=True):
                 raise typer.Exit(1)
         result = apply_plan(plan, target_env, choice, env, verbose=verbose, show_progress=True,
                             say=_err, step_timeout=step_timeout, lang=language)
@@ -198,12 +167,12 @@ def fix_command(
         sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     else:
         if result is not None:
-            _out(t("applied", language, id=result.txn_id, python=target_env.python))
+            _out(tr("fix.applied", language, id=result.txn_id, python=target_env.python))
             for n, (a, b) in result.changed.items():
                 _out(f"  {n}: {a or '-'} -> {b or '-'}")
         print_before_after(before, final.verdict, language)
         if smoke is not None:
-            _out(f"smoke: exit {smoke['exit_code']}" + (f" ({smoke['why']})" if smoke.get("why") else ""))
+            _out(tr("fix.smoke_result", language, code=smoke["exit_code"]) + (f" ({smoke['why']})" if smoke.get("why") else ""))
         from doctor.render import print_check
 
         print_check(final.verdict, stage=final.ctx.stage, target_row=final.ctx.release.key if final.ctx.release else None,
@@ -228,7 +197,7 @@ def _write_tuning_patch(verdict, script: str, out: str, lang: str, quiet: bool) 
                     "edits": [dict(e.to_json(), finding=fid) for e, fid in edits]}
     if new == old:
         if not quiet:
-            _out(t("no_patch", lang))
+            _out(tr("fix.no_patch", lang))
         return result
     try:
         with open(out, "w", encoding="utf-8") as fh:
@@ -238,20 +207,17 @@ def _write_tuning_patch(verdict, script: str, out: str, lang: str, quiet: bool) 
     result["path"] = out
     result["apply"] = shlex.join(["patch", "-p1", "-d", os.path.dirname(os.path.abspath(script)), "-i", os.path.abspath(out)])
     if not quiet:
-        _out(t("patch", lang, script=script, path=out, n=len(edits)))
+        _out(tr("fix.patch", lang, script=script, path=out, n=len(edits)))
         _out("  " + result["apply"])
     return result
 
 
 def _smoke(skip: bool, stage: str, python: str, lang: str) -> Optional[Dict]:
-    """Run `ascend-doctor smoke` when that command exists (another module provides it)."""
-    from doctor.cli.main import app
-
-    names = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
-    if skip or "smoke" not in names:
+    """Run `ascend-doctor smoke` in the target interpreter (a process of its own: it imports torch)."""
+    if skip:
         return None
     if stage == "build":
-        _err(t("smoke_skip", lang, why="build stage, no NPU here" if lang != "zh" else "构建阶段，没有 NPU"))
+        _err(tr("fix.smoke_skip", lang, why=tr("fix.smoke_skip.build_stage", lang)))
         return None
     from doctor.usecases.smoke import run_configured_stages
 
@@ -272,6 +238,7 @@ def _err(text: str) -> None:
 
 
 def print_plan(plan, lang: str, file=None) -> None:
+    from doctor.plan.builder import note_text
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -279,20 +246,20 @@ def print_plan(plan, lang: str, file=None) -> None:
     stream = file or sys.stdout
     wide = None if os.environ.get("COLUMNS") or (hasattr(stream, "isatty") and stream.isatty()) else 120
     console = Console(file=stream, highlight=False, width=wide)
-    console.print(Text(t("header", lang, target=plan.target, row=plan.row), style="bold"))
-    console.print(Text(t("why", lang, why=plan.choice_why.text(lang)), style="dim"))
-    pins = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1), title=t("pins", lang), title_justify="left")
+    console.print(Text(tr("fix.header", lang, target=plan.target, row=plan.row), style="bold"))
+    console.print(Text(tr("fix.why", lang, why=plan.choice_why.text(lang)), style="dim"))
+    pins = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1), title=tr("fix.pins", lang), title_justify="left")
     pins.add_column("name", style="cyan", no_wrap=True)
     pins.add_column("version")
     for name in sorted(plan.pins):
         pins.add_row(name, plan.pins[name])
     console.print(pins)
     if plan.empty:
-        console.print(Text(t("empty", lang), style="green"))
+        console.print(Text(tr("fix.empty", lang), style="green"))
     auto = [s for s in plan.steps if s.runs]
     hand = [s for s in plan.steps if not s.runs]
     if auto:
-        console.print(Text(t("steps", lang), style="bold"))
+        console.print(Text(tr("fix.steps", lang), style="bold"))
         for i, s in enumerate(auto, 1):
             line = Text(f"{i}. [{s.kind}/{s.action}] ", style="bold")
             line.append(s.why.text(lang))
@@ -301,17 +268,17 @@ def print_plan(plan, lang: str, file=None) -> None:
                 env = " ".join(f"{k}={v}" for k, v in s.env.items())
                 console.print(Text("   $ " + (env + " " if env else "") + shlex.join(s.argv), style="dim"), soft_wrap=True)
     if hand:
-        console.print(Text(t("manual", lang), style="bold yellow"))
+        console.print(Text(tr("fix.manual", lang), style="bold yellow"))
         for s in hand:
             console.print(Text(f"- [{s.kind}] {s.why.text(lang)}"))
             console.print(Text(f"   $ {s.command}", style="dim"), soft_wrap=True)
-    for key, items in (("residual", [m.text(lang) for m in plan.expected_residual]),
-                       ("alternatives", [a.get("how") or f"--prefer {a['prefer']}: vllm-ascend {a['target']}"
+    for key, items in (("fix.residual", [note_text(m, lang) for m in plan.expected_residual]),
+                       ("fix.alternatives", [a.get("how") or f"--prefer {a['prefer']}: vllm-ascend {a['target']}"
                                          + (f" ({'; '.join(a['needs'])})" if a.get("needs") else "")
                                          for a in plan.alternatives]),
-                       ("notes", [m.text(lang) for m in plan.notes])):
+                       ("fix.notes", [note_text(m, lang) for m in plan.notes])):
         if items:
-            console.print(Text(t(key, lang), style="bold"))
+            console.print(Text(tr(key, lang), style="bold"))
             for it in items:
                 console.print(Text(f"- {it}", style="dim"), soft_wrap=True)
 
@@ -333,7 +300,7 @@ def print_before_after(before, after, lang: str) -> None:
         if fid not in seen:
             rows.append(f"  {fid}: {st} -> -")
     if rows:
-        _out(t("before_after", lang) + ":")
+        _out(tr("fix.before_after", lang) + ":")
         for r in rows:
             _out(r)
 
@@ -358,7 +325,7 @@ def rollback_command(
     target_env = target_from_facts(facts)
     if not yes and not sys.stdin.isatty():
         raise UsageError("refusing to change the environment without confirmation: pass --yes")
-    if not yes and not typer.confirm(f"Roll back the last ascend-doctor fix on {target_env.python}?", err=True):
+    if not yes and not typer.confirm(tr("fix.confirm_rollback", language, python=target_env.python), err=True):
         raise typer.Exit(1)
     result = rollback_last(target_env, dict(os.environ), force=force)
     final = run_check(opts)
@@ -368,7 +335,7 @@ def rollback_command(
                                      "restored": {n: {"before": a, "after": b} for n, (a, b) in result.restored.items()},
                                      "exit_code": code}, ensure_ascii=False, indent=2) + "\n")
     else:
-        _out(t("rolled", language, id=result.txn_id))
+        _out(tr("fix.rolled", language, id=result.txn_id))
         for n, (a, b) in result.restored.items():
             _out(f"  {n}: {a or '-'} -> {b or '-'}")
     raise typer.Exit(code)

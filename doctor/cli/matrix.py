@@ -38,10 +38,6 @@ FIELDS = (
 )
 
 
-def _t(lang: str, en: str, zh: str) -> str:
-    return zh if lang == "zh" else en
-
-
 def _load(extra: List[str]):
     """The matrix with the user's overlays and ``--matrix`` files; bad input is a UsageError."""
     from doctor.matrix import MatrixError, load_matrix
@@ -122,23 +118,23 @@ def show(
         return
     from rich.table import Table
 
-    table = Table(title=_t(language, "vllm-ascend compatibility matrix", "vllm-ascend 版本配套矩阵"),
+    table = Table(title=tr("matrix.title", language),
                   show_lines=False)
     for col in ("vllm-ascend", "vLLM", "Python", "CANN", "torch / torch-npu", "triton-ascend",
-                "Mooncake", "glibc", _t(language, "hardware", "硬件"), _t(language, "notes", "说明")):
+                "Mooncake", "glibc", tr("matrix.col.hardware", language), tr("matrix.col.notes", language)):
         table.add_column(col, overflow="fold", no_wrap=col == "vllm-ascend")
     for r in m.releases:
         npu = r.torch_npu + (f" ({r.torch_npu_recommended})" if r.torch_npu_recommended else "")
         cann = ", ".join(r.cann) + "".join(f"; {k}: {v}" for k, v in r.cann_by_hardware.items())
         flags = []
         if not r.curated:
-            flags.append(_t(language, "not curated", "未审核"))
+            flags.append(tr("matrix.flag.not_curated", language))
         if not r.official_row:
-            flags.append(_t(language, "no official row", "无官方行"))
+            flags.append(tr("matrix.flag.no_official_row", language))
         if r.distribution == "sdist":
             flags.append("sdist")
         if r.known_problems:
-            flags.append(_t(language, f"{len(r.known_problems)} known problem(s)", f"{len(r.known_problems)} 个已知问题"))
+            flags.append(tr("matrix.flag.known_problems", language, count=len(r.known_problems)))
         table.add_row(r.vllm_ascend, " / ".join(r.vllm_accepted), r.python, cann, f"{r.torch} / {npu}",
                       r.triton_ascend or "", r.mooncake or "", r.glibc_min, ", ".join(r.hardware), "; ".join(flags))
     _console().print(table)
@@ -148,9 +144,9 @@ def _print_release(row, lang: str) -> None:
     from rich.table import Table
 
     table = Table(title=f"vllm-ascend {row.vllm_ascend}  ({row.origin})", show_lines=False)
-    table.add_column(_t(lang, "fact", "字段"))
-    table.add_column(_t(lang, "value", "值"), overflow="fold")
-    table.add_column(_t(lang, "source", "来源"), overflow="fold")
+    table.add_column(tr("matrix.col.fact", lang))
+    table.add_column(tr("matrix.col.value", lang), overflow="fold")
+    table.add_column(tr("matrix.col.source", lang), overflow="fold")
     d = release_dict(row)
     for key in FIELDS:
         if key in d:
@@ -162,15 +158,14 @@ def _print_release(row, lang: str) -> None:
 
 def _print_problems(console, row, lang: str) -> None:
     if row.notes:
-        console.print(_t(lang, "Notes: ", "说明：") + row.notes, markup=False)
+        console.print(tr("matrix.notes", lang, notes=row.notes), markup=False)
     for kp in row.known_problems:
-        console.print(_t(lang, "Known problem: ", "已知问题：") + kp.summary, markup=False)
+        console.print(tr("matrix.known_problem", lang, summary=kp.summary), markup=False)
         if kp.workaround:
-            console.print("  " + _t(lang, "workaround: ", "规避方法：") + kp.workaround, markup=False)
-        console.print("  " + _t(lang, "source: ", "来源：") + kp.source, markup=False)
+            console.print("  " + tr("matrix.workaround", lang, workaround=kp.workaround), markup=False)
+        console.print("  " + tr("matrix.source", lang, source=kp.source), markup=False)
     for fld, why in row.deviations.items():
-        console.print(_t(lang, f"Deviation from the wheel metadata ({fld}): ", f"与 wheel 元数据不一致（{fld}）：") + why,
-                      markup=False)
+        console.print(tr("matrix.deviation", lang, field=fld, why=why), markup=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,12 +209,12 @@ def explain(
         row = _find(m, what.lstrip("vV"))
         console = _console()
         console.print(f"vllm-ascend {row.vllm_ascend}", markup=False)
-        console.print(_t(language, "default source: ", "默认来源：") + row.source, markup=False)
+        console.print(tr("matrix.default_source", language, source=row.source), markup=False)
         d = release_dict(row)
         for key in FIELDS:
             if key in d:
                 console.print(f"  {key} = {_fmt(d[key])}", markup=False)
-                console.print(f"      {_t(language, 'source', '来源')}: {row.source_of(key)}", markup=False)
+                console.print("      " + tr("matrix.source", language, source=row.source_of(key)), markup=False)
         _print_problems(console, row, language)
         return
     entry, have_catalog = _catalog_entry(what)
@@ -230,7 +225,7 @@ def explain(
     why = entry.get("why_zh" if language == "zh" else "why_en") or entry.get("why_en") or ""
     console.print(why, markup=False)
     if entry.get("source"):
-        console.print(_t(language, "source: ", "来源：") + str(entry["source"]), markup=False)
+        console.print(tr("matrix.source", language, source=entry["source"]), markup=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,8 +265,7 @@ def verify(
 
         client, cfg = client_from_pip(deadline=timeout)
         if not as_json:
-            print(_t(language, f"reading vllm-ascend metadata from {', '.join(cfg.urls)}",
-                     f"正在从 {', '.join(cfg.urls)} 读取 vllm-ascend 元数据"), file=sys.stderr)
+            print(tr("matrix.verify.reading", language, urls=", ".join(cfg.urls)), file=sys.stderr)
         with _progress(language) as step:
             packages, index_listed = fetch_index_metadata(client, progress=step)
         listed = (listed or []) + index_listed
@@ -287,11 +281,8 @@ def verify(
     else:
         for d in found:
             print(d.line())
-        print(_t(language,
-                 f"{checked} releases checked against {where}: {len(unexplained)} unexplained, "
-                 f"{len(found) - len(unexplained)} documented disagreement(s)",
-                 f"已对照 {where} 检查 {checked} 个版本：{len(unexplained)} 处未说明的不一致，"
-                 f"{len(found) - len(unexplained)} 处已记录的偏差"))
+        print(tr("matrix.verify.summary", language, checked=checked, where=where, unexplained=len(unexplained),
+                 documented=len(found) - len(unexplained)))
     raise typer.Exit(3 if unexplained else 0)
 
 
@@ -345,14 +336,10 @@ def sync(
     result = run_sync(m, client, dry_run=dry_run)
     if dry_run:
         sys.stdout.write(result.text)
-        print(_t(language, f"dry run: {len(result.added)} release(s) newer than {result.newest_curated}; "
-                           f"{result.path} not written",
-                 f"试运行：有 {len(result.added)} 个比 {result.newest_curated} 更新的版本；未写入 {result.path}"),
+        print(tr("matrix.sync.dry_run", language, count=len(result.added), newest=result.newest_curated, path=result.path),
               file=sys.stderr)
         return
     if result.added:
-        print(_t(language, f"wrote {result.path}: {', '.join(result.added)} (from index metadata, not curated)",
-                 f"已写入 {result.path}：{', '.join(result.added)}（来自索引元数据，未经审核）"))
+        print(tr("matrix.sync.wrote", language, path=result.path, added=", ".join(result.added)))
     else:
-        print(_t(language, f"no release newer than {result.newest_curated} on {', '.join(cfg.urls)}; {result.path} emptied",
-                 f"{', '.join(cfg.urls)} 上没有比 {result.newest_curated} 更新的版本；已清空 {result.path}"))
+        print(tr("matrix.sync.nothing_new", language, newest=result.newest_curated, urls=", ".join(cfg.urls), path=result.path))

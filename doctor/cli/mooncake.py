@@ -16,6 +16,7 @@ import typer
 
 from doctor.cli.options import JSON, LANG, PYTHON, pick_language
 from doctor.errors import UsageError
+from doctor.i18n import tr
 
 mooncake_app = typer.Typer(
     add_completion=False,
@@ -150,30 +151,28 @@ def _print(result, lang: str) -> None:
     from rich.text import Text
 
     out = Console(highlight=False)
-    zh = lang == "zh"
     if result.ok:
-        out.print(Text(("Mooncake {tag} 已用 -DUSE_ASCEND_DIRECT=ON 编译并安装" if zh else
-                        "Mooncake {tag} built with -DUSE_ASCEND_DIRECT=ON and installed").format(tag=result.tag or "(local source)"),
-                       style="bold green"))
+        tag = result.tag or tr("mooncake_build.local_source", lang)
+        out.print(Text(tr("mooncake_build.built", lang, tag=tag), style="bold green"))
         out.print(f"  package:   {result.verify.get('package', '?')}")
         out.print(f"  transport: {result.transport}")
         if result.replaced:
-            out.print(("  替换了 {n} 个原有文件/目录" if zh else "  replaced {n} existing file(s)/dir(s)").format(n=len(result.replaced)))
+            out.print("  " + tr("mooncake_build.replaced", lang, count=len(result.replaced)))
     else:
-        out.print(Text(("编译失败（{stage}）：{err}" if zh else "build failed ({stage}): {err}").format(
-            stage=result.stage, err=(result.error_zh if zh else result.error) or "?"), style="bold red"))
+        err = result.message.text(lang) if result.message is not None else (result.error or "?")
+        out.print(Text(tr("mooncake_build.failed", lang, stage=result.stage, error=err), style="bold red"))
         if result.restored:
-            out.print("  已恢复原来的安装（逐字节一致）" if zh else "  the previous install was put back (byte-identical)")
+            out.print("  " + tr("mooncake_build.restored", lang))
         for k in result.known:
             out.print(Text(f"  known error {k.id} (log line {k.line}): {k.text.strip()[:200]}", style="yellow"))
             out.print(f"    cause: {k.cause}")
             out.print(f"    fix:   {k.fix}")
         if result.tail:
-            out.print("  last lines of the log:" if not zh else "  日志最后几行：")
+            out.print("  " + tr("mooncake_build.log_tail", lang))
             for line in result.tail[-20:]:
                 out.print(Text("    " + line, style="dim"))
     for m in ([] if result.ok else result.manual):
-        out.print(("  手动步骤：" if zh else "  manual step: ") + m)
+        out.print("  " + tr("mooncake_build.manual_step", lang, step=m))
     for n in result.notes:
-        out.print(("  注意：" if zh else "  note: ") + n)
-    out.print(("  日志：" if zh else "  log: ") + result.log)
+        out.print("  " + tr("mooncake_build.note", lang, note=n))
+    out.print("  " + tr("mooncake_build.log", lang, log=result.log))

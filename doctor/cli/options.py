@@ -21,7 +21,7 @@ NPU_SMI_TIMEOUT = typer.Option(5.0, "--npu-smi-timeout", help="Seconds to wait f
 
 def pick_language(option: Optional[str]) -> str:
     """--lang checked, else the language of LC_ALL / LC_MESSAGES / LANG."""
-    from doctor.render import resolve_lang
+    from doctor.i18n import resolve_lang
 
     if option not in (None, "en", "zh"):
         raise UsageError(f"--lang {option!r}: use en or zh")

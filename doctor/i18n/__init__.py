@@ -4,22 +4,32 @@ Messages live in ``doctor/i18n/*.toml`` (data, not code): one table per key with
 ``zh`` template, ``{name}`` placeholders filled at render time. Code never holds the words of a
 message, only its key::
 
-    title = T("torch.mismatch", name="torch", have="2.8.0", release="0.11.0rc3", expected="2.7.1")
+    title = T("stack.mismatch", name="torch", have="2.8.0", release="0.11.0rc3", expected="2.7.1", why="")
     title.text("zh")
 
 A :class:`Text` stays language-neutral until it is rendered, so a finding built once renders in
-either language. Parameters may themselves be Texts (rendered in the same language) or lists of
-them (joined with the catalogue's ``sep.list``). The files are partitions of one namespace: a key
-may be defined once only (a test checks both languages and the placeholders of every key).
+either language. Parameters may themselves be Texts (rendered in the same language), lists of
+them (joined with the catalogue's ``sep.list``) or a :class:`Join` with another separator. A
+literal brace is written ``{{`` in every message. The files are partitions of one namespace,
+one file per area whose keys start with the area (``cann.toml`` holds ``cann.*``); a key may be
+defined once only (tests/test_i18n.py checks both languages and the placeholders of every key).
 
 The language is resolved once per command (:func:`resolve_lang`) and passed down.
+
+Parsing TOML costs ~0.1 ms per message with the pure-Python ``tomllib``, so the merged
+catalogue is kept, keyed by a checksum of the files' bytes, as JSON in the user's cache
+directory ($XDG_CACHE_HOME/ascend-doctor/i18n): a run reads the files (to checksum them) and one
+JSON file. Best effort: a read-only home only means parsing every time.
 """
 from __future__ import annotations
 
+import json
+import os
 import string
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 LANGS = ("en", "zh")
 HERE = Path(__file__).resolve().parent
@@ -58,22 +68,54 @@ def load_files(paths) -> Dict[str, Dict[str, str]]:
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = ""):
-    """Tables holding ``en``/``zh`` strings are entries; other tables are namespaces."""
+    """Tables holding ``en``/``zh`` strings are entries; every table is also a namespace, so
+    ``[x.title]`` and ``[x.title.hint]`` are two entries."""
     for k, v in data.items():
         if not isinstance(v, dict):
             continue
         key = f"{prefix}{k}"
         if any(lang in v and isinstance(v[lang], str) for lang in LANGS):
             yield key, v
-        else:
-            yield from _flatten(v, key + ".")
+        yield from _flatten(v, key + ".")
+
+
+def _cache_file(blobs: Iterable[Tuple[str, bytes]]) -> Path:
+    data = b"".join(name.encode() + b"\0" + blob + b"\0" for name, blob in blobs)
+    # two CRC-32s and the length (as doctor.shell.cache does): hashlib's import alone costs ~7 ms
+    k = f"{zlib.crc32(data):08x}{zlib.crc32(data[::-1]):08x}{len(data):x}"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ascend-doctor" / "i18n" / f"{k}.json"
 
 
 def catalogue() -> Dict[str, Dict[str, str]]:
     global _catalogue
     if _catalogue is None:
-        _catalogue = load_files(HERE.glob("*.toml"))
+        _catalogue = load_cached(sorted(HERE.glob("*.toml")))
     return _catalogue
+
+
+def load_cached(paths) -> Dict[str, Dict[str, str]]:
+    """:func:`load_files`, through the JSON cache keyed by the files' names and bytes."""
+    cached = _cache_file((Path(p).name, Path(p).read_bytes()) for p in paths)
+    try:
+        data = json.loads(cached.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            return data
+    except (OSError, ValueError):
+        pass
+    data = load_files(paths)
+    _store(cached, data)
+    return data
+
+
+def _store(path: Path, data: Dict[str, Dict[str, str]]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def template(key: str, lang: str) -> str:
@@ -89,7 +131,7 @@ def placeholders(text: str) -> Tuple[str, ...]:
 
 
 def _value(v: Any, lang: str) -> Any:
-    if isinstance(v, Text):
+    if isinstance(v, (Text, Join)):
         return v.text(lang)
     if isinstance(v, (list, tuple)):
         return template("sep.list", lang).join(str(_value(x, lang)) for x in v)
@@ -104,18 +146,37 @@ class Text:
     params: Tuple[Tuple[str, Any], ...] = ()
 
     def text(self, lang: str = "en") -> str:
-        values = {k: _value(v, lang) for k, v in self.params}
-        return template(self.key, lang).format(**values) if values else template(self.key, lang)
+        # always formatted, so a literal brace is written {{ in every message, with or without parameters
+        return template(self.key, lang).format_map({k: _value(v, lang) for k, v in self.params})
 
     def __str__(self) -> str:
         return self.text("en")
 
 
-def T(key: str, **params: Any) -> Text:
+@dataclass(frozen=True)
+class Join:
+    """Items (Texts or plain strings) joined with a catalogue separator (``sep.list``, ``sep.semi``...)."""
+
+    items: Tuple[Any, ...]
+    sep: str = "sep.list"
+
+    def text(self, lang: str = "en") -> str:
+        return template(self.sep, lang).join(str(_value(x, lang)) for x in self.items)
+
+    def __str__(self) -> str:
+        return self.text("en")
+
+
+def join(items: Iterable[Any], sep: str = "sep.list") -> Join:
+    return Join(tuple(items), sep)
+
+
+def T(key: str, /, **params: Any) -> Text:
+    # positional-only: a message may have a placeholder called {key} or {lang}
     return Text(key, tuple(sorted(params.items())))
 
 
-def tr(key: str, lang: str, **params: Any) -> str:
+def tr(key: str, lang: str, /, **params: Any) -> str:
     return T(key, **params).text(lang)
 
 

@@ -6,8 +6,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
-
+from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from doctor.matrix.model import (
     CANN_DRIVER_SCHEMA,
@@ -40,7 +39,6 @@ from doctor.matrix.model import (
 )
 from doctor.matrix.images import OfficialImage
 from doctor.matrix.schema import MatrixError, locate, validate_rows
-from doctor.shell import cache as cache_mod
 from doctor.versions import pep440
 
 # array name -> (schema, constructor, unique key: one field, or several joined with "/")
@@ -97,23 +95,34 @@ def user_overlay_dir(env: Optional[Dict[str, str]] = None) -> Path:
     return Path(base) / "ascend-doctor"
 
 
-def parse_file(path: Path, cache: bool = True) -> Dict[str, list]:
+class RowCache(Protocol):
+    """Where validated rows are kept between runs (``doctor.shell.cache`` is one: the package's
+    ``load_matrix`` passes it); the loader itself never decides where files go."""
+
+    def key(self, *parts: Any) -> str: ...
+
+    def read(self, kind: str, k: str) -> Optional[Any]: ...
+
+    def write(self, kind: str, k: str, data: Any) -> None: ...
+
+
+def parse_file(path: Path, cache: Optional[RowCache] = None) -> Dict[str, list]:
     """Read one matrix file; return validated rows per array. Raises MatrixError.
 
-    Validated rows are cached by content hash (``$XDG_CACHE_HOME/ascend-doctor``): parsing and
-    validating the full matrix costs ~150 ms, a cache hit ~5 ms, and check runs on every build.
+    With a ``cache``, validated rows are kept by content hash: parsing and validating the full
+    matrix costs ~150 ms, a cache hit ~5 ms, and check runs on every build.
     """
     label = str(path)
     try:
         raw = path.read_bytes()
     except OSError as e:
         raise MatrixError(label, None, f"cannot read: {e.strerror or e}")
-    k = cache_mod.key(raw.decode("utf-8", errors="replace"), label)
-    rows = cache_mod.read("matrix", k) if cache else None
+    k = cache.key(raw.decode("utf-8", errors="replace"), label) if cache else ""
+    rows = cache.read("matrix", k) if cache else None
     if rows is None:
         rows = _validate_file(label, raw)
         if cache:
-            cache_mod.write("matrix", k, rows)
+            cache.write("matrix", k, rows)
     return _build(rows)
 
 
@@ -219,6 +228,7 @@ def load_matrix(
     user_overlays: bool = True,
     env: Optional[Dict[str, str]] = None,
     warn: Optional[Callable[[str], None]] = None,
+    cache: Optional[RowCache] = None,
 ) -> Matrix:
     """The shipped matrix, then the user's overlay directory, then ``extra`` (``--matrix``).
 
@@ -232,13 +242,13 @@ def load_matrix(
         raise MatrixError(str(shipped_dir()), None, "no matrix files found (broken installation)")
     data: Dict[str, list] = {}
     for path in shipped:
-        data = merge(data, parse_file(path))
+        data = merge(data, parse_file(path, cache))
         files.append(str(path))
     if user_overlays:
         odir = user_overlay_dir(env)
         for path in sorted(odir.glob("*.toml")) if odir.is_dir() else []:
             try:
-                parsed = parse_file(path)
+                parsed = parse_file(path, cache)
             except MatrixError as e:
                 if warn:
                     warn(f"ignoring matrix overlay: {e}")
@@ -246,7 +256,7 @@ def load_matrix(
             data = merge(data, parsed)
             files.append(str(path))
     for path in extra:
-        data = merge(data, parse_file(Path(path)))
+        data = merge(data, parse_file(Path(path), cache))
         files.append(str(path))
     releases = sorted(data.get("release", []), key=_release_sort_key)
     return Matrix(

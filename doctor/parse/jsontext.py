@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, List, Optional, Tuple
 
+from doctor.i18n import T, Text
+
 # Characters that look like JSON punctuation but are not (curly quotes, full-width forms).
 LOOKALIKES = {
     "\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'",
@@ -45,36 +47,17 @@ class JsonResult:
     lenient: Any = None  # the value after removing comments/annotations/trailing commas
     excerpt: str = ""  # the offending line with a caret under the column
 
-    def describe(self) -> str:
-        """``line 4, column 28: "1GB" is followed by "(1024MB/..."; JSON has no annotations``."""
-        return f"line {self.line}, column {self.col}: {CAUSES_EN.get(self.cause, self.error or 'invalid JSON')}"
+    def describe(self) -> Text:
+        """``line 4, column 28: text in parentheses after a value; ...`` (the likely cause, else json's message)."""
+        key = CAUSES.get(self.cause)
+        why = T(key) if key else (self.error or T("jsontext.invalid"))
+        return T("jsontext.at", line=self.line, col=self.col, why=why)
 
-    def describe_zh(self) -> str:
-        return f"第 {self.line} 行第 {self.col} 列：{CAUSES_ZH.get(self.cause, self.error or '非法 JSON')}"
 
-
-CAUSES_EN = {
-    "comment": "a comment; JSON has no comments (the docs' example has them: delete them)",
-    "annotation": "text in parentheses after a value; the docs list the allowed units that way: keep only the value",
-    "trailing_comma": "a trailing comma before a closing bracket",
-    "single_quote": "a single-quoted string; JSON strings use double quotes",
-    "lookalike": "a curly quote or full-width character (copied text); use plain ASCII \" : , { }",
-    "python_literal": "a Python literal (True/False/None); JSON uses true/false/null",
-    "empty": "the file is empty",
-    "extra": "more text after the JSON value (two objects, or a stray character)",
-    "unquoted": "a key or string without double quotes (did the shell remove them? put the whole JSON in single quotes)",
-}
-CAUSES_ZH = {
-    "comment": "注释；JSON 不支持注释（文档示例中带有注释：请删除）",
-    "annotation": "值后面带括号说明；文档用这种方式列出可用单位：只保留值本身",
-    "trailing_comma": "右括号前多了一个逗号",
-    "single_quote": "单引号字符串；JSON 字符串必须用双引号",
-    "lookalike": "中文引号或全角字符（复制粘贴导致）；请改为 ASCII 的 \" : , { }",
-    "python_literal": "Python 字面量（True/False/None）；JSON 使用 true/false/null",
-    "empty": "文件为空",
-    "extra": "JSON 值后面还有多余内容（两个对象，或多余字符）",
-    "unquoted": "键或字符串没有双引号（是否被 shell 去掉了？请用单引号包住整个 JSON）",
-}
+# The causes we can name (Spot.kind, "empty", "extra", "unquoted"): their catalogue messages.
+CAUSES = {kind: f"jsontext.cause.{kind}" for kind in (
+    "comment", "annotation", "trailing_comma", "single_quote", "lookalike", "python_literal", "empty", "extra",
+    "unquoted")}
 
 
 def _line_col(text: str, pos: int) -> Tuple[int, int]:

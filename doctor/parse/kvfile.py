@@ -1,4 +1,4 @@
-"""Parsers for the small text formats Ascend hosts are full of (facts/formats.md section 10)."""
+"""Parsers for the small text formats Ascend hosts are full of (docs/sources/ascend-host-formats.md)."""
 from __future__ import annotations
 
 from typing import Dict

@@ -1,4 +1,4 @@
-"""Library names that matter for Mooncake on Ascend (facts/mooncake.md §1.4, §2)."""
+"""Library names that matter for Mooncake on Ascend (docs/sources/mooncake.md: install, transport)."""
 from __future__ import annotations
 
 # Mooncake's own shared objects (source installs put them in <prefix>/lib; the wheel in mooncake/).

@@ -1,7 +1,7 @@
 """Parse ``npu-smi info`` tables (910B/A2, A3 with two dies per NPU, 310P, first-gen 910).
 
 Column widths change between driver versions, so rows are split on ``|``, never on offsets
-(facts/formats.md 5a-5e and section 10.3).
+(docs/sources/ascend-host-formats.md, npu-smi).
 """
 from __future__ import annotations
 

@@ -14,11 +14,13 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from doctor.i18n import T, Text, join
 from doctor.parse import jsontext
 from doctor.rules.mooncake_config import at_least, window_state
 from doctor.rules.issues import FAIL, INFO, OK, WARN, Issue, issue
 
-SOURCE = "facts/mooncake.md §5 (vllm-ascend --kv-transfer-config)"
+MOONCAKE_DOC = "docs/sources/mooncake.md"
+SOURCE = f"{MOONCAKE_DOC}#serve-args"
 ROLES = ("kv_producer", "kv_consumer", "kv_both")
 # vLLM's KVTransferConfig fields (vllm/config/kv_transfer.py).
 TOP_KEYS = ("kv_connector", "engine_id", "kv_buffer_device", "kv_buffer_size", "kv_role", "kv_rank",
@@ -226,37 +228,29 @@ def kv_config(cmd: ServeCommand) -> Tuple[Optional[Dict[str, Any]], Optional[jso
 
 def check(cmd: ServeCommand, ctx: ServeContext) -> List[Issue]:
     if cmd.error:
-        return [issue(FAIL, f"serve arguments: {cmd.error}", f"serve 参数：{cmd.error}",
-                      hint=("pass the exact command, e.g. --serve-args-file launch.sh", "传入完整命令，例如 --serve-args-file launch.sh"),
+        return [issue(FAIL, T("mooncake.serve_args.unparsable", error=cmd.error), T("mooncake.serve_args.unparsable.hint"),
                       source=SOURCE)]
     data, res = kv_config(cmd)
     out: List[Issue] = []
     if data is None and res is None:
-        return [issue(INFO, "the vllm serve command has no --kv-transfer-config: no KV connector, Mooncake is not used by it",
-                      "vllm serve 命令没有 --kv-transfer-config：未使用 KV connector，也不会用到 Mooncake", source=SOURCE)]
+        return [issue(INFO, T("mooncake.serve_args.no_kv_config"), source=SOURCE)]
     if cmd.kv_config_count > 1:
-        out.append(issue(WARN, f"--kv-transfer-config is given {cmd.kv_config_count} times; only the last one counts",
-                         f"--kv-transfer-config 出现了 {cmd.kv_config_count} 次；只有最后一次生效", source=SOURCE))
+        out.append(issue(WARN, T("mooncake.serve_args.repeated", count=cmd.kv_config_count), source=SOURCE))
     if res is not None and not res.ok:
         evidence = [res.excerpt] + [f"{s.where()}: {s.kind.replace('_', ' ')} {s.text}" for s in res.spots]
-        out.append(issue(FAIL, f"--kv-transfer-config is not valid JSON ({res.describe()}); vLLM refuses to start",
-                         f"--kv-transfer-config 不是合法 JSON（{res.describe_zh()}）；vLLM 无法启动",
-                         hint=("put the JSON in single quotes in the shell: --kv-transfer-config '{\"kv_connector\": ..., \"kv_role\": \"kv_both\"}'",
-                               "在 shell 中用单引号包住 JSON：--kv-transfer-config '{\"kv_connector\": ..., \"kv_role\": \"kv_both\"}'"),
+        out.append(issue(FAIL, T("mooncake.serve_args.not_json", where=res.describe()), T("mooncake.serve_args.not_json.hint"),
                          observed=f"line {res.line}, column {res.col}", expected="JSON object",
                          evidence=tuple(evidence), source=SOURCE))
         if data is None:
             return out
     if data is None:
-        out.append(issue(FAIL, "--kv-transfer-config must be a JSON object", "--kv-transfer-config 必须是 JSON 对象",
+        out.append(issue(FAIL, T("mooncake.serve_args.not_object"),
                          observed=type(res.value).__name__ if res else None, source=SOURCE))
         return out
     out.extend(_check_object(data, ctx))
     if not any(i.status in (FAIL, WARN) for i in out):
-        out.insert(0, issue(OK, f"--kv-transfer-config: {data.get('kv_connector')} as {data.get('kv_role')} is valid for vllm-ascend "
-                                f"{ctx.vllm_ascend or '(version unknown)'}",
-                            f"--kv-transfer-config：{data.get('kv_connector')}（{data.get('kv_role')}）对 vllm-ascend "
-                            f"{ctx.vllm_ascend or '（版本未知）'} 有效",
+        out.insert(0, issue(OK, T("mooncake.serve_args.valid", connector=data.get("kv_connector"), role=data.get("kv_role"),
+                                  version=ctx.vllm_ascend or T("mooncake.version_unknown")),
                             observed=str(data.get("kv_connector")), source=SOURCE))
     return out
 
@@ -267,40 +261,29 @@ def _check_object(data: Dict[str, Any], ctx: ServeContext) -> List[Issue]:
     name = data.get("kv_connector")
     unknown_top = [k for k in data if k not in TOP_KEYS]
     if unknown_top:
-        out.append(issue(WARN, f"unknown --kv-transfer-config field(s): {', '.join(unknown_top)} (vLLM's KVTransferConfig has no such field)",
-                         f"--kv-transfer-config 中有未知字段：{', '.join(unknown_top)}（vLLM 的 KVTransferConfig 没有这些字段）",
-                         hint=("connector options go inside \"kv_connector_extra_config\"", "connector 的参数应放在 \"kv_connector_extra_config\" 中"),
-                         observed=", ".join(unknown_top), source=SOURCE))
+        out.append(issue(WARN, T("mooncake.serve_args.unknown_fields", fields=", ".join(unknown_top)),
+                         T("mooncake.serve_args.unknown_fields.hint"), observed=", ".join(unknown_top), source=SOURCE))
     if not name:
-        out.append(issue(FAIL, "--kv-transfer-config has no \"kv_connector\"", "--kv-transfer-config 缺少 \"kv_connector\"",
-                         hint=('"kv_connector": "MooncakeConnectorStoreV1"', '"kv_connector": "MooncakeConnectorStoreV1"'),
-                         source=SOURCE))
+        out.append(issue(FAIL, T("mooncake.serve_args.no_connector"), T("mooncake.serve_args.no_connector.hint"), source=SOURCE))
     else:
         out.extend(_connector_issues(str(name), data, ctx))
     role = data.get("kv_role")
     if role is None and name:
-        out.append(issue(FAIL, "\"kv_role\" is missing: vLLM requires it when kv_connector is set",
-                         "缺少 \"kv_role\"：设置 kv_connector 时 vLLM 要求同时设置 kv_role",
-                         hint=(f'"kv_role": one of {", ".join(ROLES)}', f'"kv_role"：{"、".join(ROLES)} 之一'),
+        out.append(issue(FAIL, T("mooncake.serve_args.no_role"), T("mooncake.serve_args.no_role.hint", roles=list(ROLES)),
                          expected=" | ".join(ROLES), source=SOURCE))
     elif role is not None and role not in ROLES:
-        out.append(issue(FAIL, f"\"kv_role\": {role!r} is not one of {', '.join(ROLES)}",
-                         f"\"kv_role\": {role!r} 不是 {'、'.join(ROLES)} 之一",
-                         hint=('"kv_role": "kv_both"  (KV pool) or kv_producer / kv_consumer (prefill / decode)',
-                               '"kv_role": "kv_both"（KV 池）或 kv_producer / kv_consumer（prefill / decode）'),
+        out.append(issue(FAIL, T("mooncake.serve_args.bad_role", role=repr(role), roles=list(ROLES)),
+                         T("mooncake.serve_args.bad_role.hint"),
                          observed=str(role), expected=" | ".join(ROLES), source=SOURCE))
     elif role == "kv_both" and family(name) in ("p2p", "layerwise"):
-        out.append(issue(WARN, f"{name} is a prefill/decode disaggregation connector: the prefill instance is kv_producer, the decode instance kv_consumer",
-                         f"{name} 是 PD 分离 connector：prefill 实例应为 kv_producer，decode 实例为 kv_consumer",
+        out.append(issue(WARN, T("mooncake.serve_args.pd_role", name=name),
                          observed=str(role), expected="kv_producer | kv_consumer", source=SOURCE))
     policy = data.get("kv_load_failure_policy")
     if policy is not None and policy not in ("fail", "recompute"):
-        out.append(issue(FAIL, f"\"kv_load_failure_policy\": {policy!r} is not fail or recompute",
-                         f"\"kv_load_failure_policy\": {policy!r} 不是 fail 或 recompute", observed=str(policy), source=SOURCE))
+        out.append(issue(FAIL, T("mooncake.serve_args.bad_policy", policy=repr(policy)), observed=str(policy), source=SOURCE))
     extra = data.get("kv_connector_extra_config", {})
     if not isinstance(extra, dict):
-        out.append(issue(FAIL, "\"kv_connector_extra_config\" must be a JSON object", "\"kv_connector_extra_config\" 必须是 JSON 对象",
-                         observed=type(extra).__name__, source=SOURCE))
+        out.append(issue(FAIL, T("mooncake.serve_args.extra_not_object"), observed=type(extra).__name__, source=SOURCE))
         extra = {}
     fam = family(name)
     if fam:
@@ -310,9 +293,7 @@ def _check_object(data: Dict[str, Any], ctx: ServeContext) -> List[Issue]:
     if fam == "store":
         out.extend(_store_issues(str(name), extra, ctx))
     elif fam in ("p2p", "layerwise") and ctx.env.get("MOONCAKE_CONFIG_PATH"):
-        out.append(issue(INFO, f"{name} does not read MOONCAKE_CONFIG_PATH (only the KV-pool connector does); it starts the transfer engine with P2PHANDSHAKE/ascend itself",
-                         f"{name} 不读取 MOONCAKE_CONFIG_PATH（只有 KV 池 connector 读取）；它直接以 P2PHANDSHAKE/ascend 启动传输引擎",
-                         source="facts/mooncake.md §4"))
+        out.append(issue(INFO, T("mooncake.serve_args.config_unused", name=name), source=f"{MOONCAKE_DOC}#config"))
     return out
 
 
@@ -322,33 +303,29 @@ def _connector_issues(name: str, data: Dict[str, Any], ctx: ServeContext) -> Lis
     if module:
         if ctx.modules and module.startswith("vllm_ascend.") and module not in ctx.modules:
             moved = [m for m in ctx.modules if m.rsplit(".", 1)[-1] == module.rsplit(".", 1)[-1]]
-            out.append(issue(FAIL, f"kv_connector_module_path {module} does not exist in the installed vllm-ascend {ctx.vllm_ascend}"
-                                   + (f" (it moved to {moved[0]})" if moved else ""),
-                             f"已安装的 vllm-ascend {ctx.vllm_ascend} 中不存在 kv_connector_module_path {module}"
-                             + (f"（已移动到 {moved[0]}）" if moved else ""),
-                             hint=(f'"kv_connector_module_path": "{moved[0]}"' if moved else "remove kv_connector_module_path and use a registered name",
-                                   f'"kv_connector_module_path": "{moved[0]}"' if moved else "删除 kv_connector_module_path，使用已注册的名称"),
-                             observed=module, expected=moved[0] if moved else None, source=SOURCE))
+            if moved:
+                title = T("mooncake.serve_args.module_moved", module=module, version=ctx.vllm_ascend, moved=moved[0])
+                hint = T("mooncake.serve_args.module_moved.hint", moved=moved[0])
+            else:
+                title = T("mooncake.serve_args.module_missing", module=module, version=ctx.vllm_ascend)
+                hint = T("mooncake.serve_args.module_missing.hint")
+            out.append(issue(FAIL, title, hint, observed=module, expected=moved[0] if moved else None, source=SOURCE))
         return out
     if not ctx.connectors:
-        out.append(issue(INFO, f"kv_connector {name}: the installed vllm-ascend's connector registry could not be read, the name is not verified",
-                         f"kv_connector {name}：无法读取已安装 vllm-ascend 的 connector 注册表，未校验该名称", source=SOURCE))
+        out.append(issue(INFO, T("mooncake.serve_args.registry_unread", name=name), source=SOURCE))
         return out
     if name in ctx.connectors:
         return out
     if name in ctx.vllm_connectors:
-        out.append(issue(WARN, f"{name} is upstream vLLM's connector, not one of vllm-ascend's (it is not built for Ascend NPUs)",
-                         f"{name} 是上游 vLLM 的 connector，不是 vllm-ascend 的（不适用于昇腾 NPU）",
-                         hint=(f"use one of vllm-ascend {ctx.vllm_ascend}'s: {', '.join(sorted(c for c in ctx.connectors if 'Mooncake' in c or 'Store' in c))}",
-                               f"使用 vllm-ascend {ctx.vllm_ascend} 提供的：{', '.join(sorted(c for c in ctx.connectors if 'Mooncake' in c or 'Store' in c))}"),
+        ours = ", ".join(sorted(c for c in ctx.connectors if "Mooncake" in c or "Store" in c))
+        out.append(issue(WARN, T("mooncake.serve_args.upstream_connector", name=name),
+                         T("mooncake.serve_args.upstream_connector.hint", version=ctx.vllm_ascend, ours=ours),
                          observed=name, source=SOURCE))
         return out
     close = difflib.get_close_matches(name, list(ctx.connectors), n=1, cutoff=0.6)
-    out.append(issue(FAIL, f"kv_connector {name!r} is not registered by the installed vllm-ascend {ctx.vllm_ascend}"
-                           + (f" (did you mean {close[0]}?)" if close else ""),
-                     f"已安装的 vllm-ascend {ctx.vllm_ascend} 没有注册 kv_connector {name!r}"
-                     + (f"（是否应为 {close[0]}？）" if close else ""),
-                     hint=(f"registered: {', '.join(sorted(ctx.connectors))}", f"已注册：{', '.join(sorted(ctx.connectors))}"),
+    title = T("mooncake.serve_args.unregistered_close", name=repr(name), version=ctx.vllm_ascend, close=close[0]) if close \
+        else T("mooncake.serve_args.unregistered", name=repr(name), version=ctx.vllm_ascend)
+    out.append(issue(FAIL, title, T("mooncake.serve_args.unregistered.hint", registered=", ".join(sorted(ctx.connectors))),
                      observed=name, expected=close[0] if close else None, source=SOURCE))
     return out
 
@@ -356,32 +333,32 @@ def _connector_issues(name: str, data: Dict[str, Any], ctx: ServeContext) -> Lis
 def _extra_issues(fam: str, name: str, extra: Dict[str, Any], va: Optional[str],
                   table: Mapping[str, Window]) -> List[Issue]:
     out: List[Issue] = []
-    ignored, unknown = [], []
+    ignored: List[Text] = []
+    names: List[str] = []
+    unknown: List[str] = []
     for key in extra:
         if key not in table:
             unknown.append(key)
             continue
         state = window_state(table[key], va)
         if state == "not_yet":
-            when = "vllm-ascend main (after 0.25.1rc1)" if table[key][0] == HEAD else f"vllm-ascend {table[key][0]}"
-            ignored.append(f"{key} (read from {when} on)")
+            ignored.append(T("mooncake.serve_args.key.not_yet_head", key=key) if table[key][0] == HEAD
+                           else T("mooncake.config.key.not_yet", key=key, first=table[key][0]))
+            names.append(key)
         elif state == "no_longer":
-            ignored.append(f"{key} (no longer read since vllm-ascend {table[key][1]})")
+            ignored.append(T("mooncake.config.key.no_longer", key=key, last=table[key][1]))
+            names.append(key)
     if fam == "store" and "mooncake_rpc_port" in extra and window_state(table["lookup_rpc_port"], va) == "read":
-        out.append(issue(INFO, "mooncake_rpc_port is deprecated: vllm-ascend reads lookup_rpc_port first and logs a warning for the old name",
-                         "mooncake_rpc_port 已废弃：vllm-ascend 优先读取 lookup_rpc_port，旧名称会打印告警",
-                         hint=('rename it: "lookup_rpc_port": <a port unique per instance>', '改名为 "lookup_rpc_port": <每个实例唯一的端口>'),
+        out.append(issue(INFO, T("mooncake.serve_args.rpc_port_deprecated"), T("mooncake.serve_args.rpc_port_deprecated.hint"),
                          observed="mooncake_rpc_port", expected="lookup_rpc_port", source=SOURCE))
     if unknown:
-        out.append(issue(WARN, f"kv_connector_extra_config key(s) that {name} does not read: {', '.join(unknown)}",
-                         f"{name} 不读取这些 kv_connector_extra_config 键：{', '.join(unknown)}",
-                         hint=(f"known for {name}: {', '.join(k for k in table if window_state(table[k], va) == 'read')}",
-                               f"{name} 支持的键：{', '.join(k for k in table if window_state(table[k], va) == 'read')}"),
+        known = ", ".join(k for k in table if window_state(table[k], va) == "read")
+        out.append(issue(WARN, T("mooncake.serve_args.extra_unknown", name=name, keys=", ".join(unknown)),
+                         T("mooncake.serve_args.extra_unknown.hint", name=name, known=known),
                          observed=", ".join(unknown), source=SOURCE))
     if ignored:
-        out.append(issue(INFO, f"kv_connector_extra_config key(s) ignored by vllm-ascend {va}: " + "; ".join(ignored),
-                         f"vllm-ascend {va} 会忽略这些 kv_connector_extra_config 键：" + "；".join(ignored),
-                         observed=", ".join(i.split(" ")[0] for i in ignored), source=SOURCE))
+        out.append(issue(INFO, T("mooncake.serve_args.extra_ignored", version=va, keys=join(ignored, "sep.semi")),
+                         observed=", ".join(names), source=SOURCE))
     return out
 
 
@@ -392,23 +369,17 @@ def _prefill_decode(name: str, extra: Dict[str, Any]) -> List[Issue]:
         cfg = extra.get(side)
         missing = [k for k in ("tp_size", "dp_size") if not isinstance(cfg, dict) or k not in cfg]
         if missing:
-            out.append(issue(FAIL, f"{name} needs kv_connector_extra_config.{side}.{{tp_size, dp_size}}; missing {', '.join(missing)} "
-                                   "(a bare AssertionError at start-up)",
-                             f"{name} 需要 kv_connector_extra_config.{side}.{{tp_size, dp_size}}；缺少 {', '.join(missing)}"
-                             "（启动时报 AssertionError）",
-                             hint=(f'"{side}": {{"tp_size": 8, "dp_size": 1}}', f'"{side}": {{"tp_size": 8, "dp_size": 1}}'),
+            out.append(issue(FAIL, T("mooncake.serve_args.pd_sizes_missing", name=name, side=side, missing=", ".join(missing)),
+                             T("mooncake.serve_args.pd_sizes_missing.hint", side=side),
                              expected=f"{side}.tp_size, {side}.dp_size", source=SOURCE))
         elif isinstance(cfg, dict):
             sizes[side] = cfg
     if "prefill" in sizes and "decode" in sizes:
         p, d = sizes["prefill"].get("tp_size"), sizes["decode"].get("tp_size")
         if isinstance(p, int) and isinstance(d, int) and p < d:
-            out.append(issue(FAIL, f"prefill_tp_size: {p} must be greater than or equal to the decode_tp_size: {d}",
-                             f"prefill_tp_size（{p}）必须大于或等于 decode_tp_size（{d}）",
-                             observed=f"prefill {p} < decode {d}", source=SOURCE))
+            out.append(issue(FAIL, T("mooncake.serve_args.pd_tp", p=p, d=d), observed=f"prefill {p} < decode {d}", source=SOURCE))
         if sizes["decode"].get("pp_size", 1) != 1:
-            out.append(issue(FAIL, f"decode pp size must be 1 (got {sizes['decode'].get('pp_size')})",
-                             f"decode 的 pp_size 必须为 1（实际为 {sizes['decode'].get('pp_size')}）", source=SOURCE))
+            out.append(issue(FAIL, T("mooncake.serve_args.pd_pp", pp=sizes["decode"].get("pp_size")), source=SOURCE))
     return out
 
 
@@ -420,29 +391,19 @@ def _store_issues(name: str, extra: Dict[str, Any], ctx: ServeContext) -> List[I
     if "backend" in extra and window_state(backend_window, va) == "read":
         known = [b for b, since in ctx.backends.items() if since is None or at_least(va, since) is not False]
         if str(backend).lower() not in known:
-            out.append(issue(FAIL, f"backend {backend!r}: Unsupported KV pool backend (vllm-ascend {va} has {', '.join(known)})",
-                             f"backend {backend!r}：不支持的 KV 池后端（vllm-ascend {va} 支持 {', '.join(known)}）",
+            out.append(issue(FAIL, T("mooncake.serve_args.bad_backend", backend=repr(backend), version=va, known=", ".join(known)),
                              observed=str(backend), expected=" | ".join(known), source=SOURCE))
             return out
     if str(backend).lower() != "mooncake" and window_state(backend_window, va) == "read":
         return out
     if not ctx.env.get("MOONCAKE_CONFIG_PATH"):
-        out.append(issue(FAIL, f"{name} with the mooncake backend reads MOONCAKE_CONFIG_PATH, which is not set "
-                               "(\"The environment variable 'MOONCAKE_CONFIG_PATH' is not set.\")",
-                         f"{name}（mooncake 后端）需要 MOONCAKE_CONFIG_PATH，但它未设置",
-                         hint=("export MOONCAKE_CONFIG_PATH=/path/to/mooncake.json   (in the shell that starts vllm)",
-                               "export MOONCAKE_CONFIG_PATH=/path/to/mooncake.json（在启动 vllm 的 shell 中）"),
+        out.append(issue(FAIL, T("mooncake.serve_args.no_config_path", name=name), T("mooncake.serve_args.no_config_path.hint"),
                          expected="MOONCAKE_CONFIG_PATH", source=SOURCE))
     if not ctx.mooncake_installed:
-        out.append(issue(FAIL, f"{name} imports mooncake, which is not installed for this interpreter ('Please install mooncake ...')",
-                         f"{name} 需要导入 mooncake，但当前解释器没有安装 mooncake", source=SOURCE))
+        out.append(issue(FAIL, T("mooncake.serve_args.not_installed", name=name), source=SOURCE))
     if extra.get("use_layerwise") is True and extra.get("load_async") is True:
-        out.append(issue(INFO, "load_async has no effect together with use_layerwise (the scheduler loads layer by layer)",
-                         "use_layerwise 开启时 load_async 不生效（调度器逐层加载）", source=SOURCE))
+        out.append(issue(INFO, T("mooncake.serve_args.layerwise_async"), source=SOURCE))
     if ctx.env.get("PYTHONHASHSEED") is None:
-        out.append(issue(INFO, "PYTHONHASHSEED is not set: vllm-ascend's KV-pool docs ask for the same value (export PYTHONHASHSEED=0) on every "
-                               "instance, so block hashes match across instances",
-                         "未设置 PYTHONHASHSEED：vllm-ascend KV 池文档要求所有实例设置相同的值（export PYTHONHASHSEED=0），"
-                         "这样各实例的 block 哈希才一致",
-                         hint=("export PYTHONHASHSEED=0", "export PYTHONHASHSEED=0"), source="facts/mooncake.md §5"))
+        out.append(issue(INFO, T("mooncake.serve_args.hash_seed"), T("mooncake.serve_args.hash_seed.hint"),
+                         source=f"{MOONCAKE_DOC}#serve-args"))
     return out

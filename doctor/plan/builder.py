@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from doctor.errors import UsageError
 from doctor.facts import Distribution, Facts
-from doctor.findings import FAIL, WARN, Msg, Verdict, msg
-from doctor.shell.installer import Installer
+from doctor.findings import FAIL, WARN, Verdict
+from doctor.i18n import Join, T, Text, join
 from doctor.matrix.model import Matrix, Release
 from doctor.matrix.query import (
     TOO_OLD,
@@ -48,13 +48,29 @@ MOONCAKE_NPU = "mooncake-transfer-engine-npu"
 # What vllm from the index asks for that an Ascend host must not get (CUDA builds, its newer
 # torch) is the matrix's package set "vllm_not_on_ascend", which check also treats as the expected
 # pip-check residual: it travels on the _Builder and the Plan.
-# Findings whose fix is a step of the plan (the rest of the auto-fixable ones are reported).
-HANDLED = {"torch.version", "torch.build", "torch.companions", "torch_npu.version", "vllm.version",
-           "vllm_ascend.installed", "vllm_ascend.plugin", "vllm_ascend.triton", "vllm_ascend.numpy",
-           "vllm_ascend.transformers", "vllm_ascend.requirements", "mooncake.installed", "mooncake.transport",
-           "env.pip_check"}
+Why = Union[Text, Join]  # what a step or a note says, in the catalogue's words
+Note = Union[Why, str]  # the matrix's own notes are English data
 
 KEEP_CANN, KEEP_RELEASE = "keep-cann", "keep-release"
+
+
+class Installer(Protocol):
+    """How the plan spells installer commands (``doctor.shell.installer.Installer`` is the one the
+    fix command passes: pip or uv for the target interpreter)."""
+
+    kind: str
+    python: str
+
+    def install(self, specs: Sequence[str], *, no_deps: bool = True, extra_index_urls: Sequence[str] = (),
+                constraint: Optional[str] = None) -> List[str]: ...
+
+    def uninstall(self, names: Sequence[str]) -> List[str]: ...
+
+    def _cmd(self, sub: str) -> List[str]: ...
+
+
+def note_text(m: Note, lang: str) -> str:
+    return m if isinstance(m, str) else m.text(lang)
 
 
 @dataclass
@@ -73,7 +89,7 @@ class PlanOptions:
 @dataclass
 class Step:
     kind: str  # pip | build | manual | vendor
-    why: Msg
+    why: Why
     action: str = ""  # remove | install | requirements | build | fetch (manual/vendor: "")
     argv: Optional[List[str]] = None
     command: Optional[str] = None  # manual/vendor: the exact command, never run
@@ -118,12 +134,12 @@ class Plan:
     target: Optional[str]
     row: Optional[str]
     choice: str  # installed | target | fresh | keep-cann | keep-release
-    choice_why: Msg
+    choice_why: Why
     pins: Dict[str, str]
     steps: List[Step]
-    expected_residual: List[Msg] = field(default_factory=list)
+    expected_residual: List[Why] = field(default_factory=list)
     alternatives: List[Dict] = field(default_factory=list)
-    notes: List[Msg] = field(default_factory=list)
+    notes: List[Note] = field(default_factory=list)
     installer: str = "pip"
     not_on_ascend: Tuple[str, ...] = ()  # vllm requirements the Ascend stack never installs
 
@@ -147,7 +163,7 @@ class Plan:
             "steps": [s.to_json(lang) for s in self.steps],
             "expected_residual": [m.text(lang) for m in self.expected_residual],
             "alternatives": self.alternatives,
-            "notes": [m.text(lang) for m in self.notes],
+            "notes": [note_text(m, lang) for m in self.notes],
         }
 
 
@@ -200,7 +216,7 @@ def _eq(a: Optional[str], b: Optional[str]) -> bool:
 class TargetChoice:
     release: Release
     choice: str
-    why: Msg
+    why: Why
     alternatives: List[Dict] = field(default_factory=list)
 
 
@@ -234,16 +250,14 @@ def choose_target(matrix: Matrix, facts: Facts, hardware: Optional[str], target:
         row = release_row(matrix, target)
         if row is None:
             raise UsageError(f"--target vllm-ascend=={target}: not in the matrix (see ascend-doctor matrix show)")
-        base = TargetChoice(row, "target", msg(f"--target vllm-ascend=={row.vllm_ascend}",
-                                                 f"--target vllm-ascend=={row.vllm_ascend}"))
+        base = TargetChoice(row, "target", T("plan.target.given", release=row.vllm_ascend))
     else:
         installed = facts.version_of("vllm-ascend")
         if installed:
             row, note = release_for_installed(matrix, installed)
             if row is None:
                 raise UsageError(f"cannot plan: {note}; pass --target vllm-ascend==<version>")
-            base = TargetChoice(row, "installed", msg(f"the installed vllm-ascend {installed}",
-                                                       f"已安装的 vllm-ascend {installed}"))
+            base = TargetChoice(row, "installed", T("plan.target.installed", version=installed))
         else:
             row = _fits_here(matrix, facts, hardware)
             if row is None:
@@ -252,9 +266,7 @@ def choose_target(matrix: Matrix, facts: Facts, hardware: Optional[str], target:
             here = ", ".join(x for x in (f"CANN {cann_of(facts)}" if cann_of(facts) else "",
                                          f"Python {python_of(facts)}" if python_of(facts) else "",
                                          arch_of(facts) or "") if x)
-            return TargetChoice(row, "fresh",
-                                msg(f"no vllm-ascend installed: the newest release that runs here ({here})",
-                                    f"未安装 vllm-ascend：能在此运行的最新版本（{here}）"))
+            return TargetChoice(row, "fresh", T("plan.target.fresh", here=here))
     misfits = vendor_misfits(matrix, base.release, facts, hardware)
     if not misfits:
         return base
@@ -262,19 +274,15 @@ def choose_target(matrix: Matrix, facts: Facts, hardware: Optional[str], target:
     keep_release = {"prefer": KEEP_RELEASE, "target": base.release.vllm_ascend,
                     "needs": [f"vendor install: {m}" for m in misfits]}
     if other is None or other.vllm_ascend == base.release.vllm_ascend:
-        return TargetChoice(base.release, KEEP_RELEASE, msg(
-            f"{base.why.en}; {'; '.join(misfits)}: no release fits the installed CANN/driver, so they must be upgraded",
-            f"{base.why.zh}；{'；'.join(misfits)}：没有适配当前 CANN/驱动的版本，需要升级"))
+        return TargetChoice(base.release, KEEP_RELEASE,
+                            T("plan.target.vendor_upgrade_needed", base=base.why, misfits=join(misfits, "sep.semi")))
     keep_cann = {"prefer": KEEP_CANN, "target": other.vllm_ascend, "needs": []}
     if prefer == KEEP_RELEASE or (prefer is None and base.choice == "target"):
-        return TargetChoice(base.release, KEEP_RELEASE, msg(
-            f"{base.why.en}, with a vendor upgrade ({'; '.join(misfits)})",
-            f"{base.why.zh}，需要升级厂商组件（{'；'.join(misfits)}）"), [keep_cann])
-    return TargetChoice(other, KEEP_CANN, msg(
-        f"{'; '.join(misfits)} for vllm-ascend {base.release.vllm_ascend}: keeping CANN/driver and moving to "
-        f"vllm-ascend {other.vllm_ascend}, the newest release that runs on them (--prefer keep-release to upgrade CANN instead)",
-        f"{'；'.join(misfits)}（vllm-ascend {base.release.vllm_ascend} 所需）：保留 CANN/驱动，改用能在其上运行的最新版本 "
-        f"vllm-ascend {other.vllm_ascend}（如需升级 CANN，用 --prefer keep-release）"), [keep_release])
+        return TargetChoice(base.release, KEEP_RELEASE,
+                            T("plan.target.with_vendor_upgrade", base=base.why, misfits=join(misfits, "sep.semi")),
+                            [keep_cann])
+    return TargetChoice(other, KEEP_CANN, T("plan.target.keep_cann", misfits=join(misfits, "sep.semi"),
+                                            release=base.release.vllm_ascend, other=other.vllm_ascend), [keep_release])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -326,26 +334,33 @@ def unmet_requirements(owner: str, requires: Sequence[str], stack: Sequence[str]
 
 @dataclass
 class _Builder:
+    """What the fixers read (the facts, the row, the check's verdict) and what they build."""
+
     ctx_facts: Facts
     row: Release
     opts: PlanOptions
     arch: Optional[str]
+    matrix: Matrix
+    verdict: Verdict
+    hardware: Optional[str]
+    torch_npu: str  # the torch-npu version the matrix pins for this arch/Python
+    retarget: bool  # moving to another release than the installed one
     pins: Dict[str, str] = field(default_factory=dict)
-    removes: List[Tuple[str, Msg]] = field(default_factory=list)
+    removes: List[Tuple[str, Why]] = field(default_factory=list)
     steps: List[Step] = field(default_factory=list)
-    notes: List[Msg] = field(default_factory=list)
-    residual: List[Msg] = field(default_factory=list)
+    notes: List[Note] = field(default_factory=list)
+    residual: List[Why] = field(default_factory=list)
     installs: Dict[str, str] = field(default_factory=dict)  # name -> spec the plan installs
     not_on_ascend: Tuple[str, ...] = ()  # the matrix's "vllm_not_on_ascend" patterns
 
     def dist(self, name: str) -> Optional[Distribution]:
         return self.ctx_facts.dist(name)
 
-    def remove(self, name: str, why: Msg) -> None:
+    def remove(self, name: str, why: Why) -> None:
         if self.dist(name) is not None and all(n != name for n, _ in self.removes):
             self.removes.append((name, why))
 
-    def install_step(self, specs: List[Tuple[str, str]], why: Msg, *, no_deps: bool = True,
+    def install_step(self, specs: List[Tuple[str, str]], why: Why, *, no_deps: bool = True,
                      index: Sequence[str] = (), finding: Optional[str] = None) -> None:
         reqs = [f"{n}{s}" for n, s in specs]
         for n, s in specs:
@@ -360,34 +375,27 @@ class _Builder:
 def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, hardware: Optional[str],
                opts: PlanOptions, choice: TargetChoice) -> Plan:
     arch = arch_of(facts)
-    b = _Builder(facts, row, opts, arch, not_on_ascend=package_set(matrix, "vllm_not_on_ascend"))
-    py = python_of(facts)
-    matrix_pins = pins_for(matrix, row, arch=arch, python=py)
-    b.notes.extend(msg(n, n) for n in matrix_pins.notes)
-    retarget = choice.choice != "installed"
-
-    _torch(b, matrix)
-    _torch_npu(b, matrix, matrix_pins.packages.get("torch-npu", row.torch_npu))
-    _vllm(b)
-    _vllm_ascend(b, verdict, retarget)
-    _triton(b, hardware)
-    _rest(b)
-    _requirements(b, verdict)
-    _mooncake(b, verdict)
+    matrix_pins = pins_for(matrix, row, arch=arch, python=python_of(facts))
+    b = _Builder(facts, row, opts, arch, matrix, verdict, hardware,
+                 torch_npu=matrix_pins.packages.get("torch-npu", row.torch_npu), retarget=choice.choice != "installed",
+                 not_on_ascend=package_set(matrix, "vllm_not_on_ascend"))
+    b.notes.extend(matrix_pins.notes)
+    for fixer in FIXERS.values():
+        fixer(b)
 
     steps: List[Step] = []
     if b.removes:
         names = [n for n, _ in b.removes]
-        why = Msg("; ".join(w.en for _, w in b.removes), "；".join(w.zh for _, w in b.removes))
+        why = join((w for _, w in b.removes), "sep.semi")
         steps.append(Step("pip", why, "remove", argv=opts.installer.uninstall(names), removes=names))
     steps.extend(b.steps)
     # a finding about a package the plan replaces (torch-npu built for another CANN) is moot
     moot = {fid for fid, pkg in (("torch_npu.cann", "torch-npu"),) if pkg in b.installs}
     steps.extend(s for s in _manual_steps(verdict) if s.finding not in moot)
+    handled = fixed_by_plan()
     for f in verdict.findings:
-        if f.fixable == "auto" and f.status in (FAIL, WARN) and f.id not in HANDLED:
-            b.notes.append(msg(f"not changed by the plan: {f.id} ({f.title.en})",
-                               f"计划不处理：{f.id}（{f.title.zh}）"))
+        if f.fixable == "auto" and f.status in (FAIL, WARN) and f.id not in handled:
+            b.notes.append(T("plan.not_handled", id=f.id, title=f.title))
     _residual(b)
     alternatives = list(choice.alternatives)
     if "vllm" in b.installs and opts.vllm_from == "index":
@@ -400,18 +408,16 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
                 installer=opts.installer.kind, not_on_ascend=b.not_on_ascend)
 
 
-def _torch(b: _Builder, matrix: Matrix) -> None:
+def _torch(b: _Builder) -> None:
     row, arch = b.row, b.arch
     torch = b.dist("torch")
     nvidia = sorted(n for n in (b.ctx_facts.packages.dists if b.ctx_facts.packages else {}) if n.startswith("nvidia-"))
     if torch is not None and accelerator_build(torch):
-        b.remove("torch", msg(f"torch {torch.version} is a CUDA/ROCm build (torch-npu needs the CPU build)",
-                              f"torch {torch.version} 是 CUDA/ROCm 版本（torch-npu 需要 CPU 版本）"))
+        b.remove("torch", T("plan.torch.accelerator_build", version=torch.version))
     for n in nvidia:
-        b.remove(n, msg(f"{n} is a CUDA runtime package (nothing on an Ascend host uses it)",
-                        f"{n} 是 CUDA 运行时包（昇腾机器上不需要）"))
+        b.remove(n, T("plan.torch.cuda_runtime", name=n))
     specs: List[Tuple[str, str]] = []
-    why_en, why_zh = [], []
+    why: List[Text] = []
     torch_ok = torch is not None and same_release(torch.version, row.torch) and not accelerator_build(torch)
     if torch_ok:
         b.pins["torch"] = torch.version
@@ -419,10 +425,8 @@ def _torch(b: _Builder, matrix: Matrix) -> None:
         want = cpu_spec(row.torch, arch)
         specs.append(("torch", f"=={want}"))
         b.pins["torch"] = want
-        have = f"torch {torch.version}" if torch else "torch is not installed"
-        why_en.append(f"{have}; vllm-ascend {row.vllm_ascend} needs torch {row.torch} (CPU build)")
-        why_zh.append(f"{'当前 torch ' + torch.version if torch else '未安装 torch'}；vllm-ascend {row.vllm_ascend} 需要 torch {row.torch}（CPU 版本）")
-    trow = torch_row(matrix, row.torch)
+        why.append(T("plan.torch.needed", have=_have("torch", torch), release=row.vllm_ascend, torch=row.torch))
+    trow = torch_row(b.matrix, row.torch)
     for name, spec, paired in (("torchvision", row.torchvision, trow.torchvision if trow else None),
                                ("torchaudio", row.torchaudio, trow.torchaudio if trow else None)):
         d = b.dist(name)
@@ -436,26 +440,24 @@ def _torch(b: _Builder, matrix: Matrix) -> None:
             continue
         version = paired or (spec.lstrip("=") if spec and spec.startswith("==") else None)
         if version is None:
-            b.notes.append(msg(f"{name}: no version pairs with torch {row.torch} in the matrix; left as is",
-                               f"{name}：矩阵中没有与 torch {row.torch} 配套的版本；保持不变"))
+            b.notes.append(T("plan.torch.no_companion", name=name, torch=row.torch))
             continue
         want = cpu_spec(version, arch)
         specs.append((name, f"=={want}"))
         b.pins[name] = want
-        why_en.append(f"{name} {d.version if d else '(missing)'} -> {version} (pairs with torch {row.torch})")
-        why_zh.append(f"{name} {d.version if d else '（未安装）'} -> {version}（与 torch {row.torch} 配套）")
+        why.append(T("plan.torch.companion", name=name, have=_version_or_missing(d), version=version, torch=row.torch))
     if specs:
         index = [TORCH_CPU_INDEX] if arch == "x86_64" else []
-        b.install_step(specs, Msg("; ".join(why_en), "；".join(why_zh)), index=index, finding="torch.version")
+        b.install_step(specs, join(why, "sep.semi"), index=index, finding="torch.version")
 
 
-def _torch_npu(b: _Builder, matrix: Matrix, choice: str) -> None:
-    row = b.row
+def _torch_npu(b: _Builder) -> None:
+    row, choice = b.row, b.torch_npu
     npu = b.dist("torch-npu")
     if npu is not None and any(same_release(npu.version, v) for v in row.torch_npu_accepted):
         b.pins["torch-npu"] = npu.version
         return
-    npu_row = torch_npu_row(matrix, choice)
+    npu_row = torch_npu_row(b.matrix, choice)
     index: List[str] = []
     spec = f"=={choice}"
     if npu_row is not None and npu_row.url:
@@ -463,14 +465,11 @@ def _torch_npu(b: _Builder, matrix: Matrix, choice: str) -> None:
     elif npu_row is not None and npu_row.index == "ascend-mirror":
         index = list(row.extra_index_urls)
         if not index:
-            b.notes.append(msg(f"torch-npu {choice} is on the Ascend pip mirror, which the matrix row does not name",
-                               f"torch-npu {choice} 位于昇腾 pip 镜像，但矩阵中该版本未给出镜像地址"))
+            b.notes.append(T("plan.torch_npu.mirror_unnamed", version=choice))
     b.pins["torch-npu"] = choice
-    have = f"torch-npu {npu.version}" if npu else "torch-npu is not installed"
-    b.install_step([("torch-npu", spec)], msg(
-        f"{have}; vllm-ascend {row.vllm_ascend} needs torch-npu {choice}",
-        f"{'当前 torch-npu ' + npu.version if npu else '未安装 torch-npu'}；vllm-ascend {row.vllm_ascend} 需要 torch-npu {choice}"),
-        index=index, finding="torch_npu.version")
+    b.install_step([("torch-npu", spec)],
+                   T("plan.needs", have=_have("torch-npu", npu), release=row.vllm_ascend, wants=f"torch-npu {choice}"),
+                   index=index, finding="torch_npu.version")
 
 
 def _vllm(b: _Builder) -> None:
@@ -480,69 +479,55 @@ def _vllm(b: _Builder) -> None:
         b.pins["vllm"] = v.version
         return
     if v is not None:
-        where = f", editable at {v.direct_url[len('file://'):]}" if v.editable and v.direct_url else ""
-        b.remove("vllm", msg(
-            f"vllm {v.version}{where} does not match vllm-ascend {row.vllm_ascend} (its files are kept in the "
-            f"transaction's backup: a local build cannot be downloaded again)",
-            f"vllm {v.version}{where} 与 vllm-ascend {row.vllm_ascend} 不配套（其文件保存在事务备份中："
-            f"本地构建的版本无法重新下载）"))
+        where = T("plan.vllm.editable_at", path=v.direct_url[len('file://'):]) if v.editable and v.direct_url else ""
+        b.remove("vllm", T("plan.vllm.mismatch", version=v.version, where=where, release=row.vllm_ascend))
     if b.opts.vllm_from == "source":
         src = f"{b.opts.src_dir or '/tmp'}/vllm-{row.vllm}"
-        b.steps.append(Step("build", msg(f"fetch vLLM v{row.vllm} source (download phase)", f"获取 vLLM v{row.vllm} 源码（下载阶段）"),
+        b.steps.append(Step("build", T("plan.vllm.fetch", version=row.vllm),
                             "fetch", argv=["git", "clone", "--depth", "1", "--branch", f"v{row.vllm}", b.opts.vllm_repo, src],
                             finding="vllm.version"))
         inst = b.opts.installer
         argv = inst._cmd("install") + ["--no-deps", "--no-build-isolation", src]
-        b.steps.append(Step("build", msg(
-            f"build vllm {row.vllm} with VLLM_TARGET_DEVICE=empty (no CUDA kernels, no torch pin) and install it without dependencies",
-            f"以 VLLM_TARGET_DEVICE=empty 构建 vllm {row.vllm}（不含 CUDA 内核、不固定 torch），不带依赖安装"),
-            "build", argv=argv, packages=[f"vllm=={row.vllm}+empty"], env={"VLLM_TARGET_DEVICE": "empty"},
+        b.steps.append(Step("build", T("plan.vllm.build", version=row.vllm), "build", argv=argv, packages=[f"vllm=={row.vllm}+empty"], env={"VLLM_TARGET_DEVICE": "empty"},
             finding="vllm.version"))
         b.installs["vllm"] = f"=={row.vllm}+empty"
         b.pins["vllm"] = f"{row.vllm}+empty"
         return
     b.pins["vllm"] = row.vllm
-    b.install_step([("vllm", f"=={row.vllm}")], msg(
-        f"{'vllm ' + v.version if v else 'vllm is not installed'}; vllm-ascend {row.vllm_ascend} needs vllm {row.vllm}: "
-        f"installed without dependencies so it cannot replace torch ({row.torch}) with its own pin",
-        f"{'当前 vllm ' + v.version if v else '未安装 vllm'}；vllm-ascend {row.vllm_ascend} 需要 vllm {row.vllm}："
-        f"不带依赖安装，避免它用自己固定的版本替换 torch（{row.torch}）"), finding="vllm.version")
+    b.install_step([("vllm", f"=={row.vllm}")],
+                   T("plan.vllm.install", have=_have("vllm", v), release=row.vllm_ascend, version=row.vllm, torch=row.torch),
+                   finding="vllm.version")
 
 
-def _vllm_ascend(b: _Builder, verdict: Verdict, retarget: bool) -> None:
-    row = b.row
+def _vllm_ascend(b: _Builder) -> None:
+    row, retarget = b.row, b.retarget
     va = b.dist("vllm-ascend")
-    plugin_broken = any(f.id == "vllm_ascend.plugin" and f.status == FAIL and f.fixable == "auto" for f in verdict.findings)
+    plugin_broken = any(f.id == "vllm_ascend.plugin" and f.status == FAIL and f.fixable == "auto" for f in b.verdict.findings)
     ok = va is not None and (not retarget or _eq(public(va.version), row.vllm_ascend)) and not plugin_broken
     if ok:
         b.pins["vllm-ascend"] = va.version
         return
     b.pins["vllm-ascend"] = row.vllm_ascend
     if va is None:
-        why = msg(f"install vllm-ascend {row.vllm_ascend}", f"安装 vllm-ascend {row.vllm_ascend}")
+        why = T("plan.vllm_ascend.install", release=row.vllm_ascend)
     elif plugin_broken and not retarget:
-        why = msg(f"vllm-ascend {va.version} does not register the 'ascend' platform plugin: reinstall it",
-                  f"vllm-ascend {va.version} 未注册 'ascend' 平台插件：重新安装")
+        why = T("plan.vllm_ascend.plugin", version=va.version)
     else:
-        why = msg(f"vllm-ascend {va.version} -> {row.vllm_ascend}", f"vllm-ascend {va.version} -> {row.vllm_ascend}")
+        why = T("plan.vllm_ascend.move", version=va.version, release=row.vllm_ascend)
     b.install_step([("vllm-ascend", f"=={row.vllm_ascend}")], why, finding="vllm_ascend.installed")
 
 
-def _triton(b: _Builder, hardware: Optional[str]) -> None:
-    row = b.row
+def _triton(b: _Builder) -> None:
+    row, hardware = b.row, b.hardware
     mainline, ta = b.dist("triton"), b.dist("triton-ascend")
     want = row.triton_ascend if row.triton_ascend and hardware != "310P" else None
     if mainline is not None:
-        why = (f"mainline triton {mainline.version} shares the 'triton' package with triton-ascend"
-               if want or ta else f"mainline (CUDA) triton {mainline.version} is unused on Ascend (the official images remove it)")
-        why_zh = (f"主线 triton {mainline.version} 与 triton-ascend 共用 'triton' 包名"
-                  if want or ta else f"主线（CUDA）triton {mainline.version} 在昇腾上无用（官方镜像会卸载它）")
-        b.remove("triton", msg(why, why_zh))
+        b.remove("triton", T("plan.triton.shared" if want or ta else "plan.triton.unused", version=mainline.version))
     if want is None:
         if ta is not None:
-            reason = "not supported on 300I Duo (310P)" if hardware == "310P" else f"vllm-ascend {row.vllm_ascend} does not use it"
-            reason_zh = "300I Duo（310P）不支持" if hardware == "310P" else f"vllm-ascend {row.vllm_ascend} 不使用它"
-            b.remove("triton-ascend", msg(f"triton-ascend {ta.version}: {reason}", f"triton-ascend {ta.version}：{reason_zh}"))
+            reason = T("plan.triton_ascend.on_310p") if hardware == "310P" else \
+                T("plan.triton_ascend.unused", release=row.vllm_ascend)
+            b.remove("triton-ascend", T("plan.triton_ascend.remove", version=ta.version, reason=reason))
         return
     accepted = ta is not None and any(same_release(ta.version, a) for a in row.triton_ascend_accepted)
     if accepted and mainline is None:
@@ -551,11 +536,9 @@ def _triton(b: _Builder, hardware: Optional[str]) -> None:
     version = ta.version if accepted else want
     b.pins["triton-ascend"] = version
     if accepted:
-        why = msg(f"reinstall triton-ascend {version}: removing mainline triton deletes the files they share",
-                  f"重装 triton-ascend {version}：卸载主线 triton 会删除二者共用的文件")
+        why = T("plan.triton_ascend.reinstall", version=version)
     else:
-        why = msg(f"{'triton-ascend ' + ta.version if ta else 'triton-ascend is not installed'}; vllm-ascend {row.vllm_ascend} needs {want}",
-                  f"{'当前 triton-ascend ' + ta.version if ta else '未安装 triton-ascend'}；vllm-ascend {row.vllm_ascend} 需要 {want}")
+        why = T("plan.needs", have=_have("triton-ascend", ta), release=row.vllm_ascend, wants=want)
     b.install_step([("triton-ascend", f"=={version}")], why, index=row.extra_index_urls, finding="vllm_ascend.triton")
 
 
@@ -564,7 +547,7 @@ def _rest(b: _Builder) -> None:
     dependencies under the pins (a constraints file), so nothing can move the stack."""
     row = b.row
     specs: List[Tuple[str, str]] = []
-    why_en, why_zh = [], []
+    why: List[Text] = []
     for name, spec in (("numpy", row.numpy), ("transformers", row.transformers)):
         d = b.dist(name)
         if spec is None:
@@ -576,8 +559,7 @@ def _rest(b: _Builder) -> None:
             continue
         specs.append((name, spec))
         b.pins[name] = spec
-        why_en.append(f"{name} {d.version if d else '(missing)'} -> {spec}")
-        why_zh.append(f"{name} {d.version if d else '（未安装）'} -> {spec}")
+        why.append(T("plan.rest.move", name=name, have=_version_or_missing(d), spec=spec))
     for text in row.extra_requirements:
         try:
             req = Requirement(text)
@@ -591,14 +573,13 @@ def _rest(b: _Builder) -> None:
             continue
         specs.append((name, spec))
         b.pins[name] = spec or "any"
-        why_en.append(f"{name}{spec} is part of the vllm-ascend {row.vllm_ascend} row")
-        why_zh.append(f"{name}{spec} 属于 vllm-ascend {row.vllm_ascend} 的配套")
+        why.append(T("plan.rest.extra", requirement=f"{name}{spec}", release=row.vllm_ascend))
     if specs:
-        b.install_step(specs, Msg("; ".join(why_en), "；".join(why_zh)), no_deps=False, finding="vllm_ascend.numpy"
+        b.install_step(specs, join(why, "sep.semi"), no_deps=False, finding="vllm_ascend.numpy"
                        if any(n == "numpy" for n, _ in specs) else "vllm_ascend.transformers")
 
 
-def _requirements(b: _Builder, verdict: Verdict) -> None:
+def _requirements(b: _Builder) -> None:
     """vllm and vllm-ascend go in with --no-deps; their other requirements (minus torch and the
     CUDA side) come next. For a version being installed they are read from the downloaded wheel;
     for an installed one from its metadata."""
@@ -607,7 +588,7 @@ def _requirements(b: _Builder, verdict: Verdict) -> None:
     installed = b.ctx_facts.packages.dists if b.ctx_facts.packages else {}
     deferred: List[str] = []
     known: List[str] = []
-    va_failing = any(f.id == "vllm_ascend.requirements" and f.status == FAIL for f in verdict.findings)
+    va_failing = any(f.id == "vllm_ascend.requirements" and f.status == FAIL for f in b.verdict.findings)
     for name in ("vllm", "vllm-ascend"):
         if name in b.installs:
             deferred.append(f"{name}{b.installs[name]}")
@@ -618,55 +599,76 @@ def _requirements(b: _Builder, verdict: Verdict) -> None:
     excl = sorted(set(stack) | set(b.not_on_ascend))
     inst = b.opts.installer
     if known:
-        b.steps.append(Step("pip", msg("requirements of the installed vllm-ascend that are missing",
-                                       "已安装的 vllm-ascend 缺少的依赖"), "install",
+        b.steps.append(Step("pip", T("plan.requirements.installed"), "install",
                             argv=inst.install(known, no_deps=False, constraint=b.opts.constraint_file),
                             packages=known, no_deps=False, finding="vllm_ascend.requirements"))
     if deferred:
-        b.steps.append(Step("pip", msg(
-            f"the other requirements of {', '.join(deferred)}, read from the downloaded wheels: everything except "
-            f"the pinned stack and vllm's CUDA side (torch, xformers, nvidia-*, triton ...), installed under the pins",
-            f"{', '.join(deferred)} 的其余依赖（从下载的 wheel 中读取）：除已固定的推理栈和 vllm 的 CUDA 部分"
-            f"（torch、xformers、nvidia-*、triton 等）外，在固定版本约束下安装"), "requirements",
+        b.steps.append(Step("pip", T("plan.requirements.downloaded", owners=", ".join(deferred)), "requirements",
             argv=None, no_deps=False, requirements_of=deferred, exclude=excl, finding="vllm_ascend.requirements"))
 
 
-def _mooncake(b: _Builder, verdict: Verdict) -> None:
+def _mooncake(b: _Builder) -> None:
     row = b.row
     dists = b.ctx_facts.packages.dists if b.ctx_facts.packages else {}
     builds = sorted(n for n in dists if n.startswith("mooncake-transfer-engine"))
     wrong = [n for n in builds if n != MOONCAKE_NPU]
     npu = dists.get(MOONCAKE_NPU)
     for n in wrong:
-        b.remove(n, msg(f"{n} has no Ascend transport", f"{n} 不含昇腾传输层"))
+        b.remove(n, T("plan.mooncake.no_transport", name=n))
     if npu is not None:
         b.pins[MOONCAKE_NPU] = npu.version
     # A source build without ascend_transport.so (built without -DUSE_ASCEND_DIRECT=ON) has no
     # wheel name to go by: the check's transport finding says it must be replaced.
     no_transport = any(f.id == "mooncake.transport" and f.status == FAIL and f.fixable == "auto"
-                       for f in verdict.findings)
+                       for f in b.verdict.findings)
     wanted = b.opts.with_mooncake or (wrong and npu is None) or no_transport
     if not wanted:
         return
     if not row.mooncake:
-        b.notes.append(msg(f"vllm-ascend {row.vllm_ascend} ships no Mooncake; --with-mooncake ignored",
-                           f"vllm-ascend {row.vllm_ascend} 不含 Mooncake；忽略 --with-mooncake"))
+        b.notes.append(T("plan.mooncake.none_in_row", release=row.vllm_ascend))
         return
     if npu is not None and same_release(npu.version, row.mooncake) and not no_transport:
         return
     if row.mooncake_install == "pip":
         b.pins[MOONCAKE_NPU] = row.mooncake
-        b.install_step([(MOONCAKE_NPU, f"=={row.mooncake}")], msg(
-            f"Mooncake {row.mooncake} for vllm-ascend {row.vllm_ascend} (the NPU build from the package index)",
-            f"vllm-ascend {row.vllm_ascend} 配套的 Mooncake {row.mooncake}（包索引上的 NPU 版本）"),
-            no_deps=False, finding="mooncake.installed")
+        b.install_step([(MOONCAKE_NPU, f"=={row.mooncake}")],
+                       T("plan.mooncake.pip", version=row.mooncake, release=row.vllm_ascend),
+                       no_deps=False, finding="mooncake.installed")
         return
     argv = [b.opts.doctor_python, "-m", "doctor", "mooncake", "build", "--tag", f"v{row.mooncake}",
             "--python", b.opts.installer.python]
-    b.steps.append(Step("build", msg(
-        f"Mooncake {row.mooncake} has no NPU wheel: build it from source with -DUSE_ASCEND_DIRECT=ON",
-        f"Mooncake {row.mooncake} 没有 NPU wheel：用 -DUSE_ASCEND_DIRECT=ON 从源码构建"),
-        "build", argv=argv, finding="mooncake.installed"))
+    b.steps.append(Step("build", T("plan.mooncake.build", version=row.mooncake), "build", argv=argv,
+                        finding="mooncake.installed"))
+
+
+# The fixers, in the order their steps run. A rule names the fixer that repairs its finding
+# (``Rule.fixer``); findings whose rule names none are reported, not changed.
+FIXERS: Dict[str, Callable[[_Builder], None]] = {
+    "torch": _torch,
+    "torch_npu": _torch_npu,
+    "vllm": _vllm,
+    "vllm_ascend": _vllm_ascend,
+    "triton": _triton,
+    "row_packages": _rest,
+    "requirements": _requirements,
+    "mooncake": _mooncake,
+}
+
+
+def fixed_by_plan() -> Dict[str, str]:
+    """finding id -> the fixer that repairs it, as the rules declare."""
+    from doctor.rules.engine import all_rules
+
+    return {r.id: r.fixer for r in all_rules() if r.fixer}
+
+
+def _have(name: str, d: Optional[Distribution]) -> Text:
+    """'torch 2.8.0' / 'torch is not installed'."""
+    return T("plan.have", name=name, version=d.version) if d is not None else T("plan.not_installed", name=name)
+
+
+def _version_or_missing(d: Optional[Distribution]) -> Union[str, Text]:
+    return d.version if d is not None else T("plan.missing")
 
 
 def _manual_steps(verdict: Verdict) -> List[Step]:
@@ -681,13 +683,13 @@ def _manual_steps(verdict: Verdict) -> List[Step]:
                     seen.add(c.shell())
                     out.append(Step(f.fixable, f.title, command=c.shell(), finding=f.id))
             continue
-        if not isinstance(f.hint, Msg):  # catalogue hints are advice, not a command line
+        if f.hint is None:
             continue
-        command = f.hint.en.split("   (")[0].strip()
+        command = f.hint.text("en").split("   (")[0].strip()
         if command in seen or command.startswith("ascend-doctor fix"):
             continue
         seen.add(command)
-        out.append(Step(f.fixable, Msg(f.title.en, f.title.zh), command=command, finding=f.id))
+        out.append(Step(f.fixable, f.title, command=command, finding=f.id))
     return out
 
 
@@ -714,23 +716,14 @@ def _residual(b: _Builder) -> None:
                     conflicts.append(f"vllm {kept.version} requires {name}{req.specifier}")
         if conflicts:
             for c in conflicts:
-                b.residual.append(msg(f"{c} (expected: vllm-ascend {row.vllm_ascend} pins torch {row.torch})",
-                                      f"{c}（预期内：vllm-ascend {row.vllm_ascend} 固定 torch {row.torch}）"))
+                b.residual.append(T("plan.residual.vllm_pin", conflict=c, release=row.vllm_ascend, torch=row.torch))
         elif kept is None:
-            b.residual.append(msg(
-                f"vllm {vllm_pin} from the package index requires a newer torch (and CUDA-only packages) than "
-                f"vllm-ascend {row.vllm_ascend}'s torch {row.torch}: pip check reports it (expected, vllm-ascend #5710)",
-                f"来自包索引的 vllm {vllm_pin} 要求比 vllm-ascend {row.vllm_ascend} 的 torch {row.torch} 更新的 torch"
-                f"（及仅 CUDA 的包）：pip check 会报告（预期内，见 vllm-ascend #5710）"))
+            b.residual.append(T("plan.residual.index_vllm", version=vllm_pin, release=row.vllm_ascend, torch=row.torch))
     elif local_label(vllm_pin):
-        b.residual.append(msg(
-            f"vllm reports {vllm_pin}: vllm-ascend compares versions strictly; export VLLM_VERSION={public(vllm_pin)} (info)",
-            f"vllm 版本为 {vllm_pin}：vllm-ascend 严格比较版本；可 export VLLM_VERSION={public(vllm_pin)}（提示）"))
+        b.residual.append(T("plan.residual.local_version", version=vllm_pin, public=public(vllm_pin)))
     npu = b.pins.get("torch-npu")
     if npu and row.torch_npu_recommended and not same_release(npu, row.torch_npu_recommended):
-        b.residual.append(msg(
-            f"torch-npu {npu} is what the vllm-ascend wheel pins; the docs recommend {row.torch_npu_recommended} (info)",
-            f"torch-npu {npu} 是 vllm-ascend wheel 固定的版本；文档推荐 {row.torch_npu_recommended}（提示）"))
+        b.residual.append(T("plan.residual.torch_npu", version=npu, recommended=row.torch_npu_recommended))
 
 
 def plan_for(facts: Facts, matrix: Matrix, verdict_for, hardware: Optional[str], opts: PlanOptions) -> Plan:

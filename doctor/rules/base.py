@@ -59,4 +59,10 @@ class Rule:
     fixer: Optional[str] = None  # the plan fixer that repairs it (doctor.plan.fixers), or None
 
 
+def rule(fid: str, check: Check, source: str, fixer: Optional[str] = None) -> Rule:
+    """The record of finding id ``fid``: its layer is the id's first part, its why-text the
+    catalogue message ``why.<fid>``."""
+    return Rule(fid, fid.split(".", 1)[0], check, T(f"why.{fid}"), source, fixer)
+
+
 Rules = Tuple[Rule, ...]

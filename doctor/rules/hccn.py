@@ -483,7 +483,7 @@ def check_dp_master(ctx: Context) -> Iterable[Finding]:
 
 
 def _rule(fid: str, check, source: str) -> Rule:
-    return Rule(fid, "hccn", check, why=T(f"hccn.why.{fid.split('.', 1)[1]}"), source=source)
+    return Rule(fid, "hccn", check, why=T(f"why.hccn.{fid.split('.', 1)[1]}"), source=source)
 
 
 RULES = (

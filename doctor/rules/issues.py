@@ -1,4 +1,4 @@
-"""What the pure Mooncake checks return: a problem (or a confirmation) in English and Chinese.
+"""What the pure Mooncake checks return: a problem (or a confirmation) as catalogue texts.
 
 The rules turn each Issue into a Finding under the topic's id (mooncake.config, ...).
 """
@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
+from doctor.i18n import Text
+
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
 SEVERITY = {FAIL: 0, WARN: 1, OK: 2, INFO: 3}  # a confirmation comes before its notes
 
@@ -14,10 +16,8 @@ SEVERITY = {FAIL: 0, WARN: 1, OK: 2, INFO: 3}  # a confirmation comes before its
 @dataclass(frozen=True)
 class Issue:
     status: str
-    en: str
-    zh: str
-    hint_en: str = ""
-    hint_zh: str = ""
+    title: Text
+    hint: Optional[Text] = None
     observed: Optional[str] = None
     expected: Optional[str] = None
     evidence: Tuple[str, ...] = ()
@@ -25,8 +25,8 @@ class Issue:
     source: Optional[str] = None
 
 
-def issue(status: str, en: str, zh: str, hint: Tuple[str, str] = ("", ""), **kw) -> Issue:
-    return Issue(status, en, zh, hint[0], hint[1], **kw)
+def issue(status: str, title: Text, hint: Optional[Text] = None, **kw) -> Issue:
+    return Issue(status, title, hint, **kw)
 
 
 def worst_first(issues):

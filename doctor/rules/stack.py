@@ -2,69 +2,66 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Optional, Tuple
+from typing import Iterable, Optional, Union
 
 from doctor.facts import Distribution
-from doctor.findings import FAIL, INFO, OK, WARN, Finding, msg
+from doctor.findings import FAIL, INFO, OK, WARN, Finding
+from doctor.i18n import T, Text
+from doctor.matrix.model import Release
 from doctor.matrix.query import torch_npu_row
 from doctor.versions import AscendVersion, local_label, public, same_release, satisfies
-from doctor.rules.base import Context, Rule
+from doctor.rules.base import Context, rule
+from doctor.rules.sources import TORCH_NPU, VERSIONING, VLLM_ASCEND
+from doctor.rules.sources import VLLM_ASCEND_FILES as WHEEL_METADATA
+from doctor.rules.sources import VLLM_ASCEND_ISSUES as VA_ISSUES
 
-FIX = "ascend-doctor fix"
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+ASCEND_MIRROR = "https://mirrors.huaweicloud.com/ascend/repos/pypi"
 
 
-def _mismatch(fid: str, name: str, have: str, r, expected: str, command: str, source: Optional[str],
-              why: Tuple[str, str] = ("", "")) -> Finding:
+def _mismatch(fid: str, name: str, have: str, r: Release, expected: str, command: str, source: Optional[str],
+              why: Union[str, Text] = "") -> Finding:
     """'<name> <have> does not match vllm-ascend <r> (needs <expected>)', fixable by the plan or
     by the given command."""
-    return Finding(
-        fid, FAIL,
-        msg(f"{name} {have} does not match vllm-ascend {r.vllm_ascend} (needs {expected}){why[0]}",
-            f"{name} {have} 与 vllm-ascend {r.vllm_ascend} 不配套（需要 {expected}）{why[1]}"),
-        observed=have, expected=expected,
-        hint=msg(f"{FIX} --apply, or by hand: {command}", f"{FIX} --apply，或手动：{command}"),
-        fixable="auto", source=source)
+    return Finding(fid, FAIL, T("stack.mismatch", name=name, have=have, release=r.vllm_ascend, expected=expected, why=why),
+                   observed=have, expected=expected, hint=T("stack.mismatch.hint", command=command),
+                   fixable="auto", source=source)
 
 
 def _missing(fid: str, name: str, want: Optional[str], ctx: Context, source: Optional[str]) -> Finding:
-    return Finding(fid, FAIL, msg(f"{name} is not installed", f"未安装 {name}"),
+    return Finding(fid, FAIL, T("stack.missing", name=name),
                    observed="not installed", expected=want,
-                   hint=msg(f"{FIX} --apply   (installs {name}=={want} with the pins of vllm-ascend {ctx.release.vllm_ascend})",
-                            f"{FIX} --apply   （按 vllm-ascend {ctx.release.vllm_ascend} 的配套安装 {name}=={want}）")
+                   hint=T("stack.missing.hint", name=name, want=want, release=ctx.release.vllm_ascend)
                    if ctx.release and want else None,
                    fixable="auto", source=source)
 
 
-def torch_checks(ctx: Context) -> Iterable[Finding]:
+def _installed(ctx: Context, name: str) -> Optional[Distribution]:
+    """The installed distribution, when the packages were read."""
+    return ctx.facts.dist(name) if ctx.facts.packages is not None else None
+
+
+# -- torch -----------------------------------------------------------------------------------------
+
+
+def torch_version(ctx: Context) -> Iterable[Finding]:
     if ctx.facts.packages is None:
         return []
     r = ctx.release
     torch = ctx.facts.dist("torch")
-    out: List[Finding] = []
     if torch is None:
-        if r is not None:
-            out.append(_missing("torch.version", "torch", r.torch, ctx, r.source_of("torch")))
-        return out
+        return [_missing("torch.version", "torch", r.torch, ctx, r.source_of("torch"))] if r is not None else []
     if r is None:
-        out.append(Finding("torch.version", INFO, msg(f"torch {torch.version}", f"torch {torch.version}"),
-                           observed=torch.version))
-    elif same_release(torch.version, r.torch):
-        out.append(Finding("torch.version", OK,
-                           msg(f"torch {torch.version} matches vllm-ascend {r.vllm_ascend}",
-                               f"torch {torch.version} 与 vllm-ascend {r.vllm_ascend} 配套"),
-                           observed=torch.version, expected=r.torch, source=r.source_of("torch")))
-    else:
-        mover = _newer_torch_puller(ctx, torch.version)
-        why = ((f" ({mover} pins torch {public(torch.version)}: installing it replaced torch)",
-                f"（{mover} 固定了 torch {public(torch.version)}：安装它时替换了 torch）") if mover else ("", ""))
-        out.append(_mismatch(
-            "torch.version", "torch", torch.version, r, r.torch,
-            f"pip install torch=={r.torch} --index-url https://download.pytorch.org/whl/cpu "
-            f"&& pip install --no-deps torch-npu=={r.torch_npu_recommended or r.torch_npu}",
-            r.source_of("torch"), why))
-    out.append(_build(ctx, torch))
-    out.extend(_companions(ctx, torch))
-    return out
+        return [Finding("torch.version", INFO, T("torch.version.no_release", version=torch.version), observed=torch.version)]
+    if same_release(torch.version, r.torch):
+        return [Finding("torch.version", OK, T("torch.version.ok", version=torch.version, release=r.vllm_ascend),
+                        observed=torch.version, expected=r.torch, source=r.source_of("torch"))]
+    mover = _newer_torch_puller(ctx, torch.version)
+    why = T("torch.version.moved_by", mover=mover, torch=public(torch.version)) if mover else ""
+    return [_mismatch("torch.version", "torch", torch.version, r, r.torch,
+                      f"pip install torch=={r.torch} --index-url {CPU_INDEX} "
+                      f"&& pip install --no-deps torch-npu=={r.torch_npu_recommended or r.torch_npu}",
+                      r.source_of("torch"), why)]
 
 
 def _newer_torch_puller(ctx: Context, torch_version: str) -> Optional[str]:
@@ -80,41 +77,37 @@ def _newer_torch_puller(ctx: Context, torch_version: str) -> Optional[str]:
     return None
 
 
-def _build(ctx: Context, torch: Distribution) -> Finding:
+def torch_build(ctx: Context) -> Iterable[Finding]:
+    torch = _installed(ctx, "torch")
+    if torch is None:
+        return []
     cuda = torch.details.get("cuda") or ""
     hip = torch.details.get("hip") or ""
     label = local_label(torch.version) or ""
     nvidia = sorted(d.display_name or d.name for d in ctx.facts.packages.dists.values() if d.name.startswith("nvidia-"))
     if cuda or label.startswith("cu"):
-        extra_en = f" and {len(nvidia)} nvidia-* packages" if nvidia else ""
-        extra_zh = f"以及 {len(nvidia)} 个 nvidia-* 包" if nvidia else ""
         want = ctx.release.torch if ctx.release else public(torch.version)
-        return Finding(
-            "torch.build", FAIL,
-            msg(f"torch is a CUDA build (CUDA {cuda or label}){extra_en}: torch_npu needs the CPU build",
-                f"torch 是 CUDA 版本（CUDA {cuda or label}）{extra_zh}：torch_npu 需要 CPU 版本"),
-            observed=f"{torch.version} cuda={cuda or label}", expected="CPU build (+cpu)",
-            hint=msg(f"{FIX} --apply, or: pip uninstall -y torch {' '.join(nvidia[:3])}{' ...' if len(nvidia) > 3 else ''} && "
-                     f"pip install torch=={want} --index-url https://download.pytorch.org/whl/cpu",
-                     f"{FIX} --apply，或：pip uninstall -y torch {' '.join(nvidia[:3])}{' ...' if len(nvidia) > 3 else ''} && "
-                     f"pip install torch=={want} --index-url https://download.pytorch.org/whl/cpu"),
-            fixable="auto", evidence=nvidia[:10])
+        uninstall = " ".join(nvidia[:3]) + (" ..." if len(nvidia) > 3 else "")
+        return [Finding("torch.build", FAIL,
+                        T("torch.build.cuda", cuda=cuda or label, extra=T("torch.build.cuda.nvidia", count=len(nvidia))
+                          if nvidia else ""),
+                        observed=f"{torch.version} cuda={cuda or label}", expected="CPU build (+cpu)",
+                        hint=T("torch.build.cuda.hint", uninstall=uninstall, want=want, index=CPU_INDEX),
+                        fixable="auto", evidence=nvidia[:10])]
     if hip or label.startswith("rocm"):
-        return Finding("torch.build", FAIL, msg("torch is a ROCm build: torch_npu needs the CPU build",
-                                                "torch 是 ROCm 版本：torch_npu 需要 CPU 版本"),
-                       observed=torch.version, expected="CPU build", fixable="auto")
+        return [Finding("torch.build", FAIL, T("torch.build.rocm"), observed=torch.version, expected="CPU build",
+                        fixable="auto")]
     if nvidia:
-        return Finding("torch.build", WARN,
-                       msg(f"{len(nvidia)} nvidia-* CUDA packages are installed next to a CPU torch (left over from a CUDA install)",
-                           f"CPU 版 torch 旁边装有 {len(nvidia)} 个 nvidia-* CUDA 包（CUDA 安装的残留）"),
-                       observed=", ".join(nvidia[:5]) + (" ..." if len(nvidia) > 5 else ""),
-                       hint=msg(f"pip uninstall -y {' '.join(nvidia)}", f"pip uninstall -y {' '.join(nvidia)}"),
-                       fixable="auto")
-    return Finding("torch.build", OK, msg("torch is a CPU build (what torch_npu extends)", "torch 为 CPU 版本（torch_npu 所需）"),
-                   observed=label or "cpu")
+        return [Finding("torch.build", WARN, T("torch.build.nvidia_leftovers", count=len(nvidia)),
+                        observed=", ".join(nvidia[:5]) + (" ..." if len(nvidia) > 5 else ""),
+                        hint=T("torch.build.nvidia_leftovers.hint", packages=" ".join(nvidia)), fixable="auto")]
+    return [Finding("torch.build", OK, T("torch.build.cpu"), observed=label or "cpu")]
 
 
-def _companions(ctx: Context, torch: Distribution) -> List[Finding]:
+def torch_companions(ctx: Context) -> Iterable[Finding]:
+    torch = _installed(ctx, "torch")
+    if torch is None:
+        return []
     out = []
     row = next((t for t in ctx.matrix.torch if same_release(torch.version, t.torch)), None)
     for name in ("torchvision", "torchaudio"):
@@ -127,66 +120,54 @@ def _companions(ctx: Context, torch: Distribution) -> List[Finding]:
         bad_spec = spec is not None and satisfies(d.version, spec) is False
         if bad_pair or bad_spec:
             expected = want or spec
-            out.append(Finding(
-                "torch.companions", FAIL,
-                msg(f"{name} {d.version} does not belong to torch {torch.version} (needs {expected})",
-                    f"{name} {d.version} 与 torch {torch.version} 不配套（需要 {expected}）"),
-                observed=d.version, expected=expected,
-                hint=msg(f"{FIX} --apply, or: pip install --no-deps {name}=={want or expected}",
-                         f"{FIX} --apply，或：pip install --no-deps {name}=={want or expected}"),
-                fixable="auto", source=row.source if row else None))
+            out.append(Finding("torch.companions", FAIL,
+                               T("torch.companions.mismatch", name=name, version=d.version, torch=torch.version,
+                                 expected=expected),
+                               observed=d.version, expected=expected,
+                               hint=T("torch.companions.mismatch.hint", name=name, want=want or expected),
+                               fixable="auto", source=row.source if row else None))
         else:
-            out.append(Finding("torch.companions", OK, msg(f"{name} {d.version} fits torch {torch.version}",
-                                                           f"{name} {d.version} 与 torch {torch.version} 配套"),
+            out.append(Finding("torch.companions", OK,
+                               T("torch.companions.ok", name=name, version=d.version, torch=torch.version),
                                observed=d.version, expected=want))
     return out
 
 
-def torch_npu_checks(ctx: Context) -> Iterable[Finding]:
+# -- torch-npu -------------------------------------------------------------------------------------
+
+
+def torch_npu_version(ctx: Context) -> Iterable[Finding]:
     if ctx.facts.packages is None:
         return []
     r = ctx.release
     npu = ctx.facts.dist("torch-npu")
     torch = ctx.facts.dist("torch")
-    out: List[Finding] = []
     if npu is None:
-        if r is not None:
-            out.append(_missing("torch_npu.version", "torch-npu", r.torch_npu_recommended or r.torch_npu, ctx,
-                                r.source_of("torch_npu")))
-        return out
+        return [_missing("torch_npu.version", "torch-npu", r.torch_npu_recommended or r.torch_npu, ctx,
+                         r.source_of("torch_npu"))] if r is not None else []
     wants_torch = _pinned(npu, "torch")
     if r is not None and not any(same_release(npu.version, v) for v in r.torch_npu_accepted):
-        out.append(_mismatch(
-            "torch_npu.version", "torch-npu", npu.version, r, " or ".join(r.torch_npu_accepted),
-            f"pip install --no-deps torch-npu=={r.torch_npu_recommended or r.torch_npu}", r.source_of("torch_npu")))
-    elif torch is not None and wants_torch and not same_release(torch.version, wants_torch):
-        out.append(Finding(
-            "torch_npu.version", FAIL,
-            msg(f"torch-npu {npu.version} needs torch {wants_torch}, but torch is {torch.version}",
-                f"torch-npu {npu.version} 需要 torch {wants_torch}，但当前 torch 为 {torch.version}"),
-            observed=torch.version, expected=wants_torch,
-            hint=msg(f"pip install torch=={wants_torch} --index-url https://download.pytorch.org/whl/cpu",
-                     f"pip install torch=={wants_torch} --index-url https://download.pytorch.org/whl/cpu"),
-            fixable="auto"))
-    elif r is not None and r.torch_npu_recommended and not same_release(npu.version, r.torch_npu_recommended):
+        return [_mismatch("torch_npu.version", "torch-npu", npu.version, r, " or ".join(r.torch_npu_accepted),
+                          f"pip install --no-deps torch-npu=={r.torch_npu_recommended or r.torch_npu}",
+                          r.source_of("torch_npu"))]
+    if torch is not None and wants_torch and not same_release(torch.version, wants_torch):
+        return [Finding("torch_npu.version", FAIL,
+                        T("torch_npu.version.wrong_torch", version=npu.version, wants=wants_torch, torch=torch.version),
+                        observed=torch.version, expected=wants_torch,
+                        hint=T("torch_npu.version.wrong_torch.hint", wants=wants_torch, index=CPU_INDEX), fixable="auto")]
+    if r is not None and r.torch_npu_recommended and not same_release(npu.version, r.torch_npu_recommended):
         idx = next((t.index for t in ctx.matrix.torch_npu if same_release(t.version, r.torch_npu_recommended)), "pypi")
-        extra = " --extra-index-url https://mirrors.huaweicloud.com/ascend/repos/pypi" if idx == "ascend-mirror" else ""
-        out.append(Finding(
-            "torch_npu.version", INFO,
-            msg(f"torch-npu {npu.version} is what the wheel pins; the docs recommend {r.torch_npu_recommended}",
-                f"torch-npu {npu.version} 是 wheel 固定的版本；文档推荐 {r.torch_npu_recommended}"),
-            observed=npu.version, expected=r.torch_npu_recommended,
-            hint=msg(f"pip install --no-deps torch-npu=={r.torch_npu_recommended}{extra}",
-                     f"pip install --no-deps torch-npu=={r.torch_npu_recommended}{extra}"),
-            fixable="auto", source=r.source_of("torch_npu_recommended")))
-    else:
-        out.append(Finding("torch_npu.version", OK if r else INFO,
-                           msg(f"torch-npu {npu.version}" + (f" matches vllm-ascend {r.vllm_ascend}" if r else ""),
-                               f"torch-npu {npu.version}" + (f" 与 vllm-ascend {r.vllm_ascend} 配套" if r else "")),
-                           observed=npu.version, expected=" or ".join(r.torch_npu_accepted) if r else None,
-                           source=r.source_of("torch_npu") if r else None))
-    out.extend(_torch_npu_cann(ctx, npu))
-    return out
+        extra = f" --extra-index-url {ASCEND_MIRROR}" if idx == "ascend-mirror" else ""
+        return [Finding("torch_npu.version", INFO,
+                        T("torch_npu.version.not_recommended", version=npu.version, recommended=r.torch_npu_recommended),
+                        observed=npu.version, expected=r.torch_npu_recommended,
+                        hint=T("torch_npu.version.not_recommended.hint", recommended=r.torch_npu_recommended, extra=extra),
+                        fixable="auto", source=r.source_of("torch_npu_recommended"))]
+    if r is None:
+        return [Finding("torch_npu.version", INFO, T("torch_npu.version.no_release", version=npu.version),
+                        observed=npu.version)]
+    return [Finding("torch_npu.version", OK, T("torch_npu.version.ok", version=npu.version, release=r.vllm_ascend),
+                    observed=npu.version, expected=" or ".join(r.torch_npu_accepted), source=r.source_of("torch_npu"))]
 
 
 def _pinned(dist: Distribution, name: str) -> Optional[str]:
@@ -197,32 +178,30 @@ def _pinned(dist: Distribution, name: str) -> Optional[str]:
     return None
 
 
-def _torch_npu_cann(ctx: Context, npu: Distribution) -> List[Finding]:
+def torch_npu_cann(ctx: Context) -> Iterable[Finding]:
+    npu = _installed(ctx, "torch-npu")
     c = ctx.facts.cann
-    if c is None or not c.version:
+    if npu is None or c is None or not c.version:
         return []
     row = torch_npu_row(ctx.matrix, npu.version)
     if row is None or row.cann is None:
-        return [Finding("torch_npu.cann", INFO,
-                        msg(f"torch-npu {npu.version} is not in the matrix; its CANN pairing is unknown",
-                            f"矩阵中没有 torch-npu {npu.version}，无法判断其 CANN 配套"),
-                        observed=c.version)]
+        return [Finding("torch_npu.cann", INFO, T("torch_npu.cann.unknown", version=npu.version), observed=c.version)]
     if AscendVersion(c.version) < AscendVersion(row.cann):
-        return [Finding("torch_npu.cann", FAIL,
-                        msg(f"torch-npu {npu.version} is built for CANN {row.cann}, but CANN is {c.version}",
-                            f"torch-npu {npu.version} 基于 CANN {row.cann} 构建，但当前 CANN 为 {c.version}"),
-                        observed=c.version, expected=f">={row.cann}",
-                        hint=msg("symptoms: undefined symbol errors on import torch_npu; install the CANN the release needs, "
-                                 "or the torch-npu build for your CANN",
-                                 "症状：import torch_npu 报 undefined symbol；请安装该版本所需的 CANN，或与当前 CANN 配套的 torch-npu"),
+        return [Finding("torch_npu.cann", FAIL, T("torch_npu.cann.too_old", version=npu.version, built=row.cann, cann=c.version),
+                        observed=c.version, expected=f">={row.cann}", hint=T("torch_npu.cann.too_old.hint"),
                         fixable="vendor", source=row.source)]
-    return [Finding("torch_npu.cann", OK,
-                    msg(f"torch-npu {npu.version} is built for CANN {row.cann} (installed {c.version})",
-                        f"torch-npu {npu.version} 基于 CANN {row.cann} 构建（已安装 {c.version}）"),
+    return [Finding("torch_npu.cann", OK, T("torch_npu.cann.ok", version=npu.version, built=row.cann, cann=c.version),
                     observed=c.version, expected=f">={row.cann}", source=row.source)]
 
 
-def vllm_checks(ctx: Context) -> Iterable[Finding]:
+# -- vllm ------------------------------------------------------------------------------------------
+
+
+def _vllm_matches(r: Release, vllm: Distribution) -> bool:
+    return any(same_release(vllm.version, v) for v in r.vllm_accepted)
+
+
+def vllm_version(ctx: Context) -> Iterable[Finding]:
     if ctx.facts.packages is None:
         return []
     r = ctx.release
@@ -230,182 +209,168 @@ def vllm_checks(ctx: Context) -> Iterable[Finding]:
     if vllm is None:
         return [_missing("vllm.version", "vllm", r.vllm, ctx, r.source_of("vllm"))] if r else []
     if r is None:
-        return [Finding("vllm.version", INFO, msg(f"vllm {vllm.version}", f"vllm {vllm.version}"), observed=vllm.version)]
-    out: List[Finding] = []
-    where = f" ({vllm.direct_url[len('file://'):]})" if vllm.editable and vllm.direct_url else ""
-    if not any(same_release(vllm.version, v) for v in r.vllm_accepted):
-        out.append(Finding(
-            "vllm.version", FAIL,
-            msg(f"vllm {vllm.version}{where} does not match vllm-ascend {r.vllm_ascend} (needs {r.vllm})",
-                f"vllm {vllm.version}{where} 与 vllm-ascend {r.vllm_ascend} 不配套（需要 {r.vllm}）"),
-            observed=vllm.version, expected=" or ".join(r.vllm_accepted),
-            hint=msg(f"{FIX} --apply (reinstalls vllm {r.vllm} without letting it replace torch), or by hand: "
-                     f"pip install --no-deps vllm=={r.vllm}; or from source: git clone -b v{r.vllm} https://github.com/vllm-project/vllm "
-                     f"&& cd vllm && VLLM_TARGET_DEVICE=empty pip install -e . --no-deps",
-                     f"{FIX} --apply（重装 vllm {r.vllm}，且不让它替换 torch），或手动：pip install --no-deps vllm=={r.vllm}；"
-                     f"或源码：git clone -b v{r.vllm} https://github.com/vllm-project/vllm && cd vllm && "
-                     f"VLLM_TARGET_DEVICE=empty pip install -e . --no-deps"),
-            fixable="auto", source=r.source_of("vllm")))
-        return out
-    out.append(Finding("vllm.version", OK,
-                       msg(f"vllm {vllm.version} matches vllm-ascend {r.vllm_ascend}", f"vllm {vllm.version} 与 vllm-ascend {r.vllm_ascend} 配套"),
-                       observed=vllm.version, expected=r.vllm, source=r.source_of("vllm")))
+        return [Finding("vllm.version", INFO, T("vllm.version.no_release", version=vllm.version), observed=vllm.version)]
+    if not _vllm_matches(r, vllm):
+        where = f" ({vllm.direct_url[len('file://'):]})" if vllm.editable and vllm.direct_url else ""
+        return [Finding("vllm.version", FAIL,
+                        T("vllm.version.mismatch", version=vllm.version, where=where, release=r.vllm_ascend, needs=r.vllm),
+                        observed=vllm.version, expected=" or ".join(r.vllm_accepted),
+                        hint=T("vllm.version.mismatch.hint", needs=r.vllm), fixable="auto", source=r.source_of("vllm"))]
+    return [Finding("vllm.version", OK, T("vllm.version.ok", version=vllm.version, release=r.vllm_ascend),
+                    observed=vllm.version, expected=r.vllm, source=r.source_of("vllm"))]
+
+
+def vllm_local_version(ctx: Context) -> Iterable[Finding]:
+    vllm, r = _installed(ctx, "vllm"), ctx.release
+    if vllm is None or r is None or not _vllm_matches(r, vllm):
+        return []
     label = local_label(vllm.version)
-    override = ctx.facts.env.get("VLLM_VERSION")
-    if label and not override:
-        out.append(Finding(
-            "vllm.local_version", INFO,
-            msg(f"vllm reports {vllm.version}: vllm-ascend's version checks compare strictly and never match '+{label}'",
-                f"vllm 版本为 {vllm.version}：vllm-ascend 的版本判断是严格比较，带 '+{label}' 时永远不相等"),
-            observed=vllm.version, expected=public(vllm.version),
-            hint=msg(f"export VLLM_VERSION={public(vllm.version)}   (the documented override)",
-                     f"export VLLM_VERSION={public(vllm.version)}   （官方文档中的覆盖方法）"),
-            fixable="manual"))
-    return out
+    if not label or ctx.facts.env.get("VLLM_VERSION"):
+        return []
+    return [Finding("vllm.local_version", INFO, T("vllm.local_version.label", version=vllm.version, label=label),
+                    observed=vllm.version, expected=public(vllm.version),
+                    hint=T("vllm.local_version.label.hint", public=public(vllm.version)), fixable="manual")]
 
 
-def vllm_ascend_checks(ctx: Context) -> Iterable[Finding]:
+# -- vllm-ascend -----------------------------------------------------------------------------------
+
+
+def vllm_ascend_installed(ctx: Context) -> Iterable[Finding]:
     if ctx.facts.packages is None:
         return []
     va = ctx.facts.dist("vllm-ascend")
     r = ctx.release
-    out: List[Finding] = []
     if va is None:
-        return [Finding("vllm_ascend.installed", FAIL, msg("vllm-ascend is not installed", "未安装 vllm-ascend"),
-                        observed="not installed",
-                        hint=msg(f"{FIX} --apply   (installs the newest release that runs on this CANN, driver and Python)",
-                                 f"{FIX} --apply   （安装能在当前 CANN、驱动和 Python 上运行的最新版本）"),
-                        fixable="auto")]
+        return [Finding("vllm_ascend.installed", FAIL, T("vllm_ascend.installed.missing"), observed="not installed",
+                        hint=T("vllm_ascend.installed.missing.hint"), fixable="auto")]
     if r is None:
-        out.append(Finding("vllm_ascend.installed", WARN,
-                           msg(f"vllm-ascend {va.version} is not in the compatibility matrix", f"兼容矩阵中没有 vllm-ascend {va.version}"),
-                           observed=va.version, expected="a release in the matrix",
-                           hint=msg("update the matrix (ascend-doctor matrix sync) or judge against a known release: ascend-doctor check --target vllm-ascend==<version>",
-                                    "更新矩阵（ascend-doctor matrix sync），或指定已知版本：ascend-doctor check --target vllm-ascend==<版本>"),
-                           fixable="manual"))
-        return out
+        return [Finding("vllm_ascend.installed", WARN, T("vllm_ascend.installed.unknown", version=va.version),
+                        observed=va.version, expected="a release in the matrix",
+                        hint=T("vllm_ascend.installed.unknown.hint"), fixable="manual")]
     if ctx.release_note:
-        out.append(Finding("vllm_ascend.installed", WARN,
-                           msg(f"vllm-ascend {va.version} is a development build: judged as {r.vllm_ascend} ({ctx.release_note})",
-                               f"vllm-ascend {va.version} 是开发版本：按 {r.vllm_ascend} 判断（{ctx.release_note}）"),
-                           observed=va.version, expected=r.vllm_ascend, source=r.source, fixable="none"))
-    else:
-        note_en = "" if r.curated else " (row generated from index metadata, not curated)"
-        note_zh = "" if r.curated else "（该行由索引元数据生成，未经人工核对）"
-        out.append(Finding("vllm_ascend.installed", OK if r.curated else INFO,
-                           msg(f"vllm-ascend {va.version}{note_en}", f"vllm-ascend {va.version}{note_zh}"),
-                           observed=va.version, expected=r.key, source=r.source))
-    out.append(_plugin(ctx, va))
-    out.extend(_triton(ctx))
-    out.extend(_spec_check(ctx, "numpy", "vllm_ascend.numpy", r.numpy))
-    out.extend(_spec_check(ctx, "transformers", "vllm_ascend.transformers", r.transformers))
-    if r.known_problems:
-        n = len(r.known_problems)
-        out.append(Finding("vllm_ascend.known_problems", INFO,
-                           msg(f"{n} known problem(s) in vllm-ascend {r.vllm_ascend}: {r.known_problems[0].summary}",
-                               f"vllm-ascend {r.vllm_ascend} 有 {n} 个已知问题：{r.known_problems[0].summary}"),
-                           hint=msg(f"ascend-doctor matrix explain {r.vllm_ascend}", f"ascend-doctor matrix explain {r.vllm_ascend}"),
-                           evidence=[f"{kp.summary} ({kp.source})" for kp in r.known_problems]))
-    return out
+        return [Finding("vllm_ascend.installed", WARN,
+                        T("vllm_ascend.installed.dev_build", version=va.version, release=r.vllm_ascend, note=ctx.release_note),
+                        observed=va.version, expected=r.vllm_ascend, source=r.source, fixable="none")]
+    return [Finding("vllm_ascend.installed", OK if r.curated else INFO,
+                    T("vllm_ascend.installed.ok" if r.curated else "vllm_ascend.installed.generated", version=va.version),
+                    observed=va.version, expected=r.key, source=r.source)]
 
 
-def _plugin(ctx: Context, va: Distribution) -> Finding:
+def _judged_release(ctx: Context):
+    """(vllm-ascend distribution, its release row) when both are known, else (None, None)."""
+    va = _installed(ctx, "vllm-ascend")
+    if va is None or ctx.release is None:
+        return None, None
+    return va, ctx.release
+
+
+def vllm_ascend_plugin(ctx: Context) -> Iterable[Finding]:
+    va, r = _judged_release(ctx)
+    if va is None:
+        return []
     plugins = va.entry_points.get("vllm.platform_plugins", {})
     selected = ctx.facts.env.get("VLLM_PLUGINS")
     if "ascend" not in plugins:
-        return Finding("vllm_ascend.plugin", FAIL,
-                       msg("vllm-ascend does not register the vllm platform plugin 'ascend': vLLM will not find the NPU",
-                           "vllm-ascend 没有注册 vllm 平台插件 'ascend'：vLLM 找不到 NPU"),
-                       observed=", ".join(f"{k}={v}" for k, v in plugins.items()) or "no vllm.platform_plugins entry point",
-                       expected="ascend = vllm_ascend:register",
-                       hint=msg(f"reinstall vllm-ascend: pip install --no-deps --force-reinstall vllm-ascend=={va.version}",
-                                f"重装 vllm-ascend：pip install --no-deps --force-reinstall vllm-ascend=={va.version}"),
-                       fixable="auto", evidence=[va.metadata_path])
+        return [Finding("vllm_ascend.plugin", FAIL, T("vllm_ascend.plugin.missing"),
+                        observed=", ".join(f"{k}={v}" for k, v in plugins.items()) or "no vllm.platform_plugins entry point",
+                        expected="ascend = vllm_ascend:register",
+                        hint=T("vllm_ascend.plugin.missing.hint", version=va.version),
+                        fixable="auto", evidence=[va.metadata_path])]
     if selected is not None and "ascend" not in [p.strip() for p in selected.split(",")]:
-        return Finding("vllm_ascend.plugin", FAIL,
-                       msg(f"VLLM_PLUGINS={selected!r} does not load the 'ascend' platform plugin",
-                           f"VLLM_PLUGINS={selected!r} 不会加载 'ascend' 平台插件"),
-                       observed=selected, expected="unset, or a list containing ascend",
-                       hint=msg("unset VLLM_PLUGINS", "unset VLLM_PLUGINS"), fixable="manual")
+        return [Finding("vllm_ascend.plugin", FAIL, T("vllm_ascend.plugin.not_selected", selected=repr(selected)),
+                        observed=selected, expected="unset, or a list containing ascend",
+                        hint=T("vllm_ascend.plugin.not_selected.hint"), fixable="manual")]
     others = sorted(name for d in ctx.facts.packages.dists.values() if d.name != "vllm-ascend"
                     for name in d.entry_points.get("vllm.platform_plugins", {}))
     if others:
-        return Finding("vllm_ascend.plugin", WARN,
-                       msg(f"other vLLM platform plugins are installed too: {', '.join(others)}",
-                           f"还安装了其他 vLLM 平台插件：{', '.join(others)}"),
-                       observed=", ".join(["ascend"] + others),
-                       hint=msg("export VLLM_PLUGINS=ascend", "export VLLM_PLUGINS=ascend"), fixable="manual")
-    return Finding("vllm_ascend.plugin", OK, msg(f"platform plugin ascend -> {plugins['ascend']}",
-                                                 f"平台插件 ascend -> {plugins['ascend']}"), observed=plugins["ascend"])
+        return [Finding("vllm_ascend.plugin", WARN, T("vllm_ascend.plugin.others", others=", ".join(others)),
+                        observed=", ".join(["ascend"] + others), hint=T("vllm_ascend.plugin.others.hint"), fixable="manual")]
+    return [Finding("vllm_ascend.plugin", OK, T("vllm_ascend.plugin.ok", target=plugins["ascend"]), observed=plugins["ascend"])]
 
 
-def _triton(ctx: Context) -> List[Finding]:
-    r = ctx.release
+def vllm_ascend_triton(ctx: Context) -> Iterable[Finding]:
+    va, r = _judged_release(ctx)
+    if va is None:
+        return []
     ta = ctx.facts.dist("triton-ascend")
     mainline = ctx.facts.dist("triton")
     if ta is not None and mainline is not None:
-        return [Finding("vllm_ascend.triton", FAIL,
-                        msg(f"mainline triton {mainline.version} is installed next to triton-ascend {ta.version}: they share the 'triton' package",
-                            f"主线 triton {mainline.version} 与 triton-ascend {ta.version} 同时安装：二者共用 'triton' 包名"),
+        return [Finding("vllm_ascend.triton", FAIL, T("vllm_ascend.triton.both", triton=mainline.version, version=ta.version),
                         observed=f"triton {mainline.version} + triton-ascend {ta.version}", expected="triton-ascend only",
-                        hint=msg(f"pip uninstall -y triton triton-ascend && pip install --no-deps triton-ascend=={ta.version}",
-                                 f"pip uninstall -y triton triton-ascend && pip install --no-deps triton-ascend=={ta.version}"),
-                        fixable="auto")]
+                        hint=T("vllm_ascend.triton.both.hint", version=ta.version), fixable="auto")]
     accepted = r.triton_ascend_accepted
     if ctx.hardware == "310P" and ta is not None:
-        return [Finding("vllm_ascend.triton", WARN,
-                        msg("triton-ascend is not supported on 300I Duo (310P)", "300I Duo（310P）不支持 triton-ascend"),
-                        observed=ta.version, hint=msg("pip uninstall -y triton-ascend", "pip uninstall -y triton-ascend"),
-                        fixable="auto")]
+        return [Finding("vllm_ascend.triton", WARN, T("vllm_ascend.triton.on_310p"), observed=ta.version,
+                        hint=T("vllm_ascend.triton.uninstall_hint"), fixable="auto")]
     if accepted and ta is None and ctx.hardware != "310P":
         return [_missing("vllm_ascend.triton", "triton-ascend", accepted[0], ctx, r.source_of("triton_ascend"))]
     if accepted and ta is not None and not any(same_release(ta.version, v) for v in accepted):
         return [_mismatch("vllm_ascend.triton", "triton-ascend", ta.version, r, " or ".join(accepted),
                           f"pip install --no-deps triton-ascend=={accepted[0]}", r.source_of("triton_ascend"))]
     if mainline is not None:
-        return [Finding("vllm_ascend.triton", WARN,
-                        msg(f"mainline (CUDA) triton {mainline.version} is installed; the official images remove it",
-                            f"安装了主线（CUDA）triton {mainline.version}；官方镜像会卸载它"),
-                        observed=mainline.version, hint=msg("pip uninstall -y triton", "pip uninstall -y triton"),
-                        fixable="auto")]
+        return [Finding("vllm_ascend.triton", WARN, T("vllm_ascend.triton.mainline", triton=mainline.version),
+                        observed=mainline.version, hint=T("vllm_ascend.triton.mainline.hint"), fixable="auto")]
     if ta is not None and not accepted:
-        return [Finding("vllm_ascend.triton", WARN,
-                        msg(f"triton-ascend {ta.version} is installed but vllm-ascend {r.vllm_ascend} does not use it; "
-                            "vLLM will import it as 'triton' and may call language features it lacks",
-                            f"安装了 triton-ascend {ta.version}，但 vllm-ascend {r.vllm_ascend} 并不使用它；"
-                            "vLLM 会把它当作 'triton' 导入，可能调用其缺少的接口"),
-                        observed=ta.version, expected="not installed",
-                        hint=msg("pip uninstall -y triton-ascend", "pip uninstall -y triton-ascend"), fixable="auto")]
+        return [Finding("vllm_ascend.triton", WARN, T("vllm_ascend.triton.unused", version=ta.version, release=r.vllm_ascend),
+                        observed=ta.version, expected="not installed", hint=T("vllm_ascend.triton.uninstall_hint"),
+                        fixable="auto")]
     if ta is not None:
-        return [Finding("vllm_ascend.triton", OK, msg(f"triton-ascend {ta.version}", f"triton-ascend {ta.version}"),
+        return [Finding("vllm_ascend.triton", OK, T("vllm_ascend.triton.ok", version=ta.version),
                         observed=ta.version, expected=" or ".join(accepted) or None)]
     return []
 
 
-def _spec_check(ctx: Context, name: str, fid: str, spec: Optional[str]) -> List[Finding]:
+def _spec_check(ctx: Context, name: str, fid: str) -> Iterable[Finding]:
+    va, r = _judged_release(ctx)
+    if va is None:
+        return []
+    spec = getattr(r, name)
     d = ctx.facts.dist(name)
-    r = ctx.release
     if spec is None:
         return []
     if d is None:
         return [_missing(fid, name, spec, ctx, r.source_of(name))]
     if satisfies(d.version, spec) is False:
-        why = {"numpy": msg(" (numpy 2 removed np.float_ and friends used by this release)",
-                            "（numpy 2 删除了该版本用到的 np.float_ 等接口）")}.get(name, msg("", ""))
-        return [Finding(fid, FAIL,
-                        msg(f"{name} {d.version} does not satisfy vllm-ascend {r.vllm_ascend} ({spec}){why.en}",
-                            f"{name} {d.version} 不满足 vllm-ascend {r.vllm_ascend} 的要求（{spec}）{why.zh}"),
-                        observed=d.version, expected=spec,
-                        hint=msg(f"pip install --no-deps '{name}{spec}'", f"pip install --no-deps '{name}{spec}'"),
+        why = T("vllm_ascend.numpy.why") if name == "numpy" else ""
+        return [Finding(fid, FAIL, T("vllm_ascend.spec.unsatisfied", name=name, version=d.version, release=r.vllm_ascend,
+                                     spec=spec, why=why),
+                        observed=d.version, expected=spec, hint=T("vllm_ascend.spec.unsatisfied.hint", name=name, spec=spec),
                         fixable="auto", source=r.source_of(name))]
-    return [Finding(fid, OK, msg(f"{name} {d.version} ({spec})", f"{name} {d.version}（{spec}）"),
+    return [Finding(fid, OK, T("vllm_ascend.spec.ok", name=name, version=d.version, spec=spec),
                     observed=d.version, expected=spec, source=r.source_of(name))]
 
 
-# Several finding ids per check: to be split into one record per finding id.
+def vllm_ascend_numpy(ctx: Context) -> Iterable[Finding]:
+    return _spec_check(ctx, "numpy", "vllm_ascend.numpy")
+
+
+def vllm_ascend_transformers(ctx: Context) -> Iterable[Finding]:
+    return _spec_check(ctx, "transformers", "vllm_ascend.transformers")
+
+
+def vllm_ascend_known_problems(ctx: Context) -> Iterable[Finding]:
+    va, r = _judged_release(ctx)
+    if va is None or not r.known_problems:
+        return []
+    return [Finding("vllm_ascend.known_problems", INFO,
+                    T("vllm_ascend.known_problems.some", count=len(r.known_problems), release=r.vllm_ascend,
+                      first=r.known_problems[0].summary),
+                    hint=T("vllm_ascend.known_problems.some.hint", release=r.vllm_ascend),
+                    evidence=[f"{kp.summary} ({kp.source})" for kp in r.known_problems])]
+
+
 RULES = (
-    Rule("group:torch_checks", "torch", torch_checks),
-    Rule("group:torch_npu_checks", "torch_npu", torch_npu_checks),
-    Rule("group:vllm_checks", "vllm", vllm_checks),
-    Rule("group:vllm_ascend_checks", "vllm_ascend", vllm_ascend_checks),
+    rule("torch.version", torch_version, f"{VA_ISSUES}/5710; {WHEEL_METADATA}", fixer="torch"),
+    rule("torch.build", torch_build, f"{TORCH_NPU}/README.md", fixer="torch"),
+    rule("torch.companions", torch_companions, "matrices/torch-npu.toml", fixer="torch"),
+    rule("torch_npu.version", torch_npu_version, f"{VERSIONING}; {WHEEL_METADATA}", fixer="torch_npu"),
+    rule("torch_npu.cann", torch_npu_cann, f"{TORCH_NPU}/COMPATIBILITY.en.md"),
+    rule("vllm.version", vllm_version, VERSIONING, fixer="vllm"),
+    rule("vllm.local_version", vllm_local_version, f"{VLLM_ASCEND}/vllm_ascend/utils.py"),
+    rule("vllm_ascend.installed", vllm_ascend_installed, "matrices/vllm-ascend.toml", fixer="vllm_ascend"),
+    rule("vllm_ascend.plugin", vllm_ascend_plugin, f"{VLLM_ASCEND}/setup.py", fixer="vllm_ascend"),
+    rule("vllm_ascend.triton", vllm_ascend_triton, f"{VLLM_ASCEND}/Dockerfile; {WHEEL_METADATA}", fixer="triton"),
+    rule("vllm_ascend.numpy", vllm_ascend_numpy, WHEEL_METADATA, fixer="row_packages"),
+    rule("vllm_ascend.transformers", vllm_ascend_transformers, WHEEL_METADATA, fixer="row_packages"),
+    rule("vllm_ascend.known_problems", vllm_ascend_known_problems, "matrices/vllm-ascend.toml"),
 )

@@ -443,7 +443,7 @@ def _rejected(row, title, observed: str, edits, commands) -> Finding:
 
 
 def _why(key: str):
-    return T(f"tuning.why.{key}")
+    return T(f"why.tuning.{key}")
 
 
 RULES = (

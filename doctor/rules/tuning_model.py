@@ -126,7 +126,7 @@ def model_tokenizer(ctx: Context) -> Iterable[Finding]:
 
 
 def _why(key: str):
-    return T(f"tuning.why.{key}")
+    return T(f"why.tuning.{key}")
 
 
 RULES = (

@@ -365,7 +365,7 @@ def kv_cache(ctx: Context) -> Iterable[Finding]:
 
 
 def _why(key: str):
-    return T(f"tuning.why.{key}")
+    return T(f"why.tuning.{key}")
 
 
 VA = "https://github.com/vllm-project/vllm-ascend"

@@ -517,7 +517,7 @@ def _transaction(plan: Plan, target: Target, choice: Choice, env: Mapping[str, s
                               f"{'; '.join(problems[:3])}; backups kept in {backup_root} (log: {runner.log_path})")
         journal.update(status="rolled-back", finished=_stamp())
         shutil.rmtree(journal.dir / "wheels", ignore_errors=True)
-        what = steps[current].why.en if 0 <= current < len(steps) else "a step"
+        what = steps[current].why.text("en") if 0 <= current < len(steps) else "a step"
         raise DoctorError(f"step {current + 1}/{len(steps)} failed ({what}: {reason}); rolled back, the environment "
                           f"is as it was (log: {runner.log_path})")
 

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from doctor.i18n import T, Text
 from doctor.parse import elf
 from doctor.shell.proc import kill_group
 from doctor.parse.libnames import ASCEND_DEPS, lib_base
@@ -126,8 +127,8 @@ class KnownError:
 class BuildResult:
     ok: bool = False
     stage: str = "preflight"  # the step that failed, or "done"
-    error: Optional[str] = None
-    error_zh: Optional[str] = None
+    error: Optional[str] = None  # English, for --json
+    message: Optional[Text] = None  # the same, from the catalogue (mooncake_build.error.*)
     steps: List[StepResult] = field(default_factory=list)
     log: str = ""
     tag: Optional[str] = None
@@ -172,9 +173,9 @@ class Reporter:
 
 
 class BuildFailed(Exception):
-    def __init__(self, stage: str, en: str, zh: str = ""):
-        super().__init__(en)
-        self.stage, self.en, self.zh = stage, en, zh or en
+    def __init__(self, stage: str, message: Text):
+        super().__init__(message.text("en"))
+        self.stage, self.message = stage, message
 
 
 # -- pure helpers -------------------------------------------------------------------------------
@@ -504,15 +505,13 @@ def run_build(opts: BuildOptions, reporter: Optional[Reporter] = None,
                               build_env), "install")
         swap = Swap(stage=stage, site=pre["site"])
         if not swap.units():
-            raise BuildFailed("install", "make install put nothing into the staging directory",
-                              "make install 没有向暂存目录安装任何文件")
+            raise BuildFailed("install", T("mooncake_build.error.nothing_installed"))
         runner.note("===== replacing the installed Mooncake")
         try:
             swap.apply()
         except OSError as e:
             swap.rollback()
-            raise BuildFailed("install", f"could not put the new files in place ({e}); the old install is untouched",
-                              f"无法放置新文件（{e}）；原有安装未改动")
+            raise BuildFailed("install", T("mooncake_build.error.swap", error=e))
         res.installed = list(swap.placed)
         res.replaced = [d for d, _a in swap.aside]
         runner.note("\n".join(["placed: " + p for p in swap.placed] + ["set aside: " + d for d, _ in swap.aside]))
@@ -521,13 +520,12 @@ def run_build(opts: BuildOptions, reporter: Optional[Reporter] = None,
             swap.rollback()
             res.restored = True
             runner.note("===== verification failed, the previous install was put back")
-            raise BuildFailed("verify", f"verification failed: {detail}; the previous install was put back",
-                              f"验证失败：{detail}；已恢复原来的安装")
+            raise BuildFailed("verify", T("mooncake_build.error.verify", detail=detail))
         swap.commit()
         res.ok, res.stage = True, "done"
         _post_notes(opts, res)
     except BuildFailed as e:
-        res.stage, res.error, res.error_zh = e.stage, e.en, e.zh
+        res.stage, res.error, res.message = e.stage, e.message.text("en"), e.message
     except BaseException:
         if swap is not None and swap.placed:
             swap.rollback()
@@ -555,8 +553,7 @@ def _step(res: BuildResult, step: StepResult, stage: str) -> StepResult:
     res.steps.append(step)
     if not step.ok:
         why = step.error or ("timed out" if step.timed_out else f"exit {step.returncode}")
-        raise BuildFailed(stage, f"{step.name} failed ({why}): {shlex.join(step.argv)}",
-                          f"{step.name} 失败（{why}）：{shlex.join(step.argv)}")
+        raise BuildFailed(stage, T("mooncake_build.error.step", name=step.name, why=why, argv=shlex.join(step.argv)))
     return step
 
 
@@ -566,22 +563,16 @@ def _preflight(opts: BuildOptions, env: Dict[str, str], work: str, runner: Runne
     if not any(shutil.which(c, path=env.get("PATH")) for c in ("c++", "g++", "clang++")):
         missing.append("a C++ compiler (g++)")
     if missing:
-        raise BuildFailed("preflight", f"missing build tools: {', '.join(missing)} (apt-get install -y build-essential cmake git)",
-                          f"缺少构建工具：{', '.join(missing)}（apt-get install -y build-essential cmake git）")
+        raise BuildFailed("preflight", T("mooncake_build.error.tools", missing=", ".join(missing)))
     if not opts.tag and not opts.source:
-        raise BuildFailed("preflight", "give --tag vX (cloned from GitHub) or --source DIR", "请指定 --tag vX 或 --source DIR")
+        raise BuildFailed("preflight", T("mooncake_build.error.no_source"))
     if opts.with_system_deps and os.geteuid() != 0:
-        raise BuildFailed("preflight", "--with-system-deps runs dependencies.sh, which apt-installs packages and needs root",
-                          "--with-system-deps 会运行 dependencies.sh（apt 安装软件包），需要 root 权限")
+        raise BuildFailed("preflight", T("mooncake_build.error.system_deps_root"))
     machine = platform.machine()
     build_env, home = cann_env(env, machine)
     res.cann_home = home
     if not home:
-        raise BuildFailed("preflight", "no CANN toolkit found (ASCEND_HOME_PATH unset and none under /usr/local/Ascend): "
-                                       "USE_ASCEND_DIRECT needs its headers and libascendcl/libllm_datadist; "
-                                       "source /usr/local/Ascend/ascend-toolkit/set_env.sh (CANN 9: /usr/local/Ascend/cann/set_env.sh)",
-                          "未找到 CANN toolkit（未设置 ASCEND_HOME_PATH，/usr/local/Ascend 下也没有）：USE_ASCEND_DIRECT 需要其头文件和 "
-                          "libascendcl/libllm_datadist；请 source /usr/local/Ascend/ascend-toolkit/set_env.sh")
+        raise BuildFailed("preflight", T("mooncake_build.error.no_cann"))
     if any(re.match(r"-DUSE_ASCEND(:BOOL)?=(ON|1|TRUE)$", a, re.IGNORECASE) for a in opts.cmake_args):
         res.notes.append("-DUSE_ASCEND=ON selects the legacy HCCL transport (needs MPI and private CANN headers); "
                          "USE_ASCEND_DIRECT is what vllm-ascend uses")
@@ -604,28 +595,23 @@ def _preflight(opts: BuildOptions, env: Dict[str, str], work: str, runner: Runne
         except (OSError, ValueError):
             info = {}
     if not info:
-        raise BuildFailed("preflight", f"the target interpreter {opts.python} does not run", f"目标解释器 {opts.python} 无法运行")
+        raise BuildFailed("preflight", T("mooncake_build.error.python", python=opts.python))
     if not info.get("site"):
-        raise BuildFailed("preflight", f"{opts.python} has no sys.path entry containing 'packages': Mooncake's CMake stops with "
-                                       "'Python path is empty!'", f"{opts.python} 的 sys.path 中没有包含 'packages' 的目录")
+        raise BuildFailed("preflight", T("mooncake_build.error.no_site", python=opts.python))
     res.site_packages = info["site"]
     owner = _owning_dist(info["site"])
     if owner:
-        raise BuildFailed("preflight", f"{info['site']}/mooncake belongs to the pip distribution {owner}; a source install over it "
-                                       f"would be deleted by a later pip uninstall. First: {opts.python} -m pip uninstall -y {owner}",
-                          f"{info['site']}/mooncake 属于 pip 包 {owner}；覆盖安装后会被 pip uninstall 删掉。请先执行："
-                          f"{opts.python} -m pip uninstall -y {owner}")
+        raise BuildFailed("preflight", T("mooncake_build.error.pip_owned", site=info["site"], owner=owner, python=opts.python))
     for target in (info["site"], opts.prefix):
         if not _writable(target):
-            raise BuildFailed("preflight", f"no write access to {target}: run as root, or choose --prefix",
-                              f"没有 {target} 的写权限：请用 root 运行，或指定 --prefix")
+            raise BuildFailed("preflight", T("mooncake_build.error.not_writable", target=target))
     return build_env, info
 
 
 def _fetch(opts: BuildOptions, src: str, env: Dict[str, str], runner: Runner, res: BuildResult) -> None:
     t = opts.timeouts
     if opts.source and not os.path.isdir(opts.source):
-        raise BuildFailed("clone", f"--source {opts.source}: not a directory", f"--source {opts.source}：不是目录")
+        raise BuildFailed("clone", T("mooncake_build.error.source_not_dir", source=opts.source))
     if opts.source and opts.tag:
         argv = ["git", "clone", "--branch", opts.tag, opts.source, src]
     elif opts.source:

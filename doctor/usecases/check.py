@@ -222,11 +222,13 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
     def prepare() -> None:
         # Runs while the interpreter and npu-smi probes wait on their processes: loading the
         # matrix and importing the rules and the last probe costs ~60 ms that would add up.
+        from doctor.i18n import catalogue
         from doctor.probes import mooncake  # noqa: F401  (its imports, while the probes wait)
         from doctor.rules.engine import all_rules
 
         loaded["matrix"] = matrix or load_matrix_or_exit(opts.matrix)
         all_rules()
+        catalogue()  # the report's words: read now rather than after the rules
 
     facts = gather(opts, env, prepare)
     from doctor.rules.engine import make_context, run_rules

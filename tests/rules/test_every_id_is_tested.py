@@ -1,0 +1,42 @@
+"""Every finding id has a unit test that produces it with a status and one that does not
+produce it: read from the tests' own expect(..., "<id>", <status>) and absent(..., "<id>") calls."""
+import ast
+from pathlib import Path
+
+from doctor.rules.all_rules import RULES
+
+HERE = Path(__file__).resolve().parent
+
+
+def _calls():
+    expected, absent = set(), set()
+    for path in HERE.glob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            strings = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if node.func.id == "expect" and strings:  # expect(findings, "<id>", status)
+                expected.add(strings[0])
+            elif node.func.id == "absent" and strings:
+                absent.add(strings[0])
+    return expected, absent
+
+
+# Layers whose rules are tested in files of their own, on whole fake hosts (hccn) or on literal
+# tuning facts: there, each id must at least be named by those tests.
+OWN_TESTS = {"hccn": ("test_hccn_check.py",), "tuning": ("test_tuning_rules.py", "test_tuning_model.py",
+                                                         "test_tuning_host.py")}
+
+
+def test_every_finding_id_is_produced_and_not_produced_by_some_test():
+    expected, absent = _calls()
+    ids = {r.id for r in RULES if r.layer not in OWN_TESTS} | {"python.probe_error", "torch.rule_error"}
+    assert not sorted(ids - expected), f"no expect(findings, id, status) for {sorted(ids - expected)}"
+    assert not sorted(ids - absent), f"no absent(findings, id) for {sorted(ids - absent)}"
+
+
+def test_layers_with_their_own_tests_name_every_id():
+    for layer, files in OWN_TESTS.items():
+        text = "".join((HERE.parent / f).read_text(encoding="utf-8") for f in files)
+        missing = sorted(r.id for r in RULES if r.layer == layer and f'"{r.id}"' not in text)
+        assert not missing, f"{layer}: no test names {missing}"

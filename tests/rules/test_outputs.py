@@ -1,0 +1,298 @@
+"""Every finding of every rule, word for word in both languages, on a table of literal hosts:
+the unit-level goldens of the rules (fast: no host, no processes).
+
+Each case is the healthy host with one thing changed; outputs.json keeps the healthy host's
+findings in full and, for every other case, the findings that differ from them. A change is a
+regression or on purpose: ``UPDATE_GOLDENS=1 pytest tests/rules/test_outputs.py`` rewrites the
+file; review its diff.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Dict
+
+from doctor.facts import ElfFacts, HttpFact, LibLookup, MasterFacts, MooncakeDist, MooncakeFacts, NpuProcess, \
+    ProbeError, ShadowFact, WorkdirFacts
+from doctor.matrix.model import CannDriver, KnownProblem
+from doctor.rules.engine import make_context, run_rules
+from doctor.rules.pipcheck import Conflict
+
+from . import build as b
+
+EXPECTED = Path(__file__).with_name("outputs.json")
+UPDATE = bool(os.environ.get("UPDATE_GOLDENS"))
+
+SITE = "/env/lib/python3.11/site-packages"
+PKG = f"{SITE}/mooncake"
+PIP_ROW = b.release(vllm_ascend="0.23.0", mooncake="0.3.11.post1", mooncake_install="pip", triton_ascend="3.2.0",
+                    glibc_min="2.34", known_problems=(KnownProblem("a known problem", "https://example.org/kp"),))
+TRANSPORT = [ElfFacts(path=f"{PKG}/engine.so", needed=["libtransfer_engine.so"]),
+             ElfFacts(path=f"{PKG}/ascend_transport.so", needed=["libascendcl.so", "libllm_datadist.so"])]
+LOOKUPS = [LibLookup("libtransfer_engine.so", f"{PKG}/engine.so", found=f"{PKG}/libtransfer_engine.so", how="RUNPATH"),
+           LibLookup("ascend_transport.so", f"{PKG}/libtransfer_engine.so", found=f"{PKG}/ascend_transport.so",
+                     how="RUNPATH")]
+CONFIG = ('{"metadata_server": "P2PHANDSHAKE", "protocol": "ascend", "device_name": "", '
+          '"master_server_address": "10.0.0.2:50088", "global_segment_size": "64GB", "local_hostname": "x"}')
+
+
+def mc(**kw) -> MooncakeFacts:
+    base = dict(dists=[MooncakeDist("mooncake-transfer-engine-npu", "0.3.11.post1", SITE, owns_package=True)],
+                package_dir=PKG, package_dirs=[PKG], version="0.3.11.post1", version_source="dist",
+                elf=list(TRANSPORT), lookups=list(LOOKUPS))
+    base.update(kw)
+    return MooncakeFacts(**base)
+
+
+def conflict(requirer, required, spec="==1.0", installed="2.0"):
+    return Conflict(requirer, "1.0", f"{required}{spec}", required, spec, installed)
+
+
+def dists(**versions):
+    return b.packages(b.stack(**versions))
+
+
+def with_extra(*extra, **versions):
+    d = b.stack(**versions)
+    for x in extra:
+        d[x.name] = x
+    return b.packages(d)
+
+
+def mooncake_case(m, row=PIP_ROW, **kw):
+    return dict(f=b.facts(mooncake=m, packages=dists(vllm_ascend=row.vllm_ascend), **kw), m=b.matrix([row]), row=row)
+
+
+def cases() -> Dict[str, dict]:
+    """name -> keywords of build.context()."""
+    bad_health = b.npu_smi(b.chips(("OK", "Critical", "Warning")), processes=[NpuProcess(0, 0, 42, "python", "1")])
+    no_env = {k: v for k, v in b.SOURCED_ENV.items() if k != "ASCEND_OPP_PATH"}
+    c = {
+        "healthy": {},
+        "healthy build stage": dict(stage="build"),
+        "no release": dict(row=None),
+        "dev build": dict(release_note="a development build"),
+        "container without driver": dict(f=b.facts(host=b.host(in_container=True),
+                                                    driver=b.driver(found=False, version=None, hal_lib_found=False),
+                                                    firmware=b.firmware(found=False, version=None))),
+        "host without driver": dict(f=b.facts(driver=b.driver(found=False, version=None), devices=b.devices(count=0))),
+        "driver unreadable": dict(f=b.facts(driver=b.driver(malformed="garbage", hal_lib_found=False))),
+        "firmware rejected": dict(f=b.facts(driver=b.driver(compatible_fw=[["7.0.0", "7.5.99"]]))),
+        "firmware rejects": dict(f=b.facts(firmware=b.firmware(compatible_drv=[["23.0", "23.0."]]))),
+        "firmware missing": dict(f=b.facts(firmware=b.firmware(found=False, version=None))),
+        "management nodes missing": dict(f=b.facts(devices=b.devices(management=[b.node("/dev/davinci_manager")]))),
+        "nodes blocked": dict(f=b.facts(devices=b.devices(davinci=[b.node("/dev/davinci0", accessible=False)]))),
+        "no npu-smi in a container": dict(f=b.facts(host=b.host(in_container=True),
+                                                    devices=b.devices(npu_smi_path=None, npu_smi=None, npu_smi_info=None))),
+        "npu-smi hangs": dict(f=b.facts(devices=b.devices(**b.npu_smi(timed_out=True, returncode=None)))),
+        "npu-smi -8005": dict(f=b.facts(devices=b.devices(**b.npu_smi(returncode=255, stdout="dcmi failed. ret is -8005")))),
+        "sick chips": dict(f=b.facts(devices=b.devices(**bad_health))),
+        "310P": dict(hardware="310P"),
+        "first 910": dict(hardware="910"),
+        "cann missing": dict(f=b.facts(cann=b.cann(found=False, version=None, searched=["/usr/local/Ascend"]))),
+        "cann missing, no release": dict(f=b.facts(cann=b.cann(found=False, version=None)), row=None),
+        "cann incomplete": dict(f=b.facts(cann=b.cann(libs={"libascendcl.so": False}))),
+        "cann unversioned": dict(f=b.facts(cann=b.cann(version=None, malformed="empty"))),
+        "cann odd": dict(f=b.facts(cann=b.cann(malformed="odd", other_versions=["8.2.RC1", "8.3.RC2"]))),
+        "kernels missing": dict(f=b.facts(cann=b.cann(ops_found=False))),
+        "kernels other": dict(f=b.facts(cann=b.cann(ops_version="8.2.RC1"))),
+        "nnal missing": dict(f=b.facts(cann=b.cann(nnal=b.nnal(found=False)))),
+        "nnal other": dict(f=b.facts(cann=b.cann(nnal=b.nnal(version="8.2.RC1")))),
+        "old cann": dict(f=b.facts(cann=b.cann(version="8.2.RC1"))),
+        "newer cann": dict(f=b.facts(cann=b.cann(version="8.5.0"))),
+        "driver too old": dict(f=b.facts(driver=b.driver(version="23.0.7")),
+                               m=b.matrix(cann_driver=[CannDriver(cann="8.3.RC2", compatible=("25.2", "25.0"),
+                                                                  incompatible=("24.1",), source="s")])),
+        "driver older, undocumented": dict(f=b.facts(driver=b.driver(version="23.0.7"))),
+        "driver newer": dict(f=b.facts(driver=b.driver(version="26.0.rc1"))),
+        "driver excluded": dict(f=b.facts(driver=b.driver(version="24.1.rc2")),
+                                m=b.matrix(cann_driver=[CannDriver(cann="8.3.RC2", compatible=("25.0",), incompatible=("24.1",),
+                                                                   source="s")])),
+        "driver unknown": dict(f=b.facts(driver=b.driver(version="25.1.0"))),
+        "site-packages only": dict(f=b.facts(python=b.python(source="site-packages", found=False))),
+        "interpreter broken": dict(f=b.facts(python=b.python(found=False, error="exec format error"))),
+        "python 3.12": dict(f=b.facts(python=b.python(version="3.12.1")), row=b.release(requires_python=">=3.9,<3.12")),
+        "python outside docs": dict(f=b.facts(python=b.python(version="3.12.1"))),
+        "ppc64le": dict(f=b.facts(python=b.python(machine="ppc64le"))),
+        "old glibc": dict(f=b.facts(python=b.python(glibc="2.17"))),
+        "no glibc": dict(f=b.facts(python=b.python(glibc=None))),
+        "torch moved": dict(f=b.facts(packages=with_extra(b.dist("vllm", "0.11.0", requires=["torch==2.8.0"]), torch="2.8.0"))),
+        "torch missing": dict(f=b.facts(packages=dists(torch=None))),
+        "cuda torch": dict(f=b.facts(packages=with_extra(b.dist("torch", "2.7.1+cu126", details={"cuda": "12.6"}),
+                                                         *(b.dist(f"nvidia-{n}-cu12", "1") for n in "abcd")))),
+        "rocm torch": dict(f=b.facts(packages=dists(torch="2.7.1+rocm6.3"))),
+        "nvidia leftovers": dict(f=b.facts(packages=with_extra(b.dist("nvidia-nccl-cu12", "2.26.2")))),
+        "torchvision other": dict(f=b.facts(packages=dists(torchvision="0.23.0"))),
+        "torch-npu other": dict(f=b.facts(packages=dists(torch_npu="2.6.0"))),
+        "torch-npu missing": dict(f=b.facts(packages=dists(torch_npu=None))),
+        "torch-npu not recommended": dict(f=b.facts(packages=dists(torch_npu="2.7.1"))),
+        "torch-npu wants another torch": dict(
+            f=b.facts(packages=with_extra(b.dist("torch-npu", "2.7.1.post1", requires=["torch==2.7.1"]), torch="2.6.0")),
+            row=None),
+        "torch-npu unknown build": dict(f=b.facts(packages=dists(torch_npu="9.9.9"))),
+        "torch-npu for newer cann": dict(f=b.facts(cann=b.cann(version="8.2.RC1"))),
+        "vllm other": dict(f=b.facts(packages=with_extra(b.dist("vllm", "0.12.0", editable=True, direct_url="file:///s")))),
+        "vllm missing": dict(f=b.facts(packages=dists(vllm=None))),
+        "vllm +empty": dict(f=b.facts(packages=dists(vllm="0.11.0+empty"))),
+        "vllm-ascend missing": dict(f=b.facts(packages=dists(vllm_ascend=None))),
+        "generated row": dict(row=b.release(curated=False)),
+        "plugin missing": dict(f=b.facts(packages=with_extra(b.dist("vllm-ascend", "0.11.0rc3")))),
+        "plugin not selected": dict(f=b.facts(env=dict(b.SOURCED_ENV, VLLM_PLUGINS="lora"))),
+        "other plugins": dict(f=b.facts(packages=with_extra(
+            b.dist("x-plugin", "1", entry_points={"vllm.platform_plugins": {"x": "x:r"}})))),
+        "numpy 2": dict(f=b.facts(packages=dists(numpy="2.2.0"))),
+        "numpy missing": dict(f=b.facts(packages=dists(numpy=None))),
+        "transformers old": dict(f=b.facts(packages=dists(transformers="4.40.0"))),
+        "mainline triton": dict(f=b.facts(packages=with_extra(b.dist("triton", "3.3.0")))),
+        "unused triton-ascend": dict(f=b.facts(packages=with_extra(b.dist("triton-ascend", "3.2.0")))),
+        "triton row ok": dict(f=b.facts(packages=with_extra(b.dist("triton-ascend", "3.2.0"), vllm_ascend="0.23.0")),
+                              m=b.matrix([PIP_ROW]), row=PIP_ROW),
+        "triton row both": dict(f=b.facts(packages=with_extra(b.dist("triton-ascend", "3.2.0"), b.dist("triton", "3.3.0"),
+                                                              vllm_ascend="0.23.0")), m=b.matrix([PIP_ROW]), row=PIP_ROW),
+        "triton row missing": dict(f=b.facts(packages=dists(vllm_ascend="0.23.0")), m=b.matrix([PIP_ROW]), row=PIP_ROW),
+        "triton row other": dict(f=b.facts(packages=with_extra(b.dist("triton-ascend", "3.1.0"), vllm_ascend="0.23.0")),
+                                 m=b.matrix([PIP_ROW]), row=PIP_ROW),
+        "triton on 310P": dict(f=b.facts(packages=with_extra(b.dist("triton-ascend", "3.2.0"), vllm_ascend="0.23.0")),
+                               m=b.matrix([PIP_ROW]), row=PIP_ROW, hardware="310P"),
+        "no env": dict(f=b.facts(env={})),
+        "no env, build": dict(f=b.facts(env={}), stage="build"),
+        "opp unset": dict(f=b.facts(env=no_env)),
+        "stale homes": dict(f=b.facts(env=dict(b.SOURCED_ENV, ASCEND_HOME_PATH="/old", ASCEND_TOOLKIT_HOME="/old2"))),
+        "atb other abi": dict(f=b.facts(env=dict(b.SOURCED_ENV, ATB_HOME_PATH="/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1"))),
+        "vllm version override": dict(f=b.facts(env=dict(b.SOURCED_ENV, VLLM_VERSION="0.18.0", VLLM_TARGET_DEVICE="cuda"))),
+        "vllm version override ok": dict(f=b.facts(env=dict(b.SOURCED_ENV, VLLM_VERSION="0.11.0"))),
+        "cwd shadows": dict(f=b.facts(workdir=WorkdirFacts("/w", [ShadowFact("vllm", "/w/vllm", False, False),
+                                                                  ShadowFact("torch_npu", "/w/torch_npu", True, False),
+                                                                  ShadowFact("vllm_ascend", "/w/vllm_ascend", True, True)]))),
+        "pip conflicts": dict(pip_conflicts=[conflict("vllm-ascend", "pybind11", ">=2", None),
+                                             conflict("transformers", "tokenizers"), conflict("foo", "bar"),
+                                             conflict("vllm", "torch", "==2.8.0", "2.7.1+cpu"),
+                                             conflict("torch-npu", "torch", "==2.7.1", "2.6.0"),
+                                             conflict("vllm-ascend", "numpy", "<2", "2.2")]),
+        "pip unrelated": dict(pip_conflicts=[conflict("foo", "bar")]),
+        "pip residual only": dict(pip_conflicts=[conflict("vllm", "torch", "==2.8.0", "2.7.1+cpu")]),
+        "pip computed": dict(f=b.facts(packages=with_extra(b.dist("foo", "1.0", requires=["bar>=2", "numpy<1"])))),
+        "shadowed": dict(f=b.facts(packages=b.packages(shadowed=[b.dist("numpy", "2.1.0", location="/usr/lib/py")]))),
+        "probe crashed": dict(f=b.facts(probe_errors=[ProbeError("npu-smi", "boom"), ProbeError("workdir", "x")])),
+        "no sections": dict(f=b.facts(driver=None, firmware=None, cann=None, devices=None, python=None, packages=None,
+                                      workdir=None)),
+        # Mooncake
+        "mooncake wheel": mooncake_case(mc()),
+        "mooncake old wheel": mooncake_case(mc(dists=[MooncakeDist("mooncake-transfer-engine-npu", "0.3.10", SITE,
+                                                                   owns_package=True)], version="0.3.10")),
+        "mooncake old glibc": mooncake_case(mc(version="0.3.10"), python=b.python(glibc="2.31")),
+        "mooncake generic wheel": mooncake_case(mc(dists=[MooncakeDist("mooncake-transfer-engine", "0.3.9", SITE,
+                                                                       owns_package=True)],
+                                                   elf=[ElfFacts(f"{PKG}/engine.so", needed=["libcudart.so.12"])])),
+        "mooncake two builds": mooncake_case(mc(dists=[MooncakeDist("mooncake-transfer-engine-npu", "0.3.11.post1", SITE,
+                                                                    owns_package=True),
+                                                       MooncakeDist("mooncake-transfer-engine", "0.3.9", SITE,
+                                                                    owns_package=True)])),
+        "mooncake source ok": mooncake_case(mc(dists=[], version="0.3.7.post2"), row=b.release()),
+        "mooncake source other": mooncake_case(mc(dists=[], version="0.3.6"), row=b.release()),
+        "mooncake source unknown": mooncake_case(mc(dists=[], version=None), row=b.release()),
+        "mooncake source vs pip": mooncake_case(mc(dists=[], version="0.3.9")),
+        "mooncake none needed": mooncake_case(mc(dists=[], package_dir=None, package_dirs=[], version=None, elf=[],
+                                                 lookups=[], serve_args="vllm serve m --kv-transfer-config "
+                                                 "'{\"kv_connector\": \"MooncakeConnectorV1\", \"kv_role\": \"kv_both\"}'")),
+        "mooncake off path": mooncake_case(mc(dists=[], package_dir=None, package_dirs=[],
+                                              off_path_dirs=["/cann/site-packages/mooncake"])),
+        "mooncake metadata only": mooncake_case(mc(package_dir=None, package_dirs=[])),
+        "mooncake builtin transport": mooncake_case(mc(elf=[ElfFacts(f"{PKG}/engine.so",
+                                                                     needed=["libllm_datadist.so", "libascendcl.so"])])),
+        "mooncake unlinked": mooncake_case(mc(elf=[ElfFacts(f"{PKG}/ascend_transport.so", needed=["libc.so.6"])])),
+        "mooncake no libraries": mooncake_case(mc(elf=[])),
+        "mooncake legacy": mooncake_case(mc(dists=[], elf=[ElfFacts("/usr/local/lib/libtransfer_engine.so",
+                                                                    needed=["libhccl.so"])])),
+        "mooncake lib not found": mooncake_case(mc(lookups=[LibLookup("libtransfer_engine.so", f"{PKG}/engine.so",
+                                                                      on_disk=["/usr/local/lib/libtransfer_engine.so"])],
+                                                   transport_files=["/usr/local/lib/ascend_transport.so"])),
+        "mooncake lib nowhere": mooncake_case(mc(lookups=[LibLookup("libtransfer_engine.so", f"{PKG}/engine.so")])),
+        "mooncake cann not sourced": mooncake_case(mc(lookups=[LibLookup("libascendcl.so", f"{PKG}/ascend_transport.so",
+                                                                         on_disk=["/x/libascendcl.so"])])),
+        "mooncake cann lacks hixl": mooncake_case(mc(lookups=[LibLookup("libllm_datadist.so", f"{PKG}/t.so")],
+                                                     ld_missing_dirs=["/usr/local/mooncake/lib"])),
+        "mooncake config": mooncake_case(mc(config_var="/c.json", config_found=True, config_text=CONFIG,
+                                            mem_total_kb=512 * 2 ** 20, mem_available_kb=40 * 2 ** 20,
+                                            serve_args="vllm serve m --tensor-parallel-size 8")),
+        "mooncake config missing": mooncake_case(mc(config_var="/c.json", config_error="is a directory"),
+                                                 host=b.host(root="/img")),
+        "mooncake config unknown memory": mooncake_case(mc(config_var="/c.json", config_found=True, config_text=CONFIG)),
+        "mooncake env": mooncake_case(mc(), env=dict(b.SOURCED_ENV, ASCEND_BUFFER_POOL="4:8", ASCEND_USE_ASYNC_TRANSFER="0",
+                                                     ASCEND_CONNECT_TIMEOUT="x", ASCEND_ENABLE_USE_FABRIC_MEM="1")),
+        "mooncake master down": mooncake_case(mc(master=MasterFacts("10.0.0.2:50088", "--mooncake-master", "10.0.0.2",
+                                                                    50088, "http://10.0.0.2:9003", tcp_error="refused",
+                                                                    health=HttpFact("u", error="refused")))),
+        "mooncake master ok": mooncake_case(mc(master=MasterFacts(
+            "10.0.0.2:50088", "MOONCAKE_MASTER", "10.0.0.2", 50088, "http://10.0.0.2:9003", tcp_ok=True,
+            health=HttpFact("h", status=200, body="OK"),
+            metrics=HttpFact("m", status=200, body="master_total_capacity_bytes 100\nmaster_allocated_bytes 96\n"),
+            summary=HttpFact("s", status=200, body="Mem Storage: 96 B / 100 B (96%) | Keys: 3 | Clients: 2")))),
+        "mooncake probe errors": mooncake_case(mc(errors=["elf: denied", "ldconfig: missing"])),
+        "mooncake old snapshot": dict(f=b.facts(packages=with_extra(b.dist("mooncake-transfer-engine", "0.3.9")))),
+    }
+    return c
+
+
+def _render(findings) -> Dict[str, str]:
+    out = {}
+    for i, f in enumerate(findings):
+        doc = {k: v for k, v in f.to_json("en").items() if v not in (None, [], False) and k not in ("id", "layer")}
+        zh = f.to_json("zh")
+        doc["zh"] = zh["title"] + (" → " + zh["hint"] if zh["hint"] else "")
+        out[f"{f.id}#{sum(1 for g in findings[:i] if g.id == f.id)}"] = json.dumps(doc, ensure_ascii=False, sort_keys=True)
+    return out
+
+
+# Judged with the stage the engine picks (the skip texts name why).
+AUTO = {"auto stage, no NPU": b.facts(driver=None, devices=b.devices(count=0, management=[], npu_smi_path=None,
+                                                                     npu_smi=None, npu_smi_info=None)),
+        "auto stage, NPU": b.facts()}
+
+
+def outputs() -> Dict[str, Dict[str, str]]:
+    healthy = None
+    out = {}
+    contexts = [(name, b.context(**kw)) for name, kw in cases().items()]
+    contexts += [(name, make_context(f, b.matrix())) for name, f in AUTO.items()]
+    for name, ctx in contexts:
+        got = _render(run_rules(ctx).findings)
+        if healthy is None:
+            healthy = got
+            out[name] = got
+        else:
+            out[name] = {k: v for k, v in got.items() if healthy.get(k) != v}
+            out[name].update({k: "(absent)" for k in healthy if k not in got})
+    return out
+
+
+def test_every_finding_word_for_word():
+    got = outputs()
+    if UPDATE:
+        EXPECTED.write_text(json.dumps(got, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    want = json.loads(EXPECTED.read_text(encoding="utf-8"))
+    assert sorted(got) == sorted(want)
+    for name in want:
+        assert got[name] == want[name], f"{name} changed (UPDATE_GOLDENS=1 rewrites tests/rules/outputs.json)"
+
+
+def test_each_record_reports_its_own_id():
+    from doctor.rules.all_rules import RULES
+
+    for name, kw in cases().items():
+        ctx = b.context(**kw)
+        for r in RULES:
+            ids = {f.id for f in r.check(ctx)}
+            assert ids <= {r.id}, (name, r.id, ids)
+            assert r.layer == r.id.split(".")[0] and r.why.key == f"why.{r.id}" or r.id.endswith(".probe_error")
+
+
+def test_the_table_reaches_every_finding_id():
+    from doctor.rules.all_rules import RULES
+
+    from .test_every_id_is_tested import OWN_TESTS
+
+    seen = {key.split("#")[0] for per_case in outputs().values() for key in per_case}
+    ids = {r.id for r in RULES if r.layer not in OWN_TESTS}  # those layers have word-level tests of their own
+    assert ids <= seen, sorted(ids - seen)

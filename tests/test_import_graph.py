@@ -1,0 +1,148 @@
+"""The shape of the package, read from the source (the AST of every module, nothing imported):
+the pure core imports nothing that touches the world, and no two modules import each other."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Dict, List, Set, Tuple
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCTOR = ROOT / "doctor"
+# Judgement in pure functions: these read facts and data, never the host.
+PURE_PACKAGES = ("doctor.rules", "doctor.plan", "doctor.parse")
+PURE_MODULES = ("doctor.matrix.query", "doctor.matrix.model", "doctor.matrix.schema", "doctor.matrix.load",
+                "doctor.findings", "doctor.layers", "doctor.versions", "doctor.facts", "doctor.i18n")
+# What touches the world or drives the workflow.
+FORBIDDEN = ("doctor.shell", "doctor.probes", "doctor.usecases", "doctor.cli")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+MODULES: Dict[str, Path] = {module_name(p): p for p in DOCTOR.rglob("*.py") if "__pycache__" not in p.parts}
+
+
+def _resolve(current: str, node: ast.AST) -> List[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    assert isinstance(node, ast.ImportFrom)
+    base = node.module or ""
+    if node.level:
+        pkg = current if MODULES[current].name == "__init__.py" else current.rsplit(".", 1)[0]
+        for _ in range(node.level - 1):
+            pkg = pkg.rsplit(".", 1)[0]
+        base = f"{pkg}.{base}" if base else pkg
+    return [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+
+
+def imports(name: str) -> List[Tuple[str, bool]]:
+    """(imported doctor module, at module level?) for every import statement of a module."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    out: List[Tuple[str, bool]] = []
+
+    def visit(node: ast.AST, top: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                out.extend((m, top) for m in _resolve(name, child) if m.split(".")[0] == "doctor")
+            # `if TYPE_CHECKING:` blocks run for the type checker only
+            typing_only = isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test)
+            inner = top and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and not typing_only
+            visit(child, inner)
+
+    visit(tree, True)
+    return out
+
+
+GRAPH = {name: imports(name) for name in MODULES}
+
+
+def _pure(name: str) -> bool:
+    return name in PURE_MODULES or any(name == p or name.startswith(p + ".") for p in PURE_PACKAGES)
+
+
+def _forbidden(name: str) -> bool:
+    return any(name == f or name.startswith(f + ".") for f in FORBIDDEN)
+
+
+def _loaded_by(name: str) -> Set[str]:
+    """What importing ``name`` executes: its module-level imports, transitively, with the
+    packages around each module (importing a.b.c runs a/__init__ and a/b/__init__ first)."""
+    seen: Set[str] = set()
+    todo = [name]
+    while todo:
+        cur = todo.pop()
+        if cur in seen or cur not in MODULES:
+            continue
+        seen.add(cur)
+        parts = cur.split(".")
+        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))
+        todo.extend(m for m, top in GRAPH[cur] if top)
+    return seen
+
+
+def test_the_scan_sees_the_package():
+    assert {"doctor.rules.engine", "doctor.plan.builder", "doctor.cli.main", "doctor.shell.proc"} <= set(MODULES)
+    assert ("doctor.rules.base", True) in GRAPH["doctor.rules.cann"]
+    assert any(m == "doctor.rules.all_rules" and not top for m, top in GRAPH["doctor.rules.engine"])
+
+
+def test_the_pure_core_imports_nothing_that_touches_the_world():
+    pure = sorted(n for n in MODULES if _pure(n))
+    assert len(pure) > 25
+    direct = [f"{n} imports {m}" for n in pure for m, _ in GRAPH[n] if _forbidden(m)]
+    assert not direct, direct
+    loaded = [f"importing {n} loads {m}" for n in pure for m in sorted(_loaded_by(n)) if _forbidden(m)]
+    assert not loaded, loaded
+
+
+def _cycles(edges: Dict[str, Set[str]]) -> List[List[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: Dict[str, int] = {}
+    low: Dict[str, int] = {}
+    stack: List[str] = []
+    on: Set[str] = set()
+    out: List[List[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            strong(v)
+    return out
+
+
+def test_no_import_circles():
+    # every import statement counts, deferred ones too: a circle is a circle even when it is
+    # only closed at run time (cli.fix importing cli.main in a function was one)
+    edges = {n: {m for m, _ in GRAPH[n] if m in MODULES and m != n} for n in MODULES}
+    # a package importing its own submodules is how packages re-export, not a circle
+    for n in edges:
+        edges[n] = {m for m in edges[n] if not (MODULES[m].name == "__init__.py" and n.startswith(m + "."))}
+    assert _cycles(edges) == []
+
+
+def test_the_cycle_finder_finds_one():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
