@@ -45,6 +45,7 @@ def check(
     mooncake_master: Optional[str] = MOONCAKE_MASTER,
     hccn_tool: Optional[str] = HCCN_TOOL,
     hccn_timeout: float = HCCN_TIMEOUT,
+    requirements: List[str] = typer.Option([], "--requirements", help="Judge the environment as it would be after `pip install -r FILE` (nothing is installed; docs/guard.md)."),
 ) -> None:
     """Probe every layer of the stack and give one verdict, root cause first."""
     from doctor.usecases.check import CheckOptions, run_check, target_info
@@ -52,6 +53,11 @@ def check(
     if fail_on not in ("fail", "warn"):
         raise UsageError(f"--fail-on {fail_on!r}: use fail or warn")
     lang = pick_language(lang)
+    if requirements:
+        from doctor.cli.guard import check_requirements
+
+        check_requirements(CheckOptions(root=root, python=python, stage=stage, target=target, matrix=list(matrix),
+                                        npu_smi_timeout=npu_smi_timeout), requirements, as_json, lang, verbose, fail_on)
     result = run_check(CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot,
                                     stage=stage, target=target, matrix=list(matrix), npu_smi_timeout=npu_smi_timeout,
                                     serve_args=serve_args, serve_args_file=serve_args_file, mooncake_master=mooncake_master,
@@ -103,6 +109,7 @@ def version() -> None:
 from doctor.cli.explain import explain_command  # noqa: E402
 from doctor.cli.fix import fix_command, rollback_command  # noqa: E402
 from doctor.cli.fleet import fleet_app  # noqa: E402
+from doctor.cli.guard import CONTEXT as GUARD_CONTEXT, guard_command  # noqa: E402
 from doctor.cli.matrix import matrix_app  # noqa: E402
 from doctor.cli.mooncake import mooncake_app  # noqa: E402
 from doctor.cli.smoke import smoke_command  # noqa: E402
@@ -111,6 +118,7 @@ app.command("smoke")(smoke_command)
 app.command("explain")(explain_command)
 app.command("fix")(fix_command)
 app.command("rollback")(rollback_command)
+app.command("guard", context_settings=GUARD_CONTEXT)(guard_command)
 app.add_typer(matrix_app, name="matrix")
 app.add_typer(mooncake_app, name="mooncake")
 app.add_typer(fleet_app, name="fleet")
