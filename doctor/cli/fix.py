@@ -56,6 +56,11 @@ def fix_command(
     vllm_repo: str = typer.Option("https://github.com/vllm-project/vllm", "--vllm-repo", help="git URL (or a mirror) for --vllm-from source."),
     installer: str = typer.Option("pip", "--installer", help="pip (default) or uv (when on PATH)."),
     apply: bool = typer.Option(False, "--apply", help="Carry the plan out as one transaction (else: dry run)."),
+    offline: bool = typer.Option(False, "--offline", help="Do not ask the resolver: the matrix-only plan, marked 'not resolved'."),
+    bundle: Optional[str] = typer.Option(None, "--bundle", help="Write a bundle for an offline node to DIR; with --apply, install only from DIR."),
+    platform: List[str] = typer.Option([], "--platform", help="Bundle: the target's wheel platform tag (repeatable; default: from --from or this host)."),
+    python_version: Optional[str] = typer.Option(None, "--python-version", help="Bundle: the target's Python (3.11; default: from --from or this host)."),
+    abi: List[str] = typer.Option([], "--abi", help="Bundle: the target's ABI tag (cp311; repeatable)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
     requirements: Optional[str] = typer.Option(None, "--requirements", help="Write the pins as a requirements/constraints file."),
     no_smoke: bool = typer.Option(False, "--no-smoke", help="Do not run the smoke test after --apply."),
@@ -82,6 +87,16 @@ def fix_command(
         raise UsageError("--step-timeout must be positive")
     if apply and (snapshot or site_packages):
         raise UsageError("--apply changes a live environment: use --python, not --from or --site-packages")
+    if bundle and not apply:
+        from doctor.cli.bundle import make_bundle_command
+
+        make_bundle_command(bundle, root=root, python=python, snapshot=snapshot, stage=stage, target=target, prefer=prefer,
+                            installer=installer, platform=list(platform), python_version=python_version, abi=list(abi),
+                            as_json=as_json, lang=pick_language(lang), matrix=list(matrix), npu_smi_timeout=npu_smi_timeout)
+    if (platform or python_version or abi) and not bundle:
+        raise UsageError("--platform, --python-version and --abi describe a bundle's target: use them with --bundle DIR")
+    if bundle and offline:
+        raise UsageError("--bundle needs the resolver: it cannot be combined with --offline")
     opts = CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot, stage=stage,
                         matrix=list(matrix), npu_smi_timeout=npu_smi_timeout)
     mx = load_matrix_or_exit(opts.matrix)
@@ -98,12 +113,31 @@ def fix_command(
     state = str(state_dir(prefix, env)) if apply and prefix else planned_state_dir(prefix)
     popts = PlanOptions(installer=choice.installer, target=wanted, prefer=prefer, with_mooncake=with_mooncake,
                         vllm_from=vllm_from, vllm_repo=vllm_repo, doctor_python=sys.executable,
-                        constraint_file=os.path.join(state, "constraints.txt"), src_dir=os.path.join(state, "src"))
+                        constraint_file=os.path.join(state, "constraints.txt") if apply else None,
+                        src_dir=os.path.join(state, "src"))
 
     def verdict_for(version: str):
         return run_rules(make_context(facts, mx, stage, version))
 
     plan = plan_for(facts, mx, verdict_for, ctx0.hardware, popts)
+    bundle_dir = None
+    if bundle:  # --apply --bundle: resolve and install from the bundle only, every file checked
+        from doctor.shell.bundle import open_bundle
+
+        bundle_dir = open_bundle(bundle, facts, plan)
+        env = bundle_dir.pip_env(env)
+        choice = detect_installer(installer, facts, env)
+    if offline or not (facts.python and facts.python.found and not snapshot and not site_packages):
+        from doctor.plan.resolve import not_resolved
+
+        plan = not_resolved(plan)
+    else:
+        from doctor.usecases.prove import prove
+
+        plan = prove(plan, facts, choice, env, find_links=[str(bundle_dir.wheels)] if bundle_dir else [],
+                     no_index=bool(bundle_dir))
+        if bundle_dir is not None:
+            bundle_dir.check_plan(plan)
     doc = plan.to_json(language)
     doc["installer_notes"] = choice.notes
     if requirements:
@@ -131,6 +165,10 @@ def fix_command(
     runnable = plan.runnable
     if not as_json:
         print_plan(plan, language)
+    if plan.resolution and plan.resolution.get("status") == "failed":
+        if as_json:
+            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        raise typer.Exit(3)  # nothing was changed: the resolver already says it cannot work
     result = None
     if runnable:
         if not yes:
@@ -222,10 +260,21 @@ def print_plan(plan, lang: str, file=None) -> None:
     for name in sorted(plan.pins):
         pins.add_row(name, plan.pins[name])
     console.print(pins)
+    print_resolution(plan, lang, console)
     if plan.empty:
         console.print(Text(t("empty", lang), style="green"))
+    first_run = next((i for i, s in enumerate(plan.steps) if s.runs), len(plan.steps))
+    first = [s for s in plan.steps[:first_run] if s.kind == "vendor"]
     auto = [s for s in plan.steps if s.runs]
-    hand = [s for s in plan.steps if not s.runs]
+    hand = [s for s in plan.steps if not s.runs and s not in first]
+    if first and auto:
+        from doctor.i18n import tr
+
+        console.print(Text(tr("plan.first", lang), style="bold yellow"))
+        for s in first:
+            console.print(Text(f"- [{s.kind}] {s.why.text(lang)}"), soft_wrap=True)
+    else:
+        hand = first + hand
     if auto:
         console.print(Text(t("steps", lang), style="bold"))
         for i, s in enumerate(auto, 1):
@@ -238,10 +287,12 @@ def print_plan(plan, lang: str, file=None) -> None:
     if hand:
         console.print(Text(t("manual", lang), style="bold yellow"))
         for s in hand:
-            console.print(Text(f"- [{s.kind}] {s.why.text(lang)}"))
-            console.print(Text(f"   $ {s.command}", style="dim"), soft_wrap=True)
+            console.print(Text(f"- [{s.kind}] {s.why.text(lang)}"), soft_wrap=True)
+            if s.command:
+                console.print(Text(f"   $ {s.command}", style="dim"), soft_wrap=True)
     for key, items in (("residual", [m.text(lang) for m in plan.expected_residual]),
-                       ("alternatives", [a.get("how") or f"--prefer {a['prefer']}: vllm-ascend {a['target']}"
+                       ("alternatives", [(a["how"].text(lang) if hasattr(a.get("how"), "text") else a.get("how"))
+                                         or f"--prefer {a['prefer']}: vllm-ascend {a['target']}"
                                          + (f" ({'; '.join(a['needs'])})" if a.get("needs") else "")
                                          for a in plan.alternatives]),
                        ("notes", [m.text(lang) for m in plan.notes])):
@@ -249,6 +300,48 @@ def print_plan(plan, lang: str, file=None) -> None:
             console.print(Text(t(key, lang), style="bold"))
             for it in items:
                 console.print(Text(f"- {it}", style="dim"), soft_wrap=True)
+
+
+def human_size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+def print_resolution(plan, lang: str, console) -> None:
+    """Whether the resolver proved the plan: the total download, or pip's own message, the
+    hosts that did not answer and what works instead (one runnable command per line)."""
+    from rich.text import Text
+
+    from doctor.i18n import tr
+
+    res = plan.resolution or {}
+    status = res.get("status")
+    if status == "resolved":
+        line = tr("plan.status.resolved", lang, installer=res.get("installer", "pip"), files=len(res.get("files", [])),
+                  size=human_size(res.get("download_bytes", 0)))
+        if res.get("unknown_sizes"):
+            line += tr("plan.status.unknown_sizes", lang, n=res["unknown_sizes"])
+        console.print(Text(line, style="dim"), soft_wrap=True)
+    elif status == "not resolved":
+        console.print(Text(tr("plan.status.not_resolved", lang), style="yellow"), soft_wrap=True)
+    elif status == "failed":
+        failure = res.get("failure", {})
+        console.print(Text(tr("plan.status.failed", lang, kind=failure.get("kind")), style="bold red"), soft_wrap=True)
+        for x in (failure.get("message") or "").splitlines():
+            console.print(Text("  " + x), soft_wrap=True)
+        for h in failure.get("hosts", []):
+            console.print(Text("  " + tr("plan.status.host", lang, host=h["host"], how=h["how"]), style="red"), soft_wrap=True)
+        rem = plan.remedies
+        if rem is not None and (rem.notes or rem.commands):
+            console.print(Text(tr("plan.status.what_works", lang), style="bold"))
+            for n in rem.notes:
+                console.print(Text("- " + n.text(lang)), soft_wrap=True)
+            for c in rem.commands:
+                console.print(Text("- " + c.label.text(lang)), soft_wrap=True)
+                console.print(Text(c.shell(), style="dim"), soft_wrap=True)
 
 
 def print_before_after(before, after, lang: str) -> None:

@@ -24,6 +24,7 @@ from packaging.utils import canonicalize_name
 from doctor.errors import UsageError
 from doctor.facts import Distribution, Facts
 from doctor.findings import FAIL, WARN, Msg, Verdict, msg
+from doctor.i18n import T
 from doctor.shell.installer import Installer
 from doctor.matrix.model import Matrix, Release
 from doctor.matrix.query import (
@@ -126,6 +127,12 @@ class Plan:
     alternatives: List[Dict] = field(default_factory=list)
     notes: List[Msg] = field(default_factory=list)
     installer: str = "pip"
+    # what the resolver said (doctor.plan.resolve): status, files with hashes and sizes, failure
+    resolution: Optional[Dict] = None
+    resolved_files: List = field(default_factory=list)  # parse.pipreport.Resolved, for --apply
+    resolution_failure: Optional[object] = None  # parse.pipreport.Failure
+    remedies: Optional[object] = None  # plan.indexes.Remedies
+    ranges: Dict[str, str] = field(default_factory=dict)  # the row's numpy/transformers ranges
 
     @property
     def runnable(self) -> List[Step]:
@@ -146,8 +153,10 @@ class Plan:
             "pins": dict(self.pins),
             "steps": [s.to_json(lang) for s in self.steps],
             "expected_residual": [m.text(lang) for m in self.expected_residual],
-            "alternatives": self.alternatives,
+            "alternatives": [{k: (v.text(lang) if hasattr(v, "text") else v) for k, v in a.items()}
+                             for a in self.alternatives],
             "notes": [m.text(lang) for m in self.notes],
+            "resolution": self.resolution,
         }
 
 
@@ -247,8 +256,16 @@ def choose_target(matrix: Matrix, facts: Facts, hardware: Optional[str], target:
         else:
             row = _fits_here(matrix, facts, hardware)
             if row is None:
-                raise UsageError("cannot plan: no vllm-ascend release in the matrix runs on this CANN/driver/Python/arch; "
-                                 "pass --target vllm-ascend==<version>")
+                # too old for every release: the path that changes the fewest vendor layers
+                from doctor.plan.vendor import cheapest
+
+                best, others = cheapest(matrix, facts, hardware)
+                if best is None:
+                    raise UsageError("cannot plan: no vllm-ascend release in the matrix runs on this Python/arch; "
+                                     "pass --target vllm-ascend==<version>")
+                return TargetChoice(best.release, "vendor-upgrade", T("plan.vendor.choice", cost=best.describe()),
+                                    [{"prefer": "target", "target": o.release.vllm_ascend, "cost": o.to_json(),
+                                      "how": o.describe()} for o in others])
             here = ", ".join(x for x in (f"CANN {cann_of(facts)}" if cann_of(facts) else "",
                                          f"Python {python_of(facts)}" if python_of(facts) else "",
                                          arch_of(facts) or "") if x)
@@ -335,6 +352,7 @@ class _Builder:
     notes: List[Msg] = field(default_factory=list)
     residual: List[Msg] = field(default_factory=list)
     installs: Dict[str, str] = field(default_factory=dict)  # name -> spec the plan installs
+    ranges: Dict[str, str] = field(default_factory=dict)  # name -> the row's range (numpy, transformers)
 
     def dist(self, name: str) -> Optional[Distribution]:
         return self.ctx_facts.dist(name)
@@ -349,7 +367,17 @@ class _Builder:
         for n, s in specs:
             self.installs[n] = s
         inst = self.opts.installer
-        argv = inst.install(reqs, no_deps=no_deps, extra_index_urls=index,
+        shown, shown_index = list(reqs), list(index)
+        if not no_deps and not self.opts.constraint_file:
+            # printed for a person (no constraints file exists yet): the stack's exact pins go on
+            # the command line, so pip keeps them while it resolves (vllm, whose own torch pin
+            # would conflict, is left out)
+            held = [f"{n}=={v}" for n, v in sorted(self.pins.items())
+                    if v[:1].isdigit() and n != "vllm" and n not in dict(specs)]
+            shown += held
+            if any("+cpu" in h for h in held) and TORCH_CPU_INDEX not in shown_index:
+                shown_index.append(TORCH_CPU_INDEX)
+        argv = inst.install(shown, no_deps=no_deps, extra_index_urls=shown_index,
                             constraint=None if no_deps else self.opts.constraint_file)
         self.steps.append(Step("pip", why, "install", argv=argv, packages=reqs, no_deps=no_deps,
                                extra_index_urls=list(index), finding=finding))
@@ -374,6 +402,11 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
     _mooncake(b, verdict)
 
     steps: List[Step] = []
+    from doctor.plan.vendor import path_to, vendor_steps
+
+    vpath = path_to(matrix, facts, row, hardware)
+    for layer, why in vendor_steps(vpath, facts):
+        steps.append(Step("vendor", why, command=None, finding=f"{'driver' if layer in ('driver', 'firmware') else 'cann'}.{layer}"))
     if b.removes:
         names = [n for n, _ in b.removes]
         why = Msg("; ".join(w.en for _, w in b.removes), "；".join(w.zh for _, w in b.removes))
@@ -381,7 +414,9 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
     steps.extend(b.steps)
     # a finding about a package the plan replaces (torch-npu built for another CANN) is moot
     moot = {fid for fid, pkg in (("torch_npu.cann", "torch-npu"),) if pkg in b.installs}
-    steps.extend(s for s in _manual_steps(verdict) if s.finding not in moot)
+    covered = ("driver.", "firmware.", "cann.") if vpath.layers else ()
+    steps.extend(s for s in _manual_steps(verdict) if s.finding not in moot
+                 and not (s.kind == "vendor" and s.finding and s.finding.startswith(covered)))
     for f in verdict.findings:
         if f.fixable == "auto" and f.status in (FAIL, WARN) and f.id not in HANDLED:
             b.notes.append(msg(f"not changed by the plan: {f.id} ({f.title.en})",
@@ -393,9 +428,11 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
             f"ascend-doctor fix --vllm-from source: git clone --depth 1 --branch v{row.vllm} {VLLM_REPO} "
             f"and VLLM_TARGET_DEVICE=empty pip install --no-deps --no-build-isolation <clone> (vllm {row.vllm}+empty, "
             "the way the official images build it; needs a compiler toolchain and network access to GitHub)")})
+    if vpath.layers:
+        b.notes.append(T("plan.vendor.first", n=len(vpath.layers)))
     return Plan(target=row.vllm_ascend, row=row.key, choice=choice.choice, choice_why=choice.why, pins=b.pins,
                 steps=steps, expected_residual=b.residual, alternatives=alternatives, notes=b.notes,
-                installer=opts.installer.kind)
+                installer=opts.installer.kind, ranges=dict(b.ranges))
 
 
 def _torch(b: _Builder, matrix: Matrix) -> None:
@@ -565,6 +602,8 @@ def _rest(b: _Builder) -> None:
     why_en, why_zh = [], []
     for name, spec in (("numpy", row.numpy), ("transformers", row.transformers)):
         d = b.dist(name)
+        if spec is not None:
+            b.ranges[name] = spec
         if spec is None:
             if d is not None:
                 b.pins[name] = d.version

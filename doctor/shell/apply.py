@@ -546,6 +546,10 @@ def _download(steps: List[Step], plan: Plan, target: Target, choice: Choice, env
               before: Dict[str, Distribution], timeout: float) -> List[Dict]:
     """Fetch every file the install phase needs, and turn each step into the command that
     installs from those files."""
+    if plan.resolved_files:  # proven by the resolver: exactly its files, hash-checked
+        from doctor.shell.steps.pip import download_resolved
+
+        return download_resolved(steps, plan, choice, env, runner, exact_dir, timeout)
     dl = choice.downloader
     inst = choice.installer
     exact = [p for s in steps if s.action == "install" and s.no_deps for p in s.packages]

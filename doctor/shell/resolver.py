@@ -119,7 +119,8 @@ def pip_argv(pip_prefix: Sequence[str], req: Request, constraint_file: Optional[
     for f in req.find_links:
         argv += ["--find-links", f]
     if req.platform is not None:
-        argv += req.platform.pip_args()
+        # pip takes platform options only with --target (an empty directory: nothing installed)
+        argv += req.platform.pip_args() + ["--target", os.path.join(os.path.dirname(log_file), "target")]
     if constraint_file:
         argv += ["--constraint", constraint_file]
     return argv + list(req.args) + list(req.requirements)
