@@ -120,6 +120,11 @@ def fix_command(
         return run_rules(make_context(facts, mx, stage, version))
 
     plan = plan_for(facts, mx, verdict_for, ctx0.hardware, popts)
+    no_cann = not (facts.cann and facts.cann.found) and not python and not snapshot and not site_packages
+    if no_cann:
+        from doctor.plan.vendor import vendor_only
+
+        plan = vendor_only(plan)
     bundle_dir = None
     if bundle:  # --apply --bundle: resolve and install from the bundle only, every file checked
         from doctor.shell.bundle import open_bundle
@@ -127,10 +132,10 @@ def fix_command(
         bundle_dir = open_bundle(bundle, facts, plan)
         env = bundle_dir.pip_env(env)
         choice = detect_installer(installer, facts, env)
-    if offline or not (facts.python and facts.python.found and not snapshot and not site_packages):
+    if offline or no_cann or not (facts.python and facts.python.found and not snapshot and not site_packages):
         from doctor.plan.resolve import not_resolved
 
-        plan = not_resolved(plan)
+        plan = not_resolved(plan, "offline" if offline else "no-cann" if no_cann else "no-interpreter")
     else:
         from doctor.usecases.prove import prove
 
@@ -141,11 +146,18 @@ def fix_command(
     doc = plan.to_json(language)
     doc["installer_notes"] = choice.notes
     if requirements:
+        # index options belong in the file: `pip install --no-deps -r FILE` must find every pin
+        from doctor.matrix.query import release_row
+        from doctor.plan.indexes import TORCH_CPU_INDEX
+
+        row = release_row(mx, plan.target) if plan.target else None
         indexes: List[str] = []
-        for s in plan.steps:
-            for u in s.extra_index_urls:
-                if u not in indexes:
-                    indexes.append(u)
+        wanted = [u for s in plan.steps for u in s.extra_index_urls] + (list(row.extra_index_urls) if row else [])
+        if any("+cpu" in v for v in plan.pins.values()):
+            wanted.append(TORCH_CPU_INDEX)
+        for u in wanted:
+            if u not in indexes:
+                indexes.append(u)
         try:
             with open(requirements, "w", encoding="utf-8") as fh:
                 fh.write(requirements_text(plan, indexes))
@@ -259,7 +271,8 @@ def print_plan(plan, lang: str, file=None) -> None:
     pins.add_column("version")
     for name in sorted(plan.pins):
         pins.add_row(name, plan.pins[name])
-    console.print(pins)
+    if plan.pins:
+        console.print(pins)
     print_resolution(plan, lang, console)
     if plan.empty:
         console.print(Text(t("empty", lang), style="green"))
@@ -325,8 +338,10 @@ def print_resolution(plan, lang: str, console) -> None:
         if res.get("unknown_sizes"):
             line += tr("plan.status.unknown_sizes", lang, n=res["unknown_sizes"])
         console.print(Text(line, style="dim"), soft_wrap=True)
-    elif status == "not resolved":
-        console.print(Text(tr("plan.status.not_resolved", lang), style="yellow"), soft_wrap=True)
+    elif status == "not resolved" and plan.runnable:
+        key = {"offline": "plan.status.not_resolved", "source-build": "plan.status.source_build"}.get(
+            res.get("why"), "plan.status.no_interpreter")
+        console.print(Text(tr(key, lang), style="yellow"), soft_wrap=True)
     elif status == "failed":
         failure = res.get("failure", {})
         console.print(Text(tr("plan.status.failed", lang, kind=failure.get("kind")), style="bold red"), soft_wrap=True)

@@ -235,7 +235,8 @@ def failed(plan: Plan, failure: Failure, ask: Ask, python: str, installer_name: 
     return out
 
 
-def not_resolved(plan: Plan) -> Plan:
+def not_resolved(plan: Plan, why: str = "offline") -> Plan:
+    """The matrix-only plan; ``why``: offline | no-cann | no-interpreter | source-build."""
     out = copy.deepcopy(plan)
-    out.resolution = {"status": NOT_RESOLVED}
+    out.resolution = {"status": NOT_RESOLVED, "why": why}
     return out

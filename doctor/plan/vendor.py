@@ -39,9 +39,9 @@ class VendorPath:
     def describe(self) -> Text:
         parts: List[Text] = []
         if self.hdk_to:
-            parts.append(T("plan.vendor.cost_hdk", frm=self.hdk_from or "-", to=self.hdk_to))
+            parts.append(T("plan.vendor.cost_hdk", frm=self.hdk_from or T("plan.vendor.none"), to=self.hdk_to))
         if self.cann_to:
-            parts.append(T("plan.vendor.cost_cann", frm=self.cann_from or "-", to=self.cann_to))
+            parts.append(T("plan.vendor.cost_cann", frm=self.cann_from or T("plan.vendor.none"), to=self.cann_to))
         if not parts:
             return T("plan.vendor.cost_none", release=self.release.vllm_ascend)
         return T("plan.vendor.cost", release=self.release.vllm_ascend, n=self.cost, what=parts)
@@ -123,11 +123,25 @@ def vendor_steps(path: VendorPath, facts: Facts) -> List[Tuple[str, Text]]:
     firmware) the CANN needs, then CANN's toolkit, ops and NNAL."""
     out: List[Tuple[str, Text]] = []
     if path.hdk_to:
-        out.append(("driver", T("plan.vendor.driver", frm=path.hdk_from or "-", to=path.hdk_to,
+        out.append(("driver", T("plan.vendor.driver", frm=path.hdk_from or T("plan.vendor.none"), to=path.hdk_to,
                                 cann=path.cann_to or path.cann_from or "-")))
         out.append(("firmware", T("plan.vendor.firmware", to=path.hdk_to)))
     if path.cann_to:
-        out.append(("toolkit", T("plan.vendor.toolkit", frm=path.cann_from or "-", to=path.cann_to)))
+        out.append(("toolkit", T("plan.vendor.toolkit", frm=path.cann_from or T("plan.vendor.none"), to=path.cann_to)))
         out.append(("ops", T("plan.vendor.ops", to=path.cann_to)))
         out.append(("nnal", T("plan.vendor.nnal", to=path.cann_to)))
+    return out
+
+
+def vendor_only(plan):
+    """No CANN on this machine and no environment named (--python): the vendor layers come
+    first, and nothing is installed into whatever interpreter happens to be first on PATH."""
+    import copy
+
+    out = copy.deepcopy(plan)
+    out.steps = [s for s in out.steps if s.kind == "vendor"]
+    out.pins = {}
+    out.expected_residual = []
+    out.alternatives = []
+    out.notes = [T("plan.no_cann", target=plan.target)]
     return out

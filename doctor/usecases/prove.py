@@ -36,7 +36,7 @@ def prove(plan: Plan, facts: Facts, choice, env: Mapping[str, str], *, platform:
         return plan
     if any(s.kind == "build" and s.packages for s in plan.steps):
         # a source build's requirements are known only once it is cloned (--vllm-from source)
-        return R.not_resolved(plan)
+        return R.not_resolved(plan, "source-build")
     python = facts.python.executable if facts.python and facts.python.executable else "python3"
     markers: Dict[str, str] = dict(facts.python.markers) if facts.python else {}
     began = time.monotonic()
