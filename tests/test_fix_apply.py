@@ -246,7 +246,7 @@ def test_vllm_from_source_builds_it_with_target_device_empty(tmp_path, house):
                   "--vllm-repo", str(repo))
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(proc.stdout)
-    assert [s["action"] for s in doc["steps"] if s["kind"] in ("pip", "build")] == ["remove", "fetch", "build", "requirements"]
+    assert [s["action"] for s in doc["steps"] if s["kind"] in ("pip", "fetch", "build")] == ["remove", "fetch", "build", "requirements"]
     assert doc["result"]["changed"]["vllm"] == {"before": "0.11.2+empty", "after": "0.11.0+empty"}
     after = fake.judge()
     assert after["exit_code"] == 0 and finding(after, "vllm.local_version")["status"] == "info"

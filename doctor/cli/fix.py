@@ -261,6 +261,8 @@ def print_plan(plan, lang: str, file=None) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from doctor.plan.steps import kind_of
+
     stream = file or sys.stdout
     wide = None if os.environ.get("COLUMNS") or (hasattr(stream, "isatty") and stream.isatty()) else 120
     console = Console(file=stream, highlight=False, width=wide)
@@ -294,15 +296,14 @@ def print_plan(plan, lang: str, file=None) -> None:
             line = Text(f"{i}. [{s.kind}/{s.action}] ", style="bold")
             line.append(s.why.text(lang))
             console.print(line)
-            if s.argv:
-                env = " ".join(f"{k}={v}" for k, v in s.env.items())
-                console.print(Text("   $ " + (env + " " if env else "") + shlex.join(s.argv), style="dim"), soft_wrap=True)
+            for shown in kind_of(s).show(s, lang):
+                console.print(Text("   $ " + shown, style="dim"), soft_wrap=True)
     if hand:
         console.print(Text(t("manual", lang), style="bold yellow"))
         for s in hand:
             console.print(Text(f"- [{s.kind}] {s.why.text(lang)}"), soft_wrap=True)
-            if s.command:
-                console.print(Text(f"   $ {s.command}", style="dim"), soft_wrap=True)
+            for shown in kind_of(s).show(s, lang):
+                console.print(Text(f"   $ {shown}", style="dim"), soft_wrap=True)
     for key, items in (("residual", [m.text(lang) for m in plan.expected_residual]),
                        ("alternatives", [(a["how"].text(lang) if hasattr(a.get("how"), "text") else a.get("how"))
                                          or f"--prefer {a['prefer']}: vllm-ascend {a['target']}"

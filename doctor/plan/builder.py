@@ -87,14 +87,17 @@ class Step:
     finding: Optional[str] = None
     requirements_of: List[str] = field(default_factory=list)  # "vllm==0.11.0": resolved after download
     exclude: List[str] = field(default_factory=list)  # requirement names the requirements step leaves out
+    touches_family: str = ""  # build: installed distributions it replaces by name prefix ("mooncake")
 
     @property
     def runs(self) -> bool:
-        return self.kind in ("pip", "build")
+        from doctor.plan.steps import kind_of
+
+        return kind_of(self).runs
 
     def to_json(self, lang: str = "en") -> Dict:
         out: Dict = {"kind": self.kind, "why": self.why.text(lang)}
-        if self.kind in ("manual", "vendor"):
+        if not self.runs:
             out["command"] = self.command
         else:
             out["argv"] = self.argv
@@ -415,8 +418,14 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
     # a finding about a package the plan replaces (torch-npu built for another CANN) is moot
     moot = {fid for fid, pkg in (("torch_npu.cann", "torch-npu"),) if pkg in b.installs}
     covered = ("driver.", "firmware.", "cann.") if vpath.layers else ()
-    steps.extend(s for s in _manual_steps(verdict) if s.finding not in moot
-                 and not (s.kind == "vendor" and s.finding and s.finding.startswith(covered)))
+    hand = [s for s in _manual_steps(verdict) if s.finding not in moot]
+    for s in hand:  # a check finding's vendor command goes with the vendor step of its layer
+        if s.kind == "vendor" and s.finding and s.finding.startswith(covered) and s.command:
+            layer = "cann.toolkit" if s.finding.startswith("cann.") else "driver.driver"
+            mine = next((v for v in steps if v.kind == "vendor" and v.finding == layer and not v.command), None)
+            if mine is not None:
+                mine.command = s.command
+    steps.extend(s for s in hand if not (s.kind == "vendor" and s.finding and s.finding.startswith(covered)))
     for f in verdict.findings:
         if f.fixable == "auto" and f.status in (FAIL, WARN) and f.id not in HANDLED:
             b.notes.append(msg(f"not changed by the plan: {f.id} ({f.title.en})",
@@ -523,7 +532,7 @@ def _vllm(b: _Builder) -> None:
             f"本地构建的版本无法重新下载）"))
     if b.opts.vllm_from == "source":
         src = f"{b.opts.src_dir or '/tmp'}/vllm-{row.vllm}"
-        b.steps.append(Step("build", msg(f"fetch vLLM v{row.vllm} source (download phase)", f"获取 vLLM v{row.vllm} 源码（下载阶段）"),
+        b.steps.append(Step("fetch", msg(f"fetch vLLM v{row.vllm} source (download phase)", f"获取 vLLM v{row.vllm} 源码（下载阶段）"),
                             "fetch", argv=["git", "clone", "--depth", "1", "--branch", f"v{row.vllm}", b.opts.vllm_repo, src],
                             finding="vllm.version"))
         inst = b.opts.installer
@@ -703,7 +712,7 @@ def _mooncake(b: _Builder, verdict: Verdict) -> None:
     b.steps.append(Step("build", msg(
         f"Mooncake {row.mooncake} has no NPU wheel: build it from source with -DUSE_ASCEND_DIRECT=ON",
         f"Mooncake {row.mooncake} 没有 NPU wheel：用 -DUSE_ASCEND_DIRECT=ON 从源码构建"),
-        "build", argv=argv, finding="mooncake.installed"))
+        "build", argv=argv, finding="mooncake.installed", touches_family="mooncake"))
 
 
 def _manual_steps(verdict: Verdict) -> List[Step]:

@@ -15,7 +15,7 @@ from typing import List, Optional, Tuple
 from doctor.facts import Facts
 from doctor.i18n import T, Text
 from doctor.matrix.model import Matrix, Release
-from doctor.matrix.query import OK, UNTESTED, cann_row, cann_supports_driver, release_misfits
+from doctor.matrix.query import TOO_OLD, UNSUPPORTED, cann_row, cann_supports_driver, release_misfits
 from doctor.versions import AscendVersion
 
 CANN_LAYERS = ("toolkit", "ops", "nnal")
@@ -74,7 +74,11 @@ def path_to(matrix: Matrix, facts: Facts, row: Release, hardware: Optional[str])
         hdk_to = cd.paired if cd is not None and cd.paired else (cd.drivers[0] if cd is not None and cd.drivers else None)
     else:
         status, _ = cann_supports_driver(matrix, use, driver)
-        if status not in (OK, UNTESTED) and cd is not None:
+        # The CANN that stays asks for a new HDK only on a documented incompatibility ("not
+        # documented" is not "too old"). A CANN being installed goes in with an HDK it is
+        # documented with when the driver is below every line its row names.
+        below = cd is not None and bool(cd.drivers) and all(AscendVersion(driver) < AscendVersion(p) for p in cd.drivers)
+        if cd is not None and (status in (TOO_OLD, UNSUPPORTED) or (cann_to is not None and below)):
             hdk_to = cd.paired or (cd.drivers[0] if cd.drivers else None)
     if hdk_to is not None:
         layers = list(HDK_LAYERS) + layers

@@ -560,7 +560,7 @@ def _download(steps: List[Step], plan: Plan, target: Target, choice: Choice, env
         files = match_downloads(exact, exact_dir)
     sources: Dict[str, str] = {}  # "vllm" -> the clone a build step installs from
     for s in steps:
-        if s.action == "fetch":
+        if s.kind == "fetch":
             dest = s.argv[-1]
             if os.path.isdir(dest) and STATE_MARK in dest:
                 shutil.rmtree(dest)  # our own clone from an earlier run
@@ -603,7 +603,7 @@ def _download(steps: List[Step], plan: Plan, target: Target, choice: Choice, env
                 resolved.append({"argv": inst.install_from_dir(reqs, str(deps_dir), str(constraint)), "packages": reqs})
             else:
                 resolved.append({"argv": None, "note": "all requirements already satisfied"})
-        elif s.action == "fetch":
+        elif s.kind == "fetch":
             resolved.append({"argv": None, "note": "done in the download phase"})
         else:
             resolved.append({"argv": list(s.argv)})
@@ -659,16 +659,16 @@ def _union(groups) -> List[str]:
 def _touched(steps: List[Step], resolved: List[Dict], before: Dict[str, Distribution]) -> List[str]:
     """Installed distributions the install phase may remove or replace: the removals and every
     name among the downloaded files (pip installs nothing else), plus what a build replaces."""
+    from doctor.plan.steps import kind_of
+
     names = set()
     for s, r in zip(steps, resolved):
-        names.update(s.removes)
-        for spec in list(s.packages) + list(r.get("packages") or []):
+        names.update(kind_of(s).touches(s, before))
+        for spec in list(r.get("packages") or []):
             try:
                 names.add(canonicalize_name(Requirement(spec).name))
             except InvalidRequirement:
                 pass
-        if s.action == "build" and any("mooncake" in a for a in s.argv or []):
-            names.update(n for n in before if n.startswith("mooncake"))
         for a in r.get("argv") or []:
             if a.endswith((".whl", ".tar.gz")):
                 nv = _file_name_version(os.path.basename(a))

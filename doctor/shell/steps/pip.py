@@ -75,7 +75,7 @@ def download_resolved(steps, plan, choice, env: Mapping[str, str], runner, dest:
         elif s.kind == "pip" and s.action == "install":
             names = [canonicalize_name(Requirement(p).name) for p in s.packages]
             out.append({"argv": inst.install_files([str(paths[n]) for n in names])})
-        elif s.action == "fetch":
+        elif s.kind == "fetch":
             out.append({"argv": None, "note": "done in the download phase"})
         else:
             out.append({"argv": list(s.argv) if s.argv else None})
