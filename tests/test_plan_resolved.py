@@ -40,8 +40,9 @@ def closed_port() -> int:
     return port
 
 
-@pytest.mark.parametrize("override,name,pin", [({"numpy": "2.1.0"}, "numpy", "1.26.4"),
-                                               ({"transformers": "4.57.4"}, "transformers", "4.57.1")])
+@pytest.mark.parametrize("override,name,pin", [
+    ({"numpy": "2.1.0"}, "numpy", "1.26.4"),
+    pytest.param({"transformers": "5.5.3"}, "transformers", "4.57.1", marks=pytest.mark.slow)])
 def test_ranges_become_the_versions_pip_installs(tmp_path, wheelhouse, override, name, pin):
     fake = host(tmp_path, wheelhouse, **override)
     env = env_of(fake, wheelhouse)
@@ -112,6 +113,7 @@ def test_bundle_for_another_platform_is_refused_here(tmp_path, wheelhouse):
     assert proc.returncode == 2 and f"made for {other}" in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 def test_bundle_applied_with_no_index_and_refused_when_a_file_is_altered(tmp_path, wheelhouse):
     fake = FakeHost(tmp_path / "host")
     wh.seed_001(fake, wheelhouse["template"])
@@ -134,3 +136,41 @@ def test_bundle_applied_with_no_index_and_refused_when_a_file_is_altered(tmp_pat
     proc = doctor(fake, offline, "fix", "--apply", "--yes", "--no-smoke", "--json", "--bundle", str(out))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert wh.versions(fake.site)["vllm"] == "0.11.0"
+
+
+@pytest.fixture(scope="module")
+def nodeps_house(wheelhouse, tmp_path_factory):
+    from fakehost import nodeps
+
+    return nodeps.build(tmp_path_factory.mktemp("nodeps-leaves"))
+
+
+@pytest.mark.slow
+def test_no_deps_environment_plan_restores_every_requirement(tmp_path, wheelhouse, nodeps_house):
+    """torch, torch-npu, vllm and vllm-ascend installed with --no-deps: pip check reports dozens of
+    missing requirements (torch's filelock, sympy, networkx, jinja2, fsspec; vllm's and
+    vllm-ascend's). The plan restores all of them, says before it runs what pip check will still
+    report (only vllm's CUDA side), and after --apply real pip check says exactly that."""
+    from fakehost import nodeps
+
+    fake = FakeHost(tmp_path / "host")
+    nodeps.environment(fake, wheelhouse["template"])
+    env = wh.pip_env(fake.env, [wheelhouse["dirs"][d] for d in (wh.PYPI, wh.CPU, wh.ASCEND)] + [nodeps_house])
+    broken = subprocess.run([str(fake.python), "-m", "pip", "check"], env=env, capture_output=True, text=True, timeout=120)
+    missing = [x for x in broken.stdout.splitlines() if "which is not installed" in x]
+    assert len(missing) > 50 and any(x.startswith("torch 2.7.1+cpu requires sympy") for x in missing), broken.stdout
+    proc = doctor(fake, env, "fix", "--json")
+    doc = json.loads(proc.stdout)
+    assert doc["resolution"]["status"] == "resolved", doc["resolution"]
+    assert doc["resolution"]["unexpected_after"] == []
+    installed = {p.split("==")[0] for s in doc["steps"] for p in s.get("packages", [])}
+    assert {"filelock", "sympy", "networkx", "jinja2", "fsspec", "fastapi", "quart"} <= installed
+    promised = doc["resolution"]["pip_check_after"]
+    assert promised and all(x.startswith("vllm 0.11.0 requires") for x in promised)
+    proc = doctor(fake, env, "fix", "--apply", "--yes", "--no-smoke", "--json")
+    assert proc.returncode in (0, 4), proc.stderr[-3000:]
+    after = subprocess.run([str(fake.python), "-m", "pip", "check"], env=env, capture_output=True, text=True, timeout=120)
+    reported = sorted(x for x in after.stdout.splitlines() if x.strip())
+    # pip check words it like the plan did (pip's "which is not installed." / "but you have X Y.")
+    said = sorted(x.rstrip(".").replace(" has requirement ", " requires ") for x in reported)
+    assert said == sorted(promised), (reported, promised)
