@@ -59,7 +59,12 @@ def test_missing_wheel_changes_nothing(tmp_path, house):
     """The PyTorch CPU index is not reachable: torch 2.7.1+cpu cannot be downloaded."""
     fake = scenario("cuda_torch", tmp_path, house)
     before = state(fake)
+    # the resolver says so before --apply starts (exit 3, pip's message, nothing changed) ...
     proc = start_fix(fake, [house["dirs"][wh.PYPI], house["dirs"][wh.ASCEND]])
+    assert proc.returncode == 3 and "No matching distribution found for torch==2.7.1+cpu" in proc.stdout, proc.stdout
+    assert state(fake) == before and journal(fake) is None
+    # ... and without the resolver, the transaction's download phase still changes nothing
+    proc = start_fix(fake, [house["dirs"][wh.PYPI], house["dirs"][wh.ASCEND]], "--offline")
     assert proc.returncode == 1, proc.stderr
     err = proc.stderr.strip().splitlines()[-1]
     assert err.startswith("ascend-doctor: error: download failed, nothing was changed") and "torch==2.7.1+cpu" in err
@@ -74,7 +79,7 @@ def test_corrupt_wheel_changes_nothing(tmp_path, house):
 
     fake = scenario("seed_001", tmp_path, house)
     before = state(fake)
-    proc = start_fix(fake, house_copy(house, tmp_path, truncate))
+    proc = start_fix(fake, house_copy(house, tmp_path, truncate), "--offline")
     assert proc.returncode == 1, proc.stderr
     assert "nothing was changed" in proc.stderr and "Traceback" not in proc.stderr
     assert state(fake) == before
