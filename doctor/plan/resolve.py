@@ -99,13 +99,22 @@ def deps_requirements(plan: Plan, facts: Facts, exact: Sequence[Resolved], marke
     for s in _installs(plan, False):
         out += [p for p in s.packages if p not in out]
     asked = {_name(p) for p in out}
+    prefix = facts.python.prefix if facts.python and facts.python.prefix else None
     for name, d in sorted(post.items()):
         if name in asked:
             continue
+        if prefix and d.location and not _under(d.location, prefix):
+            continue  # on PYTHONPATH or the user site, not in this environment: not ours to repair
         for r in unmet_requirements(name, d.requires, stack, post, markers):
             if _name(r) not in asked and r not in out:
                 out.append(r)
     return out
+
+
+def _under(path: str, prefix: str) -> bool:
+    import os
+
+    return (os.path.normpath(path) + os.sep).startswith(os.path.normpath(prefix) + os.sep)
 
 
 def deps_ask(plan: Plan, facts: Facts, exact: Sequence[Resolved], markers: Dict[str, str], *,
