@@ -139,8 +139,11 @@ def fix_command(
     else:
         from doctor.usecases.prove import prove
 
-        plan = prove(plan, facts, choice, env, find_links=[str(bundle_dir.wheels)] if bundle_dir else [],
-                     no_index=bool(bundle_dir))
+        with _busy(tr_("plan.resolving", language, installer=choice.installer.kind)):
+            plan = prove(plan, facts, choice, env, find_links=[str(bundle_dir.wheels)] if bundle_dir else [],
+                         no_index=bool(bundle_dir))
+        if bundle_dir is not None and plan.resolution:
+            plan.resolution["source"] = "bundle"
         if bundle_dir is not None:
             bundle_dir.check_plan(plan)
     doc = plan.to_json(language)
@@ -222,6 +225,32 @@ def fix_command(
         print_check(final.verdict, stage=final.ctx.stage, target_row=final.ctx.release.key if final.ctx.release else None,
                     timings=final.timings, lang=language, verbose=False, exit_code=code)
     raise typer.Exit(code)
+
+
+def tr_(key: str, lang: str, **kw) -> str:
+    from doctor.i18n import tr
+
+    return tr(key, lang, **kw)
+
+
+class _busy:
+    """A spinner on stderr while the resolver runs (only on a terminal)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.status = None
+
+    def __enter__(self):
+        if sys.stderr.isatty():
+            from rich.console import Console
+
+            self.status = Console(stderr=True).status(self.text)
+            self.status.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.status is not None:
+            self.status.__exit__(*exc)
 
 
 def _smoke(skip: bool, stage: str, python: str, lang: str) -> Optional[Dict]:
@@ -334,7 +363,8 @@ def print_resolution(plan, lang: str, console) -> None:
     res = plan.resolution or {}
     status = res.get("status")
     if status == "resolved":
-        line = tr("plan.status.resolved", lang, installer=res.get("installer", "pip"), files=len(res.get("files", [])),
+        key = "plan.status.resolved_bundle" if res.get("source") == "bundle" else "plan.status.resolved"
+        line = tr(key, lang, installer=res.get("installer", "pip"), files=len(res.get("files", [])),
                   size=human_size(res.get("download_bytes", 0)))
         if res.get("unknown_sizes"):
             line += tr("plan.status.unknown_sizes", lang, n=res["unknown_sizes"])
