@@ -52,6 +52,7 @@ def test_run_installs_a_safe_command(healthy, wheelhouse):
     assert wh.versions(healthy.site)["numpy"] == "1.26.4"
 
 
+@pytest.mark.slow
 def test_run_refuses_a_breaking_command(healthy, wheelhouse):
     proc = guard(healthy, wheelhouse, "--run", "--", "pip", "install", "numpy==2.1.0")
     assert proc.returncode == 3
@@ -59,6 +60,7 @@ def test_run_refuses_a_breaking_command(healthy, wheelhouse):
     assert wh.versions(healthy.site)["numpy"] == "1.26.4"  # not run
 
 
+@pytest.mark.slow
 def test_requirements_file_read_by_pip(healthy, wheelhouse, tmp_path):
     """-r, -c and markers are pip's to read: the constraint holds numpy below 2, the marker
     leaves vllm 0.13.0 out, the nested file brings transformers."""
@@ -73,6 +75,7 @@ def test_requirements_file_read_by_pip(healthy, wheelhouse, tmp_path):
     assert {(r["name"], r["version"]) for r in doc["would_install"]} == {("numpy", "1.26.4")}
 
 
+@pytest.mark.slow
 def test_check_requirements_judges_the_environment_after_the_file(healthy, wheelhouse, tmp_path):
     req = tmp_path / "req.txt"
     req.write_text("numpy==2.1.0\n")

@@ -96,6 +96,7 @@ def test_unreachable_hosts_named_with_how_and_what_works(tmp_path, wheelhouse):
     assert any("ascend-doctor fix --bundle" in s for s in shells)
 
 
+@pytest.mark.slow
 def test_bundle_for_another_platform_is_refused_here(tmp_path, wheelhouse):
     fake = host(tmp_path, wheelhouse, numpy="2.1.0")
     env = env_of(fake, wheelhouse)

@@ -56,6 +56,7 @@ def test_missing_pin_gives_pips_message(wheelhouse):
     assert r.failure.message.count("No matching distribution") == 1  # stderr and log lines merged
 
 
+@pytest.mark.slow
 def test_conflict_keeps_pips_explanation(wheelhouse):
     r = resolve_pip(PIP, Request(requirements=["vllm==0.11.0", "torch==2.7.1"], ignore_installed=True),
                     env_for(wheelhouse))
@@ -73,6 +74,7 @@ def test_refused_host_is_named(wheelhouse):
     assert [(h.host, h.how) for h in r.failure.hosts] == [(f"127.0.0.1:{port}", REFUSED)]
 
 
+@pytest.mark.slow
 def test_uv_resolves_the_same_and_names_a_refused_host(wheelhouse):
     if not os.path.exists(UV):
         pytest.skip("uv is not installed in the test venv")

@@ -378,6 +378,9 @@ class _Builder:
             held = [f"{n}=={v}" for n, v in sorted(self.pins.items())
                     if v[:1].isdigit() and n != "vllm" and n not in dict(specs)]
             shown += held
+            for u in [x for st in self.steps for x in st.extra_index_urls] + list(self.row.extra_index_urls):
+                if u not in shown_index:
+                    shown_index.append(u)  # where the held pins come from (the Ascend mirror ...)
             if any("+cpu" in h for h in held) and TORCH_CPU_INDEX not in shown_index:
                 shown_index.append(TORCH_CPU_INDEX)
         argv = inst.install(shown, no_deps=no_deps, extra_index_urls=shown_index,

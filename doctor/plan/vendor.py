@@ -71,7 +71,10 @@ def path_to(matrix: Matrix, facts: Facts, row: Release, hardware: Optional[str])
     hdk_to = None
     cd = cann_row(matrix, use)
     if driver is None:
-        hdk_to = cd.paired if cd is not None and cd.paired else (cd.drivers[0] if cd is not None and cd.drivers else None)
+        # No driver seen: a container or a build stage uses the host's (nothing to plan here);
+        # a bare machine getting its first CANN gets the HDK that CANN is documented with.
+        if cann_to is not None and not facts.host.in_container and cd is not None:
+            hdk_to = cd.paired or (cd.drivers[0] if cd.drivers else None)
     else:
         status, _ = cann_supports_driver(matrix, use, driver)
         # The CANN that stays asks for a new HDK only on a documented incompatibility ("not
