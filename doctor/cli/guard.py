@@ -84,25 +84,25 @@ def print_judgement(j, lang: str) -> None:
         for h in j.failure.hosts:
             _line("  " + tr("guard.host_failed", lang, host=h.host, how=h.how))
     if j.resolved:
-        _line(tr("guard.would_install", lang) + ": " + ", ".join(f"{r.name} {r.version}" for r in j.resolved))
+        _line(tr("guard.would_install", lang) + " " + ", ".join(f"{r.name} {r.version}" for r in j.resolved))
     replaced = [c for c in j.changes if c.before is not None]
     if replaced:
-        _line(tr("guard.replaced", lang) + ":")
+        _line(tr("guard.replaced", lang))
         for c in replaced:
             _line(f"  {c.name}: {c.before} -> {c.after or '-'}")
     if j.violated:
-        _line(tr("guard.violated", lang) + ":")
+        _line(tr("guard.violated", lang))
         for v in j.violated:
             _line(f"  {v}")
     if j.broken:
-        _line(tr("guard.findings", lang) + ":")
+        _line(tr("guard.findings", lang))
         for f in j.broken:
             _line(f"  [{f.status}] {f.id}: {f.title.text(lang)}")
     if j.exit_code != EXIT_SAFE and j.failure is None:
         for w in j.instead_why:
             _line(f"  {w.text(lang)}")
         if j.instead is not None:
-            _line(tr("guard.instead", lang) + ": " + j.instead.label.text(lang))
+            _line(tr("guard.instead", lang) + " " + j.instead.label.text(lang))
             _line(j.instead.shell())
         elif j.exit_code == EXIT_BREAKS:
             _line(tr("guard.no_instead", lang))
@@ -145,6 +145,6 @@ def check_requirements(opts, files: List[str], as_json: bool, lang: str, verbose
 
         _line(tr("guard.requirements_header", lang, files=", ".join(files)))
         if j.resolved:
-            _line(tr("guard.would_install", lang) + ": " + ", ".join(f"{r.name} {r.version}" for r in j.resolved))
+            _line(tr("guard.would_install", lang) + " " + ", ".join(f"{r.name} {r.version}" for r in j.resolved))
         print_check(verdict, stage=opts.stage, target_row=None, timings=timings, lang=lang, verbose=verbose, exit_code=code)
     raise typer.Exit(code)

@@ -213,6 +213,11 @@ CATALOG: Dict[str, Dict[str, str]] = {
         "env", "pip check computed from metadata; 'vllm requires torch==X' is the expected residual when torch "
         "matches vllm-ascend's pin.", "根据元数据计算的 pip check；当 torch 与 vllm-ascend 的固定版本一致时，'vllm requires torch==X' 属于预期残留。",
         f"{VA}/issues/5710, /issues/3266"),
+    "env.requirements": _e(
+        "env", "check --requirements FILE judges the environment pip would make from the file; when pip cannot "
+        "resolve the file (a pin not on the index, a conflict, an index that does not answer), nothing can be judged.",
+        "check --requirements FILE 评估 pip 按该文件安装后的环境；pip 无法解析该文件时（索引上没有某个版本、冲突、索引无响应）无法评估。",
+        "docs/guard.md; https://pip.pypa.io/en/stable/reference/installation-report/"),
     "env.shadowed_dists": _e(
         "env", "The same distribution installed twice on sys.path: only the first copy is used and pip uninstall "
         "removes only one.", "同一个包在 sys.path 上安装了两份：只使用第一份，pip uninstall 也只删除一份。", "importlib.metadata semantics"),
