@@ -41,7 +41,7 @@ def closed_port() -> int:
 
 
 @pytest.mark.parametrize("override,name,pin", [
-    ({"numpy": "2.1.0"}, "numpy", "1.26.4"),
+    pytest.param({"numpy": "2.1.0"}, "numpy", "1.26.4", marks=pytest.mark.slow),  # fix --apply runs the resolver in test_fix_apply too
     pytest.param({"transformers": "5.5.3"}, "transformers", "4.57.1", marks=pytest.mark.slow)])
 def test_ranges_become_the_versions_pip_installs(tmp_path, wheelhouse, override, name, pin):
     fake = host(tmp_path, wheelhouse, **override)
