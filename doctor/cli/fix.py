@@ -11,7 +11,7 @@ from typing import Dict, List, Optional
 
 import typer
 
-from doctor.cli.options import LANG, MATRIX, NPU_SMI_TIMEOUT, PYTHON, ROOT, STAGE, pick_language
+from doctor.cli.options import LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT, PYTHON, ROOT, STAGE, pick_language
 from doctor.errors import UsageError
 
 VERBOSE = typer.Option(False, "-v", "--verbose", help="Stream pip's output (it always goes to the log file).")
@@ -65,6 +65,7 @@ def fix_command(
     verbose: bool = VERBOSE,
     matrix: List[str] = MATRIX,
     npu_smi_timeout: float = NPU_SMI_TIMEOUT,
+    npu_smi: Optional[str] = NPU_SMI,
 ) -> None:
     """Plan (and with --apply carry out) a pinned, ordered reinstall that makes the stack consistent."""
     from doctor.shell.apply import apply_plan, detect_installer, target_from_facts
@@ -83,7 +84,7 @@ def fix_command(
     if apply and (snapshot or site_packages):
         raise UsageError("--apply changes a live environment: use --python, not --from or --site-packages")
     opts = CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot, stage=stage,
-                        matrix=list(matrix), npu_smi_timeout=npu_smi_timeout)
+                        matrix=list(matrix), npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi)
     mx = load_matrix_or_exit(opts.matrix)
     wanted = parse_target(target)
     facts = gather(opts, dict(os.environ))
@@ -282,13 +283,14 @@ def rollback_command(
     lang: Optional[str] = LANG,
     stage: str = STAGE,
     matrix: List[str] = MATRIX,
+    npu_smi: Optional[str] = NPU_SMI,
 ) -> None:
     """Undo the last `fix --apply` on this environment (its journal and file backups)."""
     from doctor.shell.apply import rollback_last, target_from_facts
     from doctor.usecases.check import CheckOptions, gather, run_check
 
     language = pick_language(lang)
-    opts = CheckOptions(root=root, python=python, stage=stage, matrix=list(matrix))
+    opts = CheckOptions(root=root, python=python, stage=stage, matrix=list(matrix), npu_smi=npu_smi)
     facts = gather(opts, dict(os.environ))
     target_env = target_from_facts(facts)
     if not yes and not sys.stdin.isatty():

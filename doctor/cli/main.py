@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from doctor import __version__
-from doctor.cli.options import JSON, LANG, MATRIX, NPU_SMI_TIMEOUT, PYTHON, ROOT, SITE, STAGE, pick_language
+from doctor.cli.options import JSON, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT, PYTHON, ROOT, SITE, STAGE, pick_language
 from doctor.errors import DoctorError, UsageError
 
 app = typer.Typer(
@@ -39,6 +39,7 @@ def check(
     fail_on: str = typer.Option("fail", "--fail-on", help="fail (default) or warn: exit 3 on warnings too."),
     matrix: List[str] = MATRIX,
     npu_smi_timeout: float = NPU_SMI_TIMEOUT,
+    npu_smi: Optional[str] = NPU_SMI,
     serve_args: Optional[str] = SERVE_ARGS,
     serve_args_file: Optional[str] = SERVE_ARGS_FILE,
     mooncake_master: Optional[str] = MOONCAKE_MASTER,
@@ -51,7 +52,7 @@ def check(
     lang = pick_language(lang)
     result = run_check(CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot,
                                     stage=stage, target=target, matrix=list(matrix), npu_smi_timeout=npu_smi_timeout,
-                                    serve_args=serve_args, serve_args_file=serve_args_file, mooncake_master=mooncake_master))
+                                    npu_smi=npu_smi, serve_args=serve_args, serve_args_file=serve_args_file, mooncake_master=mooncake_master))
     code = result.verdict.exit_code(fail_on)
     if as_json:
         from doctor.render import check_json
@@ -72,6 +73,7 @@ def snapshot(
     python: Optional[str] = PYTHON,
     site_packages: List[str] = SITE,
     npu_smi_timeout: float = NPU_SMI_TIMEOUT,
+    npu_smi: Optional[str] = NPU_SMI,
     serve_args: Optional[str] = SERVE_ARGS,
     serve_args_file: Optional[str] = SERVE_ARGS_FILE,
     mooncake_master: Optional[str] = MOONCAKE_MASTER,
@@ -80,7 +82,7 @@ def snapshot(
     from doctor.usecases.check import CheckOptions, gather, snapshot_json
 
     facts = gather(CheckOptions(root=root, python=python, site_packages=list(site_packages),
-                                npu_smi_timeout=npu_smi_timeout, serve_args=serve_args,
+                                npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi, serve_args=serve_args,
                                 serve_args_file=serve_args_file, mooncake_master=mooncake_master))
     sys.stdout.write(snapshot_json(facts) + "\n")
 

@@ -144,7 +144,7 @@ def _options(args: Sequence[str]) -> Tuple[Optional[str], Dict[str, str]]:
         if arg.startswith("--") and "=" in arg:
             name, _, value = arg.partition("=")
             opts[name] = value
-        elif arg in ("--root", "--python", "--from", "--site-packages") and i + 1 < len(args):
+        elif arg in ("--root", "--python", "--from", "--site-packages", "--npu-smi") and i + 1 < len(args):
             opts[arg] = args[i + 1]
             i += 1
         elif not arg.startswith("-") and command is None:
@@ -161,11 +161,14 @@ def for_command_line(args: Sequence[str]) -> None:
         return
     env = dict(os.environ)
     cwd = os.getcwd()
-    if "--site-packages" not in opts:
+    live = opts.get("--root", "/") in ("/", "")
+    # The same rule as Host.may_run: with --root, only what the user named runs.
+    if "--site-packages" not in opts and (live or "--python" in opts):
         python = python_path(opts.get("--python") or default_python(env), env)
         if python and not is_self(python, env):
             start([python, "-c", PYTHON_PROBE], env, cwd)
-    if opts.get("--root", "/") in ("/", ""):
+    npu_smi = opts.get("--npu-smi")
+    if npu_smi is None and live:
         npu_smi = find_executable("npu-smi", env.get("PATH", "").split(os.pathsep) + list(NPU_SMI_DIRS))
-        if npu_smi:
-            start([npu_smi, "info"], env, cwd)
+    if npu_smi:
+        start([npu_smi, "info"], env, cwd)
