@@ -109,7 +109,11 @@ app.add_typer(mooncake_app, name="mooncake")
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    """Console entry point: every error ends as one line on stderr with the contract's exit code."""
+    """Console entry point: every error ends as one line on stderr with the contract's exit code,
+    and every child process ends with the doctor (signals included: shell/proc.py)."""
+    from doctor.shell import proc
+
+    proc.install_signal_handlers()
     code = 0
     try:
         result = app(args=argv, prog_name="ascend-doctor", standalone_mode=False)
@@ -117,21 +121,39 @@ def main(argv: Optional[List[str]] = None) -> None:
     except typer.Exit as e:
         code = e.exit_code
     except DoctorError as e:
-        print(f"ascend-doctor: error: {e}", file=sys.stderr)
+        _say(f"ascend-doctor: error: {e}")
         code = e.exit_code
     except KeyboardInterrupt:
-        print("ascend-doctor: interrupted", file=sys.stderr)
+        proc.kill_all()
+        _say("ascend-doctor: interrupted")
         code = 130
+    except proc.Terminated as e:
+        proc.kill_all()
+        _say(f"ascend-doctor: terminated by signal {e.signum}")
+        code = 128 + e.signum
     except Exception as e:
         if hasattr(e, "exit_code") and hasattr(e, "format_message"):  # click usage errors
-            print(f"ascend-doctor: error: {e.format_message()}", file=sys.stderr)
+            _say(f"ascend-doctor: error: {e.format_message()}")
             code = e.exit_code
         elif type(e).__name__ == "Abort":
             code = 130
         else:
             if os.environ.get("ASCEND_DOCTOR_DEBUG"):
                 raise
-            print(f"ascend-doctor: internal error: {type(e).__name__}: {e} "
-                  "(set ASCEND_DOCTOR_DEBUG=1 for a traceback)", file=sys.stderr)
+            _say(f"ascend-doctor: internal error: {type(e).__name__}: {e} "
+                 "(set ASCEND_DOCTOR_DEBUG=1 for a traceback)")
             code = 1
+    finally:
+        proc.kill_all()
+    stopped = proc.signalled()
+    if stopped is not None and code in (0, 3, 4):
+        code = 128 + stopped  # a signal whose exception Python swallowed still ends the run as stopped
     sys.exit(code)
+
+
+def _say(line: str) -> None:
+    """stderr may be gone (the terminal of a dropped SSH session): never fail on it."""
+    try:
+        print(line, file=sys.stderr)
+    except OSError:
+        pass

@@ -4,7 +4,8 @@ Starting Python and importing typer, packaging, the matrix and the rules takes ~
 slow probes are external processes: the target interpreter (~50 ms) and ``npu-smi info``
 (hundreds of ms on a busy 8-card host). The entry point starts them from the raw command line;
 ``Host.run`` takes a started process over when it asks for exactly the same command (argv, env
-and working directory), and anything not taken over is killed at exit.
+and working directory); anything not taken over is killed at exit with every other child
+(``proc.kill_all`` at exit and on signals, the guard and PDEATHSIG when the doctor is killed).
 
 This module is imported first, so it imports nothing heavy. It also holds what the probes and
 the entry point must agree on: the interpreter script, where npu-smi lives, how a command is
@@ -12,14 +13,12 @@ found on PATH.
 """
 from __future__ import annotations
 
-import atexit
 import os
 import subprocess
 import sys
 import time
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from doctor.shell.proc import kill_group
 from doctor.shell.proc import start as proc_start
 
 # Runs in the target interpreter (any CPython >= 3.6): stdlib only, no site-packages imports.
@@ -125,13 +124,6 @@ def start(argv: List[str], env: Mapping[str, str], cwd: Optional[str] = None) ->
 
 def take(argv: Sequence[str], env: Mapping[str, str], cwd: Optional[str]) -> Optional[Tuple[subprocess.Popen, float]]:
     return _started.pop(_key(argv, env, cwd), None)
-
-
-@atexit.register
-def _reap() -> None:
-    for proc, _ in _started.values():
-        kill_group(proc)
-    _started.clear()
 
 
 def _options(args: Sequence[str]) -> Tuple[Optional[str], Dict[str, str]]:
