@@ -144,7 +144,7 @@ def test_a_failed_rollback_is_finished_later_from_the_kept_backups(tmp_path, hou
     fake = faults.fresh_host(tmp_path / "host", house["template"])
     before = faults.tree(fake)
     fixed = faults.run(fake, house["list"], "fix", "--apply", "--yes", "--no-smoke", "--target", "vllm-ascend==0.11.0")
-    assert fixed.returncode == 0, fixed.stderr[-2000:]
+    assert fixed.returncode in (0, 4), fixed.stderr[-2000:]
     with faults.read_only(fake.site):
         failed = faults.run(fake, house["list"], "rollback", "--yes")
     assert failed.returncode == 1 and "is incomplete" in failed.stderr and "backups kept in" in failed.stderr
@@ -196,7 +196,7 @@ def test_the_missing_driver_is_not_a_reason_to_roll_back(tmp_path, house):
     """torch_npu cannot load libascend_hal.so where there is no driver: at the build stage it is
     only located; at run time its import fails for the driver alone: not verified, committed."""
     fake = faults.fresh_host(tmp_path / "host", house["template"])
-    dirs = poisoned_house(house, tmp_path / "house", "torch-npu", "2.7.1",
+    dirs = poisoned_house(house, tmp_path / "house", "torch-npu", "2.7.1.post1",  # the row's recommended build
                           "raise ImportError('libascend_hal.so: cannot open shared object file: No such file or directory')\n")
     build = faults.run(fake, dirs, "fix", "--apply", "--yes", "--no-smoke", "--json", "--stage", "build",
                        "--target", "vllm-ascend==0.11.0")

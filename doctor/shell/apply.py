@@ -356,13 +356,28 @@ def _settle_unfinished(state: Path, target: Target, say: Callable[[str], None]) 
             wait_for_leftovers(journal, say=say)
             _abort(journal, "the doctor stopped before changing anything")
             continue
-        if journal.status == "rollback-failed":
-            problems = "; ".join((journal.data.get("rollback_problems") or [])[:2]) or "see its journal"
-            raise UsageError(f"transaction {d.name} could not be rolled back ({problems}); its backups are kept in "
-                             f"{journal.data.get('backup_dir')}. Fix the cause, then finish it with:\n"
-                             f"{rollback_command(target)}")
-        raise UsageError(f"transaction {d.name} did not finish ({journal.status}); roll it back first:\n"
-                         f"{rollback_command(target)}")
+        raise UsageError(_blocked(journal, target))
+
+
+def refuse_if_unfinished(target: Target, env: Mapping[str, str]) -> None:
+    """Before planning a fix: an environment an unfinished transaction left half-changed (or
+    whose rollback failed) is not planned on; `rollback` must finish it first. Changes nothing."""
+    from doctor.shell.txn import STATE_NAME
+
+    for state in (Path(target.prefix) / STATE_NAME, state_dir(target.prefix, env)):
+        for d in unfinished(state) if state.is_dir() else []:
+            journal = Journal.load(d)
+            if journal.status not in BEFORE_CHANGES:
+                raise UsageError(_blocked(journal, target))
+
+
+def _blocked(journal: Journal, target: Target) -> str:
+    if journal.status == "rollback-failed":
+        problems = "; ".join((journal.data.get("rollback_problems") or [])[:2]) or "see its journal"
+        return (f"transaction {journal.dir.name} could not be rolled back ({problems}); its backups are kept in "
+                f"{journal.data.get('backup_dir')}. Fix the cause, then finish it with:\n{rollback_command(target)}")
+    return (f"transaction {journal.dir.name} did not finish ({journal.status}); roll it back first:\n"
+            f"{rollback_command(target)}")
 
 
 def _abort(journal: Journal, reason: str) -> None:
@@ -677,8 +692,7 @@ def _touched(steps: List[Step], resolved: List[Dict], before: Dict[str, Distribu
 def _undo(snapshot: Snapshot, backups: Dict[str, Dict], backup_root: Path, target: Target,
           before: Dict[str, Distribution]) -> List[str]:
     files = [f for b in backups.values() for f in b["files"]]
-    failed = undo_to_snapshot(snapshot, files, backup_root)
-    problems = [f"cannot restore {f}" for f in failed]
+    problems = undo_to_snapshot(snapshot, files, backup_root)
     problems += _diff(before, scan_dists(target.roots))
     return problems
 
@@ -773,7 +787,7 @@ def _undo_unfinished(journal: Journal, target: Target) -> RollbackResult:
         failed = undo_to_snapshot(snapshot, files, backup_root)
     before = {r["name"]: r["version"] for r in journal.data["before"]}
     final = scan_dists(target.roots)
-    problems = [f"cannot restore {f}" for f in failed] + [
+    problems = list(failed) + [
         f"{n}: {final[n].version if n in final else 'missing'} instead of {before.get(n) or 'absent'}"
         for n in sorted(set(before) | set(final)) if before.get(n) != (final[n].version if n in final else None)]
     if problems:
@@ -801,14 +815,16 @@ def _rollback_committed(journal: Journal, target: Target, state: Path, force: bo
     journal.update(status="rolling-back-later", rollback_kind="later")
     with _shielded():
         # remove what the transaction installed, then put the old files back
+        stuck: List[str] = []
         for name, dist in now.items():
             b = before.get(name)
             if b is None or b["version"] != dist.version or name in journal.data.get("backups", {}):
-                remove_files(dist_files(dist))
+                stuck += remove_files(dist_files(dist))
         files = [f for b in journal.data.get("backups", {}).values() for f in b["files"]]
         failed = restore_files(files, backup_root)
     final = scan_dists(target.roots)
-    problems = [f"cannot restore {f}" for f in failed]
+    restored = set(files)
+    problems = [f"cannot delete {f}" for f in stuck if f not in restored][:20] + [f"cannot restore {f}" for f in failed]
     for name in sorted(set(before) | set(after)):
         want = before[name]["version"] if name in before else None
         have = final[name].version if name in final else None

@@ -382,15 +382,21 @@ def restore_files(files: Iterable[str], backup_root: Path) -> List[str]:
     return failed
 
 
-def remove_files(files: Iterable[str]) -> None:
+def remove_files(files: Iterable[str]) -> List[str]:
+    """Delete files (and the directories that become empty); returns those that could not be
+    deleted (a read-only file system: the caller reports, never crashes)."""
     dirs = set()
+    failed = []
     for f in files:
         try:
             os.unlink(f)
         except FileNotFoundError:
             pass
+        except OSError:
+            failed.append(f)
         dirs.add(os.path.dirname(f))
     prune_empty(dirs)
+    return failed
 
 
 def prune_empty(dirs: Iterable[str], keep: Iterable[str] = ()) -> None:
@@ -448,8 +454,9 @@ class Snapshot:
 
 def undo_to_snapshot(snapshot: Snapshot, backed_up: Iterable[str], backup_root: Path) -> List[str]:
     """Delete what the transaction added under the tracked roots, then put every backed-up file
-    back. Returns files that could not be restored."""
+    back. Returns what could not be done ("cannot delete X", "cannot restore X")."""
     new_files, new_dirs = snapshot.new_paths()
+    failed: List[str] = []
     for f in new_files:
         try:
             if os.path.isdir(f) and not os.path.islink(f):
@@ -458,14 +465,18 @@ def undo_to_snapshot(snapshot: Snapshot, backed_up: Iterable[str], backup_root: 
                 os.unlink(f)
         except FileNotFoundError:
             pass
+        except OSError:
+            failed.append(f"cannot delete {f}")
     for d in sorted(new_dirs, key=len, reverse=True):
         shutil.rmtree(d, ignore_errors=True)
-    failed = restore_files(backed_up, backup_root)
+        if os.path.isdir(d):
+            failed.append(f"cannot delete {d}/")
+    failed += [f"cannot restore {f}" for f in restore_files(backed_up, backup_root)]
     for d in sorted(snapshot.dirs):  # empty directories an uninstall removed
         if not os.path.isdir(d):
             try:
                 os.makedirs(d, exist_ok=True)
             except OSError:
-                failed.append(d + "/")
+                failed.append(f"cannot recreate {d}/")
     return failed
 

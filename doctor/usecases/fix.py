@@ -75,7 +75,7 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     the smoke test. ``show_plan`` is called before the question is asked."""
     from doctor.plan.builder import PlanOptions, plan_for, requirements_text
     from doctor.rules.engine import make_context, run_rules
-    from doctor.shell.apply import apply_plan, detect_installer, target_from_facts
+    from doctor.shell.apply import apply_plan, detect_installer, refuse_if_unfinished, target_from_facts
     from doctor.shell.txn import planned_state_dir, state_dir
 
     validate(opts)
@@ -84,6 +84,9 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     facts = gather(opts.check, env)
     if facts.python is not None and not facts.python.found and not opts.check.site_packages and not opts.check.snapshot:
         raise UsageError(f"cannot run the target interpreter: {facts.python.error or opts.check.python}")
+    target = target_from_facts(facts) if opts.apply else None
+    if target is not None:
+        refuse_if_unfinished(target, env)  # never plan on a half-restored environment
     ctx0 = make_context(facts, mx, opts.check.stage)
     before = run_rules(ctx0)
     choice = detect_installer(opts.installer, facts, env)
@@ -104,7 +107,7 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     if not opts.apply:
         return outcome
 
-    target = target_from_facts(facts)
+    assert target is not None
     outcome.target_python = target.python
     show_plan(plan)
     if plan.runnable:
