@@ -43,7 +43,8 @@ def replan(fake):
     from doctor.rules.engine import make_context, run_rules
 
     matrix = load_matrix(user_overlays=False)
-    facts = gather(CheckOptions(root=str(fake.root), python=str(fake.python), cwd=str(fake.workdir)), env=dict(fake.env))
+    facts = gather(CheckOptions(root=str(fake.root), python=str(fake.python), cwd=str(fake.workdir),
+                                npu_smi=fake.npu_smi_binary()), env=dict(fake.env))
     ctx = make_context(facts, matrix, "auto")
     opts = PlanOptions(installer=Installer("pip", str(fake.python), (str(fake.python), "-m", "pip")))
     return plan_for(facts, matrix, lambda v: run_rules(make_context(facts, matrix, "auto", v)), ctx.hardware, opts)

@@ -184,7 +184,8 @@ def read_distribution(reader: Reader, location: str, entry: str,
     """One installed distribution from its metadata directory (or lone .egg-info file)."""
     problems = problems if problems is not None else []
     meta_dir = posixpath.join(location, entry)
-    is_dir = reader.is_dir(meta_dir)
+    present = reader.listdir(meta_dir)  # one listing instead of failed opens
+    is_dir = bool(present) or reader.is_dir(meta_dir)
     if entry.endswith(".dist-info"):
         meta_file = posixpath.join(meta_dir, "METADATA")
     elif is_dir:
@@ -211,7 +212,6 @@ def read_distribution(reader: Reader, location: str, entry: str,
         metadata_path=meta_dir, requires=meta.requires_dist, requires_python=meta.requires_python,
     )
     if is_dir:
-        present = set(reader.listdir(meta_dir))  # one listing instead of failed opens
         if entry.endswith(".egg-info"):
             text = _text(reader, posixpath.join(meta_dir, "requires.txt")) if "requires.txt" in present else None
             if text:

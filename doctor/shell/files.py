@@ -37,12 +37,10 @@ def _open_fd(path: str, follow: bool) -> int:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise NotRegularFile(path, mode)
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd  # O_NONBLOCK stays: it means nothing for a regular file
 
 
 def open_binary(path: str, follow: bool = True) -> BinaryIO:
@@ -53,8 +51,22 @@ def open_binary(path: str, follow: bool = True) -> BinaryIO:
 
 def open_regular(path: str, cap: int = DEFAULT_CAP, follow: bool = True) -> bytes:
     """At most ``cap`` bytes of a regular file. Raises OSError (NotRegularFile included)."""
-    with open_binary(path, follow) as fh:
-        return fh.read(cap)
+    fd = _open_fd(str(path), follow)
+    try:
+        first = os.read(fd, cap)
+        if len(first) < min(cap, 65536) or len(first) == cap:
+            return first  # nearly every file: one read (a short read is the end of a regular file)
+        chunks = [first]
+        left = cap - len(first)
+        while left > 0:
+            block = os.read(fd, min(left, 1 << 20))
+            if not block:
+                break
+            chunks.append(block)
+            left -= len(block)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def read_text(path: str, cap: int = DEFAULT_CAP, follow: bool = True) -> Optional[str]:

@@ -56,10 +56,18 @@ class Host:
         self.given: List[str] = []  # live directories taken as given (the target's sys.path)
         self.problems: List[str] = []  # symlink chains that escaped the root, for the snapshot
         self._live: Optional["Host"] = None
+        self._is_live = str(self.root) == "/"
 
     @property
     def is_live(self) -> bool:
-        return str(self.root) == "/"
+        return self._is_live
+
+    def real(self, p: str) -> str:
+        """The path to open on this machine for a host path (see path())."""
+        p = str(p)
+        if self._is_live or (self.given and self._is_given(p)):
+            return p
+        return str(self.path(p))
 
     @property
     def live(self) -> "Host":
@@ -128,25 +136,25 @@ class Host:
 
     def exists(self, p: str) -> bool:
         try:
-            return self.path(p).exists()
+            return os.path.exists(self.real(p))
         except OSError:
             return False
 
     def is_dir(self, p: str) -> bool:
         try:
-            return self.path(p).is_dir()
+            return os.path.isdir(self.real(p))
         except OSError:
             return False
 
     def is_file(self, p: str) -> bool:
         try:
-            return self.path(p).is_file()
+            return os.path.isfile(self.real(p))
         except OSError:
             return False
 
     def listdir(self, p: str) -> List[str]:
         try:
-            return sorted(os.listdir(self.path(p)))
+            return sorted(os.listdir(self.real(p)))
         except OSError:
             return []
 
@@ -163,7 +171,7 @@ class Host:
 
     def stat(self, p: str) -> Optional[os.stat_result]:
         try:
-            return os.stat(self.path(p))
+            return os.stat(self.real(p))
         except OSError:
             return None
 
@@ -171,7 +179,9 @@ class Host:
         """At most ``limit`` bytes of a regular file, or None (missing, unreadable, a FIFO or a
         device, a link chain leaving the root)."""
         try:
-            return files.open_regular(str(self.path(p)), limit, follow=self.is_live or self._is_given(str(p)))
+            real = self.real(p)
+            # inside the root every link was resolved by us: a link there now is a swap, refuse it
+            return files.open_regular(real, limit, follow=self._is_live or real == str(p))
         except (OSError, ValueError):
             return None
 
@@ -183,7 +193,8 @@ class Host:
 
     def open_binary(self, p: str) -> BinaryIO:
         """A regular file opened for seeking reads (ELF headers); OSError otherwise."""
-        return files.open_binary(str(self.path(p)), follow=self.is_live or self._is_given(str(p)))
+        real = self.real(p)
+        return files.open_binary(real, follow=self._is_live or real == str(p))
 
     def realpath(self, p: str) -> str:
         """The host path a (possibly symlinked) path ends up at, without the root prefix."""

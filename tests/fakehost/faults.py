@@ -120,8 +120,9 @@ def interrupt_install(fake: FakeHost, dirs: List[Path], sig: int, delay: float, 
                 break
             time.sleep(0.1)
         doctor.wait(timeout=300)
-        if proc.returncode not in (0, 2):
-            trial.note = proc.stderr.strip().splitlines()[-1][:300] if proc.stderr.strip() else ""
+        last = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines()[:1] or [""])[-1]
+        doctor_last = (doctor.stderr.read().strip().splitlines() or [""])[-1] if doctor.stderr else ""
+        trial.note = f"doctor: {doctor_last[:160]} | rollback: {last[:160]}"
     finally:
         if doctor.poll() is None:
             doctor.kill()
