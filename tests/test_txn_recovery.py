@@ -8,6 +8,7 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -221,5 +222,65 @@ def test_killed_doctor_then_rollback_at_once_is_byte_identical(tmp_path, house, 
     fake = faults.fresh_host(tmp_path / "host", house["template"])
     trial = faults.interrupt_install(fake, dirs, sig, faults.random_delay(rng))
     assert trial.killed, trial
+    assert trial.doctor_code == (-9 if sig == signal.SIGKILL else 1), trial  # SIGHUP: it rolled back itself
     assert trial.identical, trial
     assert faults.journal(fake)["status"] in ("rolled-back", "aborted")
+
+
+# -- the import check (unit: the plan is pure, the run uses this very interpreter) ---------------
+
+
+def test_what_is_imported_and_what_only_located():
+    from doctor.facts import Distribution
+    from doctor.shell.verify import plan_checks
+
+    dists = [Distribution("torch", "2.7.1"), Distribution("torch-npu", "2.7.1"), Distribution("triton-ascend", "3.2.0"),
+             Distribution("vllm-ascend", "0.11.0"), Distribution("opencv-python-headless", "4.10")]
+    records = {"torch": ["torch/__init__.py", "functorch/__init__.py", "torch-2.7.1.dist-info/METADATA"],
+               "torch-npu": ["torch_npu/__init__.py"], "triton-ascend": ["triton/__init__.py"],
+               "vllm-ascend": ["vllm_ascend/__init__.py"], "opencv-python-headless": ["cv2/__init__.py"]}
+    build = [(c.dist, c.module, c.how) for c in plan_checks(dists, records, npu=False)]
+    assert build == [("torch", "torch", "import"), ("opencv-python-headless", "cv2", "import"),
+                     ("torch-npu", "torch_npu", "locate"), ("triton-ascend", "triton", "locate"),
+                     ("vllm-ascend", "vllm_ascend", "import")]
+    assert all(c.how == "import" for c in plan_checks(dists, records, npu=True))
+
+
+def installed(site: Path, name: str, init: str, record_extra: str = ""):
+    from doctor.facts import Distribution
+
+    (site / name).mkdir(parents=True)
+    (site / name / "__init__.py").write_text(init)
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir()
+    (info / "RECORD").write_text(f"{name}/__init__.py,,{len(init)}\n{record_extra}")
+    return Distribution(name.replace("_", "-"), "1.0", location=str(site), metadata_path=str(info))
+
+
+def test_the_import_check_tells_broken_from_driver_missing(tmp_path):
+    from doctor.shell.verify import verify
+
+    site = tmp_path / "site"
+    ok = installed(site, "good_pkg", "X = 1\n")
+    broken = installed(site, "broken_pkg", "raise ImportError('cannot import name ops')\n")
+    driver = installed(site, "torch_npu", "raise OSError('libascend_hal.so: cannot open shared object file')\n")
+    gone = installed(site, "short_pkg", "Y = 2\n", record_extra="short_pkg/missing.py,,10\n")
+    env = dict(os.environ, PYTHONPATH=str(site))
+    result = verify(sys.executable, [ok, broken, driver, gone], env, npu=True, timeout=60)
+    by = {c.module: c for c in result.checks}
+    assert by["good_pkg"].ok and by["short_pkg"].ok
+    assert by["broken_pkg"].failed and "cannot import name ops" in by["broken_pkg"].detail
+    assert by["torch_npu"].driver_missing and not by["torch_npu"].failed
+    assert any("short_pkg/missing.py is missing" in p for p in result.record_problems)
+    assert len(result.failed) == 2 and not list(site.rglob("*.pyc"))  # and nothing written
+    located = verify(sys.executable, [driver], env, npu=False, timeout=60)
+    assert located.checks[0].how == "locate" and located.checks[0].ok and not located.failed
+
+
+def test_a_hanging_import_is_a_failure_with_its_name(tmp_path):
+    from doctor.shell.verify import verify
+
+    site = tmp_path / "site"
+    hang = installed(site, "hang_pkg", "import time\ntime.sleep(60)\n")
+    result = verify(sys.executable, [hang], dict(os.environ, PYTHONPATH=str(site)), npu=True, timeout=2)
+    assert result.failed and "did not finish its imports within 2s while importing hang_pkg" in result.error

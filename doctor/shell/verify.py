@@ -157,6 +157,7 @@ def verify(python: str, dists: Sequence[Distribution], env: Mapping[str, str], n
     if not result.checks:
         return result
     run_env = dict(env)
+    run_env["PYTHONDONTWRITEBYTECODE"] = "1"  # the check leaves no file behind (a later rollback stays exact)
     if not npu:  # else torch imports torch_npu through its device-backend entry point
         run_env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
     items = json.dumps([{"module": c.module, "how": c.how} for c in result.checks])

@@ -79,12 +79,19 @@ def run(fake: FakeHost, dirs: List[Path], *args: str, timeout: float = 600) -> s
 class Trial:
     signal: str
     delay_s: float  # after vllm-ascend's install step started
-    killed: bool = False  # the signal reached the doctor during the install step
+    killed: bool = False  # the signal was sent during the install step
+    doctor_code: Optional[int] = None  # -9 for SIGKILL; 1 ("rolled back") when it caught SIGHUP
     rollback_codes: List[int] = field(default_factory=list)
     identical: bool = False
     differences: List[str] = field(default_factory=list)
     seconds: float = 0.0
     note: str = ""
+
+
+def _as_in_a_terminal() -> None:
+    """The doctor as started from a shell: SIGHUP with its default action (a harness run under
+    nohup would hand it down ignored, and the doctor rightly keeps ignoring it)."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def interrupt_install(fake: FakeHost, dirs: List[Path], sig: int, delay: float, target: str = "0.11.0") -> Trial:
@@ -96,7 +103,7 @@ def interrupt_install(fake: FakeHost, dirs: List[Path], sig: int, delay: float, 
     doctor = subprocess.Popen(doctor_argv(fake, "fix", "--apply", "--yes", "--no-smoke", "--target",
                                           f"vllm-ascend=={target}"),
                               env=doctor_env(fake, dirs), cwd=fake.workdir, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
+                              stderr=subprocess.PIPE, text=True, preexec_fn=_as_in_a_terminal)
     try:
         deadline = time.monotonic() + 300
         began = None
@@ -120,6 +127,7 @@ def interrupt_install(fake: FakeHost, dirs: List[Path], sig: int, delay: float, 
                 break
             time.sleep(0.1)
         doctor.wait(timeout=300)
+        trial.doctor_code = doctor.returncode
         last = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines()[:1] or [""])[-1]
         doctor_last = (doctor.stderr.read().strip().splitlines() or [""])[-1] if doctor.stderr else ""
         trial.note = f"doctor: {doctor_last[:160]} | rollback: {last[:160]}"
