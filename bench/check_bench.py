@@ -103,12 +103,21 @@ def count_dists(python: Path) -> int:
     return int(out.strip())
 
 
-def timed(argv, runs: int, env=None) -> list:
+CPU: Dict[str, list] = {}  # command -> CPU seconds (user + system, children included) per run
+
+
+def timed(argv, runs: int, env=None, name: str = "") -> list:
+    """Wall seconds per run; the CPU seconds go to CPU[name] (steadier on a loaded machine)."""
+    import resource
+
     times = []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, timeout=600)
         times.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        CPU.setdefault(name, []).append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
     return times
 
 
@@ -117,6 +126,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--baseline", metavar="REF", help="also time the doctor of this git ref (e.g. main)")
+    ap.add_argument("--doctor-only", action="store_true", help="leave out pip check and collect_env")
     args = ap.parse_args()
     python = build(args.rebuild)
     env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
@@ -128,20 +138,23 @@ def main() -> None:
         commands["  ... without prefetch"] = no_prefetch(exe) + check
         commands[f"{args.baseline}: check --json"] = [base] + check
         commands[f"  ... {args.baseline} without prefetch"] = no_prefetch(base) + check
-    commands["pip check"] = [str(python), "-m", "pip", "check"]
-    commands["torch.utils.collect_env"] = [str(python), "-m", "torch.utils.collect_env"]
+    if not args.doctor_only:
+        commands["pip check"] = [str(python), "-m", "pip", "check"]
+        commands["torch.utils.collect_env"] = [str(python), "-m", "torch.utils.collect_env"]
     for argv in commands.values():  # warm the page cache and the doctor's matrix cache
         subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, timeout=600)
     results: Dict[str, list] = {name: [] for name in commands}
     for _ in range(args.runs):  # interleaved: a load spike hits every command alike
         for name, argv in commands.items():
-            results[name] += timed(argv, 1, env)
+            results[name] += timed(argv, 1, env, name)
     doctor = statistics.median(results["ascend-doctor check --json"])
     print(f"\n{count_dists(python)} distributions in {VENV}; {args.runs} runs each; CPU count {os.cpu_count()}")
-    print(f"{'command':36} {'median s':>9} {'min s':>7} {'max s':>7} {'vs doctor':>10}")
+    print(f"{'command':36} {'median s':>9} {'min s':>7} {'max s':>7} {'vs doctor':>10} {'CPU s':>7}")
     for name, times in results.items():
         med = statistics.median(times)
-        print(f"{name:36} {med:9.3f} {min(times):7.3f} {max(times):7.3f} {med / doctor:9.1f}x")
+        print(f"{name:36} {med:9.3f} {min(times):7.3f} {max(times):7.3f} {med / doctor:9.1f}x "
+              f"{statistics.median(CPU[name]):7.3f}")
+    print(f"load average: {os.getloadavg()[0]:.1f} (CPU s: median user+system seconds of the process and its children)")
     probe = subprocess.run(commands["ascend-doctor check --json"], capture_output=True, text=True, env=env, timeout=600)
     print("\ndoctor's own timings (ms):", json.loads(probe.stdout)["timings_ms"])
 
