@@ -49,7 +49,8 @@ def main() -> int:
             sig = sigs[n % len(sigs)]
             t = faults.interrupt_install(fake, dirs, sig, faults.random_delay(rng))
             results.append(t)
-            print(f"{n + 1:3d} {t.signal:8} delay {t.delay_s:5.2f}s  interrupted={t.killed!s:5}  doctor exit {t.doctor_code}  "
+            print(f"{n + 1:3d} {t.signal:8} delay {t.delay_s:5.2f}s  interrupted={t.killed!s:5}  "
+                  f"doctor exit {t.doctor_code}  "
                   f"rollback exit {t.rollback_codes}  identical={t.identical}  {t.seconds:5.1f}s"
                   + (f"  {t.note}" if t.note else "") + (f"  diff: {t.differences}" if t.differences else ""),
                   flush=True)

@@ -3,12 +3,11 @@ FIFOs in place of every file a probe reads, secrets in the environment and in co
 a tree whose binaries would write a marker if run, damaged metadata and configs."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
+
 
 import pytest
 from fakehost import REPO, FakeHost

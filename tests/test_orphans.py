@@ -73,3 +73,39 @@ def test_children_die_with_the_doctor(fake, sig):
                     os.kill(int(p.read_text()), signal.SIGKILL)
                 except (OSError, ValueError):
                     pass
+
+
+def test_a_swallowed_interrupt_still_ends_the_doctor_but_never_mid_rollback(tmp_path):
+    """Python drops exceptions raised in weakref callbacks and __del__: a doctor whose
+    KeyboardInterrupt was lost still ends (the exit watchdog), and its children are killed at
+    once; a rollback in progress (shielded) is waited for."""
+    script = tmp_path / "swallow.py"
+    script.write_text(f"""
+import sys, time
+sys.path.insert(0, {str(REPO)!r})
+from doctor.shell import proc
+proc.EXIT_GRACE = 1.0
+proc.install_signal_handlers()
+child = proc.start(["sleep", "60"])
+print(child.pid, flush=True)
+while True:
+    try:
+        time.sleep(0.05)
+    except KeyboardInterrupt:
+        if sys.argv[1] == "shield":
+            with proc.shielded():
+                time.sleep(2.5)  # a rollback putting files back
+            print("rolled back", flush=True)
+        # else: swallowed, as CPython does inside a weakref callback
+""")
+    for mode, least, most in (("swallow", 0.9, 4), ("shield", 3.3, 7)):
+        p = subprocess.Popen([sys.executable, str(script), mode], stdout=subprocess.PIPE, text=True)
+        child = int(p.stdout.readline())
+        start = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=20)
+        took = time.monotonic() - start
+        assert p.returncode == 128 + signal.SIGINT and least < took < most, (mode, p.returncode, took)
+        assert not alive(child)
+        if mode == "shield":
+            assert p.stdout.read().strip() == "rolled back"

@@ -112,7 +112,8 @@ def test_fix_with_under_400_kb_free_refuses_and_leaves_nothing(tmp_path, house):
         pytest.skip("cannot mount a tmpfs here")
     try:
         before = faults.tree(fake)
-        proc_ = faults.run(fake, house["list"], "fix", "--apply", "--yes", "--no-smoke", "--target", "vllm-ascend==0.11.0")
+        proc_ = faults.run(fake, house["list"], "fix", "--apply", "--yes", "--no-smoke",
+                           "--target", "vllm-ascend==0.11.0")
         assert proc_.returncode == 2, proc_.stderr
         line = proc_.stderr.strip().splitlines()[-1]
         assert "KB free on the file system of" in line and "nothing was changed" in line, line
@@ -131,7 +132,8 @@ def test_read_only_site_packages_rolls_back_cleanly(tmp_path, house):
     fake = faults.fresh_host(tmp_path / "host", house["template"])
     before = faults.tree(fake)
     with faults.read_only(fake.site):
-        proc_ = faults.run(fake, house["list"], "fix", "--apply", "--yes", "--no-smoke", "--target", "vllm-ascend==0.11.0")
+        proc_ = faults.run(fake, house["list"], "fix", "--apply", "--yes", "--no-smoke",
+                           "--target", "vllm-ascend==0.11.0")
     assert proc_.returncode == 1, proc_.stderr
     assert "rolled back, the environment is as it was" in proc_.stderr, proc_.stderr[-2000:]
     assert faults.tree(fake) == before
@@ -198,7 +200,8 @@ def test_the_missing_driver_is_not_a_reason_to_roll_back(tmp_path, house):
     only located; at run time its import fails for the driver alone: not verified, committed."""
     fake = faults.fresh_host(tmp_path / "host", house["template"])
     dirs = poisoned_house(house, tmp_path / "house", "torch-npu", "2.7.1.post1",  # the row's recommended build
-                          "raise ImportError('libascend_hal.so: cannot open shared object file: No such file or directory')\n")
+                          "raise ImportError('libascend_hal.so: cannot open shared object file: "
+                          "No such file or directory')\n")
     build = faults.run(fake, dirs, "fix", "--apply", "--yes", "--no-smoke", "--json", "--stage", "build",
                        "--target", "vllm-ascend==0.11.0")
     assert build.returncode in (0, 4), build.stderr[-2000:]

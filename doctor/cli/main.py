@@ -52,7 +52,8 @@ def check(
     lang = pick_language(lang)
     result = run_check(CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot,
                                     stage=stage, target=target, matrix=list(matrix), npu_smi_timeout=npu_smi_timeout,
-                                    npu_smi=npu_smi, serve_args=serve_args, serve_args_file=serve_args_file, mooncake_master=mooncake_master))
+                                    npu_smi=npu_smi, serve_args=serve_args, serve_args_file=serve_args_file,
+                                    mooncake_master=mooncake_master))
     code = result.verdict.exit_code(fail_on)
     if as_json:
         from doctor.render import check_json

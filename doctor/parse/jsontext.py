@@ -223,7 +223,8 @@ def parse(text: str) -> JsonResult:
         res.ok = True
         return res
     except RecursionError:  # json.load raises it too: the file cannot be loaded at all
-        res.error, res.cause, res.line, res.col = f"nested more than {sys.getrecursionlimit()} levels deep", "syntax", 1, 1
+        res.error = f"nested more than {sys.getrecursionlimit()} levels deep"
+        res.cause, res.line, res.col = "syntax", 1, 1
         res.excerpt = _excerpt(text, 1, 1)
         return res
     except ValueError as e:

@@ -34,8 +34,8 @@ _NOT_SECRET = re.compile(r"^(PWD|OLDPWD|KEYTIMEOUT|.*_KEY_PATH|.*_KEY_FILE|.*_TO
 
 _URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{1,20}://)(?P<user>[^\s/@:'\"<>]*)(?::(?P<pw>[^\s/@'\"<>]*))?@")
 _AUTH_SCHEME = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+|%20)(?!<redacted>)[A-Za-z0-9._~+/=:-]{6,}", re.IGNORECASE)
-_QUERY_SECRET = re.compile(r"([?&;](?:access_?token|token|api_?key|key|secret|password|passwd|sig|signature|auth)=)[^&#\s'\"]+",
-                           re.IGNORECASE)
+_QUERY_SECRET = re.compile(
+    r"([?&;](?:access_?token|token|api_?key|key|secret|password|passwd|sig|signature|auth)=)[^&#\s'\"]+", re.IGNORECASE)
 _TOKEN_SHAPES = re.compile(
     r"\b("
     r"gh[pousr]_[A-Za-z0-9]{30,}"  # GitHub tokens
@@ -50,7 +50,8 @@ _TOKEN_SHAPES = re.compile(
     r"|AIza[0-9A-Za-z_-]{35}"  # Google API keys
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # JWTs
     r")")
-_KEY_WORDS = r"[\w.-]*(?:pass(?:word|wd|phrase)?|pwd|secret|token|auth|credential|access_?key|secret_?key|api_?key|private_?key|cookie)[\w.-]*"
+_KEY_WORDS = (r"[\w.-]*(?:pass(?:word|wd|phrase)?|pwd|secret|token|auth|credential|access_?key|secret_?key|api_?key"
+              r"|private_?key|cookie)[\w.-]*")
 _JSON_PAIR = re.compile(r'("' + _KEY_WORDS + r'"\s*:\s*)("(?:[^"\\\n]|\\.)*"|[^,}\]\s][^,}\]\n]*)', re.IGNORECASE)
 _ASSIGN_LINE = re.compile(r"^(\s*(?:export\s+)?" + _KEY_WORDS + r"\s*[:=]\s*)(?!<redacted>)(\S.*?)\s*$",
                           re.IGNORECASE | re.MULTILINE)

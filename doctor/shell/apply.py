@@ -26,9 +26,7 @@ import json
 import os
 import shlex
 import shutil
-import signal
 import sys
-import threading
 import time
 import zipfile
 from collections import deque
@@ -203,21 +201,7 @@ class Runner:
         return self.tail[-1].strip()[:300] if self.tail else "no output"
 
 
-class _shielded:
-    """Ctrl-C, SIGTERM and SIGHUP wait while the rollback puts files back (a half rollback is
-    worse than a late exit)."""
-
-    SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)
-
-    def __enter__(self):
-        self.old = None
-        if threading.current_thread() is threading.main_thread():
-            self.old = [(s, signal.signal(s, signal.SIG_IGN)) for s in self.SIGNALS]
-        return self
-
-    def __exit__(self, *exc):
-        for s, handler in self.old or ():
-            signal.signal(s, handler)
+_shielded = proc.shielded
 
 
 INTERRUPTS = (KeyboardInterrupt, proc.Terminated)
@@ -495,7 +479,8 @@ def _transaction(plan: Plan, target: Target, choice: Choice, env: Mapping[str, s
         after = scan_dists(target.roots)
         installed = [after[n] for n in sorted(after)
                      if n not in before or before[n].version != after[n].version or n in touched]
-        runner.note(f"# import check ({'runtime' if npu else 'build stage: what needs the NPU driver is only located'})")
+        stage = "runtime" if npu else "build stage: what needs the NPU driver is only located"
+        runner.note(f"# import check ({stage})")
         verification = verify.verify(target.python, installed, env, npu, import_timeout)
         for c in verification.checks:
             runner.note(f"#   {c.how} {c.module}: {'ok' if c.ok else c.detail}")
@@ -511,8 +496,9 @@ def _transaction(plan: Plan, target: Target, choice: Choice, env: Mapping[str, s
         if problems:
             _best_effort(journal, status="rollback-failed", finished=_stamp(), rollback_problems=problems)
             raise DoctorError(f"{_failed_what(current, steps)} failed ({reason}) and the rollback is incomplete: "
-                              f"{'; '.join(problems[:3])}; backups kept in {backup_root} (log: {runner.log_path}). "
-                              f"Fix the cause, then finish the rollback with:\n{rollback_command(target)}")
+                              f"{'; '.join(problems[:3])}; backups kept in {backup_root} "
+                              f"(log: {runner.log_path}). Fix the cause, then finish the rollback with:\n"
+                              f"{rollback_command(target)}")
         _best_effort(journal, status="rolled-back", finished=_stamp())
         shutil.rmtree(journal.dir / "wheels", ignore_errors=True)
         raise DoctorError(f"{_failed_what(current, steps)} failed ({reason}); rolled back, the environment "
@@ -840,7 +826,8 @@ def _rollback_committed(journal: Journal, target: Target, state: Path, force: bo
     return RollbackResult(d.name, _changes(now, final))
 
 
-def _changes(now: Dict[str, Distribution], final: Dict[str, Distribution]) -> Dict[str, Tuple[Optional[str], Optional[str]]]:
+def _changes(now: Dict[str, Distribution],
+             final: Dict[str, Distribution]) -> Dict[str, Tuple[Optional[str], Optional[str]]]:
     return {n: (now[n].version if n in now else None, final[n].version if n in final else None)
             for n in sorted(set(now) | set(final))
             if (now[n].version if n in now else None) != (final[n].version if n in final else None)}

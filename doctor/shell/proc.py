@@ -189,12 +189,56 @@ def _kill_now() -> None:
         _killpg(proc.pid)
 
 
+EXIT_GRACE = 10.0  # seconds a stopped doctor has to unwind before the watchdog ends it
+_shield = {"depth": 0, "released": 0.0}
+
+
 def _on_signal(signum, frame) -> None:
+    first = not _signalled
     _signalled.append(signum)
     _kill_now()  # first, so that children are gone even if the exception below is lost
+    if first:
+        threading.Thread(target=_watchdog, args=(signum,), name="exit-watchdog", daemon=True).start()
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise Terminated(signum)
+
+
+def _watchdog(signum: int) -> None:
+    """An exception raised from a signal handler can be lost (Python drops it inside weakref
+    callbacks and __del__, and one raised inside the import system can leave a module lock
+    held). Whatever happens to it, the doctor ends EXIT_GRACE seconds after the signal, never
+    in the middle of a rollback (``shielded``) and not before EXIT_GRACE seconds after one."""
+    start = time.monotonic()
+    while True:
+        time.sleep(0.2)
+        if _shield["depth"] == 0 and time.monotonic() > max(start, _shield["released"]) + EXIT_GRACE:
+            kill_all()
+            try:
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+            os._exit(128 + signum)
+
+
+class shielded:
+    """Ctrl-C, SIGTERM and SIGHUP wait while files are being put back (a half rollback is worse
+    than a late exit); the exit watchdog waits too."""
+
+    SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)
+
+    def __enter__(self) -> "shielded":
+        self.old: List = []
+        _shield["depth"] += 1
+        if threading.current_thread() is threading.main_thread():
+            self.old = [(s, signal.signal(s, signal.SIG_IGN)) for s in self.SIGNALS]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for s, handler in self.old:
+            signal.signal(s, handler)
+        _shield["depth"] -= 1
+        _shield["released"] = time.monotonic()
 
 
 def install_signal_handlers() -> None:
