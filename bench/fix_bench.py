@@ -54,7 +54,7 @@ def build(name: str, base: Path, dirs, template: Path) -> FakeHost:
 
 
 def doctor(fake: FakeHost, env, *args) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "doctor"] + list(args) + ["--root", str(fake.root), "--python", str(fake.python)]
+    argv = [sys.executable, "-m", "doctor"] + list(args) + fake.args()
     return subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=600)
 
 

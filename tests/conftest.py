@@ -14,10 +14,12 @@ def fake(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def wheelhouse(tmp_path_factory):
-    """The metadata-faithful wheelhouse (tests/fakehost/wheelhouse.py), built once per session,
-    and a venv with pip to copy."""
+def house(tmp_path_factory):
+    """The metadata-faithful wheelhouse and a venv with pip to copy, built once per session
+    (shared by every test that runs real pip)."""
     from fakehost import wheelhouse as wh
 
-    base = tmp_path_factory.mktemp("wheelhouse-shared")
-    return {"dirs": wh.build(base), "template": wh.template_venv(base), "base": base}
+    base = tmp_path_factory.mktemp("wheelhouse")
+    dirs = wh.build(base)
+    return {"dirs": dirs, "template": wh.template_venv(base), "base": base,
+            "list": [dirs[wh.PYPI], dirs[wh.CPU], dirs[wh.ASCEND]]}

@@ -9,16 +9,9 @@ import subprocess
 import sys
 import time
 
-import pytest
 from fakehost import FakeHost
 from fakehost import wheelhouse as wh
 from fakehost.dists import Stub
-
-
-@pytest.fixture(scope="module")
-def house(tmp_path_factory):
-    base = tmp_path_factory.mktemp("wheelhouse")
-    return {"dirs": wh.build(base), "template": wh.template_venv(base), "base": base}
 
 
 def scenario(name, base, house):
@@ -33,8 +26,7 @@ def state(fake):
 
 def start_fix(fake, dirs, *extra, mode="run"):
     env = wh.pip_env(fake.env, dirs)
-    argv = [sys.executable, "-m", "doctor", "fix", "--apply", "--yes", "--no-smoke", *extra,
-            "--root", str(fake.root), "--python", str(fake.python)]
+    argv = [sys.executable, "-m", "doctor", "fix", "--apply", "--yes", "--no-smoke", *extra, *fake.args()]
     if mode == "popen":
         return subprocess.Popen(argv, env=env, cwd=fake.workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=300)

@@ -15,13 +15,6 @@ from fakehost import FakeHost, finding
 from fakehost import wheelhouse as wh
 
 
-@pytest.fixture(scope="session")
-def house(tmp_path_factory):
-    base = tmp_path_factory.mktemp("wheelhouse")
-    dirs = wh.build(base)
-    return {"dirs": dirs, "template": wh.template_venv(base)}
-
-
 def pip_env(fake, house, dirs=None):
     return wh.pip_env(fake.env, [house["dirs"][d] for d in (dirs or (wh.PYPI, wh.CPU, wh.ASCEND))])
 
@@ -37,7 +30,7 @@ def build(name, base, house):
 
 
 def doctor(fake, house, *args, env=None, timeout=300):
-    argv = [sys.executable, "-m", "doctor"] + list(args) + ["--root", str(fake.root), "--python", str(fake.python)]
+    argv = [sys.executable, "-m", "doctor"] + list(args) + fake.args()
     return subprocess.run(argv, env=env or pip_env(fake, house), cwd=fake.workdir, capture_output=True, text=True,
                           timeout=timeout)
 
@@ -50,7 +43,8 @@ def replan(fake):
     from doctor.rules.engine import make_context, run_rules
 
     matrix = load_matrix(user_overlays=False)
-    facts = gather(CheckOptions(root=str(fake.root), python=str(fake.python), cwd=str(fake.workdir)), env=dict(fake.env))
+    facts = gather(CheckOptions(root=str(fake.root), python=str(fake.python), cwd=str(fake.workdir),
+                                npu_smi=fake.npu_smi_binary()), env=dict(fake.env))
     ctx = make_context(facts, matrix, "auto")
     opts = PlanOptions(installer=Installer("pip", str(fake.python), (str(fake.python), "-m", "pip")))
     return plan_for(facts, matrix, lambda v: run_rules(make_context(facts, matrix, "auto", v)), ctx.hardware, opts)

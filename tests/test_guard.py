@@ -15,10 +15,10 @@ from doctor.usecases.guard import instead_requirements, parse_command, worse
 
 
 @pytest.fixture
-def healthy(tmp_path, wheelhouse):
+def healthy(tmp_path, house):
     """A healthy vllm-ascend 0.11.0rc3 environment (torch 2.7.1+cpu, torch-npu 2.7.1, vllm 0.11.0)."""
     fake = FakeHost(tmp_path / "host")
-    wh._host(fake, "0.11.0rc3", wheelhouse["template"])
+    wh._host(fake, "0.11.0rc3", house["template"])
     return fake
 
 
@@ -28,8 +28,8 @@ def guard(fake, house, *args, env=None):
     return subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=300)
 
 
-def test_seed_command_is_refused_with_what_it_breaks(healthy, wheelhouse):
-    proc = guard(healthy, wheelhouse, "--json", "--", "pip", "install", "vllm==0.11.0", "torch_npu==2.8.0")
+def test_seed_command_is_refused_with_what_it_breaks(healthy, house):
+    proc = guard(healthy, house, "--json", "--", "pip", "install", "vllm==0.11.0", "torch_npu==2.8.0")
     assert proc.returncode == 3, proc.stderr
     doc = json.loads(proc.stdout)
     changed = {c["name"]: (c["before"], c["after"]) for c in doc["changes"]}
@@ -44,24 +44,24 @@ def test_seed_command_is_refused_with_what_it_breaks(healthy, wheelhouse):
     assert wh.versions(healthy.site)["torch"] == "2.7.1+cpu"
 
 
-def test_run_installs_a_safe_command(healthy, wheelhouse):
+def test_run_installs_a_safe_command(healthy, house):
     healthy.uninstall("numpy")
-    proc = guard(healthy, wheelhouse, "--run", "--", "pip", "install", "numpy<2.0.0")
+    proc = guard(healthy, house, "--run", "--", "pip", "install", "numpy<2.0.0")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "safe" in proc.stdout
     assert wh.versions(healthy.site)["numpy"] == "1.26.4"
 
 
 @pytest.mark.slow
-def test_run_refuses_a_breaking_command(healthy, wheelhouse):
-    proc = guard(healthy, wheelhouse, "--run", "--", "pip", "install", "numpy==2.1.0")
+def test_run_refuses_a_breaking_command(healthy, house):
+    proc = guard(healthy, house, "--run", "--", "pip", "install", "numpy==2.1.0")
     assert proc.returncode == 3
     assert "vllm_ascend.numpy" in proc.stdout
     assert wh.versions(healthy.site)["numpy"] == "1.26.4"  # not run
 
 
 @pytest.mark.slow
-def test_requirements_file_read_by_pip(healthy, wheelhouse, tmp_path):
+def test_requirements_file_read_by_pip(healthy, house, tmp_path):
     """-r, -c and markers are pip's to read: the constraint holds numpy below 2, the marker
     leaves vllm 0.13.0 out, the nested file brings transformers."""
     healthy.uninstall("numpy")
@@ -69,19 +69,19 @@ def test_requirements_file_read_by_pip(healthy, wheelhouse, tmp_path):
     (tmp_path / "base.txt").write_text("transformers==4.57.1\n")
     req = tmp_path / "req.txt"
     req.write_text("-c c.txt\n-r base.txt\nnumpy ; python_version >= '3'\nvllm==0.13.0 ; python_version < '3'\n")
-    proc = guard(healthy, wheelhouse, "--json", "-r", str(req))
+    proc = guard(healthy, house, "--json", "-r", str(req))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = json.loads(proc.stdout)
     assert {(r["name"], r["version"]) for r in doc["would_install"]} == {("numpy", "1.26.4")}
 
 
 @pytest.mark.slow
-def test_check_requirements_judges_the_environment_after_the_file(healthy, wheelhouse, tmp_path):
+def test_check_requirements_judges_the_environment_after_the_file(healthy, house, tmp_path):
     req = tmp_path / "req.txt"
     req.write_text("numpy==2.1.0\n")
     argv = [sys.executable, "-m", "doctor", "check", "--json", "--requirements", str(req), "--root", str(healthy.root),
             "--python", str(healthy.python)]
-    proc = subprocess.run(argv, env=wh.pip_env(healthy.env, wheelhouse["dirs"].values()), cwd=healthy.workdir,
+    proc = subprocess.run(argv, env=wh.pip_env(healthy.env, house["dirs"].values()), cwd=healthy.workdir,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 3, proc.stderr
     doc = json.loads(proc.stdout)

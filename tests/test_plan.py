@@ -25,7 +25,8 @@ MIRROR = "https://mirrors.huaweicloud.com/ascend/repos/pypi"
 
 
 def facts_of(fake):
-    return gather(CheckOptions(root=str(fake.root), python=str(fake.python), cwd=str(fake.workdir)), env=dict(fake.env))
+    return gather(CheckOptions(root=str(fake.root), python=str(fake.python), cwd=str(fake.workdir),
+                               npu_smi=fake.npu_smi_binary()), env=dict(fake.env))
 
 
 def plan_of(facts, installer=PIP, **kw):

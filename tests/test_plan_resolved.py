@@ -43,9 +43,9 @@ def closed_port() -> int:
 @pytest.mark.parametrize("override,name,pin", [
     pytest.param({"numpy": "2.1.0"}, "numpy", "1.26.4", marks=pytest.mark.slow),  # fix --apply runs the resolver in test_fix_apply too
     pytest.param({"transformers": "5.5.3"}, "transformers", "4.57.1", marks=pytest.mark.slow)])
-def test_ranges_become_the_versions_pip_installs(tmp_path, wheelhouse, override, name, pin):
-    fake = host(tmp_path, wheelhouse, **override)
-    env = env_of(fake, wheelhouse)
+def test_ranges_become_the_versions_pip_installs(tmp_path, house, override, name, pin):
+    fake = host(tmp_path, house, **override)
+    env = env_of(fake, house)
     proc = doctor(fake, env, "fix", "--json")
     doc = json.loads(proc.stdout)
     assert doc["resolution"]["status"] == "resolved", doc["resolution"]
@@ -63,11 +63,11 @@ def test_ranges_become_the_versions_pip_installs(tmp_path, wheelhouse, override,
         assert have.get(pkg) == version, (pkg, version, have.get(pkg))
 
 
-def test_missing_pin_is_pips_message_in_the_plan_not_a_traceback(tmp_path, wheelhouse):
+def test_missing_pin_is_pips_message_in_the_plan_not_a_traceback(tmp_path, house):
     """vllm-ascend 0.11.0 needs torch-npu 2.7.1.post1, published only on the Ascend mirror: with
     an index that lacks it the plan says so with pip's words and the mirror that has it."""
-    fake = host(tmp_path, wheelhouse, release="0.13.0rc1", transformers="4.57.4")
-    env = env_of(fake, wheelhouse, dirs=(wh.PYPI, wh.CPU))
+    fake = host(tmp_path, house, release="0.13.0rc1", transformers="4.57.4")
+    env = env_of(fake, house, dirs=(wh.PYPI, wh.CPU))
     proc = doctor(fake, env, "fix", "--target", "vllm-ascend==0.11.0")
     assert "No matching distribution found for torch-npu==2.7.1.post1" in proc.stdout, proc.stdout + proc.stderr
     assert "--extra-index-url https://mirrors.huaweicloud.com/ascend/repos/pypi" in proc.stdout
@@ -77,13 +77,13 @@ def test_missing_pin_is_pips_message_in_the_plan_not_a_traceback(tmp_path, wheel
     assert wh.tree_state(fake.site) == before  # nothing changed
 
 
-def test_unreachable_hosts_named_with_how_and_what_works(tmp_path, wheelhouse):
+def test_unreachable_hosts_named_with_how_and_what_works(tmp_path, house):
     """torch X+cpu comes from the PyTorch CPU index; here the index pip is configured for is a
     closed loopback port and download.pytorch.org does not resolve."""
     fake = FakeHost(tmp_path / "host")
-    wh.cuda_torch(fake, wheelhouse["template"])
+    wh.cuda_torch(fake, house["template"])
     port = closed_port()
-    env = env_of(fake, wheelhouse, dirs=(wh.PYPI,), PIP_RETRIES="0", PIP_TIMEOUT="3",
+    env = env_of(fake, house, dirs=(wh.PYPI,), PIP_RETRIES="0", PIP_TIMEOUT="3",
                  PIP_INDEX_URL=f"http://127.0.0.1:{port}/simple")
     del env["PIP_NO_INDEX"]
     proc = doctor(fake, env, "fix", "--json")
@@ -97,9 +97,9 @@ def test_unreachable_hosts_named_with_how_and_what_works(tmp_path, wheelhouse):
 
 
 @pytest.mark.slow
-def test_bundle_for_another_platform_is_refused_here(tmp_path, wheelhouse):
-    fake = host(tmp_path, wheelhouse, numpy="2.1.0")
-    env = env_of(fake, wheelhouse)
+def test_bundle_for_another_platform_is_refused_here(tmp_path, house):
+    fake = host(tmp_path, house, numpy="2.1.0")
+    env = env_of(fake, house)
     snap = doctor(fake, env, "snapshot")
     (tmp_path / "node.json").write_text(snap.stdout)
     other = "aarch64" if fake.machine != "aarch64" else "x86_64"
@@ -115,13 +115,13 @@ def test_bundle_for_another_platform_is_refused_here(tmp_path, wheelhouse):
 
 
 @pytest.mark.slow
-def test_bundle_applied_with_no_index_and_refused_when_a_file_is_altered(tmp_path, wheelhouse):
+def test_bundle_applied_with_no_index_and_refused_when_a_file_is_altered(tmp_path, house):
     fake = FakeHost(tmp_path / "host")
-    wh.seed_001(fake, wheelhouse["template"])
-    proc = doctor(fake, env_of(fake, wheelhouse), "snapshot")
+    wh.seed_001(fake, house["template"])
+    proc = doctor(fake, env_of(fake, house), "snapshot")
     (tmp_path / "node.json").write_text(proc.stdout)
     out = tmp_path / "bundle"
-    proc = doctor(fake, env_of(fake, wheelhouse), "fix", "--bundle", str(out), "--from", str(tmp_path / "node.json"),
+    proc = doctor(fake, env_of(fake, house), "fix", "--bundle", str(out), "--from", str(tmp_path / "node.json"),
                   target=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # no index at all: no links, no configuration file, pip told not to look
@@ -140,14 +140,14 @@ def test_bundle_applied_with_no_index_and_refused_when_a_file_is_altered(tmp_pat
 
 
 @pytest.fixture(scope="module")
-def nodeps_house(wheelhouse, tmp_path_factory):
+def nodeps_house(house, tmp_path_factory):
     from fakehost import nodeps
 
     return nodeps.build(tmp_path_factory.mktemp("nodeps-leaves"))
 
 
 @pytest.mark.slow
-def test_no_deps_environment_plan_restores_every_requirement(tmp_path, wheelhouse, nodeps_house):
+def test_no_deps_environment_plan_restores_every_requirement(tmp_path, house, nodeps_house):
     """torch, torch-npu, vllm and vllm-ascend installed with --no-deps: pip check reports dozens of
     missing requirements (torch's filelock, sympy, networkx, jinja2, fsspec; vllm's and
     vllm-ascend's). The plan restores all of them, says before it runs what pip check will still
@@ -155,8 +155,8 @@ def test_no_deps_environment_plan_restores_every_requirement(tmp_path, wheelhous
     from fakehost import nodeps
 
     fake = FakeHost(tmp_path / "host")
-    nodeps.environment(fake, wheelhouse["template"])
-    env = wh.pip_env(fake.env, [wheelhouse["dirs"][d] for d in (wh.PYPI, wh.CPU, wh.ASCEND)] + [nodeps_house])
+    nodeps.environment(fake, house["template"])
+    env = wh.pip_env(fake.env, [house["dirs"][d] for d in (wh.PYPI, wh.CPU, wh.ASCEND)] + [nodeps_house])
     broken = subprocess.run([str(fake.python), "-m", "pip", "check"], env=env, capture_output=True, text=True, timeout=120)
     missing = [x for x in broken.stdout.splitlines() if "which is not installed" in x]
     assert len(missing) > 50 and any(x.startswith("torch 2.7.1+cpu requires sympy") for x in missing), broken.stdout

@@ -31,14 +31,14 @@ def env_for(house, *names, **extra):
     return env
 
 
-def test_pip_report_gives_exact_versions_files_sizes_and_hashes(wheelhouse):
+def test_pip_report_gives_exact_versions_files_sizes_and_hashes(house):
     r = resolve_pip(PIP, Request(requirements=["vllm-ascend==0.11.0rc3", "numpy<2.0.0"], ignore_installed=True),
-                    env_for(wheelhouse))
+                    env_for(house))
     assert r.ok, r.failure
     got = {p.name: p for p in r.packages}
     assert got["numpy"].version == "1.26.4"  # the range became one version
     assert got["torch"].version == "2.7.1+cpu" and got["torch"].filename.startswith("torch-2.7.1+cpu")
-    path = wheelhouse["dirs"][wh.CPU] / got["torch"].filename
+    path = house["dirs"][wh.CPU] / got["torch"].filename
     import hashlib
 
     assert got["torch"].sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
@@ -46,9 +46,9 @@ def test_pip_report_gives_exact_versions_files_sizes_and_hashes(wheelhouse):
     assert r.total_size == sum(p.size for p in r.packages) and r.unknown_sizes == 0
 
 
-def test_missing_pin_gives_pips_message(wheelhouse):
+def test_missing_pin_gives_pips_message(house):
     r = resolve_pip(PIP, Request(requirements=["torch-npu==2.7.1.post9"], no_deps=True, ignore_installed=True),
-                    env_for(wheelhouse))
+                    env_for(house))
     assert not r.ok and r.failure.kind == MISSING
     assert r.failure.requirement == "torch-npu==2.7.1.post9"
     assert "2.7.1.post1" in r.failure.versions
@@ -57,16 +57,16 @@ def test_missing_pin_gives_pips_message(wheelhouse):
 
 
 @pytest.mark.slow
-def test_conflict_keeps_pips_explanation(wheelhouse):
+def test_conflict_keeps_pips_explanation(house):
     r = resolve_pip(PIP, Request(requirements=["vllm==0.11.0", "torch==2.7.1"], ignore_installed=True),
-                    env_for(wheelhouse))
+                    env_for(house))
     assert not r.ok and r.failure.kind == CONFLICT
     assert "vllm 0.11.0 depends on torch==2.8.0" in r.failure.message  # only in pip's log at -q
 
 
-def test_refused_host_is_named(wheelhouse):
+def test_refused_host_is_named(house):
     port = closed_port()
-    env = env_for(wheelhouse, wh.PYPI, PIP_RETRIES="1")
+    env = env_for(house, wh.PYPI, PIP_RETRIES="1")
     del env["PIP_NO_INDEX"]
     env["PIP_INDEX_URL"] = f"http://127.0.0.1:{port}/whl/cpu"  # the CPU index, unreachable
     r = resolve_pip(PIP, Request(requirements=["torch==2.7.1+cpu"], no_deps=True, ignore_installed=True), env)
@@ -75,19 +75,19 @@ def test_refused_host_is_named(wheelhouse):
 
 
 @pytest.mark.slow
-def test_uv_resolves_the_same_and_names_a_refused_host(wheelhouse):
+def test_uv_resolves_the_same_and_names_a_refused_host(house):
     if not os.path.exists(UV):
         pytest.skip("uv is not installed in the test venv")
     links = []
     for d in (wh.PYPI, wh.CPU):
-        links += ["--find-links", str(wheelhouse["dirs"][d])]
-    r = resolve_uv(UV, sys.executable, Request(requirements=["vllm-ascend==0.11.0rc3", "numpy<2.0.0"]), env_for(wheelhouse),
+        links += ["--find-links", str(house["dirs"][d])]
+    r = resolve_uv(UV, sys.executable, Request(requirements=["vllm-ascend==0.11.0rc3", "numpy<2.0.0"]), env_for(house),
                    ["--no-index"] + links)
     assert r.ok, r.failure
     assert {p.name: p.version for p in r.packages}["torch"] == "2.7.1+cpu"
     assert all(p.sha256 and p.size for p in r.packages)
     port = closed_port()
-    r = resolve_uv(UV, sys.executable, Request(requirements=["torch==2.7.1"]), env_for(wheelhouse),
+    r = resolve_uv(UV, sys.executable, Request(requirements=["torch==2.7.1"]), env_for(house),
                    ["--index-url", f"http://127.0.0.1:{port}/simple"])
     assert not r.ok and r.failure.kind == UNREACHABLE
     assert r.failure.hosts[0].host == f"127.0.0.1:{port}" and r.failure.hosts[0].how == REFUSED

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import subprocess
 import sys
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 import typer
 
-from doctor.cli.options import LANG, MATRIX, NPU_SMI_TIMEOUT, PYTHON, ROOT, STAGE, pick_language
+from doctor.cli.options import LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT, PYTHON, ROOT, STAGE, pick_language
 from doctor.errors import UsageError
 
 VERBOSE = typer.Option(False, "-v", "--verbose", help="Stream pip's output (it always goes to the log file).")
@@ -70,134 +68,65 @@ def fix_command(
     verbose: bool = VERBOSE,
     matrix: List[str] = MATRIX,
     npu_smi_timeout: float = NPU_SMI_TIMEOUT,
+    npu_smi: Optional[str] = NPU_SMI,
 ) -> None:
     """Plan (and with --apply carry out) a pinned, ordered reinstall that makes the stack consistent."""
-    from doctor.shell.apply import apply_plan, detect_installer, target_from_facts
-    from doctor.usecases.check import CheckOptions, gather, load_matrix_or_exit, parse_target, run_check
-    from doctor.plan.builder import PlanOptions, plan_for, requirements_text
-    from doctor.rules.engine import make_context, run_rules
-    from doctor.shell.txn import planned_state_dir, state_dir
+    from doctor.usecases.check import CheckOptions
+    from doctor.usecases.fix import Declined, FixOptions, make_bundle, run_fix
 
     language = pick_language(lang)
-    if installer not in ("pip", "uv"):
-        raise UsageError(f"--installer {installer!r}: use pip or uv")
-    if vllm_from not in ("index", "source"):
-        raise UsageError(f"--vllm-from {vllm_from!r}: use index or source")
-    if step_timeout <= 0:
-        raise UsageError("--step-timeout must be positive")
-    if apply and (snapshot or site_packages):
-        raise UsageError("--apply changes a live environment: use --python, not --from or --site-packages")
+    opts = FixOptions(
+        check=CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot, stage=stage,
+                           matrix=list(matrix), npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi),
+        target=target, prefer=prefer, with_mooncake=with_mooncake, vllm_from=vllm_from, vllm_repo=vllm_repo,
+        installer=installer, apply=apply, requirements=requirements, offline=offline, bundle=bundle,
+        platform=list(platform), python_version=python_version, abi=list(abi), smoke=not no_smoke,
+        step_timeout=step_timeout, verbose=verbose, lang=language)
+
+    def resolving(installer_kind: str) -> "_busy":
+        return _busy(tr_("plan.resolving", language, installer=installer_kind))
+
     if bundle and not apply:
-        from doctor.cli.bundle import make_bundle_command
+        from doctor.cli.bundle import print_bundle
 
-        make_bundle_command(bundle, root=root, python=python, snapshot=snapshot, stage=stage, target=target, prefer=prefer,
-                            installer=installer, platform=list(platform), python_version=python_version, abi=list(abi),
-                            as_json=as_json, lang=pick_language(lang), matrix=list(matrix), npu_smi_timeout=npu_smi_timeout)
-    if (platform or python_version or abi) and not bundle:
-        raise UsageError("--platform, --python-version and --abi describe a bundle's target: use them with --bundle DIR")
-    if bundle and offline:
-        raise UsageError("--bundle needs the resolver: it cannot be combined with --offline")
-    opts = CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot, stage=stage,
-                        matrix=list(matrix), npu_smi_timeout=npu_smi_timeout)
-    mx = load_matrix_or_exit(opts.matrix)
-    wanted = parse_target(target)
-    facts = gather(opts, dict(os.environ))
-    if facts.python is not None and not facts.python.found and not site_packages and not snapshot:
-        raise UsageError(f"cannot run the target interpreter: {facts.python.error or python}")
-    ctx0 = make_context(facts, mx, stage)
-    before = run_rules(ctx0)
-    env = dict(os.environ)
-    choice = detect_installer(installer, facts, env)
-    prefix = facts.python.prefix if facts.python else None
-    # a dry run creates nothing; --apply uses the state directory it will really write to
-    state = str(state_dir(prefix, env)) if apply and prefix else planned_state_dir(prefix)
-    popts = PlanOptions(installer=choice.installer, target=wanted, prefer=prefer, with_mooncake=with_mooncake,
-                        vllm_from=vllm_from, vllm_repo=vllm_repo, doctor_python=sys.executable,
-                        constraint_file=os.path.join(state, "constraints.txt") if apply else None,
-                        src_dir=os.path.join(state, "src"))
+        made = make_bundle(opts, dict(os.environ), resolving)
+        print_bundle(made, as_json, language)
+        raise typer.Exit(made.exit_code)
 
-    def verdict_for(version: str):
-        return run_rules(make_context(facts, mx, stage, version))
+    def confirm(n: int, target_python: str) -> bool:
+        if yes:
+            return True
+        if not sys.stdin.isatty():
+            raise UsageError("refusing to change the environment without confirmation: pass --yes")
+        return typer.confirm(t("confirm", language, n=n, python=target_python), err=True)
 
-    plan = plan_for(facts, mx, verdict_for, ctx0.hardware, popts)
-    no_cann = not (facts.cann and facts.cann.found) and not python and not snapshot and not site_packages
-    if no_cann:
-        from doctor.plan.vendor import vendor_only
-
-        plan = vendor_only(plan)
-    bundle_dir = None
-    if bundle:  # --apply --bundle: resolve and install from the bundle only, every file checked
-        from doctor.shell.bundle import open_bundle
-
-        bundle_dir = open_bundle(bundle, facts, plan)
-        env = bundle_dir.pip_env(env)
-        choice = detect_installer(installer, facts, env)
-    if offline or no_cann or not (facts.python and facts.python.found and not snapshot and not site_packages):
-        from doctor.plan.resolve import not_resolved
-
-        plan = not_resolved(plan, "offline" if offline else "no-cann" if no_cann else "no-interpreter")
-    else:
-        from doctor.usecases.prove import prove
-
-        with _busy(tr_("plan.resolving", language, installer=choice.installer.kind)):
-            plan = prove(plan, facts, choice, env, find_links=[str(bundle_dir.wheels)] if bundle_dir else [],
-                         no_index=bool(bundle_dir))
-        if bundle_dir is not None and plan.resolution:
-            plan.resolution["source"] = "bundle"
-        if bundle_dir is not None:
-            bundle_dir.check_plan(plan)
-    doc = plan.to_json(language)
-    doc["installer_notes"] = choice.notes
-    if requirements:
-        # index options belong in the file: `pip install --no-deps -r FILE` must find every pin
-        from doctor.matrix.query import release_row
-        from doctor.plan.indexes import TORCH_CPU_INDEX
-
-        row = release_row(mx, plan.target) if plan.target else None
-        indexes: List[str] = []
-        wanted = [u for s in plan.steps for u in s.extra_index_urls] + (list(row.extra_index_urls) if row else [])
-        if any("+cpu" in v for v in plan.pins.values()):
-            wanted.append(TORCH_CPU_INDEX)
-        for u in wanted:
-            if u not in indexes:
-                indexes.append(u)
-        try:
-            with open(requirements, "w", encoding="utf-8") as fh:
-                fh.write(requirements_text(plan, indexes))
-        except OSError as e:
-            raise UsageError(f"--requirements {requirements}: {e.strerror or e}")
+    def show_plan(plan) -> None:
         if not as_json:
-            _err(t("requirements", language, path=requirements))
+            print_plan(plan, language)
+
+    try:
+        outcome = run_fix(opts, dict(os.environ), confirm, say=_err, show_plan=show_plan, resolving=resolving)
+    except Declined:
+        raise typer.Exit(1)
+    if outcome.messages and not as_json:
+        _err(t("requirements", language, path=outcome.messages[0]))
+    plan, doc, before = outcome.plan, outcome.doc, outcome.before
     if not apply:
         if as_json:
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:
             print_plan(plan, language)
             _out(t("dry", language))
-        raise typer.Exit(before.exit_code())
+        raise typer.Exit(outcome.exit_code)
 
-    target_env = target_from_facts(facts)
-    runnable = plan.runnable
-    if not as_json:
-        print_plan(plan, language)
-    if plan.resolution and plan.resolution.get("status") == "failed":
+    if outcome.unresolvable:  # the plan was shown with the resolver's message; nothing changed
         if as_json:
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
-        raise typer.Exit(3)  # nothing was changed: the resolver already says it cannot work
-    result = None
-    if runnable:
-        if not yes:
-            if not sys.stdin.isatty():
-                raise UsageError("refusing to change the environment without confirmation: pass --yes")
-            if not typer.confirm(t("confirm", language, n=len(runnable), python=target_env.python), err=True):
-                raise typer.Exit(1)
-        result = apply_plan(plan, target_env, choice, env, verbose=verbose, show_progress=True,
-                            say=_err, step_timeout=step_timeout, lang=language)
-    final = run_check(opts)
-    code = final.verdict.exit_code()
-    smoke = _smoke(no_smoke, final.ctx.stage, target_env.python, language)
-    if smoke is not None and smoke["exit_code"] not in (0,) and code in (0, 4):
-        code = 3
+        raise typer.Exit(outcome.exit_code)
+    result, final, smoke, code = outcome.result, outcome.final, outcome.smoke, outcome.exit_code
+    assert final is not None
+    if outcome.smoke_skipped:
+        _err(t("smoke_skip", language, why="build stage, no NPU here" if language != "zh" else "构建阶段，没有 NPU"))
     if as_json:
         doc["result"] = {
             "applied": result is not None,
@@ -205,6 +134,7 @@ def fix_command(
             "journal": str(result.journal) if result else None,
             "log": str(result.log) if result else None,
             "changed": {n: {"before": a, "after": b} for n, (a, b) in result.changed.items()} if result else {},
+            "verification": result.verification.to_json() if result else None,
             "check_before": {"exit_code": before.exit_code(), "root_cause": before.root_cause},
             "check_after": {"exit_code": final.verdict.exit_code(), "root_cause": final.verdict.root_cause,
                             "findings": [f.to_json(language) for f in final.verdict.findings]},
@@ -214,9 +144,11 @@ def fix_command(
         sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     else:
         if result is not None:
-            _out(t("applied", language, id=result.txn_id, python=target_env.python))
+            _out(t("applied", language, id=result.txn_id, python=outcome.target_python))
             for n, (a, b) in result.changed.items():
                 _out(f"  {n}: {a or '-'} -> {b or '-'}")
+            for line in verification_lines(result.verification, language):
+                _out(line)
         print_before_after(before, final.verdict, language)
         if smoke is not None:
             _out(f"smoke: exit {smoke['exit_code']}" + (f" ({smoke['why']})" if smoke.get("why") else ""))
@@ -253,28 +185,21 @@ class _busy:
             self.status.__exit__(*exc)
 
 
-def _smoke(skip: bool, stage: str, python: str, lang: str) -> Optional[Dict]:
-    """Run `ascend-doctor smoke` when that command exists (another module provides it)."""
-    from doctor.cli.main import app
+def verification_lines(v, lang: str) -> List[str]:
+    """What the import check before the commit did: imported, only located, not verified."""
+    from doctor.i18n import tr
 
-    names = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
-    if skip or "smoke" not in names:
-        return None
-    if stage == "build":
-        _err(t("smoke_skip", lang, why="build stage, no NPU here" if lang != "zh" else "构建阶段，没有 NPU"))
-        return None
-    argv = [sys.executable, "-m", "doctor", "smoke", "--python", python, "--json"]
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired:
-        return {"exit_code": 3, "why": "smoke timed out after 900 s"}
-    why = None
-    try:
-        root = json.loads(proc.stdout).get("summary", {}).get("root_cause")
-        why = root
-    except ValueError:
-        why = (proc.stderr.strip().splitlines() or [""])[-1][:200] or None
-    return {"exit_code": proc.returncode, "why": why}
+    out = []
+    imported = [c.module for c in v.checks if c.ok and c.how == "import"]
+    located = [c.module for c in v.checks if c.ok and c.how == "locate"]
+    driver = [c.module for c in v.checks if c.driver_missing]
+    if imported:
+        out.append("  " + tr("shell.verify.imported", lang, modules=", ".join(imported)))
+    if located:
+        out.append("  " + tr("shell.verify.located", lang, modules=", ".join(located)))
+    if driver:
+        out.append("  " + tr("shell.verify.driver_missing", lang, modules=", ".join(driver)))
+    return out
 
 
 def _out(text: str) -> None:
@@ -421,26 +346,32 @@ def rollback_command(
     lang: Optional[str] = LANG,
     stage: str = STAGE,
     matrix: List[str] = MATRIX,
+    npu_smi: Optional[str] = NPU_SMI,
 ) -> None:
-    """Undo the last `fix --apply` on this environment (its journal and file backups)."""
-    from doctor.shell.apply import rollback_last, target_from_facts
-    from doctor.usecases.check import CheckOptions, gather, run_check
+    """Undo the last `fix --apply` on this environment (its journal and file backups), or finish
+    one that a killed doctor or a failed rollback left unfinished."""
+    from doctor.usecases.check import CheckOptions
+    from doctor.usecases.fix import Declined, run_rollback
 
     language = pick_language(lang)
-    opts = CheckOptions(root=root, python=python, stage=stage, matrix=list(matrix))
-    facts = gather(opts, dict(os.environ))
-    target_env = target_from_facts(facts)
-    if not yes and not sys.stdin.isatty():
-        raise UsageError("refusing to change the environment without confirmation: pass --yes")
-    if not yes and not typer.confirm(f"Roll back the last ascend-doctor fix on {target_env.python}?", err=True):
+    opts = CheckOptions(root=root, python=python, stage=stage, matrix=list(matrix), npu_smi=npu_smi)
+
+    def confirm(target_python: str) -> bool:
+        if yes:
+            return True
+        if not sys.stdin.isatty():
+            raise UsageError("refusing to change the environment without confirmation: pass --yes")
+        return typer.confirm(f"Roll back the last ascend-doctor fix on {target_python}?", err=True)
+
+    try:
+        outcome = run_rollback(opts, dict(os.environ), force, confirm, say=_err)
+    except Declined:
         raise typer.Exit(1)
-    result = rollback_last(target_env, dict(os.environ), force=force)
-    final = run_check(opts)
-    code = final.verdict.exit_code()
+    result, code = outcome.result, outcome.exit_code
     if as_json:
         sys.stdout.write(json.dumps({"transaction": result.txn_id,
                                      "restored": {n: {"before": a, "after": b} for n, (a, b) in result.restored.items()},
-                                     "exit_code": code}, ensure_ascii=False, indent=2) + "\n")
+                                     "note": result.note, "exit_code": code}, ensure_ascii=False, indent=2) + "\n")
     else:
         _out(t("rolled", language, id=result.txn_id))
         for n, (a, b) in result.restored.items():

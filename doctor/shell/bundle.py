@@ -161,13 +161,21 @@ class Bundle:
 
 
 def load_manifest(path: Path) -> Dict:
+    from doctor.shell import files
+
     m = path / MANIFEST
-    if not m.is_file():
+    if not m.exists():
         raise UsageError(f"--bundle {path}: no {MANIFEST} (make one with ascend-doctor fix --bundle DIR)")
-    if m.stat().st_size > MAX_MANIFEST:
+    try:  # a regular file only (a FIFO is refused, never waited on), read up to the cap
+        raw = files.open_regular(str(m), MAX_MANIFEST + 1)
+    except OSError as e:
+        raise UsageError(f"--bundle {path}: cannot read {MANIFEST}: {e.strerror or e}") from None
+    if len(raw) > MAX_MANIFEST:
         raise UsageError(f"--bundle {path}: {MANIFEST} is larger than {MAX_MANIFEST} bytes")
     try:
-        data = json.loads(m.read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise UsageError(f"--bundle {path}: {MANIFEST} is nested too deeply to be a manifest") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise UsageError(f"--bundle {path}: {MANIFEST} is not JSON ({e})") from None
     if not isinstance(data, dict) or data.get("schema_version") != MANIFEST_SCHEMA or \

@@ -128,8 +128,9 @@ def pip_argv(pip_prefix: Sequence[str], req: Request, constraint_file: Optional[
 
 def resolve_pip(pip_prefix: Sequence[str], req: Request, env: Mapping[str, str], *,
                 timeout: float = RESOLVE_TIMEOUT, sizes: bool = True) -> Resolution:
-    """Run pip's resolver in report mode; never raises for pip's own failures (they are the
-    result's ``failure``)."""
+    """Run pip's resolver in report mode (through shell.proc: it dies with the doctor);
+    ``timeout`` is the total deadline, file sizes included. Never raises for pip's own failures
+    (they are the result's ``failure``)."""
     with tempfile.TemporaryDirectory(prefix="ascend-doctor-resolve-") as tmp:
         constraint = None
         if req.constraints:
@@ -148,7 +149,7 @@ def resolve_pip(pip_prefix: Sequence[str], req: Request, env: Mapping[str, str],
     if done.error or not done.found:
         return Resolution(False, [], Failure(OTHER, f"cannot run {argv[0]}: {done.error or 'not found'}"), shown, seconds)
     if done.timed_out:
-        return Resolution(False, [], Failure(OTHER, f"pip did not finish resolving within {timeout:g} s"), shown, seconds)
+        return Resolution(False, [], Failure(OTHER, f"pip did not finish resolving within {timeout:.3g} s"), shown, seconds)
     output = done.stderr + "\n" + log_text
     if done.returncode != 0:
         return Resolution(False, [], classify(output), shown, seconds, log_tail=log_text[-4000:])
@@ -156,8 +157,8 @@ def resolve_pip(pip_prefix: Sequence[str], req: Request, env: Mapping[str, str],
         packages = parse_report(done.stdout)
     except ReportError as e:
         return Resolution(False, [], Failure(OTHER, str(e)), shown, seconds, log_tail=log_text[-4000:])
-    if sizes:
-        fill_sizes(packages, env)
+    if sizes:  # within what is left of the same total deadline
+        fill_sizes(packages, env, min(SIZE_DEADLINE, max(0.0, timeout - seconds)))
     return Resolution(True, packages, None, shown, seconds, log_tail=log_text[-4000:])
 
 
@@ -250,15 +251,15 @@ def resolve_uv(uv: str, python: str, req: Request, env: Mapping[str, str], uv_in
     if done.error or not done.found:
         return Resolution(False, [], Failure(OTHER, f"cannot run {uv}: {done.error or 'not found'}"), shown, seconds, "uv")
     if done.timed_out:
-        return Resolution(False, [], Failure(OTHER, f"uv did not finish resolving within {timeout:g} s"), shown, seconds, "uv")
+        return Resolution(False, [], Failure(OTHER, f"uv did not finish resolving within {timeout:.3g} s"), shown, seconds, "uv")
     if done.returncode != 0:
         return Resolution(False, [], classify(done.stderr), shown, seconds, "uv", log_tail=done.stderr[-4000:])
     try:
         packages = parse_pylock(done.stdout)
     except ReportError as e:
         return Resolution(False, [], Failure(OTHER, str(e)), shown, seconds, "uv")
-    if sizes:
-        fill_sizes(packages, env)
+    if sizes:  # within what is left of the same total deadline
+        fill_sizes(packages, env, min(SIZE_DEADLINE, max(0.0, timeout - seconds)))
     return Resolution(True, packages, None, shown, seconds, "uv")
 
 
@@ -294,7 +295,8 @@ def fill_sizes(packages: Sequence[Resolved], env: Mapping[str, str], deadline: f
             return
         try:
             r = requests.head(p.url, allow_redirects=True, timeout=(min(5.0, left), min(10.0, left)), verify=verify)
-            if r.ok and r.headers.get("Content-Length", "").isdigit():
+            # an answer after the deadline is dropped: the caller has moved on (the thread is abandoned)
+            if r.ok and r.headers.get("Content-Length", "").isdigit() and time.monotonic() < end:
                 p.size = int(r.headers["Content-Length"])
         except (requests.RequestException, ValueError):
             pass

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import os
 import shlex
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -345,16 +346,19 @@ def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_
     def verdict_of(after: Facts) -> Verdict:
         return run_rules(make_context(after, mx, opts.stage, ctx.release.vllm_ascend if ctx.release else None))
 
+    end = time.monotonic() + timeout  # one total deadline: the command and the one proposed instead
+
     def resolve(args: List[str]):
+        left = max(0.0, end - time.monotonic())
         if cmd_.tool == "uv":
             import shutil
 
             uv = shutil.which("uv", path=env.get("PATH"))
             if uv is None:
                 raise UsageError("guard: uv is not on PATH")
-            r = resolve_uv(uv, facts.python.executable, Request(args=args), env, sizes=False, timeout=timeout)
+            r = resolve_uv(uv, facts.python.executable, Request(args=args), env, sizes=False, timeout=left)
         else:
-            r = resolve_pip(prefix, Request(args=args), env, sizes=False, timeout=timeout)
+            r = resolve_pip(prefix, Request(args=args), env, sizes=False, timeout=left)
         return r.packages, r.failure
 
     pins: Dict[str, str] = {}

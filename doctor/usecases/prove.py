@@ -10,7 +10,7 @@ from doctor.facts import Facts
 from doctor.parse.pipreport import Failure, Resolved
 from doctor.plan import resolve as R
 from doctor.plan.builder import Plan
-from doctor.shell.resolver import Request, TargetPlatform, resolve_pip, resolve_uv
+from doctor.shell.resolver import RESOLVE_TIMEOUT, Request, TargetPlatform, resolve_pip, resolve_uv
 
 
 def _run(ask: R.Ask, choice, env: Mapping[str, str], python: str, platform: Optional[TargetPlatform],
@@ -29,9 +29,10 @@ def _run(ask: R.Ask, choice, env: Mapping[str, str], python: str, platform: Opti
 
 def prove(plan: Plan, facts: Facts, choice, env: Mapping[str, str], *, platform: Optional[TargetPlatform] = None,
           bundle: bool = False, find_links: List[str] = (), no_index: bool = False,
-          timeout: float = 600.0) -> Plan:
+          timeout: float = RESOLVE_TIMEOUT) -> Plan:
     """The plan with exact pins and the files to install, or with the resolver's failure and
-    what works instead. An empty plan is returned as it is."""
+    what works instead. An empty plan is returned as it is. ``timeout`` is the TOTAL deadline
+    of both asks (and the file sizes they look up), not one per ask."""
     if not plan.runnable:
         return plan
     if any(s.kind == "build" and s.packages for s in plan.steps):
@@ -40,16 +41,20 @@ def prove(plan: Plan, facts: Facts, choice, env: Mapping[str, str], *, platform:
     python = facts.python.executable if facts.python and facts.python.executable else "python3"
     markers: Dict[str, str] = dict(facts.python.markers) if facts.python else {}
     began = time.monotonic()
+
+    def left() -> float:  # what is left of the total deadline for the next ask
+        return max(0.0, timeout - (time.monotonic() - began))
+
     exact: List[Resolved] = []
     ask = R.exact_ask(plan)
     if ask is not None:
-        exact, failure, _ = _run(ask, choice, env, python, platform, list(find_links), no_index, timeout)
+        exact, failure, _ = _run(ask, choice, env, python, platform, list(find_links), no_index, left())
         if failure is not None:
             return R.failed(plan, failure, ask, python, choice.installer.kind)
     deps: List[Resolved] = []
     ask2 = R.deps_ask(plan, facts, exact, markers, bundle=bundle)
     if ask2 is not None:
-        deps, failure, _ = _run(ask2, choice, env, python, platform, list(find_links), no_index, timeout)
+        deps, failure, _ = _run(ask2, choice, env, python, platform, list(find_links), no_index, left())
         if failure is not None:
             return R.failed(plan, failure, ask2, python, choice.installer.kind)
         if not bundle:

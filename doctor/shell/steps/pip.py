@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Dict, List, Mapping, Sequence
+from typing import Callable, Dict, List, Mapping, Optional, Sequence
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -47,8 +47,11 @@ def verify(files: Sequence, directory: Path) -> Dict[str, Path]:
     return out
 
 
-def download_resolved(steps, plan, choice, env: Mapping[str, str], runner, dest: Path, timeout: float) -> List[Dict]:
-    """The download phase of a resolved plan; returns each step's install command."""
+def download_resolved(steps, plan, choice, env: Mapping[str, str], runner, dest: Path, timeout: float,
+                      on_start: Optional[Callable[[int], None]] = None) -> List[Dict]:
+    """The download phase of a resolved plan; returns each step's install command. ``runner``
+    runs pip through shell.proc; ``on_start`` journals its process (a killed doctor's download
+    must end before the next fix touches anything)."""
     files = list(plan.resolved_files)
     req = dest.parent / "resolved-requirements.txt"
     req.write_text(hashed_requirements(files))
@@ -61,9 +64,9 @@ def download_resolved(steps, plan, choice, env: Mapping[str, str], runner, dest:
                                              "-r", str(req)]
     for u in indexes:
         argv += ["--extra-index-url", u]
-    runner.run(argv, env, timeout)
+    runner.run(argv, env, timeout, on_start=on_start)
     paths = verify(files, dest)
-    from doctor.shell.apply import read_metadata
+    from doctor.shell.downloads import read_metadata
 
     for p in paths.values():
         read_metadata(p)  # every file readable before anything changes
