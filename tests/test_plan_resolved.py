@@ -16,7 +16,7 @@ from fakehost import wheelhouse as wh
 def doctor(fake, env, *args, timeout=300, target=True):
     argv = [sys.executable, "-m", "doctor", *args]
     if target:
-        argv += ["--root", str(fake.root), "--python", str(fake.python)]
+        argv += fake.args()  # --root, --python and the fake npu-smi (nothing inside --root runs unless named)
     return subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=timeout)
 
 
