@@ -5,10 +5,13 @@ Builds (once, cached in bench/.work/) a virtualenv with the real torch CPU build
 (torch-npu, vllm, vllm-ascend as installed distributions, since the real ones need an NPU), then
 times each command several times in the same run and prints medians and ratios.
 
-    python bench/check_bench.py [--runs 9] [--rebuild]
+    python bench/check_bench.py [--runs 9] [--rebuild] [--baseline REF]
 
 The doctor is timed the way users run it: installed (not editable) in an environment of its own,
-like pipx, looking at the serving environment with --python.
+like pipx, looking at the serving environment with --python. ``--baseline REF`` also installs
+the doctor of a git ref (e.g. ``main``) in a venv of its own and times both in the same run,
+interleaved, each also without its prefetch (the CLI entered directly, as ``python -c``), to
+show what the prefetch of the interpreter and npu-smi probes buys.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Dict, List
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -36,16 +40,33 @@ PACKAGES = [
 ]
 
 
-def doctor_exe() -> str:
-    """The doctor from this checkout, installed (not editable) in a venv of its own, as pipx does."""
-    venv = WORK / "doctor-venv"
+def doctor_exe(source: Path = REPO, name: str = "doctor-venv") -> str:
+    """The doctor from a checkout, installed (not editable) in a venv of its own, as pipx does."""
+    venv = WORK / name
     if not (venv / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", str(REPO)], check=True, timeout=900)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", str(source)], check=True, timeout=900)
     else:  # refresh the doctor itself from the checkout, keep its dependencies
-        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-deps", "--force-reinstall", str(REPO)],
+        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-deps", "--force-reinstall", str(source)],
                        check=True, timeout=900)
     return str(venv / "bin" / "ascend-doctor")
+
+
+def baseline_exe(ref: str) -> str:
+    """The doctor of a git ref (``git archive``), installed like the checkout's."""
+    src = WORK / "baseline-src"
+    shutil.rmtree(src, ignore_errors=True)
+    src.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", ref], check=True,
+                             capture_output=True, timeout=300).stdout
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True, timeout=300)
+    return doctor_exe(src, "baseline-venv")
+
+
+def no_prefetch(exe: str) -> List[str]:
+    """The same doctor entered at its CLI, past the entry point that prefetches."""
+    python = str(Path(exe).parent / "python")
+    return [python, "-c", "import sys; sys.argv[0] = 'ascend-doctor'; from doctor.cli.main import main; main()"]
 
 
 def build(rebuild: bool) -> Path:
@@ -82,12 +103,21 @@ def count_dists(python: Path) -> int:
     return int(out.strip())
 
 
-def timed(argv, runs: int, env=None) -> list:
+CPU: Dict[str, list] = {}  # command -> CPU seconds (user + system, children included) per run
+
+
+def timed(argv, runs: int, env=None, name: str = "") -> list:
+    """Wall seconds per run; the CPU seconds go to CPU[name] (steadier on a loaded machine)."""
+    import resource
+
     times = []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, timeout=600)
         times.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        CPU.setdefault(name, []).append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
     return times
 
 
@@ -95,23 +125,36 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--baseline", metavar="REF", help="also time the doctor of this git ref (e.g. main)")
+    ap.add_argument("--doctor-only", action="store_true", help="leave out pip check and collect_env")
     args = ap.parse_args()
     python = build(args.rebuild)
     env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
-    commands = {
-        "ascend-doctor check --json": [doctor_exe(), "check", "--json", "--python", str(python)],
-        "pip check": [str(python), "-m", "pip", "check"],
-        "torch.utils.collect_env": [str(python), "-m", "torch.utils.collect_env"],
-    }
+    exe = doctor_exe()
+    check = ["check", "--json", "--python", str(python)]
+    commands = {"ascend-doctor check --json": [exe] + check}
+    if args.baseline:
+        base = baseline_exe(args.baseline)
+        commands["  ... without prefetch"] = no_prefetch(exe) + check
+        commands[f"{args.baseline}: check --json"] = [base] + check
+        commands[f"  ... {args.baseline} without prefetch"] = no_prefetch(base) + check
+    if not args.doctor_only:
+        commands["pip check"] = [str(python), "-m", "pip", "check"]
+        commands["torch.utils.collect_env"] = [str(python), "-m", "torch.utils.collect_env"]
     for argv in commands.values():  # warm the page cache and the doctor's matrix cache
         subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, timeout=600)
-    results = {name: timed(argv, args.runs, env) for name, argv in commands.items()}
+    results: Dict[str, list] = {name: [] for name in commands}
+    for _ in range(args.runs):  # interleaved: a load spike hits every command alike
+        for name, argv in commands.items():
+            results[name] += timed(argv, 1, env, name)
     doctor = statistics.median(results["ascend-doctor check --json"])
     print(f"\n{count_dists(python)} distributions in {VENV}; {args.runs} runs each; CPU count {os.cpu_count()}")
-    print(f"{'command':32} {'median s':>9} {'min s':>7} {'max s':>7} {'vs doctor':>10}")
+    print(f"{'command':36} {'median s':>9} {'min s':>7} {'max s':>7} {'vs doctor':>10} {'CPU s':>7}")
     for name, times in results.items():
         med = statistics.median(times)
-        print(f"{name:32} {med:9.3f} {min(times):7.3f} {max(times):7.3f} {med / doctor:9.1f}x")
+        print(f"{name:36} {med:9.3f} {min(times):7.3f} {max(times):7.3f} {med / doctor:9.1f}x "
+              f"{statistics.median(CPU[name]):7.3f}")
+    print(f"load average: {os.getloadavg()[0]:.1f} (CPU s: median user+system seconds of the process and its children)")
     probe = subprocess.run(commands["ascend-doctor check --json"], capture_output=True, text=True, env=env, timeout=600)
     print("\ndoctor's own timings (ms):", json.loads(probe.stdout)["timings_ms"])
 

@@ -10,7 +10,8 @@ with real pip and real uv:
 - consistency: does `check` pass (exit 0) after the doctor's fix, and after the commands users
   actually ran (seed 001, cases-public.json)?
 
-Usage: .venv/bin/python bench/fix_bench.py [--repeat N] [--no-uv] [--scenario NAME ...]
+Usage: .venv/bin/python bench/fix_bench.py [--repeat N] [--no-uv] [--scenario NAME ...] [--resolver]
+(--resolver: only the plan time with the resolver, pip and uv, next to the --offline plan)
 uv is taken from PATH, else installed from PyPI into a bench venv (`pip install uv`).
 """
 from __future__ import annotations
@@ -53,7 +54,7 @@ def build(name: str, base: Path, dirs, template: Path) -> FakeHost:
 
 
 def doctor(fake: FakeHost, env, *args) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "doctor"] + list(args) + ["--root", str(fake.root), "--python", str(fake.python)]
+    argv = [sys.executable, "-m", "doctor"] + list(args) + fake.args()
     return subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=600)
 
 
@@ -74,13 +75,53 @@ def plan_ms(fake: FakeHost, extra) -> float:
     return (time.perf_counter() - start) * 1000
 
 
+def resolver_bench(names, repeat: int, no_uv: bool) -> int:
+    """Plan time (the `fix --json` dry run, wall) with the resolver (pip; uv with --installer uv)
+    next to the matrix-only plan (--offline), in the same run, on the same hosts."""
+    base = Path(tempfile.mkdtemp(prefix="fix-bench-resolver-"))
+    try:
+        dirs = list(wh.build(base / "house").values())
+        template = wh.template_venv(base)
+        uv = None if no_uv else find_uv(base)
+        print(f"{'scenario':<12} {'offline s':>9} {'pip s':>7} {'uv s':>7} {'files':>5} {'status':>9}")
+        for name in names:
+            _, extra, _, _ = wh.SCENARIOS[name]
+            fake = build(name, base / name, dirs, template)
+            env = wh.pip_env(fake.env, dirs)
+            if uv:
+                env["PATH"] = os.path.dirname(uv) + os.pathsep + env.get("PATH", "")
+            cols = {"offline": [], "pip": [], "uv": []}
+            status, files = "-", 0
+            for _ in range(repeat):
+                for key, args in (("offline", ["--offline"]), ("pip", []), ("uv", ["--installer", "uv"] if uv else None)):
+                    if args is None:
+                        continue
+                    t0 = time.perf_counter()
+                    proc = doctor(fake, env, "fix", "--json", *args, *extra)
+                    cols[key].append(time.perf_counter() - t0)
+                    if key == "pip":
+                        import json
+
+                        res = json.loads(proc.stdout).get("resolution") or {}
+                        status, files = res.get("status", "-"), len(res.get("files", []))
+            med = {k: (statistics.median(v) if v else None) for k, v in cols.items()}
+            print(f"{name:<12} {med['offline']:9.2f} {med['pip']:7.2f} "
+                  f"{('%.2f' % med['uv']) if med['uv'] is not None else '-':>7} {files:>5} {status:>9}")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--no-uv", action="store_true")
     ap.add_argument("--scenario", action="append")
+    ap.add_argument("--resolver", action="store_true", help="only the plan time: resolver (pip, uv) vs --offline")
     args = ap.parse_args()
     names = args.scenario or sorted(wh.SCENARIOS)
+    if args.resolver:
+        return resolver_bench(names, args.repeat, args.no_uv)
     base = Path(tempfile.mkdtemp(prefix="fix-bench-"))
     try:
         dirs = list(wh.build(base / "house").values())

@@ -1,13 +1,23 @@
-"""Console entry point: start the slow probe processes, then import and run the CLI."""
+"""Console entry point: start the slow probe processes, then import and run the CLI.
+
+Signals are trapped first: a SIGTERM or SIGHUP (an SSH session that drops) while the doctor is
+still importing must not leave the started processes behind, nor print a traceback.
+"""
 from __future__ import annotations
 
 import sys
 
 
 def main() -> None:
-    from doctor.shell.prefetch import for_command_line
+    from doctor.shell import proc
 
-    for_command_line(sys.argv[1:])
-    from doctor.cli.main import main as cli_main
+    proc.install_signal_handlers()
+    try:
+        from doctor.shell.prefetch import for_command_line
 
+        for_command_line(sys.argv[1:])
+        from doctor.cli.main import main as cli_main
+    except (proc.Terminated, KeyboardInterrupt) as e:
+        proc.kill_all()
+        sys.exit(128 + e.signum if isinstance(e, proc.Terminated) else 130)
     cli_main()

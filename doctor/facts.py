@@ -191,6 +191,7 @@ class PackagesFacts:
     paths: List[str] = field(default_factory=list)  # where distributions were looked for
     dists: Dict[str, Distribution] = field(default_factory=dict)
     shadowed: List[Distribution] = field(default_factory=list)  # later copies on sys.path
+    malformed: List[str] = field(default_factory=list)  # "<file>: <why>" metadata that cannot be used
 
 
 @dataclass
@@ -509,6 +510,7 @@ class Facts:
     model: Optional[ModelFacts] = None
     image: Optional[ImageFacts] = None
     probe_errors: List[ProbeError] = field(default_factory=list)
+    not_run: List[str] = field(default_factory=list)  # binaries found inside --root, never executed
     timings_ms: Dict[str, float] = field(default_factory=dict)
 
     def dist(self, name: str) -> Optional[Distribution]:
@@ -528,9 +530,11 @@ def canonical(name: str) -> str:
     return _CANON.sub("-", name).lower()
 
 
-SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
 REDACTED = "<redacted>"
 
 
 def redact_env(env: Dict[str, str]) -> Dict[str, str]:
-    return {k: (REDACTED if any(w in k.upper() for w in SECRET_WORDS) else v) for k, v in env.items()}
+    """Secret variables by name, credentials inside other values by shape (parse/redact.py)."""
+    from doctor.parse import redact
+
+    return redact.env(env)

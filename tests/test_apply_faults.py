@@ -9,16 +9,9 @@ import subprocess
 import sys
 import time
 
-import pytest
 from fakehost import FakeHost
 from fakehost import wheelhouse as wh
 from fakehost.dists import Stub
-
-
-@pytest.fixture(scope="module")
-def house(tmp_path_factory):
-    base = tmp_path_factory.mktemp("wheelhouse")
-    return {"dirs": wh.build(base), "template": wh.template_venv(base), "base": base}
 
 
 def scenario(name, base, house):
@@ -33,8 +26,7 @@ def state(fake):
 
 def start_fix(fake, dirs, *extra, mode="run"):
     env = wh.pip_env(fake.env, dirs)
-    argv = [sys.executable, "-m", "doctor", "fix", "--apply", "--yes", "--no-smoke", *extra,
-            "--root", str(fake.root), "--python", str(fake.python)]
+    argv = [sys.executable, "-m", "doctor", "fix", "--apply", "--yes", "--no-smoke", *extra, *fake.args()]
     if mode == "popen":
         return subprocess.Popen(argv, env=env, cwd=fake.workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=300)
@@ -59,7 +51,12 @@ def test_missing_wheel_changes_nothing(tmp_path, house):
     """The PyTorch CPU index is not reachable: torch 2.7.1+cpu cannot be downloaded."""
     fake = scenario("cuda_torch", tmp_path, house)
     before = state(fake)
+    # the resolver says so before --apply starts (exit 3, pip's message, nothing changed) ...
     proc = start_fix(fake, [house["dirs"][wh.PYPI], house["dirs"][wh.ASCEND]])
+    assert proc.returncode == 3 and "No matching distribution found for torch==2.7.1+cpu" in proc.stdout, proc.stdout
+    assert state(fake) == before and journal(fake) is None
+    # ... and without the resolver, the transaction's download phase still changes nothing
+    proc = start_fix(fake, [house["dirs"][wh.PYPI], house["dirs"][wh.ASCEND]], "--offline")
     assert proc.returncode == 1, proc.stderr
     err = proc.stderr.strip().splitlines()[-1]
     assert err.startswith("ascend-doctor: error: download failed, nothing was changed") and "torch==2.7.1+cpu" in err
@@ -74,7 +71,7 @@ def test_corrupt_wheel_changes_nothing(tmp_path, house):
 
     fake = scenario("seed_001", tmp_path, house)
     before = state(fake)
-    proc = start_fix(fake, house_copy(house, tmp_path, truncate))
+    proc = start_fix(fake, house_copy(house, tmp_path, truncate), "--offline")
     assert proc.returncode == 1, proc.stderr
     assert "nothing was changed" in proc.stderr and "Traceback" not in proc.stderr
     assert state(fake) == before

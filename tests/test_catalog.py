@@ -3,7 +3,7 @@ from pathlib import Path
 
 from doctor.layers import LAYERS
 from doctor.rules.all_rules import RULES
-from doctor.rules.catalog import GENERIC, SMOKE_STAGES, catalog, describe
+from doctor.rules.catalog import GENERIC, REPORTED, catalog, describe
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,7 +18,7 @@ def test_one_record_per_finding_id():
 
 def test_catalog_entries_are_complete_and_consistent():
     entries = catalog()
-    assert set(entries) == {r.id for r in RULES if r.id.partition(".")[2] not in GENERIC} | set(SMOKE_STAGES)
+    assert set(entries) == {r.id for r in RULES if r.id.partition(".")[2] not in GENERIC} | set(REPORTED)
     for fid, entry in entries.items():
         assert fid.split(".")[0] == entry["layer"] and entry["layer"] in LAYERS
         assert entry["why_en"] and entry["why_zh"] and entry["source"], fid

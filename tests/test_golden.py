@@ -66,10 +66,10 @@ def outputs(fake: FakeHost, monkeypatch) -> dict:
     for lang in ("en", "zh"):
         code, text, _ = run_cli(fake, ["check", *target, "--lang", lang], monkeypatch)
         out[f"check.{lang}.txt"] = f"exit {code}\n{text}"
-    code, text, err = run_cli(fake, ["fix", *target, "--json"], monkeypatch)
+    code, text, err = run_cli(fake, ["fix", *target, "--offline", "--json"], monkeypatch)
     out["fix.json"] = json.dumps({"exit_code": code, **json.loads(text)}, ensure_ascii=False, indent=2) if text.strip() \
         else f"exit {code}\n{err}"
-    code, text, err = run_cli(fake, ["fix", *target, "--lang", "en"], monkeypatch)
+    code, text, err = run_cli(fake, ["fix", *target, "--offline", "--lang", "en"], monkeypatch)
     out["fix.en.txt"] = f"exit {code}\n{text}{err}"
     return {k: normalise(v, fake).rstrip() + "\n" for k, v in out.items()}
 

@@ -169,7 +169,8 @@ def test_a3_vnic_and_super_pod(tmp_path):
     from doctor.usecases.check import CheckOptions, gather, snapshot_json
 
     facts = gather(CheckOptions(root=str(fake.root), site_packages=[str(tmp_path)], stage="runtime",
-                                hccn_tool=str(fake.p(TOOL)), ping_npu=["0:29.1.4.10"]), env=dict(fake.env))
+                                hccn_tool=str(fake.p(TOOL)), ping_npu=["0:29.1.4.10"],
+                                npu_smi=fake.npu_smi_binary()), env=dict(fake.env))
     ping = facts.hccn.pings[0]
     assert "-hccs_ping" in ping.command.argv and (ping.transmitted, ping.received) == (3, 3)
     from doctor.matrix import load_matrix

@@ -409,16 +409,18 @@ def test_file_index_serves_ranges_and_pep658(tmp_path):
     assert f.has_metadata and client.metadata(f)["metadata_from"] == "PEP 658 .metadata"
 
 
-def test_parse_metadata_reads_the_headers_only():
-    from doctor.parse.metadata import MetadataError, parse_metadata
+def test_index_metadata_reads_the_headers_only():
+    from doctor.shell.index import metadata_entry
 
-    meta = parse_metadata(metadata_text("0.31.0rc1").encode() + b"Requires-Dist: not-a-header\n")
-    assert (meta.name, meta.version, meta.requires_python) == ("vllm-ascend", "0.31.0rc1", ">=3.10")
-    assert "not-a-header" not in " ".join(meta.requires_dist) and "torch==2.10.0" in meta.requires_dist
-    assert parse_metadata("Name: Foo_Bar\nVersion: 1.0\n".encode("latin-1")).name == "foo-bar"
-    assert parse_metadata(b"Name: caf\xe9\nVersion: 1\n").name == "caf\u00e9"  # Latin-1 from old tools
-    with pytest.raises(MetadataError):
-        parse_metadata(b"Summary: no name\n")
+    meta = metadata_entry(metadata_text("0.31.0rc1").encode() + b"Requires-Dist: not-a-header\n", "f.whl", "x")
+    assert (meta["name"], meta["version"], meta["requires_python"]) == ("vllm-ascend", "0.31.0rc1", ">=3.10")
+    assert "not-a-header" not in " ".join(meta["requires_dist"]) and "torch==2.10.0" in meta["requires_dist"]
+    assert metadata_entry("Name: Foo_Bar\nVersion: 1.0\n".encode("latin-1"), "f", "x")["name"] == "foo-bar"
+    assert metadata_entry(b"Name: caf\xe9\nVersion: 1\n", "f", "x")["name"] == "caf\u00e9"  # Latin-1, old tools
+    with pytest.raises(IndexFetchError, match="no Name/Version"):
+        metadata_entry(b"Summary: no name\n", "f", "x")
+    with pytest.raises(IndexFetchError, match="not a version"):
+        metadata_entry(b"Name: x\nVersion: " + b"1" * 5000 + b"\n", "f", "x")
 
 
 def test_check_never_loads_the_index_client():

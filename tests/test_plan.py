@@ -25,7 +25,8 @@ MIRROR = "https://mirrors.huaweicloud.com/ascend/repos/pypi"
 
 
 def facts_of(fake):
-    return gather(CheckOptions(root=str(fake.root), python=str(fake.python), cwd=str(fake.workdir)), env=dict(fake.env))
+    return gather(CheckOptions(root=str(fake.root), python=str(fake.python), cwd=str(fake.workdir),
+                               npu_smi=fake.npu_smi_binary()), env=dict(fake.env))
 
 
 def plan_of(facts, installer=PIP, **kw):
@@ -207,7 +208,7 @@ def test_vllm_from_source_builds_with_target_device_empty(fake, tmp_path):
     ascend_host(fake, "0.11.0rc3")
     fake.install(official_image(workspace=tmp_path / "ws", vllm="0.11.2+empty"))
     p = plan(fake, vllm_from="source")
-    fetch, build = [s for s in runs(p) if s.kind == "build"]
+    fetch, build = [s for s in runs(p) if s.kind in ("fetch", "build")]
     assert fetch.argv[:6] == ["git", "clone", "--depth", "1", "--branch", "v0.11.0"]
     assert build.env == {"VLLM_TARGET_DEVICE": "empty"} and "--no-build-isolation" in build.argv
     assert p.pins["vllm"] == "0.11.0+empty"

@@ -105,7 +105,12 @@ def test_permission_judgement_from_stat_data():
 def test_devices_and_npu_smi(fake):
     fake.devices(count=8).npu_smi("npu-smi-910b4-32g.txt")
     h = host(fake)
-    d = probe_devices(h, probe_host(h), npu_smi_timeout=5)
+    not_run = []
+    d = probe_devices(h, probe_host(h), npu_smi_timeout=5, not_run=not_run)
+    assert d.npu_smi is None and not_run == ["/usr/local/bin/npu-smi"]  # inside --root: never run
+    binary = fake.npu_smi_binary()
+    h = Host(root=str(fake.root), env=fake.env, named=[binary])
+    d = probe_devices(h, probe_host(h), npu_smi_timeout=5, named=binary)
     assert [n.path for n in d.davinci] == [f"/dev/davinci{i}" for i in range(8)]
     assert all(n.exists and n.group == "HwHiAiUser" for n in d.management)
     assert d.npu_smi.ok and len(d.npu_smi_info.chips) == 8
@@ -135,5 +140,5 @@ def test_metadata_scan_agrees_with_importlib_metadata():
     ref = json.loads(subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, check=True,
                                     timeout=120).stdout)
     py = probe_python(Host(), python)
-    mine = {k: [d.version, sorted(d.requires), d.requires_python] for k, d in scan(py.sys_path).dists.items()}
+    mine = {k: [d.version, sorted(d.requires), d.requires_python] for k, d in scan(Host(), py.sys_path).dists.items()}
     assert mine == ref and "torch" in mine

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 import typer
 
-from doctor.cli.options import (IMAGE, IMAGE_TAR, LANG, MATRIX, NPU_SMI_TIMEOUT, PLATFORM, PULL, PYTHON, ROOT, STAGE,
-                                image_request, pick_language)
+from doctor.cli.options import (IMAGE, IMAGE_TAR, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT, PLATFORM, PULL, PYTHON, ROOT,
+                                STAGE, image_request, pick_language)
 from doctor.errors import UsageError
 from doctor.i18n import tr
+from doctor.cli.plan_render import print_plan
 
 VERBOSE = typer.Option(False, "-v", "--verbose", help="Stream pip's output (it always goes to the log file).")
-DOCKERFILE_DOCTOR = "/opt/ascend-doctor/venv/bin/python"  # where the repository's Dockerfile installs the doctor
 
 def fix_command(
     root: str = ROOT,
@@ -31,6 +30,11 @@ def fix_command(
     vllm_repo: str = typer.Option("https://github.com/vllm-project/vllm", "--vllm-repo", help="git URL (or a mirror) for --vllm-from source."),
     installer: str = typer.Option("pip", "--installer", help="pip (default) or uv (when on PATH)."),
     apply: bool = typer.Option(False, "--apply", help="Carry the plan out as one transaction (else: dry run)."),
+    offline: bool = typer.Option(False, "--offline", help="Do not ask the resolver: the matrix-only plan, marked 'not resolved'."),
+    bundle: Optional[str] = typer.Option(None, "--bundle", help="Write a bundle for an offline node to DIR; with --apply, install only from DIR."),
+    bundle_platform: List[str] = typer.Option([], "--bundle-platform", help="Bundle: the target's wheel platform tag (repeatable; default: from --from or this host)."),
+    python_version: Optional[str] = typer.Option(None, "--python-version", help="Bundle: the target's Python (3.11; default: from --from or this host)."),
+    abi: List[str] = typer.Option([], "--abi", help="Bundle: the target's ABI tag (cp311; repeatable)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
     requirements: Optional[str] = typer.Option(None, "--requirements", help="Write the pins as a requirements/constraints file."),
     no_smoke: bool = typer.Option(False, "--no-smoke", help="Do not run the smoke test after --apply."),
@@ -40,6 +44,7 @@ def fix_command(
     verbose: bool = VERBOSE,
     matrix: List[str] = MATRIX,
     npu_smi_timeout: float = NPU_SMI_TIMEOUT,
+    npu_smi: Optional[str] = NPU_SMI,
     serve_args: Optional[str] = typer.Option(None, "--serve-args", help="Your `vllm serve ...` command line: its tuning findings become manual steps."),
     serve_args_file: Optional[str] = typer.Option(None, "--serve-args-file", help="Your launch script (exports and the vllm serve command)."),
     model: Optional[str] = typer.Option(None, "--model", help="The model directory the serve command loads."),
@@ -50,107 +55,76 @@ def fix_command(
     pull: bool = PULL,
 ) -> None:
     """Plan (and with --apply carry out) a pinned, ordered reinstall that makes the stack consistent."""
-    from doctor.shell.apply import apply_plan, detect_installer, target_from_facts
-    from doctor.usecases.check import CheckOptions, gather, load_matrix_or_exit, parse_target, run_check
-    from doctor.plan.builder import PlanOptions, plan_for, requirements_text
-    from doctor.rules.engine import make_context, run_rules
-    from doctor.shell.txn import planned_state_dir, state_dir
+    from doctor.usecases.check import CheckOptions
+    from doctor.usecases.fix import Declined, FixOptions, make_bundle, run_fix
 
     language = pick_language(lang)
-    if installer not in ("pip", "uv"):
-        raise UsageError(f"--installer {installer!r}: use pip or uv")
-    if vllm_from not in ("index", "source"):
-        raise UsageError(f"--vllm-from {vllm_from!r}: use index or source")
-    if step_timeout <= 0:
-        raise UsageError("--step-timeout must be positive")
-    if apply and (snapshot or site_packages):
-        raise UsageError("--apply changes a live environment: use --python, not --from or --site-packages")
-    if tuning_patch and not serve_args_file:
-        raise UsageError("--tuning-patch writes a diff of a launch script: give it with --serve-args-file")
-    img = image_request(image, image_tar, platform, pull, lang)
-    if apply and img.wanted:
-        raise UsageError(tr("image.error.apply", language))
-    opts = CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot, stage=stage,
-                        matrix=list(matrix), npu_smi_timeout=npu_smi_timeout, serve_args=serve_args,
-                        serve_args_file=serve_args_file, model=model, image=img)
-    mx = load_matrix_or_exit(opts.matrix)
-    wanted = parse_target(target)
-    facts = gather(opts, dict(os.environ))
-    if facts.python is not None and not facts.python.found and not site_packages and not snapshot:
-        raise UsageError(f"cannot run the target interpreter: {facts.python.error or python}")
-    ctx0 = make_context(facts, mx, stage)
-    before = run_rules(ctx0)
-    if facts.image is not None:  # official images' documented deviations, as check reports them
-        from doctor.rules.image import judge_image
+    opts = FixOptions(
+        check=CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot, stage=stage,
+                           matrix=list(matrix), npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi, serve_args=serve_args,
+                           serve_args_file=serve_args_file, model=model,
+                           image=image_request(image, image_tar, platform, pull, language)),
+        target=target, prefer=prefer, with_mooncake=with_mooncake, vllm_from=vllm_from, vllm_repo=vllm_repo,
+        installer=installer, apply=apply, requirements=requirements, offline=offline, bundle=bundle,
+        platform=list(bundle_platform), python_version=python_version, abi=list(abi), smoke=not no_smoke,
+        step_timeout=step_timeout, verbose=verbose, lang=language, tuning_patch=tuning_patch)
 
-        before, judgement = judge_image(before, facts, mx.images)
-    env = dict(os.environ)
-    # an image's plan runs in a Dockerfile step, where the doctor is the repository Dockerfile's venv
-    doctor_python = DOCKERFILE_DOCTOR if facts.image is not None else sys.executable
-    choice = detect_installer(installer, facts, env, doctor_python)
-    prefix = facts.python.prefix if facts.python else None
-    # a dry run creates nothing; --apply uses the state directory it will really write to
-    state = str(state_dir(prefix, env)) if apply and prefix else planned_state_dir(prefix)
-    popts = PlanOptions(installer=choice.installer, target=wanted, prefer=prefer, with_mooncake=with_mooncake,
-                        vllm_from=vllm_from, vllm_repo=vllm_repo, doctor_python=doctor_python,
-                        constraint_file=os.path.join(state, "constraints.txt"), src_dir=os.path.join(state, "src"))
+    def resolving(installer_kind: str) -> "_busy":
+        return _busy(tr("plan.resolving", language, installer=installer_kind))
 
-    def verdict_for(version: str):
-        return run_rules(make_context(facts, mx, stage, version))
+    if bundle and not apply:
+        from doctor.cli.bundle import print_bundle
 
-    plan = plan_for(facts, mx, verdict_for, ctx0.hardware, popts)
-    doc = plan.to_json(language)
-    doc["installer_notes"] = choice.notes
-    if requirements:
-        indexes: List[str] = []
-        for s in plan.steps:
-            for u in s.extra_index_urls:
-                if u not in indexes:
-                    indexes.append(u)
-        try:
-            with open(requirements, "w", encoding="utf-8") as fh:
-                fh.write(requirements_text(plan, indexes))
-        except OSError as e:
-            raise UsageError(f"--requirements {requirements}: {e.strerror or e}")
+        made = make_bundle(opts, dict(os.environ), resolving)
+        print_bundle(made, as_json, language)
+        raise typer.Exit(made.exit_code)
+
+    def confirm(n: int, target_python: str) -> bool:
+        if yes:
+            return True
+        if not sys.stdin.isatty():
+            raise UsageError("refusing to change the environment without confirmation: pass --yes")
+        return typer.confirm(tr("fix.confirm", language, n=n, python=target_python), err=True)
+
+    def show_plan(plan) -> None:
         if not as_json:
-            _err(tr("fix.requirements", language, path=requirements))
-    if tuning_patch:
-        doc["tuning_patch"] = _write_tuning_patch(before, str(serve_args_file), tuning_patch, language, quiet=as_json)
+            print_plan(plan, language)
+
+    try:
+        outcome = run_fix(opts, dict(os.environ), confirm, say=_err, show_plan=show_plan, resolving=resolving)
+    except Declined:
+        raise typer.Exit(1)
+    if outcome.messages and not as_json:
+        _err(tr("fix.requirements", language, path=outcome.messages[0]))
+    plan, doc, before = outcome.plan, outcome.doc, outcome.before
+    if outcome.tuning_patch is not None and not as_json:
+        print_tuning_patch(outcome.tuning_patch, language)
     if not apply:
+        image_facts = outcome.facts.image if outcome.facts is not None else None
         if as_json:
-            if facts.image is not None:
+            if image_facts is not None:
                 from doctor.render_image import image_json
 
-                doc["image"] = image_json(facts.image, judgement, language)
+                doc["image"] = image_json(image_facts, outcome.image_judgement, language)
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:
-            if facts.image is not None:
+            if image_facts is not None:
                 from doctor.render_image import fix_notes
 
-                for line in fix_notes(facts.image, judgement, language):
+                for line in fix_notes(image_facts, outcome.image_judgement, language):
                     _out(line)
             print_plan(plan, language)
             _out(tr("fix.dry", language))
-        raise typer.Exit(before.exit_code())
+        raise typer.Exit(outcome.exit_code)
 
-    target_env = target_from_facts(facts)
-    runnable = plan.runnable
-    if not as_json:
-        print_plan(plan, language)
-    result = None
-    if runnable:
-        if not yes:
-            if not sys.stdin.isatty():
-                raise UsageError("refusing to change the environment without confirmation: pass --yes")
-            if not typer.confirm(tr("fix.confirm", language, n=len(runnable), python=target_env.python), err=True):
-                raise typer.Exit(1)
-        result = apply_plan(plan, target_env, choice, env, verbose=verbose, show_progress=True,
-                            say=_err, step_timeout=step_timeout, lang=language)
-    final = run_check(opts)
-    code = final.verdict.exit_code()
-    smoke = _smoke(no_smoke, final.ctx.stage, target_env.python, language)
-    if smoke is not None and smoke["exit_code"] not in (0,) and code in (0, 4):
-        code = 3
+    if outcome.unresolvable:  # the plan was shown with the resolver's message; nothing changed
+        if as_json:
+            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        raise typer.Exit(outcome.exit_code)
+    result, final, smoke, code = outcome.result, outcome.final, outcome.smoke, outcome.exit_code
+    assert final is not None
+    if outcome.smoke_skipped:
+        _err(tr("fix.smoke_skip", language, why=tr("fix.smoke_skip.build_stage", language)))
     if as_json:
         doc["result"] = {
             "applied": result is not None,
@@ -158,6 +132,7 @@ def fix_command(
             "journal": str(result.journal) if result else None,
             "log": str(result.log) if result else None,
             "changed": {n: {"before": a, "after": b} for n, (a, b) in result.changed.items()} if result else {},
+            "verification": result.verification.to_json() if result else None,
             "check_before": {"exit_code": before.exit_code(), "root_cause": before.root_cause},
             "check_after": {"exit_code": final.verdict.exit_code(), "root_cause": final.verdict.root_cause,
                             "findings": [f.to_json(language) for f in final.verdict.findings]},
@@ -167,9 +142,11 @@ def fix_command(
         sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     else:
         if result is not None:
-            _out(tr("fix.applied", language, id=result.txn_id, python=target_env.python))
+            _out(tr("fix.applied", language, id=result.txn_id, python=outcome.target_python))
             for n, (a, b) in result.changed.items():
                 _out(f"  {n}: {a or '-'} -> {b or '-'}")
+            for line in verification_lines(result.verification, language):
+                _out(line)
         print_before_after(before, final.verdict, language)
         if smoke is not None:
             _out(tr("fix.smoke_result", language, code=smoke["exit_code"]) + (f" ({smoke['why']})" if smoke.get("why") else ""))
@@ -180,53 +157,49 @@ def fix_command(
     raise typer.Exit(code)
 
 
-def _write_tuning_patch(verdict, script: str, out: str, lang: str, quiet: bool) -> Dict:
-    """The tuning findings' edits as a unified diff of the launch script; nothing else is touched."""
-    from doctor.plan.tuning_patch import PatchError, apply_edits, edits_of, unified_diff
+class _busy:
+    """A spinner on stderr while the resolver runs (only on a terminal)."""
 
-    edits = edits_of(verdict.findings)
-    try:
-        with open(script, "r", encoding="utf-8") as fh:
-            old = fh.read()
-        new = apply_edits(old, [e for e, _ in edits])
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"--serve-args-file {script}: {getattr(e, 'strerror', None) or e}")
-    except PatchError as e:
-        raise UsageError(f"--tuning-patch: {script}: {e}")
-    result: Dict = {"path": None, "script": script,
-                    "edits": [dict(e.to_json(), finding=fid) for e, fid in edits]}
-    if new == old:
-        if not quiet:
-            _out(tr("fix.no_patch", lang))
-        return result
-    try:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(unified_diff(old, new, os.path.basename(script)))
-    except OSError as e:
-        raise UsageError(f"--tuning-patch {out}: {e.strerror or e}")
-    result["path"] = out
-    result["apply"] = shlex.join(["patch", "-p1", "-d", os.path.dirname(os.path.abspath(script)), "-i", os.path.abspath(out)])
-    if not quiet:
-        _out(tr("fix.patch", lang, script=script, path=out, n=len(edits)))
-        _out("  " + result["apply"])
-    return result
+    def __init__(self, text: str):
+        self.text = text
+        self.status = None
+
+    def __enter__(self):
+        if sys.stderr.isatty():
+            from rich.console import Console
+
+            self.status = Console(stderr=True).status(self.text)
+            self.status.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.status is not None:
+            self.status.__exit__(*exc)
 
 
-def _smoke(skip: bool, stage: str, python: str, lang: str) -> Optional[Dict]:
-    """Run `ascend-doctor smoke` in the target interpreter (a process of its own: it imports torch)."""
-    if skip:
-        return None
-    if stage == "build":
-        _err(tr("fix.smoke_skip", lang, why=tr("fix.smoke_skip.build_stage", lang)))
-        return None
-    from doctor.usecases.smoke import run_configured_stages
+def verification_lines(v, lang: str) -> List[str]:
+    """What the import check before the commit did: imported, only located, not verified."""
+    from doctor.i18n import tr
 
-    try:  # the stages configured in the smoke configuration file (docs/smoke.md)
-        report = run_configured_stages(python)
-    except UsageError as e:
-        return {"exit_code": 2, "why": str(e)}
-    return {"exit_code": report.exit_code(), "why": report.verdict.root_cause,
-            "stages": [s.to_json(lang) for s in report.stages]}
+    out = []
+    imported = [c.module for c in v.checks if c.ok and c.how == "import"]
+    located = [c.module for c in v.checks if c.ok and c.how == "locate"]
+    driver = [c.module for c in v.checks if c.driver_missing]
+    if imported:
+        out.append("  " + tr("shell.verify.imported", lang, modules=", ".join(imported)))
+    if located:
+        out.append("  " + tr("shell.verify.located", lang, modules=", ".join(located)))
+    if driver:
+        out.append("  " + tr("shell.verify.driver_missing", lang, modules=", ".join(driver)))
+    return out
+
+
+def print_tuning_patch(patch, lang: str) -> None:
+    if patch.get("path") is None:
+        _out(tr("fix.no_patch", lang))
+        return
+    _out(tr("fix.patch", lang, script=patch["script"], path=patch["path"], n=len(patch["edits"])))
+    _out(patch["apply"])
 
 
 def _out(text: str) -> None:
@@ -235,52 +208,6 @@ def _out(text: str) -> None:
 
 def _err(text: str) -> None:
     print(text, file=sys.stderr)
-
-
-def print_plan(plan, lang: str, file=None) -> None:
-    from doctor.plan.builder import note_text
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    stream = file or sys.stdout
-    wide = None if os.environ.get("COLUMNS") or (hasattr(stream, "isatty") and stream.isatty()) else 120
-    console = Console(file=stream, highlight=False, width=wide)
-    console.print(Text(tr("fix.header", lang, target=plan.target, row=plan.row), style="bold"))
-    console.print(Text(tr("fix.why", lang, why=plan.choice_why.text(lang)), style="dim"))
-    pins = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1), title=tr("fix.pins", lang), title_justify="left")
-    pins.add_column("name", style="cyan", no_wrap=True)
-    pins.add_column("version")
-    for name in sorted(plan.pins):
-        pins.add_row(name, plan.pins[name])
-    console.print(pins)
-    if plan.empty:
-        console.print(Text(tr("fix.empty", lang), style="green"))
-    auto = [s for s in plan.steps if s.runs]
-    hand = [s for s in plan.steps if not s.runs]
-    if auto:
-        console.print(Text(tr("fix.steps", lang), style="bold"))
-        for i, s in enumerate(auto, 1):
-            line = Text(f"{i}. [{s.kind}/{s.action}] ", style="bold")
-            line.append(s.why.text(lang))
-            console.print(line)
-            if s.argv:
-                env = " ".join(f"{k}={v}" for k, v in s.env.items())
-                console.print(Text("   $ " + (env + " " if env else "") + shlex.join(s.argv), style="dim"), soft_wrap=True)
-    if hand:
-        console.print(Text(tr("fix.manual", lang), style="bold yellow"))
-        for s in hand:
-            console.print(Text(f"- [{s.kind}] {s.why.text(lang)}"))
-            console.print(Text(f"   $ {s.command}", style="dim"), soft_wrap=True)
-    for key, items in (("fix.residual", [note_text(m, lang) for m in plan.expected_residual]),
-                       ("fix.alternatives", [a.get("how") or f"--prefer {a['prefer']}: vllm-ascend {a['target']}"
-                                         + (f" ({'; '.join(a['needs'])})" if a.get("needs") else "")
-                                         for a in plan.alternatives]),
-                       ("fix.notes", [note_text(m, lang) for m in plan.notes])):
-        if items:
-            console.print(Text(tr(key, lang), style="bold"))
-            for it in items:
-                console.print(Text(f"- {it}", style="dim"), soft_wrap=True)
 
 
 def print_before_after(before, after, lang: str) -> None:
@@ -314,26 +241,32 @@ def rollback_command(
     lang: Optional[str] = LANG,
     stage: str = STAGE,
     matrix: List[str] = MATRIX,
+    npu_smi: Optional[str] = NPU_SMI,
 ) -> None:
-    """Undo the last `fix --apply` on this environment (its journal and file backups)."""
-    from doctor.shell.apply import rollback_last, target_from_facts
-    from doctor.usecases.check import CheckOptions, gather, run_check
+    """Undo the last `fix --apply` on this environment (its journal and file backups), or finish
+    one that a killed doctor or a failed rollback left unfinished."""
+    from doctor.usecases.check import CheckOptions
+    from doctor.usecases.fix import Declined, run_rollback
 
     language = pick_language(lang)
-    opts = CheckOptions(root=root, python=python, stage=stage, matrix=list(matrix))
-    facts = gather(opts, dict(os.environ))
-    target_env = target_from_facts(facts)
-    if not yes and not sys.stdin.isatty():
-        raise UsageError("refusing to change the environment without confirmation: pass --yes")
-    if not yes and not typer.confirm(tr("fix.confirm_rollback", language, python=target_env.python), err=True):
+    opts = CheckOptions(root=root, python=python, stage=stage, matrix=list(matrix), npu_smi=npu_smi)
+
+    def confirm(target_python: str) -> bool:
+        if yes:
+            return True
+        if not sys.stdin.isatty():
+            raise UsageError("refusing to change the environment without confirmation: pass --yes")
+        return typer.confirm(tr("fix.confirm_rollback", language, python=target_python), err=True)
+
+    try:
+        outcome = run_rollback(opts, dict(os.environ), force, confirm, say=_err)
+    except Declined:
         raise typer.Exit(1)
-    result = rollback_last(target_env, dict(os.environ), force=force)
-    final = run_check(opts)
-    code = final.verdict.exit_code()
+    result, code = outcome.result, outcome.exit_code
     if as_json:
         sys.stdout.write(json.dumps({"transaction": result.txn_id,
                                      "restored": {n: {"before": a, "after": b} for n, (a, b) in result.restored.items()},
-                                     "exit_code": code}, ensure_ascii=False, indent=2) + "\n")
+                                     "note": result.note, "exit_code": code}, ensure_ascii=False, indent=2) + "\n")
     else:
         _out(tr("fix.rolled", language, id=result.txn_id))
         for n, (a, b) in result.restored.items():

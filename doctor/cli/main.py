@@ -8,8 +8,8 @@ from typing import List, Optional
 import typer
 
 from doctor import __version__
-from doctor.cli.options import (HCCN_TIMEOUT, HCCN_TOOL, IMAGE, IMAGE_TAR, JSON, LANG, MATRIX, NPU_SMI_TIMEOUT, PLATFORM,
-                                PULL, PYTHON, ROOT, SITE, STAGE, image_request, pick_language)
+from doctor.cli.options import (HCCN_TIMEOUT, HCCN_TOOL, IMAGE, IMAGE_TAR, JSON, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT,
+                                PLATFORM, PULL, PYTHON, ROOT, SITE, STAGE, image_request, pick_language)
 from doctor.errors import DoctorError, UsageError
 
 app = typer.Typer(
@@ -43,6 +43,7 @@ def check(
     fail_on: str = typer.Option("fail", "--fail-on", help="fail (default) or warn: exit 3 on warnings too."),
     matrix: List[str] = MATRIX,
     npu_smi_timeout: float = NPU_SMI_TIMEOUT,
+    npu_smi: Optional[str] = NPU_SMI,
     serve_args: Optional[str] = SERVE_ARGS,
     serve_args_file: Optional[str] = SERVE_ARGS_FILE,
     mooncake_master: Optional[str] = MOONCAKE_MASTER,
@@ -55,6 +56,7 @@ def check(
     image_tar: Optional[str] = IMAGE_TAR,
     platform: Optional[str] = PLATFORM,
     pull: bool = PULL,
+    requirements: List[str] = typer.Option([], "--requirements", help="Judge the environment as it would be after `pip install -r FILE` (nothing is installed; docs/guard.md)."),
 ) -> None:
     """Probe every layer of the stack and give one verdict, root cause first."""
     from doctor.shell.progress import bytes_bar
@@ -63,10 +65,16 @@ def check(
     if fail_on not in ("fail", "warn"):
         raise UsageError(f"--fail-on {fail_on!r}: use fail or warn")
     lang = pick_language(lang)
+    if requirements:
+        from doctor.cli.guard import check_requirements
+
+        check_requirements(CheckOptions(root=root, python=python, stage=stage, target=target, matrix=list(matrix),
+                                        npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi), requirements, as_json, lang,
+                           verbose, fail_on)
     with bytes_bar(verify_weights, "sha256") as progress:
         result = run_check(CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot,
                                         stage=stage, target=target, matrix=list(matrix), npu_smi_timeout=npu_smi_timeout,
-                                        serve_args=serve_args, serve_args_file=serve_args_file,
+                                        npu_smi=npu_smi, serve_args=serve_args, serve_args_file=serve_args_file,
                                         mooncake_master=mooncake_master, hccn_tool=hccn_tool, hccn_timeout=hccn_timeout,
                                         model=model, verify_weights=verify_weights, verify_sample=verify_sample,
                                         progress=progress, image=image_request(image, image_tar, platform, pull, lang)))
@@ -96,6 +104,7 @@ def snapshot(
     python: Optional[str] = PYTHON,
     site_packages: List[str] = SITE,
     npu_smi_timeout: float = NPU_SMI_TIMEOUT,
+    npu_smi: Optional[str] = NPU_SMI,
     serve_args: Optional[str] = SERVE_ARGS,
     serve_args_file: Optional[str] = SERVE_ARGS_FILE,
     mooncake_master: Optional[str] = MOONCAKE_MASTER,
@@ -112,7 +121,7 @@ def snapshot(
     from doctor.usecases.check import CheckOptions, gather, snapshot_json
 
     facts = gather(CheckOptions(root=root, python=python, site_packages=list(site_packages),
-                                npu_smi_timeout=npu_smi_timeout, serve_args=serve_args,
+                                npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi, serve_args=serve_args,
                                 serve_args_file=serve_args_file, mooncake_master=mooncake_master,
                                 hccn_tool=hccn_tool, hccn_timeout=hccn_timeout, ping_npu=list(ping_npu), model=model,
                                 image=image_request(image, image_tar, platform, pull)))
@@ -129,6 +138,7 @@ def version() -> None:
 from doctor.cli.explain import explain_command  # noqa: E402
 from doctor.cli.fix import fix_command, rollback_command  # noqa: E402
 from doctor.cli.fleet import fleet_app  # noqa: E402
+from doctor.cli.guard import CONTEXT as GUARD_CONTEXT, guard_command  # noqa: E402
 from doctor.cli.matrix import matrix_app  # noqa: E402
 from doctor.cli.mooncake import mooncake_app  # noqa: E402
 from doctor.cli.smoke import smoke_command  # noqa: E402
@@ -137,13 +147,18 @@ app.command("smoke")(smoke_command)
 app.command("explain")(explain_command)
 app.command("fix")(fix_command)
 app.command("rollback")(rollback_command)
+app.command("guard", context_settings=GUARD_CONTEXT)(guard_command)
 app.add_typer(matrix_app, name="matrix")
 app.add_typer(mooncake_app, name="mooncake")
 app.add_typer(fleet_app, name="fleet")
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    """Console entry point: every error ends as one line on stderr with the contract's exit code."""
+    """Console entry point: every error ends as one line on stderr with the contract's exit code,
+    and every child process ends with the doctor (signals included: shell/proc.py)."""
+    from doctor.shell import proc
+
+    proc.install_signal_handlers()
     code = 0
     try:
         result = app(args=argv, prog_name="ascend-doctor", standalone_mode=False)
@@ -151,21 +166,39 @@ def main(argv: Optional[List[str]] = None) -> None:
     except typer.Exit as e:
         code = e.exit_code
     except DoctorError as e:
-        print(f"ascend-doctor: error: {e}", file=sys.stderr)
+        _say(f"ascend-doctor: error: {e}")
         code = e.exit_code
     except KeyboardInterrupt:
-        print("ascend-doctor: interrupted", file=sys.stderr)
+        proc.kill_all()
+        _say("ascend-doctor: interrupted")
         code = 130
+    except proc.Terminated as e:
+        proc.kill_all()
+        _say(f"ascend-doctor: terminated by signal {e.signum}")
+        code = 128 + e.signum
     except Exception as e:
         if hasattr(e, "exit_code") and hasattr(e, "format_message"):  # click usage errors
-            print(f"ascend-doctor: error: {e.format_message()}", file=sys.stderr)
+            _say(f"ascend-doctor: error: {e.format_message()}")
             code = e.exit_code
         elif type(e).__name__ == "Abort":
             code = 130
         else:
             if os.environ.get("ASCEND_DOCTOR_DEBUG"):
                 raise
-            print(f"ascend-doctor: internal error: {type(e).__name__}: {e} "
-                  "(set ASCEND_DOCTOR_DEBUG=1 for a traceback)", file=sys.stderr)
+            _say(f"ascend-doctor: internal error: {type(e).__name__}: {e} "
+                 "(set ASCEND_DOCTOR_DEBUG=1 for a traceback)")
             code = 1
+    finally:
+        proc.kill_all()
+    stopped = proc.signalled()
+    if stopped is not None and code in (0, 3, 4):
+        code = 128 + stopped  # a signal whose exception Python swallowed still ends the run as stopped
     sys.exit(code)
+
+
+def _say(line: str) -> None:
+    """stderr may be gone (the terminal of a dropped SSH session): never fail on it."""
+    try:
+        print(line, file=sys.stderr)
+    except OSError:
+        pass

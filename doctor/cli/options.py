@@ -17,6 +17,8 @@ JSON = typer.Option(False, "--json", help="Print one JSON object on stdout and n
 LANG = typer.Option(None, "--lang", help="en or zh (default: from LANG).")
 MATRIX = typer.Option([], "--matrix", help="Extra matrix overlay file (repeatable).")
 NPU_SMI_TIMEOUT = typer.Option(5.0, "--npu-smi-timeout", help="Seconds to wait for npu-smi.")
+NPU_SMI = typer.Option(None, "--npu-smi",
+                       help="Run this npu-smi (with --root, nothing inside the root is run unless named).")
 
 
 def pick_language(option: Optional[str]) -> str:

@@ -42,9 +42,19 @@ def _read(fh: BinaryIO, offset: int, size: int) -> bytes:
 
 
 def read_elf(path: str) -> ElfInfo:
+    """For files the doctor made itself (a build's output); probes open through Host and use
+    read_elf_file (regular files only)."""
     try:
         with open(path, "rb") as fh:
-            return _parse(fh)
+            return read_elf_file(fh)
+    except OSError as e:
+        raise ElfError(e.strerror or str(e)) from None
+
+
+def read_elf_file(fh: BinaryIO) -> ElfInfo:
+    """The dynamic section of an opened (seekable) file."""
+    try:
+        return _parse(fh)
     except OSError as e:
         raise ElfError(e.strerror or str(e)) from None
     except struct.error as e:
@@ -162,10 +172,19 @@ def contains(path: str, needles: Iterable[bytes], limit: int = 512 * 1024 * 1024
     """Any of the byte strings in the file (glog keeps source file names such as
     ascend_direct_transport.cpp in the binary, even in stripped builds)."""
     try:
-        size = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            return contains_in(fh, needles, limit)
+    except OSError:
+        return False
+
+
+def contains_in(fh: BinaryIO, needles: Iterable[bytes], limit: int = 512 * 1024 * 1024) -> bool:
+    """contains() on an opened regular file."""
+    try:
+        size = os.fstat(fh.fileno()).st_size
         if size == 0 or size > limit:
             return False
-        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             return any(mm.find(n) >= 0 for n in needles)
     except (OSError, ValueError):
         return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, List, Optional, Tuple
 
@@ -204,8 +205,13 @@ def parse(text: str) -> JsonResult:
         res.value = json.loads(text)
         res.ok = True
         return res
+    except RecursionError:  # json.load raises it too: the file cannot be loaded at all
+        res.error = f"nested more than {sys.getrecursionlimit()} levels deep"
+        res.cause, res.line, res.col = "syntax", 1, 1
+        res.excerpt = _excerpt(text, 1, 1)
+        return res
     except ValueError as e:
-        err = e  # json.JSONDecodeError
+        err = e  # json.JSONDecodeError (or a number past Python's 4,300-digit limit)
     res.error = getattr(err, "msg", str(err))
     pos = getattr(err, "pos", 0) or 0
     res.line, res.col = _line_col(text, pos)
@@ -219,7 +225,7 @@ def parse(text: str) -> JsonResult:
     res.excerpt = _excerpt(text, res.line, res.col)
     try:
         res.lenient = json.loads(_strip(text, res.spots))
-    except ValueError:
+    except (ValueError, RecursionError):
         res.lenient = None
     return res
 

@@ -7,6 +7,7 @@ only an integer works there.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -29,6 +30,8 @@ def parse_size(value: Any, strings_accepted: bool = True) -> Size:
     if isinstance(value, int):
         return Size(value)
     if isinstance(value, float):
+        if not math.isfinite(value):  # 1e999 in JSON is inf: int() raises, as in vllm-ascend
+            return Size(None, f"cannot convert float {value} to integer")
         return Size(int(value))  # int() truncates, as vllm-ascend does
     if not isinstance(value, str):
         return Size(None, f"Unsupported type for global_segment_size: {type(value).__name__}")
@@ -44,7 +47,10 @@ def parse_size(value: Any, strings_accepted: bool = True) -> Size:
         number = float(m.group(1))
     except ValueError:
         return Size(None, f"Invalid numeric value '{m.group(1)}' in: '{value}'")
-    return Size(int(number * UNITS[m.group(2) or "b"]))
+    total = number * UNITS[m.group(2) or "b"]
+    if not math.isfinite(total):
+        return Size(None, f"cannot convert float {total} to integer")
+    return Size(int(total))
 
 
 def human(n: Optional[int]) -> str:

@@ -101,14 +101,17 @@ class Step:
     finding: Optional[str] = None
     requirements_of: List[str] = field(default_factory=list)  # "vllm==0.11.0": resolved after download
     exclude: List[str] = field(default_factory=list)  # requirement names the requirements step leaves out
+    touches_family: str = ""  # build: installed distributions it replaces by name prefix ("mooncake")
 
     @property
     def runs(self) -> bool:
-        return self.kind in ("pip", "build")
+        from doctor.plan.steps import kind_of
+
+        return kind_of(self).runs
 
     def to_json(self, lang: str = "en") -> Dict:
         out: Dict = {"kind": self.kind, "why": self.why.text(lang)}
-        if self.kind in ("manual", "vendor"):
+        if not self.runs:
             out["command"] = self.command
         else:
             out["argv"] = self.argv
@@ -142,6 +145,12 @@ class Plan:
     notes: List[Note] = field(default_factory=list)
     installer: str = "pip"
     not_on_ascend: Tuple[str, ...] = ()  # vllm requirements the Ascend stack never installs
+    # what the resolver said (doctor.plan.resolve): status, files with hashes and sizes, failure
+    resolution: Optional[Dict] = None
+    resolved_files: List = field(default_factory=list)  # parse.pipreport.Resolved, for --apply
+    resolution_failure: Optional[object] = None  # parse.pipreport.Failure
+    remedies: Optional[object] = None  # plan.indexes.Remedies
+    ranges: Dict[str, str] = field(default_factory=dict)  # the row's numpy/transformers ranges
 
     @property
     def runnable(self) -> List[Step]:
@@ -162,8 +171,10 @@ class Plan:
             "pins": dict(self.pins),
             "steps": [s.to_json(lang) for s in self.steps],
             "expected_residual": [m.text(lang) for m in self.expected_residual],
-            "alternatives": self.alternatives,
+            "alternatives": [{k: (v.text(lang) if hasattr(v, "text") else v) for k, v in a.items()}
+                             for a in self.alternatives],
             "notes": [note_text(m, lang) for m in self.notes],
+            "resolution": self.resolution,
         }
 
 
@@ -261,8 +272,16 @@ def choose_target(matrix: Matrix, facts: Facts, hardware: Optional[str], target:
         else:
             row = _fits_here(matrix, facts, hardware)
             if row is None:
-                raise UsageError("cannot plan: no vllm-ascend release in the matrix runs on this CANN/driver/Python/arch; "
-                                 "pass --target vllm-ascend==<version>")
+                # too old for every release: the path that changes the fewest vendor layers
+                from doctor.plan.vendor import cheapest
+
+                best, others = cheapest(matrix, facts, hardware)
+                if best is None:
+                    raise UsageError("cannot plan: no vllm-ascend release in the matrix runs on this Python/arch; "
+                                     "pass --target vllm-ascend==<version>")
+                return TargetChoice(best.release, "vendor-upgrade", T("plan.vendor.choice", cost=best.describe()),
+                                    [{"prefer": "target", "target": o.release.vllm_ascend, "cost": o.to_json(),
+                                      "how": o.describe()} for o in others])
             here = ", ".join(x for x in (f"CANN {cann_of(facts)}" if cann_of(facts) else "",
                                          f"Python {python_of(facts)}" if python_of(facts) else "",
                                          arch_of(facts) or "") if x)
@@ -352,6 +371,7 @@ class _Builder:
     residual: List[Why] = field(default_factory=list)
     installs: Dict[str, str] = field(default_factory=dict)  # name -> spec the plan installs
     not_on_ascend: Tuple[str, ...] = ()  # the matrix's "vllm_not_on_ascend" patterns
+    ranges: Dict[str, str] = field(default_factory=dict)  # name -> the row's range (numpy, transformers)
 
     def dist(self, name: str) -> Optional[Distribution]:
         return self.ctx_facts.dist(name)
@@ -366,7 +386,20 @@ class _Builder:
         for n, s in specs:
             self.installs[n] = s
         inst = self.opts.installer
-        argv = inst.install(reqs, no_deps=no_deps, extra_index_urls=index,
+        shown, shown_index = list(reqs), list(index)
+        if not no_deps and not self.opts.constraint_file:
+            # printed for a person (no constraints file exists yet): the stack's exact pins go on
+            # the command line, so pip keeps them while it resolves (vllm, whose own torch pin
+            # would conflict, is left out)
+            held = [f"{n}=={v}" for n, v in sorted(self.pins.items())
+                    if v[:1].isdigit() and n != "vllm" and n not in dict(specs)]
+            shown += held
+            for u in [x for st in self.steps for x in st.extra_index_urls] + list(self.row.extra_index_urls):
+                if u not in shown_index:
+                    shown_index.append(u)  # where the held pins come from (the Ascend mirror ...)
+            if any("+cpu" in h for h in held) and TORCH_CPU_INDEX not in shown_index:
+                shown_index.append(TORCH_CPU_INDEX)
+        argv = inst.install(shown, no_deps=no_deps, extra_index_urls=shown_index,
                             constraint=None if no_deps else self.opts.constraint_file)
         self.steps.append(Step("pip", why, "install", argv=argv, packages=reqs, no_deps=no_deps,
                                extra_index_urls=list(index), finding=finding))
@@ -384,6 +417,11 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
         fixer(b)
 
     steps: List[Step] = []
+    from doctor.plan.vendor import path_to, vendor_steps
+
+    vpath = path_to(matrix, facts, row, hardware)
+    for layer, why in vendor_steps(vpath, facts):
+        steps.append(Step("vendor", why, command=None, finding=f"{'driver' if layer in ('driver', 'firmware') else 'cann'}.{layer}"))
     if b.removes:
         names = [n for n, _ in b.removes]
         why = join((w for _, w in b.removes), "sep.semi")
@@ -391,7 +429,15 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
     steps.extend(b.steps)
     # a finding about a package the plan replaces (torch-npu built for another CANN) is moot
     moot = {fid for fid, pkg in (("torch_npu.cann", "torch-npu"),) if pkg in b.installs}
-    steps.extend(s for s in _manual_steps(verdict) if s.finding not in moot)
+    covered = ("driver.", "firmware.", "cann.") if vpath.layers else ()
+    hand = [s for s in _manual_steps(verdict) if s.finding not in moot]
+    for s in hand:  # a check finding's vendor command goes with the vendor step of its layer
+        if s.kind == "vendor" and s.finding and s.finding.startswith(covered) and s.command:
+            layer = "cann.toolkit" if s.finding.startswith("cann.") else "driver.driver"
+            mine = next((v for v in steps if v.kind == "vendor" and v.finding == layer and not v.command), None)
+            if mine is not None:
+                mine.command = s.command
+    steps.extend(s for s in hand if not (s.kind == "vendor" and s.finding and s.finding.startswith(covered)))
     handled = fixed_by_plan()
     for f in verdict.findings:
         if f.fixable == "auto" and f.status in (FAIL, WARN) and f.id not in handled:
@@ -403,9 +449,11 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
             f"ascend-doctor fix --vllm-from source: git clone --depth 1 --branch v{row.vllm} {VLLM_REPO} "
             f"and VLLM_TARGET_DEVICE=empty pip install --no-deps --no-build-isolation <clone> (vllm {row.vllm}+empty, "
             "the way the official images build it; needs a compiler toolchain and network access to GitHub)")})
+    if vpath.layers:
+        b.notes.append(T("plan.vendor.first", n=len(vpath.layers)))
     return Plan(target=row.vllm_ascend, row=row.key, choice=choice.choice, choice_why=choice.why, pins=b.pins,
                 steps=steps, expected_residual=b.residual, alternatives=alternatives, notes=b.notes,
-                installer=opts.installer.kind, not_on_ascend=b.not_on_ascend)
+                installer=opts.installer.kind, not_on_ascend=b.not_on_ascend, ranges=dict(b.ranges))
 
 
 def _torch(b: _Builder) -> None:
@@ -483,7 +531,7 @@ def _vllm(b: _Builder) -> None:
         b.remove("vllm", T("plan.vllm.mismatch", version=v.version, where=where, release=row.vllm_ascend))
     if b.opts.vllm_from == "source":
         src = f"{b.opts.src_dir or '/tmp'}/vllm-{row.vllm}"
-        b.steps.append(Step("build", T("plan.vllm.fetch", version=row.vllm),
+        b.steps.append(Step("fetch", T("plan.vllm.fetch", version=row.vllm),
                             "fetch", argv=["git", "clone", "--depth", "1", "--branch", f"v{row.vllm}", b.opts.vllm_repo, src],
                             finding="vllm.version"))
         inst = b.opts.installer
@@ -550,6 +598,8 @@ def _rest(b: _Builder) -> None:
     why: List[Text] = []
     for name, spec in (("numpy", row.numpy), ("transformers", row.transformers)):
         d = b.dist(name)
+        if spec is not None:
+            b.ranges[name] = spec
         if spec is None:
             if d is not None:
                 b.pins[name] = d.version
@@ -638,7 +688,7 @@ def _mooncake(b: _Builder) -> None:
     argv = [b.opts.doctor_python, "-m", "doctor", "mooncake", "build", "--tag", f"v{row.mooncake}",
             "--python", b.opts.installer.python]
     b.steps.append(Step("build", T("plan.mooncake.build", version=row.mooncake), "build", argv=argv,
-                        finding="mooncake.installed"))
+                        finding="mooncake.installed", touches_family="mooncake"))
 
 
 # The fixers, in the order their steps run. A rule names the fixer that repairs its finding

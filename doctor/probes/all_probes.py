@@ -10,18 +10,21 @@ from doctor.shell.host import Host
 
 
 def _python(host: Host, facts: Facts, options: ProbeOptions):
-    from doctor.probes.python_env import probe_python, python_from_site_packages
+    from doctor.probes.python_env import probe_python, python_from_site_packages, python_in_root
     from doctor.shell.prefetch import default_python
 
     if options.site_packages:
+        host.add_given(options.site_packages)
         return python_from_site_packages(options.site_packages)
+    if options.python is None and not host.is_live:
+        return python_in_root(host)  # nothing inside --root runs: its site-packages are read
     return probe_python(host, options.python or default_python(host.env), options.python_timeout)
 
 
 def _devices(host: Host, facts: Facts, options: ProbeOptions):
     from doctor.probes.devices import probe_devices
 
-    return probe_devices(host, facts.host, options.npu_smi_timeout)
+    return probe_devices(host, facts.host, options.npu_smi_timeout, options.npu_smi, facts.not_run)
 
 
 def _driver(host: Host, facts: Facts, options: ProbeOptions):
@@ -43,18 +46,24 @@ def _cann(host: Host, facts: Facts, options: ProbeOptions):
 
 
 def _packages(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.facts import ProbeError
     from doctor.probes.packages import scan
 
     # No sys.path when the interpreter could not run: "nothing installed" would be a false verdict.
     py = facts.python
     readable = py is not None and (py.found or py.source == "site-packages")
-    return scan(py.sys_path) if readable and py is not None else None
+    if not readable or py is None:
+        return None
+    found = scan(host, py.sys_path)
+    for problem in found.malformed:  # its own warning, never a crash of the doctor
+        facts.probe_errors.append(ProbeError(probe="packages", error=problem))
+    return found
 
 
 def _workdir(host: Host, facts: Facts, options: ProbeOptions):
     from doctor.probes.workdir import probe_workdir
 
-    return probe_workdir(host.cwd, facts.packages)
+    return probe_workdir(host.live, host.cwd, facts.packages)
 
 
 def _mooncake(host: Host, facts: Facts, options: ProbeOptions):

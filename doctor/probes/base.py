@@ -19,6 +19,7 @@ class ProbeOptions:
     python: Optional[str] = None  # --python
     site_packages: List[str] = field(default_factory=list)  # --site-packages (no interpreter)
     npu_smi_timeout: float = 5.0
+    npu_smi: Optional[str] = None  # --npu-smi PATH: the binary the user named (runs even with --root)
     python_timeout: float = 15.0
     serve_args: Optional[str] = None  # --serve-args: the user's `vllm serve ...` command line
     serve_args_file: Optional[str] = None  # --serve-args-file: a file holding it (or a launch script)

@@ -59,4 +59,6 @@ def collect(host: Host, options: ProbeOptions, while_waiting: Optional[Callable[
         while_waiting()
     for lane in lanes.values():
         lane.join()
+    for problem in host.problems:  # symlink chains that would have led out of --root: not read
+        facts.probe_errors.append(ProbeError(probe="root", error=problem))
     return facts

@@ -7,10 +7,12 @@ would import vllm and torch, so we read the text instead.
 """
 from __future__ import annotations
 
-import os
+import posixpath
 import re
 from typing import Dict, Iterable, List, Optional, Tuple
 from urllib.parse import unquote, urlparse
+
+from doctor.shell.host import Host
 
 REGISTER = re.compile(
     r"""(?:register_connector|_register_with_class_name_alias)\(\s*["']([A-Za-z_]\w*)["']\s*,\s*["']([\w.]+)["']""")
@@ -22,11 +24,11 @@ def registered(text: str) -> Dict[str, str]:
     return {name: module for name, module in REGISTER.findall(text)}
 
 
-def package_dir(name: str, candidates: Iterable[str]) -> Optional[str]:
+def package_dir(host: Host, name: str, candidates: Iterable[str]) -> Optional[str]:
     """The first ``<dir>/<name>/__init__.py`` among candidate directories."""
     for d in candidates:
-        if d and os.path.isfile(os.path.join(d, name, "__init__.py")):
-            return os.path.join(d, name)
+        if d and host.is_file(posixpath.join(d, name, "__init__.py")):
+            return posixpath.join(d, name)
     return None
 
 
@@ -36,15 +38,15 @@ def editable_root(direct_url: Optional[str]) -> Optional[str]:
     return unquote(urlparse(direct_url).path) or None
 
 
-def scan_package(pkg_dir: str, sub: str = "distributed") -> Tuple[Dict[str, str], List[str], List[str]]:
+def scan_package(host: Host, pkg_dir: str, sub: str = "distributed") -> Tuple[Dict[str, str], List[str], List[str]]:
     """(name -> module, files that register, module names under <pkg>.<sub>)."""
     names: Dict[str, str] = {}
     files: List[str] = []
     modules: List[str] = []
-    roots = [os.path.join(pkg_dir, "__init__.py")]
-    base = os.path.join(pkg_dir, sub)
+    roots = [posixpath.join(pkg_dir, "__init__.py")]
+    base = posixpath.join(pkg_dir, sub)
     count = 0
-    for dirpath, dirnames, filenames in os.walk(base):
+    for dirpath, dirnames, filenames in host.walk(base):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for fn in sorted(filenames):
             if not fn.endswith(".py"):
@@ -52,17 +54,13 @@ def scan_package(pkg_dir: str, sub: str = "distributed") -> Tuple[Dict[str, str]
             count += 1
             if count > MAX_FILES:
                 break
-            path = os.path.join(dirpath, fn)
-            rel = os.path.relpath(path, os.path.dirname(pkg_dir))[:-3].replace(os.sep, ".")
+            path = posixpath.join(dirpath, fn)
+            rel = posixpath.relpath(path, posixpath.dirname(pkg_dir))[:-3].replace("/", ".")
             modules.append(rel[:-len(".__init__")] if rel.endswith(".__init__") else rel)
             roots.append(path)
     for path in roots:
-        try:
-            if os.path.getsize(path) > MAX_SIZE:
-                continue
-            with open(path, "r", encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
-        except OSError:
+        text = host.read_text(path, limit=MAX_SIZE)
+        if text is None:
             continue
         found = registered(text)
         if found:

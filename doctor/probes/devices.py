@@ -4,7 +4,7 @@ from __future__ import annotations
 import posixpath
 import re
 import stat as stat_mod
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from doctor.facts import DeviceNode, DevicesFacts, HostFacts
 from doctor.shell.host import Host
@@ -40,13 +40,20 @@ def _node(host: Host, path: str, me: HostFacts, groups_by_gid: Dict[int, str]) -
     return node
 
 
-def probe_devices(host: Host, me: HostFacts, npu_smi_timeout: float) -> DevicesFacts:
+def probe_devices(host: Host, me: HostFacts, npu_smi_timeout: float, named: Optional[str] = None,
+                  not_run: Optional[List[str]] = None) -> DevicesFacts:
+    """The device nodes and ``npu-smi info``. An npu-smi found inside --root is not run (only
+    one the user names with --npu-smi is): it goes to ``not_run``."""
     facts = DevicesFacts(npu_smi_timeout_s=npu_smi_timeout)
     groups_by_gid = {gid: name for name, gid in me.groups.items()}
-    indices = sorted(int(m.group(1)) for m in (re.match(r"^davinci(\d+)$", n) for n in host.listdir("/dev")) if m)
+    indices = sorted(int(m.group(1)) for m in (re.match(r"^davinci(\d{1,6})$", n) for n in host.listdir("/dev")) if m)
     facts.davinci = [_node(host, f"/dev/davinci{i}", me, groups_by_gid) for i in indices]
     facts.management = [_node(host, posixpath.join("/dev", n), me, groups_by_gid) for n in MANAGEMENT]
-    path = host.which("npu-smi", NPU_SMI_DIRS)
+    path = named or host.which("npu-smi", NPU_SMI_DIRS)
+    if path and not host.may_run(path):
+        if not_run is not None:
+            not_run.append(path)
+        path = None
     facts.npu_smi_path = path
     if path:
         facts.npu_smi = host.run([path, "info"], timeout=npu_smi_timeout)

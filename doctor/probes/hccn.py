@@ -136,8 +136,8 @@ def _device(host: Host, tool: str, device: int, queries: Sequence[str], timeout:
 def _spod(host: Host, devices: DevicesFacts, by_phy: Dict[int, HccnDevice], timeout: float) -> None:
     """A3: ``npu-smi info -t spod-info -i NPU -c CHIP`` for every die that has an hccn device."""
     info = devices.npu_smi_info
-    if not devices.npu_smi_path or info is None:
-        return
+    if not devices.npu_smi_path or info is None or not host.may_run(devices.npu_smi_path):
+        return  # under --root only a named npu-smi runs
     for chip in info.chips:
         dev = by_phy.get(chip.phy_id if chip.phy_id is not None else -1)
         if dev is None:

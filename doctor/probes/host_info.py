@@ -12,7 +12,7 @@ def _groups(host: Host) -> dict:
     out = {}
     for line in text.splitlines():
         bits = line.split(":")
-        if len(bits) >= 3 and bits[2].isdigit():
+        if len(bits) >= 3 and bits[2].isdigit() and len(bits[2]) <= 10:
             out[bits[0]] = int(bits[2])
     return out
 

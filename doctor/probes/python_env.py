@@ -7,12 +7,15 @@ the doctor runs in, the same script runs in-process instead (saves a process sta
 from __future__ import annotations
 
 import json
+import posixpath
+import re
 import sys
 from typing import List
 
 from doctor.facts import PythonFacts
 from doctor.shell.host import Host
 from doctor.shell.prefetch import PYTHON_PROBE, is_self, python_path
+
 
 def probe_python(host: Host, executable: str, timeout: float = 15.0) -> PythonFacts:
     facts = PythonFacts(source="interpreter", executable=executable)
@@ -35,7 +38,7 @@ def probe_python(host: Host, executable: str, timeout: float = 15.0) -> PythonFa
             sys.path = saved
         out = buf.getvalue()
     else:
-        result = host.run([path, "-c", PYTHON_PROBE], timeout=timeout, map_executable=False)
+        result = host.run([path, "-c", PYTHON_PROBE], timeout=timeout)
         if result.timed_out:
             facts.error = f"{path} did not answer within {timeout:g}s"
             return facts
@@ -49,6 +52,9 @@ def probe_python(host: Host, executable: str, timeout: float = 15.0) -> PythonFa
     except (ValueError, IndexError):
         facts.error = f"{path} printed something unexpected"
         return facts
+    if not isinstance(data, dict):
+        facts.error = f"{path} printed something unexpected"
+        return facts
     facts.found = True
     facts.executable = data.get("executable") or path
     facts.version = data.get("version")
@@ -59,9 +65,48 @@ def probe_python(host: Host, executable: str, timeout: float = 15.0) -> PythonFa
     facts.base_prefix = data.get("base_prefix")
     facts.sys_path = list(data.get("sys_path") or [])
     facts.markers = dict(data.get("markers") or {})
+    # The interpreter's own directories are live paths, taken as given even under --root
+    # (those that exist: a PYTHONPATH entry of the image's environment is a path inside it).
+    live = host.live
+    host.add_given(p for p in facts.sys_path + [facts.prefix or "", facts.base_prefix or ""] if p and live.is_dir(p))
     return facts
 
 
 def python_from_site_packages(dirs: List[str]) -> PythonFacts:
     """No interpreter to ask (a copied site-packages, a foreign-arch image): paths only."""
     return PythonFacts(source="site-packages", found=False, sys_path=list(dirs))
+
+
+# Where images keep their interpreters' site-packages: a venv or conda env named by the image's
+# environment, the vllm-ascend images' /usr/local/python3.X.Y, the distribution's own Python.
+ROOT_PREFIXES = ("/usr/local", "/usr", "/opt/conda")
+
+
+def python_in_root(host: Host) -> PythonFacts:
+    """--root without --python: nothing inside the root is run, so the site-packages
+    directories of the image's interpreters are read instead (like --site-packages): those of
+    the environment the image activates (VIRTUAL_ENV, CONDA_PREFIX), else every Python found."""
+    active = [v.strip().rstrip("/") for v in (host.env.get("VIRTUAL_ENV"), host.env.get("CONDA_PREFIX"))
+              if v and v.strip().startswith("/")]
+    dirs = _site_dirs(host, active)
+    if not dirs:
+        found = [posixpath.join("/usr/local", n) for n in host.listdir("/usr/local") if re.match(r"^python3[\d.]*$", n)]
+        dirs = _site_dirs(host, found + list(ROOT_PREFIXES))
+    facts = python_from_site_packages(dirs)
+    facts.error = "not run: nothing inside --root is executed (name an interpreter with --python PATH)"
+    return facts
+
+
+def _site_dirs(host: Host, prefixes: List[str]) -> List[str]:
+    dirs: List[str] = []
+    for prefix in prefixes:
+        for lib in ("lib", "lib64"):
+            base = posixpath.join(prefix, lib)
+            for name in host.listdir(base):
+                if not re.match(r"^python3(\.\d+)?$", name):
+                    continue
+                for sub in ("site-packages", "dist-packages"):
+                    d = posixpath.join(base, name, sub)
+                    if d not in dirs and host.is_dir(d):
+                        dirs.append(d)
+    return dirs

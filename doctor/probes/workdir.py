@@ -10,6 +10,7 @@ import os
 from typing import Optional
 
 from doctor.facts import PackagesFacts, ShadowFact, WorkdirFacts, canonical
+from doctor.shell.host import Host
 
 WATCHED = ("vllm", "vllm_ascend", "torch", "torch_npu", "mooncake", "triton")
 
@@ -25,16 +26,17 @@ def _installed_dir(packages: Optional[PackagesFacts], module: str) -> Optional[s
     return os.path.join(dist.location, module)
 
 
-def probe_workdir(cwd: str, packages: Optional[PackagesFacts]) -> WorkdirFacts:
+def probe_workdir(host: Host, cwd: str, packages: Optional[PackagesFacts]) -> WorkdirFacts:
+    """``host`` reads the live file system: the working directory is the doctor's own."""
     facts = WorkdirFacts(cwd=cwd)
     for name in WATCHED:
         path = os.path.join(cwd, name)
-        if not os.path.isdir(path):
+        if not host.is_dir(path):
             continue
         installed = _installed_dir(packages, name)
-        same = bool(installed) and os.path.realpath(installed) == os.path.realpath(path)
+        same = bool(installed) and host.realpath(installed) == host.realpath(path)
         facts.shadows.append(ShadowFact(
-            name=name, path=path, is_package=os.path.exists(os.path.join(path, "__init__.py")),
+            name=name, path=path, is_package=host.exists(os.path.join(path, "__init__.py")),
             same_as_installed=same,
         ))
     return facts

@@ -21,15 +21,18 @@ GENERIC: Dict[str, Tuple[Text, str]] = {
 }
 
 
-# Ids the smoke stages report (docs/smoke.md): results of a run on the device, not rules over facts.
-SMOKE_STAGES: Dict[str, Tuple[Text, str]] = {
-    "smoke.model": (T("why.smoke.model"), "docs/smoke.md"),
-    "smoke.vllm": (T("why.smoke.vllm"), "docs/smoke.md; https://github.com/vllm-project/vllm-ascend/blob/main/"
-                   "docs/source/user_guide/feature_guide/graph_mode.md"),
-    "smoke.endpoint": (T("why.smoke.endpoint"), "docs/smoke.md; https://github.com/vllm-project/vllm/blob/main/"
-                       "vllm/benchmarks/serve.py"),
-    "smoke.collective": (T("why.smoke.collective"), "docs/smoke.md; https://github.com/NVIDIA/nccl-tests/blob/master/"
-                         "doc/PERFORMANCE.md"),
+# Ids that workflows report rather than rules over facts: the smoke stages (results of a run on
+# the device, docs/smoke.md) and check --requirements (docs/guard.md). id -> (layer, why, source)
+REPORTED: Dict[str, Tuple[str, Text, str]] = {
+    "smoke.model": ("smoke", T("why.smoke.model"), "docs/smoke.md"),
+    "smoke.vllm": ("smoke", T("why.smoke.vllm"), "docs/smoke.md; https://github.com/vllm-project/vllm-ascend/blob/"
+                   "main/docs/source/user_guide/feature_guide/graph_mode.md"),
+    "smoke.endpoint": ("smoke", T("why.smoke.endpoint"), "docs/smoke.md; https://github.com/vllm-project/vllm/blob/"
+                       "main/vllm/benchmarks/serve.py"),
+    "smoke.collective": ("smoke", T("why.smoke.collective"), "docs/smoke.md; https://github.com/NVIDIA/nccl-tests/"
+                         "blob/master/doc/PERFORMANCE.md"),
+    "env.requirements": ("env", T("why.env.requirements"), "docs/guard.md; "
+                         "https://pip.pypa.io/en/stable/reference/installation-report/"),
 }
 
 
@@ -49,7 +52,7 @@ def _entry(layer: str, why: Text, source: str) -> Dict[str, str]:
 def catalog() -> Dict[str, Dict[str, str]]:
     """finding id -> {layer, why_en, why_zh, source}."""
     table = {r.id: _entry(r.layer, r.why, r.source) for r in records() if r.why is not None and r.source}
-    table.update({fid: _entry("smoke", why, source) for fid, (why, source) in SMOKE_STAGES.items()})
+    table.update({fid: _entry(*entry) for fid, entry in REPORTED.items()})
     return table
 
 
@@ -58,8 +61,8 @@ def describe(finding_id: str) -> Dict[str, str]:
     rule = next((r for r in records() if r.id == finding_id), None)
     if rule is not None and rule.why is not None and rule.source:
         return _entry(rule.layer, rule.why, rule.source)
-    if finding_id in SMOKE_STAGES:
-        return _entry("smoke", *SMOKE_STAGES[finding_id])
+    if finding_id in REPORTED:
+        return _entry(*REPORTED[finding_id])
     layer, _, topic = finding_id.partition(".")
     if topic in GENERIC and layer:
         return _entry(layer, *GENERIC[topic])

@@ -1,64 +1,76 @@
 """``fix --apply``: the only place that changes an environment. One transaction per run:
 
-1. lock the environment (a second fix or rollback refuses),
+1. lock the environment (a second fix or rollback refuses); refuse while an earlier transaction
+   is unfinished (its doctor was killed, or its rollback failed: ``rollback`` finishes it),
 2. journal every distribution (version, location) and the plan before anything changes,
 3. download every wheel (``pip download --no-deps`` with the user's pip configuration) and
    check each file, so a network failure or a bad file changes nothing,
 4. back up the files of every distribution that will be removed or replaced (from its RECORD:
    a locally built ``vllm 0.11.2+empty`` cannot be downloaded again) and list what is on disk,
-5. run the steps in order, installing from the downloaded files only,
-6. on any failure (a step's exit code, a timeout, pip killed, Ctrl-C/SIGTERM) delete what the
-   transaction added and put the backed-up files back, then verify the distributions match.
+5. run the steps in order, installing from the downloaded files only; each step's process
+   group and start time are journalled, so that after a killed doctor nothing touches the files
+   while its pip still runs (shell/txn.py ``wait_for_leftovers``),
+6. verify before committing: the installed files against their RECORD, and an import of what
+   was installed in the target interpreter (shell/verify.py: at the build stage what needs the
+   NPU driver is only located),
+7. on any failure (a step's exit code, a timeout, pip killed, a failed import, Ctrl-C, SIGTERM,
+   SIGHUP) delete what the transaction added and put the backed-up files back, then verify the
+   distributions match.
 
-``rollback_last`` undoes the last committed transaction later from the same backups.
+``rollback_last`` undoes the last committed transaction later from the same backups, and
+finishes an unfinished one (including a rollback that failed, once its cause is fixed).
 """
 from __future__ import annotations
 
-import collections
-import email.parser
+import json
 import os
 import shlex
 import shutil
-import signal
-import subprocess
 import sys
-import tarfile
-import threading
 import time
 import zipfile
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from doctor.errors import DoctorError, UsageError
 from doctor.facts import Distribution, Facts
-from doctor.shell.installer import Choice, choose
-from doctor.shell.proc import kill_group
-from doctor.shell.index import IndexConfig, IndexFetchError, pip_index_config
+from doctor.parse import redact
 from doctor.plan.builder import Plan, Step, constraints_text, exact_pins, unmet_requirements
+from doctor.shell import proc, verify
+from doctor.shell.downloads import file_name_version, match_downloads, read_metadata
+from doctor.shell.index import IndexConfig, IndexFetchError, pip_index_config
+from doctor.shell.installer import Choice, choose
 from doctor.shell.txn import (
+    BEFORE_CHANGES,
+    MIN_FREE,
     Journal,
     Lock,
     Snapshot,
     backup_files,
     dist_files,
     dist_record,
+    free_space,
     last_transaction,
+    record_process,
     remove_files,
     restore_files,
     scan_dists,
     state_dir,
     undo_to_snapshot,
     unfinished,
+    wait_for_leftovers,
 )
 
 STATE_MARK = "ascend-doctor"  # in every state directory path: clones there are of our own making
 DOWNLOAD_TIMEOUT = 3600.0
 STEP_TIMEOUT = 3600.0
+FINAL_PRUNABLE = ("committed", "rolled-back", "rolled-back-later", "aborted")
 
 
 class StepFailed(Exception):
@@ -140,60 +152,46 @@ def _doctor_pip_can_target(python: str) -> None:
 
 
 class Runner:
-    """Runs one command with a hard timeout; its output goes to the log (and to ``echo`` with
-    -v). The child gets its own process group so a timeout or Ctrl-C kills all of it."""
+    """Runs one command through shell.proc (own process group, PDEATHSIG, the guard: it dies
+    with the doctor) with a hard timeout; its output goes to the log (and to ``echo`` with -v)."""
 
     def __init__(self, log_path: Path, echo: Optional[Callable[[str], None]] = None):
         self.log_path = log_path
         self.echo = echo
-        self.tail: Deque[str] = collections.deque(maxlen=40)
+        self.tail: Deque[str] = deque(maxlen=40)
         self.log = open(log_path, "a", encoding="utf-8")
 
     def close(self) -> None:
         self.log.close()
 
     def note(self, text: str) -> None:
-        self.log.write(text.rstrip("\n") + "\n")
-        self.log.flush()
+        try:
+            self.log.write(text.rstrip("\n") + "\n")
+            self.log.flush()
+        except OSError:  # a full disk must not stop a rollback
+            pass
+
+    def _line(self, line: str) -> None:
+        self.note(line)
+        self.tail.append(line.rstrip())
+        if self.echo:
+            self.echo(line.rstrip())
 
     def run(self, argv: Sequence[str], env: Mapping[str, str], timeout: float,
             on_start: Optional[Callable[[int], None]] = None) -> None:
         self.tail.clear()
         self.note(f"$ {shlex.join(argv)}")
-        try:
-            proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, env=dict(env), start_new_session=True)
-        except OSError as e:
-            raise StepFailed(f"cannot run {argv[0]}: {e.strerror or e}")
-        if on_start:
-            on_start(proc.pid)
-
-        def pump() -> None:
-            for raw in iter(proc.stdout.readline, b""):
-                line = raw.decode("utf-8", "replace")
-                self.log.write(line)
-                self.log.flush()
-                self.tail.append(line.rstrip())
-                if self.echo:
-                    self.echo(line.rstrip())
-
-        reader = threading.Thread(target=pump, daemon=True)
-        reader.start()
-        try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            reader.join(2)
+        done = proc.stream(list(argv), timeout, env=env, on_line=self._line,
+                           on_start=(lambda p: on_start(p.pid)) if on_start else None)
+        if done.error is not None:
+            raise StepFailed(f"cannot run {argv[0]}: {done.error}")
+        if done.timed_out:
             self.note(f"# timed out after {timeout:g}s: killed")
             raise StepFailed(f"timed out after {timeout:g}s")
-        except BaseException:
-            _kill(proc)
-            reader.join(2)
-            raise
-        reader.join(5)
+        rc = done.returncode
         self.note(f"# exit {rc}")
         if rc != 0:
-            reason = f"killed by signal {-rc}" if rc < 0 else f"exit code {rc}"
+            reason = f"killed by signal {-rc}" if rc is not None and rc < 0 else f"exit code {rc}"
             raise StepFailed(f"{reason}: {self.last_error()}")
 
     def last_error(self) -> str:
@@ -203,87 +201,10 @@ class Runner:
         return self.tail[-1].strip()[:300] if self.tail else "no output"
 
 
-def _kill(proc: subprocess.Popen) -> None:
-    kill_group(proc)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
+_shielded = proc.shielded
 
 
-class _Terminated(BaseException):
-    """SIGTERM during a transaction: unwind and roll back like Ctrl-C."""
-
-
-# ---------------------------------------------------------------------------------------------
-# downloaded files
-
-
-def _file_name_version(filename: str) -> Optional[Tuple[str, str]]:
-    if filename.endswith(".whl"):
-        parts = filename[:-4].split("-")
-        return (canonicalize_name(parts[0]), parts[1]) if len(parts) >= 5 else None
-    for ext in (".tar.gz", ".zip"):
-        if filename.endswith(ext):
-            stem = filename[: -len(ext)]
-            name, _, version = stem.rpartition("-")
-            return (canonicalize_name(name), version) if name else None
-    return None
-
-
-def read_metadata(path: Path) -> Dict[str, object]:
-    """Name, Version and Requires-Dist of a wheel or sdist; DoctorError when the file is damaged."""
-    try:
-        if path.name.endswith(".whl"):
-            with zipfile.ZipFile(path) as z:
-                bad = z.testzip()
-                if bad is not None:
-                    raise DoctorError(f"downloaded file {path.name} is corrupt ({bad} fails its CRC check)")
-                names = [n for n in z.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
-                if not names:
-                    raise DoctorError(f"downloaded file {path.name} is not a wheel (no .dist-info/METADATA)")
-                raw = z.read(names[0])
-        elif path.name.endswith(".tar.gz"):
-            with tarfile.open(path, "r:gz") as tar:
-                member = next((m for m in tar if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO")), None)
-                if member is None:
-                    raise DoctorError(f"downloaded file {path.name} has no PKG-INFO")
-                raw = tar.extractfile(member).read()
-        else:
-            raise DoctorError(f"downloaded file {path.name}: unknown format")
-    except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as e:
-        raise DoctorError(f"downloaded file {path.name} is corrupt: {e}")
-    msg = email.parser.HeaderParser().parsestr(raw.decode("utf-8", "replace"))
-    return {"name": canonicalize_name(msg.get("Name") or ""), "version": (msg.get("Version") or "").strip(),
-            "requires": [r.strip() for r in msg.get_all("Requires-Dist") or []]}
-
-
-def match_downloads(specs: Sequence[str], directory: Path) -> Dict[str, Path]:
-    """The downloaded file for each requirement string, checked (readable, right name/version)."""
-    files = {}
-    for p in sorted(directory.iterdir()):
-        nv = _file_name_version(p.name)
-        if nv:
-            files.setdefault(nv[0], []).append((nv[1], p))
-    out: Dict[str, Path] = {}
-    for spec in specs:
-        req = Requirement(spec)
-        name = canonicalize_name(req.name)
-        cands = [p for v, p in files.get(name, []) if req.url or _contains(req, v)]
-        if not cands:
-            raise DoctorError(f"pip download did not produce {spec}")
-        meta = read_metadata(cands[0])
-        if meta["name"] != name or (not req.url and not _contains(req, str(meta["version"]))):
-            raise DoctorError(f"downloaded file {cands[0].name} holds {meta['name']} {meta['version']}, not {spec}")
-        out[spec] = cands[0]
-    return out
-
-
-def _contains(req: Requirement, version: str) -> bool:
-    try:
-        return req.specifier.contains(Version(version), prereleases=True)
-    except InvalidVersion:
-        return False
+INTERRUPTS = (KeyboardInterrupt, proc.Terminated)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,6 +219,7 @@ class ApplyResult:
     state: Path
     executed: List[Dict]
     changed: Dict[str, Tuple[Optional[str], Optional[str]]]  # name -> (before, after)
+    verification: verify.Verification = field(default_factory=verify.Verification)
 
 
 class Progress:
@@ -323,7 +245,10 @@ class Progress:
 
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
-            self.bar.__exit__(*exc)
+            try:
+                self.bar.__exit__(*exc)
+            except OSError:  # the terminal is gone (SIGHUP): the outcome matters, not the bar
+                pass
 
     def add(self, key: int, text: str) -> None:
         self.texts[key] = text
@@ -349,10 +274,13 @@ class Progress:
                 self.bar.update(self.tasks[key], completed=1)
 
     def echo(self, line: str) -> None:
-        if self.bar is not None:
-            self.bar.console.print(line, markup=False, highlight=False, style="dim")
-        else:
-            print(line, file=sys.stderr)
+        try:
+            if self.bar is not None:
+                self.bar.console.print(line, markup=False, highlight=False, style="dim")
+            else:
+                print(line, file=sys.stderr)
+        except OSError:
+            pass
 
 
 def _post_plan_installed(before: Dict[str, Distribution], plan: Plan) -> Dict[str, Distribution]:
@@ -364,76 +292,114 @@ def _post_plan_installed(before: Dict[str, Distribution], plan: Plan) -> Dict[st
     return out
 
 
+def rollback_command(target: Target) -> str:
+    return shlex.join(["ascend-doctor", "rollback", "--python", target.python])
+
+
 def apply_plan(plan: Plan, target: Target, choice: Choice, env: Mapping[str, str], *, verbose: bool = False,
                show_progress: bool = True, say: Callable[[str], None] = lambda s: None,
                step_timeout: float = STEP_TIMEOUT, download_timeout: float = DOWNLOAD_TIMEOUT,
-               lang: str = "en") -> ApplyResult:
+               lang: str = "en", npu: bool = True, import_timeout: float = verify.IMPORT_TIMEOUT) -> ApplyResult:
+    """Carry the plan out as one transaction. ``npu``: the stage has an NPU and its driver (the
+    import check then imports torch_npu; without, it is only located)."""
+    proc.install_signal_handlers()  # SIGTERM and SIGHUP roll back like Ctrl-C
     state = state_dir(target.prefix, env)
     with Lock(state / "lock", f"fix --apply on {target.python}"):
-        half = unfinished(state)
-        if half:
-            raise UsageError(f"a previous transaction ({half[-1].name}) did not finish; run `ascend-doctor rollback` first")
-        journal = Journal.create(state)
+        _settle_unfinished(state, target, say)
+        free = free_space(state)
+        if free is not None and free < MIN_FREE:
+            raise UsageError(f"only {free // 1024} KB free on the file system of {state}: a transaction needs room for "
+                             f"its journal, downloads and backups; free some space (nothing was changed)")
+        try:
+            journal = Journal.create(state)
+        except OSError as e:
+            raise DoctorError(f"cannot start a transaction in {state}: {e.strerror or e}; nothing was changed")
         log_path = journal.dir / "pip.log"
+        progress = Progress(show_progress)
+        try:
+            runner = Runner(log_path, echo=progress.echo if verbose else None)
+        except OSError as e:
+            journal.discard()
+            raise DoctorError(f"cannot start a transaction in {state}: {e.strerror or e}; nothing was changed")
         say(f"journal: {journal.path}")
         say(f"log: {log_path}")
-        progress = Progress(show_progress)
-        runner = Runner(log_path, echo=progress.echo if verbose else None)
-        old_term = _trap_sigterm()
         try:
             with progress:
                 return _transaction(plan, target, choice, env, journal, runner, progress, state,
-                                    step_timeout, download_timeout, lang)
+                                    step_timeout, download_timeout, lang, npu, import_timeout)
         finally:
             runner.close()
-            _restore_sigterm(old_term)
 
 
-def _trap_sigterm():
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def handler(signum, frame):
-        raise _Terminated()
-
-    return signal.signal(signal.SIGTERM, handler)
-
-
-class _shielded:
-    """Ctrl-C and SIGTERM wait while the rollback puts files back (a half rollback is worse)."""
-
-    def __enter__(self):
-        self.old = None
-        if threading.current_thread() is threading.main_thread():
-            self.old = (signal.signal(signal.SIGINT, signal.SIG_IGN), signal.signal(signal.SIGTERM, signal.SIG_IGN))
-        return self
-
-    def __exit__(self, *exc):
-        if self.old is not None:
-            signal.signal(signal.SIGINT, self.old[0])
-            signal.signal(signal.SIGTERM, self.old[1])
+def _settle_unfinished(state: Path, target: Target, say: Callable[[str], None]) -> None:
+    """Transactions that died before they changed anything are closed (once their downloads
+    have stopped); any other unfinished transaction blocks a new one until `rollback` ends it."""
+    for d in unfinished(state):
+        journal = Journal.load(d)
+        if journal.status in BEFORE_CHANGES:
+            wait_for_leftovers(journal, say=say)
+            _abort(journal, "the doctor stopped before changing anything")
+            continue
+        raise UsageError(_blocked(journal, target))
 
 
-def _restore_sigterm(old) -> None:
-    if old is not None and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, old)
+def refuse_if_unfinished(target: Target, env: Mapping[str, str]) -> None:
+    """Before planning a fix: an environment an unfinished transaction left half-changed (or
+    whose rollback failed) is not planned on; `rollback` must finish it first. Changes nothing."""
+    from doctor.shell.txn import STATE_NAME
+
+    for state in (Path(target.prefix) / STATE_NAME, state_dir(target.prefix, env)):
+        for d in unfinished(state) if state.is_dir() else []:
+            journal = Journal.load(d)
+            if journal.status not in BEFORE_CHANGES:
+                raise UsageError(_blocked(journal, target))
+
+
+def _blocked(journal: Journal, target: Target) -> str:
+    if journal.status == "rollback-failed":
+        problems = "; ".join((journal.data.get("rollback_problems") or [])[:2]) or "see its journal"
+        return (f"transaction {journal.dir.name} could not be rolled back ({problems}); its backups are kept in "
+                f"{journal.data.get('backup_dir')}. Fix the cause, then finish it with:\n{rollback_command(target)}")
+    return (f"transaction {journal.dir.name} did not finish ({journal.status}); roll it back first:\n"
+            f"{rollback_command(target)}")
+
+
+def _abort(journal: Journal, reason: str) -> None:
+    """Close a transaction that changed nothing; when even that cannot be written (a full disk)
+    it leaves nothing behind."""
+    try:
+        journal.update(status="aborted", finished=_stamp(), error=reason, current=None)
+    except OSError:
+        journal.discard()
+
+
+def _best_effort(journal: Journal, **values) -> None:
+    """Journal updates on the way back: the rollback goes on even if the disk is full."""
+    try:
+        journal.update(**values)
+    except OSError:
+        journal.data.update(values)
 
 
 def _transaction(plan: Plan, target: Target, choice: Choice, env: Mapping[str, str], journal: Journal,
                  runner: Runner, progress: Progress, state: Path, step_timeout: float, download_timeout: float,
-                 lang: str) -> ApplyResult:
+                 lang: str, npu: bool, import_timeout: float) -> ApplyResult:
     before = scan_dists(target.roots)
-    journal.update(python=target.python, prefix=target.prefix, roots=target.roots, installer=choice.installer.kind,
-                   before=[dist_record(d) for d in before.values()], plan=plan.to_json(lang), log=str(runner.log_path),
-                   notes=choice.notes, status="downloading")
-    for n in choice.notes:
-        runner.note(f"# {n}")
     exact_dir = journal.dir / "wheels" / "exact"
     deps_dir = journal.dir / "wheels" / "deps"
-    exact_dir.mkdir(parents=True)
-    deps_dir.mkdir(parents=True)
     constraint = journal.dir / "constraints.txt"
-    constraint.write_text(constraints_text(plan.pins))
+    try:
+        journal.update(python=target.python, prefix=target.prefix, roots=target.roots, installer=choice.installer.kind,
+                       before=[dist_record(d) for d in before.values()], plan=redact.deep(plan.to_json(lang)),
+                       log=str(runner.log_path), notes=choice.notes, status="downloading")
+        exact_dir.mkdir(parents=True)
+        deps_dir.mkdir(parents=True)
+        constraint.write_text(constraints_text(plan.pins))
+    except OSError as e:  # a full disk at the start: nothing changed, nothing left behind
+        journal.discard()
+        raise DoctorError(f"cannot start a transaction in {state}: {e.strerror or e}; nothing was changed")
+    for n in choice.notes:
+        runner.note(f"# {n}")
     steps = [s for s in plan.steps if s.runs]
     progress.add(-1, "download" if lang != "zh" else "下载")
     for i, s in enumerate(steps):
@@ -443,12 +409,12 @@ def _transaction(plan: Plan, target: Target, choice: Choice, env: Mapping[str, s
     progress.start(-1)
     try:
         resolved = _download(steps, plan, target, choice, env, runner, exact_dir, deps_dir, constraint, before,
-                             download_timeout)
-    except (StepFailed, DoctorError) as e:
-        journal.update(status="aborted", finished=_stamp(), error=str(e))
+                             download_timeout, journal)
+    except (StepFailed, DoctorError, OSError) as e:
+        _abort(journal, str(e))
         raise DoctorError(f"download failed, nothing was changed: {e} (log: {runner.log_path})")
-    except (KeyboardInterrupt, _Terminated):
-        journal.update(status="aborted", finished=_stamp(), error="interrupted during download")
+    except INTERRUPTS:
+        _abort(journal, "interrupted during download")
         raise DoctorError("interrupted during the download phase; nothing was changed")
     progress.done(-1)
 
@@ -468,19 +434,23 @@ def _transaction(plan: Plan, target: Target, choice: Choice, env: Mapping[str, s
             backups[":unowned"] = {"version": None, "files": backup_files(strays, backup_root)}
         roots = list(target.roots) + ([target.scripts_dir] if target.scripts_dir else [])
         snapshot = Snapshot.take(roots)
+        (journal.dir / "snapshot.json").write_text(json.dumps(snapshot.to_json()))
+        journal.update(status="installing", backups=backups, backup_dir=str(backup_root), rollback_kind="undo",
+                       steps=[{"index": i, "action": s.action, "argv": redact.deep(r["argv"]), "status": "pending"}
+                              for i, (s, r) in enumerate(zip(steps, resolved))])
     except (OSError, zipfile.BadZipFile) as e:
-        journal.update(status="aborted", finished=_stamp(), error=f"backup: {e}")
+        _abort(journal, f"backup: {e}")
         raise DoctorError(f"cannot back up the files to be replaced ({e}); nothing was changed")
-    (journal.dir / "snapshot.json").write_text(__import__("json").dumps(snapshot.to_json()))
-    journal.update(status="installing", backups=backups, backup_dir=str(backup_root),
-                   steps=[{"index": i, "action": s.action, "argv": r["argv"], "status": "pending"}
-                          for i, (s, r) in enumerate(zip(steps, resolved))])
+    except INTERRUPTS:
+        _abort(journal, "interrupted while backing up")
+        raise DoctorError("interrupted while backing up; nothing was changed")
 
     # -- install phase --------------------------------------------------------------------------
     install_env = dict(env)
     install_env["PIP_FIND_LINKS"] = str(deps_dir)  # the downloaded files, not the user's links
     executed: List[Dict] = []
     current = -1
+    verification = verify.Verification()
     try:
         for i, (s, r) in enumerate(zip(steps, resolved)):
             current = i
@@ -497,33 +467,46 @@ def _transaction(plan: Plan, target: Target, choice: Choice, env: Mapping[str, s
 
             def started(pid: int, entry=entry) -> None:
                 entry["pid"] = pid
-                journal.update(current={"step": entry["index"], "pid": pid})
+                journal.update(current=dict(record_process(pid), step=entry["index"]))
 
             runner.run(r["argv"], run_env, step_timeout, on_start=started)
             entry.update(status="done", finished=_stamp())
-            journal.save()
+            journal.update(current=None)
             executed.append({"index": i, "argv": r["argv"]})
             progress.done(i)
-    except (StepFailed, KeyboardInterrupt, _Terminated, Exception) as e:
-        reason = "interrupted" if isinstance(e, (KeyboardInterrupt, _Terminated)) else str(e)
+        current = len(steps)
+        # -- verify before committing: RECORD files and imports in the target interpreter -------
+        after = scan_dists(target.roots)
+        installed = [after[n] for n in sorted(after)
+                     if n not in before or before[n].version != after[n].version or n in touched]
+        stage = "runtime" if npu else "build stage: what needs the NPU driver is only located"
+        runner.note(f"# import check ({stage})")
+        verification = verify.verify(target.python, installed, env, npu, import_timeout)
+        for c in verification.checks:
+            runner.note(f"#   {c.how} {c.module}: {'ok' if c.ok else c.detail}")
+        if verification.failed:
+            raise StepFailed(f"the installed packages do not work: {'; '.join(verification.failed[:3])}")
+    except (StepFailed, KeyboardInterrupt, proc.Terminated, Exception) as e:
+        reason = "interrupted" if isinstance(e, INTERRUPTS) else str(e) or type(e).__name__
         if 0 <= current < len(journal.data["steps"]):
             journal.data["steps"][current].update(status="failed", error=reason)
-        journal.update(status="rolling-back", error=reason)
+        _best_effort(journal, status="rolling-back", error=reason, current=None)
         with _shielded():
             problems = _undo(snapshot, backups, backup_root, target, before)
         if problems:
-            journal.update(status="rollback-failed", finished=_stamp(), rollback_problems=problems)
-            raise DoctorError(f"step {current + 1} failed ({reason}) and the rollback is incomplete: "
-                              f"{'; '.join(problems[:3])}; backups kept in {backup_root} (log: {runner.log_path})")
-        journal.update(status="rolled-back", finished=_stamp())
+            _best_effort(journal, status="rollback-failed", finished=_stamp(), rollback_problems=problems)
+            raise DoctorError(f"{_failed_what(current, steps)} failed ({reason}) and the rollback is incomplete: "
+                              f"{'; '.join(problems[:3])}; backups kept in {backup_root} "
+                              f"(log: {runner.log_path}). Fix the cause, then finish the rollback with:\n"
+                              f"{rollback_command(target)}")
+        _best_effort(journal, status="rolled-back", finished=_stamp())
         shutil.rmtree(journal.dir / "wheels", ignore_errors=True)
-        what = steps[current].why.text("en") if 0 <= current < len(steps) else "a step"
-        raise DoctorError(f"step {current + 1}/{len(steps)} failed ({what}: {reason}); rolled back, the environment "
+        raise DoctorError(f"{_failed_what(current, steps)} failed ({reason}); rolled back, the environment "
                           f"is as it was (log: {runner.log_path})")
 
     # -- commit ---------------------------------------------------------------------------------
-    after = scan_dists(target.roots)
-    journal.update(status="committed", finished=_stamp(), after=[dist_record(d) for d in after.values()], current=None)
+    journal.update(status="committed", finished=_stamp(), after=[dist_record(d) for d in after.values()], current=None,
+                   verification=verification.to_json())
     (state / "last").write_text(journal.data["id"] + "\n")
     shutil.copyfile(constraint, state / "constraints.txt")
     shutil.rmtree(journal.dir / "wheels", ignore_errors=True)
@@ -534,7 +517,15 @@ def _transaction(plan: Plan, target: Target, choice: Choice, env: Mapping[str, s
         b = after[name].version if name in after else None
         if a != b or (name in touched and name in after and before[name].location != after[name].location):
             changed[name] = (a, b)
-    return ApplyResult(journal.data["id"], journal.path, runner.log_path, state, executed, changed)
+    return ApplyResult(journal.data["id"], journal.path, runner.log_path, state, executed, changed, verification)
+
+
+def _failed_what(current: int, steps: List[Step]) -> str:
+    if current >= len(steps):
+        return "the import check"
+    if 0 <= current < len(steps):
+        return f"step {current + 1}/{len(steps)} ({steps[current].why.text('en')})"
+    return "a step"
 
 
 def _stamp() -> str:
@@ -543,24 +534,33 @@ def _stamp() -> str:
 
 def _download(steps: List[Step], plan: Plan, target: Target, choice: Choice, env: Mapping[str, str],
               runner: Runner, exact_dir: Path, deps_dir: Path, constraint: Path,
-              before: Dict[str, Distribution], timeout: float) -> List[Dict]:
+              before: Dict[str, Distribution], timeout: float, journal: Journal) -> List[Dict]:
     """Fetch every file the install phase needs, and turn each step into the command that
     installs from those files."""
+    def started(pid: int) -> None:  # a killed doctor's download must end before the next fix
+        journal.update(current=record_process(pid))
+
+    if plan.resolved_files:  # proven by the resolver: exactly its files, hash-checked
+        from doctor.shell.steps.pip import download_resolved
+
+        return download_resolved(steps, plan, choice, env, runner, exact_dir, timeout, on_start=started)
     dl = choice.downloader
+
     inst = choice.installer
     exact = [p for s in steps if s.action == "install" and s.no_deps for p in s.packages]
     exact_index = _union(s.extra_index_urls for s in steps if s.action == "install" and s.no_deps)
     files: Dict[str, Path] = {}
     if exact:
-        runner.run(dl.download(exact, str(exact_dir), no_deps=True, extra_index_urls=exact_index), env, timeout)
+        runner.run(dl.download(exact, str(exact_dir), no_deps=True, extra_index_urls=exact_index), env, timeout,
+                   on_start=started)
         files = match_downloads(exact, exact_dir)
     sources: Dict[str, str] = {}  # "vllm" -> the clone a build step installs from
     for s in steps:
-        if s.action == "fetch":
+        if s.kind == "fetch":
             dest = s.argv[-1]
             if os.path.isdir(dest) and STATE_MARK in dest:
                 shutil.rmtree(dest)  # our own clone from an earlier run
-            runner.run(s.argv, dict(env, **s.env), timeout)
+            runner.run(s.argv, dict(env, **s.env), timeout, on_start=started)
             sources["vllm"] = dest
     # requirements of vllm / vllm-ascend that --no-deps leaves out, read from the wheels
     post = _post_plan_installed(before, plan)
@@ -570,7 +570,7 @@ def _download(steps: List[Step], plan: Plan, target: Target, choice: Choice, env
             owner = canonicalize_name(Requirement(owner_spec).name)
             path = files.get(owner_spec)
             if path is not None:
-                requires = read_metadata(path)["requires"]
+                requires = read_metadata(path).requires_dist
             elif owner in sources:
                 # VLLM_TARGET_DEVICE=empty builds install requirements/common.txt
                 requires = requirements_file(Path(sources[owner]) / "requirements" / "common.txt")
@@ -584,7 +584,7 @@ def _download(steps: List[Step], plan: Plan, target: Target, choice: Choice, env
     deps_index = _union(s.extra_index_urls for s in steps if not s.no_deps)
     if deps:
         runner.run(dl.download(deps, str(deps_dir), no_deps=False, extra_index_urls=deps_index,
-                               constraint=str(constraint)), env, timeout)
+                               constraint=str(constraint)), env, timeout, on_start=started)
         for p in sorted(deps_dir.iterdir()):
             read_metadata(p)  # every file readable before anything changes
     resolved: List[Dict] = []
@@ -600,7 +600,7 @@ def _download(steps: List[Step], plan: Plan, target: Target, choice: Choice, env
                 resolved.append({"argv": inst.install_from_dir(reqs, str(deps_dir), str(constraint)), "packages": reqs})
             else:
                 resolved.append({"argv": None, "note": "all requirements already satisfied"})
-        elif s.action == "fetch":
+        elif s.kind == "fetch":
             resolved.append({"argv": None, "note": "done in the download phase"})
         else:
             resolved.append({"argv": list(s.argv)})
@@ -656,25 +656,25 @@ def _union(groups) -> List[str]:
 def _touched(steps: List[Step], resolved: List[Dict], before: Dict[str, Distribution]) -> List[str]:
     """Installed distributions the install phase may remove or replace: the removals and every
     name among the downloaded files (pip installs nothing else), plus what a build replaces."""
+    from doctor.plan.steps import kind_of
+
     names = set()
     for s, r in zip(steps, resolved):
-        names.update(s.removes)
-        for spec in list(s.packages) + list(r.get("packages") or []):
+        names.update(kind_of(s).touches(s, before))
+        for spec in list(r.get("packages") or []):
             try:
                 names.add(canonicalize_name(Requirement(spec).name))
             except InvalidRequirement:
                 pass
-        if s.action == "build" and any("mooncake" in a for a in s.argv or []):
-            names.update(n for n in before if n.startswith("mooncake"))
         for a in r.get("argv") or []:
             if a.endswith((".whl", ".tar.gz")):
-                nv = _file_name_version(os.path.basename(a))
+                nv = file_name_version(os.path.basename(a))
                 if nv:
                     names.add(nv[0])
         if r.get("argv") and "--find-links" in r["argv"]:
             d = Path(r["argv"][r["argv"].index("--find-links") + 1])
             for p in d.iterdir():
-                nv = _file_name_version(p.name)
+                nv = file_name_version(p.name)
                 if nv:
                     names.add(nv[0])
     return sorted(n for n in names if n in before)
@@ -683,8 +683,7 @@ def _touched(steps: List[Step], resolved: List[Dict], before: Dict[str, Distribu
 def _undo(snapshot: Snapshot, backups: Dict[str, Dict], backup_root: Path, target: Target,
           before: Dict[str, Distribution]) -> List[str]:
     files = [f for b in backups.values() for f in b["files"]]
-    failed = undo_to_snapshot(snapshot, files, backup_root)
-    problems = [f"cannot restore {f}" for f in failed]
+    problems = undo_to_snapshot(snapshot, files, backup_root)
     problems += _diff(before, scan_dists(target.roots))
     return problems
 
@@ -700,10 +699,18 @@ def _diff(want: Dict[str, Distribution], have: Dict[str, Distribution]) -> List[
 
 
 def _prune_old_backups(state: Path, keep: str) -> None:
-    """Only the last committed transaction can be rolled back; older backups and downloads go."""
+    """Only the last committed transaction can be rolled back; the backups and downloads of
+    older transactions that are over go. Never those of a transaction that is unfinished or
+    whose rollback failed: they are what `rollback` restores from."""
     base = state / "transactions"
     for d in base.iterdir():
-        if d.name != keep and d.is_dir():
+        if d.name == keep or not d.is_dir():
+            continue
+        try:
+            status = Journal.load(d).status
+        except UsageError:
+            continue  # unreadable journal: keep everything, a person should look
+        if status in FINAL_PRUNABLE:
             for sub in ("backup", "wheels"):
                 shutil.rmtree(d / sub, ignore_errors=True)
 
@@ -716,78 +723,116 @@ def _prune_old_backups(state: Path, keep: str) -> None:
 class RollbackResult:
     txn_id: str
     restored: Dict[str, Tuple[Optional[str], Optional[str]]]  # name -> (now, restored)
+    note: Optional[str] = None  # "nothing had changed" for a transaction stopped before installing
 
 
-def rollback_last(target: Target, env: Mapping[str, str], *, force: bool = False) -> RollbackResult:
+def rollback_last(target: Target, env: Mapping[str, str], *, force: bool = False,
+                  say: Callable[[str], None] = lambda s: None) -> RollbackResult:
+    """Finish an unfinished transaction (a killed doctor, a failed rollback), else undo the last
+    committed one."""
+    proc.install_signal_handlers()
     state = state_dir(target.prefix, env)
     with Lock(state / "lock", f"rollback on {target.python}"):
-        half = unfinished(state)
-        if half:
-            return _rollback_unfinished(Journal.load(half[-1]), target)
+        result: Optional[RollbackResult] = None
+        for d in unfinished(state):
+            result = _finish(Journal.load(d), target, state, say)
+            if result.note is None:
+                return result  # one that changed the environment: the user sees it, then runs again
+        if result is not None:
+            return result
         d = last_transaction(state)
         if d is None:
             raise UsageError(f"nothing to roll back: no committed ascend-doctor transaction in {state}")
         journal = Journal.load(d)
-        if journal.data.get("status") != "committed":
-            raise UsageError(f"transaction {d.name} is {journal.data.get('status')}; nothing to roll back")
-        backup_root = Path(journal.data["backup_dir"])
-        if not backup_root.is_dir() and journal.data.get("backups"):
-            raise DoctorError(f"the backups of transaction {d.name} are gone ({backup_root})")
-        now = scan_dists(target.roots)
-        after = {r["name"]: r for r in journal.data["after"]}
-        before = {r["name"]: r for r in journal.data["before"]}
-        drift = [n for n in sorted(set(now) | set(after))
-                 if (now[n].version if n in now else None) != (after[n]["version"] if n in after else None)]
-        if drift and not force:
-            raise UsageError(f"the environment changed after transaction {d.name} ({', '.join(drift[:5])}); "
-                             "rollback --force restores the old distributions anyway")
-        journal.update(status="rolling-back-later")
-        # remove what the transaction installed, then put the old files back
-        for name, dist in now.items():
-            b = before.get(name)
-            if b is None or b["version"] != dist.version or name in journal.data.get("backups", {}):
-                remove_files(dist_files(dist))
-        files = [f for b in journal.data.get("backups", {}).values() for f in b["files"]]
-        failed = restore_files(files, backup_root)
-        final = scan_dists(target.roots)
-        problems = [f"cannot restore {f}" for f in failed]
-        for name in sorted(set(before) | set(after)):
-            want = before[name]["version"] if name in before else None
-            have = final[name].version if name in final else None
-            if want != have:
-                problems.append(f"{name}: {have or 'missing'} instead of {want or 'absent'}")
-        if problems:
-            journal.update(status="rollback-failed", rollback_problems=problems)
-            raise DoctorError(f"rollback of {d.name} is incomplete: {'; '.join(problems[:3])}")
-        journal.update(status="rolled-back-later", rolled_back=_stamp())
-        (state / "last").unlink()
-        restored = {n: (now[n].version if n in now else None, final[n].version if n in final else None)
-                    for n in sorted(set(now) | set(final))
-                    if (now[n].version if n in now else None) != (final[n].version if n in final else None)}
-        return RollbackResult(d.name, restored)
+        if journal.status != "committed":
+            raise UsageError(f"transaction {d.name} is {journal.status}; nothing to roll back")
+        return _rollback_committed(journal, target, state, force)
 
 
-def _rollback_unfinished(journal: Journal, target: Target) -> RollbackResult:
-    """A doctor killed in the middle of a transaction: finish its rollback now."""
-    import json
+def _finish(journal: Journal, target: Target, state: Path, say: Callable[[str], None]) -> RollbackResult:
+    wait_for_leftovers(journal, say=say)  # a killed doctor's pip must be gone first
+    status, kind = journal.status, journal.data.get("rollback_kind")
+    if status in BEFORE_CHANGES:
+        _abort(journal, "the doctor stopped before changing anything")
+        return RollbackResult(journal.data["id"], {}, note="nothing had changed")
+    if status in ("rolling-back-later",) or (status == "rollback-failed" and kind == "later"):
+        return _rollback_committed(journal, target, state, force=True)
+    return _undo_unfinished(journal, target)
 
+
+def _undo_unfinished(journal: Journal, target: Target) -> RollbackResult:
+    """A doctor killed in the middle of a transaction, or a rollback that failed: put the
+    environment back as the journal's snapshot and backups say it was."""
     snap_path = journal.dir / "snapshot.json"
     now = scan_dists(target.roots)
-    if journal.data.get("status") in ("started", "downloading") or not snap_path.is_file():
-        journal.update(status="aborted", finished=_stamp())
-        return RollbackResult(journal.data["id"], {})
+    backup_root = Path(journal.data.get("backup_dir") or journal.dir / "backup")
+    if not snap_path.is_file():
+        raise DoctorError(f"transaction {journal.data['id']} has no list of what was on disk ({snap_path}); "
+                          "it cannot be rolled back")
+    if journal.data.get("backups") and not backup_root.is_dir():
+        raise DoctorError(f"the backups of transaction {journal.data['id']} are gone ({backup_root})")
     snapshot = Snapshot.from_json(json.loads(snap_path.read_text()))
+    _best_effort(journal, status="rolling-back", rollback_kind="undo")
     files = [f for b in journal.data.get("backups", {}).values() for f in b["files"]]
-    failed = undo_to_snapshot(snapshot, files, Path(journal.data["backup_dir"]))
+    with _shielded():
+        failed = undo_to_snapshot(snapshot, files, backup_root)
     before = {r["name"]: r["version"] for r in journal.data["before"]}
     final = scan_dists(target.roots)
-    problems = [f"cannot restore {f}" for f in failed] + [
+    problems = list(failed) + [
         f"{n}: {final[n].version if n in final else 'missing'} instead of {before.get(n) or 'absent'}"
         for n in sorted(set(before) | set(final)) if before.get(n) != (final[n].version if n in final else None)]
     if problems:
-        journal.update(status="rollback-failed", rollback_problems=problems)
-        raise DoctorError(f"rollback of {journal.data['id']} is incomplete: {'; '.join(problems[:3])}")
-    journal.update(status="rolled-back", finished=_stamp())
-    return RollbackResult(journal.data["id"], {n: (now[n].version if n in now else None, final[n].version if n in final else None)
-                                               for n in sorted(set(now) | set(final))
-                                               if (now[n].version if n in now else None) != (final[n].version if n in final else None)})
+        _best_effort(journal, status="rollback-failed", rollback_problems=problems)
+        raise DoctorError(f"rollback of {journal.data['id']} is incomplete: {'; '.join(problems[:3])}; backups kept in "
+                          f"{backup_root}. Fix the cause, then run again:\n{rollback_command(target)}")
+    _best_effort(journal, status="rolled-back", finished=_stamp(), rollback_problems=[])
+    return RollbackResult(journal.data["id"], _changes(now, final))
+
+
+def _rollback_committed(journal: Journal, target: Target, state: Path, force: bool) -> RollbackResult:
+    """Undo a committed transaction: remove what it installed, put the old files back."""
+    d = journal.dir
+    backup_root = Path(journal.data["backup_dir"])
+    if not backup_root.is_dir() and journal.data.get("backups"):
+        raise DoctorError(f"the backups of transaction {d.name} are gone ({backup_root})")
+    now = scan_dists(target.roots)
+    after = {r["name"]: r for r in journal.data["after"]}
+    before = {r["name"]: r for r in journal.data["before"]}
+    drift = [n for n in sorted(set(now) | set(after))
+             if (now[n].version if n in now else None) != (after[n]["version"] if n in after else None)]
+    if drift and not force:
+        raise UsageError(f"the environment changed after transaction {d.name} ({', '.join(drift[:5])}); "
+                         "rollback --force restores the old distributions anyway")
+    journal.update(status="rolling-back-later", rollback_kind="later")
+    with _shielded():
+        # remove what the transaction installed, then put the old files back
+        stuck: List[str] = []
+        for name, dist in now.items():
+            b = before.get(name)
+            if b is None or b["version"] != dist.version or name in journal.data.get("backups", {}):
+                stuck += remove_files(dist_files(dist))
+        files = [f for b in journal.data.get("backups", {}).values() for f in b["files"]]
+        failed = restore_files(files, backup_root)
+    final = scan_dists(target.roots)
+    restored = set(files)
+    problems = [f"cannot delete {f}" for f in stuck if f not in restored][:20] + [f"cannot restore {f}" for f in failed]
+    for name in sorted(set(before) | set(after)):
+        want = before[name]["version"] if name in before else None
+        have = final[name].version if name in final else None
+        if want != have:
+            problems.append(f"{name}: {have or 'missing'} instead of {want or 'absent'}")
+    if problems:
+        _best_effort(journal, status="rollback-failed", rollback_problems=problems)
+        raise DoctorError(f"rollback of {d.name} is incomplete: {'; '.join(problems[:3])}; backups kept in "
+                          f"{backup_root}. Fix the cause, then run again:\n{rollback_command(target)}")
+    journal.update(status="rolled-back-later", rolled_back=_stamp(), rollback_problems=[])
+    if last_transaction(state) == d:
+        (state / "last").unlink()
+    return RollbackResult(d.name, _changes(now, final))
+
+
+def _changes(now: Dict[str, Distribution],
+             final: Dict[str, Distribution]) -> Dict[str, Tuple[Optional[str], Optional[str]]]:
+    return {n: (now[n].version if n in now else None, final[n].version if n in final else None)
+            for n in sorted(set(now) | set(final))
+            if (now[n].version if n in now else None) != (final[n].version if n in final else None)}

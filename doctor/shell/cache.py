@@ -28,10 +28,15 @@ def _dir(kind: str) -> Path:
     return Path(base) / "ascend-doctor" / kind
 
 
+MAX_ENTRY = 16 * 1024 * 1024
+
+
 def read(kind: str, k: str) -> Optional[Any]:
+    from doctor.shell.files import open_regular  # a FIFO planted in the cache must not hang check
+
     try:
-        return json.loads((_dir(kind) / f"{k}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return json.loads(open_regular(str(_dir(kind) / f"{k}.json"), MAX_ENTRY))
+    except (OSError, ValueError, RecursionError):
         return None
 
 

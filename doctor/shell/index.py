@@ -538,13 +538,14 @@ def _metadata_from_zip(raw: bytes, url: str) -> bytes:
 
 def metadata_entry(raw: bytes, filename: str, how: str) -> Dict[str, object]:
     """Core metadata -> the index-metadata.json entry shape (doctor.parse.metadata reads it)."""
-    from doctor.parse.metadata import MetadataError, parse_metadata
+    from doctor.parse.metadata import parse_core_metadata
 
-    try:
-        meta = parse_metadata(raw)
-    except MetadataError as e:
-        raise IndexFetchError(f"{filename}: metadata has {e}")
-    return {"name": meta.name, "version": meta.version, "requires_python": meta.requires_python,
+    meta = parse_core_metadata(raw)
+    if not meta.name or not meta.version:
+        raise IndexFetchError(f"{filename}: metadata has no Name/Version header")
+    if meta.problem:
+        raise IndexFetchError(f"{filename}: {meta.problem}")
+    return {"name": meta.canonical_name, "version": meta.version, "requires_python": meta.requires_python,
             "requires_dist": list(meta.requires_dist), "file": filename, "metadata_from": how}
 
 

@@ -19,7 +19,6 @@ import platform
 import re
 import shlex
 import shutil
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from doctor.i18n import T, Text
 from doctor.parse import elf
-from doctor.shell.proc import kill_group
+from doctor.shell import proc
 from doctor.parse.libnames import ASCEND_DEPS, lib_base
 
 DEFAULT_URL = "https://github.com/kvcache-ai/Mooncake.git"
@@ -349,23 +348,15 @@ class Swap:
 # -- running ---------------------------------------------------------------------------------------
 
 
-def _last_line(path: str) -> str:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - 4096))
-            lines = [l for l in fh.read().decode("utf-8", errors="replace").splitlines() if l.strip()]
-        return lines[-1].strip() if lines else ""
-    except OSError:
-        return ""
-
-
 class Runner:
+    """Runs one build step through shell.proc (own process group, dies with the doctor): its
+    output goes to the log line by line, the last line to the progress display."""
+
     def __init__(self, log_path: str, reporter: Reporter):
         self.log_path = log_path
         self.reporter = reporter
         self.log = open(log_path, "a", encoding="utf-8", errors="replace")
+        self.last = ""
 
     def close(self) -> None:
         self.log.close()
@@ -374,43 +365,28 @@ class Runner:
         self.log.write(text.rstrip("\n") + "\n")
         self.log.flush()
 
+    def _line(self, line: str) -> None:
+        self.log.write(line + "\n")
+        if line.strip():
+            self.last = line.strip()
+
     def run(self, name: str, argv: List[str], cwd: str, timeout: float, env: Dict[str, str]) -> StepResult:
         res = StepResult(name=name, argv=list(argv), cwd=cwd)
         self.note(f"\n===== {name}: {shlex.join(argv)}\n===== cwd {cwd}, timeout {timeout:g}s")
         self.reporter.start(name, argv)
-        start = time.monotonic()
-        try:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=self.log,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
-        except OSError as e:
-            res.error = f"cannot run {argv[0]}: {e.strerror or e}"
+        self.last = ""
+        done = proc.stream(argv, timeout, env=env, cwd=cwd, on_line=self._line,
+                           tick=lambda: self.reporter.tick(name, self.last))
+        self.log.flush()
+        if done.error is not None:
+            res.error = f"cannot run {argv[0]}: {done.error}"
             self.note(res.error)
             self.reporter.finish(name, res)
             return res
-        try:
-            while True:
-                try:
-                    res.returncode = proc.wait(timeout=0.25)
-                    break
-                except subprocess.TimeoutExpired:
-                    if time.monotonic() - start > timeout:
-                        res.timed_out = True
-                        _kill(proc)
-                        res.returncode = proc.wait()
-                        break
-                    self.reporter.tick(name, _last_line(self.log_path))
-        except BaseException:
-            _kill(proc)  # Ctrl-C: never leave a compiler running behind us
-            proc.wait()
-            raise
-        res.duration_s = time.monotonic() - start
+        res.returncode, res.timed_out, res.duration_s = done.returncode, done.timed_out, done.duration_s
         self.note(f"===== {name}: " + ("timed out" if res.timed_out else f"exit {res.returncode}") + f" after {res.duration_s:.1f}s")
         self.reporter.finish(name, res)
         return res
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    kill_group(proc)
 
 
 def default_log() -> str:

@@ -4,17 +4,17 @@ The RPC port (``--port``/``--rpc_port``, 50051 by default, 50088 in vllm-ascend'
 coro_rpc, so it only gets a TCP connect. The metrics port (``--metrics_port``, 9003) serves
 ``/health`` (plain ``OK`` up to v0.3.10, JSON from v0.3.10.post2), ``/metrics`` (Prometheus text)
 and ``/metrics/summary`` (one line, "Mem Storage: used / capacity (x%) | ..."). Parsing is pure;
-:func:`probe` is the I/O edge: every network call has a short timeout.
+:func:`probe` is the I/O edge: every network call has a total deadline (shell/net.py).
 """
 from __future__ import annotations
 
 import re
-import socket
 import time
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from doctor.facts import HttpFact, MasterFacts
+from doctor.shell import net
 
 DEFAULT_METRICS_PORT = 9003
 MAX_BODY = 256 * 1024
@@ -60,57 +60,45 @@ def _fmt_host(host: str) -> str:
 
 
 def tcp_connect(host: str, port: int, timeout: float) -> Tuple[bool, Optional[str], bool, float]:
-    """(ok, error, timed_out, milliseconds)."""
+    """(ok, error, timed_out, milliseconds); ``timeout`` bounds the lookup and the connect together."""
     start = time.monotonic()
     try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
-        return True, None, False, round((time.monotonic() - start) * 1000, 1)
-    except socket.timeout:
-        return False, f"no answer within {timeout:g}s", True, round((time.monotonic() - start) * 1000, 1)
+        net.tcp_probe(host, port, timeout)
+        return True, None, False, _ms(start)
+    except net.Timeout:
+        return False, f"no answer within {timeout:g}s", True, _ms(start)
     except OSError as e:
-        return False, e.strerror or str(e), False, round((time.monotonic() - start) * 1000, 1)
+        return False, _short(e), False, _ms(start)
 
 
 def http_get(url: str, timeout: float) -> HttpFact:
-    import requests  # only when a master is named: it costs ~80 ms to import
-
+    """One GET with a total deadline: a server that drips one byte at a time is cut off at
+    ``timeout`` seconds like one that never answers."""
     fact = HttpFact(url=url)
     start = time.monotonic()
     try:
-        # A server that accepts and never answers must not hold us beyond the timeout:
-        # (connect, read) timeouts plus a deadline while reading the body.
-        with requests.get(url, timeout=(timeout, timeout), stream=True, allow_redirects=False,
-                          headers={"User-Agent": "ascend-doctor"}) as resp:
-            fact.status = resp.status_code
-            fact.content_type = resp.headers.get("Content-Type", "")
-            body = b""
-            deadline = start + 2 * timeout
-            for chunk in resp.iter_content(8192):
-                body += chunk
-                if len(body) >= MAX_BODY or time.monotonic() > deadline:
-                    break
-            fact.body = body[:MAX_BODY].decode("utf-8", errors="replace")
-    except requests.exceptions.Timeout:
+        resp = net.http_get(url, timeout, MAX_BODY, headers={"User-Agent": "ascend-doctor"})
+        fact.status = resp.status
+        fact.content_type = resp.headers.get("content-type", "")
+        fact.body = resp.body.decode("utf-8", errors="replace")
+    except net.Timeout:
         fact.error, fact.timed_out = f"no answer within {timeout:g}s", True
-    except requests.exceptions.ConnectionError as e:
+    except (OSError, ValueError) as e:
         fact.error = _short(e)
-    except requests.exceptions.RequestException as e:
-        fact.error = _short(e)
-    fact.elapsed_ms = round((time.monotonic() - start) * 1000, 1)
+    fact.elapsed_ms = _ms(start)
     return fact
 
 
+def _ms(start: float) -> float:
+    return round((time.monotonic() - start) * 1000, 1)
+
+
 def _short(e: Exception) -> str:
-    text = str(e)
-    m = re.search(r"\[Errno -?\d+\] ([^'\"\)]+)", text)
-    if m:
-        return m.group(1).strip()
-    if "Read timed out" in text:
-        return "read timed out"
-    if "RemoteDisconnected" in text or "Connection aborted" in text:
+    if isinstance(e, ConnectionResetError):
         return "connection closed without a response"
-    return text[:200]
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    return str(e)[:200] or type(e).__name__
 
 
 def probe(address: str, source: str, timeout: float) -> MasterFacts:

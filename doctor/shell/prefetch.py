@@ -4,7 +4,8 @@ Starting Python and importing typer, packaging, the matrix and the rules takes ~
 slow probes are external processes: the target interpreter (~50 ms) and ``npu-smi info``
 (hundreds of ms on a busy 8-card host). The entry point starts them from the raw command line;
 ``Host.run`` takes a started process over when it asks for exactly the same command (argv, env
-and working directory), and anything not taken over is killed at exit.
+and working directory); anything not taken over is killed at exit with every other child
+(``proc.kill_all`` at exit and on signals, the guard and PDEATHSIG when the doctor is killed).
 
 This module is imported first, so it imports nothing heavy. It also holds what the probes and
 the entry point must agree on: the interpreter script, where npu-smi lives, how a command is
@@ -12,14 +13,12 @@ found on PATH.
 """
 from __future__ import annotations
 
-import atexit
 import os
 import subprocess
 import sys
 import time
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from doctor.shell.proc import kill_group
 from doctor.shell.proc import start as proc_start
 
 # Runs in the target interpreter (any CPython >= 3.6): stdlib only, no site-packages imports.
@@ -127,13 +126,6 @@ def take(argv: Sequence[str], env: Mapping[str, str], cwd: Optional[str]) -> Opt
     return _started.pop(_key(argv, env, cwd), None)
 
 
-@atexit.register
-def _reap() -> None:
-    for proc, _ in _started.values():
-        kill_group(proc)
-    _started.clear()
-
-
 def _options(args: Sequence[str]) -> Tuple[Optional[str], Dict[str, str]]:
     """The subcommand and the value options of a command line (``--x v`` and ``--x=v``)."""
     command = None
@@ -144,7 +136,8 @@ def _options(args: Sequence[str]) -> Tuple[Optional[str], Dict[str, str]]:
         if arg.startswith("--") and "=" in arg:
             name, _, value = arg.partition("=")
             opts[name] = value
-        elif arg in ("--root", "--python", "--from", "--site-packages", "--image", "--image-tar") and i + 1 < len(args):
+        elif arg in ("--root", "--python", "--from", "--site-packages", "--npu-smi", "--image", "--image-tar") \
+                and i + 1 < len(args):
             opts[arg] = args[i + 1]
             i += 1
         elif not arg.startswith("-") and command is None:
@@ -163,11 +156,14 @@ def for_command_line(args: Sequence[str]) -> None:
         return  # an image: nothing of this machine is asked
     env = dict(os.environ)
     cwd = os.getcwd()
-    if "--site-packages" not in opts:
+    live = opts.get("--root", "/") in ("/", "")
+    # The same rule as Host.may_run: with --root, only what the user named runs.
+    if "--site-packages" not in opts and (live or "--python" in opts):
         python = python_path(opts.get("--python") or default_python(env), env)
         if python and not is_self(python, env):
             start([python, "-c", PYTHON_PROBE], env, cwd)
-    if opts.get("--root", "/") in ("/", ""):
+    npu_smi = opts.get("--npu-smi")
+    if npu_smi is None and live:
         npu_smi = find_executable("npu-smi", env.get("PATH", "").split(os.pathsep) + list(NPU_SMI_DIRS))
-        if npu_smi:
-            start([npu_smi, "info"], env, cwd)
+    if npu_smi:
+        start([npu_smi, "info"], env, cwd)

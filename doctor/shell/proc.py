@@ -2,13 +2,20 @@
 and a child that dies with the doctor.
 
 Every child starts in a new session (its own process group), so one signal stops it together
-with the children that keep its pipes open (a hung driver call, a compiler). On Linux the child
-also asks the kernel for SIGKILL when the thread that started it dies (PR_SET_PDEATHSIG), which
-covers kill -9 of the doctor; every started group is remembered and killed on the doctor's
-normal, error and signal exits (``kill_all``).
+with the children that keep its pipes open (a hung driver call, a compiler). Three layers make
+sure none outlives the doctor, whatever ends it:
+
+- normal, error and signal exits (Ctrl-C, SIGTERM, SIGHUP: ``install_signal_handlers``) kill
+  every started group (``kill_all``);
+- on Linux the child asks the kernel for SIGKILL when the thread that started it dies
+  (PR_SET_PDEATHSIG), which covers kill -9 of the doctor for the child itself;
+- a guard (``/bin/sh`` reading a pipe, in a session of its own) learns every group the doctor
+  starts; when the doctor dies in any way the pipe closes and the guard kills the groups that
+  are left, grandchildren included (PDEATHSIG does not reach those).
 """
 from __future__ import annotations
 
+import atexit
 import collections
 import ctypes
 import os
@@ -24,6 +31,44 @@ MAX_OUTPUT = 256 * 1024  # kept per stream; npu-smi on 16 dies is ~10 KB
 
 _live: Set[subprocess.Popen] = set()
 _lock = threading.Lock()
+
+# The guard: "+ PGID" when a group starts, "- PGID" when it is gone; at EOF (the doctor exited or
+# was killed) it kills what is left. It ignores the terminal's signals so it outlives a Ctrl-C.
+GUARD_SCRIPT = r"""
+trap '' INT TERM HUP QUIT
+live=" "
+while read -r op id; do
+  case "$op" in
+    +) live="$live$id " ;;
+    -) case "$live" in *" $id "*) live="${live%% $id *} ${live#* $id }" ;; esac ;;
+  esac
+done
+for g in $live; do kill -9 "-$g" 2>/dev/null; done
+"""
+_guard: Optional[subprocess.Popen] = None
+
+
+def _tell_guard(line: str) -> None:
+    """Best effort: without /bin/sh there is no guard, PDEATHSIG and kill_all remain."""
+    global _guard
+    if not sys.platform.startswith(("linux", "darwin")):
+        return
+    with _lock:
+        try:
+            if _guard is None:
+                if not os.path.exists("/bin/sh"):
+                    return
+                _guard = subprocess.Popen(["/bin/sh", "-c", GUARD_SCRIPT], stdin=subprocess.PIPE,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            assert _guard.stdin is not None
+            _guard.stdin.write(line.encode() + b"\n")
+            _guard.stdin.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def guard_pid() -> Optional[int]:
+    return _guard.pid if _guard is not None else None
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -62,12 +107,32 @@ def start(argv: Sequence[str], *, env: Optional[Mapping[str, str]] = None, cwd: 
                             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
     with _lock:
         _live.add(proc)
+    _tell_guard(f"+ {proc.pid}")
     return proc
 
 
 def forget(proc: subprocess.Popen) -> None:
+    """The child has ended: kill what is left of its group (a grandchild that kept running)
+    and stop watching it."""
     with _lock:
         _live.discard(proc)
+    if proc.returncode is not None:
+        _killpg(proc.pid)
+        _tell_guard(f"- {proc.pid}")
+
+
+def _killpg(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def _reap(proc: subprocess.Popen) -> None:
+    try:
+        proc.wait(timeout=5)
+    except BaseException:  # a second Ctrl-C while waiting: the guard still has the group
+        pass
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -89,10 +154,142 @@ def kill_all() -> None:
         if proc.poll() is None:
             kill_group(proc)
         else:  # its group may still hold grandchildren that kept running
+            _killpg(proc.pid)
+    for proc in procs:
+        try:
+            proc.wait(timeout=2)
+        except (subprocess.TimeoutExpired, OSError):
+            continue
+        _tell_guard(f"- {proc.pid}")
+
+
+atexit.register(kill_all)
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP: unwind like Ctrl-C (a transaction rolls back, children die)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+_signalled: List[int] = []
+
+
+def signalled() -> Optional[int]:
+    """The signal that asked the doctor to stop, if one did (its exception may have been
+    swallowed: Python drops exceptions raised inside weakref callbacks and __del__)."""
+    return _signalled[0] if _signalled else None
+
+
+def _kill_now() -> None:
+    """From a signal handler: SIGKILL every live group at once, no lock, no waiting."""
+    for proc in list(_live):
+        _killpg(proc.pid)
+
+
+EXIT_GRACE = 10.0  # seconds a stopped doctor has to unwind before the watchdog ends it
+_shield = {"depth": 0, "released": 0.0}
+
+
+def _on_signal(signum, frame) -> None:
+    first = not _signalled
+    _signalled.append(signum)
+    _kill_now()  # first, so that children are gone even if the exception below is lost
+    if first:
+        threading.Thread(target=_watchdog, args=(signum,), name="exit-watchdog", daemon=True).start()
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated(signum)
+
+
+def _watchdog(signum: int) -> None:
+    """An exception raised from a signal handler can be lost (Python drops it inside weakref
+    callbacks and __del__, and one raised inside the import system can leave a module lock
+    held). Whatever happens to it, the doctor ends EXIT_GRACE seconds after the signal, never
+    in the middle of a rollback (``shielded``) and not before EXIT_GRACE seconds after one."""
+    start = time.monotonic()
+    while True:
+        time.sleep(0.2)
+        if _shield["depth"] == 0 and time.monotonic() > max(start, _shield["released"]) + EXIT_GRACE:
+            kill_all()
             try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+                sys.stderr.flush()
+            except (OSError, ValueError):
                 pass
+            os._exit(128 + signum)
+
+
+class shielded:
+    """Ctrl-C, SIGTERM and SIGHUP wait while files are being put back (a half rollback is worse
+    than a late exit); the exit watchdog waits too."""
+
+    SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)
+
+    def __enter__(self) -> "shielded":
+        self.old: List = []
+        _shield["depth"] += 1
+        if threading.current_thread() is threading.main_thread():
+            self.old = [(s, signal.signal(s, signal.SIG_IGN)) for s in self.SIGNALS]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for s, handler in self.old:
+            signal.signal(s, handler)
+        _shield["depth"] -= 1
+        _shield["released"] = time.monotonic()
+
+
+def install_signal_handlers() -> None:
+    """Ctrl-C, SIGTERM and SIGHUP (an SSH session that drops) kill the children at once and
+    raise in the main thread (KeyboardInterrupt, Terminated), so every exit path runs the same
+    cleanup (kill_all, a transaction's rollback)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None and signal.getsignal(sig) in (signal.SIG_DFL, signal.default_int_handler, None):
+            signal.signal(sig, _on_signal)
+
+
+def process_start_time(pid: int) -> Optional[str]:
+    """The kernel's start time of a process (clock ticks since boot, /proc/PID/stat field 22),
+    so a recorded pid is not mistaken for a new process that got the same number."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read(4096)
+    except OSError:
+        return None
+    fields = data[data.rfind(b")") + 2:].split()
+    if len(fields) < 20 or fields[0] == b"Z":
+        return None  # gone, or a zombie: dead
+    return fields[19].decode()
+
+
+def group_alive(pgid: int) -> bool:
+    """Any process (not a zombie) left in the group."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    except OSError:
+        return False
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                data = fh.read(4096)
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2:].split()
+        if len(fields) > 3 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            return True
+    return False
 
 
 def _start_error(fact: Finished, e: OSError) -> Finished:
@@ -121,6 +318,7 @@ def wait(proc: subprocess.Popen, argv: Sequence[str], timeout: float, started: O
         fact.timed_out = True
     except BaseException:
         kill_group(proc)
+        _reap(proc)
         raise
     finally:
         forget(proc)
@@ -184,7 +382,7 @@ def stream(argv: Sequence[str], timeout: float, *, env: Optional[Mapping[str, st
                     tick()
     except BaseException:
         kill_group(proc)  # Ctrl-C: never leave a child running behind us
-        proc.wait()
+        _reap(proc)
         reader.join(2)
         forget(proc)
         raise

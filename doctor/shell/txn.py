@@ -8,21 +8,32 @@ committed transaction), ``constraints.txt`` (the pins) and ``transactions/<id>/`
 """
 from __future__ import annotations
 
-import csv
 import datetime
 import errno
+import filecmp
 import json
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Set
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Set
 
 from doctor.errors import DoctorError, UsageError
 from doctor.facts import Distribution
-from doctor.probes.packages import scan
+from doctor.parse import metadata
+from doctor.shell import proc
+from doctor.shell.files import read_text
+from doctor.shell.host import Host
 
 STATE_NAME = ".ascend-doctor"
+MIN_FREE = 1024 * 1024  # below this a transaction cannot even keep its journal and log
+
+# Journal states. A transaction in one of UNFINISHED was left by a doctor that died or could
+# not roll back: nothing else may change the environment until `rollback` has finished it.
+BEFORE_CHANGES = ("started", "downloading")  # nothing in the environment changed yet
+UNFINISHED = BEFORE_CHANGES + ("installing", "rolling-back", "rolling-back-later", "rollback-failed")
+FINAL = ("committed", "rolled-back", "rolled-back-later", "aborted")
 
 
 def state_dir(prefix: str, env: Mapping[str, str]) -> Path:
@@ -42,6 +53,14 @@ def state_dir(prefix: str, env: Mapping[str, str]) -> Path:
     except OSError as e:
         raise DoctorError(f"cannot create a state directory ({own} or {alt}): {e.strerror or e}")
     return alt
+
+
+def free_space(path: Path) -> Optional[int]:
+    try:
+        st = os.statvfs(path)
+    except (OSError, AttributeError):
+        return None
+    return st.f_bavail * st.f_frsize
 
 
 def planned_state_dir(prefix: Optional[str]) -> str:
@@ -121,16 +140,28 @@ class Journal:
                 break
             except FileExistsError:
                 continue
-        j = cls(d, {"id": d.name, "status": "started", "started": _now(), "pid": os.getpid()})
-        j.save()
+        j = cls(d, {"id": d.name, "status": "started", "started": _now(), "pid": os.getpid(),
+                    "pid_start": proc.process_start_time(os.getpid())})
+        try:
+            j.save()
+        except OSError:
+            j.discard()
+            raise
         return j
+
+    def discard(self) -> None:
+        """A transaction that failed before it changed anything leaves nothing behind."""
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     @classmethod
     def load(cls, directory: Path) -> "Journal":
+        text = read_text(str(directory / "journal.json"), cap=64 * 1024 * 1024)
         try:
-            data = json.loads((directory / "journal.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
+            data = json.loads(text) if text is not None else None
+        except (ValueError, RecursionError) as e:
             raise UsageError(f"cannot read the journal in {directory}: {e}")
+        if not isinstance(data, dict):
+            raise UsageError(f"cannot read the journal in {directory}")
         return cls(directory, data)
 
     def update(self, **values) -> None:
@@ -139,32 +170,100 @@ class Journal:
 
     def save(self) -> None:
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.data, indent=1, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, self.path)
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(self.data, indent=1, ensure_ascii=False))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except OSError:
+            try:
+                os.unlink(tmp)  # a half-written file on a full disk
+            except OSError:
+                pass
+            raise
+
+    @property
+    def status(self) -> str:
+        return str(self.data.get("status") or "")
 
 
 def last_transaction(state: Path) -> Optional[Path]:
-    marker = state / "last"
-    if not marker.is_file():
+    name = (read_text(str(state / "last"), cap=4096) or "").strip()
+    if not name or "/" in name or name in (".", ".."):
         return None
-    d = state / "transactions" / marker.read_text().strip()
+    d = state / "transactions" / name
     return d if d.is_dir() else None
 
 
+def _status(d: Path) -> Optional[str]:
+    text = read_text(str(d / "journal.json"), cap=64 * 1024 * 1024)
+    try:
+        data = json.loads(text) if text else None
+    except (ValueError, RecursionError):
+        return None
+    return data.get("status") if isinstance(data, dict) else None
+
+
 def unfinished(state: Path) -> List[Path]:
-    """Transactions a killed doctor left half-done (their journal says so)."""
-    out = []
+    """Transactions a killed doctor left half-done, or whose rollback failed (their journal
+    says so), oldest first."""
     base = state / "transactions"
     if not base.is_dir():
-        return out
-    for d in sorted(base.iterdir()):
-        try:
-            status = json.loads((d / "journal.json").read_text()).get("status")
-        except (OSError, ValueError):
-            continue
-        if status in ("started", "downloading", "installing", "rolling-back"):
-            out.append(d)
-    return out
+        return []
+    return [d for d in sorted(base.iterdir()) if _status(d) in UNFINISHED]
+
+
+# ---------------------------------------------------------------------------------------------
+# the processes of a transaction
+
+
+def record_process(pid: int) -> Dict[str, object]:
+    """What the journal keeps of a step's process: its group and its start time, so that a later
+    doctor can tell our pip (still running after the doctor was killed) from a new process that
+    got the same number."""
+    return {"pid": pid, "pgid": pid, "start": proc.process_start_time(pid)}
+
+
+def leftover_processes(journal: "Journal") -> Optional[Dict[str, object]]:
+    """The process of the journal's current step when it (or anything in its group) still runs."""
+    current = journal.data.get("current") or {}
+    if not isinstance(current, dict) or not isinstance(current.get("pgid"), int):
+        return None
+    pid, pgid, start = current.get("pid"), current["pgid"], current.get("start")
+    leader = isinstance(pid, int) and start is not None and proc.process_start_time(pid) == start
+    # While any process is left in a group, the kernel gives nobody its number: members of the
+    # group are ours even when the leader is gone. A live leader with another start time is not.
+    if leader or (proc.process_start_time(pgid) is None and proc.group_alive(pgid)):
+        return current
+    return None
+
+
+def wait_for_leftovers(journal: "Journal", timeout: float = 30.0, grace: float = 3.0,
+                       say: Callable[[str], None] = lambda s: None) -> None:
+    """A doctor killed during a step leaves its pip to PDEATHSIG and the guard (milliseconds);
+    the next doctor must not touch the files before pip is gone. Wait for it; after ``grace``
+    seconds kill what is left of the transaction's own group; refuse if even that does not
+    end it (a process stuck in the kernel)."""
+    left = leftover_processes(journal)
+    if left is None:
+        return
+    say(f"waiting for pid {left['pid']} of transaction {journal.data.get('id')} to end")
+    start = time.monotonic()
+    killed = False
+    while left is not None:
+        waited = time.monotonic() - start
+        if not killed and waited > grace:
+            try:  # ours beyond doubt: its start time, or a group whose number cannot be reused
+                os.killpg(int(left["pgid"]), 9)
+            except OSError:
+                pass
+            killed = True
+        if waited > timeout:
+            raise UsageError(f"process {left['pid']} of transaction {journal.data.get('id')} is still running "
+                             f"and would race the rollback; stop it first: kill -9 -- -{left['pgid']}")
+        time.sleep(0.05)
+        left = leftover_processes(journal)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,8 +275,22 @@ def dist_record(d: Distribution) -> Dict[str, object]:
             "editable": d.editable, "direct_url": d.direct_url, "installer": d.installer}
 
 
+_LIVE = Host()
+MAX_RECORD = 64 * 1024 * 1024
+
+
 def scan_dists(paths: Iterable[str]) -> Dict[str, Distribution]:
-    return scan(list(paths)).dists
+    """The distributions in the target's site directories (live paths: a transaction changes
+    the live environment only)."""
+    return metadata.scan(list(paths), _LIVE).dists
+
+
+def record_entries(d: Distribution) -> List[str]:
+    """The paths a distribution's RECORD lists, absolute."""
+    text = read_text(os.path.join(d.metadata_path, "RECORD"), cap=MAX_RECORD)
+    if text is None:
+        return []
+    return [os.path.normpath(os.path.join(d.location, p)) for p in metadata.record_paths(text)]
 
 
 def dist_files(d: Distribution) -> List[str]:
@@ -186,6 +299,7 @@ def dist_files(d: Distribution) -> List[str]:
     meta = Path(d.metadata_path)
     out: List[str] = []
     seen: Set[str] = set()
+    caches: Dict[str, List[str]] = {}
 
     def add(p: str) -> None:
         p = os.path.normpath(p)
@@ -193,21 +307,19 @@ def dist_files(d: Distribution) -> List[str]:
             seen.add(p)
             out.append(p)
 
-    record = meta / "RECORD"
-    if record.is_file():
-        with open(record, newline="", encoding="utf-8", errors="replace") as fh:
-            for row in csv.reader(fh):
-                if not row or not row[0]:
-                    continue
-                p = os.path.join(d.location, row[0])
-                add(p)
-                if p.endswith(".py"):
-                    cache = os.path.join(os.path.dirname(p), "__pycache__")
-                    stem = os.path.basename(p)[:-3] + "."
-                    if os.path.isdir(cache):
-                        for c in os.listdir(cache):
-                            if c.startswith(stem) and c.endswith(".pyc"):
-                                add(os.path.join(cache, c))
+    for p in record_entries(d):
+        add(p)
+        if p.endswith(".py"):
+            cache = os.path.join(os.path.dirname(p), "__pycache__")
+            if cache not in caches:
+                try:
+                    caches[cache] = os.listdir(cache)
+                except OSError:
+                    caches[cache] = []
+            stem = os.path.basename(p)[:-3] + "."
+            for c in caches[cache]:
+                if c.startswith(stem) and c.endswith(".pyc"):
+                    add(os.path.join(cache, c))
     if meta.is_dir():
         for dirpath, _, files in os.walk(meta):
             for f in files:
@@ -233,11 +345,30 @@ def backup_files(files: Iterable[str], backup_root: Path) -> List[str]:
     return done
 
 
+def identical(src: Path, dest: str) -> bool:
+    """The file on disk already is the backed-up one (bytes, link target and mode): nothing to
+    write. A read-only environment that nothing changed is then restored without a write."""
+    try:
+        if os.path.islink(src):
+            return os.path.islink(dest) and os.readlink(dest) == os.readlink(src)
+        if os.path.islink(dest) or not os.path.isfile(dest):
+            return False
+        a, b = os.stat(src), os.stat(dest)
+        if a.st_size != b.st_size or (a.st_mode & 0o7777) != (b.st_mode & 0o7777):
+            return False
+        return filecmp.cmp(str(src), dest, shallow=False)
+    except OSError:
+        return False
+
+
 def restore_files(files: Iterable[str], backup_root: Path) -> List[str]:
-    """Put backed-up files back; returns those that could not be restored."""
+    """Put backed-up files back (skipping those already identical); returns those that could
+    not be restored."""
     failed = []
     for f in files:
         src = backup_root / f.lstrip("/")
+        if identical(src, f):
+            continue
         try:
             os.makedirs(os.path.dirname(f), exist_ok=True)
             if os.path.lexists(f) and (os.path.islink(f) or not os.path.isdir(f)):
@@ -251,15 +382,21 @@ def restore_files(files: Iterable[str], backup_root: Path) -> List[str]:
     return failed
 
 
-def remove_files(files: Iterable[str]) -> None:
+def remove_files(files: Iterable[str]) -> List[str]:
+    """Delete files (and the directories that become empty); returns those that could not be
+    deleted (a read-only file system: the caller reports, never crashes)."""
     dirs = set()
+    failed = []
     for f in files:
         try:
             os.unlink(f)
         except FileNotFoundError:
             pass
+        except OSError:
+            failed.append(f)
         dirs.add(os.path.dirname(f))
     prune_empty(dirs)
+    return failed
 
 
 def prune_empty(dirs: Iterable[str], keep: Iterable[str] = ()) -> None:
@@ -317,8 +454,9 @@ class Snapshot:
 
 def undo_to_snapshot(snapshot: Snapshot, backed_up: Iterable[str], backup_root: Path) -> List[str]:
     """Delete what the transaction added under the tracked roots, then put every backed-up file
-    back. Returns files that could not be restored."""
+    back. Returns what could not be done ("cannot delete X", "cannot restore X")."""
     new_files, new_dirs = snapshot.new_paths()
+    failed: List[str] = []
     for f in new_files:
         try:
             if os.path.isdir(f) and not os.path.islink(f):
@@ -327,14 +465,18 @@ def undo_to_snapshot(snapshot: Snapshot, backed_up: Iterable[str], backup_root: 
                 os.unlink(f)
         except FileNotFoundError:
             pass
+        except OSError:
+            failed.append(f"cannot delete {f}")
     for d in sorted(new_dirs, key=len, reverse=True):
         shutil.rmtree(d, ignore_errors=True)
-    failed = restore_files(backed_up, backup_root)
+        if os.path.isdir(d):
+            failed.append(f"cannot delete {d}/")
+    failed += [f"cannot restore {f}" for f in restore_files(backed_up, backup_root)]
     for d in sorted(snapshot.dirs):  # empty directories an uninstall removed
         if not os.path.isdir(d):
             try:
                 os.makedirs(d, exist_ok=True)
             except OSError:
-                failed.append(d + "/")
+                failed.append(f"cannot recreate {d}/")
     return failed
 

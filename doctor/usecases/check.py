@@ -26,6 +26,9 @@ if TYPE_CHECKING:  # imported where used: the matrix and the rules load while th
     from doctor.usecases.image import ImageRequest
 
 
+MAX_SNAPSHOT = 64 * 1024 * 1024
+
+
 @dataclass
 class CheckOptions:
     root: str = "/"
@@ -36,6 +39,7 @@ class CheckOptions:
     target: Optional[str] = None
     matrix: List[str] = field(default_factory=list)
     npu_smi_timeout: float = 5.0
+    npu_smi: Optional[str] = None  # --npu-smi PATH: run this npu-smi (the only way to run one with --root)
     cwd: Optional[str] = None  # for tests; the doctor looks for shadowing folders here
     serve_args: Optional[str] = None  # --serve-args "vllm serve ..."
     serve_args_file: Optional[str] = None  # --serve-args-file launch.sh
@@ -83,10 +87,15 @@ def load_matrix_or_exit(extra: List[str]) -> "Matrix":
 
 
 def load_snapshot(path: str) -> Facts:
+    from doctor.shell import files
+
     try:
-        raw = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except OSError as e:
+        raw = sys.stdin.read(MAX_SNAPSHOT + 1) if path == "-" else \
+            files.open_regular(path, MAX_SNAPSHOT + 1).decode("utf-8", errors="replace")
+    except OSError as e:  # a FIFO or a device is refused, never waited on
         raise UsageError(f"cannot read snapshot {path}: {e.strerror or e}") from None
+    if len(raw) > MAX_SNAPSHOT:
+        raise UsageError(f"snapshot {path} is larger than {MAX_SNAPSHOT // (1024 * 1024)} MB: not a snapshot")
     return snapshot_from_text(raw, path)
 
 
@@ -94,19 +103,40 @@ def snapshot_from_text(raw: str, path: str) -> Facts:
     """A snapshot's JSON text as Facts; ``path`` names it in the one-line error (UsageError)."""
     try:
         data = json.loads(raw)
+    except RecursionError:
+        raise UsageError(f"snapshot {path} is nested too deeply to be a snapshot") from None
     except ValueError as e:
         raise UsageError(f"snapshot {path} is not JSON: {e}") from None
     if not isinstance(data, dict) or "host" not in data:
         raise UsageError(f"snapshot {path} is not an ascend-doctor snapshot (no 'host' section)")
     version = data.get("schema_version")
-    if version != SNAPSHOT_SCHEMA_VERSION:
+    if type(version) is not int or version != SNAPSHOT_SCHEMA_VERSION:  # true and 1.0 equal 1 in Python
         raise UsageError(f"snapshot {path} has schema_version {version!r}; this doctor reads {SNAPSHOT_SCHEMA_VERSION}")
     from doctor.parse.serial import SnapshotError, from_dict
 
     try:
-        return from_dict(Facts, data)
+        facts = from_dict(Facts, data)
     except SnapshotError as e:
         raise UsageError(f"snapshot {path} is malformed at {e}") from None
+    except RecursionError:
+        raise UsageError(f"snapshot {path} is nested too deeply to be a snapshot") from None
+    _check_versions(facts)
+    return facts
+
+
+def _check_versions(facts: Facts) -> None:
+    """A snapshot is input like a METADATA file: versions packaging cannot take are reported,
+    never handed to the rules (a 5,000-digit version makes packaging raise ValueError)."""
+    from doctor.facts import ProbeError
+    from doctor.parse.metadata import checked_version
+
+    if facts.packages is None:
+        return
+    for d in list(facts.packages.dists.values()) + list(facts.packages.shadowed):
+        d.version, problem = checked_version(d.version)
+        if problem:
+            facts.packages.malformed.append(f"{d.metadata_path or d.name}: {problem}")
+            facts.probe_errors.append(ProbeError(probe="packages", error=f"{d.metadata_path or d.name}: {problem}"))
 
 
 def validate(opts: CheckOptions) -> None:
@@ -127,6 +157,13 @@ def validate(opts: CheckOptions) -> None:
         raise UsageError(f"--stage {opts.stage!r}: use auto, build or runtime")
     if opts.npu_smi_timeout <= 0:
         raise UsageError("--npu-smi-timeout must be positive")
+    if opts.npu_smi is not None:
+        if opts.snapshot:
+            raise UsageError("--from judges a saved snapshot; --npu-smi belongs to the snapshot run")
+        if not os.path.isfile(opts.npu_smi) or not os.access(opts.npu_smi, os.X_OK):
+            raise UsageError(f"--npu-smi {opts.npu_smi}: not an executable file")
+    if opts.snapshot and opts.snapshot != "-" and os.path.exists(opts.snapshot) and not os.path.isfile(opts.snapshot):
+        raise UsageError(f"--from {opts.snapshot}: not a regular file")
     validate_mooncake(opts)
     validate_hccn(opts)
     validate_model(opts)
@@ -167,7 +204,8 @@ def validate_mooncake(opts: CheckOptions) -> None:
         raise UsageError("--from judges a saved snapshot; --serve-args, --serve-args-file and --mooncake-master "
                          "belong to the snapshot run")
     if opts.serve_args_file and not os.path.isfile(opts.serve_args_file):
-        raise UsageError(f"--serve-args-file {opts.serve_args_file}: no such file")
+        what = "not a regular file" if os.path.exists(opts.serve_args_file) else "no such file"
+        raise UsageError(f"--serve-args-file {opts.serve_args_file}: {what}")
     if opts.mooncake_master is not None:
         from doctor.shell.mooncake_master import parse_address
 
@@ -197,18 +235,30 @@ def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None,
         if while_waiting is not None:
             while_waiting()
         return facts
-    host = Host(root=opts.root, env=env, cwd=opts.cwd)
+    host = Host(root=opts.root, env=env, cwd=opts.cwd, named=named_binaries(opts, env))
     return collect(host, _probe_options(opts), while_waiting)
 
 
 def _probe_options(opts: CheckOptions) -> ProbeOptions:
     return ProbeOptions(python=opts.python, site_packages=list(opts.site_packages),
-                        npu_smi_timeout=opts.npu_smi_timeout, serve_args=opts.serve_args,
+                        npu_smi_timeout=opts.npu_smi_timeout, npu_smi=opts.npu_smi, serve_args=opts.serve_args,
                         serve_args_file=opts.serve_args_file, mooncake_master=opts.mooncake_master,
                         mooncake_timeout=opts.mooncake_timeout, hccn_tool=opts.hccn_tool,
                         hccn_timeout=opts.hccn_timeout, ping_npu=list(opts.ping_npu), model=opts.model,
                         verify_weights=opts.verify_weights, verify_sample=opts.verify_sample,
                         progress=opts.progress)
+
+
+def named_binaries(opts: CheckOptions, env: Optional[Dict[str, str]]) -> List[str]:
+    """The binaries the user named: the only ones that run when --root is given."""
+    from doctor.shell.prefetch import python_path
+
+    out = [b for b in (opts.npu_smi, opts.hccn_tool) if b]
+    if opts.python:
+        path = python_path(opts.python, dict(os.environ if env is None else env))
+        if path:
+            out.append(path)
+    return out
 
 
 def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: Optional["Matrix"] = None) -> CheckResult:
@@ -278,9 +328,13 @@ def cached_pip_conflicts(facts: Facts):
 
 
 def snapshot_json(facts: Facts) -> str:
+    """The snapshot, with every string passed through the value redaction (docs/snapshot.md):
+    the probes redact by name and by key as they read; this last pass catches credentials
+    anywhere else (a command's output, a path, an error message)."""
+    from doctor.parse import redact
     from doctor.parse.serial import to_dict
 
-    return json.dumps(to_dict(facts), ensure_ascii=False, indent=2)
+    return json.dumps(redact.deep(to_dict(facts)), ensure_ascii=False, indent=2)
 
 
 def target_info(ctx: "Context") -> Dict[str, Optional[str]]:

@@ -235,10 +235,23 @@ class FakeHost:
                 entry.unlink()
 
     # -- running the doctor ------------------------------------------------------------------
+    def npu_smi_binary(self) -> Optional[str]:
+        """The fake npu-smi, as a live path: nothing inside --root runs unless named with
+        --npu-smi (the way a user points the doctor at a mounted host's tools)."""
+        from doctor.shell.host import Host
+        from doctor.shell.prefetch import NPU_SMI_DIRS
+
+        host = Host(root=str(self.root), env=self.env)
+        found = host.which("npu-smi", NPU_SMI_DIRS)
+        return str(host.path(found)) if found else None
+
     def args(self, *extra: str) -> List[str]:
         args = ["--root", str(self.root)]
         if self.python:
             args += ["--python", str(self.python)]
+        npu_smi = self.npu_smi_binary()
+        if npu_smi:
+            args += ["--npu-smi", npu_smi]
         return args + list(extra)
 
     def run(self, command: str = "check", *extra: str, timeout: float = 60, with_target: bool = True) -> subprocess.CompletedProcess:
@@ -251,6 +264,7 @@ class FakeHost:
         from doctor.usecases.check import CheckOptions, run_check, target_info
         from doctor.render import check_json
 
+        options.setdefault("npu_smi", self.npu_smi_binary())
         opts = CheckOptions(root=str(self.root), python=str(self.python) if self.python else None,
                             cwd=str(self.workdir), **options)
         result = run_check(opts, env=dict(self.env))

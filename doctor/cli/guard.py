@@ -1,0 +1,150 @@
+"""The ``guard`` command (docs/guard.md): ``ascend-doctor guard [--run] -- pip install ...``."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from typing import List, Optional
+
+import typer
+
+from doctor.cli.options import LANG, MATRIX, PYTHON, ROOT, STAGE, pick_language
+
+CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+
+def guard_command(
+    ctx: typer.Context,
+    root: str = ROOT,
+    python: Optional[str] = PYTHON,
+    requirement: List[str] = typer.Option([], "-r", "--requirement", help="Judge installing this requirements file (pip reads it: -r, -c, markers, index options, hashes)."),
+    run: bool = typer.Option(False, "--run", help="Run the command when it breaks nothing (without --run: only judge)."),
+    stage: str = STAGE,
+    as_json: bool = typer.Option(False, "--json", help="Print the judgement as JSON on stdout."),
+    lang: Optional[str] = LANG,
+    matrix: List[str] = MATRIX,
+    timeout: float = typer.Option(600.0, "--timeout", help="Seconds pip may take to resolve (and, with --run, to install)."),
+) -> None:
+    """Judge a pip command before it runs: what it would install, replace and break (exit 3), and what to run instead."""
+    from doctor.errors import UsageError
+    from doctor.i18n import tr
+    from doctor.usecases.check import CheckOptions
+    from doctor.usecases.guard import EXIT_BREAKS, run_command, run_guard
+
+    language = pick_language(lang)
+    if timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    argv = list(ctx.args)
+    if not argv and not requirement:
+        raise UsageError("guard: give the command after --, e.g. ascend-doctor guard -- pip install vllm==0.11.0")
+    opts = CheckOptions(root=root, python=python, stage=stage, matrix=list(matrix))
+    env = dict(os.environ)
+    result = guard_run = run_guard(argv, opts, env, requirement_files=list(requirement), timeout=timeout)
+    j = result.judgement
+    code = j.exit_code
+    if as_json:
+        doc = j.to_json(language)
+    else:
+        print_judgement(j, language)
+    if run and j.command.sub in ("install", "uninstall", "other") and code != EXIT_BREAKS:
+        echo = (lambda s: print(s, file=sys.stderr)) if as_json else print
+        if not as_json:
+            _line(tr("guard.running", language, command=shlex.join(j.command.argv)))
+        rc = run_command(guard_run, env, timeout, echo)
+        code = rc if rc else code
+        if as_json:
+            doc["ran"] = {"exit_code": rc}
+    elif not as_json:
+        if code == EXIT_BREAKS:
+            _line(tr("guard.refused", language) if run else tr("guard.not_run", language))
+        elif j.command.sub == "install" and not run:
+            _line(tr("guard.not_run", language))
+    if as_json:
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+    raise typer.Exit(code)
+
+
+def _line(text: str) -> None:
+    print(text)
+
+
+def print_judgement(j, lang: str) -> None:
+    from doctor.i18n import tr
+    from doctor.usecases.guard import EXIT_BREAKS, EXIT_SAFE
+
+    _line(tr("guard.header", lang, command=shlex.join(j.command.argv)))
+    if j.note is not None:
+        _line(j.note.text(lang))
+        return
+    if j.failure is not None:
+        _line(tr("guard.not_resolved", lang, kind=j.failure.kind))
+        for x in j.failure.message.splitlines():
+            _line(f"  {x}")
+        for h in j.failure.hosts:
+            _line("  " + tr("guard.host_failed", lang, host=h.host, how=h.how))
+    if j.resolved:
+        _line(tr("guard.would_install", lang) + " " + ", ".join(f"{r.name} {r.version}" for r in j.resolved))
+    replaced = [c for c in j.changes if c.before is not None]
+    if replaced:
+        _line(tr("guard.replaced", lang))
+        for c in replaced:
+            _line(f"  {c.name}: {c.before} -> {c.after or '-'}")
+    if j.violated:
+        _line(tr("guard.violated", lang))
+        for v in j.violated:
+            _line(f"  {v}")
+    if j.broken:
+        _line(tr("guard.findings", lang))
+        for f in j.broken:
+            _line(f"  [{f.status}] {f.id}: {f.title.text(lang)}")
+    if j.exit_code != EXIT_SAFE and j.failure is None:
+        for w in j.instead_why:
+            _line(f"  {w.text(lang)}")
+        if j.instead is not None:
+            _line(tr("guard.instead", lang) + " " + j.instead.label.text(lang))
+            _line(j.instead.shell())
+        elif j.exit_code == EXIT_BREAKS:
+            _line(tr("guard.no_instead", lang))
+    key = {EXIT_SAFE: "guard.safe", EXIT_BREAKS: "guard.breaks"}.get(j.exit_code, "guard.warns")
+    _line(tr(key, lang))
+
+
+def check_requirements(opts, files: List[str], as_json: bool, lang: str, verbose: bool, fail_on: str) -> None:
+    """``check --requirements FILE``: the check of the environment as it would be after pip
+    installed the files (resolved by pip in report mode; nothing is installed)."""
+    import time
+
+    from doctor.findings import Finding
+    from doctor.i18n import T, tr
+    from doctor.usecases.guard import run_guard
+
+    started = time.perf_counter()
+    run = run_guard([], opts, dict(os.environ), requirement_files=files)
+    j = run.judgement
+    verdict = j.after if j.after is not None else run.before
+    if j.failure is not None:
+        verdict.findings.insert(0, Finding("env.requirements", "fail", T("guard.not_resolved", kind=j.failure.kind),
+                                           observed=j.failure.message.splitlines()[0][:300] if j.failure.message else None,
+                                           evidence=j.failure.message.splitlines()[1:20]))
+    code = verdict.exit_code(fail_on)
+    timings = {"total": round((time.perf_counter() - started) * 1000, 2)}
+    target = {"vllm_ascend": run.facts.version_of("vllm-ascend"), "matrix_row": None}
+    if as_json:
+        from doctor.render import check_json
+
+        doc = json.loads(check_json(verdict, stage=opts.stage, target=target, timings=timings, lang=lang))
+        doc["requirements"] = {"files": list(files), "would_install": [{"name": r.name, "version": r.version}
+                                                                        for r in j.resolved],
+                               "changes": [{"name": c.name, "before": c.before, "after": c.after} for c in j.changes]}
+        if j.failure is not None:
+            doc["requirements"]["failure"] = j.failure.to_json()
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+    else:
+        from doctor.render import print_check
+
+        _line(tr("guard.requirements_header", lang, files=", ".join(files)))
+        if j.resolved:
+            _line(tr("guard.would_install", lang) + " " + ", ".join(f"{r.name} {r.version}" for r in j.resolved))
+        print_check(verdict, stage=opts.stage, target_row=None, timings=timings, lang=lang, verbose=verbose, exit_code=code)
+    raise typer.Exit(code)

@@ -1,0 +1,244 @@
+"""Bundles for air-gapped nodes.
+
+``fix --bundle DIR`` (on a connected machine) writes what ``fix --apply`` needs on a node with
+no index at all:
+
+    DIR/manifest.json      what the bundle is for (platform, Python, ABI, vllm-ascend release)
+                           and every file with its sha256 and size
+    DIR/plan.json          the plan it was resolved for (``fix --json``)
+    DIR/requirements.txt   one hash-pinned line per file (pip's --require-hashes format)
+    DIR/wheels/            the files
+
+``fix --apply --bundle DIR`` (on the node) refuses a bundle made for another platform, Python or
+release, checks every file's sha256 before anything changes, and then resolves and installs
+with pip pointed at DIR/wheels only (no index, no pip configuration), in the same transaction
+as any other ``fix --apply``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Sequence
+
+from doctor.errors import DoctorError, UsageError
+from doctor.facts import Facts
+from doctor.shell.resolver import TargetPlatform
+
+MANIFEST_SCHEMA = 1
+MANIFEST, PLAN, REQUIREMENTS, WHEELS = "manifest.json", "plan.json", "requirements.txt", "wheels"
+MAX_MANIFEST = 4 * 1024 * 1024
+
+
+def arch_of_platform(tag: str) -> Optional[str]:
+    for arch in ("x86_64", "aarch64"):
+        if tag.endswith(arch):
+            return arch
+    return None
+
+
+def platform_for(facts: Facts, platforms: Sequence[str] = (), python_version: Optional[str] = None,
+                 abis: Sequence[str] = ()) -> TargetPlatform:
+    """The target's wheel tags: from the options, else from the facts (a snapshot of the node:
+    its machine, Python and glibc give manylinux_2_N tags down to the oldest, then linux_ARCH)."""
+    py = facts.python
+    version = python_version or (".".join((py.version or "").split(".")[:2]) if py and py.version else None)
+    if not version:
+        raise UsageError("--bundle: the target's Python is unknown: pass --python-version (e.g. 3.11) or --from SNAPSHOT")
+    if not platforms:
+        arch = (py.machine if py and py.machine else None) or facts.host.machine
+        if arch not in ("x86_64", "aarch64"):
+            raise UsageError(f"--bundle: no wheel platform for machine {arch!r}: pass --bundle-platform")
+        glibc = py.glibc if py and py.glibc else "2.17"
+        try:
+            minor = int(glibc.split(".")[1])
+        except (IndexError, ValueError):
+            minor = 17
+        platforms = [f"manylinux_2_{m}_{arch}" for m in range(minor, 16, -1)] + [f"manylinux2014_{arch}", f"linux_{arch}"]
+    if len({arch_of_platform(p) for p in platforms}) != 1 or arch_of_platform(platforms[0]) is None:
+        raise UsageError(f"--bundle-platform {', '.join(platforms)}: give tags of one machine (…_x86_64 or …_aarch64)")
+    nodot = version.replace(".", "")
+    return TargetPlatform(list(platforms), version, list(abis) or [f"cp{nodot}", "abi3", "none"])
+
+
+def retarget_facts(facts: Facts, tp: TargetPlatform) -> Facts:
+    """The facts as the node has them when the options name another platform or Python: the
+    plan (CPU torch builds, markers) is made for the node, not for this machine."""
+    import copy
+
+    out = copy.deepcopy(facts)
+    arch = arch_of_platform(tp.platforms[0])
+    if out.python is not None:
+        if arch:
+            out.python.machine = arch
+            out.python.markers["platform_machine"] = arch
+        if not (out.python.version or "").startswith(tp.python_version + ".") and out.python.version != tp.python_version:
+            out.python.version = tp.python_version + ".0"
+            out.python.markers["python_version"] = tp.python_version
+            out.python.markers["python_full_version"] = tp.python_version + ".0"
+    if arch:
+        out.host.machine = arch
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# making one
+
+
+def write_bundle(directory: str, plan, tp: TargetPlatform, choice, env: Mapping[str, str], runner_timeout: float,
+                 say=lambda s: None) -> Dict:
+    from doctor.shell import proc
+    from doctor.shell.steps.pip import hashed_requirements, verify
+
+    d = Path(directory)
+    if d.exists() and any(d.iterdir()) and not (d / MANIFEST).is_file():
+        raise UsageError(f"--bundle {directory}: the directory is not empty and holds no bundle; give a new directory")
+    wheels = d / WHEELS
+    wheels.mkdir(parents=True, exist_ok=True)
+    files = list(plan.resolved_files)
+    (d / REQUIREMENTS).write_text(hashed_requirements(files))
+    indexes: List[str] = []
+    for s in plan.steps:
+        for u in s.extra_index_urls:
+            if u not in indexes:
+                indexes.append(u)
+    argv = list(choice.downloader.prefix) + ["download", "--no-deps", "--require-hashes", "--dest", str(wheels),
+                                             "-r", str(d / REQUIREMENTS)] + tp.pip_args()
+    for u in indexes:
+        argv += ["--extra-index-url", u]
+    say(f"$ {' '.join(argv)}")
+    done = proc.run(argv, runner_timeout, env=dict(env), max_output=16 * 1024 * 1024)
+    if not done.ok:
+        last = [x for x in (done.stderr or done.stdout).splitlines() if x.strip()][-3:]
+        raise DoctorError(f"downloading the bundle's files failed: {' '.join(last) or done.error or 'timed out'}")
+    verify(files, wheels)
+    manifest = {
+        "schema_version": MANIFEST_SCHEMA,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "target": {"vllm_ascend": plan.target, "matrix_row": plan.row},
+        "platform": tp.to_json(),
+        "arch": arch_of_platform(tp.platforms[0]),
+        "files": [{"filename": r.filename, "name": r.name, "version": r.version, "sha256": r.hashes.get("sha256"),
+                   "size": (wheels / r.filename).stat().st_size} for r in files],
+    }
+    (d / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+# ---------------------------------------------------------------------------------------------
+# using one
+
+
+@dataclass
+class Bundle:
+    path: Path
+    manifest: Dict
+
+    @property
+    def wheels(self) -> Path:
+        return self.path / WHEELS
+
+    def pip_env(self, env: Mapping[str, str]) -> Dict[str, str]:
+        """pip sees the bundle and nothing else: no configuration file, no index."""
+        out = {k: v for k, v in env.items() if not k.startswith(("PIP_", "UV_"))}
+        out.update({"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(self.wheels),
+                    "PIP_DISABLE_PIP_VERSION_CHECK": "1", "UV_NO_CONFIG": "1"})
+        return out
+
+    def check_plan(self, plan) -> None:
+        """Every file the resolver chose for the plan is one of the bundle's, with its hash."""
+        res = plan.resolution or {}
+        if res.get("status") == "failed":
+            return  # shown as any failure: pip's message names what the bundle lacks
+        known = {f["filename"]: f.get("sha256") for f in self.manifest.get("files", [])}
+        for r in plan.resolved_files:
+            if r.filename not in known:
+                raise UsageError(f"--bundle {self.path}: the plan needs {r.filename}, which the bundle does not hold")
+            if known[r.filename] != r.hashes.get("sha256"):
+                raise UsageError(f"--bundle {self.path}: {r.filename} differs from the manifest's sha256")
+
+
+def load_manifest(path: Path) -> Dict:
+    from doctor.shell import files
+
+    m = path / MANIFEST
+    if not m.exists():
+        raise UsageError(f"--bundle {path}: no {MANIFEST} (make one with ascend-doctor fix --bundle DIR)")
+    try:  # a regular file only (a FIFO is refused, never waited on), read up to the cap
+        raw = files.open_regular(str(m), MAX_MANIFEST + 1)
+    except OSError as e:
+        raise UsageError(f"--bundle {path}: cannot read {MANIFEST}: {e.strerror or e}") from None
+    if len(raw) > MAX_MANIFEST:
+        raise UsageError(f"--bundle {path}: {MANIFEST} is larger than {MAX_MANIFEST} bytes")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise UsageError(f"--bundle {path}: {MANIFEST} is nested too deeply to be a manifest") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UsageError(f"--bundle {path}: {MANIFEST} is not JSON ({e})") from None
+    if not isinstance(data, dict) or data.get("schema_version") != MANIFEST_SCHEMA or \
+            not isinstance(data.get("files"), list) or not isinstance(data.get("platform"), dict):
+        raise UsageError(f"--bundle {path}: {MANIFEST} is not an ascend-doctor bundle manifest (schema {MANIFEST_SCHEMA})")
+    return data
+
+
+def refusal(manifest: Dict, facts: Facts, plan_target: Optional[str]) -> Optional[str]:
+    """Why this bundle cannot serve this node (pure), or None."""
+    py = facts.python
+    want_py = manifest["platform"].get("python_version")
+    have_py = ".".join((py.version or "").split(".")[:2]) if py and py.version else None
+    if want_py and have_py and want_py != have_py:
+        return f"it was made for Python {want_py}; this environment runs Python {have_py}"
+    arch = manifest.get("arch")
+    have_arch = (py.machine if py and py.machine else None) or facts.host.machine
+    if arch and have_arch and arch != have_arch:
+        return (f"it was made for {arch} ({', '.join(manifest['platform'].get('platforms', [])[:1])}); "
+                f"this machine is {have_arch}")
+    want = (manifest.get("target") or {}).get("vllm_ascend")
+    if want and plan_target and want != plan_target:
+        return (f"it was made for vllm-ascend {want}; the plan here is for vllm-ascend {plan_target} "
+                f"(make the bundle from this node's snapshot, or pass --target vllm-ascend=={want})")
+    return None
+
+
+def verify_files(path: Path, manifest: Dict) -> None:
+    """Every file of the manifest is there with its sha256; the hash-pinned requirements
+    agree with the manifest (read with pip-api: single hash-pinned lines are what it reads right)."""
+    from doctor.shell.steps.pip import sha256_of
+
+    wheels = path / WHEELS
+    for f in manifest["files"]:
+        name = str(f.get("filename", ""))
+        if not name or "/" in name or name.startswith("."):
+            raise UsageError(f"--bundle {path}: {MANIFEST} names a file outside the bundle: {name!r}")
+        p = wheels / name
+        if not p.is_file():
+            raise UsageError(f"--bundle {path}: {name} is missing")
+        got = sha256_of(p)
+        if got != f.get("sha256"):
+            raise UsageError(f"--bundle {path}: {name} has sha256 {got}, the manifest says {f.get('sha256')}: "
+                             "the file was altered or damaged; make the bundle again")
+    req = path / REQUIREMENTS
+    if req.is_file():
+        import pip_api
+
+        pinned = pip_api.parse_requirements(str(req))
+        by_name = {f["name"]: f for f in manifest["files"]}
+        for name, r in pinned.items():
+            f = by_name.get(name)
+            if f is None or f.get("sha256") not in (r.hashes or {}).get("sha256", []):
+                raise UsageError(f"--bundle {path}: {REQUIREMENTS} and {MANIFEST} disagree about {name}")
+
+
+def open_bundle(directory: str, facts: Facts, plan) -> Bundle:
+    path = Path(directory)
+    if not path.is_dir():
+        raise UsageError(f"--bundle {directory}: not a directory")
+    manifest = load_manifest(path)
+    why = refusal(manifest, facts, plan.target)
+    if why:
+        raise UsageError(f"--bundle {directory} refused: {why}")
+    verify_files(path, manifest)
+    return Bundle(path, manifest)

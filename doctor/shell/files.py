@@ -1,0 +1,97 @@
+"""Reading files that may be anything: only regular files are read, never more than a cap.
+
+A FIFO in place of a version file would block ``open()`` for ever, a character device
+(``/dev/zero``) would fill memory, a symlink swapped in after the check would lead elsewhere. So
+every read of a file the doctor did not write itself goes through :func:`open_regular`: the file
+is opened non-blocking (opening a FIFO without a writer returns at once), checked with ``fstat``
+to be a regular file, and read up to a cap.
+"""
+from __future__ import annotations
+
+import errno
+import io
+import os
+import stat
+from typing import BinaryIO, Iterator, Optional
+
+DEFAULT_CAP = 1024 * 1024
+
+
+class NotRegularFile(OSError):
+    """The path exists but is a FIFO, a device, a socket or a directory."""
+
+    def __init__(self, path: str, mode: int):
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        super().__init__(errno.EINVAL, f"{kind}, not a regular file", path)
+        self.kind = kind
+
+
+def _open_fd(path: str, follow: bool) -> int:
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(path, mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd  # O_NONBLOCK stays: it means nothing for a regular file
+
+
+def open_binary(path: str, follow: bool = True) -> BinaryIO:
+    """A regular file opened for reading (seekable), or OSError (NotRegularFile for a FIFO,
+    device, socket or directory). ``follow=False`` refuses a symlink as the last component."""
+    return io.open(_open_fd(str(path), follow), "rb", closefd=True)
+
+
+def open_regular(path: str, cap: int = DEFAULT_CAP, follow: bool = True) -> bytes:
+    """At most ``cap`` bytes of a regular file. Raises OSError (NotRegularFile included)."""
+    fd = _open_fd(str(path), follow)
+    try:
+        first = os.read(fd, cap)
+        if len(first) < min(cap, 65536) or len(first) == cap:
+            return first  # nearly every file: one read (a short read is the end of a regular file)
+        chunks = [first]
+        left = cap - len(first)
+        while left > 0:
+            block = os.read(fd, min(left, 1 << 20))
+            if not block:
+                break
+            chunks.append(block)
+            left -= len(block)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_text(path: str, cap: int = DEFAULT_CAP, follow: bool = True) -> Optional[str]:
+    """The text of a regular file (undecodable bytes replaced), or None when it cannot be read."""
+    try:
+        return open_regular(path, cap, follow).decode("utf-8", errors="replace")
+    except (OSError, ValueError):
+        return None
+
+
+def lines(path: str, cap: int = 64 * 1024 * 1024, chunk: int = 1 << 16) -> Iterator[str]:
+    """The lines of a regular file, streamed (memory stays small whatever the file's size); at
+    most ``cap`` bytes are read. Raises OSError when the file cannot be opened."""
+    fh = open_binary(path)
+    with fh:
+        left = cap
+        pending = b""
+        while left > 0:
+            block = fh.read(min(chunk, left))
+            if not block:
+                break
+            left -= len(block)
+            pending += block
+            *complete, pending = pending.split(b"\n")
+            for raw in complete:
+                yield raw.decode("utf-8", errors="replace")
+        if pending:
+            yield pending.decode("utf-8", errors="replace")

@@ -1,0 +1,402 @@
+"""``ascend-doctor guard -- pip install ...``: judge an install before it happens.
+
+1. pip resolves the command in report mode against the current environment (pip itself reads
+   the command's requirement and constraint files, markers, index options and hashes),
+2. the environment that would result is built as Facts (what pip would install replaces what
+   is there; ``pip uninstall`` removes),
+3. check's rules judge it, and what would get worse is named: packages replaced, pins of other
+   packages violated, findings that would fail,
+4. a command to run instead is proposed (the stack packages at the versions the installed
+   release needs, without dependencies) and proven by the same judgement before it is shown.
+
+The pure parts (reading the command, building the would-be facts, comparing verdicts, the
+command to propose) take plain data; ``guard()`` does the I/O.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import shlex
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from doctor.errors import UsageError
+from doctor.facts import Distribution, Facts
+from doctor.findings import FAIL, WARN, Command, Finding, Verdict, cmd
+from doctor.i18n import T, Text
+from doctor.parse.pipreport import Failure, Resolved
+
+# pip install options that take a value (the rest are flags); what is left are requirements
+VALUE_OPTIONS = {"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url",
+                 "--extra-index-url", "-f", "--find-links", "--trusted-host", "--platform", "--python-version",
+                 "--implementation", "--abi", "--root", "--prefix", "-t", "--target", "--src", "--upgrade-strategy",
+                 "--global-option", "--config-settings", "-C", "--progress-bar", "--root-user-action", "--report",
+                 "--log", "--cache-dir", "--cert", "--client-cert", "--proxy", "--retries", "--timeout",
+                 "--exists-action", "--python", "--only-binary", "--no-binary", "--keyring-provider", "--hash"}
+REFUSED_OPTIONS = ("--target", "-t", "--root", "--prefix", "--user", "--report", "--dry-run", "--python")
+STACK = ("torch", "torch-npu", "torchvision", "torchaudio", "vllm", "vllm-ascend", "triton-ascend", "triton",
+         "numpy", "transformers")
+WORSE = {"ok": 0, "skip": 0, "info": 0, WARN: 1, FAIL: 2}
+EXIT_SAFE, EXIT_BREAKS, EXIT_WARNS = 0, 3, 4
+
+
+@dataclass
+class PipCommand:
+    tool: str  # pip | uv
+    sub: str  # install | uninstall | other
+    args: List[str]  # after the subcommand
+    argv: List[str]  # as the user wrote it
+
+    @property
+    def requirements(self) -> List[str]:
+        """The requirement arguments (not options, not their values)."""
+        out: List[str] = []
+        skip = False
+        for a in self.args:
+            if skip:
+                skip = False
+                continue
+            if a in VALUE_OPTIONS:
+                skip = True
+                continue
+            if a.startswith("-"):
+                continue
+            out.append(a)
+        return out
+
+    def options(self) -> List[str]:
+        """The arguments that are not requirements (index options, -r/-c files ...)."""
+        reqs = set(self.requirements)
+        return [a for a in self.args if a not in reqs]
+
+
+def parse_command(argv: Sequence[str]) -> PipCommand:
+    """``pip install ...``, ``pip3 ...``, ``python -m pip ...`` or ``uv pip ...``."""
+    words = list(argv)
+    if not words:
+        raise UsageError("guard: give the command after --, e.g. ascend-doctor guard -- pip install vllm==0.11.0")
+    head = os.path.basename(words[0])
+    tool = "pip"
+    if head in ("pip", "pip3") or head.startswith("pip3."):
+        rest = words[1:]
+    elif head.startswith("python") and words[1:3] == ["-m", "pip"]:
+        rest = words[3:]
+    elif head == "uv" and words[1:2] == ["pip"]:
+        tool, rest = "uv", words[2:]
+    else:
+        raise UsageError(f"guard: {shlex.join(words[:3])} is not a pip command (pip install ..., python -m pip "
+                         "install ..., uv pip install ...)")
+    while rest and rest[0].startswith("-") and rest[0] not in ("install", "uninstall"):
+        rest = rest[1:]  # pip's general options before the subcommand (-q, --isolated ...)
+    if not rest:
+        return PipCommand(tool, "other", [], words)
+    sub = rest[0] if rest[0] in ("install", "uninstall") else "other"
+    cmd_ = PipCommand(tool, sub, rest[1:], words)
+    if sub == "install":
+        bad = [a for a in cmd_.args if a.split("=", 1)[0] in REFUSED_OPTIONS]
+        if bad:
+            raise UsageError(f"guard: {bad[0]} installs somewhere else than the environment being judged; "
+                             "run it without guard")
+    return cmd_
+
+
+# ---------------------------------------------------------------------------------------------
+# the environment that would result
+
+
+def dist_from(r: Resolved) -> Distribution:
+    details: Dict[str, str] = {}
+    if r.name == "torch" and any(q.startswith("nvidia-") for q in r.requires):
+        details["cuda"] = "from PyPI (requires nvidia-*)"  # PyPI's x86_64 torch is a CUDA build
+    return Distribution(name=r.name, version=r.version, display_name=r.name, requires=list(r.requires),
+                        requires_python=r.requires_python, installer="pip", details=details)
+
+
+def would_be(facts: Facts, installs: Sequence[Resolved] = (), removes: Sequence[str] = ()) -> Facts:
+    """The facts after pip installs ``installs`` (replacing what has the same name) and removes
+    ``removes``; every other fact (host, CANN, devices) stays as observed."""
+    out = copy.deepcopy(facts)
+    if out.packages is None:
+        return out
+    dists = out.packages.dists
+    for name in removes:
+        dists.pop(canonicalize_name(name), None)
+    for r in installs:
+        old = dists.get(r.name)
+        new = dist_from(r)
+        if old is not None:
+            new.location, new.entry_points = old.location, dict(old.entry_points)
+        elif out.packages.paths:
+            new.location = out.packages.paths[0]
+        if r.name == "vllm-ascend" and not new.entry_points:
+            # the wheel registers the platform plugin (its entry_points.txt is not in the report)
+            new.entry_points = {"vllm.platform_plugins": {"ascend": "vllm_ascend:register"}}
+        dists[r.name] = new
+    out.packages.shadowed = [d for d in out.packages.shadowed if d.name not in {r.name for r in installs}]
+    return out
+
+
+@dataclass
+class Change:
+    name: str
+    before: Optional[str]
+    after: Optional[str]
+
+
+def changes(facts: Facts, after: Facts) -> List[Change]:
+    a = facts.packages.dists if facts.packages else {}
+    b = after.packages.dists if after.packages else {}
+    out = []
+    for name in sorted(set(a) | set(b)):
+        va = a[name].version if name in a else None
+        vb = b[name].version if name in b else None
+        if va != vb:
+            out.append(Change(name, va, vb))
+    return out
+
+
+def worse(before: Verdict, after: Verdict) -> List[Finding]:
+    """Findings of ``after`` that are worse than the same id in ``before`` (or new problems)."""
+    was: Dict[str, int] = {}
+    for f in before.findings:
+        was[f.id] = max(was.get(f.id, 0), WORSE.get(f.status, 0))
+    out, seen = [], set()
+    for f in after.findings:
+        level = WORSE.get(f.status, 0)
+        if level > was.get(f.id, 0) and (f.id, f.status) not in seen:
+            seen.add((f.id, f.status))
+            out.append(f)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# what to run instead
+
+
+def instead_requirements(cmd_: PipCommand, pins: Mapping[str, str]) -> Tuple[List[str], List[Text]]:
+    """The command's requirements with every stack package at the installed release's pin
+    (a requested version the release cannot use is dropped, with why)."""
+    keep: List[str] = []
+    why: List[Text] = []
+    for text in cmd_.requirements:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            keep.append(text)
+            continue
+        name = canonicalize_name(req.name)
+        pin = pins.get(name)
+        if pin is None:
+            keep.append(text)
+            continue
+        if not req.specifier or req.specifier.contains(pin, prereleases=True):
+            keep.append(f"{req.name}=={pin}")
+        else:
+            why.append(T("guard.dropped", requirement=text, pin=pin, name=name))
+    return keep, why
+
+
+def instead_argv(cmd_: PipCommand, requirements: Sequence[str], no_deps: bool) -> List[str]:
+    head = cmd_.argv[: len(cmd_.argv) - len(cmd_.args)]
+    opts = [a for a in cmd_.options() if a != "--no-deps"]
+    return head + (["--no-deps"] if no_deps else []) + opts + list(requirements)
+
+
+# ---------------------------------------------------------------------------------------------
+# the judgement
+
+
+@dataclass
+class Judgement:
+    command: PipCommand
+    resolved: List[Resolved] = field(default_factory=list)
+    failure: Optional[Failure] = None
+    changes: List[Change] = field(default_factory=list)
+    broken: List[Finding] = field(default_factory=list)  # worse than before
+    violated: List[str] = field(default_factory=list)  # new pip-check conflicts
+    instead: Optional[Command] = None
+    instead_why: List[Text] = field(default_factory=list)
+    after: Optional[Verdict] = None
+    note: Optional[Text] = None
+
+    @property
+    def exit_code(self) -> int:
+        if self.failure is not None:
+            return EXIT_BREAKS
+        if any(f.status == FAIL for f in self.broken) or self.violated:
+            return EXIT_BREAKS
+        if self.broken:
+            return EXIT_WARNS
+        return EXIT_SAFE
+
+    def to_json(self, lang: str = "en") -> Dict:
+        out: Dict = {"command": self.command.argv, "safe": self.exit_code == EXIT_SAFE, "exit_code": self.exit_code,
+                     "would_install": [{"name": r.name, "version": r.version} for r in self.resolved],
+                     "changes": [{"name": c.name, "before": c.before, "after": c.after} for c in self.changes],
+                     "violated": list(self.violated),
+                     "findings": [f.to_json(lang) for f in self.broken]}
+        if self.failure is not None:
+            out["failure"] = self.failure.to_json()
+        if self.instead is not None:
+            out["instead"] = self.instead.to_json(lang)
+            out["instead_why"] = [t.text(lang) for t in self.instead_why]
+        if self.note is not None:
+            out["note"] = self.note.text(lang)
+        return out
+
+
+def new_conflicts(before_facts: Facts, after_facts: Facts) -> List[str]:
+    """pip-check conflicts the install would add, less vllm's CUDA side (the documented residual
+    of every correct Ascend install, vllm-ascend #5710)."""
+    import fnmatch
+
+    from doctor.rules import pipcheck
+    from doctor.rules.env import VLLM_RESIDUAL
+
+    markers = after_facts.python.markers if after_facts.python else {}
+    old = {c.describe() for c in pipcheck.check(before_facts.packages.dists, markers)} if before_facts.packages else set()
+    new = pipcheck.check(after_facts.packages.dists, markers) if after_facts.packages else []
+    return [c.describe() for c in new if c.describe() not in old
+            and not (c.requirer == "vllm" and any(fnmatch.fnmatch(c.required, p) for p in VLLM_RESIDUAL))]
+
+
+def judge(cmd_: PipCommand, facts: Facts, resolved: Sequence[Resolved], removes: Sequence[str],
+          verdict_of: Callable[[Facts], Verdict], before: Verdict) -> Judgement:
+    after_facts = would_be(facts, resolved, removes)
+    after = verdict_of(after_facts)
+    j = Judgement(cmd_, list(resolved), changes=changes(facts, after_facts), after=after)
+    j.broken = worse(before, after)
+    j.violated = new_conflicts(facts, after_facts)
+    return j
+
+
+def guard(cmd_: PipCommand, facts: Facts, before: Verdict, verdict_of: Callable[[Facts], Verdict],
+          resolve: Callable[[List[str]], Tuple[List[Resolved], Optional[Failure]]],
+          pins: Mapping[str, str]) -> Judgement:
+    """Judge the command; ``resolve(pip install args) -> (installs, failure)`` runs pip."""
+    if cmd_.sub == "uninstall":
+        names = [a for a in cmd_.requirements]
+        return judge(cmd_, facts, [], names, verdict_of, before)
+    if cmd_.sub != "install":
+        return Judgement(cmd_, note=T("guard.nothing_to_judge", command=shlex.join(cmd_.argv)))
+    installs, failure = resolve(list(cmd_.args))
+    if failure is not None:
+        return Judgement(cmd_, failure=failure)
+    j = judge(cmd_, facts, installs, [], verdict_of, before)
+    if j.exit_code == EXIT_SAFE or not pins:
+        return j
+    reqs, why = instead_requirements(cmd_, pins)
+    if not reqs:
+        j.instead_why = why
+        return j
+    argv = instead_argv(cmd_, reqs, no_deps=True)
+    alt = parse_command(argv)
+    got, fail = resolve(list(alt.args))
+    if fail is None:
+        proof = judge(alt, facts, got, [], verdict_of, before)
+        if proof.exit_code == EXIT_SAFE:
+            j.instead = Command(tuple(argv), T("guard.instead_label"))
+            j.instead_why = why
+    return j
+
+
+# ---------------------------------------------------------------------------------------------
+# I/O: facts, pip, the matrix
+
+
+@dataclass
+class GuardRun:
+    judgement: Judgement
+    facts: Facts
+    before: Verdict
+    pip_prefix: List[str]
+
+
+def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_files: Sequence[str] = (),
+              timeout: float = 600.0) -> GuardRun:
+    """Gather the facts of the target environment (``opts``: CheckOptions), resolve the command
+    with its pip in report mode and judge the result."""
+    from doctor.matrix.query import pins_for
+    from doctor.rules.engine import make_context, run_rules
+    from doctor.shell.apply import detect_installer
+    from doctor.shell.resolver import Request, resolve_pip, resolve_uv
+    from doctor.usecases.check import cached_pip_conflicts, gather, load_matrix_or_exit
+
+    words = list(argv)
+    if requirement_files:
+        words = (words or ["pip", "install"]) + [x for f in requirement_files for x in ("-r", f)]
+    cmd_ = parse_command(words)
+    for f in requirement_files:
+        if not os.path.isfile(f):
+            raise UsageError(f"-r {f}: no such file")
+    mx = load_matrix_or_exit(list(opts.matrix))
+    facts = gather(opts, dict(env))
+    if facts.python is None or not facts.python.found:
+        raise UsageError(f"guard needs the target interpreter: {facts.python.error if facts.python else 'none found'}")
+    ctx = make_context(facts, mx, opts.stage)
+    ctx.pip_conflicts = cached_pip_conflicts(facts)
+    before = run_rules(ctx)
+    choice = detect_installer("pip", facts, env)
+    prefix = list(choice.downloader.prefix)
+
+    def verdict_of(after: Facts) -> Verdict:
+        return run_rules(make_context(after, mx, opts.stage, ctx.release.vllm_ascend if ctx.release else None))
+
+    end = time.monotonic() + timeout  # one total deadline: the command and the one proposed instead
+
+    def resolve(args: List[str]):
+        left = max(0.0, end - time.monotonic())
+        if cmd_.tool == "uv":
+            import shutil
+
+            uv = shutil.which("uv", path=env.get("PATH"))
+            if uv is None:
+                raise UsageError("guard: uv is not on PATH")
+            r = resolve_uv(uv, facts.python.executable, Request(args=args), env, sizes=False, timeout=left)
+        else:
+            r = resolve_pip(prefix, Request(args=args), env, sizes=False, timeout=left)
+        return r.packages, r.failure
+
+    pins: Dict[str, str] = {}
+    if ctx.release is not None:
+        arch = facts.python.machine or facts.host.machine
+        try:
+            pins = dict(pins_for(mx, ctx.release, arch=arch, python=facts.python.version).packages)
+        except KeyError:
+            pins = {}
+        from doctor.versions import same_release
+
+        accepted = {"torch-npu": ctx.release.torch_npu_accepted, "vllm": ctx.release.vllm_accepted}
+        for name in list(pins):
+            have = facts.dist(name)
+            # keep what is there when the release accepts it (torch 2.7.1+cpu, torch-npu 2.7.1)
+            if have is not None and any(same_release(have.version, v) for v in accepted.get(name, [pins[name]])):
+                pins[name] = have.version
+    return GuardRun(guard(cmd_, facts, before, verdict_of, resolve, pins), facts, before, prefix)
+
+
+def run_command(run: GuardRun, env: Mapping[str, str], timeout: float, echo: Callable[[str], None]) -> int:
+    """Carry out the guarded command with the pip that judged it (or uv for ``uv pip``)."""
+    from doctor.shell import proc
+
+    cmd_ = run.judgement.command
+    if cmd_.tool == "uv":
+        argv = cmd_.argv
+        if run.facts.python and "--python" not in cmd_.args:
+            argv = argv[: len(argv) - len(cmd_.args)] + ["--python", run.facts.python.executable] + cmd_.args
+    else:
+        argv = run.pip_prefix + ([cmd_.sub] if cmd_.sub != "other" else []) + cmd_.args
+        if cmd_.sub == "other":
+            argv = run.pip_prefix + cmd_.argv[1:] if os.path.basename(cmd_.argv[0]).startswith("pip") \
+                else run.pip_prefix + cmd_.argv[3:]
+    done = proc.stream(argv, timeout, env=env, on_line=echo)
+    if done.timed_out:
+        echo(f"timed out after {timeout:g} s")
+        return 1
+    if done.error or not done.found:
+        raise UsageError(f"cannot run {argv[0]}: {done.error or 'not found'}")
+    return done.returncode or 0

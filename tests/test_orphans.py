@@ -1,0 +1,114 @@
+"""No child outlives the doctor (issue 9, item 8): Ctrl-C, SIGTERM, SIGHUP or SIGKILL during a
+check whose npu-smi hangs (with a child of its own keeping the pipes open, as a stuck driver
+call does) leave neither npu-smi nor its child running."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fakehost import REPO
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != b"Z"  # a zombie is dead; only its parent (or init) has to reap it
+
+
+def hung_npu_smi(fake) -> Path:
+    d = fake.base
+    body = (f"#!/bin/sh\necho $$ > {d}/npu-smi.pid\nsleep 60 &\necho $! > {d}/child.pid\nwait\n")
+    return fake.write("/usr/local/bin/npu-smi", body, 0o755)
+
+
+def wait_for(path: Path, timeout: float = 30) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.is_file() and path.read_text().strip():
+            return int(path.read_text())
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never appeared")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
+                         ids=["ctrl-c", "sigterm", "sighup", "sigkill"])
+def test_children_die_with_the_doctor(fake, sig):
+    fake.ascend_host()
+    binary = hung_npu_smi(fake)
+    argv = [sys.executable, "-m", "doctor", "check", "--root", str(fake.root), "--site-packages", str(fake.base),
+            "--npu-smi", str(binary), "--npu-smi-timeout", "60"]
+    doctor = subprocess.Popen(argv, env=dict(fake.env, PYTHONPATH=str(REPO)), cwd=fake.workdir,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        smi, child = wait_for(fake.base / "npu-smi.pid"), wait_for(fake.base / "child.pid")
+        time.sleep(0.5)  # the doctor is past its imports, waiting on npu-smi
+        assert alive(smi) and alive(child) and doctor.poll() is None
+        doctor.send_signal(sig)
+        doctor.wait(timeout=20)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and (alive(smi) or alive(child)):
+            time.sleep(0.05)
+        assert not alive(smi) and not alive(child), (sig, doctor.stderr.read().decode()[-2000:])
+        err = doctor.stderr.read().decode()
+        # (CPython drops an exception raised while it runs a weakref callback of the import
+        # system and says so: "Exception ignored in"; the children are killed before that.)
+        assert "internal error" not in err and ("Traceback" not in err or "Exception ignored in" in err), err
+        if sig == signal.SIGINT:  # exiting "by SIGINT" after the cleanup is what CPython does
+            assert doctor.returncode in (130, -signal.SIGINT), err
+        elif sig != signal.SIGKILL:
+            assert doctor.returncode == 128 + sig, err
+    finally:
+        if doctor.poll() is None:
+            doctor.kill()
+        for name in ("npu-smi.pid", "child.pid"):
+            p = fake.base / name
+            if p.is_file():
+                try:
+                    os.kill(int(p.read_text()), signal.SIGKILL)
+                except (OSError, ValueError):
+                    pass
+
+
+def test_a_swallowed_interrupt_still_ends_the_doctor_but_never_mid_rollback(tmp_path):
+    """Python drops exceptions raised in weakref callbacks and __del__: a doctor whose
+    KeyboardInterrupt was lost still ends (the exit watchdog), and its children are killed at
+    once; a rollback in progress (shielded) is waited for."""
+    script = tmp_path / "swallow.py"
+    script.write_text(f"""
+import sys, time
+sys.path.insert(0, {str(REPO)!r})
+from doctor.shell import proc
+proc.EXIT_GRACE = 1.0
+proc.install_signal_handlers()
+child = proc.start(["sleep", "60"])
+announced = False
+while True:
+    try:
+        if not announced:  # inside the try: the signal may come while print returns
+            announced = True
+            print(child.pid, flush=True)
+        time.sleep(0.05)
+    except KeyboardInterrupt:
+        if sys.argv[1] == "shield":
+            with proc.shielded():
+                time.sleep(2.5)  # a rollback putting files back
+            print("rolled back", flush=True)
+        # else: swallowed, as CPython does inside a weakref callback
+""")
+    for mode, least, most in (("swallow", 0.9, 4), ("shield", 3.3, 7)):
+        p = subprocess.Popen([sys.executable, str(script), mode], stdout=subprocess.PIPE, text=True)
+        child = int(p.stdout.readline())
+        start = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=20)
+        took = time.monotonic() - start
+        assert p.returncode == 128 + signal.SIGINT and least < took < most, (mode, p.returncode, took)
+        assert not alive(child)
+        if mode == "shield":
+            assert p.stdout.read().strip() == "rolled back"

@@ -1,0 +1,182 @@
+"""Plans proven by pip's resolver (issue 11), with real pip against the metadata-faithful
+wheelhouse: ranges become the exact versions pip then installs, a pin missing from the index or
+a host that does not answer is said in the plan (pip's words, the host and how it failed, what
+works instead) and --apply stops before changing anything; bundles for offline nodes."""
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+from fakehost import FakeHost
+from fakehost import wheelhouse as wh
+
+
+def doctor(fake, env, *args, timeout=300, target=True):
+    argv = [sys.executable, "-m", "doctor", *args]
+    if target:
+        argv += fake.args()  # --root, --python and the fake npu-smi (nothing inside --root runs unless named)
+    return subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=timeout)
+
+
+def env_of(fake, house, dirs=(wh.PYPI, wh.CPU, wh.ASCEND), **extra):
+    env = wh.pip_env(fake.env, [house["dirs"][d] for d in dirs])
+    env.update(extra)
+    return env
+
+
+def host(tmp_path, house, release="0.11.0rc3", **overrides):
+    fake = FakeHost(tmp_path / "host")
+    wh._host(fake, release, house["template"], **overrides)
+    return fake
+
+
+def closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.mark.parametrize("override,name,pin", [
+    pytest.param({"numpy": "2.1.0"}, "numpy", "1.26.4", marks=pytest.mark.slow),  # fix --apply runs the resolver in test_fix_apply too
+    pytest.param({"transformers": "5.5.3"}, "transformers", "4.57.1", marks=pytest.mark.slow)])
+def test_ranges_become_the_versions_pip_installs(tmp_path, house, override, name, pin):
+    fake = host(tmp_path, house, **override)
+    env = env_of(fake, house)
+    proc = doctor(fake, env, "fix", "--json")
+    doc = json.loads(proc.stdout)
+    assert doc["resolution"]["status"] == "resolved", doc["resolution"]
+    assert all(v[:1].isdigit() for v in doc["pins"].values()), doc["pins"]  # no range reaches pins
+    assert doc["pins"][name] == pin
+    files = {f["name"]: f for f in doc["resolution"]["files"]}
+    assert files[name]["version"] == pin and len(files[name]["hashes"]["sha256"]) == 64
+    assert doc["resolution"]["download_bytes"] == sum(f["size"] for f in doc["resolution"]["files"])
+    step = next(s for s in doc["steps"] if s.get("packages") == [f"{name}=={pin}"])
+    assert "--no-deps" in step["argv"] and "--constraint" not in step["argv"]  # runs as printed
+    proc = doctor(fake, env, "fix", "--apply", "--yes", "--no-smoke", "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    have = wh.versions(fake.site)
+    for pkg, version in json.loads(proc.stdout)["pins"].items():
+        assert have.get(pkg) == version, (pkg, version, have.get(pkg))
+
+
+def test_missing_pin_is_pips_message_in_the_plan_not_a_traceback(tmp_path, house):
+    """vllm-ascend 0.11.0 needs torch-npu 2.7.1.post1, published only on the Ascend mirror: with
+    an index that lacks it the plan says so with pip's words and the mirror that has it."""
+    fake = host(tmp_path, house, release="0.13.0rc1", transformers="4.57.4")
+    env = env_of(fake, house, dirs=(wh.PYPI, wh.CPU))
+    proc = doctor(fake, env, "fix", "--target", "vllm-ascend==0.11.0")
+    assert "No matching distribution found for torch-npu==2.7.1.post1" in proc.stdout, proc.stdout + proc.stderr
+    assert "--extra-index-url https://mirrors.huaweicloud.com/ascend/repos/pypi" in proc.stdout
+    before = wh.tree_state(fake.site)
+    proc = doctor(fake, env, "fix", "--target", "vllm-ascend==0.11.0", "--apply", "--yes", "--no-smoke")
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr
+    assert wh.tree_state(fake.site) == before  # nothing changed
+
+
+def test_unreachable_hosts_named_with_how_and_what_works(tmp_path, house):
+    """torch X+cpu comes from the PyTorch CPU index; here the index pip is configured for is a
+    closed loopback port and download.pytorch.org does not resolve."""
+    fake = FakeHost(tmp_path / "host")
+    wh.cuda_torch(fake, house["template"])
+    port = closed_port()
+    env = env_of(fake, house, dirs=(wh.PYPI,), PIP_RETRIES="0", PIP_TIMEOUT="3",
+                 PIP_INDEX_URL=f"http://127.0.0.1:{port}/simple")
+    del env["PIP_NO_INDEX"]
+    proc = doctor(fake, env, "fix", "--json")
+    doc = json.loads(proc.stdout)
+    res = doc["resolution"]
+    assert res["status"] == "failed" and res["failure"]["kind"] == "unreachable", res
+    hosts = {h["host"]: h["how"] for h in res["failure"]["hosts"]}
+    assert hosts[f"127.0.0.1:{port}"] == "refused"
+    shells = [c["shell"] for c in res["remedies"]["commands"]]
+    assert any("ascend-doctor fix --bundle" in s for s in shells)
+
+
+@pytest.mark.slow
+def test_bundle_for_another_platform_is_refused_here(tmp_path, house):
+    fake = host(tmp_path, house, numpy="2.1.0")
+    env = env_of(fake, house)
+    snap = doctor(fake, env, "snapshot")
+    (tmp_path / "node.json").write_text(snap.stdout)
+    other = "aarch64" if fake.machine != "aarch64" else "x86_64"
+    out = tmp_path / "bundle-arm"
+    proc = doctor(fake, env, "fix", "--bundle", str(out), "--from", str(tmp_path / "node.json"),
+                  "--bundle-platform", f"manylinux_2_28_{other}", target=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["arch"] == other and manifest["platform"]["platforms"] == [f"manylinux_2_28_{other}"]
+    proc = doctor(fake, {**fake.env, "PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1"}, "fix", "--apply", "--yes",
+                  "--no-smoke", "--bundle", str(out))
+    assert proc.returncode == 2 and f"made for {other}" in proc.stderr, proc.stderr
+
+
+@pytest.mark.slow
+def test_bundle_applied_with_no_index_and_refused_when_a_file_is_altered(tmp_path, house):
+    fake = FakeHost(tmp_path / "host")
+    wh.seed_001(fake, house["template"])
+    proc = doctor(fake, env_of(fake, house), "snapshot")
+    (tmp_path / "node.json").write_text(proc.stdout)
+    out = tmp_path / "bundle"
+    proc = doctor(fake, env_of(fake, house), "fix", "--bundle", str(out), "--from", str(tmp_path / "node.json"),
+                  target=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # no index at all: no links, no configuration file, pip told not to look
+    offline = {**fake.env, "PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1"}
+    wheel = next((out / "wheels").glob("vllm-*.whl"))
+    good = wheel.read_bytes()
+    wheel.write_bytes(good[:-1] + bytes([good[-1] ^ 1]))
+    before = wh.tree_state(fake.site)
+    proc = doctor(fake, offline, "fix", "--apply", "--yes", "--no-smoke", "--bundle", str(out))
+    assert proc.returncode == 2 and wheel.name in proc.stderr and "sha256" in proc.stderr, proc.stderr
+    assert wh.tree_state(fake.site) == before
+    wheel.write_bytes(good)
+    proc = doctor(fake, offline, "fix", "--apply", "--yes", "--no-smoke", "--json", "--bundle", str(out))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert wh.versions(fake.site)["vllm"] == "0.11.0"
+
+
+@pytest.fixture(scope="module")
+def nodeps_house(house, tmp_path_factory):
+    from fakehost import nodeps
+
+    return nodeps.build(tmp_path_factory.mktemp("nodeps-leaves"))
+
+
+@pytest.mark.slow
+def test_no_deps_environment_plan_restores_every_requirement(tmp_path, house, nodeps_house):
+    """torch, torch-npu, vllm and vllm-ascend installed with --no-deps: pip check reports dozens of
+    missing requirements (torch's filelock, sympy, networkx, jinja2, fsspec; vllm's and
+    vllm-ascend's). The plan restores all of them, says before it runs what pip check will still
+    report (only vllm's CUDA side), and after --apply real pip check says exactly that."""
+    from fakehost import nodeps
+
+    fake = FakeHost(tmp_path / "host")
+    nodeps.environment(fake, house["template"])
+    env = wh.pip_env(fake.env, [house["dirs"][d] for d in (wh.PYPI, wh.CPU, wh.ASCEND)] + [nodeps_house])
+    broken = subprocess.run([str(fake.python), "-m", "pip", "check"], env=env, capture_output=True, text=True, timeout=120)
+    missing = [x for x in broken.stdout.splitlines() if "which is not installed" in x]
+    assert len(missing) > 50 and any(x.startswith("torch 2.7.1+cpu requires sympy") for x in missing), broken.stdout
+    proc = doctor(fake, env, "fix", "--json")
+    doc = json.loads(proc.stdout)
+    assert doc["resolution"]["status"] == "resolved", doc["resolution"]
+    assert doc["resolution"]["unexpected_after"] == []
+    installed = {p.split("==")[0] for s in doc["steps"] for p in s.get("packages", [])}
+    assert {"filelock", "sympy", "networkx", "jinja2", "fsspec", "fastapi", "quart"} <= installed
+    promised = doc["resolution"]["pip_check_after"]
+    assert promised and all(x.startswith("vllm 0.11.0 requires") for x in promised)
+    proc = doctor(fake, env, "fix", "--apply", "--yes", "--no-smoke", "--json")
+    assert proc.returncode in (0, 4), proc.stderr[-3000:]
+    after = subprocess.run([str(fake.python), "-m", "pip", "check"], env=env, capture_output=True, text=True, timeout=120)
+    reported = sorted(x for x in after.stdout.splitlines() if x.strip())
+    # pip check words it like the plan did (pip's "which is not installed." / "but you have X Y.")
+    import re
+
+    def norm(line):  # pip names only the package of a missing requirement, without its specifier
+        line = line.rstrip(".").replace(" has requirement ", " requires ")
+        return re.sub(r"requires ([A-Za-z0-9._-]+)[^,]*, which is not installed", r"requires \1, which is not installed", line)
+
+    assert sorted(map(norm, reported)) == sorted(map(norm, promised)), (reported, promised)
