@@ -31,7 +31,7 @@ from packaging.utils import canonicalize_name
 from doctor.facts import Distribution, Facts
 from doctor.i18n import T
 from doctor.parse.pipreport import Failure, Resolved
-from doctor.plan.builder import VLLM_NOT_ON_ASCEND, Plan, Step, exact_pins, unmet_requirements
+from doctor.plan.builder import Plan, Step, exact_pins, unmet_requirements
 from doctor.plan.indexes import TORCH_CPU_INDEX, remedies
 
 RESOLVED, NOT_RESOLVED, FAILED = "resolved", "not resolved", "failed"
@@ -105,7 +105,7 @@ def deps_requirements(plan: Plan, facts: Facts, exact: Sequence[Resolved], marke
             continue
         if prefix and d.location and not _under(d.location, prefix):
             continue  # on PYTHONPATH or the user site, not in this environment: not ours to repair
-        for r in unmet_requirements(name, d.requires, stack, post, markers):
+        for r in unmet_requirements(name, d.requires, stack, post, markers, plan.not_on_ascend):
             if _name(r) not in asked and r not in out:
                 out.append(r)
     return out
@@ -143,8 +143,9 @@ def needed(resolved: Sequence[Resolved], facts: Facts) -> List[Resolved]:
     return [r for r in resolved if r.requested or r.name not in dists or dists[r.name].version != r.version]
 
 
-def expected_conflict(requirer: str, required: str) -> bool:
-    return requirer == "vllm" and any(fnmatch.fnmatch(required, p) for p in VLLM_NOT_ON_ASCEND)
+def expected_conflict(requirer: str, required: str, not_on_ascend: Sequence[str]) -> bool:
+    """vllm asking for what the Ascend stack never installs (the matrix's "vllm_not_on_ascend")."""
+    return requirer == "vllm" and any(fnmatch.fnmatch(required, p) for p in not_on_ascend)
 
 
 def apply(plan: Plan, facts: Facts, exact: Sequence[Resolved], deps: Sequence[Resolved], installer,
@@ -210,7 +211,7 @@ def apply(plan: Plan, facts: Facts, exact: Sequence[Resolved], deps: Sequence[Re
     # what pip check says afterwards
     post = after_plan(facts, out, list(by_name.values()))
     conflicts = pipcheck.check(post, markers)
-    unexpected = [c for c in conflicts if not expected_conflict(c.requirer, c.required)]
+    unexpected = [c for c in conflicts if not expected_conflict(c.requirer, c.required, plan.not_on_ascend)]
     files = list(exact) + [r for r in deps]
     out.resolution = {
         "status": RESOLVED, "installer": installer_name,
@@ -222,7 +223,7 @@ def apply(plan: Plan, facts: Facts, exact: Sequence[Resolved], deps: Sequence[Re
     }
     out.resolved_files = files
     out.expected_residual = [m for m in out.expected_residual if not _is_generic_residual(m)] + [
-        T("plan.resolved.residual", conflict=c.describe()) for c in conflicts if expected_conflict(c.requirer, c.required)]
+        T("plan.resolved.residual", conflict=c.describe()) for c in conflicts if expected_conflict(c.requirer, c.required, plan.not_on_ascend)]
     for c in unexpected:
         out.notes.append(T("plan.resolved.unexpected", conflict=c.describe()))
     return out
