@@ -36,8 +36,6 @@ def print_plan(plan, lang: str, file=None) -> None:
     auto = [s for s in plan.steps if s.runs]
     hand = [s for s in plan.steps if not s.runs and s not in first]
     if first and auto:
-        from doctor.i18n import tr
-
         console.print(Text(tr("plan.first", lang), style="bold yellow"))
         for s in first:
             console.print(Text(f"- [{s.kind}] {s.why.text(lang)}"), soft_wrap=True)
@@ -81,8 +79,6 @@ def print_resolution(plan, lang: str, console) -> None:
     """Whether the resolver proved the plan: the total download, or pip's own message, the
     hosts that did not answer and what works instead (one runnable command per line)."""
     from rich.text import Text
-
-    from doctor.i18n import tr
 
     res = plan.resolution or {}
     status = res.get("status")
