@@ -3,12 +3,12 @@ import json
 
 import pytest
 from smoke_fixtures.openai_server import Server
-from test_fix_apply import build, doctor, house, pip_env  # noqa: F401 - the session wheelhouse fixture
+from test_fix_apply import build, doctor, pip_env
 
 pytestmark = pytest.mark.slow
 
 
-def test_fix_apply_runs_the_configured_endpoint_stage(tmp_path, house):  # noqa: F811
+def test_fix_apply_runs_the_configured_endpoint_stage(tmp_path, house):
     fake = build("numpy_2", tmp_path, house)
     env = pip_env(fake, house)
     with Server(first=0.01, gap=0.001) as srv:
@@ -24,7 +24,7 @@ def test_fix_apply_runs_the_configured_endpoint_stage(tmp_path, house):  # noqa:
     assert proc.returncode == 4 and not [f for f in after["findings"] if f["status"] == "fail"], proc.stderr
 
 
-def test_fix_apply_reports_a_broken_smoke_config(tmp_path, house):  # noqa: F811
+def test_fix_apply_reports_a_broken_smoke_config(tmp_path, house):
     fake = build("numpy_2", tmp_path, house)
     env = pip_env(fake, house)
     cfg = tmp_path / "smoke.toml"
