@@ -84,7 +84,7 @@ def probe_static_python(host: Host, machine: str) -> PythonFacts:
     facts.machine = machine
     facts.glibc = find_glibc(host, machine)
     facts.prefix, facts.base_prefix = prefix, base_prefix
-    facts.sys_path = [str(host.path(p)) for p in sys_path(host, prefix, base_prefix, xy, cfg)]
+    facts.sys_path = sys_path(host, prefix, base_prefix, xy, cfg)  # the image's own paths: probes read via host
     facts.markers = pyenv.markers(version, machine)
     return facts
 

@@ -238,7 +238,7 @@ def _probe(source: _Source, ws, options: ProbeOptions) -> Facts:
     cwd = sel.config.working_dir or "/"
     host = Host(root=view.root, env=env, cwd=cwd)
     python = probe_static_python(host, machine)
-    facts = collect(host, options, probes=_probes(python, machine, str(host.root) + ("" if cwd == "/" else cwd)))
+    facts = collect(host, options, probes=_probes(python, machine, cwd))
     facts.timings_ms["image.materialise"] = materialised
     _unview(facts, str(host.root))
     facts.host.machine = machine
@@ -272,17 +272,12 @@ def _probes(python: PythonFacts, machine: str, view_cwd: str) -> Tuple[Probe, ..
 
         if not python.found:
             return None
-        pk = scan(python.sys_path)
-        root = str(host.root)
-        for d in list(pk.dists.values()) + pk.shadowed:
-            if d.direct_url and d.direct_url.startswith("file:///"):
-                d.direct_url = "file://" + root + d.direct_url[len("file://"):]
-        return pk
+        return scan(host, python.sys_path)
 
     def _workdir(host, facts, options):
         from doctor.probes.workdir import probe_workdir
 
-        return probe_workdir(view_cwd, facts.packages)
+        return probe_workdir(host, view_cwd, facts.packages)
 
     replaced = {"python": _python, "devices": _devices, "cann": _cann, "packages": _packages, "workdir": _workdir}
     return tuple(dataclasses.replace(p, run=replaced[p.name], waits=False) if p.name in replaced else p for p in PROBES)
