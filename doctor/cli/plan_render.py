@@ -60,7 +60,7 @@ def print_plan(plan, lang: str, file=None) -> None:
                                          or f"--prefer {a['prefer']}: vllm-ascend {a['target']}"
                                          + (f" ({'; '.join(a['needs'])})" if a.get("needs") else "")
                                          for a in plan.alternatives]),
-                       ("notes", [m.text(lang) for m in plan.notes])):
+                       ("notes", [note_text(m, lang) for m in plan.notes])):
         if items:
             console.print(Text(tr(f"fix.{key}", lang), style="bold"))
             for it in items:
