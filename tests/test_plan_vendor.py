@@ -65,6 +65,9 @@ def test_old_host_with_a_target_upgrades_the_hdk_too(tmp_path):
     p, *_ = planned(fake, target="0.11.0")
     vendor = [s.finding for s in p.steps if s.kind == "vendor"]
     assert vendor[:2] == ["driver.driver", "driver.firmware"], vendor
+    # CANN 8.3.RC2's notes list no HDK: the step names whose pairing it takes, never claims one
+    driver = next(s for s in p.steps if s.finding == "driver.driver").why.text("en")
+    assert "no HDK is documented for CANN 8.3.RC2" in driver and "nearest documented pairing" in driver
     assert "transformers" in p.ranges  # the resolver must bring transformers under vllm's floor
 
 

@@ -14,8 +14,8 @@ from typing import List, Optional, Tuple
 
 from doctor.facts import Facts
 from doctor.i18n import T, Text
-from doctor.matrix.model import Matrix, Release
-from doctor.matrix.query import INCOMPATIBLE, cann_row, cann_supports_driver, release_misfits
+from doctor.matrix.model import CannDriver, Matrix, Release
+from doctor.matrix.query import INCOMPATIBLE, cann_row, cann_supports_driver, nearest_pairing, release_misfits
 from doctor.versions import AscendVersion
 
 CANN_LAYERS = ("toolkit", "ops", "nnal")
@@ -31,6 +31,7 @@ class VendorPath:
     hdk_from: Optional[str]
     hdk_to: Optional[str]  # None: the installed driver/firmware stay
     layers: List[str] = field(default_factory=list)
+    hdk_nearest: Optional[str] = None  # the CANN of the nearest documented pairing, when hdk_to comes from it
 
     @property
     def cost(self) -> int:
@@ -73,19 +74,40 @@ def path_to(matrix: Matrix, facts: Facts, row: Release, hardware: Optional[str])
     if driver is None:
         # No driver seen: a container or a build stage uses the host's (nothing to plan here);
         # a bare machine getting its first CANN gets the HDK that CANN is documented with.
-        if cann_to is not None and not facts.host.in_container and cd is not None:
-            hdk_to = cd.paired or (cd.documented[0] if cd.documented else None)
+        if cann_to is not None and not facts.host.in_container:
+            hdk_to = _documented_hdk(matrix, cd, use, None)
     else:
         status, _ = cann_supports_driver(matrix, use, driver)
         # The CANN that stays asks for a new HDK only on a documented incompatibility ("not
         # documented" is not "too old"). A CANN being installed goes in with an HDK it is
         # documented with when the driver is below every line its row names.
-        below = cd is not None and bool(cd.documented) and all(AscendVersion(driver) < AscendVersion(p) for p in cd.documented)
-        if cd is not None and (status in INCOMPATIBLE or (cann_to is not None and below)):
-            hdk_to = cd.paired or (cd.documented[0] if cd.documented else None)
+        lines = cd.documented if cd is not None and cd.documented else _nearest_lines(matrix, use, driver)
+        below = bool(lines) and all(AscendVersion(driver) < AscendVersion(p) for p in lines)
+        if (cd is not None and status in INCOMPATIBLE) or (cann_to is not None and below):
+            hdk_to = _documented_hdk(matrix, cd, use, driver)
+    nearest = None
     if hdk_to is not None:
         layers = list(HDK_LAYERS) + layers
-    return VendorPath(row, cann, cann_to, driver, hdk_to, layers)
+        if cd is None or not (cd.paired or cd.documented):
+            near = nearest_pairing(matrix, use, driver or "0")
+            nearest = near.cann if near is not None else None
+    return VendorPath(row, cann, cann_to, driver, hdk_to, layers, nearest)
+
+
+def _nearest_lines(matrix: Matrix, cann: str, driver: Optional[str]) -> Tuple[str, ...]:
+    """A CANN whose notes list no HDK: the line of the nearest documented pairing (as check
+    names it), so an undocumented CANN never looks cheaper than a documented one."""
+    near = nearest_pairing(matrix, cann, driver or "0")
+    return (near.driver,) if near is not None else ()
+
+
+def _documented_hdk(matrix: Matrix, cd: Optional[CannDriver], cann: str, driver: Optional[str]) -> Optional[str]:
+    """The HDK a CANN goes in with: its paired HDK, else its first documented line, else the
+    nearest documented pairing's."""
+    if cd is not None and (cd.paired or cd.documented):
+        return cd.paired or cd.documented[0]
+    lines = _nearest_lines(matrix, cann, driver)
+    return lines[0] if lines else None
 
 
 def candidates(matrix: Matrix, facts: Facts, hardware: Optional[str]) -> List[VendorPath]:
@@ -130,8 +152,13 @@ def vendor_steps(path: VendorPath, facts: Facts) -> List[Tuple[str, Text]]:
     firmware) the CANN needs, then CANN's toolkit, ops and NNAL."""
     out: List[Tuple[str, Text]] = []
     if path.hdk_to:
-        out.append(("driver", T("plan.vendor.driver", frm=path.hdk_from or T("plan.vendor.none"), to=path.hdk_to,
-                                cann=path.cann_to or path.cann_from or "-")))
+        if path.hdk_nearest:  # the target CANN's notes list no HDK: say whose pairing this is
+            out.append(("driver", T("plan.vendor.driver_nearest", frm=path.hdk_from or T("plan.vendor.none"),
+                                    to=path.hdk_to, cann=path.cann_to or path.cann_from or "-",
+                                    near=path.hdk_nearest)))
+        else:
+            out.append(("driver", T("plan.vendor.driver", frm=path.hdk_from or T("plan.vendor.none"), to=path.hdk_to,
+                                    cann=path.cann_to or path.cann_from or "-")))
         out.append(("firmware", T("plan.vendor.firmware", to=path.hdk_to)))
     if path.cann_to:
         out.append(("toolkit", T("plan.vendor.toolkit", frm=path.cann_from or T("plan.vendor.none"), to=path.cann_to)))
