@@ -43,6 +43,21 @@ class HostFacts:
 
 
 @dataclass
+class DeniedPath:
+    """A host file or directory this process was not allowed to read (EACCES/EPERM), and who
+    may: the doctor says which path and which group to join, not "missing"."""
+
+    path: str  # what the probe wanted to read
+    refused_by: str  # the path itself, or a directory above it that may not be searched
+    is_dir: bool = False  # refused_by is a directory
+    mode: int = 0  # permission bits of refused_by
+    uid: int = -1
+    gid: int = -1
+    owner: str = ""
+    group: str = ""  # the group that may read it (/etc/group of the root), "" if unknown
+
+
+@dataclass
 class DriverFacts:
     install_info_path: str
     install_info_found: bool = False
@@ -55,6 +70,7 @@ class DriverFacts:
     innerversion: Optional[str] = None
     compatible_fw: List[List[str]] = field(default_factory=list)
     malformed: Optional[str] = None  # why version.info could not be used
+    denied: Optional[DeniedPath] = None  # version.info exists but may not be read by this user
     lib_dir: str = ""
     hal_lib_found: bool = False
     dcmi_found: bool = False
@@ -68,6 +84,7 @@ class FirmwareFacts:
     package_version: Optional[str] = None
     compatible_drv: List[List[str]] = field(default_factory=list)
     malformed: Optional[str] = None
+    denied: Optional[DeniedPath] = None
 
 
 @dataclass
@@ -76,6 +93,7 @@ class NnalFacts:
     path: str = ""
     version: Optional[str] = None
     set_env: Optional[str] = None
+    malformed: Optional[str] = None  # why the version in latest/version.info cannot be used
 
 
 @dataclass
@@ -95,10 +113,12 @@ class CannFacts:
     ops_package: Optional[str] = None
     ops_version: Optional[str] = None
     ops_path: Optional[str] = None
+    ops_malformed: Optional[str] = None  # why the ops/kernels version file cannot be used
     libs: Dict[str, bool] = field(default_factory=dict)  # libascendcl.so, libhccl.so present?
     set_env: Optional[str] = None
     other_versions: List[str] = field(default_factory=list)
     searched: List[str] = field(default_factory=list)
+    denied: Optional[DeniedPath] = None  # the toolkit (a home or its version file) may not be read
     nnal: NnalFacts = field(default_factory=NnalFacts)
 
 
@@ -209,6 +229,28 @@ class WorkdirFacts:
 
 
 @dataclass
+class ImportLocation:
+    """Where ``import <name>`` in the serving process finds a stack package (found by walking
+    its sys.path the way Python's path finder does, without importing anything)."""
+
+    name: str  # vllm / vllm_ascend / torch / torch_npu
+    dist: str  # its distribution (vllm-ascend, torch-npu ...)
+    found: Optional[str] = None  # the package directory (or module file) it loads; None: not importable
+    entry: Optional[str] = None  # the sys.path entry that holds it
+    kind: str = ""  # package / module / namespace ("" when not found)
+    installed: Optional[str] = None  # where the installed distribution has it
+    same_as_installed: bool = True
+
+
+@dataclass
+class ImportsFacts:
+    python_path: List[str] = field(default_factory=list)  # PYTHONPATH of the serving process, in order
+    python_path_source: str = ""  # "environment" or the --serve-args-file that exports it
+    sys_path: List[str] = field(default_factory=list)  # the search path walked (PYTHONPATH first)
+    located: List[ImportLocation] = field(default_factory=list)
+
+
+@dataclass
 class ElfFacts:
     """The dynamic section of one shared object (read without loading it)."""
 
@@ -270,6 +312,7 @@ class MasterFacts:
     health: Optional[HttpFact] = None
     metrics: Optional[HttpFact] = None
     summary: Optional[HttpFact] = None
+    skipped: Optional[str] = None  # "build": named, but not contacted at the build stage
 
 
 @dataclass
@@ -504,6 +547,7 @@ class Facts:
     python: Optional[PythonFacts] = None
     packages: Optional[PackagesFacts] = None
     workdir: Optional[WorkdirFacts] = None
+    imports: Optional[ImportsFacts] = None
     mooncake: Optional[MooncakeFacts] = None
     hccn: Optional[HccnFacts] = None
     tuning: Optional[TuningFacts] = None

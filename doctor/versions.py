@@ -126,6 +126,29 @@ def ascend(text: str) -> AscendVersion:
     return AscendVersion(text)
 
 
+# What a version read from an Ascend host may look like: ASCII digits and letters in parts
+# separated by dots, dashes or underscores, starting with a number (8.3.RC2, 9.1.0-beta.1,
+# 23.0.rc1.b070, 7.7.0.1.231). Anything else (spaces, ';', '$', bytes that are not UTF-8) is not a
+# version: such a string is never judged as one, and never reaches a printed command.
+_VERSION_SHAPE = re.compile(r"[0-9]+(?:[._\-][0-9A-Za-z]+)*")
+MAX_VERSION_LEN = 64
+
+
+def version_problem(text: Optional[str]) -> Optional[str]:
+    """Why ``text`` (a version read from a host file or a vendor tool) is not a version, or None
+    when it is one. The why shows the value escaped (``ascii()``): it may hold anything."""
+    if text is None:
+        return None
+    shown = ascii(text if len(text) <= MAX_VERSION_LEN else text[:MAX_VERSION_LEN] + "...")
+    if "\ufffd" in text:
+        return f"{shown} is not a version (bytes that are not UTF-8)"
+    if len(text) > MAX_VERSION_LEN:
+        return f"{shown} is not a version (longer than {MAX_VERSION_LEN} characters)"
+    if not _VERSION_SHAPE.fullmatch(text):
+        return f"{shown} is not a version (only digits, letters and . - _ between them)"
+    return None
+
+
 def in_version_range(version: str, lo: str, hi: str, compare_parts: Optional[int] = None) -> bool:
     """Huawei ``[lo,hi]`` compatibility ranges.
 

@@ -247,7 +247,7 @@ def check(cmd: ServeCommand, ctx: ServeContext) -> List[Issue]:
         out.append(issue(FAIL, T("mooncake.serve_args.not_object"),
                          observed=type(res.value).__name__ if res else None, source=SOURCE))
         return out
-    out.extend(_check_object(data, ctx))
+    out.extend(_check_object(data, ctx, cmd.options))
     if not any(i.status in (FAIL, WARN) for i in out):
         out.insert(0, issue(OK, T("mooncake.serve_args.valid", connector=data.get("kv_connector"), role=data.get("kv_role"),
                                   version=ctx.vllm_ascend or T("mooncake.version_unknown")),
@@ -255,7 +255,7 @@ def check(cmd: ServeCommand, ctx: ServeContext) -> List[Issue]:
     return out
 
 
-def _check_object(data: Dict[str, Any], ctx: ServeContext) -> List[Issue]:
+def _check_object(data: Dict[str, Any], ctx: ServeContext, options: Optional[Mapping[str, str]] = None) -> List[Issue]:
     out: List[Issue] = []
     va = ctx.vllm_ascend
     name = data.get("kv_connector")
@@ -289,7 +289,7 @@ def _check_object(data: Dict[str, Any], ctx: ServeContext) -> List[Issue]:
     if fam:
         out.extend(_extra_issues(fam, str(name), extra, va, ctx.extra_keys.get(fam, {})))
     if fam == "p2p" or (fam == "layerwise" and at_least(va, ctx.extra_keys.get("layerwise", {}).get("prefill", (None, None))[1]) is False):
-        out.extend(_prefill_decode(str(name), extra))
+        out.extend(_prefill_decode(str(name), extra, role, options or {}))
     if fam == "store":
         out.extend(_store_issues(str(name), extra, ctx))
     elif fam in ("p2p", "layerwise") and ctx.env.get("MOONCAKE_CONFIG_PATH"):
@@ -362,7 +362,34 @@ def _extra_issues(fam: str, name: str, extra: Dict[str, Any], va: Optional[str],
     return out
 
 
-def _prefill_decode(name: str, extra: Dict[str, Any]) -> List[Issue]:
+# The side of a prefill/decode pair each role is (kv_both is neither: both sides are the others').
+SIDE_OF_ROLE = {"kv_producer": "prefill", "kv_consumer": "decode"}
+
+
+def _own_size(options: Mapping[str, str], *names: str) -> Optional[str]:
+    """This instance's size from its command line: vLLM's default 1 when not given, None when
+    given as something that is not a number (a shell variable)."""
+    for n in names:
+        v = options.get(n)
+        if v is not None:
+            return v if v.isdigit() else None
+    return "1"
+
+
+def _pd_sizes(side: str, role: Any, options: Mapping[str, str]) -> Dict[str, Any]:
+    """What to write for ``side``: the command's own sizes when ``side`` is this instance's
+    role, else named placeholders (only the other instance's command knows them; never a guess
+    from the visible devices)."""
+    own = SIDE_OF_ROLE.get(str(role)) == side
+    out: Dict[str, Any] = {}
+    for key, names in (("tp", ("tensor-parallel-size", "tp")), ("dp", ("data-parallel-size", "dp"))):
+        value = _own_size(options, *names) if own else None
+        out[key] = value if value is not None else T("mooncake.serve_args.pd_placeholder", side=side, key=f"{key}_size")
+    return out
+
+
+def _prefill_decode(name: str, extra: Dict[str, Any], role: Any = None,
+                    options: Optional[Mapping[str, str]] = None) -> List[Issue]:
     out: List[Issue] = []
     sizes: Dict[str, Dict[str, Any]] = {}
     for side in ("prefill", "decode"):
@@ -370,7 +397,7 @@ def _prefill_decode(name: str, extra: Dict[str, Any]) -> List[Issue]:
         missing = [k for k in ("tp_size", "dp_size") if not isinstance(cfg, dict) or k not in cfg]
         if missing:
             out.append(issue(FAIL, T("mooncake.serve_args.pd_sizes_missing", name=name, side=side, missing=", ".join(missing)),
-                             T("mooncake.serve_args.pd_sizes_missing.hint", side=side),
+                             T("mooncake.serve_args.pd_sizes_missing.hint", side=side, **_pd_sizes(side, role, options or {})),
                              expected=f"{side}.tp_size, {side}.dp_size", source=SOURCE))
         elif isinstance(cfg, dict):
             sizes[side] = cfg

@@ -30,19 +30,19 @@ def _devices(host: Host, facts: Facts, options: ProbeOptions):
 def _driver(host: Host, facts: Facts, options: ProbeOptions):
     from doctor.probes.driver import probe_driver
 
-    return probe_driver(host)
+    return probe_driver(host, facts.host)
 
 
 def _firmware(host: Host, facts: Facts, options: ProbeOptions):
     from doctor.probes.driver import probe_firmware
 
-    return probe_firmware(host, facts.driver) if facts.driver else None
+    return probe_firmware(host, facts.driver, facts.host) if facts.driver else None
 
 
 def _cann(host: Host, facts: Facts, options: ProbeOptions):
     from doctor.probes.cann import probe_cann
 
-    return probe_cann(host, facts.host.machine)
+    return probe_cann(host, facts.host.machine, facts.host)
 
 
 def _packages(host: Host, facts: Facts, options: ProbeOptions):
@@ -71,7 +71,13 @@ def _mooncake(host: Host, facts: Facts, options: ProbeOptions):
 
     return probe_mooncake(host, facts, MooncakeOptions(
         serve_args=options.serve_args, serve_args_file=options.serve_args_file,
-        master=options.mooncake_master, timeout=options.mooncake_timeout))
+        master=options.mooncake_master, timeout=options.mooncake_timeout, stage=options.stage))
+
+
+def _imports(host: Host, facts: Facts, options: ProbeOptions):
+    from doctor.probes.imports import probe_imports
+
+    return probe_imports(host, facts)
 
 
 def _hccn(host: Host, facts: Facts, options: ProbeOptions):
@@ -104,7 +110,8 @@ PROBES: Tuple[Probe, ...] = (
     Probe("cann", "cann", _cann),
     Probe("packages", "python", _packages, after=("python",)),
     Probe("workdir", "env", _workdir, after=("packages",)),
-    Probe("mooncake", "mooncake", _mooncake, after=("packages", "devices", "cann", "python")),
+    Probe("mooncake", "mooncake", _mooncake, after=("packages", "devices", "driver", "cann", "python")),
+    Probe("imports", "env", _imports, after=("packages", "mooncake")),  # the serve script's PYTHONPATH
     Probe("hccn", "hccn", _hccn, after=("devices",), waits=True),
     Probe("tuning", "tuning", _tuning, after=("devices",)),
     Probe("model", "tuning", _model, after=("tuning",)),

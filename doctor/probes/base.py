@@ -32,6 +32,7 @@ class ProbeOptions:
     verify_weights: bool = False  # --verify-weights: hash a sample of the shards
     verify_sample: int = 3  # shards hashed by --verify-weights (0: every shard with a known hash)
     progress: Optional[Callable[[str, int, int], None]] = None  # (label, done, total) for long reads
+    stage: str = "auto"  # --stage: network probes (the Mooncake master) belong to the runtime stage
 
 
 @dataclass(frozen=True)

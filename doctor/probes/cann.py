@@ -9,7 +9,8 @@ import posixpath
 import re
 from typing import List, Optional, Tuple
 
-from doctor.facts import CannFacts, NnalFacts
+from doctor.facts import CannFacts, DeniedPath, HostFacts, NnalFacts
+from doctor.probes.access import denied_path
 from doctor.shell.host import Host
 from doctor.parse.kvfile import parse_colon, parse_equals
 
@@ -44,31 +45,39 @@ def _arch_dirs(host: Host, home: str, machine: str) -> List[str]:
     return names
 
 
-def probe_cann(host: Host, machine: str) -> CannFacts:
+def probe_cann(host: Host, machine: str, me: Optional[HostFacts] = None) -> CannFacts:
     facts = CannFacts()
+    denied: Optional[DeniedPath] = None
     for home, how in _candidates(host):
         facts.searched.append(home)
         if not host.is_dir(home):
+            # a home that is there but may not be searched is not "not installed"
+            denied = denied or denied_path(host, home, me)
             continue
         facts.found = True
         facts.home, facts.how = home, how
-        _read_toolkit(host, facts, machine)
+        _read_toolkit(host, facts, machine, me)
         break
+    if not facts.found:
+        facts.denied = denied
     facts.other_versions = _installed_versions(host)
     base = _ascend_base(facts.home) if facts.home else "/usr/local/Ascend"
     facts.nnal = probe_nnal(host, base)
     return facts
 
 
-def _read_toolkit(host: Host, facts: CannFacts, machine: str) -> None:
+def _read_toolkit(host: Host, facts: CannFacts, machine: str, me: Optional[HostFacts] = None) -> None:
     home = facts.home or ""
     real = host.realpath(home)
     facts.real_home = real
     facts.layout = "cann" if re.search(r"/cann(-[^/]*)?$", real) or "/cann-" in real else "ascend-toolkit"
-    for arch_dir in _arch_dirs(host, home, machine):
+    arch_dirs = _arch_dirs(host, home, machine)
+    denied = None if arch_dirs else denied_path(host, home, me)  # a home that may not be listed
+    for arch_dir in arch_dirs:
         info_path = posixpath.join(home, arch_dir, "ascend_toolkit_install.info")
         text = host.read_text(info_path)
         if text is None:
+            denied = denied or denied_path(host, info_path, me)
             continue
         kv = parse_equals(text)
         facts.install_info_path = info_path
@@ -86,7 +95,9 @@ def _read_toolkit(host: Host, facts: CannFacts, machine: str) -> None:
     cfg = host.read_text(posixpath.join(home, "version.cfg"))
     if cfg is not None:
         facts.components = _parse_version_cfg(cfg)
-    if not facts.version:
+    if facts.install_info_path is None and denied is not None:
+        facts.denied = denied  # not "no version": this user may not read it (no guessing either)
+    elif not facts.version:
         # The install info is missing or has no version: fall back to the version directory
         # the component links point at (latest/runtime -> ../8.2.RC2/runtime).
         facts.version = _version_from_links(host, home, real) or facts.components.get("toolkit")

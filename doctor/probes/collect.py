@@ -15,6 +15,7 @@ from doctor import __version__
 from doctor.facts import Facts, ProbeError, redact_env
 from doctor.probes.base import Probe, ProbeOptions
 from doctor.probes.host_info import probe_host
+from doctor.probes.malformed import reject_malformed_versions
 from doctor.shell.host import Host
 
 
@@ -61,4 +62,5 @@ def collect(host: Host, options: ProbeOptions, while_waiting: Optional[Callable[
         lane.join()
     for problem in host.problems:  # symlink chains that would have led out of --root: not read
         facts.probe_errors.append(ProbeError(probe="root", error=problem))
+    reject_malformed_versions(facts)
     return facts

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import posixpath
+from typing import Optional
 
-from doctor.facts import DriverFacts, FirmwareFacts
+from doctor.facts import DriverFacts, FirmwareFacts, HostFacts
+from doctor.probes.access import denied_path
 from doctor.shell.host import Host
 from doctor.parse.kvfile import parse_equals
 from doctor.versions import parse_ranges
@@ -13,7 +15,7 @@ DEFAULT_BASE = "/usr/local/Ascend"
 DCMI_PATHS = ("/usr/local/dcmi/libdcmi.so",)
 
 
-def probe_driver(host: Host) -> DriverFacts:
+def probe_driver(host: Host, me: Optional[HostFacts] = None) -> DriverFacts:
     facts = DriverFacts(install_info_path=INSTALL_INFO)
     text = host.read_text(INSTALL_INFO)
     if text is not None:
@@ -31,6 +33,7 @@ def probe_driver(host: Host) -> DriverFacts:
     facts.dcmi_found = any(host.exists(p) for p in DCMI_PATHS + (posixpath.join(facts.lib_dir, "libdcmi.so"),))
     text = host.read_text(facts.version_path)
     if text is None:
+        facts.denied = denied_path(host, facts.version_path, me)
         return facts
     facts.found = True
     kv = parse_equals(text)
@@ -43,11 +46,12 @@ def probe_driver(host: Host) -> DriverFacts:
     return facts
 
 
-def probe_firmware(host: Host, driver: DriverFacts) -> FirmwareFacts:
+def probe_firmware(host: Host, driver: DriverFacts, me: Optional[HostFacts] = None) -> FirmwareFacts:
     base = driver.install_info.get("firmware_install_path_param") or driver.base
     facts = FirmwareFacts(version_path=posixpath.join(base, "firmware", "version.info"))
     text = host.read_text(facts.version_path)
     if text is None:
+        facts.denied = denied_path(host, facts.version_path, me)
         return facts
     facts.found = True
     kv = parse_equals(text)

@@ -18,15 +18,18 @@ def _groups(host: Host) -> dict:
 
 
 def probe_host(host: Host) -> HostFacts:
-    import getpass
+    import pwd
 
+    # The effective ids: they decide what this process may open (a doctor run through sudo -u
+    # or a setuid wrapper reads as that user).
+    uid = os.geteuid()
     try:
-        user = getpass.getuser()
-    except Exception:  # no passwd entry in a container: the uid is what matters
-        user = str(os.getuid())
-    gids = sorted(set([os.getgid()] + os.getgroups()))
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:  # no passwd entry in a container: the uid is what matters
+        user = str(uid)
+    gids = sorted(set([os.getegid()] + os.getgroups()))
     in_container = host.exists("/.dockerenv") or host.exists("/run/.containerenv")
     return HostFacts(
-        root=str(host.root), cwd=host.cwd, uid=os.getuid(), gids=gids, user=user,
+        root=str(host.root), cwd=host.cwd, uid=uid, gids=gids, user=user,
         groups=_groups(host), machine=os.uname().machine, in_container=in_container,
     )

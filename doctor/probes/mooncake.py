@@ -36,6 +36,7 @@ class MooncakeOptions:
     master: Optional[str] = None
     timeout: float = 2.0
     master_version_timeout: float = 5.0
+    stage: str = "auto"  # the master is contacted at the runtime stage only
 
 
 def probe_mooncake(host: Host, facts: Facts, options: MooncakeOptions) -> MooncakeFacts:
@@ -59,8 +60,16 @@ def probe_mooncake(host: Host, facts: Facts, options: MooncakeOptions) -> Moonca
     step("meminfo", lambda: _meminfo(m, host))
     if m.serve_args is not None:
         step("connectors", lambda: _connectors(m, host, facts))
-    step("master", lambda: _master(m, options, env))
+    step("master", lambda: _master(m, options, env, _build_stage(facts, options.stage)))
     return m
+
+
+def _build_stage(facts: Facts, requested: str) -> bool:
+    """The stage the rules will judge at (the driver and device probes have run): a `docker
+    build` has no master to contact."""
+    from doctor.rules.engine import decide_stage
+
+    return decide_stage(facts, requested)[0] == "build"
 
 
 # -- serve args ----------------------------------------------------------------------------------
@@ -338,8 +347,9 @@ def _connectors(m: MooncakeFacts, host: Host, facts: Facts) -> None:
             m.vllm_connectors = connectors.registered(text)
 
 
-def _master(m: MooncakeFacts, options: MooncakeOptions, env: Dict[str, str]) -> None:
-    """Only when a master is named: --mooncake-master, MOONCAKE_MASTER, or the config file."""
+def _master(m: MooncakeFacts, options: MooncakeOptions, env: Dict[str, str], build: bool = False) -> None:
+    """Only when a master is named: --mooncake-master, MOONCAKE_MASTER, or the config file; and
+    never at the build stage (recorded as skipped, the address unchecked by the network)."""
     from doctor.rules.mooncake_config import check_host_port, master_address
     if options.master:
         address, source = options.master, "--mooncake-master"
@@ -349,6 +359,11 @@ def _master(m: MooncakeFacts, options: MooncakeOptions, env: Dict[str, str]) -> 
         address, source = master_address(m.config_text) or "", "MOONCAKE_CONFIG_PATH"
         if not address or check_host_port(address) is not None:
             return  # a placeholder or a malformed address: mooncake.config reports it
+    if build:
+        from doctor.facts import MasterFacts
+
+        m.master = MasterFacts(address=address, source=source, skipped="build")
+        return
     from doctor.shell import mooncake_master as master
 
     m.master = master.probe(address, source, options.timeout)

@@ -6,9 +6,9 @@ silently skipped. Rule modules import ``doctor.rules.base`` only, so there is no
 """
 from __future__ import annotations
 
-from doctor.rules import cann, env, hardware, hccn, mooncake, python, stack, tuning, tuning_model, tuning_serve
+from doctor.rules import access, cann, env, hardware, hccn, imports, mooncake, python, stack, tuning, tuning_model, tuning_serve
 from doctor.rules.base import Rules
 
-MODULES = (cann, env, hardware, hccn, mooncake, python, stack, tuning, tuning_serve, tuning_model)  # within a layer, findings keep this order
+MODULES = (access, cann, env, hardware, hccn, imports, mooncake, python, stack, tuning, tuning_serve, tuning_model)  # within a layer, findings keep this order
 
 RULES: Rules = tuple(r for m in MODULES for r in m.RULES)

@@ -1,6 +1,7 @@
 """CANN toolkit, ops/kernels, NNAL, and CANN against the driver and the release."""
 from __future__ import annotations
 
+import shlex
 from typing import Iterable
 
 from doctor.findings import FAIL, OK, SKIP, WARN, Finding
@@ -34,6 +35,8 @@ def cann_installed(ctx: Context) -> Iterable[Finding]:
     if c is None:
         return []
     want = ctx.release.cann_for(ctx.hardware)[0] if ctx.release else None
+    if c.denied is not None and not c.version:
+        return []  # there, but this user may not read it: cann.permission says so
     if not c.found:
         hint = install_hint(want, _arch(ctx)) if want else \
             T("cann.install_hint_any", base=CANN_DOWNLOAD.split("{v}")[0])
@@ -44,7 +47,9 @@ def cann_installed(ctx: Context) -> Iterable[Finding]:
     missing_libs = [lib for lib, ok in sorted(c.libs.items()) if not ok]
     evidence = [p for p in (c.home, c.install_info_path) if p]
     if not c.version:
-        return [Finding("cann.installed", FAIL, T("cann.installed.no_version", home=c.home),
+        title = T("cann.installed.malformed", path=c.install_info_path) if c.install_info_path \
+            else T("cann.installed.no_version", home=c.home)
+        return [Finding("cann.installed", FAIL, title,
                         observed=c.malformed, hint=T("cann.installed.no_version.hint"),
                         fixable="vendor", evidence=evidence)]
     if missing_libs:
@@ -67,6 +72,11 @@ def cann_kernels(ctx: Context) -> Iterable[Finding]:
         return [Finding("cann.kernels", FAIL, T("cann.kernels.missing", version=c.version),
                         observed="not installed", expected=f"{c.version}",
                         hint=T("cann.kernels.missing.hint", version=c.version), fixable="vendor")]
+    if c.ops_malformed:
+        return [Finding("cann.kernels", FAIL, T("cann.kernels.malformed", path=c.ops_path),
+                        observed=c.ops_malformed, expected=c.version,
+                        hint=T("cann.kernels.mismatch.hint", version=c.version), fixable="vendor",
+                        evidence=[c.ops_path or ""])]
     if c.ops_version and AscendVersion(c.ops_version) != AscendVersion(c.version):
         return [Finding("cann.kernels", FAIL, T("cann.kernels.mismatch", ops=c.ops_version, version=c.version),
                         observed=c.ops_version, expected=c.version,
@@ -84,7 +94,11 @@ def cann_nnal(ctx: Context) -> Iterable[Finding]:
     if not n.found:
         return [Finding("cann.nnal", FAIL, T("cann.nnal.missing"),
                         observed=f"{n.path} missing", expected=f"NNAL {c.version}",
-                        hint=T("cann.nnal.missing.hint", version=c.version, path=n.path), fixable="vendor")]
+                        hint=T("cann.nnal.missing.hint", version=c.version, path=shlex.quote(n.path)), fixable="vendor")]
+    if n.malformed:
+        return [Finding("cann.nnal", FAIL, T("cann.nnal.malformed", path=n.path),
+                        observed=n.malformed, expected=c.version,
+                        hint=T("cann.nnal.malformed.hint", version=c.version), fixable="vendor", evidence=[n.path])]
     if n.version and AscendVersion(n.version).release_line() != AscendVersion(c.version).release_line():
         return [Finding("cann.nnal", FAIL, T("cann.nnal.mismatch", nnal=n.version, version=c.version),
                         observed=n.version, expected=c.version,

@@ -12,7 +12,7 @@ from doctor.rules.base import STAGE_BUILD_AUTO, STAGE_FORCED, STAGE_RUNTIME_AUTO
 
 # The layer a crashed probe leaves unchecked.
 PROBE_LAYER = {"driver": "driver", "firmware": "firmware", "cann": "cann", "devices": "devices",
-               "python": "python", "packages": "python", "workdir": "env", "mooncake": "mooncake",
+               "python": "python", "packages": "python", "workdir": "env", "imports": "env", "mooncake": "mooncake",
                "hccn": "hccn", "tuning": "tuning", "model": "tuning"}
 
 

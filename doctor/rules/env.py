@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import fnmatch
+import shlex
 from typing import Iterable, List
 
 from doctor.rules import pipcheck
@@ -52,7 +53,7 @@ def cann_env(ctx: Context) -> Iterable[Finding]:
         found = join(problems, "sep.semi")
         return [Finding("env.cann_env", WARN if ctx.build else FAIL, T("env.cann_env.not_set", problems=found),
                         observed=found, expected=f"variables exported by {set_env}",
-                        hint=T("env.cann_env.not_set.hint", set_env=set_env), fixable="manual",
+                        hint=T("env.cann_env.not_set.hint", set_env=shlex.quote(set_env)), fixable="manual",
                         evidence=[f"LD_LIBRARY_PATH={env.get('LD_LIBRARY_PATH', '')}"])]
     return [Finding("env.cann_env", OK, T("env.cann_env.ok"), observed=env.get("ASCEND_OPP_PATH"))]
 
@@ -65,13 +66,13 @@ def nnal_env(ctx: Context) -> Iterable[Finding]:
     set_env = c.nnal.set_env or f"{c.nnal.path}/set_env.sh"
     if not atb:
         return [Finding("env.nnal_env", WARN if ctx.build else FAIL, T("env.nnal_env.unset"),
-                        observed="ATB_HOME_PATH unset", hint=T("env.nnal_env.unset.hint", set_env=set_env),
+                        observed="ATB_HOME_PATH unset", hint=T("env.nnal_env.unset.hint", set_env=shlex.quote(set_env)),
                         fixable="manual")]
     abi = [p for p in _ld_path(ctx) if "/nnal/atb/" in p and "cxx_abi_" in p]
     wanted = atb.rstrip("/").split("/")[-1]
     if abi and not any(wanted in p for p in abi):
         return [Finding("env.nnal_env", WARN, T("env.nnal_env.abi", wanted=wanted), observed=abi[0], expected=atb,
-                        hint=T("env.nnal_env.abi.hint", set_env=set_env), fixable="manual")]
+                        hint=T("env.nnal_env.abi.hint", set_env=shlex.quote(set_env)), fixable="manual")]
     return [Finding("env.nnal_env", OK, T("env.nnal_env.ok", atb=atb), observed=atb)]
 
 
@@ -86,7 +87,7 @@ def vllm_version_override(ctx: Context) -> Iterable[Finding]:
     return [Finding("env.vllm_version_override", FAIL,
                     T("env.vllm_version_override.stale", override=override, vllm=vllm),
                     observed=override, expected=public(vllm),
-                    hint=T("env.vllm_version_override.stale.hint", public=public(vllm)), fixable="manual")]
+                    hint=T("env.vllm_version_override.stale.hint", public=shlex.quote(public(vllm))), fixable="manual")]
 
 
 def vllm_target_device(ctx: Context) -> Iterable[Finding]:
@@ -110,7 +111,7 @@ def cwd_shadow(ctx: Context) -> Iterable[Finding]:
         out.append(Finding("env.cwd_shadow", FAIL if trap else WARN,
                            T("env.cwd_shadow.trap" if trap else "env.cwd_shadow.package", path=s.path, name=s.name, cwd=w.cwd),
                            observed=s.path, expected=f"the installed {s.name}",
-                           hint=T("env.cwd_shadow.hint", path=s.path), fixable="manual"))
+                           hint=T("env.cwd_shadow.hint", path=shlex.quote(s.path)), fixable="manual"))
     return out
 
 
@@ -143,7 +144,7 @@ def vllm_ascend_requirements(ctx: Context) -> Iterable[Finding]:
     own = [c for c in _conflicts(ctx) if c.requirer == "vllm-ascend" and not _covered(ctx, c)]
     if not own:
         return [Finding("vllm_ascend.requirements", OK, T("vllm_ascend.requirements.ok"))]
-    specs = " ".join(f"'{c.requirement.split(';')[0].strip()}'" for c in own[:5])
+    specs = " ".join(shlex.quote(c.requirement.split(';')[0].strip()) for c in own[:5])
     return [Finding("vllm_ascend.requirements", FAIL,
                     T("vllm_ascend.requirements.unmet", count=len(own), first=own[0].describe()),
                     observed="; ".join(c.describe() for c in own[:5]),

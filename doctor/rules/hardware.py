@@ -1,16 +1,23 @@
 """Driver, firmware and devices."""
 from __future__ import annotations
 
+import shlex
 from typing import Iterable, Optional, Union
 
 from doctor.facts import DevicesFacts
-from doctor.findings import FAIL, INFO, OK, WARN, Finding
+from doctor.findings import FAIL, INFO, OK, WARN, Finding, cmd
 from doctor.i18n import T, Text, join
 from doctor.parse.npusmi import error_code
-from doctor.versions import in_version_range
+from doctor.versions import AscendVersion, in_version_range
+from doctor.rules.access import denied_finding
 from doctor.rules.base import Context, rule
 from doctor.rules.sources import HOST_FORMATS as FORMATS
 from doctor.rules.sources import INSTALLATION, VLLM_ASCEND
+
+# Huawei's npu-smi reference: in the header of `npu-smi info`, "npu-smi" is the tool's version and
+# "Version" the driver's.
+NPU_SMI_FIELDS = ("https://hiascend.com/document/detail/zh/Atlas%20300I%20Pro%20Inference%20Card/"
+                  "Atlas%20300I%20Pro%20Inference%20Card/300Ipro_015.html")
 
 DRIVER_MOUNTS = (
     "-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/ "
@@ -34,6 +41,8 @@ def driver_installed(ctx: Context) -> Iterable[Finding]:
         return []
     if ctx.build:
         return [ctx.skip_build("driver.installed")]
+    if not d.found and d.denied is not None:
+        return []  # there, but this user may not read it: driver.permission says so
     if not d.found:
         if ctx.facts.host.in_container:
             return [Finding("driver.installed", FAIL, T("driver.installed.not_mounted"),
@@ -44,11 +53,30 @@ def driver_installed(ctx: Context) -> Iterable[Finding]:
                         observed=f"{d.version_path} missing", expected="Ascend HDK driver installed",
                         hint=T("driver.installed.missing.hint"), fixable="vendor", evidence=[d.version_path])]
     if d.malformed:
-        return [Finding("driver.installed", FAIL, T("driver.installed.unreadable"),
+        return [Finding("driver.installed", FAIL, T("driver.installed.unreadable", path=d.version_path),
                         observed=d.malformed, hint=T("driver.installed.unreadable.hint"),
                         fixable="vendor", evidence=[d.version_path])]
     return [Finding("driver.installed", OK, T("driver.installed.ok", version=d.version),
                     observed=d.version, evidence=[d.version_path])]
+
+
+def driver_reboot_pending(ctx: Context) -> Iterable[Finding]:
+    """The driver npu-smi reports as loaded (its header's ``Version:``) against the one
+    installed (driver/version.info): after an install without a reboot they differ, and every
+    check of the installed files alone says all is well."""
+    d, info = _runtime_driver(ctx), _npu_smi_info(ctx)
+    if d is None or info is None or not d.found or not d.version or not info.driver_version:
+        return []
+    if AscendVersion(d.version) == AscendVersion(info.driver_version):
+        return []
+    where = T("driver.reboot_pending.where_container") if ctx.facts.host.in_container else ""
+    return [Finding("driver.reboot_pending", WARN,
+                    T("driver.reboot_pending", loaded=info.driver_version, installed=d.version, path=d.version_path),
+                    observed=f"{info.driver_version} (npu-smi info)", expected=f"{d.version} ({d.version_path})",
+                    hint=T("driver.reboot_pending.hint", where=where), fixable="manual",
+                    evidence=[d.version_path, " ".join(ctx.facts.devices.npu_smi.argv)],
+                    commands=[cmd("npu-smi", "info", label=T("driver.reboot_pending.confirm")),
+                              cmd("reboot", label=T("driver.reboot_pending.reboot", where=where))])]
 
 
 def driver_libs(ctx: Context) -> Iterable[Finding]:
@@ -62,7 +90,8 @@ def driver_libs(ctx: Context) -> Iterable[Finding]:
     if d.hal_lib_found:
         return [Finding("driver.libs", OK, T("driver.libs.ok"), evidence=[d.lib_dir])]
     container = ctx.facts.host.in_container
-    hint = T("driver.libs.missing.hint_container", lib_dir=d.lib_dir) if container else T("driver.libs.missing.hint_host")
+    hint = T("driver.libs.missing.hint_container", lib_dir=shlex.quote(d.lib_dir)) if container \
+        else T("driver.libs.missing.hint_host")
     return [Finding("driver.libs", FAIL, T("driver.libs.missing"),
                     observed=f"{d.lib_dir}/driver/libascend_hal.so missing",
                     hint=hint, fixable="manual" if container else "vendor", evidence=[d.lib_dir])]
@@ -74,7 +103,13 @@ def firmware_installed(ctx: Context) -> Iterable[Finding]:
         return []
     if ctx.build:
         return [ctx.skip_build("firmware.installed")]
-    if not fw.found or fw.malformed:
+    if not fw.found and fw.denied is not None:
+        return [denied_finding("firmware.installed", fw.denied, ctx, WARN)]
+    if fw.found and fw.malformed:  # the file is there, its version is not one
+        return [Finding("firmware.installed", WARN, T("firmware.installed.malformed", path=fw.version_path),
+                        observed=fw.malformed, hint=T("firmware.installed.missing.hint"), fixable="vendor",
+                        evidence=[fw.version_path])]
+    if not fw.found:
         if ctx.facts.host.in_container:
             return [Finding("firmware.installed", INFO, T("firmware.installed.container"),
                             observed=f"{fw.version_path} missing", evidence=[fw.version_path])]
@@ -148,7 +183,7 @@ def devices_permissions(ctx: Context) -> Iterable[Finding]:
         return [Finding("devices.permissions", FAIL, T("devices.permissions.denied", user=user, path=blocked[0].path),
                         observed=f"{blocked[0].path} mode {oct(blocked[0].mode)} group {group}",
                         expected=f"read/write, e.g. membership of {group}",
-                        hint=T("devices.permissions.denied.hint", group=group, user=user),
+                        hint=T("devices.permissions.denied.hint", group=shlex.quote(group), user=shlex.quote(user)),
                         fixable="manual", evidence=[n.path for n in blocked])]
     if present:
         return [Finding("devices.permissions", OK, T("devices.permissions.ok"))]
@@ -259,6 +294,7 @@ def hardware_support(ctx: Context) -> Iterable[Finding]:
 
 RULES = (
     rule("driver.installed", driver_installed, f"{INSTALLATION}; {FORMATS}#driver"),
+    rule("driver.reboot_pending", driver_reboot_pending, f"{NPU_SMI_FIELDS}; {FORMATS}#npu-smi"),
     rule("driver.libs", driver_libs, f"{FORMATS}#driver"),
     rule("firmware.installed", firmware_installed, f"{FORMATS}#firmware"),
     rule("firmware.compat", firmware_compat, f"{FORMATS}#firmware"),

@@ -6,10 +6,11 @@ the inputs and turn the results into findings.
 from __future__ import annotations
 
 import posixpath
+import shlex
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from doctor.facts import ElfFacts, MooncakeFacts
-from doctor.findings import FAIL, INFO, OK, WARN, Finding
+from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Finding
 from doctor.i18n import T, Text, join
 from doctor.rules import mooncake_config as mconfig
 from doctor.rules import mooncake_env as envvars
@@ -120,10 +121,11 @@ def _remedy(ctx: Context) -> Tuple[Text, str]:
     want = r.mooncake if r and r.mooncake else first
     pip_ok = (r is None or r.mooncake_install == "pip" or not r.mooncake) and not _glibc_too_old(ctx)
     if pip_ok:
-        return T("mooncake.remedy.pip", command=f"{py} -m pip install mooncake-transfer-engine-npu=={want}"), "auto"
+        return T("mooncake.remedy.pip", command=shlex.join([py, "-m", "pip", "install", f"{NPU_DIST}=={want}"])), "auto"
     why = T("mooncake.remedy.no_wheel", want=want, first=first) if not _glibc_too_old(ctx) \
         else T("mooncake.remedy.old_glibc", glibc=ctx.facts.python.glibc, needs=glibc_need)
-    return T("mooncake.remedy.build", command=f"ascend-doctor mooncake build --tag v{want} --python {py}", why=why), "auto"
+    return T("mooncake.remedy.build", command=shlex.join(["ascend-doctor", "mooncake", "build", "--tag", f"v{want}", "--python", py]),
+             why=why), "auto"
 
 
 def _connector_needs_mooncake(cmd: Optional[serveargs.ServeCommand]) -> Optional[str]:
@@ -173,24 +175,25 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
         where = m.off_path_dirs[0]
         site = posixpath.dirname(where)
         return [Finding("mooncake.installed", FAIL if needs else WARN, T("mooncake.installed.off_path", site=site, python=py),
-                        observed=where, expected="on sys.path", hint=T("mooncake.installed.off_path.hint", site=site),
+                        observed=where, expected="on sys.path", hint=T("mooncake.installed.off_path.hint", site=shlex.quote(site)),
                         fixable="manual", source=f"{DOC}#install")]
     if kind == "metadata-only":
         d = m.dists[0]
         return [Finding("mooncake.installed", FAIL, T("mooncake.installed.metadata_only", name=d.name, version=d.version),
                         observed=f"{d.name} {d.version} (no mooncake/)", expected="mooncake/ in " + d.location,
-                        hint=T("mooncake.installed.reinstall_hint", python=py, name=d.name, version=d.version),
+                        hint=T("mooncake.installed.reinstall_hint", python=shlex.quote(py), name=shlex.quote(d.name),
+                               version=shlex.quote(d.version)),
                         fixable="auto", source=SOURCE)]
     owner = _owner(m)
     site = posixpath.dirname(m.package_dir)
     sharing = [d for d in m.dists if d.owns_package and d.location.rstrip("/") == site.rstrip("/")]
     if len(sharing) > 1:
-        names = " ".join(d.name for d in sharing)
+        names = " ".join(shlex.quote(d.name) for d in sharing)
         return [Finding("mooncake.installed", FAIL,
                         T("mooncake.installed.mixed", dists=join((f"{d.name} {d.version}" for d in sharing), "sep.and"),
                           package=m.package_dir),
                         observed=", ".join(d.name for d in sharing), expected=f"{NPU_DIST} only",
-                        hint=T("mooncake.installed.uninstall_then", python=py, names=names, remedy=remedy),
+                        hint=T("mooncake.installed.uninstall_then", python=shlex.quote(py), names=names, remedy=remedy),
                         fixable=fixable, source=source, evidence=[f"package: {m.package_dir}"])]
     if kind == "other-wheel":
         state = transport_state(m, package_only=True)
@@ -199,7 +202,8 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
                             T("mooncake.installed.not_ascend_build", name=owner.name, version=owner.version, npu=NPU_DIST,
                               first=threshold(ctx.matrix, "mooncake_first_npu_wheel")),
                             observed=f"{owner.name} {owner.version}", expected=f"{NPU_DIST} {wanted or ''}".strip(),
-                            hint=T("mooncake.installed.uninstall_then", python=py, names=owner.name, remedy=remedy),
+                            hint=T("mooncake.installed.uninstall_then", python=shlex.quote(py), names=shlex.quote(owner.name),
+                                   remedy=remedy),
                             fixable=fixable, source=source,
                             evidence=[f"package: {m.package_dir}", f"installer: {owner.installer or '?'}"])]
         return [Finding("mooncake.installed", INFO, T("mooncake.installed.local_wheel", name=owner.name, version=owner.version),
@@ -349,7 +353,7 @@ def mooncake_transport(ctx: Context) -> Iterable[Finding]:
     if state == "unknown":
         return [Finding("mooncake.transport", WARN, T("mooncake.transport.unknown", package=m.package_dir),
                         observed="no engine*.so / ascend_transport.so", evidence=evidence, blocked_by=blocked,
-                        hint=T("mooncake.transport.unknown.hint", python=_python(ctx)),
+                        hint=T("mooncake.transport.unknown.hint", python=shlex.quote(_python(ctx))),
                         fixable="manual", source=f"{DOC}#transport")]
     what = {
         "cuda": T("mooncake.transport.what_cuda", deps=", ".join(_deps(obj, CUDA_DEPS)) if obj else "CUDA"),
@@ -395,9 +399,9 @@ def mooncake_loader_path(ctx: Context) -> Iterable[Finding]:
             # ldconfig only caches lib*.so names: no help for ascend_transport.so in the same directory.
             unnamed = [_base(t) for t in m.transport_files if posixpath.dirname(t) == where and not _base(t).startswith("lib")]
             if first.name.startswith("lib") and not unnamed:
-                hint = T("mooncake.loader_path.not_on_path.hint_ldconfig", where=where)
+                hint = T("mooncake.loader_path.not_on_path.hint_ldconfig", where=shlex.quote(where))
             else:
-                hint = T("mooncake.loader_path.not_on_path.hint_env", where=where, other=(unnamed or [first.name])[0])
+                hint = T("mooncake.loader_path.not_on_path.hint_env", where=shlex.quote(where), other=(unnamed or [first.name])[0])
         else:
             title = T("mooncake.loader_path.nowhere", name=first.name, needed_by=_base(first.needed_by))
             hint = _remedy(ctx)[0]
@@ -410,7 +414,7 @@ def mooncake_loader_path(ctx: Context) -> Iterable[Finding]:
     names = ", ".join(sorted({lk.name for lk in cann}))
     on_disk = [d for lk in cann for d in lk.on_disk]
     if on_disk:
-        title, hint = T("mooncake.loader_path.cann_not_sourced", names=names), T("mooncake.loader_path.source_hint", set_env=set_env)
+        title, hint = T("mooncake.loader_path.cann_not_sourced", names=names), T("mooncake.loader_path.source_hint", set_env=shlex.quote(set_env))
     else:
         title, hint = T("mooncake.loader_path.cann_missing", names=names), T("mooncake.loader_path.cann_missing.hint")
     out.insert(0, Finding("mooncake.loader_path", status, title, observed=names, hint=hint,
@@ -495,6 +499,9 @@ def mooncake_master(ctx: Context) -> Iterable[Finding]:
     mf = m.master
     where = f"{mf.address} (from {mf.source})"
     src = f"{DOC}#master"
+    if mf.skipped or ctx.build:  # a `docker build` has no master: it is checked where vLLM runs
+        return [Finding("mooncake.master", SKIP, T("mooncake.master.skipped_build", where=where,
+                                                   reason=ctx.stage_reason_text()), source=src)]
     if mf.error:
         return [Finding("mooncake.master", FAIL, T("mooncake.master.bad_address", where=where, error=mf.error),
                         observed=mf.address, expected="host:port", fixable="manual", source=src)]

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional, Union
+import shlex
+from typing import Iterable, List, Optional, Union
 
 from doctor.facts import Distribution
 from doctor.findings import FAIL, INFO, OK, WARN, Finding
@@ -17,6 +18,23 @@ from doctor.rules.sources import VLLM_ASCEND_ISSUES as VA_ISSUES
 
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 ASCEND_MIRROR = "https://mirrors.huaweicloud.com/ascend/repos/pypi"
+
+
+def torch_npu_indexes(ctx: Context, version: str) -> List[str]:
+    """The index options pip needs for torch-npu ``version``: a build the matrix marks as
+    published only on the Ascend pip mirror (``index = "ascend-mirror"``, the .postN builds)
+    needs the mirror the release row names (else the documented mirror), or pip answers "No
+    matching distribution"."""
+    row = torch_npu_row(ctx.matrix, version)
+    if row is None or row.index != "ascend-mirror":
+        return []
+    urls = list(ctx.release.extra_index_urls) if ctx.release and ctx.release.extra_index_urls else [ASCEND_MIRROR]
+    return [w for u in urls for w in ("--extra-index-url", u)]
+
+
+def torch_npu_install(ctx: Context, version: str) -> List[str]:
+    """``pip install --no-deps torch-npu==<version>`` with the index options it needs (argv)."""
+    return ["pip", "install", "--no-deps", f"torch-npu=={version}", *torch_npu_indexes(ctx, version)]
 
 
 def _mismatch(fid: str, name: str, have: str, r: Release, expected: str, command: str, source: Optional[str],
@@ -59,8 +77,8 @@ def torch_version(ctx: Context) -> Iterable[Finding]:
     mover = _newer_torch_puller(ctx, torch.version)
     why = T("torch.version.moved_by", mover=mover, torch=public(torch.version)) if mover else ""
     return [_mismatch("torch.version", "torch", torch.version, r, r.torch,
-                      f"pip install torch=={r.torch} --index-url {CPU_INDEX} "
-                      f"&& pip install --no-deps torch-npu=={r.torch_npu_recommended or r.torch_npu}",
+                      shlex.join(["pip", "install", f"torch=={r.torch}", "--index-url", CPU_INDEX]) + " && "
+                      + shlex.join(torch_npu_install(ctx, r.torch_npu_recommended or r.torch_npu)),
                       r.source_of("torch"), why)]
 
 
@@ -87,7 +105,7 @@ def torch_build(ctx: Context) -> Iterable[Finding]:
     nvidia = sorted(d.display_name or d.name for d in ctx.facts.packages.dists.values() if d.name.startswith("nvidia-"))
     if cuda or label.startswith("cu"):
         want = ctx.release.torch if ctx.release else public(torch.version)
-        uninstall = " ".join(nvidia[:3]) + (" ..." if len(nvidia) > 3 else "")
+        uninstall = " ".join(shlex.quote(n) for n in nvidia[:3]) + (" ..." if len(nvidia) > 3 else "")
         return [Finding("torch.build", FAIL,
                         T("torch.build.cuda", cuda=cuda or label, extra=T("torch.build.cuda.nvidia", count=len(nvidia))
                           if nvidia else ""),
@@ -100,7 +118,7 @@ def torch_build(ctx: Context) -> Iterable[Finding]:
     if nvidia:
         return [Finding("torch.build", WARN, T("torch.build.nvidia_leftovers", count=len(nvidia)),
                         observed=", ".join(nvidia[:5]) + (" ..." if len(nvidia) > 5 else ""),
-                        hint=T("torch.build.nvidia_leftovers.hint", packages=" ".join(nvidia)), fixable="auto")]
+                        hint=T("torch.build.nvidia_leftovers.hint", packages=shlex.join(nvidia)), fixable="auto")]
     return [Finding("torch.build", OK, T("torch.build.cpu"), observed=label or "cpu")]
 
 
@@ -148,7 +166,7 @@ def torch_npu_version(ctx: Context) -> Iterable[Finding]:
     wants_torch = _pinned(npu, "torch")
     if r is not None and not any(same_release(npu.version, v) for v in r.torch_npu_accepted):
         return [_mismatch("torch_npu.version", "torch-npu", npu.version, r, " or ".join(r.torch_npu_accepted),
-                          f"pip install --no-deps torch-npu=={r.torch_npu_recommended or r.torch_npu}",
+                          shlex.join(torch_npu_install(ctx, r.torch_npu_recommended or r.torch_npu)),
                           r.source_of("torch_npu"))]
     if torch is not None and wants_torch and not same_release(torch.version, wants_torch):
         return [Finding("torch_npu.version", FAIL,
@@ -156,8 +174,7 @@ def torch_npu_version(ctx: Context) -> Iterable[Finding]:
                         observed=torch.version, expected=wants_torch,
                         hint=T("torch_npu.version.wrong_torch.hint", wants=wants_torch, index=CPU_INDEX), fixable="auto")]
     if r is not None and r.torch_npu_recommended and not same_release(npu.version, r.torch_npu_recommended):
-        idx = next((t.index for t in ctx.matrix.torch_npu if same_release(t.version, r.torch_npu_recommended)), "pypi")
-        extra = f" --extra-index-url {ASCEND_MIRROR}" if idx == "ascend-mirror" else ""
+        extra = "".join(" " + shlex.quote(w) for w in torch_npu_indexes(ctx, r.torch_npu_recommended))
         return [Finding("torch_npu.version", INFO,
                         T("torch_npu.version.not_recommended", version=npu.version, recommended=r.torch_npu_recommended),
                         observed=npu.version, expected=r.torch_npu_recommended,
@@ -229,7 +246,7 @@ def vllm_local_version(ctx: Context) -> Iterable[Finding]:
         return []
     return [Finding("vllm.local_version", INFO, T("vllm.local_version.label", version=vllm.version, label=label),
                     observed=vllm.version, expected=public(vllm.version),
-                    hint=T("vllm.local_version.label.hint", public=public(vllm.version)), fixable="manual")]
+                    hint=T("vllm.local_version.label.hint", public=shlex.quote(public(vllm.version))), fixable="manual")]
 
 
 # -- vllm-ascend -----------------------------------------------------------------------------------

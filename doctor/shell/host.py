@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 import stat as stat_mod
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence
@@ -174,6 +175,35 @@ class Host:
             return os.stat(self.real(p))
         except OSError:
             return None
+
+    def denied(self, p: str) -> Optional[str]:
+        """The host path that refuses this process access to ``p`` (permission denied: EACCES
+        or EPERM): ``p`` itself (a file it may not read, a directory it may not list) or a
+        directory above it it may not search. None when nothing refuses (``p`` is readable, or
+        missing). Probes ask after a read came back empty, so that "not there" and "not allowed"
+        are two different facts."""
+        parts = PurePosixPath("/" + str(p).lstrip("/")).parts[1:]
+        here = "/"
+        for part in parts:
+            below = posixpath.join(here, part)
+            try:
+                os.stat(self.real(below))
+            except PermissionError:
+                return here  # `here` was listed fine, but may not be searched
+            except OSError:
+                return None  # missing (or a loop): not a permission problem
+            here = below
+        try:
+            real = self.real(here)
+            if os.path.isdir(real):
+                os.listdir(real)
+            else:
+                os.close(os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)))
+        except PermissionError:
+            return here
+        except OSError:
+            return None
+        return None
 
     def read_bytes(self, p: str, limit: int = MAX_FILE) -> Optional[bytes]:
         """At most ``limit`` bytes of a regular file, or None (missing, unreadable, a FIFO or a

@@ -129,7 +129,9 @@ def _check_versions(facts: Facts) -> None:
     never handed to the rules (a 5,000-digit version makes packaging raise ValueError)."""
     from doctor.facts import ProbeError
     from doctor.parse.metadata import checked_version
+    from doctor.probes.malformed import reject_malformed_versions
 
+    reject_malformed_versions(facts)  # vendor versions: the same check as after the probes
     if facts.packages is None:
         return
     for d in list(facts.packages.dists.values()) + list(facts.packages.shadowed):
@@ -225,7 +227,10 @@ def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None,
                                   snapshot=opts.snapshot, stage=opts.stage)
         if opts.image.wanted:
             validate_mooncake(opts)
-            facts = image.gather_image(opts.image, platform, _probe_options(opts))
+            probe_options = _probe_options(opts)
+            if opts.stage == "auto":
+                probe_options.stage = "build"  # an image is judged at the build stage (run_check)
+            facts = image.gather_image(opts.image, platform, probe_options)
             if while_waiting is not None:
                 while_waiting()
             return facts
@@ -246,7 +251,7 @@ def _probe_options(opts: CheckOptions) -> ProbeOptions:
                         mooncake_timeout=opts.mooncake_timeout, hccn_tool=opts.hccn_tool,
                         hccn_timeout=opts.hccn_timeout, ping_npu=list(opts.ping_npu), model=opts.model,
                         verify_weights=opts.verify_weights, verify_sample=opts.verify_sample,
-                        progress=opts.progress)
+                        progress=opts.progress, stage=opts.stage)
 
 
 def named_binaries(opts: CheckOptions, env: Optional[Dict[str, str]]) -> List[str]:

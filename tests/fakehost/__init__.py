@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -176,16 +177,39 @@ class FakeHost:
         node.chmod(mode)
 
     def npu_smi(self, output: Optional[str] = "npu-smi-910b4-32g.txt", exit_code: int = 0, hang: bool = False,
-                where: str = "/usr/local/bin") -> "FakeHost":
+                where: str = "/usr/local/bin", driver: Optional[str] = "installed") -> "FakeHost":
         """An npu-smi that prints a recorded output (or hangs, keeping its pipes open through a
-        child process, the way a stuck driver call does)."""
-        out = self.write(f"{where}/.npu-smi-output", fixture(output) if output else "")
+        child process, the way a stuck driver call does).
+
+        npu-smi's header names the driver that is loaded (``Version:``), which on a host that
+        was rebooted after its last driver install is the one in driver/version.info. Our
+        recordings come from hosts with other drivers than the fake's version.info, so by default
+        (``driver="installed"``) the header line alone is rewritten to the installed version,
+        both the tool's and the driver's, keeping the line's width; everything else stays the
+        recorded output. ``driver=None`` prints the recording verbatim (a node upgraded without
+        a reboot, when its version differs), a version string prints that version."""
+        text = fixture(output) if output else ""
+        version = self.installed_driver_version() if driver == "installed" else driver
+        if version:
+            text = npu_smi_with_driver(text, version)
+        out = self.write(f"{where}/.npu-smi-output", text)
         body = "#!/bin/sh\n"
         if hang:
             body += "sleep 60 &\nwait\n"
         body += f'cat "{out}"\nexit {exit_code}\n'
         self.write(f"{where}/npu-smi", body, 0o755)
         return self
+
+    def installed_driver_version(self) -> Optional[str]:
+        """Version= of the fake's driver/version.info, if there is one."""
+        path = self.p("/usr/local/Ascend/driver/version.info")
+        if not path.is_file():
+            return None
+        for line in path.read_text(errors="replace").splitlines():
+            key, _, value = line.strip().partition("=")
+            if key.strip().lower() == "version":
+                return value.strip()
+        return None
 
     def container(self) -> "FakeHost":
         self.write("/.dockerenv", "")
@@ -226,10 +250,21 @@ class FakeHost:
             write_installed(self.site, stub)
 
     def uninstall(self, name: str) -> None:
+        """As pip uninstalls: the files its RECORD lists (the package too), then the metadata."""
         from packaging.utils import canonicalize_name
 
         for entry in list(self.site.iterdir()):
             if entry.name.endswith(".dist-info") and canonicalize_name(entry.name.split("-")[0]) == canonicalize_name(name):
+                record = entry / "RECORD"
+                rows = record.read_text().splitlines() if record.is_file() else []
+                for rel in {r.split(",", 1)[0] for r in rows if r and not r.startswith(entry.name + "/")}:
+                    target = self.site / rel
+                    if target.is_file() or target.is_symlink():
+                        target.unlink()
+                    parent = target.parent
+                    while parent != self.site and parent.is_dir() and not any(parent.iterdir()):
+                        parent.rmdir()
+                        parent = parent.parent
                 shutil.rmtree(entry)
             elif entry.name == f"__editable__.{canonicalize_name(name).replace('-', '_')}.pth":
                 entry.unlink()
@@ -282,6 +317,27 @@ class FakeHost:
 SET_ENV_TOOLKIT = """# CANN environment (the variables this script exports are listed in formats.md 3i)
 export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/latest
 """
+
+
+_NPU_SMI_HEADER = re.compile(r"^(\|\s*npu-smi\s+)(\S+)(\s+Version:\s+)(\S+)(\s*)\|\s*$")
+
+
+def npu_smi_with_driver(text: str, version: str) -> str:
+    """A recorded ``npu-smi info`` output whose header names ``version`` as the tool's and the
+    driver's version; the line keeps its width (the rest of the recording is untouched)."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\n")
+        m = _NPU_SMI_HEADER.match(body)
+        if m:
+            head, tool, mid, _drv, pad = m.groups()
+            width = len(body)
+            first = head + version + " " * max(1, len(tool) - len(version) + len(mid) - len(mid.lstrip()))
+            new = first + mid.lstrip() + version
+            new = new + " " * max(1, width - len(new) - 1) + "|"
+            line = new + line[len(body):]
+        out.append(line)
+    return "".join(out)
 
 
 def finding(doc: dict, fid: str) -> dict:

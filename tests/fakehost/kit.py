@@ -73,6 +73,23 @@ def _stale_vllm_version(f: FakeHost) -> None:
     f.env["VLLM_VERSION"] = "0.18.0"
 
 
+def _reboot_pending(f: FakeHost) -> None:
+    """Driver 25.0.rc1.1 installed over 24.1.rc3 without a reboot: npu-smi still reports the
+    loaded 24.1.rc3 (the recording as it is)."""
+    ascend_host(f, "0.11.0rc3", container=False, torch_npu="2.7.1.post1")
+    f.npu_smi("npu-smi-910b4-32g.txt", driver=None)
+
+
+def _pythonpath_shadows_vllm(f: FakeHost) -> None:
+    """Seed 001 after its fix: vllm 0.11.0 reinstalled from the index, but the environment keeps
+    the image's PYTHONPATH entry for the vllm 0.11.2 source tree (`import vllm` loads that)."""
+    ascend_host(f, "0.11.0rc3")
+    tree = f.base / "vllm-workspace" / "vllm"
+    (tree / "vllm").mkdir(parents=True)
+    (tree / "vllm" / "__init__.py").write_text('__version__ = "0.11.2"\n')
+    f.env["PYTHONPATH"] = str(tree)
+
+
 SCENARIOS: Dict[str, Builder] = {
     "healthy_a2": lambda f: ascend_host(f, "0.11.0rc3", container=False, torch_npu="2.7.1.post1"),
     "healthy_a2_container": lambda f: ascend_host(f, "0.11.0rc3"),
@@ -100,4 +117,6 @@ SCENARIOS: Dict[str, Builder] = {
     "plugin_entry_point_missing": lambda f: ascend_host(
         f, "0.10.2rc1", vllm_ascend=Stub("vllm-ascend", "0.10.2rc1", entry_points={"other": {"x": "y"}})),
     "no_vllm_ascend": lambda f: ascend_host(f, "0.11.0rc3", **{"vllm-ascend": None}),
+    "reboot_pending": _reboot_pending,
+    "pythonpath_shadows_vllm": _pythonpath_shadows_vllm,
 }

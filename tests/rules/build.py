@@ -186,6 +186,10 @@ def facts(**kw) -> Facts:
                 driver=driver(), firmware=firmware(), cann=cann(), devices=devices(), python=python(),
                 packages=packages(), workdir=WorkdirFacts(cwd="/work"))
     base.update(kw)
+    d = base["driver"]
+    if "devices" not in kw and d is not None and d.version and base["devices"].npu_smi_info is not None:
+        # a host rebooted since its driver was installed: npu-smi reports that driver as loaded
+        base["devices"].npu_smi_info.driver_version = d.version
     return Facts(**base)
 
 

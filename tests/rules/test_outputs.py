@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Dict
 
-from doctor.facts import ElfFacts, HttpFact, LibLookup, MasterFacts, MooncakeDist, MooncakeFacts, NpuProcess, \
-    ProbeError, ShadowFact, WorkdirFacts
+from doctor.facts import DeniedPath, ElfFacts, HttpFact, ImportLocation, ImportsFacts, LibLookup, MasterFacts, \
+    MooncakeDist, MooncakeFacts, NpuProcess, NpuSmiInfo, ProbeError, ShadowFact, WorkdirFacts
 from doctor.matrix.model import CannDriver, KnownProblem
 from doctor.rules.engine import make_context, run_rules
 from doctor.rules.pipcheck import Conflict
@@ -33,6 +33,12 @@ TRANSPORT = [ElfFacts(path=f"{PKG}/engine.so", needed=["libtransfer_engine.so"])
 LOOKUPS = [LibLookup("libtransfer_engine.so", f"{PKG}/engine.so", found=f"{PKG}/libtransfer_engine.so", how="RUNPATH"),
            LibLookup("ascend_transport.so", f"{PKG}/libtransfer_engine.so", found=f"{PKG}/ascend_transport.so",
                      how="RUNPATH")]
+DENIED_DRIVER = DeniedPath("/usr/local/Ascend/driver/version.info", "/usr/local/Ascend/driver/version.info", False, 0o440,
+                           0, 1000, "root", "HwHiAiUser")
+DENIED_CANN = DeniedPath("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/ascend-toolkit", True, 0o750, 0,
+                         1000, "root", "HwHiAiUser")
+DENIED_FIRMWARE = DeniedPath("/usr/local/Ascend/firmware/version.info", "/usr/local/Ascend/firmware/version.info", False,
+                             0o400, 0, 0, "root", "root")
 CONFIG = ('{"metadata_server": "P2PHANDSHAKE", "protocol": "ascend", "device_name": "", '
           '"master_server_address": "10.0.0.2:50088", "global_segment_size": "64GB", "local_hostname": "x"}')
 
@@ -231,6 +237,24 @@ def cases() -> Dict[str, dict]:
             summary=HttpFact("s", status=200, body="Mem Storage: 96 B / 100 B (96%) | Keys: 3 | Clients: 2")))),
         "mooncake probe errors": mooncake_case(mc(errors=["elf: denied", "ldconfig: missing"])),
         "mooncake old snapshot": dict(f=b.facts(packages=with_extra(b.dist("mooncake-transfer-engine", "0.3.9")))),
+        "mooncake master at build": dict(mooncake_case(mc(master=MasterFacts("2.2.2.2:50058", "MOONCAKE_CONFIG_PATH",
+                                                                             skipped="build"))), stage="build"),
+        # issue 10: verdicts that were wrong
+        "driver reboot pending": dict(f=b.facts(devices=b.devices(npu_smi_info=NpuSmiInfo(
+            driver_version="24.1.rc3", layout="910B", chips=b.chips())))),
+        "driver denied": dict(f=b.facts(host=b.host(in_container=True, user="alice", uid=1001),
+                                        driver=b.driver(found=False, version=None, denied=DENIED_DRIVER))),
+        "cann denied": dict(f=b.facts(host=b.host(user="alice", uid=1001),
+                                      cann=b.cann(found=False, version=None, denied=DENIED_CANN))),
+        "firmware denied": dict(f=b.facts(firmware=b.firmware(found=False, version=None, denied=DENIED_FIRMWARE))),
+        "firmware malformed": dict(f=b.facts(firmware=b.firmware(version=None, malformed="Version= 'x;y' is not a version"))),
+        "kernels malformed": dict(f=b.facts(cann=b.cann(ops_version=None, ops_malformed="version= 'x;y' is not a version"))),
+        "nnal malformed": dict(f=b.facts(cann=b.cann(nnal=b.nnal(version=None, malformed="'x;y' is not a version")))),
+        "pythonpath shadow": dict(f=b.facts(imports=ImportsFacts(
+            python_path=["/vllm-workspace/vllm"], python_path_source="launch.sh",
+            sys_path=["/vllm-workspace/vllm", SITE],
+            located=[ImportLocation("vllm", "vllm", "/vllm-workspace/vllm/vllm", "/vllm-workspace/vllm", "package",
+                                    f"{SITE}/vllm", False)]))),
     }
     return c
 
