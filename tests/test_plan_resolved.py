@@ -40,6 +40,14 @@ def closed_port() -> int:
     return port
 
 
+def assert_fixed(proc) -> None:
+    """--apply went through and the check after it fails nothing (exit 4: the kit's CANN 8.3.RC2 has
+    no documented driver pairing, a warning no fix can clear)."""
+    assert proc.returncode in (0, 4), proc.stderr[-3000:]
+    after = json.loads(proc.stdout)["result"]["check_after"]
+    assert not [f["id"] for f in after["findings"] if f["status"] == "fail"], after["findings"]
+
+
 @pytest.mark.parametrize("override,name,pin", [
     pytest.param({"numpy": "2.1.0"}, "numpy", "1.26.4", marks=pytest.mark.slow),  # fix --apply runs the resolver in test_fix_apply too
     pytest.param({"transformers": "5.5.3"}, "transformers", "4.57.1", marks=pytest.mark.slow)])
@@ -57,7 +65,7 @@ def test_ranges_become_the_versions_pip_installs(tmp_path, house, override, name
     step = next(s for s in doc["steps"] if s.get("packages") == [f"{name}=={pin}"])
     assert "--no-deps" in step["argv"] and "--constraint" not in step["argv"]  # runs as printed
     proc = doctor(fake, env, "fix", "--apply", "--yes", "--no-smoke", "--json")
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert_fixed(proc)
     have = wh.versions(fake.site)
     for pkg, version in json.loads(proc.stdout)["pins"].items():
         assert have.get(pkg) == version, (pkg, version, have.get(pkg))
@@ -135,7 +143,7 @@ def test_bundle_applied_with_no_index_and_refused_when_a_file_is_altered(tmp_pat
     assert wh.tree_state(fake.site) == before
     wheel.write_bytes(good)
     proc = doctor(fake, offline, "fix", "--apply", "--yes", "--no-smoke", "--json", "--bundle", str(out))
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert_fixed(proc)
     assert wh.versions(fake.site)["vllm"] == "0.11.0"
 
 
