@@ -110,7 +110,7 @@ def view(ctx: Context) -> View:
     version = ctx.release.vllm_ascend if ctx.release else facts.version_of("vllm-ascend")
     sp = spec(serve.options, serve.model) if serve is not None and not serve.error else None
     v = View(ctx=ctx, version=version, env=env, serve=serve, spec=sp, host=host, model=facts.model)
-    setattr(ctx, "_tuning_view", v)
+    ctx._tuning_view = v
     return v
 
 

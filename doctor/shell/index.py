@@ -21,6 +21,7 @@ pypi-simple is imported when a client is made: ``check`` never loads it. Every f
 from __future__ import annotations
 
 import configparser
+import functools
 import html
 import io
 import json
@@ -349,7 +350,7 @@ class IndexClient:
             client = pypi_simple.PyPISimple(endpoint=base, session=self.session)
             url = client.get_project_url(project)
             try:
-                page = self._call(url, lambda: client.get_project_page(project))
+                page = self._call(url, functools.partial(client.get_project_page, project))
             except pypi_simple.NoSuchProjectError:
                 continue
             found_any = True

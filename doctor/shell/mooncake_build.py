@@ -566,7 +566,7 @@ def _preflight(opts: BuildOptions, env: Dict[str, str], work: str, runner: Runne
     if step.ok:
         try:
             with open(runner.log_path, encoding="utf-8", errors="replace") as fh:
-                lines = [l for l in fh.read().splitlines() if l.startswith("{\"site\"")]
+                lines = [line for line in fh.read().splitlines() if line.startswith("{\"site\"")]
             info = json.loads(lines[-1]) if lines else {}
         except (OSError, ValueError):
             info = {}
@@ -643,7 +643,7 @@ def _verify(opts: BuildOptions, env: Dict[str, str], swap: Swap, runner: Runner,
         return False, step.error or ("timed out" if step.timed_out else f"the import check exited {step.returncode}")
     try:
         with open(runner.log_path, encoding="utf-8", errors="replace") as fh:
-            lines = [l for l in fh.read().splitlines() if l.startswith("{\"python\"")]
+            lines = [line for line in fh.read().splitlines() if line.startswith("{\"python\"")]
         res.verify = json.loads(lines[-1])
     except (OSError, ValueError, IndexError):
         return False, "the import check printed nothing readable"

@@ -9,7 +9,7 @@ import argparse
 import os
 import time
 
-from smoke_common import emit, greedy_hf, import_torch, read_prompts, step, synchronize, tokenize, top_logprobs
+from smoke_common import emit, greedy_hf, import_torch, read_prompts, step, synchronize, tokenize
 
 state = {}
 
@@ -72,13 +72,13 @@ class TinyModel:
         n = tokens.shape[0]
         mask = torch.full((n, n), float("-inf"), device=self.dev).triu(1)
         F = torch.nn.functional
-        for l in p["layers"]:
+        for layer in p["layers"]:
             h = F.layer_norm(x, (dim,))
-            q, k, v = h @ l["q"], h @ l["k"], h @ l["v"]
+            q, k, v = h @ layer["q"], h @ layer["k"], h @ layer["v"]
             att = torch.softmax(q @ k.T / dim ** 0.5 + mask, dim=-1)
-            x = x + (att @ v) @ l["o"]
+            x = x + (att @ v) @ layer["o"]
             h = F.layer_norm(x, (dim,))
-            x = x + F.gelu(h @ l["up"]) @ l["down"]
+            x = x + F.gelu(h @ layer["up"]) @ layer["down"]
         logits = F.layer_norm(x, (dim,)) @ p["head"]
 
         class Out:

@@ -26,7 +26,7 @@ from packaging.utils import canonicalize_name
 
 from doctor.errors import UsageError
 from doctor.facts import Distribution, Facts
-from doctor.findings import FAIL, WARN, Command, Finding, Verdict, cmd
+from doctor.findings import FAIL, WARN, Command, Finding, Verdict
 from doctor.i18n import T, Text
 from doctor.parse.pipreport import Failure, Resolved
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from doctor import __version__
 from doctor.errors import UsageError
-from doctor.findings import FAIL, OK, SKIP, Finding, Message, Msg, Verdict, judge
+from doctor.findings import FAIL, OK, Finding, Message, Msg, Verdict, judge
 from doctor.i18n import T, tr
 from doctor.smoke import golden
 from doctor.smoke.config import ConfigError, SmokeOptions, from_file, merge, parse_devices, vllm_arg_words
