@@ -99,9 +99,9 @@ def read_config(path: Optional[Path]) -> Dict[str, Any]:
     if len(raw) > MAX_CONFIG:
         raise UsageError(f"smoke config {path}: larger than {MAX_CONFIG // 1024} KiB")
     try:
-        from doctor.i18n import _toml
+        from doctor.i18n import toml_loads
 
-        data = _toml().loads(raw.decode("utf-8"))
+        data = toml_loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
         raise UsageError(f"smoke config {path}: not valid TOML: {e}") from None
     try:
