@@ -594,8 +594,10 @@ def _fetch(opts: BuildOptions, src: str, env: Dict[str, str], runner: Runner, re
         # The checkout as it is, uncommitted changes included; its old build/ is left out below.
         argv = ["cp", "-a", os.path.join(opts.source, "."), src]
         os.makedirs(src)
-    else:
+    elif opts.tag:
         argv = ["git", "clone", "--depth", "1", "--branch", opts.tag, opts.url, src]
+    else:  # preflight refused this already
+        raise BuildFailed("preflight", T("mooncake_build.error.no_source"))
     _step(res, runner.run("clone" if argv[0] == "git" else "copy", argv, os.path.dirname(src), t.clone, env), "clone")
     shutil.rmtree(os.path.join(src, "build"), ignore_errors=True)
     if os.path.isfile(os.path.join(src, ".gitmodules")):

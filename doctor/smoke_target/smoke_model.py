@@ -8,6 +8,7 @@ CPU in float32. The doctor compares the outputs; this script only reports them.
 import argparse
 import os
 import time
+import types
 
 from smoke_common import emit, greedy_hf, import_torch, read_prompts, step, synchronize, tokenize
 
@@ -80,13 +81,8 @@ class TinyModel:
             h = F.layer_norm(x, (dim,))
             x = x + F.gelu(h @ layer["up"]) @ layer["down"]
         logits = F.layer_norm(x, (dim,)) @ p["head"]
-
-        class Out:
-            pass
-        out = Out()
-        out.logits = logits.unsqueeze(0)
-        out.past_key_values = tokens  # the whole sequence stands in for a KV cache
-        return out
+        # what a Hugging Face model returns; the whole sequence stands in for a KV cache
+        return types.SimpleNamespace(logits=logits.unsqueeze(0), past_key_values=tokens)
 
 
 def load_hf(torch, path, dev, dtype_name):

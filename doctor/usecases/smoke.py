@@ -193,7 +193,7 @@ def run(opts: SmokeOptions, python: str, host: Any, progress: Optional[Progress]
             progress.close()
     written = None
     if opts.record_golden and not blocker:
-        written = _write_golden(opts, ctx)
+        written = _write_golden(opts.record_golden, opts, ctx)
     verdict = judge([s.finding() for s in stages])
     return SmokeReport(python=python, device=opts.device, stages=stages, verdict=verdict, golden_written=written)
 
@@ -258,14 +258,13 @@ def _load_golden(path: str) -> Dict[str, Any]:
         raise UsageError(f"--golden {path}: {e}") from None
 
 
-def _write_golden(opts: SmokeOptions, ctx: Context) -> Optional[str]:
+def _write_golden(path: str, opts: SmokeOptions, ctx: Context) -> Optional[str]:
     if not ctx.outputs:
         return None
     doc = golden.golden_doc(_model_identity(opts.model), PROMPTS if not ctx.golden else ctx.golden["prompts"],
                             opts.tokens, 5, ctx.outputs,
                             {"host": platform.node(), "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                              "device": opts.device, "python": ctx.python})
-    path = opts.record_golden
     try:
         tmp = f"{path}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
