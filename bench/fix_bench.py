@@ -133,7 +133,7 @@ def main() -> int:
             _, extra, naive, _ = wh.SCENARIOS[name]
             plan, dry, pip_s, uv_s = [], [], [], []
             ok_doctor = ok_uv = True
-            for r in range(args.repeat):
+            for _ in range(args.repeat):
                 for installer in (["pip"] + (["uv"] if uv else [])):
                     n += 1
                     fake = build(name, base / f"run{n}", dirs, template)
@@ -159,7 +159,7 @@ def main() -> int:
                         print(f"{name}/{installer}: exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}",
                               file=sys.stderr)
             naive_ok = 0
-            for i, command in enumerate(naive):
+            for command in naive:
                 n += 1
                 fake = build(name, base / f"naive{n}", dirs, template)
                 subprocess.run([str(fake.python), "-m"] + command, env=wh.pip_env(fake.env, dirs), capture_output=True,

@@ -106,8 +106,8 @@ def mutant_diffs(work: Path, files: List[str], names: List[str]) -> Dict[str, Li
             if name not in wanted:
                 continue
             orig = funcs.get(fname.rsplit("__mutmut_", 1)[0] + "__mutmut_orig", [])
-            out[name] = [l for l in difflib.unified_diff(orig, body, lineterm="", n=0)
-                         if l[:1] in "+-" and not l.startswith(("+++", "---"))]
+            out[name] = [line for line in difflib.unified_diff(orig, body, lineterm="", n=0)
+                         if line[:1] in "+-" and not line.startswith(("+++", "---"))]
     return out
 
 
@@ -189,7 +189,7 @@ def main() -> int:
             lines += [f"### {f}", ""]
             for name in sorted(survivors[f], key=lambda s: (s.rsplit("__mutmut_", 1)[0], int(s.rsplit("_", 1)[1]))):
                 changed = diffs.get(name, ["(diff not found: mutmut show " + name + ")"])
-                lines += [f"- `{name}` ({status[name]})", "  ```diff", *("  " + l for l in changed[:8]), "  ```"]
+                lines += [f"- `{name}` ({status[name]})", "  ```diff", *("  " + line for line in changed[:8]), "  ```"]
             lines.append("")
         report = Path(args.report)
         report.parent.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ class Msg:
     en: str
     zh: str
 
-    def text(self, lang: str = "en", **values) -> str:
+    def text(self, lang: str = "en", **values: object) -> str:
         template = self.zh if lang == "zh" else self.en
         return template.format(**values) if values else template
 

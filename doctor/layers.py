@@ -59,7 +59,7 @@ def upstream_of(finding_id: str) -> Tuple[str, ...]:
     seen = set(direct)
     for d in direct:
         seen.update(upstream(d))
-    return tuple(l for l in LAYERS if l in seen)
+    return tuple(name for name in LAYERS if name in seen)
 
 
 def upstream(layer: str) -> Tuple[str, ...]:
@@ -71,7 +71,7 @@ def upstream(layer: str) -> Tuple[str, ...]:
         if cur not in seen:
             seen.add(cur)
             stack.extend(RESTS_ON.get(cur, ()))
-    return tuple(l for l in LAYERS if l in seen)
+    return tuple(name for name in LAYERS if name in seen)
 
 
 def order(layer: str) -> int:

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+if TYPE_CHECKING:  # rich is imported when a bar is shown
+    from rich.progress import Progress, TaskID
 
 from doctor.facts import ImageFacts
 from doctor.i18n import tr
@@ -17,8 +20,8 @@ class ByteProgress:
     def __init__(self, description: str, enabled: bool = True):
         self.description = description
         self.enabled = enabled and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-        self.bar = None
-        self.task = None
+        self.bar: Optional[Progress] = None
+        self.task: Optional[TaskID] = None
         self._last = 0.0
 
     def __enter__(self) -> "ByteProgress":
@@ -37,17 +40,17 @@ class ByteProgress:
             self.bar.__exit__(*exc)
 
     def total(self, n: int) -> None:
-        if self.bar is not None:
+        if self.bar is not None and self.task is not None:
             self.bar.update(self.task, total=n)
 
     def update(self, count: int) -> None:
         now = time.monotonic()
-        if self.bar is not None and now - self._last > 0.1:
+        if self.bar is not None and self.task is not None and now - self._last > 0.1:
             self._last = now
             self.bar.update(self.task, completed=count)
 
     def status(self, text: str) -> None:
-        if self.bar is not None:
+        if self.bar is not None and self.task is not None:
             self.bar.update(self.task, description=f"{self.description}: {text[:60]}")
 
 
@@ -106,7 +109,7 @@ def print_image(img: ImageFacts, judgement, lang: str, file=None, failing: bool 
 
     console = Console(file=file or sys.stdout, highlight=False, soft_wrap=True)
     for i, line in enumerate(image_lines(img, judgement, lang)):
-        console.print(Text(line, style="bold" if i == 0 else None))
+        console.print(Text(line, style="bold" if i == 0 else ""))
     if failing:
         console.print(Text(tr("image.show.fix", lang)))
         console.print(Text("  " + fix_command(img)))

@@ -192,6 +192,12 @@ def pep440(text: Optional[str]) -> Optional[Version]:
         return None
 
 
+def valid_pep440(text: str) -> Version:
+    """A version the matrix schema already checked (``check_pep440``): never None, and an
+    InvalidVersion if it was not checked after all."""
+    return Version(str(text).strip())
+
+
 def public(text: Optional[str]) -> Optional[str]:
     """``0.11.2+empty`` -> ``0.11.2``; unparsable strings come back unchanged."""
     v = pep440(text)

@@ -17,7 +17,7 @@ def matrix():
 @lru_cache(maxsize=None)
 def catalog() -> Catalog:
     cat = Catalog.from_matrix(matrix())
-    cat.compiled  # compile the scan now, once
+    _ = cat.compiled  # compile the scan now, once
     return cat
 
 

@@ -63,7 +63,7 @@ def test_code_class(klass):
         assert not any(a.code and a.code.startswith(klass.prefix) and a.kind == "code_class" for a in answers(line)), line
 
 
-@pytest.mark.parametrize("lib", M.libraries, ids=[l.name for l in M.libraries])
+@pytest.mark.parametrize("lib", M.libraries, ids=[lib.name for lib in M.libraries])
 def test_library(lib):
     cited(lib)
     got = answers(lib.example)

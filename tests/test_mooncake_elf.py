@@ -26,7 +26,10 @@ def kit(tmp_path_factory):
 
 def readelf(path):
     out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, timeout=30).stdout
-    field = lambda tag: [m for m in re.findall(r"\(" + tag + r"\).*\[(.*)\]", out)]
+
+    def field(tag):
+        return re.findall(r"\(" + tag + r"\).*\[(.*)\]", out)
+
     return {"needed": field("NEEDED"), "soname": (field("SONAME") or [None])[0],
             "runpath": [p for r in field("RUNPATH") for p in r.split(":") if p],
             "rpath": [p for r in field("RPATH") for p in r.split(":") if p]}

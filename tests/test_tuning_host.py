@@ -2,7 +2,6 @@
 real virtualenvs), with serve commands from the field reports and the vllm-ascend docs:
 check, snapshot/--from, fix and fix --tuning-patch (applied with the real patch tool)."""
 import json
-import shutil
 import subprocess
 from pathlib import Path
 

@@ -5,7 +5,7 @@ from typing import Dict, List, Optional
 import pytest
 
 from doctor.facts import (CannFacts, DeviceNode, DevicesFacts, Facts, HostFacts, ModelFacts, MooncakeFacts, MountFact,
-                          NpuProcess, ShardFact, TuningFacts)
+                          ShardFact, TuningFacts)
 from doctor.findings import FAIL, INFO, OK, WARN
 from doctor.matrix import load_matrix
 from doctor.parse.npusmi import parse_npu_smi

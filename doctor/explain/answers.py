@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
-from doctor.findings import Command
+from doctor.findings import Command, Msg
 from doctor.i18n import Text
 from doctor.matrix.model import Confirm
 from doctor.parse.logtime import Stamp, format_stamp
@@ -26,7 +26,8 @@ class Bi:
         return self.zh if lang == "zh" else self.en
 
 
-Words = Union[Bi, Text]
+# a check finding's title on the host (HostNote.title) may still be smoke's inline Msg
+Words = Union[Bi, Msg, Text]
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, TypedDict
 
 from doctor.explain.answers import CODE, CODE_CLASS, HIGH, LOW, MEDIUM, SIGNATURE, Answer, Bi
 from doctor.explain.classifiers import CLASSIFIERS, Classifier, Tables
@@ -99,11 +99,11 @@ class Catalog:
                 out.append(self._signature(sig, hit))
             elif kind == "form":
                 form = forms[name]
-                sig = self.by_code.get(f"{form.family}:{normalise_code(form.family, hit.key)}")
-                if sig is not None:  # a signature knows more about this code than the table
-                    if f"unless:{sig.id}" in seen or (sig.requires and f"requires:{sig.id}" not in seen):
+                known = self.by_code.get(f"{form.family}:{normalise_code(form.family, hit.key)}")
+                if known is not None:  # a signature knows more about this code than the table
+                    if f"unless:{known.id}" in seen or (known.requires and f"requires:{known.id}" not in seen):
                         continue
-                    out.append(self._signature(sig, hit, code=normalise_code(form.family, hit.key)))
+                    out.append(self._signature(known, hit, code=normalise_code(form.family, hit.key)))
                     continue
                 answer = self._code(form, hit)
                 if answer is not None:
@@ -132,7 +132,7 @@ class Catalog:
     def _code(self, form: CodeForm, hit: Hit) -> Optional[Answer]:
         code = normalise_code(form.family, hit.key)
         exact, klass = self.lookup(form.family, code)
-        common = dict(line=hit.line, text=hit.text, before=hit.before, after=hit.after, count=hit.count, code=code)
+        common = _Where(line=hit.line, text=hit.text, before=hit.before, after=hit.after, count=hit.count, code=code)
         if exact is not None:
             return Answer(id=f"{exact.family}.{exact.code}", kind=CODE, layer=exact.layer,
                           cause=Bi(exact.meaning_en, exact.meaning_zh), fix=Bi(exact.fix_en, exact.fix_zh),
@@ -146,6 +146,17 @@ class Catalog:
         return Answer(id=f"{form.family}.unknown", kind=CODE_CLASS, layer="cann",
                       cause=T("explain.code.unknown", code=code, family=form.family),
                       fix=T("explain.code.unknown_fix"), source=form.source, confidence=LOW, **common)
+
+
+class _Where(TypedDict):
+    """The fields of an Answer that say where in the log it was found."""
+
+    line: int
+    text: str
+    before: List[str]
+    after: List[str]
+    count: int
+    code: str
 
 
 def normalise_code(family: str, raw: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
 from doctor import __version__
 from doctor.findings import EXIT_FAIL, EXIT_WARN, FAIL, INFO, OK, SKIP, WARN, Verdict
@@ -71,7 +71,7 @@ def print_report(report: FleetReport, lang: str, verbose: bool = False, file=Non
     for name in names:
         table.add_column(name, overflow="fold")
     for row in report.rows:
-        style = "bold red" if row.bad and row.rule != "show" else ("yellow" if row.differs and row.rule == "show" else None)
+        style = "bold red" if row.bad and row.rule != "show" else ("yellow" if row.differs and row.rule == "show" else "")
         cells = [Text(row.values.get(n) or "-", style=style) if n in row.values else Text("") for n in names]
         table.add_row(row.layer, Text(row.item, style=style), *cells)
     table.add_row("", Text(tr("fleet.table.verdict", lang), style="bold"),

@@ -26,10 +26,11 @@ from __future__ import annotations
 import json
 import os
 import string
+import sys
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
 
 LANGS = ("en", "zh")
 HERE = Path(__file__).resolve().parent
@@ -41,21 +42,21 @@ class CatalogueError(ValueError):
     pass
 
 
-def _toml():
-    try:
-        import tomllib  # type: ignore[import-not-found]
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
-    return tomllib
+def toml_loads(text: str) -> Dict[str, Any]:
+    """``tomllib.loads`` (tomli before Python 3.11), imported on first use."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.9/3.10
+        import tomli as tomllib
+    return tomllib.loads(text)
 
 
-def load_files(paths) -> Dict[str, Dict[str, str]]:
+def load_files(paths: Iterable[Path]) -> Dict[str, Dict[str, str]]:
     """Merge catalogue files; a key defined twice or without both languages is an error."""
-    toml = _toml()
     out: Dict[str, Dict[str, str]] = {}
     where: Dict[str, str] = {}
     for path in sorted(paths):
-        data = toml.loads(Path(path).read_text(encoding="utf-8"))
+        data = toml_loads(Path(path).read_text(encoding="utf-8"))
         for key, entry in _flatten(data):
             if key in out:
                 raise CatalogueError(f"{Path(path).name}: {key} is also defined in {where[key]}")
@@ -67,7 +68,7 @@ def load_files(paths) -> Dict[str, Dict[str, str]]:
     return out
 
 
-def _flatten(data: Mapping[str, Any], prefix: str = ""):
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[Tuple[str, Dict[str, Any]]]:
     """Tables holding ``en``/``zh`` strings are entries; every table is also a namespace, so
     ``[x.title]`` and ``[x.title.hint]`` are two entries."""
     for k, v in data.items():
@@ -94,7 +95,7 @@ def catalogue() -> Dict[str, Dict[str, str]]:
     return _catalogue
 
 
-def load_cached(paths) -> Dict[str, Dict[str, str]]:
+def load_cached(paths: Sequence[Path]) -> Dict[str, Dict[str, str]]:
     """:func:`load_files`, through the JSON cache keyed by the files' names and bytes."""
     cached = _cache_file((Path(p).name, Path(p).read_bytes()) for p in paths)
     try:

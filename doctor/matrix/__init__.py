@@ -1,4 +1,7 @@
 """The compatibility matrix: loading, validation and the questions it answers."""
+from pathlib import Path
+from typing import Callable, Dict, Optional, Sequence
+
 from doctor.matrix.load import load_matrix as _load_matrix
 from doctor.matrix.model import Matrix, Release
 from doctor.matrix.schema import MatrixError
@@ -6,10 +9,10 @@ from doctor.matrix.schema import MatrixError
 __all__ = ["load_matrix", "Matrix", "Release", "MatrixError"]
 
 
-def load_matrix(*args, **kwargs) -> Matrix:
+def load_matrix(extra: Sequence[Path] = (), *, user_overlays: bool = True, env: Optional[Dict[str, str]] = None,
+                warn: Optional[Callable[[str], None]] = None) -> Matrix:
     """:func:`doctor.matrix.load.load_matrix` with the validated rows cached on disk
     (``doctor.shell.cache``, keyed by content): check loads the matrix on every run."""
     from doctor.shell import cache
 
-    kwargs.setdefault("cache", cache)
-    return _load_matrix(*args, **kwargs)
+    return _load_matrix(extra, user_overlays=user_overlays, env=env, warn=warn, cache=cache)

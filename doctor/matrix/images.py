@@ -10,7 +10,7 @@ is judged like any other.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from doctor.matrix.model import column
 from doctor.matrix.schema import check_pep440, check_text

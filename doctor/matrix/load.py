@@ -6,7 +6,9 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+
+from packaging.version import Version
 
 from doctor.matrix.model import (
     CANN_DRIVER_SCHEMA,
@@ -39,7 +41,7 @@ from doctor.matrix.model import (
 )
 from doctor.matrix.images import OfficialImage
 from doctor.matrix.schema import MatrixError, locate, validate_rows
-from doctor.versions import pep440
+from doctor.versions import valid_pep440
 
 # array name -> (schema, constructor, unique key: one field, or several joined with "/")
 ARRAYS: Dict[str, Tuple[dict, Callable, str]] = {
@@ -68,7 +70,7 @@ ARRAYS: Dict[str, Tuple[dict, Callable, str]] = {
 ROW_CHECKS: Dict[str, Callable] = {"signature": check_signature_row}
 
 
-def _unique(row, fields: str) -> str:
+def _unique(row: Any, fields: str) -> str:
     """The unique key of a row (a validated dict or a row object) for ``fields``."""
     get = row.get if isinstance(row, dict) else lambda f: getattr(row, f)
     return "/".join(str(get(f)) for f in fields.split("/")).lower()
@@ -89,9 +91,9 @@ def shipped_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "matrices"
 
 
-def user_overlay_dir(env: Optional[Dict[str, str]] = None) -> Path:
-    env = os.environ if env is None else env
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config")
+def user_overlay_dir(env: Optional[Mapping[str, str]] = None) -> Path:
+    environ = os.environ if env is None else env
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".config")
     return Path(base) / "ascend-doctor"
 
 
@@ -197,8 +199,8 @@ def _top_line(text: str, key: str) -> Optional[int]:
     return None
 
 
-def _release_sort_key(r: Release):
-    return pep440(r.vllm_ascend)
+def _release_sort_key(r: Release) -> Version:
+    return valid_pep440(r.vllm_ascend)
 
 
 def merge(base: Dict[str, list], overlay: Dict[str, list]) -> Dict[str, list]:

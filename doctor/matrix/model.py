@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
 from doctor.matrix.schema import (
     Field,
@@ -35,7 +35,7 @@ _ROW = "doctor.matrix.row"  # a table field: the row type of its items
 SOURCED_FIELDS = ("<the fields of this row marked sourced>",)  # placeholder resolved by schema_of
 
 
-def column(check, *, required: bool = False, many: bool = False, mapping: bool = False,
+def column(check: Callable[[Any], Optional[str]], *, required: bool = False, many: bool = False, mapping: bool = False,
            keys: Optional[Sequence[str]] = None, table: Optional[type] = None, default: Any = None,
            doc: str = "", sourced: bool = False) -> Any:
     """A dataclass field that is also a column of the TOML schema.

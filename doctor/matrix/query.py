@@ -8,11 +8,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 from packaging.version import Version
 
-from doctor.versions import AscendVersion, pep440, satisfies, specifier
+from doctor.versions import AscendVersion, pep440, satisfies, specifier, valid_pep440
 from doctor.matrix.model import CannDriver, Matrix, MooncakeKey, Release, TorchNpu, TorchRow
 
 # CANN <-> driver statuses: documented compatible; documented incompatible (older / newer than the
@@ -55,13 +55,13 @@ def release_for_installed(matrix: Matrix, version: Optional[str]) -> Tuple[Optio
         return exact, note
     if public.dev is None and v.local is None:
         newest = matrix.releases[-1].vllm_ascend if matrix.releases else None
-        if newest and public > pep440(newest):
+        if newest and public > valid_pep440(newest):
             return None, (f"vllm-ascend {version} is newer than the matrix (newest row {newest}); "
                           "run `ascend-doctor matrix sync` or upgrade ascend-doctor")
         return None, f"vllm-ascend {version} is not a published release the matrix knows"
     base = None
     for r in matrix.releases:  # sorted ascending
-        if pep440(r.vllm_ascend) <= public:
+        if valid_pep440(r.vllm_ascend) <= public:
             base = r
     if base is None:
         return None, (f"vllm-ascend {version} is a source build without a release tag "
@@ -139,7 +139,7 @@ class DriverCompat:
         return self.row.documented if self.row else ()
 
 
-def _matching(lines, d: AscendVersion) -> Optional[str]:
+def _matching(lines: Iterable[str], d: AscendVersion) -> Optional[str]:
     # the longest prefix wins: 26.0.rc1 before 26.0 when both are listed
     found = [p for p in lines if d.has_prefix(p)]
     return max(found, key=lambda p: len(AscendVersion(p).key)) if found else None
@@ -185,7 +185,7 @@ def nearest_pairing(matrix: Matrix, cann: str, driver: str) -> Optional[Pairing]
     family = c.numbers[:2]
     place = sum(1 for r in rows if AscendVersion(r.cann) < c)
 
-    def rank(i_row):
+    def rank(i_row: Tuple[int, CannDriver]) -> Tuple[bool, bool, bool, int]:
         i, r = i_row
         own = AscendVersion(r.cann) == c
         distance = (place - i) if i < place else (i - place + 1)
@@ -253,10 +253,10 @@ def release_misfits(
         # a mirror-only build without a known floor is taken to need what the pinned build does.
         npus = [_chosen_torch_npu(matrix, row, arch, python)] + [torch_npu_row(matrix, v) for v in row.torch_npu_accepted]
         for npu in npus:
-            if npu is not None and npu.glibc_min and pep440(npu.glibc_min) > pep440(need):
+            if npu is not None and npu.glibc_min and valid_pep440(npu.glibc_min) > valid_pep440(need):
                 need = npu.glibc_min
         have = pep440(glibc)
-        if have is not None and have < pep440(need):
+        if have is not None and have < valid_pep440(need):
             why.append(f"needs glibc >= {need}, host has {glibc}")
     return why
 
@@ -329,7 +329,7 @@ def _torch_npu_choice(matrix: Matrix, row: Release, arch: Optional[str],
     if rv is None or rv.local is None:
         return rec, []
     family = [r for r in matrix.torch_npu
-              if pep440(r.version) is not None and pep440(r.version).public == rv.public and r.arch]
+              if (v := pep440(r.version)) is not None and v.public == rv.public and r.arch]
     if not family:
         return rec, []
     if arch is None or python is None:
@@ -385,9 +385,9 @@ def pins_for(matrix: Matrix, release: Union[Release, str], *, arch: Optional[str
     if row.triton_ascend:
         p["triton-ascend"] = row.triton_ascend
     for req in row.extra_requirements:
-        name, exact = _requirement_pin(req)
-        if name and exact:
-            p[name] = exact
+        pinned, version = _requirement_pin(req)
+        if pinned and version:
+            p[pinned] = version
     pins.extra_index_urls = list(row.extra_index_urls)
     if python is not None and not _python_ok(row.python, python):
         pins.notes.append(f"Python {python} is outside vllm-ascend {row.vllm_ascend}'s range {row.python}")

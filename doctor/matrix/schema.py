@@ -180,7 +180,8 @@ def validate_rows(
     return out
 
 
-def _validate_table(row, schema, *, path, text, array, index, prefix) -> Dict[str, Any]:
+def _validate_table(row: Any, schema: Dict[str, Field], *, path: str, text: str, array: str, index: int,
+                    prefix: str) -> Dict[str, Any]:
     def fail(key: Optional[str], msg: str) -> MatrixError:
         name = f"{prefix}{key}" if key else prefix.rstrip(".") or array
         where = (prefix + key) if key else (prefix.rstrip(".") or None)  # a sub-table: its header

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from doctor.errors import DoctorError
-from doctor.versions import pep440, satisfies
+from doctor.versions import pep440, satisfies, valid_pep440
 from doctor.shell.index import IndexClient, pick_file, release_glibc, upload_date
 from doctor.matrix.load import parse_file, user_overlay_dir
 from doctor.matrix.model import Matrix, Release
@@ -47,20 +48,20 @@ def overlay_path(env: Optional[Mapping[str, str]] = None) -> Path:
 
 def newest_curated(matrix: Matrix) -> Optional[Release]:
     rows = [r for r in matrix.releases if r.curated]
-    return max(rows, key=lambda r: pep440(r.vllm_ascend)) if rows else None
+    return max(rows, key=lambda r: valid_pep440(r.vllm_ascend)) if rows else None
 
 
-def _exact(spec) -> Optional[str]:
+def _exact(spec: Optional[SpecifierSet]) -> Optional[str]:
     items = list(spec) if spec is not None else []
     if len(items) == 1 and items[0].operator == "==" and "*" not in items[0].version:
         return items[0].version
     return None
 
 
-def _newest_torch(matrix: Matrix, spec) -> Optional[str]:
-    best = None
+def _newest_torch(matrix: Matrix, spec: SpecifierSet) -> Optional[str]:
+    best: Optional[str] = None
     for t in matrix.torch:
-        if satisfies(t.torch, str(spec)) and (best is None or pep440(t.torch) > pep440(best)):
+        if satisfies(t.torch, str(spec)) and (best is None or valid_pep440(t.torch) > valid_pep440(best)):
             best = t.torch
     return best
 
@@ -105,7 +106,7 @@ def row_from_metadata(matrix: Matrix, base: Release, meta: dict, glibc: Dict[str
         if specs.get(fld) is not None and str(specs[fld]):
             row[fld] = str(specs[fld])
     if glibc:
-        row["glibc_min"] = max(glibc.values(), key=pep440)
+        row["glibc_min"] = max(glibc.values(), key=valid_pep440)  # from wheel tags: manylinux_2_28 is 2.28
         if len(set(glibc.values())) > 1:
             row["glibc_by_arch"] = dict(sorted(glibc.items(), reverse=True))
     else:
@@ -132,7 +133,7 @@ def row_from_metadata(matrix: Matrix, base: Release, meta: dict, glibc: Dict[str
 # TOML output (the rows hold only strings, booleans, lists of strings and string tables)
 
 
-def _toml_value(value) -> str:
+def _toml_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
@@ -175,7 +176,7 @@ def write_validated(path: Path, text: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         try:
-            parse_file(Path(tmp), cache=False)  # a temp name: nothing worth caching
+            parse_file(Path(tmp), cache=None)  # a temp name: nothing worth caching
         except MatrixError as e:
             raise DoctorError(f"generated overlay does not validate, {path} left unchanged: {e.message}")
         os.replace(tmp, path)
@@ -194,9 +195,10 @@ def sync(matrix: Matrix, client: IndexClient, *, path: Optional[Path] = None, dr
         raise DoctorError("the matrix has no curated release row to start from")
     result = SyncResult(path=path, newest_curated=base.vllm_ascend)
     files = client.project_files(PROJECT)
+    floor = valid_pep440(base.vllm_ascend)
     newer = sorted({f.version for f in files
-                    if f.version and pep440(f.version) and not f.is_yanked
-                    and pep440(f.version) > pep440(base.vllm_ascend)}, key=pep440)
+                    if f.version and not f.is_yanked and (v := pep440(f.version)) is not None and v > floor},
+                   key=valid_pep440)
     rows = []
     for version in newer:
         f = pick_file(files, version)

@@ -15,14 +15,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
 from doctor.errors import UsageError
-from doctor.versions import pep440, satisfies
+from doctor.versions import pep440, satisfies, valid_pep440
 from doctor.shell.index import IndexClient, glibc_of, pick_file
 from doctor.matrix.model import Matrix, Release
 from doctor.matrix.query import release_row
@@ -118,7 +118,7 @@ def compare_release(row: Release, meta: dict) -> List[Disagreement]:
     specs = requirement_specs(meta.get("requires_dist") or [])
     out: List[Disagreement] = []
 
-    def add(fld: str, matrix_value, meta_value, message: str) -> None:
+    def add(fld: str, matrix_value: object, meta_value: object, message: str) -> None:
         out.append(Disagreement(row.vllm_ascend, fld, None if matrix_value is None else str(matrix_value),
                                 None if meta_value is None else str(meta_value), message,
                                 row.deviations.get(fld), row.origin))
@@ -193,7 +193,7 @@ def verify(
         if pv is not None:
             versions.add(str(pv))
     out: List[Disagreement] = []
-    for v in sorted(versions, key=pep440):
+    for v in sorted(versions, key=valid_pep440):  # both sources hold parsed versions only
         row = release_row(matrix, v)
         if row is None:
             out.append(Disagreement(v, "row", None, v, "on the package index but the matrix has no row"))
@@ -204,14 +204,15 @@ def verify(
 
 
 def fetch_index_metadata(client: IndexClient, project: str = PROJECT,
-                         progress: Optional[Callable[[int, int, str], None]] = None):
+                         progress: Optional[Callable[[int, int, str], None]] = None,
+                         ) -> Tuple[List[Dict[str, object]], List[str]]:
     """(metadata packages, listed versions) of every release of ``project`` on the index:
     the input ``verify`` needs, read online (one wheel or sdist per version). ``progress`` is
     called with (done, total, version) after each one."""
     files = client.project_files(project)
     versions = sorted({f.version for f in files if f.version and pep440(f.version) and not f.is_yanked},
-                      key=pep440)
-    packages = []
+                      key=valid_pep440)
+    packages: List[Dict[str, object]] = []
     for i, v in enumerate(versions, 1):
         f = pick_file(files, v)
         if f is not None:

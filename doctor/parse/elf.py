@@ -110,9 +110,15 @@ def _parse(fh: BinaryIO) -> ElfInfo:
     return info
 
 
-def _program_headers(fh, order, bits, phoff, phentsize, phnum):
-    loads: List[Tuple[int, int, int]] = []
-    dynamic = None
+# (virtual address, file offset, size in the file) of a PT_LOAD segment; (file offset, size)
+Load = Tuple[int, int, int]
+Span = Tuple[int, int]
+
+
+def _program_headers(fh: BinaryIO, order: str, bits: int, phoff: int, phentsize: int,
+                     phnum: int) -> Tuple[List[Load], Optional[Span]]:
+    loads: List[Load] = []
+    dynamic: Optional[Span] = None
     if not phoff or not phnum or phnum > MAX_HEADERS:
         return loads, None
     fmt = order + ("IIQQQQQQ" if bits == 64 else "IIIIIIII")
@@ -132,7 +138,8 @@ def _program_headers(fh, order, bits, phoff, phentsize, phnum):
     return loads, dynamic
 
 
-def _section_dynamic(fh, order, bits, shoff, shentsize, shnum):
+def _section_dynamic(fh: BinaryIO, order: str, bits: int, shoff: int, shentsize: int,
+                     shnum: int) -> Tuple[Optional[Span], Optional[int]]:
     """Fallback for files without program headers: SHT_DYNAMIC and its linked string table."""
     if not shoff or not shnum or shnum > MAX_HEADERS:
         return None, None
@@ -148,7 +155,7 @@ def _section_dynamic(fh, order, bits, shoff, shentsize, shnum):
     return None, None
 
 
-def _dynamic_entries(fh, order, bits, offset, size) -> List[Tuple[int, int]]:
+def _dynamic_entries(fh: BinaryIO, order: str, bits: int, offset: int, size: int) -> List[Tuple[int, int]]:
     fmt = order + ("qQ" if bits == 64 else "iI")
     step = struct.calcsize(fmt)
     data = _read(fh, offset, min(size, step * 65536))
@@ -161,7 +168,7 @@ def _dynamic_entries(fh, order, bits, offset, size) -> List[Tuple[int, int]]:
     return out
 
 
-def _to_offset(loads, vaddr: int) -> Optional[int]:
+def _to_offset(loads: Iterable[Load], vaddr: int) -> Optional[int]:
     for start, offset, filesz in loads:
         if start <= vaddr < start + filesz:
             return offset + (vaddr - start)

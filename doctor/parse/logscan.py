@@ -15,17 +15,20 @@ the shell's job.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
-try:  # Python 3.11 moved the regex parser; the old name still works on 3.9/3.10
-    from re import _parser as sre_parse  # type: ignore[attr-defined]
-    from re import _constants as sre_c  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - Python < 3.11
-    import sre_constants as sre_c  # type: ignore[no-redef]
-    import sre_parse  # type: ignore[no-redef]
+if sys.version_info >= (3, 11):  # Python 3.11 moved the regex parser (the old names are deprecated there)
+    from re import _constants as sre_c
+    from re import _parser as sre_parse
+else:  # pragma: no cover - Python < 3.11
+    import sre_constants as sre_c
+    import sre_parse
 
+# a parsed pattern (sre_parse.SubPattern) or a branch of one: (opcode, argument) pairs
+Items = Iterable[Tuple[Any, Any]]
 Atom = FrozenSet[int]  # the bytes one position of a match may hold
 Needle = Tuple[Atom, ...]
 
@@ -99,7 +102,7 @@ _CATEGORY = {
 }
 
 
-def _in_atom(items, icase: bool) -> Optional[Atom]:
+def _in_atom(items: Items, icase: bool) -> Optional[Atom]:
     """The bytes a character class accepts, when it is a small ASCII set (else None)."""
     out: Set[int] = set()
     for op, av in items:
@@ -148,7 +151,7 @@ def _score(alternatives: Sequence[Needle]) -> Tuple[int, int, int, int]:
     return (0, min(max((len(r) for r in exact_runs(n)), default=0) for n in alternatives), span, -len(alternatives))
 
 
-def _sequence(items, icase: bool) -> Optional[List[Needle]]:
+def _sequence(items: Items, icase: bool) -> Optional[List[Needle]]:
     best: Optional[List[Needle]] = None
     run: List[Atom] = []
 
@@ -212,7 +215,7 @@ def _sequence(items, icase: bool) -> Optional[List[Needle]]:
     return best
 
 
-def _plain(items, icase: bool) -> Optional[List[Atom]]:
+def _plain(items: Items, icase: bool) -> Optional[List[Atom]]:
     """The atoms of a sequence made of literals and small classes only (else None)."""
     out: List[Atom] = []
     for op, av in items:
@@ -229,7 +232,7 @@ def _plain(items, icase: bool) -> Optional[List[Atom]]:
     return out
 
 
-def _single_atom(sub, icase: bool) -> Optional[Atom]:
+def _single_atom(sub: Items, icase: bool) -> Optional[Atom]:
     items = list(sub)
     if len(items) != 1:
         return None
@@ -250,7 +253,7 @@ def required(pattern: str, ignore_case: bool = False) -> List[Needle]:
     flags = re.IGNORECASE if ignore_case else 0
     parsed = sre_parse.parse(pattern, flags)
     icase = bool(parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE)
-    got = _sequence(parsed, icase)
+    got = _sequence(parsed.data, icase)  # the (opcode, argument) list SubPattern iterates over
     if not got:
         raise PatternError(f"no literal text of {MIN_NEEDLE}+ characters that every match must contain: {pattern!r}")
     return got
@@ -583,7 +586,9 @@ class LogScanner:
                 if pos >= line_end:
                     line_start = candidate(pos)
                     line_end = spans[line_start]
-                candidates[line_start] |= prefilter.owners[int(m.lastgroup[1:])]
+                group = m.lastgroup
+                assert group is not None  # every alternative of the prefilter ends in a group t<id>
+                candidates[line_start] |= prefilter.owners[int(group[1:])]
         for anchor, owners in prefilter.anchors.items():
             pos = buf.find(anchor, 0, end)
             while pos >= 0:

@@ -28,7 +28,7 @@ class Health:
 def parse_health(fact: Optional[HttpFact]) -> Health:
     h = Health()
     if fact is None or fact.status is None:
-        h.detail = fact.error if fact else "not probed"
+        h.detail = (fact.error or "no response") if fact else "not probed"
         return h
     h.reachable = True
     body = fact.body.strip()

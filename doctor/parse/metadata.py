@@ -271,7 +271,7 @@ def record_paths(text: str) -> List[str]:
     return out
 
 
-def top_level_names(record: List[str]) -> List[str]:
+def top_level_names(record: Iterable[str]) -> List[str]:
     """Importable top-level names a distribution installs, from its RECORD paths."""
     out: List[str] = []
     for p in record:

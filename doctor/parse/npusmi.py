@@ -6,7 +6,7 @@ Column widths change between driver versions, so rows are split on ``|``, never 
 from __future__ import annotations
 
 import re
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from doctor.facts import Chip, NpuProcess, NpuSmiInfo
 
@@ -29,7 +29,7 @@ def parse_npu_smi(text: str) -> Optional[NpuSmiInfo]:
     if m:
         info.tool_version, info.driver_version = m.group(1), m.group(2)
     in_processes = False
-    pending: Optional[List[str]] = None
+    pending: Optional[Tuple[re.Match[str], List[str]]] = None  # a chip's first row: (NPU and name, cells)
     saw_table = False
     for line in text.splitlines():
         cells = _cells(line)
@@ -56,11 +56,11 @@ def parse_npu_smi(text: str) -> Optional[NpuSmiInfo]:
             continue
         row1 = re.match(r"^(\d+)\s+(\S.*)$", first)
         if row1 and len(cells) >= 2 and re.match(r"^[A-Za-z]", cells[1]) and not row1.group(2).strip().isdigit():
-            pending = cells
+            pending = (row1, cells)
             continue
         row2 = re.match(r"^(\d+)(?:\s+(\d+))?$", first)
         if pending and row2:
-            info.chips.append(_chip(pending, cells, row2))
+            info.chips.append(_chip(*pending, cells, row2))
             pending = None
     if not saw_table and not info.chips:
         return None
@@ -69,8 +69,8 @@ def parse_npu_smi(text: str) -> Optional[NpuSmiInfo]:
     return info
 
 
-def _chip(row1: List[str], row2: List[str], m: re.Match) -> Chip:
-    npu_s, name = re.match(r"^(\d+)\s+(\S.*)$", row1[0]).groups()
+def _chip(head: re.Match[str], row1: List[str], row2: List[str], m: re.Match[str]) -> Chip:
+    npu_s, name = head.groups()
     chip = Chip(npu=int(npu_s), chip=int(m.group(1)), name=name.strip(), health=row1[1].strip())
     if m.group(2) is not None:
         chip.phy_id = int(m.group(2))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json",
                "application/vnd.docker.distribution.manifest.list.v2+json")
@@ -32,6 +32,10 @@ CONTAINERD_NAME = "io.containerd.image.name"
 _ARCH_ALIASES = {"x86_64": "amd64", "x86-64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 _MACHINE = {"amd64": "x86_64", "arm64": "aarch64", "386": "i686", "ppc64le": "ppc64le", "s390x": "s390x",
             "riscv64": "riscv64"}
+
+
+# ``doc(path)``: the archive member at ``path`` parsed as JSON, or None when there is none
+Doc = Callable[[str], Any]
 
 
 class ImageFormatError(ValueError):
@@ -119,6 +123,11 @@ def env_dict(env: Sequence[Any]) -> Dict[str, str]:
             if k:
                 out[k] = v
     return out
+
+
+def _labels(value: Any) -> Dict[str, str]:
+    """A JSON object of annotations as strings ({} when it is not an object)."""
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
 
 def _strings(value: Any) -> List[str]:
@@ -219,11 +228,10 @@ def blob_path(digest: str) -> str:
 def parse_descriptor(data: Any) -> Descriptor:
     if not isinstance(data, dict) or not isinstance(data.get("digest"), str):
         raise ImageFormatError("a descriptor without a digest")
-    ann = data.get("annotations") if isinstance(data.get("annotations"), dict) else {}
     size = data.get("size")
     return Descriptor(media_type=str(data.get("mediaType") or ""), digest=data["digest"],
                       size=size if isinstance(size, int) else -1, platform=platform_of(data.get("platform") or {}),
-                      annotations={str(k): str(v) for k, v in ann.items()})
+                      annotations=_labels(data.get("annotations")))
 
 
 def parse_docker_manifest(data: Any) -> List[ImageManifest]:
@@ -249,10 +257,9 @@ def parse_image_manifest(data: Any, digest: Optional[str] = None) -> ImageManife
         raise ImageFormatError("an image manifest without config or layers")
     config = parse_descriptor(data["config"])
     layers = [parse_descriptor(layer) for layer in data["layers"]]
-    ann = data.get("annotations") if isinstance(data.get("annotations"), dict) else {}
     return ImageManifest(config=blob_path(config.digest), layers=[blob_path(d.digest) for d in layers],
                          layer_media_types=[d.media_type for d in layers], layer_sizes=[d.size for d in layers],
-                         digest=digest, annotations={str(k): str(v) for k, v in ann.items()})
+                         digest=digest, annotations=_labels(data.get("annotations")))
 
 
 def ref_names(desc: Descriptor) -> List[str]:
@@ -348,7 +355,7 @@ def digest_of_path(path: str) -> str:
     return f"{algo}:{base}"
 
 
-def _configured(doc, manifest: ImageManifest) -> Tuple[Optional[Platform], Optional[ImageConfig]]:
+def _configured(doc: Doc, manifest: ImageManifest) -> Tuple[Optional[Platform], Optional[ImageConfig]]:
     data = doc(manifest.config)
     if data is None:
         return None, None
@@ -356,7 +363,7 @@ def _configured(doc, manifest: ImageManifest) -> Tuple[Optional[Platform], Optio
     return config.platform, config
 
 
-def select(doc, names: Sequence[str], wanted: Optional[Platform], machine: str) -> Selected:
+def select(doc: Doc, names: Sequence[str], wanted: Optional[Platform], machine: str) -> Selected:
     """The image of a docker-save or OCI-layout archive. ``doc(path)`` returns a parsed JSON
     member (or None), ``names`` are the archive's member names."""
     candidates: List[Tuple[Platform, Tuple[ImageManifest, ImageConfig, List[str]]]] = []
@@ -389,7 +396,7 @@ def select(doc, names: Sequence[str], wanted: Optional[Platform], machine: str) 
                     available=available, names=tags)
 
 
-def _index_digests(doc) -> Dict[str, str]:
+def _index_digests(doc: Doc) -> Dict[str, str]:
     """Docker >= 25 writes index.json next to manifest.json: config path -> manifest digest."""
     out: Dict[str, str] = {}
     try:
@@ -405,7 +412,7 @@ def _index_digests(doc) -> Dict[str, str]:
     return out
 
 
-def _walk_index(doc, descs: List[Descriptor], depth: int):
+def _walk_index(doc: Doc, descs: List[Descriptor], depth: int) -> Iterator[Tuple[Descriptor, List[str]]]:
     """(image manifest descriptor, names) of an index, nested indexes included; attestation
     manifests (SBOM, provenance) are not images."""
     if depth > 4:

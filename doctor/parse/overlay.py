@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 WHITEOUT = ".wh."
 OPAQUE = ".wh..wh..opq"
@@ -76,11 +76,17 @@ class Node:
         self.ref = ref
         self.children: Optional[Dict[str, "Node"]] = {} if kind == DIR else None
 
+    def entries(self) -> Dict[str, "Node"]:
+        """A directory's children (only directories have a dict: files cost no memory for one)."""
+        if self.children is None:
+            raise ValueError(f"not a directory (kind {self.kind!r})")
+        return self.children
+
 
 class Tree:
     """The merged filesystem of an image (metadata only; content stays where the reader put it)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.root = Node(DIR, 0)
         # hard links whose content is read but was not kept: (layer of the target, link, target)
         self.missing_links: List[Tuple[int, str, str]] = []
@@ -91,20 +97,21 @@ class Tree:
         for part in _parts(path):
             if node.children is None:
                 return None
-            node = node.children.get(part)
-            if node is None:
+            child = node.children.get(part)
+            if child is None:
                 return None
+            node = child
         return node
 
     def _parent(self, path: str, layer: int, create: bool) -> Optional[Node]:
         node = self.root
         for part in _parts(posixpath.dirname(path)):
-            child = node.children.get(part)
+            child = node.entries().get(part)  # node is the root or a DIR child
             if child is None or child.kind != DIR:
                 if not create:
                     return None
                 child = Node(DIR, layer)  # implied directory (or a file that a directory replaces)
-                node.children[part] = child
+                node.entries()[part] = child
             node = child
         return node
 
@@ -112,7 +119,7 @@ class Tree:
     def whiteout(self, path: str) -> None:
         parent = self._parent(path, 0, create=False)
         if parent is not None:
-            parent.children.pop(posixpath.basename(path), None)
+            parent.entries().pop(posixpath.basename(path), None)
 
     def opaque(self, path: str) -> None:
         node = self.get(path)
@@ -125,8 +132,10 @@ class Tree:
                 self.root.mode, self.root.layer = e.mode, layer
             return
         parent = self._parent(e.path, layer, create=True)
+        assert parent is not None  # create=True makes every missing directory
+        children = parent.entries()
         name = posixpath.basename(e.path)
-        old = parent.children.get(name)
+        old = children.get(name)
         if e.kind == DIR and old is not None and old.kind == DIR:
             old.layer, old.mode = layer, e.mode  # merged: lower entries below it stay
             return
@@ -134,7 +143,7 @@ class Tree:
             # A file no probe reads is not kept: memory grows with what is read and with the
             # directories, not with the size of the image. It still replaces what was there.
             if old is not None:
-                del parent.children[name]
+                del children[name]
             return
         node = Node(e.kind, layer, e.size, e.mode, e.link, e.ref)
         if e.kind == HARDLINK:
@@ -147,9 +156,9 @@ class Tree:
                 node.ref = None if e.ref == WANTED else e.ref
             if e.ref == WANTED and not node.ref:
                 self.missing_links.append((target.layer if target is not None else layer, e.path, e.link))
-        parent.children[name] = node
+        children[name] = node
 
-    def apply(self, layer: int, opaque: List[str], whiteouts: List[str], entries) -> None:
+    def apply(self, layer: int, opaque: List[str], whiteouts: List[str], entries: Iterable[Entry]) -> None:
         """One layer: its opaque dirs and whiteouts first (they hide lower layers only), then
         its entries in archive order."""
         for d in opaque:
@@ -172,8 +181,9 @@ class Tree:
         stack: List[Tuple[str, Node]] = [("", self.root)]
         while stack:
             prefix, node = stack.pop()
-            for name in sorted(node.children, reverse=True):
-                child = node.children[name]
+            children = node.entries()  # only DIR nodes are pushed
+            for name in sorted(children, reverse=True):
+                child = children[name]
                 path = f"{prefix}/{name}"
                 yield path, child
                 if child.kind == DIR:

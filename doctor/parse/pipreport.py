@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 from urllib.parse import unquote, urlparse
@@ -90,10 +91,10 @@ def parse_pylock(text: str) -> List[Resolved]:
     """uv's ``pip compile --format pylock.toml`` output: one [[packages]] table per
     distribution, with the wheel (or sdist) chosen for the target platform, its url, size and
     hashes."""
-    try:
-        import tomllib  # type: ignore[import-not-found]
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.9/3.10
+        import tomli as tomllib
     try:
         data = tomllib.loads(text)
     except ValueError as e:

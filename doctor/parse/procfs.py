@@ -51,7 +51,7 @@ def parse_limits(text: str) -> Dict[str, List[Optional[int]]]:
 def parse_mount(text: str, mount_point: str) -> Optional[Dict[str, object]]:
     """The last /proc/mounts entry for ``mount_point`` (later mounts hide earlier ones):
     {"fstype", "options": {name: value}, "size_bytes"}."""
-    found = None
+    found: Optional[Dict[str, object]] = None
     for line in text.splitlines():
         parts = line.split()
         if len(parts) < 4 or parts[1].replace("\\040", " ") != mount_point:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import struct
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List
 
 MAX_HEADER = 100 * 1024 * 1024  # the format's own limit is 100 MB
 

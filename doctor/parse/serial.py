@@ -47,7 +47,7 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
             return None
         inner = [a for a in args if a is not type(None)]
         return _convert(inner[0], value, where)
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise SnapshotError(f"{where}: expected an object")
         hints = _hints(tp)

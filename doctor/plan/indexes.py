@@ -80,7 +80,7 @@ def remedies(failure: Failure, requirements: Sequence[str], python: str = "pytho
         out.append(cmd("ascend-doctor", "fix", "--apply", "--bundle", "ascend-bundle", label=T("plan.remedy.bundle_apply")))
     elif failure.kind == MISSING and failure.requirement:
         req = failure.requirement
-        name = re.split(r"[=<>!~\[; ]", req, 1)[0].strip().lower().replace("_", "-")
+        name = re.split(r"[=<>!~\[; ]", req, maxsplit=1)[0].strip().lower().replace("_", "-")
         if name in ("torch-npu", "triton-ascend"):
             out.append(cmd(*pip, req, "--extra-index-url", ASCEND_MIRROR,
                            label=T("plan.remedy.ascend_mirror", requirement=req, source=ASCEND_MIRROR_SOURCE)))

@@ -163,7 +163,7 @@ def apply(plan: Plan, facts: Facts, exact: Sequence[Resolved], deps: Sequence[Re
     requirements_step: Optional[Step] = None
     for s in out.steps:
         if s.kind == "pip" and s.action == "install":
-            names = [_name(p) for p in s.packages]
+            names = [n for n in (_name(p) for p in s.packages) if n is not None]
             files = [by_name[n] for n in names if n in by_name]
             for n in names:
                 deps_left.pop(n, None)

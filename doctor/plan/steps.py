@@ -26,7 +26,7 @@ class StepKind(Protocol):
 
 
 def _names(specs: Iterable[str]) -> Set[str]:
-    out = set()
+    out: Set[str] = set()
     for spec in specs:
         try:
             out.add(canonicalize_name(Requirement(spec).name))

@@ -133,7 +133,8 @@ def _set_flag(lines: List[str], start: int, end: int, name: str, value: Optional
             lines[i] = pattern.sub(lambda m: rendered, lines[i], count=1)
             return
     if end > start:  # a multi-line command: a line of its own, indented like the next one
-        indent = re.match(r"^\s*", lines[start + 1]).group(0)
+        following = lines[start + 1]
+        indent = following[: len(following) - len(following.lstrip())]
         lines.insert(start + 1, f"{indent}{rendered} \\{nl}")
     else:
         body = lines[start].rstrip("\r\n")

@@ -63,7 +63,7 @@ def path_to(matrix: Matrix, facts: Facts, row: Release, hardware: Optional[str])
     cann, driver = _installed(facts)
     wanted = row.cann_for(hardware)
     cann_ok = cann is not None and any(AscendVersion(c) == AscendVersion(cann) for c in wanted)
-    use = cann if cann_ok else wanted[0]
+    use = cann if cann is not None and cann_ok else wanted[0]
     layers: List[str] = []
     cann_to = None
     if not cann_ok:

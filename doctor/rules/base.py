@@ -8,8 +8,8 @@ read facts and the matrix only: no files, no processes, no network.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, Optional, Tuple
 
 from doctor.facts import Facts
 from doctor.findings import SKIP, Finding
@@ -31,6 +31,8 @@ class Context:
     release_note: Optional[str] = None  # how the row was chosen, when not exact
     hardware: Optional[str] = None  # A2 / A3 / 310P / A5 / "910" from npu-smi
     pip_conflicts: Optional[list] = None  # pip check's answer, computed before the rules run
+    # what several rules derive from the facts, made once per run (the tuning rules' View)
+    memo: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def build(self) -> bool:

@@ -140,7 +140,7 @@ def check_net_health(ctx: Context) -> Iterable[Finding]:
     if h is None:
         return []
     bad = [d for d in h.devices if d.net_health is not None and d.net_health.lower() != "success"]
-    faults = [d for d in bad if d.net_health.lower() != "init"]
+    faults = [d for d in bad if (d.net_health or "").lower() != "init"]  # every bad one has a state
     if bad:
         status = FAIL if faults else WARN
         return [Finding("hccn.net_health", status,
@@ -241,7 +241,7 @@ def check_tls(ctx: Context) -> Iterable[Finding]:
     if not known:
         unknown = _failed_reading(h, "tls")
         return [_unreadable("hccn.tls", h, "tls", unknown)] if unknown else []
-    states = sorted({d.tls_switch for d in known})
+    states = sorted({d.tls_switch for d in known if d.tls_switch is not None})  # known: all of them
     observed = ", ".join(f"{d.device}:{d.tls_switch}" for d in known)
     if len(states) > 1:
         return [Finding("hccn.tls", FAIL, T("hccn.tls.mixed", on=_ids(d.device for d in known if d.tls_switch == 1),

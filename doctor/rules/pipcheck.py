@@ -95,7 +95,7 @@ def check(dists: Dict[str, Distribution], markers: Dict[str, str]) -> List[Confl
     if not markers:
         from packaging.markers import default_environment
 
-        markers = dict(default_environment())
+        markers = {k: str(v) for k, v in default_environment().items()}  # all strings (a TypedDict)
     out: List[Conflict] = []
     for dist in dists.values():
         for req in dist.requires:

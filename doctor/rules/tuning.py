@@ -9,10 +9,11 @@ for a serve command the user gave: the doctor's own environment is not the serve
 from __future__ import annotations
 
 import json
-from typing import Iterable, List, Optional
+from typing import Dict, Iterable, List, Optional
 
 from doctor.findings import FAIL, INFO, OK, WARN, Edit, Finding, cmd
 from doctor.i18n import T
+from doctor.matrix.model import TuningAdvice
 from doctor.parse.procfs import parse_cpulist, parse_size
 from doctor.rules.base import Context, Rule
 from doctor.versions import satisfies
@@ -91,13 +92,14 @@ def thp(ctx: Context) -> Iterable[Finding]:
 
 def kernel(ctx: Context) -> Iterable[Finding]:
     v = view(ctx)
-    have = kernel_tuple(v.host.kernel if v.host else None)
+    running = v.host.kernel if v.host else None
+    have = kernel_tuple(running)
     row = v.any_fact("kernel_min")
     floor = kernel_tuple(row.value if row else None)
-    if not v.runtime or have is None or floor is None or have >= floor:
+    if not v.runtime or running is None or row is None or have is None or floor is None or have >= floor:
         return []
-    return [Finding("tuning.kernel", INFO, T("tuning.kernel.old", kernel=v.host.kernel, floor=row.value),
-                    observed=v.host.kernel, expected=f">={row.value}", source=row.source)]
+    return [Finding("tuning.kernel", INFO, T("tuning.kernel.old", kernel=running, floor=row.value),
+                    observed=running, expected=f">={row.value}", source=row.source)]
 
 
 def virtual_machine(ctx: Context) -> Iterable[Finding]:
@@ -281,7 +283,7 @@ def env_recommended(ctx: Context) -> Iterable[Finding]:
     v = view(ctx)
     if v.spec is None:
         return []
-    groups = {}
+    groups: Dict[str, List[TuningAdvice]] = {}
     for a in v.advice():
         if _condition(v, a.when):
             groups.setdefault(a.var, []).append(a)
@@ -355,6 +357,7 @@ def env_ignored(ctx: Context) -> Iterable[Finding]:
     out: List[Finding] = []
     for name in sorted(v.env):
         meta = v.var(name)
+        source: Optional[str]
         if meta is not None and meta.read_by:
             if any(satisfies(v.version, r) for r in meta.read_by):
                 continue
@@ -391,9 +394,10 @@ def env_harmful(ctx: Context) -> Iterable[Finding]:
                                                           rejected.source if rejected else None])),
                            commands=[cmd("unset", "ASCEND_LAUNCH_BLOCKING")], edits=[Edit("unset", "ASCEND_LAUNCH_BLOCKING")]))
     if v.env.get("TASK_QUEUE_ENABLE", "").strip() == "0":
+        queue_var = v.var("TASK_QUEUE_ENABLE")
         out.append(Finding("tuning.env_harmful", WARN, T("tuning.env_harmful.task_queue_off"), observed="TASK_QUEUE_ENABLE=0",
                            expected="1 | 2", fixable="manual", hint=T("tuning.hint.unset", var="TASK_QUEUE_ENABLE"),
-                           source=v.var("TASK_QUEUE_ENABLE").source if v.var("TASK_QUEUE_ENABLE") else None,
+                           source=queue_var.source if queue_var else None,
                            commands=[cmd("unset", "TASK_QUEUE_ENABLE")], edits=[Edit("unset", "TASK_QUEUE_ENABLE")]))
     conf = _alloc_conf(v)
     exclusive = v.any_fact("alloc_conf_exclusive")

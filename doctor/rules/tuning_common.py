@@ -98,8 +98,8 @@ class View:
 
 
 def view(ctx: Context) -> View:
-    cached = getattr(ctx, "_tuning_view", None)
-    if cached is not None:
+    cached = ctx.memo.get("tuning.view")
+    if isinstance(cached, View):
         return cached
     facts = ctx.facts
     host = facts.tuning
@@ -110,7 +110,7 @@ def view(ctx: Context) -> View:
     version = ctx.release.vllm_ascend if ctx.release else facts.version_of("vllm-ascend")
     sp = spec(serve.options, serve.model) if serve is not None and not serve.error else None
     v = View(ctx=ctx, version=version, env=env, serve=serve, spec=sp, host=host, model=facts.model)
-    setattr(ctx, "_tuning_view", v)
+    ctx.memo["tuning.view"] = v
     return v
 
 

@@ -5,10 +5,10 @@ Only judged when the user gives the serve command (or the variables are set)."""
 from __future__ import annotations
 
 import math
-from typing import Iterable, List, Optional, Tuple
+from typing import Any, Iterable, List, Optional, Tuple
 
 from doctor.findings import FAIL, INFO, OK, WARN, Edit, Finding, cmd
-from doctor.i18n import T
+from doctor.i18n import T, Text
 from doctor.rules.base import Context, Rule
 from doctor.rules.tuning_common import GIB, View, joined, used_chips, view, visible_ids
 from doctor.versions import satisfies
@@ -188,7 +188,7 @@ def block_size(ctx: Context) -> Iterable[Finding]:
         return [Finding("tuning.block_size", FAIL, T("tuning.block_size.rejected", size=sp.block_size, version=v.version),
                         observed=str(sp.block_size), expected="128", fixable="manual", source=row.source,
                         hint=T("tuning.block_size.hint"), edits=[Edit("drop", "block-size")])]
-    forced: Optional[Tuple[object, str]] = None
+    forced: Optional[Tuple[Text, Optional[str]]] = None  # (why, source)
     if v.fact("block_size_forced_prefix") and prefix:
         forced = (T("tuning.block_size.why_prefix"), _source(v, "block_size_forced_prefix"))
     elif v.fact("block_size_forced_any") and model_type != "qwen3_next":
@@ -294,8 +294,7 @@ def heads_tp(ctx: Context) -> Iterable[Finding]:
 
 
 def _hbm_mb(v: View) -> Optional[int]:
-    sizes = [c.hbm_total_mb or c.memory_total_mb for c in v.chips()]
-    sizes = [s for s in sizes if s]
+    sizes = [s for s in (c.hbm_total_mb or c.memory_total_mb for c in v.chips()) if s]
     return min(sizes) if sizes else None
 
 
@@ -353,15 +352,19 @@ def kv_cache(ctx: Context) -> Iterable[Finding]:
         f"estimated KV cache: {low / GIB:.1f}-{high / GIB:.1f} GiB = {lo_tokens}-{hi_tokens} tokens",
     ]
     source = row.source if row else None
-    common = dict(observed=f"{lo_tokens}-{hi_tokens} tokens", expected=f">={length} tokens", evidence=evidence, source=source)
+
+    def finding(status: str, title: Text, **more: Any) -> Finding:
+        return Finding("tuning.kv_cache", status, title, observed=f"{lo_tokens}-{hi_tokens} tokens",
+                       expected=f">={length} tokens", evidence=evidence, source=source, **more)
+
     if need > high:
-        return [Finding("tuning.kv_cache", WARN, T("tuning.kv_cache.none", length=length, lo=lo_tokens, hi=hi_tokens),
-                        fixable="manual", hint=T("tuning.kv_cache.hint"), **common)]
+        return [finding(WARN, T("tuning.kv_cache.none", length=length, lo=lo_tokens, hi=hi_tokens),
+                        fixable="manual", hint=T("tuning.kv_cache.hint"))]
     if need > low:
-        return [Finding("tuning.kv_cache", INFO, T("tuning.kv_cache.tight", length=length, lo=lo_tokens, hi=hi_tokens),
-                        hint=T("tuning.kv_cache.hint"), **common)]
-    return [Finding("tuning.kv_cache", OK, T("tuning.kv_cache.ok", length=length, lo=lo_tokens, hi=hi_tokens,
-                                            seqs_lo=lo_tokens // length, seqs_hi=hi_tokens // length), **common)]
+        return [finding(INFO, T("tuning.kv_cache.tight", length=length, lo=lo_tokens, hi=hi_tokens),
+                        hint=T("tuning.kv_cache.hint"))]
+    return [finding(OK, T("tuning.kv_cache.ok", length=length, lo=lo_tokens, hi=hi_tokens,
+                          seqs_lo=lo_tokens // length, seqs_hi=hi_tokens // length))]
 
 
 def _why(key: str):

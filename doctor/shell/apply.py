@@ -32,7 +32,7 @@ import zipfile
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -66,6 +66,9 @@ from doctor.shell.txn import (
     unfinished,
     wait_for_leftovers,
 )
+
+if TYPE_CHECKING:  # rich is imported when a bar is shown
+    from rich.progress import Progress as RichProgress, TaskID
 
 STATE_MARK = "ascend-doctor"  # in every state directory path: clones there are of our own making
 DOWNLOAD_TIMEOUT = 3600.0
@@ -227,8 +230,8 @@ class Progress:
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
-        self.bar = None
-        self.tasks: Dict[int, int] = {}
+        self.bar: Optional[RichProgress] = None
+        self.tasks: Dict[int, TaskID] = {}
         self.texts: Dict[int, str] = {}
         self.plain = enabled and not sys.stderr.isatty()
 
@@ -557,10 +560,10 @@ def _download(steps: List[Step], plan: Plan, target: Target, choice: Choice, env
     sources: Dict[str, str] = {}  # "vllm" -> the clone a build step installs from
     for s in steps:
         if s.kind == "fetch":
-            dest = s.argv[-1]
+            dest = _argv(s)[-1]
             if os.path.isdir(dest) and STATE_MARK in dest:
                 shutil.rmtree(dest)  # our own clone from an earlier run
-            runner.run(s.argv, dict(env, **s.env), timeout, on_start=started)
+            runner.run(_argv(s), dict(env, **s.env), timeout, on_start=started)
             sources["vllm"] = dest
     # requirements of vllm / vllm-ascend that --no-deps leaves out, read from the wheels
     post = _post_plan_installed(before, plan)
@@ -590,7 +593,7 @@ def _download(steps: List[Step], plan: Plan, target: Target, choice: Choice, env
     resolved: List[Dict] = []
     for s in steps:
         if s.action == "remove":
-            resolved.append({"argv": list(s.argv)})
+            resolved.append({"argv": list(_argv(s))})
         elif s.action == "install" and s.no_deps:
             resolved.append({"argv": inst.install_files([str(files[p]) for p in s.packages])})
         elif s.action == "install":
@@ -603,8 +606,15 @@ def _download(steps: List[Step], plan: Plan, target: Target, choice: Choice, env
         elif s.kind == "fetch":
             resolved.append({"argv": None, "note": "done in the download phase"})
         else:
-            resolved.append({"argv": list(s.argv)})
+            resolved.append({"argv": list(_argv(s))})
     return resolved
+
+
+def _argv(step: Step) -> List[str]:
+    """The command of a step the doctor runs (manual and vendor steps have none: never run here)."""
+    if step.argv is None:
+        raise DoctorError(f"the plan's {step.action} step has no command")
+    return step.argv
 
 
 def _overwritten(exact_dir: Path, deps_dir: Path, roots: Sequence[str]) -> List[str]:
@@ -740,12 +750,12 @@ def rollback_last(target: Target, env: Mapping[str, str], *, force: bool = False
                 return result  # one that changed the environment: the user sees it, then runs again
         if result is not None:
             return result
-        d = last_transaction(state)
-        if d is None:
+        last = last_transaction(state)
+        if last is None:
             raise UsageError(f"nothing to roll back: no committed ascend-doctor transaction in {state}")
-        journal = Journal.load(d)
+        journal = Journal.load(last)
         if journal.status != "committed":
-            raise UsageError(f"transaction {d.name} is {journal.status}; nothing to roll back")
+            raise UsageError(f"transaction {last.name} is {journal.status}; nothing to roll back")
         return _rollback_committed(journal, target, state, force)
 
 

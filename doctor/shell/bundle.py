@@ -224,11 +224,12 @@ def verify_files(path: Path, manifest: Dict) -> None:
     if req.is_file():
         import pip_api
 
-        pinned = pip_api.parse_requirements(str(req))
+        pinned = pip_api.parse_requirements(req)  # raises on a line it cannot parse (no UnparsedRequirement)
         by_name = {f["name"]: f for f in manifest["files"]}
         for name, r in pinned.items():
             f = by_name.get(name)
-            if f is None or f.get("sha256") not in (r.hashes or {}).get("sha256", []):
+            hashes = r.hashes if isinstance(r, pip_api.Requirement) else None
+            if f is None or f.get("sha256") not in (hashes or {}).get("sha256", []):
                 raise UsageError(f"--bundle {path}: {REQUIREMENTS} and {MANIFEST} disagree about {name}")
 
 

@@ -52,8 +52,8 @@ def read_metadata(path: Path) -> CoreMetadata:
                 member = next((m for m in tar if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO")), None)
                 if member is None or not member.isfile():
                     raise DoctorError(f"downloaded file {path.name} has no PKG-INFO")
-                fh = tar.extractfile(member)
-                raw = fh.read(MAX_METADATA) if fh is not None else b""
+                member_file = tar.extractfile(member)
+                raw = member_file.read(MAX_METADATA) if member_file is not None else b""
         else:
             raise DoctorError(f"downloaded file {path.name}: unknown format")
     except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as e:

@@ -25,7 +25,7 @@ import tarfile
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
+from typing import IO, Any, Callable, Dict, Iterable, List, Literal, Optional, Set, Tuple, Type, Union
 
 from doctor.parse import image_files
 from doctor.parse.overlay import DIR, FILE, HARDLINK, OTHER, SYMLINK, WANTED, Entry, classify, normalize
@@ -35,6 +35,9 @@ COPY_CHUNK = 1024 * 1024
 TAR_BUFSIZE = 1024 * 1024  # tarfile's stream buffer: big reads when skipping large blobs
 
 GZIP, ZSTD, XZ, BZIP2, PLAIN = "gzip", "zstd", "xz", "bzip2", "none"
+# a byte stream read here: an open file or tar member (IO[bytes]), a decompressor (GzipFile,
+# LZMAFile: BufferedIOBase) or one of the wrappers below (RawIOBase)
+Stream = Union[IO[bytes], io.BufferedIOBase, io.RawIOBase]
 _MAGIC = ((b"\x1f\x8b", GZIP), (b"\x28\xb5\x2f\xfd", ZSTD), (b"\xfd7zXZ\x00", XZ), (b"BZh", BZIP2))
 
 
@@ -93,7 +96,8 @@ class LayerIndex:
     kept_bytes: int = 0
 
     def whiteouts(self) -> Tuple[List[str], List[str]]:
-        opaque, deleted = [], []
+        opaque: List[str] = []
+        deleted: List[str] = []
         with open(self.whiteouts_file, encoding="utf-8") as fh:
             for line in fh:
                 kind, path = json.loads(line)
@@ -179,7 +183,7 @@ def _looks_json(head: bytes) -> bool:
     return head.lstrip()[:1] in (b"{", b"[")
 
 
-def decompressed(raw, compression: str):
+def decompressed(raw: Stream, compression: str) -> Optional[Stream]:
     """A reader of the decompressed bytes whose reads return at most what is asked for.
     (tarfile's own "r|gz" inflates a whole buffer at once: a megabyte of deflated zeros, common
     in layers, would become a gigabyte in memory.) None when zstd cannot be read here."""
@@ -190,7 +194,8 @@ def decompressed(raw, compression: str):
     if compression == XZ:
         import lzma
 
-        return lzma.LZMAFile(raw)
+        # LZMAFile reads any object with read(); its stub names the nominal IO[bytes] only
+        return lzma.LZMAFile(raw)  # type: ignore[arg-type]
     if compression == BZIP2:
         import bz2
 
@@ -200,18 +205,19 @@ def decompressed(raw, compression: str):
     return raw
 
 
-def _zstd_reader(raw):
+def _zstd_reader(raw: Stream) -> Optional[Stream]:
     try:  # Python >= 3.14
-        from compression import zstd  # type: ignore[import-not-found]
+        from compression import zstd
 
         return zstd.ZstdFile(raw)
     except ImportError:
         pass
     try:
-        import zstandard  # type: ignore[import-not-found]
+        import zstandard
     except ImportError:
         return None
-    return zstandard.ZstdDecompressor().stream_reader(raw, read_size=COPY_CHUNK)
+    # stream_reader reads any object with read(); zstandard's stub names the nominal IO[bytes] only
+    return zstandard.ZstdDecompressor().stream_reader(raw, read_size=COPY_CHUNK)  # type: ignore[arg-type]
 
 
 class _Prefixed(io.RawIOBase):
@@ -246,10 +252,12 @@ class Reader:
         self.deadline = deadline
         self.media_types: Dict[str, str] = {}  # layer key -> media type, when a manifest says
     # -- one layer ---------------------------------------------------------------------------------
-    def index_layer(self, key: str, raw, compression: str, seekable: bool = False) -> LayerIndex:
+    def index_layer(self, key: str, raw: Stream, compression: str, seekable: bool = False) -> LayerIndex:
         """Read one layer blob (a file object positioned at its start)."""
         idx = LayerIndex(key=key, entries_file=self.ws.new_file(self.ws.index, ".idx"),
                          whiteouts_file=self.ws.new_file(self.ws.index, ".wh"), compression=compression)
+        fileobj: Optional[Stream]
+        mode: Literal["r:", "r|"]
         if compression == PLAIN:
             fileobj, mode = raw, ("r:" if seekable else "r|")
         else:
@@ -347,19 +355,19 @@ class Reader:
                         elif m.islnk():
                             contents.links[name] = _name(m.linkname)
                     for name, m in members.items():
-                        if m.isreg() and 0 < m.size <= JSON_MAX:
-                            src = tf.extractfile(m)
-                            head = src.read(512) if src is not None else b""
+                        src = tf.extractfile(m) if m.isreg() and 0 < m.size <= JSON_MAX else None
+                        if src is not None:
+                            head = src.read(512)
                             if _looks_json(head):
                                 contents.docs[name] = _json(head + src.read(JSON_MAX))
                     for key in choose(contents):
                         blob = contents.resolve(key)
                         if blob in contents.layers or blob in contents.unreadable:
                             continue
-                        m = members.get(blob)
-                        if m is None or not m.isreg():
+                        member = members.get(blob)
+                        src = tf.extractfile(member) if member is not None and member.isreg() else None
+                        if src is None:
                             raise ArchiveError("image.error.missing_layer", layer=key, path=path)
-                        src = tf.extractfile(m)
                         head = src.read(512)
                         kind = sniff(head)
                         if kind is None:
@@ -389,7 +397,7 @@ class Reader:
                 if kind is None:
                     continue
                 fileobj = decompressed(src, kind)
-                mode = "r:" if kind == PLAIN else "r|"
+                mode: Literal["r:", "r|"] = "r:" if kind == PLAIN else "r|"
                 if fileobj is None:
                     continue
                 layer_dir = self.ws.new_file(self.ws.store)
@@ -426,9 +434,9 @@ class Reader:
                     if m.islnk():
                         contents.links[name] = _name(m.linkname)
                         continue
-                    if not m.isreg() or m.size == 0:
+                    src = tf.extractfile(m) if m.isreg() and m.size > 0 else None
+                    if src is None:
                         continue
-                    src = tf.extractfile(m)
                     head = src.read(512)
                     if _looks_json(head) and m.size <= JSON_MAX:
                         contents.docs[name] = _json(head + src.read(JSON_MAX))
@@ -456,14 +464,14 @@ class Reader:
         return contents
 
 
-def _decode_errors() -> Tuple[type, ...]:
+def _decode_errors() -> Tuple[Type[BaseException], ...]:
     """What a damaged stream raises on the way: tar, gzip (zlib), xz, zstd."""
     import lzma
     import zlib
 
-    errors: Tuple[type, ...] = (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError)
+    errors: Tuple[Type[BaseException], ...] = (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError)
     try:
-        import zstandard  # type: ignore[import-not-found]
+        import zstandard
 
         errors += (zstandard.ZstdError,)
     except ImportError:

@@ -15,7 +15,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional
 from urllib.parse import quote
 
 from doctor.parse.oci import Platform, tag_of
@@ -55,9 +55,9 @@ class DaemonImage:
         return digests[0].split("@", 1)[1] if digests and "@" in digests[0] else None
 
 
-def docker_host(env: Optional[Dict[str, str]] = None) -> str:
-    env = os.environ if env is None else env
-    return env.get("DOCKER_HOST") or DEFAULT_HOST
+def docker_host(env: Optional[Mapping[str, str]] = None) -> str:
+    environ = os.environ if env is None else env
+    return environ.get("DOCKER_HOST") or DEFAULT_HOST
 
 
 def _socket(host: str) -> str:

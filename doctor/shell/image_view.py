@@ -96,7 +96,7 @@ def materialise(ws: Workspace, tree: Tree, layers: int, dirs: Iterable[str] = ()
         elif node.kind == SYMLINK:
             target = tree.resolve(path)
             into = tree.get(target) if target else None
-            if into is not None and into.kind == DIR:
+            if target and into is not None and into.kind == DIR:
                 links.add(path)
                 _ancestors(needed, path)
                 needed.add(target)
@@ -106,8 +106,8 @@ def materialise(ws: Workspace, tree: Tree, layers: int, dirs: Iterable[str] = ()
                 _ancestors(needed, path)
     for d in dirs:
         target = tree.resolve(d) if d.startswith("/") else None
-        node = tree.get(target) if target else None
-        if node is not None and node.kind == DIR:
+        found = tree.get(target) if target else None
+        if target and found is not None and found.kind == DIR:
             needed.add(target)
             _ancestors(needed, target)
     for path, node in tree.walk():

@@ -21,6 +21,7 @@ pypi-simple is imported when a client is made: ``check`` never loads it. Every f
 from __future__ import annotations
 
 import configparser
+import functools
 import html
 import io
 import json
@@ -38,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, 
 from urllib.parse import unquote, urlparse
 
 from doctor.errors import UsageError
-from doctor.versions import pep440
+from doctor.versions import pep440, valid_pep440
 
 if TYPE_CHECKING:  # pragma: no cover
     from pypi_simple import DistributionPackage
@@ -193,7 +194,7 @@ def deadline_session(deadline: Deadline, timeout: Tuple[float, float] = TIMEOUT,
     import requests
 
     class DeadlineSession(requests.Session):
-        def send(self, request, **kwargs):  # type: ignore[override]
+        def send(self, request, **kwargs):
             left = deadline.left(request.url)
             kwargs["timeout"] = (min(timeout[0], left), min(timeout[1], left))
             stream = kwargs.get("stream", False)
@@ -349,7 +350,7 @@ class IndexClient:
             client = pypi_simple.PyPISimple(endpoint=base, session=self.session)
             url = client.get_project_url(project)
             try:
-                page = self._call(url, lambda: client.get_project_page(project))
+                page = self._call(url, functools.partial(client.get_project_page, project))
             except pypi_simple.NoSuchProjectError:
                 continue
             found_any = True
@@ -363,7 +364,7 @@ class IndexClient:
     def versions(self, project: str, include_yanked: bool = False) -> List[str]:
         vs = {f.version for f in self.project_files(project)
               if f.version and pep440(f.version) and (include_yanked or not f.is_yanked)}
-        return sorted(vs, key=pep440)
+        return sorted(vs, key=valid_pep440)
 
     # -- metadata --------------------------------------------------------------------------------
 
@@ -571,7 +572,7 @@ def glibc_of(filename: str) -> Dict[str, str]:
             continue
         glibc = legacy[m.group(1)] if m.group(1) else f"{m.group(2)}.{m.group(3)}"
         arch = m.group(4)
-        if arch not in out or pep440(glibc) < pep440(out[arch]):
+        if arch not in out or valid_pep440(glibc) < valid_pep440(out[arch]):  # digits and a dot
             out[arch] = glibc
     return out
 
@@ -603,7 +604,7 @@ def release_glibc(files: Iterable["DistributionPackage"], version: str) -> Dict[
     for f in files:
         if f.version and pep440(f.version) == want:
             for arch, g in glibc_of(f.filename).items():
-                if arch not in out or pep440(g) > pep440(out[arch]):
+                if arch not in out or valid_pep440(g) > valid_pep440(out[arch]):
                     out[arch] = g
     return out
 

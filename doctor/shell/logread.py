@@ -9,7 +9,10 @@ import os
 import stat
 import sys
 from dataclasses import dataclass
-from typing import BinaryIO, Callable, Iterator, List, Optional
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator, List, Optional
+
+if TYPE_CHECKING:  # rich is imported when a bar is shown
+    from rich.progress import Progress as RichProgress, TaskID
 
 CHUNK = 1 << 20
 PROGRESS_FROM = 4 << 20  # bytes: below this a log is read before a bar would show
@@ -85,13 +88,13 @@ class Progress:
         self.enabled = bool(sys.stderr.isatty() if enabled is None else enabled)
         self.label = label
         self._name = ""
-        self._bar = None
-        self._task = None
+        self._bar: Optional[RichProgress] = None
+        self._task: Optional[TaskID] = None
         self._seen = 0
 
     def start(self, name: str) -> None:
         self._name = name
-        if self._bar is not None:
+        if self._bar is not None and self._task is not None:
             self._bar.update(self._task, description=self.label(name))
 
     def advance(self, n: int) -> None:
@@ -100,7 +103,7 @@ class Progress:
             big = self.total >= PROGRESS_FROM if self.total is not None else self._seen >= PROGRESS_FROM
             if big:
                 self._open()
-        if self._bar is not None:
+        if self._bar is not None and self._task is not None:
             self._bar.update(self._task, completed=self._seen)
 
     def _open(self) -> None:

@@ -566,7 +566,7 @@ def _preflight(opts: BuildOptions, env: Dict[str, str], work: str, runner: Runne
     if step.ok:
         try:
             with open(runner.log_path, encoding="utf-8", errors="replace") as fh:
-                lines = [l for l in fh.read().splitlines() if l.startswith("{\"site\"")]
+                lines = [line for line in fh.read().splitlines() if line.startswith("{\"site\"")]
             info = json.loads(lines[-1]) if lines else {}
         except (OSError, ValueError):
             info = {}
@@ -594,8 +594,10 @@ def _fetch(opts: BuildOptions, src: str, env: Dict[str, str], runner: Runner, re
         # The checkout as it is, uncommitted changes included; its old build/ is left out below.
         argv = ["cp", "-a", os.path.join(opts.source, "."), src]
         os.makedirs(src)
-    else:
+    elif opts.tag:
         argv = ["git", "clone", "--depth", "1", "--branch", opts.tag, opts.url, src]
+    else:  # preflight refused this already
+        raise BuildFailed("preflight", T("mooncake_build.error.no_source"))
     _step(res, runner.run("clone" if argv[0] == "git" else "copy", argv, os.path.dirname(src), t.clone, env), "clone")
     shutil.rmtree(os.path.join(src, "build"), ignore_errors=True)
     if os.path.isfile(os.path.join(src, ".gitmodules")):
@@ -643,7 +645,7 @@ def _verify(opts: BuildOptions, env: Dict[str, str], swap: Swap, runner: Runner,
         return False, step.error or ("timed out" if step.timed_out else f"the import check exited {step.returncode}")
     try:
         with open(runner.log_path, encoding="utf-8", errors="replace") as fh:
-            lines = [l for l in fh.read().splitlines() if l.startswith("{\"python\"")]
+            lines = [line for line in fh.read().splitlines() if line.startswith("{\"python\"")]
         res.verify = json.loads(lines[-1])
     except (OSError, ValueError, IndexError):
         return False, "the import check printed nothing readable"

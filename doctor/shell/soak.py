@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 from urllib.parse import urlparse
 
 from doctor.parse.npusmi import parse_npu_smi
@@ -93,7 +93,8 @@ def _children(pid: int) -> List[int]:
 
 def rss_mib(pid: int) -> Optional[float]:
     """Resident memory of a process and all its descendants, MiB; None when it is gone."""
-    total, seen, stack = 0.0, set(), [pid]
+    total, stack = 0.0, [pid]
+    seen: Set[int] = set()
     found = False
     while stack and len(seen) < 4096:
         p = stack.pop()

@@ -17,7 +17,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Set
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set
 
 from doctor.errors import DoctorError, UsageError
 from doctor.facts import Distribution
@@ -225,8 +225,9 @@ def record_process(pid: int) -> Dict[str, object]:
     return {"pid": pid, "pgid": pid, "start": proc.process_start_time(pid)}
 
 
-def leftover_processes(journal: "Journal") -> Optional[Dict[str, object]]:
-    """The process of the journal's current step when it (or anything in its group) still runs."""
+def leftover_processes(journal: "Journal") -> Optional[Dict[str, Any]]:
+    """The process of the journal's current step when it (or anything in its group) still runs:
+    its record in the journal (JSON: ``pgid`` an int, ``pid`` and ``start`` when known)."""
     current = journal.data.get("current") or {}
     if not isinstance(current, dict) or not isinstance(current.get("pgid"), int):
         return None

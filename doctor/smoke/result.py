@@ -89,16 +89,16 @@ def failure(name: str, out: Outcome, explain: Explain, metrics: Dict[str, Any]) 
                            hint=explain(text) or _step_hint(step, text), observed=error,
                            evidence=list(failed.get("traceback") or [])[-5:])
     if out.timed_out:
-        step = out.run.running
-        metrics = dict(metrics, failed_step=step, error="timeout")
+        running = out.run.running
+        metrics = dict(metrics, failed_step=running, error="timeout")
         return StageResult(name, FAIL, out.seconds, metrics,
-                           T("smoke.timeout", seconds=f"{out.timeout:g}", step=step_label(step)),
+                           T("smoke.timeout", seconds=f"{out.timeout:g}", step=step_label(running)),
                            hint=explain(log_text) or T("smoke.hint.timeout"), observed="timeout", evidence=evidence)
     if out.returncode not in (0, None):
-        step = out.run.running
+        running = out.run.running
         last = _last_log_line(out.log) or f"exit {out.returncode}"
-        metrics = dict(metrics, failed_step=step, error=last)
-        return StageResult(name, FAIL, out.seconds, metrics, T("smoke.died", step=step_label(step), last=last),
+        metrics = dict(metrics, failed_step=running, error=last)
+        return StageResult(name, FAIL, out.seconds, metrics, T("smoke.died", step=step_label(running), last=last),
                            hint=explain(log_text) or T("smoke.hint.check"), observed=last, evidence=evidence)
     return None
 

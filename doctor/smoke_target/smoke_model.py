@@ -8,8 +8,9 @@ CPU in float32. The doctor compares the outputs; this script only reports them.
 import argparse
 import os
 import time
+import types
 
-from smoke_common import emit, greedy_hf, import_torch, read_prompts, step, synchronize, tokenize, top_logprobs
+from smoke_common import emit, greedy_hf, import_torch, read_prompts, step, synchronize, tokenize
 
 state = {}
 
@@ -72,21 +73,16 @@ class TinyModel:
         n = tokens.shape[0]
         mask = torch.full((n, n), float("-inf"), device=self.dev).triu(1)
         F = torch.nn.functional
-        for l in p["layers"]:
+        for layer in p["layers"]:
             h = F.layer_norm(x, (dim,))
-            q, k, v = h @ l["q"], h @ l["k"], h @ l["v"]
+            q, k, v = h @ layer["q"], h @ layer["k"], h @ layer["v"]
             att = torch.softmax(q @ k.T / dim ** 0.5 + mask, dim=-1)
-            x = x + (att @ v) @ l["o"]
+            x = x + (att @ v) @ layer["o"]
             h = F.layer_norm(x, (dim,))
-            x = x + F.gelu(h @ l["up"]) @ l["down"]
+            x = x + F.gelu(h @ layer["up"]) @ layer["down"]
         logits = F.layer_norm(x, (dim,)) @ p["head"]
-
-        class Out:
-            pass
-        out = Out()
-        out.logits = logits.unsqueeze(0)
-        out.past_key_values = tokens  # the whole sequence stands in for a KV cache
-        return out
+        # what a Hugging Face model returns; the whole sequence stands in for a KV cache
+        return types.SimpleNamespace(logits=logits.unsqueeze(0), past_key_values=tokens)
 
 
 def load_hf(torch, path, dev, dtype_name):

@@ -41,13 +41,13 @@ def judge_nodes(nodes: List[Node], matrix_paths: Sequence[str]) -> None:
     from doctor.usecases.check import cached_pip_conflicts, load_matrix_or_exit
 
     name_ping_targets(nodes)
-    answered = [n for n in nodes if n.facts is not None]
+    answered = [(n, n.facts) for n in nodes if n.facts is not None]
     if not answered:
         return
     matrix = load_matrix_or_exit(list(matrix_paths))
-    for n in answered:
-        ctx = make_context(n.facts, matrix)
-        ctx.pip_conflicts = cached_pip_conflicts(n.facts)
+    for n, facts in answered:
+        ctx = make_context(facts, matrix)
+        ctx.pip_conflicts = cached_pip_conflicts(facts)
         n.verdict = run_rules(ctx)
 
 

@@ -26,7 +26,7 @@ from packaging.utils import canonicalize_name
 
 from doctor.errors import UsageError
 from doctor.facts import Distribution, Facts
-from doctor.findings import FAIL, WARN, Command, Finding, Verdict, cmd
+from doctor.findings import FAIL, WARN, Command, Finding, Verdict
 from doctor.i18n import T, Text
 from doctor.parse.pipreport import Failure, Resolved
 
@@ -335,8 +335,9 @@ def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_
             raise UsageError(f"-r {f}: no such file")
     mx = load_matrix_or_exit(list(opts.matrix))
     facts = gather(opts, dict(env))
-    if facts.python is None or not facts.python.found:
+    if facts.python is None or not facts.python.found or not facts.python.executable:
         raise UsageError(f"guard needs the target interpreter: {facts.python.error if facts.python else 'none found'}")
+    python_exe = facts.python.executable
     ctx = make_context(facts, mx, opts.stage)
     ctx.pip_conflicts = cached_pip_conflicts(facts)
     before = run_rules(ctx)
@@ -356,7 +357,7 @@ def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_
             uv = shutil.which("uv", path=env.get("PATH"))
             if uv is None:
                 raise UsageError("guard: uv is not on PATH")
-            r = resolve_uv(uv, facts.python.executable, Request(args=args), env, sizes=False, timeout=left)
+            r = resolve_uv(uv, python_exe, Request(args=args), env, sizes=False, timeout=left)
         else:
             r = resolve_pip(prefix, Request(args=args), env, sizes=False, timeout=left)
         return r.packages, r.failure
@@ -386,8 +387,9 @@ def run_command(run: GuardRun, env: Mapping[str, str], timeout: float, echo: Cal
     cmd_ = run.judgement.command
     if cmd_.tool == "uv":
         argv = cmd_.argv
-        if run.facts.python and "--python" not in cmd_.args:
-            argv = argv[: len(argv) - len(cmd_.args)] + ["--python", run.facts.python.executable] + cmd_.args
+        python_exe = run.facts.python.executable if run.facts.python else None
+        if python_exe and "--python" not in cmd_.args:
+            argv = argv[: len(argv) - len(cmd_.args)] + ["--python", python_exe] + cmd_.args
     else:
         argv = run.pip_prefix + ([cmd_.sub] if cmd_.sub != "other" else []) + cmd_.args
         if cmd_.sub == "other":

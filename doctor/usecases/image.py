@@ -143,20 +143,20 @@ def _read(req: ImageRequest, platform: Optional[oci.Platform], ws) -> Tuple[_Sou
             inspect: Dict[str, Any] = {}
             kind = "tar"
         else:
-            contents, inspect = _from_daemon(req, platform, ws, bar)
+            contents, inspect = _from_daemon(label, req.pull, platform, ws, bar)  # label is req.image here
             kind = "daemon"
         timings["image.read"] = round((time.perf_counter() - t0) * 1000, 2)
     sel = chosen.get("sel") or _select_streamed(contents, platform, machine, inspect)
     return _Source(label, kind, contents, sel, inspect), timings
 
 
-def _from_daemon(req: ImageRequest, platform: Optional[oci.Platform], ws, bar):
+def _from_daemon(ref: str, pull: bool, platform: Optional[oci.Platform], ws, bar):
     from doctor.shell import image_docker
     from doctor.shell.image_archive import Reader
 
     host = image_docker.docker_host()
     try:
-        image = image_docker.open_image(req.image, pull_first=req.pull, platform=platform, progress=bar.status)
+        image = image_docker.open_image(ref, pull_first=pull, platform=platform, progress=bar.status)
         conf = image.inspect.get("Config") or {}
         extra = _config_paths(oci.ImageConfig(platform=None, env=oci.env_dict(conf.get("Env") or []),
                                               working_dir=str(conf.get("WorkingDir") or "")))
@@ -168,9 +168,9 @@ def _from_daemon(req: ImageRequest, platform: Optional[oci.Platform], ws, bar):
         raise _DaemonFailure(e.key, e.params) from None
     reader = Reader(ws, extra=extra, progress=bar.update, deadline=time.monotonic() + image_docker.SAVE_DEADLINE)
     try:
-        contents = reader.read_stream(stream, req.image)
+        contents = reader.read_stream(stream, ref)
     except OSError as e:
-        raise _DaemonFailure("image.error.daemon_call", {"what": "save", "ref": req.image, "error": str(e)[:300]}) from None
+        raise _DaemonFailure("image.error.daemon_call", {"what": "save", "ref": ref, "error": str(e)[:300]}) from None
     inspect = dict(image.inspect)
     inspect["_platform"] = str(image.platform)
     inspect["_repo_digest"] = image.repo_digest
@@ -257,6 +257,8 @@ def _probes(python: PythonFacts, machine: str, view_cwd: str) -> Tuple[Probe, ..
     from doctor.probes.all_probes import PROBES
 
     def _python(host, facts, options):
+        # sys.path is already resolved inside the view: read as given, as the live probe does
+        host.add_given(p for p in python.sys_path if host.live.is_dir(p))
         return python
 
     def _devices(host, facts, options):
@@ -335,7 +337,8 @@ def _image_facts(source: _Source, view, facts: Facts, machine: str) -> ImageFact
     for i, key in enumerate(sel.manifest.layers):
         size = sel.manifest.layer_sizes[i] if i < len(sel.manifest.layer_sizes) else -1
         idx = source.contents.layers.get(source.contents.resolve(key))
-        layers.append(ImageLayer(index=i + 1, digest=_digest(key, conf, i), created_by=steps[i].created_by if steps[i] else "",
+        step = steps[i]
+        layers.append(ImageLayer(index=i + 1, digest=_digest(key, conf, i), created_by=step.created_by if step else "",
                                  size=size if size >= 0 else (idx.bytes if idx else -1)))
     names = list(sel.names)
     digest = sel.manifest.digest

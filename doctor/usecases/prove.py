@@ -4,7 +4,7 @@ says how; this module runs it): pip in report mode against the user's pip config
 from __future__ import annotations
 
 import time
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from doctor.facts import Facts
 from doctor.parse.pipreport import Failure, Resolved
@@ -28,7 +28,7 @@ def _run(ask: R.Ask, choice, env: Mapping[str, str], python: str, platform: Opti
 
 
 def prove(plan: Plan, facts: Facts, choice, env: Mapping[str, str], *, platform: Optional[TargetPlatform] = None,
-          bundle: bool = False, find_links: List[str] = (), no_index: bool = False,
+          bundle: bool = False, find_links: Sequence[str] = (), no_index: bool = False,
           timeout: float = RESOLVE_TIMEOUT) -> Plan:
     """The plan with exact pins and the files to install, or with the resolver's failure and
     what works instead. An empty plan is returned as it is. ``timeout`` is the TOTAL deadline
@@ -60,5 +60,6 @@ def prove(plan: Plan, facts: Facts, choice, env: Mapping[str, str], *, platform:
         if not bundle:
             deps = R.needed(deps, facts)
     out = R.apply(plan, facts, exact, deps, choice.installer, markers, choice.installer.kind)
+    assert out.resolution is not None  # apply() always records the resolution
     out.resolution["seconds"] = round(time.monotonic() - began, 2)
     return out

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from doctor import __version__
 from doctor.errors import UsageError
-from doctor.findings import FAIL, OK, SKIP, Finding, Message, Msg, Verdict, judge
+from doctor.findings import FAIL, OK, Finding, Message, Msg, Verdict, judge
 from doctor.i18n import T, tr
 from doctor.smoke import golden
 from doctor.smoke.config import ConfigError, SmokeOptions, from_file, merge, parse_devices, vllm_arg_words
@@ -99,9 +99,9 @@ def read_config(path: Optional[Path]) -> Dict[str, Any]:
     if len(raw) > MAX_CONFIG:
         raise UsageError(f"smoke config {path}: larger than {MAX_CONFIG // 1024} KiB")
     try:
-        from doctor.i18n import _toml
+        from doctor.i18n import toml_loads
 
-        data = _toml().loads(raw.decode("utf-8"))
+        data = toml_loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
         raise UsageError(f"smoke config {path}: not valid TOML: {e}") from None
     try:
@@ -193,7 +193,7 @@ def run(opts: SmokeOptions, python: str, host: Any, progress: Optional[Progress]
             progress.close()
     written = None
     if opts.record_golden and not blocker:
-        written = _write_golden(opts, ctx)
+        written = _write_golden(opts.record_golden, opts, ctx)
     verdict = judge([s.finding() for s in stages])
     return SmokeReport(python=python, device=opts.device, stages=stages, verdict=verdict, golden_written=written)
 
@@ -258,14 +258,13 @@ def _load_golden(path: str) -> Dict[str, Any]:
         raise UsageError(f"--golden {path}: {e}") from None
 
 
-def _write_golden(opts: SmokeOptions, ctx: Context) -> Optional[str]:
+def _write_golden(path: str, opts: SmokeOptions, ctx: Context) -> Optional[str]:
     if not ctx.outputs:
         return None
     doc = golden.golden_doc(_model_identity(opts.model), PROMPTS if not ctx.golden else ctx.golden["prompts"],
                             opts.tokens, 5, ctx.outputs,
                             {"host": platform.node(), "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                              "device": opts.device, "python": ctx.python})
-    path = opts.record_golden
     try:
         tmp = f"{path}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:

@@ -1,6 +1,5 @@
 """doctor/matrix/query.py on small literal matrices: which release runs here (CANN against the
 driver: tests/test_matrix_query.py)."""
-import pytest
 
 from doctor.matrix import query
 from doctor.matrix.model import CannDriver

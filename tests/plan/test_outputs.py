@@ -120,6 +120,11 @@ def _render(plan) -> str:
     return json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True)
 
 
+def _verdict_for(facts):
+    """The check's rules on ``facts`` against the release plan_for chose."""
+    return lambda version: run_rules(make_context(facts, MATRIX, "auto", version))
+
+
 def outputs() -> Dict[str, str]:
     out = {}
     for name, (facts, kw) in cases().items():
@@ -127,8 +132,7 @@ def outputs() -> Dict[str, str]:
                                    doctor_python="/doctor/bin/python", **kw)
         hardware = make_context(facts, MATRIX).hardware
         try:
-            plan = builder.plan_for(facts, MATRIX, lambda v: run_rules(make_context(facts, MATRIX, "auto", v)),
-                                    hardware, opts)
+            plan = builder.plan_for(facts, MATRIX, _verdict_for(facts), hardware, opts)
             out[name] = _render(plan)
         except Exception as e:  # a plan that cannot be made says why
             out[name] = f"{type(e).__name__}: {e}"

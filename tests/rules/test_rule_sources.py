@@ -35,7 +35,7 @@ def test_every_rule_cites_a_source_a_user_can_follow():
     bad = {r.id: _problems(r.source or "") for r in RULES}
     assert not {k: v for k, v in bad.items() if v}, bad
     assert all(r.source for r in RULES)
-    for why, source in GENERIC.values():
+    for _why, source in GENERIC.values():
         assert not _problems(source)
 
 
@@ -58,9 +58,9 @@ def test_every_source_literal_in_the_rules_resolves():
 
 def test_docs_findings_cites_only_followable_sources():
     text = (REPO / "docs" / "findings.md").read_text(encoding="utf-8")
-    lines = [l[len("Source: "):] for l in text.splitlines() if l.startswith("Source: ")]
-    assert len(lines) >= len(RULES) - 1
-    assert not [(l, _problems(l)) for l in lines if _problems(l)]
+    sources = [line[len("Source: "):] for line in text.splitlines() if line.startswith("Source: ")]
+    assert len(sources) >= len(RULES) - 1
+    assert not [(s, _problems(s)) for s in sources if _problems(s)]
 
 
 def test_the_anchor_check_can_fail():

@@ -14,7 +14,7 @@ def with_stack(**versions):
 def with_dists(**extra):
     """The healthy stack plus (or with replaced) distributions."""
     dists = stack()
-    for name, d in extra.items():
+    for d in extra.values():  # keyed by the distribution's own name, not the keyword
         dists[d.name] = d
     return facts(packages=packages(dists))
 

@@ -1,7 +1,7 @@
 """Write a tiny Llama-style model directory (config, safetensors weights, tokenizer files) with
 transformers: 2 layers, hidden size 64, a character-level tokenizer. Run by the target
 interpreter of the smoke tests: python make_tiny_llama.py OUT_DIR."""
-import sys, json, os
+import sys
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 from tokenizers import Tokenizer, models, pre_tokenizers, decoders
 import torch

@@ -156,7 +156,6 @@ class ProcessServer:
 
 if __name__ == "__main__":
     import argparse
-    import sys
 
     p = argparse.ArgumentParser()
     p.add_argument("--mode", default="normal")
