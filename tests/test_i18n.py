@@ -14,9 +14,6 @@ from doctor.i18n import CatalogueError, T, catalogue, join, load_files, placehol
 ROOT = Path(__file__).resolve().parents[1]
 DOCTOR = ROOT / "doctor"
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
-# Files whose words other work moves into the catalogue (the explain and smoke commands, the
-# fix transaction's progress label); everything else holds no inline Chinese.
-NOT_YET_MOVED = {"doctor/shell/apply.py"}
 
 
 def _py_files():
@@ -85,18 +82,10 @@ def test_no_inline_chinese_in_the_code():
     offenders = []
     for path in _py_files():
         rel = str(path.relative_to(ROOT))
-        if rel in NOT_YET_MOVED:
-            continue
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if CJK.search(line):
                 offenders.append(f"{rel}:{n}")
     assert not offenders, offenders
-
-
-def test_files_not_yet_moved_still_exist():
-    # the exemption list shrinks as that work lands; a stale entry is an error
-    for rel in NOT_YET_MOVED:
-        assert CJK.search((ROOT / rel).read_text(encoding="utf-8")), f"{rel} has no Chinese left: drop it from NOT_YET_MOVED"
 
 
 def test_texts_render_late_in_either_language():

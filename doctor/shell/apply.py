@@ -40,6 +40,7 @@ from packaging.version import Version
 
 from doctor.errors import DoctorError, UsageError
 from doctor.facts import Distribution, Facts
+from doctor.i18n import tr
 from doctor.parse import redact
 from doctor.plan.builder import Plan, Step, constraints_text, exact_pins, unmet_requirements
 from doctor.shell import proc, verify
@@ -404,7 +405,7 @@ def _transaction(plan: Plan, target: Target, choice: Choice, env: Mapping[str, s
     for n in choice.notes:
         runner.note(f"# {n}")
     steps = [s for s in plan.steps if s.runs]
-    progress.add(-1, "download" if lang != "zh" else "下载")
+    progress.add(-1, tr("shell.apply.download", lang))
     for i, s in enumerate(steps):
         progress.add(i, s.why.text(lang)[:70])
 
