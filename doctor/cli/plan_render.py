@@ -36,8 +36,6 @@ def print_plan(plan, lang: str, file=None) -> None:
     auto = [s for s in plan.steps if s.runs]
     hand = [s for s in plan.steps if not s.runs and s not in first]
     if first and auto:
-        from doctor.i18n import tr
-
         console.print(Text(tr("plan.first", lang), style="bold yellow"))
         for s in first:
             console.print(Text(f"- [{s.kind}] {s.why.text(lang)}"), soft_wrap=True)
@@ -62,7 +60,7 @@ def print_plan(plan, lang: str, file=None) -> None:
                                          or f"--prefer {a['prefer']}: vllm-ascend {a['target']}"
                                          + (f" ({'; '.join(a['needs'])})" if a.get("needs") else "")
                                          for a in plan.alternatives]),
-                       ("notes", [m.text(lang) for m in plan.notes])):
+                       ("notes", [note_text(m, lang) for m in plan.notes])):
         if items:
             console.print(Text(tr(f"fix.{key}", lang), style="bold"))
             for it in items:
