@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import shlex
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from doctor.i18n import Join, Text
 from doctor.layers import order, upstream_of
@@ -66,6 +66,22 @@ class Command:
 
 def cmd(*argv: str, label: Optional[Text] = None, **env: str) -> Command:
     return Command(tuple(str(a) for a in argv), label, tuple(sorted(env.items())))
+
+
+def command_groups(commands: Sequence[Command]) -> List[List[Command]]:
+    """A finding's commands as its groups of alternatives: a labelled command starts a group, the
+    unlabelled ones after it belong to it and run in order."""
+    groups: List[List[Command]] = []
+    for c in commands:
+        if c.label is not None or not groups:
+            groups.append([])
+        groups[-1].append(c)
+    return groups
+
+
+def first_group(commands: Sequence[Command]) -> List[Command]:
+    groups = command_groups(commands)
+    return groups[0] if groups else []
 
 
 @dataclass(frozen=True)
