@@ -39,7 +39,7 @@ Datum = Union[str, Text, Join, None]
 
 
 def _en(value: Datum) -> Optional[str]:
-    return value.text("en") if isinstance(value, (Text, Join)) else value
+    return value.text("en") if hasattr(value, "text") else value  # a Text, a Join, catalogue Words
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class Finding:
     hint: Optional[Message] = None
     fixable: str = "none"
     source: Optional[str] = None
-    evidence: List[str] = field(default_factory=list)
+    evidence: List[Datum] = field(default_factory=list)  # data (English in JSON); a Text shows translated
     root_cause: bool = False
     blocked_by: Optional[str] = None
     commands: List[Command] = field(default_factory=list)  # each runnable as printed
@@ -131,7 +131,7 @@ class Finding:
             "fixable": self.fixable,
             "hint": self.hint.text(lang) if self.hint else None,
             "source": self.source,
-            "evidence": list(self.evidence),
+            "evidence": [_en(e) for e in self.evidence],
             **({"commands": [c.to_json(lang) for c in self.commands]} if self.commands else {}),
             **({"edits": [e.to_json() for e in self.edits]} if self.edits else {}),
         }

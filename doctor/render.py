@@ -82,7 +82,7 @@ def print_commands(out: Lines, commands: Sequence[Command], lang: str, indent: s
 def print_finding(out: Lines, f: Finding, lang: str, width: int, verbose: bool) -> None:
     out.parts((SYMBOL[f.status] + " ", STYLE[f.status]), (f.id.ljust(width) + "  ", "dim"), (f.title.text(lang), None))
     details: List[str] = []
-    if f.status in (WARN, FAIL) and f.expected:
+    if verbose and f.status in (WARN, FAIL) and f.expected:  # the title says what is needed; -v adds the datum
         details.append(tr("render.expected_is", lang, value=_datum(f.expected, lang)))
     if f.blocked_by:
         details.append(tr("render.blocked", lang, id=f.blocked_by))
@@ -95,9 +95,9 @@ def print_finding(out: Lines, f: Finding, lang: str, width: int, verbose: bool) 
     if verbose:
         for e in f.evidence:
             if e:
-                out(f"{DETAIL}· {e}", "dim")
+                out(f"{DETAIL}· {_datum(e, lang)}", "dim")
         if f.source:
-            out(f"{DETAIL}· {tr('render.source', lang)}: {f.source}", "dim")
+            out(f"{DETAIL}· " + tr("render.source_is", lang, source=f.source), "dim")
 
 
 def _datum(value, lang: str) -> str:
@@ -134,7 +134,7 @@ def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timi
     out(tr("render.header", lang, v=__version__, stage=stage, target=target), "bold")
     root = next((f for f in verdict.findings if f.root_cause), None)
     if root:
-        out.parts((f"{tr('render.root', lang)}: ", "bold red"), (f"{root.id} — {root.title.text(lang)}", None))
+        out.parts((tr("render.root", lang), "bold red"), (f"{root.id} — {root.title.text(lang)}", None))
     full = not collapse or verbose
     shown = [f for f in verdict.findings if f.status != SKIP and (full or asks_to_act(f))]
     width = max((len(f.id) for f in shown), default=0)
@@ -148,10 +148,10 @@ def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timi
                 out(passing_line(run, lang), "green")
                 run = []
             print_finding(out, f, lang, width, verbose)
+        elif f.status == INFO:
+            notes.append(f)  # named on the notes line, not counted as a passing check
         else:
             run.append(f)
-            if f.status == INFO:
-                notes.append(f)
     if run:
         out(passing_line(run, lang), "green")
     if notes:
@@ -161,7 +161,7 @@ def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timi
         reasons = tr("sep.semi", lang).join(sorted({x.title.text(lang) for x in skipped}))
         out(f"{SYMBOL[SKIP]} " + tr("render.skipped", lang, ids=join([x.id for x in skipped]), reasons=reasons), "dim")
     if verbose and timings:
-        out(tr("render.timings", lang) + ": " + ", ".join(f"{k}={v:g}" for k, v in timings.items()), "dim")
+        out(tr("render.timings", lang, timings=", ".join(f"{k}={v:g}" for k, v in timings.items())), "dim")
     if summary:
         counts = verdict.counts()
         if not counts[FAIL] and not counts[WARN] and exit_code == 0:

@@ -3,7 +3,7 @@ import json
 
 import pytest
 from smoke_fixtures.openai_server import Server
-from test_fix_apply import build, doctor, house, pip_env  # noqa: F401 - the session wheelhouse fixture
+from test_fix_apply import build, doctor, pip_env  # the wheelhouse is the session fixture `house` (conftest.py)
 
 pytestmark = pytest.mark.slow
 

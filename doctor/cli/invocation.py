@@ -9,6 +9,8 @@ from doctor.findings import Command, cmd
 from doctor.i18n import Text
 
 Rerun = Callable[..., Command]
+# how the output looks, not what is done: a suggested command leaves them to the reader
+PRESENTATION = ("as_json", "lang", "verbose")
 
 
 def _option(param) -> Optional[str]:
@@ -21,7 +23,7 @@ def rebuild(ctx, changes: Dict[str, Any]) -> List[str]:
     removes an option). Options left at their defaults are not repeated."""
     argv: List[str] = []
     for param in ctx.command.params:
-        if param.param_type_name != "option" or param.name is None:
+        if param.param_type_name != "option" or param.name is None or param.name in PRESENTATION:
             continue
         value = changes[param.name] if param.name in changes else ctx.params.get(param.name)
         if value is None or value is False or value == () or value == []:

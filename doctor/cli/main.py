@@ -17,8 +17,21 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},  # every command and group inherits it
     help="Environment doctor for LLM serving on Huawei Ascend NPUs: check the stack, explain errors, fix it.",
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"ascend-doctor {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _top(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                      help="Print the version and exit.")) -> None:
+    """Environment doctor for LLM serving on Huawei Ascend NPUs: check the stack, explain errors, fix it."""
 
 VERBOSE = typer.Option(False, "-v", "--verbose", help="Show evidence and per-probe timings.")
 SERVE_ARGS = typer.Option(None, "--serve-args", help="Your `vllm serve ...` command line: its --kv-transfer-config is checked.")

@@ -771,7 +771,8 @@ def _residual(b: _Builder) -> None:
                     continue
                 have = b.pins.get(name) or (b.dist(name).version if b.dist(name) else None)
                 if have is None or satisfies(have, str(req.specifier)) is False:
-                    conflicts.append(f"vllm {kept.version} requires {name}{req.specifier}")
+                    conflicts.append(T("env.conflict.requires", requirer="vllm", version=kept.version,
+                                       requirement=f"{name}{req.specifier}"))
         if conflicts:
             for c in conflicts:
                 b.residual.append(T("plan.residual.vllm_pin", conflict=c, release=row.vllm_ascend, torch=row.torch))

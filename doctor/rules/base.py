@@ -31,6 +31,7 @@ class Context:
     release_note: Optional[str] = None  # how the row was chosen, when not exact
     hardware: Optional[str] = None  # A2 / A3 / 310P / A5 / "910" from npu-smi
     pip_conflicts: Optional[list] = None  # pip check's answer, computed before the rules run
+    doctor_python: Optional[str] = None  # the doctor's interpreter here (its pip drives a target without pip)
 
     @property
     def build(self) -> bool:

@@ -58,7 +58,13 @@ def fix_apply(ctx: Context, *extra: str, label: Optional[Text] = None) -> Comman
 
 
 def pip(ctx: Context, *args: str, label: Optional[Text] = None) -> Command:
-    return cmd(python(ctx), "-m", "pip", *args, label=label)
+    """The target's own pip; for a target without pip (a uv venv), the doctor's pip driving it
+    with --python, as the fix plan does (doctor.shell.installer.choose)."""
+    target = python(ctx)
+    pk = ctx.facts.packages
+    if pk is not None and "pip" not in pk.dists and ctx.doctor_python:
+        return cmd(ctx.doctor_python, "-m", "pip", "--python", target, *args, label=label)
+    return cmd(target, "-m", "pip", *args, label=label)
 
 
 def _name_and_pin(spec: str) -> Tuple[str, Optional[str]]:

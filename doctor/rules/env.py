@@ -148,7 +148,7 @@ def vllm_ascend_requirements(ctx: Context) -> Iterable[Finding]:
         return [Finding("vllm_ascend.requirements", OK, T("vllm_ascend.requirements.ok"))]
     specs = [c.requirement.split(';')[0].strip() for c in own[:5]]
     return [Finding("vllm_ascend.requirements", FAIL,
-                    T("vllm_ascend.requirements.unmet", count=len(own), first=own[0].describe()),
+                    T("vllm_ascend.requirements.unmet", count=len(own), first=own[0].words()),
                     observed="; ".join(c.describe() for c in own[:5]),
                     commands=[C.fix_apply(ctx)] + C.by_hand([C.pip_install(ctx, *specs, no_deps=False)]),
                     fixable="auto", evidence=[c.describe() for c in own])]
@@ -165,13 +165,13 @@ def pip_check(ctx: Context) -> Iterable[Finding]:
     evidence = [c.describe() for c in real[:20]] + [c.describe() + "  (expected)" for c in residual[:5]]
     if real:
         return [Finding("env.pip_check", FAIL if stack else WARN,
-                        T("env.pip_check.broken", count=len(real), first=(stack or real)[0].describe()),
+                        T("env.pip_check.broken", count=len(real), first=(stack or real)[0].words()),
                         observed=f"{len(real)} conflicts" + (f" (+{len(residual)} expected)" if residual else ""),
                         hint=T("env.pip_check.broken.hint"),
                         commands=[C.doctor(ctx, "fix", label=T("env.pip_check.broken.plan"))] if stack else [],
                         fixable="auto" if stack else "manual", evidence=evidence)]
     if residual:
-        return [Finding("env.pip_check", INFO, T("env.pip_check.residual", first=residual[0].describe()),
+        return [Finding("env.pip_check", INFO, T("env.pip_check.residual", first=residual[0].words()),
                         observed=f"{len(residual)} expected conflict(s)", source=RESIDUAL_SOURCE, evidence=evidence)]
     return [Finding("env.pip_check", OK, T("env.pip_check.ok", count=len(pk.dists)),
                     observed=f"{len(pk.dists)} distributions")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterable, Optional, Union
 
 from doctor.facts import DevicesFacts
-from doctor.findings import FAIL, INFO, OK, WARN, Finding
+from doctor.findings import FAIL, INFO, OK, WARN, Finding, cmd
 from doctor.i18n import T, Text, join
 from doctor.parse.npusmi import error_code
 from doctor.versions import in_version_range
@@ -213,9 +213,11 @@ def devices_health(ctx: Context) -> Iterable[Finding]:
     worst = FAIL if any(c.health.lower() in ("critical", "alarm") for c in bad) else WARN
     return [Finding("devices.health", worst,
                     T("devices.health.bad", count=len(bad),
-                      chips=join((f"NPU {c.npu} chip {c.chip} {c.health}" for c in bad), "sep.comma")),
+                      chips=join((T("devices.health.chip", npu=c.npu, chip=c.chip, health=c.health) for c in bad),
+                                 "sep.comma")),
                     observed=", ".join(sorted({c.health for c in bad})), expected="OK",
-                    hint=T("devices.health.bad.hint"), fixable="vendor")]
+                    hint=T("devices.health.bad.hint"), fixable="vendor",
+                    commands=[cmd("npu-smi", "info", "-t", "health", "-i", str(n)) for n in sorted({c.npu for c in bad})])]
 
 
 def devices_busy(ctx: Context) -> Iterable[Finding]:

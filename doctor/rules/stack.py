@@ -363,10 +363,11 @@ def vllm_ascend_known_problems(ctx: Context) -> Iterable[Finding]:
         return []
     return [Finding("vllm_ascend.known_problems", INFO,
                     T("vllm_ascend.known_problems.some", count=len(r.known_problems), release=r.vllm_ascend,
-                      first=r.known_problems[0].summary),
+                      first=r.known_problems[0].summary_words),
                     commands=[cmd("ascend-doctor", "matrix", "explain", r.vllm_ascend,
                                     label=T("vllm_ascend.known_problems.some.hint"))],
-                    evidence=[f"{kp.summary} ({kp.source})" for kp in r.known_problems])]
+                    evidence=[T("vllm_ascend.known_problems.item", summary=kp.summary_words, source=kp.source)
+                              for kp in r.known_problems])]
 
 
 RULES = (

@@ -257,6 +257,8 @@ def _probes(python: PythonFacts, machine: str, view_cwd: str) -> Tuple[Probe, ..
     from doctor.probes.all_probes import PROBES
 
     def _python(host, facts, options):
+        # its sys.path is live paths into the view (in-image paths in the snapshot): read as given
+        host.add_given(p for p in python.sys_path if p)
         return python
 
     def _devices(host, facts, options):
@@ -272,7 +274,7 @@ def _probes(python: PythonFacts, machine: str, view_cwd: str) -> Tuple[Probe, ..
 
         if not python.found:
             return None
-        pk = scan(python.sys_path)
+        pk = scan(host, python.sys_path)
         root = str(host.root)
         for d in list(pk.dists.values()) + pk.shadowed:
             if d.direct_url and d.direct_url.startswith("file:///"):
@@ -282,7 +284,7 @@ def _probes(python: PythonFacts, machine: str, view_cwd: str) -> Tuple[Probe, ..
     def _workdir(host, facts, options):
         from doctor.probes.workdir import probe_workdir
 
-        return probe_workdir(view_cwd, facts.packages)
+        return probe_workdir(host.live, view_cwd, facts.packages)  # view_cwd is a live path into the view
 
     replaced = {"python": _python, "devices": _devices, "cann": _cann, "packages": _packages, "workdir": _workdir}
     return tuple(dataclasses.replace(p, run=replaced[p.name], waits=False) if p.name in replaced else p for p in PROBES)

@@ -172,7 +172,9 @@ def test_critical_and_alarm_chips_fail_a_warning_warns():
     for health in ("Critical", "Alarm"):
         ctx = context(facts(devices=devices(**npu_smi(chips(("OK", health, "OK"))))))
         f = expect(judge(hw.devices_health, ctx), "devices.health", "fail")
-        assert f"NPU 1 chip 0 {health}" in f.title.text("en") and f.fixable == "vendor"
+        assert f"NPU 1 chip 0: {health}" in f.title.text("en") and f.fixable == "vendor"
+        assert f"NPU 1 芯片 0：{health}" in f.title.text("zh")
+        assert [c.shell() for c in f.commands] == ["npu-smi info -t health -i 1"]  # the chip's own error code
     ctx = context(facts(devices=devices(**npu_smi(chips(("Warning", "OK"))))))
     f = expect(judge(hw.devices_health, ctx), "devices.health", "warn")
     assert f.title.text("zh").startswith("1 个芯片状态异常")

@@ -200,9 +200,12 @@ def test_numpy_and_transformers():
 
 
 def test_known_problems():
-    row = release(known_problems=(KnownProblem("KV cache corrupts on A3", "https://example.org/1"),))
+    row = release(known_problems=(KnownProblem("KV cache corrupts on A3", "https://example.org/1",
+                                               summary_zh="A3 上 KV cache 损坏"),))
     f = expect(judge(rules.vllm_ascend_known_problems, context(row=row)), "vllm_ascend.known_problems", "info")
-    assert "KV cache corrupts on A3" in f.title.text("en") and f.evidence == ["KV cache corrupts on A3 (https://example.org/1)"]
+    assert "KV cache corrupts on A3" in f.title.text("en") and "A3 上 KV cache 损坏" in f.title.text("zh")
+    assert [str(e) for e in f.evidence] == ["KV cache corrupts on A3 (https://example.org/1)"]
+    assert f.to_json("zh")["evidence"] == ["KV cache corrupts on A3 (https://example.org/1)"]  # data: English in JSON
     absent(judge(rules.vllm_ascend_known_problems, context()), "vllm_ascend.known_problems")
 
 
