@@ -64,6 +64,17 @@ class Lines:
         self.console.print(line, soft_wrap=True)  # type: ignore[attr-defined]
 
 
+def print_unpadded(console, renderable) -> None:
+    """A table as rich lays it out, without the spaces that pad its last column when the output
+    is not a terminal (a log or a pipe keeps no trailing blanks)."""
+    if console.is_terminal:
+        console.print(renderable)
+        return
+    with console.capture() as captured:
+        console.print(renderable)
+    console.file.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+
+
 def console_lines(file=None) -> Lines:
     from rich.console import Console
 

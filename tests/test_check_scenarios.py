@@ -1,4 +1,5 @@
 """`ascend-doctor check` on fake Ascend hosts: the scenarios of issue 2 and public cases."""
+import sys
 import time
 from pathlib import Path
 
@@ -29,7 +30,7 @@ def test_seed_001_official_image_vllm_does_not_match(fake, tmp_path):
     f = finding(doc, "vllm.version")
     assert (f["observed"], f["expected"], f["fixable"]) == ("0.11.2+empty", "0.11.0", "auto")
     assert "0.11.2+empty" in f["title"] and "0.11.0rc3" in f["title"]
-    assert f"{fake.python} -m pip install --no-deps vllm==0.11.0" in shells(f)
+    assert f"{sys.executable} -m pip --python {fake.python} install --no-deps vllm==0.11.0" in shells(f)  # no pip in it
     assert finding(doc, "torch.version")["status"] == "ok"
     assert finding(doc, "torch_npu.version")["status"] == "info"  # docs recommend 2.7.1.post1
     assert doc["target"] == {"vllm_ascend": "0.11.0rc3", "matrix_row": "v0.11.0rc3"}
@@ -71,7 +72,7 @@ def test_triton_next_to_triton_ascend(fake):
     ascend_host(fake, "0.13.0", triton="3.4.0")
     doc = fake.judge()
     f = finding(doc, "vllm_ascend.triton")
-    assert f["status"] == "fail" and f"{fake.python} -m pip uninstall -y triton triton-ascend" in shells(f)
+    assert f["status"] == "fail" and f"{sys.executable} -m pip --python {fake.python} uninstall -y triton triton-ascend" in shells(f)
     assert doc["summary"]["root_cause"] == "vllm_ascend.triton"
 
 

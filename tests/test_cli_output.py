@@ -44,7 +44,7 @@ def test_passing_layers_collapse_and_problems_show_in_full():
     assert code == 3 and lines[0].startswith("ascend-doctor ") and lines[1].startswith("Root cause: torch.version")
     assert "✓ driver, cann (6 checks)" in lines  # a run of passing layers is one line (the firmware note aside)
     problem = lines.index(next(x for x in lines if x.startswith("✗ torch.version ")))
-    assert lines[problem + 1] == "    repair it with the plan (one transaction, undone by ascend-doctor rollback):"
+    assert lines[problem + 1] == "    repair it with the plan (one transaction, which can be rolled back):"
     assert lines[problem + 2].startswith("      ascend-doctor fix --apply ")
     assert lines[problem + 3] == "    or by hand:"
     # notes that ask for nothing are left out, by id; -v shows everything

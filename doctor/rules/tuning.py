@@ -310,7 +310,7 @@ def env_recommended(ctx: Context) -> Iterable[Finding]:
                    var=var, value=_export_value(var, values[0], value, _arch(v))),
             source="; ".join(a.source for a in rows), evidence=_evidence(meta, rows),
             commands=[cmd("export", f"{var}={_export_value(var, values[0], value, _arch(v))}")] if agreed else [],
-            edits=[Edit("export", var, _export_value(var, values[0], value, _arch(v)))] if agreed else []))
+            edits=[Edit("export", var, _export_value(var, values[0], value))] if agreed else []))
     return out
 
 
@@ -329,9 +329,10 @@ def _arch(v: View) -> str:
     return (p.machine if p is not None and p.machine else None) or v.ctx.facts.host.machine or "x86_64"
 
 
-def _export_value(var: str, wanted: str, current: Optional[str], arch: str = "x86_64") -> str:
-    """The value to export: for lists, what is set already plus the recommended item. The
-    guide's $(uname -m) is filled in: a printed command is quoted, a shell would not expand it."""
+def _export_value(var: str, wanted: str, current: Optional[str], arch: str = "$(uname -m)") -> str:
+    """The value to export: for lists, what is set already plus the recommended item. A printed
+    command gets the machine's arch filled in (it is shlex-quoted: $(uname -m) would not expand);
+    a launch-script edit keeps the guide's $(uname -m)."""
     if var == "LD_PRELOAD":  # the tuning guide's path (Debian/Ubuntu; openEuler has /usr/lib64/)
         lib = f"/usr/lib/{arch}-linux-gnu/libjemalloc.so.2" if wanted == "libjemalloc.so.2" else wanted
         return f"{lib}:{current}" if current else lib
