@@ -370,3 +370,34 @@ def test_a_command_without_its_index_fails_here(kit_house, tmp_path):
     ok = [sys.executable, "-m", "pip", "install", "--no-deps", "--extra-index-url",
           "https://mirrors.huaweicloud.com/ascend/repos/pypi", "torch-npu==2.7.1.post1"]
     assert run_pip_install(kit_house, ok).returncode == 0
+
+
+def test_the_dockerfile_example_installs_the_doctor_in_its_own_venv_and_runs():
+    """docs/fix.md (and its Chinese twin): the doctor goes into a virtualenv of its own, as the
+    repository's Dockerfile does, never into the serving environment it judges; every RUN step is
+    valid sh and every ascend-doctor command in it is one the doctor accepts."""
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    for name in ("fix.md", "fix.zh.md"):
+        text = (docs / name).read_text(encoding="utf-8")
+        block = re.search(r"```dockerfile\n(.*?)```", text, re.S).group(1)
+        steps, current = [], None
+        for line in block.splitlines():
+            if line.startswith("#"):
+                continue
+            if line.startswith(("RUN ", "FROM ")):
+                current = [line]
+                steps.append(current)
+            elif current is not None and line.strip():
+                current.append(line)
+        runs = ["\n".join(s)[4:] for s in steps if s[0].startswith("RUN ")]
+        assert runs, name
+        for script in runs:
+            proc = subprocess.run(["sh", "-n", "-c", script], capture_output=True, text=True, timeout=30)
+            assert proc.returncode == 0, f"{name}: not valid sh: {script}\n{proc.stderr}"
+            for m in re.finditer(r"\bpip install[^\n;&]*?\s'?ascend-doctor(?=[\s\['$])", script + "\n"):
+                before = script[:m.start()].rstrip().rsplit(None, 1)[-1]
+                assert before.startswith("/opt/ascend-doctor/"), f"{name}: the doctor goes into the serving env: {script}"
+            for line in re.findall(r"(?:^|&&|;)\s*(ascend-doctor [^;&]*)", script.replace("\\\n", " ")):
+                argv = shlex.split(line.replace('"$(command -v python3)"', "/usr/bin/python3"))
+                parse_doctor(argv)
+        assert re.search(r"python3 -m venv /opt/ascend-doctor\b", block), name
