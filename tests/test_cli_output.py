@@ -201,3 +201,12 @@ def test_the_dry_run_ends_with_the_command_that_carries_it_out():
     assert lines[-2] == "dry run: nothing changed. To carry out the plan:"
     assert lines[-1].startswith("  ascend-doctor fix --root ") and " --apply " in lines[-1] + " "
     assert "--python " + str(kit_run("numpy_2").fake.python) in lines[-1]
+
+
+def test_snapshot_output_writes_the_file_the_bundle_steps_read(tmp_path):
+    fake = kit_run("healthy_a2").fake
+    target = tmp_path / "node.json"
+    code, out, err = run_cli(fake, ("snapshot", "--output", str(target)), lang=None)
+    assert code in (0, None) and out == "" and json.loads(target.read_text())["host"]
+    code, _, err = run_cli(fake, ("snapshot", "-o", str(tmp_path / "no" / "such" / "dir.json")), lang=None)
+    assert code == 2 and err.startswith("ascend-doctor: error: --output ")
