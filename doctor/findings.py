@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import shlex
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from doctor.i18n import Join, Text
 from doctor.layers import order, upstream_of
@@ -39,7 +39,7 @@ Datum = Union[str, Text, Join, None]
 
 
 def _en(value: Datum) -> Optional[str]:
-    return value.text("en") if isinstance(value, (Text, Join)) else value
+    return value.text("en") if hasattr(value, "text") else value  # a Text, a Join, catalogue Words
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,22 @@ def cmd(*argv: str, label: Optional[Text] = None, **env: str) -> Command:
     return Command(tuple(str(a) for a in argv), label, tuple(sorted(env.items())))
 
 
+def command_groups(commands: Sequence[Command]) -> List[List[Command]]:
+    """A finding's commands as its groups of alternatives: a labelled command starts a group, the
+    unlabelled ones after it belong to it and run in order."""
+    groups: List[List[Command]] = []
+    for c in commands:
+        if c.label is not None or not groups:
+            groups.append([])
+        groups[-1].append(c)
+    return groups
+
+
+def first_group(commands: Sequence[Command]) -> List[Command]:
+    groups = command_groups(commands)
+    return groups[0] if groups else []
+
+
 @dataclass(frozen=True)
 class Edit:
     """A change to the user's launch script that ``fix --tuning-patch`` writes as a diff:
@@ -92,7 +108,7 @@ class Finding:
     hint: Optional[Message] = None
     fixable: str = "none"
     source: Optional[str] = None
-    evidence: List[str] = field(default_factory=list)
+    evidence: List[Datum] = field(default_factory=list)  # data (English in JSON); a Text shows translated
     root_cause: bool = False
     blocked_by: Optional[str] = None
     commands: List[Command] = field(default_factory=list)  # each runnable as printed
@@ -115,7 +131,7 @@ class Finding:
             "fixable": self.fixable,
             "hint": self.hint.text(lang) if self.hint else None,
             "source": self.source,
-            "evidence": list(self.evidence),
+            "evidence": [_en(e) for e in self.evidence],
             **({"commands": [c.to_json(lang) for c in self.commands]} if self.commands else {}),
             **({"edits": [e.to_json() for e in self.edits]} if self.edits else {}),
         }

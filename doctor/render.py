@@ -1,18 +1,25 @@
-"""Output: rich tables for people, one JSON object for programs."""
+"""Output: lines for people, one JSON object for programs.
+
+The text report is written line by line, never as a fixed-width table: a piped report carries no
+padding, and nothing is wrapped by the doctor (the terminal wraps prose; a command stays one line
+that runs when copied). By default problems are shown in full and passing checks collapse into
+one line per run of layers; ``-v`` shows every finding with its evidence.
+"""
 from __future__ import annotations
 
 import json
-import os
 import sys
-from typing import Dict, Optional
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence
 
 from doctor import __version__
-from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Verdict
-from doctor.i18n import tr
+from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Command, Finding, Verdict
+from doctor.i18n import join, tr
 
 SYMBOL = {OK: "✓", INFO: "i", WARN: "!", FAIL: "✗", SKIP: "-"}
 STYLE = {OK: "green", INFO: "cyan", WARN: "yellow", FAIL: "bold red", SKIP: "dim"}
 JSON_SCHEMA_VERSION = 1
+DETAIL, COMMAND = "    ", "      "  # indents under a finding: its details, its commands
 
 
 def check_json(verdict: Verdict, *, stage: str, target: Dict, timings: Dict[str, float], lang: str) -> str:
@@ -30,63 +37,148 @@ def check_json(verdict: Verdict, *, stage: str, target: Dict, timings: Dict[str,
     return json.dumps(doc, ensure_ascii=False, indent=2)
 
 
-def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timings: Dict[str, float],
-                lang: str, verbose: bool, exit_code: int, file=None, header: Optional[str] = None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+def asks_to_act(f: Finding) -> bool:
+    """A finding the default report shows in full: a problem, or a note with something to do
+    (``fixable`` other than ``none``)."""
+    return f.status in (WARN, FAIL) or (f.status == INFO and f.fixable != "none")
 
-    stream = file or sys.stdout
-    # Logs and pipes get 120 columns instead of rich's 80, so findings stay on one line.
-    wide = None if os.environ.get("COLUMNS") or (hasattr(stream, "isatty") and stream.isatty()) else 120
-    console = Console(file=stream, highlight=False, width=wide)
+
+@dataclass
+class Lines:
+    """A rich console that writes each line as it is: no wrapping, no padding."""
+
+    console: object
+
+    def __call__(self, text: str = "", style: Optional[str] = None) -> None:
+        from rich.text import Text as RichText
+
+        self.console.print(RichText(text, style=style or ""), soft_wrap=True)  # type: ignore[attr-defined]
+
+    def parts(self, *parts) -> None:
+        """One line from (text, style) pieces."""
+        from rich.text import Text as RichText
+
+        line = RichText()
+        for text, style in parts:
+            line.append(text, style=style or "")
+        self.console.print(line, soft_wrap=True)  # type: ignore[attr-defined]
+
+
+def print_unpadded(console, renderable) -> None:
+    """A table as rich lays it out, without the spaces that pad its last column when the output
+    is not a terminal (a log or a pipe keeps no trailing blanks)."""
+    if console.is_terminal:
+        console.print(renderable)
+        return
+    with console.capture() as captured:
+        console.print(renderable)
+    console.file.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+
+
+def console_lines(file=None) -> Lines:
+    from rich.console import Console
+
+    return Lines(Console(file=file or sys.stdout, highlight=False, soft_wrap=True))
+
+
+def print_commands(out: Lines, commands: Sequence[Command], lang: str, indent: str = DETAIL) -> None:
+    """Each command on a line of its own, under the label of its group (a label starts a group of
+    alternatives; commands without one continue the group above)."""
+    for c in commands:
+        if c.label is not None:
+            out(f"{indent}{c.label.text(lang)}")
+        out(f"{indent}  {c.shell()}", "cyan")
+
+
+def print_finding(out: Lines, f: Finding, lang: str, width: int, verbose: bool) -> None:
+    out.parts((SYMBOL[f.status] + " ", STYLE[f.status]), (f.id.ljust(width) + "  ", "dim"), (f.title.text(lang), None))
+    details: List[str] = []
+    if verbose and f.status in (WARN, FAIL) and f.expected:  # the title says what is needed; -v adds the datum
+        details.append(tr("render.expected_is", lang, value=_datum(f.expected, lang)))
+    if f.blocked_by:
+        details.append(tr("render.blocked", lang, id=f.blocked_by))
+    if details:
+        out(DETAIL + tr("render.detail_sep", lang).join(details), "dim")
+    if f.hint and (verbose or f.status != OK):
+        out(f"{DETAIL}→ {f.hint.text(lang)}", "dim" if f.status == INFO else None)
+    if f.commands and f.status != OK:
+        print_commands(out, f.commands, lang)
+    if verbose:
+        for e in f.evidence:
+            if e:
+                out(f"{DETAIL}· {_datum(e, lang)}", "dim")
+        if f.source:
+            out(f"{DETAIL}· " + tr("render.source_is", lang, source=f.source), "dim")
+
+
+def _datum(value, lang: str) -> str:
+    """observed/expected are English data in JSON; a report shows a Text or a Join in its language."""
+    return value.text(lang) if hasattr(value, "text") else str(value)
+
+
+def display_order(findings: Sequence[Finding]) -> List[Finding]:
+    """Within each layer the passing checks first, so that a layer's passing checks join one
+    collapsed line and its problems follow it (the layers stay in causal order)."""
+    first: Dict[str, int] = {}
+    for i, f in enumerate(findings):
+        first.setdefault(f.layer, i)
+    return sorted(findings, key=lambda f: (first[f.layer], asks_to_act(f)))
+
+
+def passing_line(run: Sequence[Finding], lang: str) -> str:
+    layers: List[str] = []
+    for f in run:
+        if f.layer not in layers:
+            layers.append(f.layer)
+    key = "render.passing_one" if len(run) == 1 else "render.passing"
+    return f"{SYMBOL[OK]} " + tr(key, lang, layers=join(layers), n=len(run))
+
+
+def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timings: Dict[str, float],
+                lang: str, verbose: bool, exit_code: int, file=None, header: Optional[str] = None,
+                collapse: bool = True, summary: bool = True) -> None:
+    """The report: the header, the root cause, every problem in full in causal order with runs of
+    passing checks collapsed to one line each (``collapse``; ``verbose`` shows everything), the
+    notes left out, the skipped checks, and the verdict line (``summary``)."""
+    out = console_lines(file)
     target = header or (tr("render.target", lang, row=target_row) if target_row else tr("render.no_target", lang))
-    console.print(Text(tr("render.header", lang, v=__version__, stage=stage, target=target), style="bold"))
+    out(tr("render.header", lang, v=__version__, stage=stage, target=target), "bold")
     root = next((f for f in verdict.findings if f.root_cause), None)
     if root:
-        line = Text()
-        line.append(f"{tr('render.root', lang)}: ", style="bold red")
-        line.append(f"{root.id} — {root.title.text(lang)}")
-        console.print(line)
-        if root.hint:
-            console.print(Text(f"  → {root.hint.text(lang)}"))
-    table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1))
-    table.add_column("s", no_wrap=True)
-    table.add_column("id", no_wrap=True, style="dim")
-    table.add_column("finding", overflow="fold")
-    skipped = [f for f in verdict.findings if f.status == SKIP]
-    for f in verdict.findings:
+        out.parts((tr("render.root", lang), "bold red"), (f"{root.id} — {root.title.text(lang)}", None))
+    full = not collapse or verbose
+    shown = [f for f in verdict.findings if f.status != SKIP and (full or asks_to_act(f))]
+    width = max((len(f.id) for f in shown), default=0)
+    run: List[Finding] = []
+    notes: List[Finding] = []
+    for f in (verdict.findings if full else display_order(verdict.findings)):
         if f.status == SKIP and not verbose:
-            continue  # summarised below the table: in a build stage they share one reason
-        body = Text(f.title.text(lang))
-        if f.status in (WARN, FAIL) and f.expected:
-            body.append(f"  [{tr('render.expected', lang)}: {f.expected}]", style="dim")
-        if f.blocked_by:
-            body.append(f"  ({tr('render.blocked', lang, id=f.blocked_by)})", style="dim")
-        if f.hint and f.status in (WARN, FAIL, INFO) and not f.root_cause:
-            body.append(f"\n→ {f.hint.text(lang)}", style="dim" if f.status == INFO else None)
-        if verbose:
-            for e in f.evidence:
-                if e:
-                    body.append(f"\n  · {e}", style="dim")
-            if f.source:
-                body.append(f"\n  · {tr('render.source', lang)}: {f.source}", style="dim")
-        table.add_row(Text(SYMBOL[f.status], style=STYLE[f.status]), f.id, body)
-    console.print(table)
-    with_commands = [f for f in verdict.findings if f.commands and f.status in (WARN, FAIL)]
-    if with_commands:
-        # each command on a line of its own, never wrapped, so that it runs when copied
-        console.print(Text(tr("render.commands", lang), style="bold"))
-        for f in with_commands:
-            console.print(Text(f"  # {f.id}", style="dim"))
-            for c in f.commands:
-                console.print(Text(f"  {c.shell()}"), soft_wrap=True)
+            continue  # summarised below: in a build stage they share one reason
+        if full or asks_to_act(f):
+            if run:
+                out(passing_line(run, lang), "green")
+                run = []
+            print_finding(out, f, lang, width, verbose)
+        elif f.status == INFO:
+            notes.append(f)  # named on the notes line, not counted as a passing check
+        else:
+            run.append(f)
+    if run:
+        out(passing_line(run, lang), "green")
+    if notes:
+        out(f"{SYMBOL[INFO]} " + tr("render.notes", lang, n=len(notes), ids=join([f.id for f in notes])), "dim")
+    skipped = [f for f in verdict.findings if f.status == SKIP]
     if skipped and not verbose:
-        reasons = "; ".join(sorted({x.title.text(lang) for x in skipped}))
-        console.print(Text(f"{SYMBOL[SKIP]}  {', '.join(x.id for x in skipped)}: {reasons}", style="dim"))
+        reasons = tr("sep.semi", lang).join(sorted({x.title.text(lang) for x in skipped}))
+        out(f"{SYMBOL[SKIP]} " + tr("render.skipped", lang, ids=join([x.id for x in skipped]), reasons=reasons), "dim")
     if verbose and timings:
-        console.print(Text(tr("render.timings", lang) + ": " + ", ".join(f"{k}={v:g}" for k, v in timings.items()), style="dim"))
-    counts = verdict.counts()
-    if not counts[FAIL] and not counts[WARN]:
-        console.print(Text(tr("render.healthy", lang), style="green"))
-    console.print(Text(tr("render.summary", lang, code=exit_code, **counts), style="bold"))
+        out(tr("render.timings", lang, timings=", ".join(f"{k}={v:g}" for k, v in timings.items())), "dim")
+    if summary:
+        counts = verdict.counts()
+        if not counts[FAIL] and not counts[WARN] and exit_code == 0:
+            out(tr("render.healthy", lang), "green")
+        out(summary_line(verdict, lang, exit_code), "bold")
+
+
+def summary_line(verdict: Verdict, lang: str, exit_code: int) -> str:
+    return tr("render.summary", lang, code=exit_code, **verdict.counts())

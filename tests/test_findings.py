@@ -17,14 +17,13 @@ def test_a_command_runs_as_printed():
 
 def test_finding_json():
     f = Finding("env.cann_env", FAIL, T("env.cann_env.not_set", problems=join([T("env.cann_env.no_opp_path")], "sep.semi")),
-                observed=join([T("env.cann_env.no_opp_path")], "sep.semi"), expected="x", hint=T("env.nnal_env.unset.hint",
-                                                                                            set_env="/s.sh"),
+                observed=join([T("env.cann_env.no_opp_path")], "sep.semi"), expected="x", hint=T("env.nnal_env.abi.hint"),
                 fixable="manual", source="s", evidence=["e"], commands=[cmd("source", "/s.sh")])
     doc = f.to_json("zh")
     assert doc == {"id": "env.cann_env", "layer": "env", "status": "fail",
                    "title": "CANN 环境变量未生效：未设置 ASCEND_OPP_PATH", "observed": "ASCEND_OPP_PATH is not set",
                    "expected": "x", "root_cause": False, "blocked_by": None, "fixable": "manual",
-                   "hint": "source /s.sh", "source": "s", "evidence": ["e"],
+                   "hint": "在新的 shell 中只 source 一次", "source": "s", "evidence": ["e"],
                    "commands": [{"argv": ["source", "/s.sh"], "shell": "source /s.sh"}]}
     bare = Finding("python.version", OK, T("python.version.ok", version="3.11")).to_json()
     assert bare["hint"] is None and "commands" not in bare and bare["observed"] is None and bare["layer"] == "python"

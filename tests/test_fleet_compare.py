@@ -85,6 +85,7 @@ def test_cli_table_and_json(tmp_path):
     out = io.StringIO()
     print_report(run_compare([NODE1, DRIFTED]), "zh", file=out)
     assert "各节点的 NPU TLS 开关不一致" in out.getvalue() and "自身检查" in out.getvalue()
+    assert [x for x in out.getvalue().splitlines() if x != x.rstrip()] == []  # no padding when not a terminal
     proc = cli("compare", NODE1, NODE2, "--json")
     doc = json.loads(proc.stdout)
     assert proc.returncode == 0 and doc["exit_code"] == 0

@@ -1,53 +1,21 @@
 """check and fix outputs (text and JSON, English and Chinese) on every kit scenario, pinned.
 
 A change of output is either a regression or on purpose; on purpose, regenerate with
-``UPDATE_GOLDENS=1 python -m pytest tests/test_golden.py`` and review the diff.
+``UPDATE_GOLDENS=1 python -m pytest tests/test_golden.py`` and review the diff. The runs are
+shared with the other tests of the kit's outputs (tests/kitrun.py).
 """
 from __future__ import annotations
 
-import io
 import json
 import os
-import platform
-import shutil
-import sys
-import tempfile
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from fakehost import FakeHost
-from fakehost.kit import SCENARIOS
+from kitrun import kit_run, names, normalise
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = bool(os.environ.get("UPDATE_GOLDENS"))
-
-
-def run_cli(fake: FakeHost, argv, monkeypatch):
-    """The command in this process, with the fake host's environment and working directory."""
-    from doctor.cli.main import main
-
-    for k in list(os.environ):
-        monkeypatch.delenv(k)
-    for k, v in fake.env.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.setenv("COLUMNS", "120")
-    monkeypatch.chdir(fake.workdir)
-    out, err = io.StringIO(), io.StringIO()
-    code = None
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            main(list(argv))
-        except SystemExit as e:
-            code = e.code
-    return code, out.getvalue(), err.getvalue()
-
-
-def normalise(text: str, fake: FakeHost) -> str:
-    for real, name in ((str(fake.base), "<BASE>"), (sys.executable, "<DOCTOR_PYTHON>"),
-                       (platform.python_version(), "<PYVER>"), (sys.prefix, "<DOCTOR_PREFIX>")):
-        text = text.replace(real, name)
-    return text
+PINNED = ("check.json", "check.en.txt", "check.zh.txt", "fix.json", "fix.en.txt", "fix.zh.txt")
 
 
 def strip_timings(doc: dict) -> dict:
@@ -58,30 +26,22 @@ def strip_timings(doc: dict) -> dict:
     return doc
 
 
-def outputs(fake: FakeHost, monkeypatch) -> dict:
+def outputs(name: str) -> dict:
+    run = kit_run(name)
     out = {}
-    target = fake.args()
-    code, text, _ = run_cli(fake, ["check", *target, "--json"], monkeypatch)
-    out["check.json"] = json.dumps({"exit_code": code, **strip_timings(json.loads(text))}, ensure_ascii=False, indent=2)
-    for lang in ("en", "zh"):
-        code, text, _ = run_cli(fake, ["check", *target, "--lang", lang], monkeypatch)
-        out[f"check.{lang}.txt"] = f"exit {code}\n{text}"
-    code, text, err = run_cli(fake, ["fix", *target, "--offline", "--json"], monkeypatch)
-    out["fix.json"] = json.dumps({"exit_code": code, **json.loads(text)}, ensure_ascii=False, indent=2) if text.strip() \
-        else f"exit {code}\n{err}"
-    code, text, err = run_cli(fake, ["fix", *target, "--offline", "--lang", "en"], monkeypatch)
-    out["fix.en.txt"] = f"exit {code}\n{text}{err}"
-    return {k: normalise(v, fake).rstrip() + "\n" for k, v in out.items()}
+    for key in PINNED:
+        code, text, err = run.out[key]
+        if key.endswith(".json"):
+            out[key] = json.dumps({"exit_code": code, **strip_timings(json.loads(text))}, ensure_ascii=False, indent=2) \
+                if text.strip() else f"exit {code}\n{err}"
+        else:
+            out[key] = f"exit {code}\n{text}" + (err if key.startswith("fix.") else "")
+    return {k: normalise(v, run.fake).rstrip() + "\n" for k, v in out.items()}
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_outputs_match_the_goldens(name, monkeypatch):
-    # a fixed base path: text output wraps at the terminal width, so the path length must not vary
-    base = Path(tempfile.gettempdir()) / "ascend-doctor-golden" / name
-    shutil.rmtree(base, ignore_errors=True)
-    fake = FakeHost(base)
-    SCENARIOS[name](fake)
-    got = outputs(fake, monkeypatch)
+@pytest.mark.parametrize("name", names())
+def test_outputs_match_the_goldens(name):
+    got = outputs(name)
     folder = GOLDEN / name
     if UPDATE:
         folder.mkdir(parents=True, exist_ok=True)

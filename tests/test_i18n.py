@@ -89,9 +89,9 @@ def test_no_inline_chinese_in_the_code():
 
 
 def test_texts_render_late_in_either_language():
-    t = T("cann.release_match.too_old.hint", install=T("cann.install_hint", version="8.3.RC2", arch="x86_64", url="U"))
-    assert t.text("en").startswith("install CANN 8.3.RC2 (toolkit") and t.text("en").endswith("--prefer keep-cann")
-    assert t.text("zh").startswith("安装 CANN 8.3.RC2") and "；或保留 CANN" in t.text("zh")
+    t = T("mooncake.installed.uninstall_then", names="mooncake-transfer-engine", remedy=T("mooncake.remedy.pip"))
+    assert t.text("en").startswith("remove mooncake-transfer-engine first") and t.text("en").endswith("before running vLLM")
+    assert t.text("zh").startswith("先卸载 mooncake-transfer-engine") and "然后安装 NPU wheel" in t.text("zh")
     assert str(t) == t.text("en")
     both = join(["a", T("plan.missing")], "sep.semi")
     assert both.text("en") == "a; (missing)" and both.text("zh") == "a；（未安装）"

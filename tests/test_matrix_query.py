@@ -133,17 +133,17 @@ def test_pins_for_per_arch_python_builds(shipped):
     assert arm.packages["memfabric-hybrid"] == "1.0.8" and arm.packages["memcache-hybrid"] == "1.0.4"
     none = pins_for(shipped, "0.18.0", arch="aarch64", python="3.12")
     assert none.packages["torch-npu"] == "2.9.0"
-    assert any("no torch-npu 2.9.0.post1 build for Python 3.12 on aarch64" in n for n in none.notes)
-    assert any("outside" in n for n in none.notes)
+    assert any("no torch-npu 2.9.0.post1 build for Python 3.12 on aarch64" in n for n in map(str, none.notes))
+    assert any("outside" in n for n in map(str, none.notes))
     unknown = pins_for(shipped, "0.18.0")
     assert unknown.packages["torch-npu"] == "2.9.0.post1+git4c901a4"
-    assert any("pass arch and Python" in n for n in unknown.notes)
+    assert any("pass arch and Python" in n for n in map(str, unknown.notes))
 
 
 def test_pins_for_dev_build_notes_where_it_lives(shipped):
     pins = pins_for(shipped, "0.7.1rc1")
     assert pins.packages["torch-npu"] == "2.5.1.dev20250218"
-    assert any("pytorch-package.obs" in n for n in pins.notes)
+    assert any("pytorch-package.obs" in n for n in map(str, pins.notes))
     assert pins.packages["torchvision"] == "0.20.1"
 
 
@@ -175,7 +175,7 @@ source = "t"
 """)
     pins = pins_for(m, "1.0.0")
     assert "torchvision" not in pins.packages and pins.packages["torchaudio"] == "2.5.1"
-    assert any("torchvision <0.20.0" in n for n in pins.notes)
+    assert any("torchvision <0.20.0" in n for n in map(str, pins.notes))
 
 
 # ---------------------------------------------------------------------------------------------

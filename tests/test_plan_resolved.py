@@ -102,6 +102,9 @@ def test_unreachable_hosts_named_with_how_and_what_works(tmp_path, house):
     assert hosts[f"127.0.0.1:{port}"] == "refused"
     shells = [c["shell"] for c in res["remedies"]["commands"]]
     assert any("ascend-doctor fix --bundle" in s for s in shells)
+    # the bundle's steps run as printed: the snapshot is written where the next step reads it
+    assert "ascend-doctor snapshot --output node.json" in shells
+    assert "ascend-doctor fix --bundle ascend-bundle --from node.json" in shells
 
 
 @pytest.mark.slow

@@ -3,7 +3,7 @@ import json
 
 import pytest
 from smoke_fixtures.openai_server import Server
-from test_fix_apply import build, doctor, pip_env
+from test_fix_apply import build, doctor, pip_env  # the wheelhouse is the session fixture `house` (conftest.py)
 
 pytestmark = pytest.mark.slow
 
@@ -34,3 +34,20 @@ def test_fix_apply_reports_a_broken_smoke_config(tmp_path, house):
     doc = json.loads(proc.stdout)
     assert doc["result"]["smoke"]["exit_code"] == 2 and "unknown table [endpoit]" in doc["result"]["smoke"]["why"]
     assert proc.returncode == 3
+
+
+def test_fix_apply_text_ends_with_every_failing_stage(tmp_path, house):  # noqa: F811
+    """numpy is fixed, the check after the fix is clean, the smoke stage fails: the report never
+    says all is well, and its last line names the failing stage with exit 3 (issue 10)."""
+    fake = build("numpy_2", tmp_path, house)
+    env = pip_env(fake, house)
+    cfg = tmp_path / "smoke.toml"
+    cfg.write_text('[smoke]\nstages = ["endpoint"]\n[endpoint]\nurl = "http://127.0.0.1:1"\nrequests = 1\n')
+    env["ASCEND_DOCTOR_SMOKE_CONFIG"] = str(cfg)
+    proc = doctor(fake, house, "fix", "--apply", "--yes", "--lang", "en", env=env)
+    lines = proc.stdout.rstrip().splitlines()
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    assert "All good" not in proc.stdout and "consistent." not in proc.stdout
+    assert lines[-3].startswith("check after the fix: ")
+    assert lines[-2].startswith("smoke: ✗ exit ") and "endpoint" in lines[-2]
+    assert lines[-1] == "✗ failing: smoke (endpoint)  →  exit 3"

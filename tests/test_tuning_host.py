@@ -119,6 +119,6 @@ def test_fix_plans_manual_steps_and_writes_a_patch_that_applies(noisy, tmp_path)
 
 
 def test_chinese_output(noisy):
-    proc = noisy.run("check", "--lang", "zh", "--serve-args-file", str(SERVE / "field-report-000.sh"))
+    proc = noisy.run("check", "--lang", "zh", "-v", "--serve-args-file", str(SERVE / "field-report-000.sh"))
     assert "调频策略" in proc.stdout and "不起作用" in proc.stdout, proc.stdout[-2000:]
     assert "sh -c 'echo performance | tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor'" in proc.stdout

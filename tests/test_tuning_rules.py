@@ -414,5 +414,7 @@ def test_option_lists_keep_what_is_set(matrix):
     preload = [f for f in by_id(judge(facts(serve=TP2, env={"LD_PRELOAD": "/opt/libfoo.so"}, machine="x86_64"), "0.13.0", matrix),
                                 "tuning.env_recommended") if f.title.text().startswith("LD_PRELOAD")][0]
     assert preload.edits[0].value == "/usr/lib/$(uname -m)-linux-gnu/libjemalloc.so.2:/opt/libfoo.so"
+    # the printed command is quoted: the arch is filled in, $(uname -m) would not expand
+    assert preload.commands[0].shell() == "export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2:/opt/libfoo.so"
     assert not [f for f in by_id(judge(facts(serve=TP2, env={"LD_PRELOAD": "/usr/lib64/libjemalloc.so.2"}, machine="x86_64"),
                                        "0.13.0", matrix), "tuning.env_recommended") if f.title.text().startswith("LD_PRELOAD")]

@@ -18,6 +18,7 @@ from doctor.cli.plan_render import print_plan
 VERBOSE = typer.Option(False, "-v", "--verbose", help="Stream pip's output (it always goes to the log file).")
 
 def fix_command(
+    ctx: typer.Context,
     root: str = ROOT,
     python: Optional[str] = PYTHON,
     site_packages: List[str] = typer.Option([], "--site-packages", help="Plan from these directories (no interpreter: no --apply)."),
@@ -55,10 +56,12 @@ def fix_command(
     pull: bool = PULL,
 ) -> None:
     """Plan (and with --apply carry out) a pinned, ordered reinstall that makes the stack consistent."""
+    from doctor.cli.invocation import rerun_of
     from doctor.usecases.check import CheckOptions
     from doctor.usecases.fix import Declined, FixOptions, make_bundle, run_fix
 
     language = pick_language(lang)
+    rerun = rerun_of(ctx)
     opts = FixOptions(
         check=CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot, stage=stage,
                            matrix=list(matrix), npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi, serve_args=serve_args,
@@ -88,7 +91,7 @@ def fix_command(
 
     def show_plan(plan) -> None:
         if not as_json:
-            print_plan(plan, language)
+            print_plan(plan, language, rerun=rerun)
 
     try:
         outcome = run_fix(opts, dict(os.environ), confirm, say=_err, show_plan=show_plan, resolving=resolving)
@@ -97,6 +100,7 @@ def fix_command(
     if outcome.messages and not as_json:
         _err(tr("fix.requirements", language, path=outcome.messages[0]))
     plan, doc, before = outcome.plan, outcome.doc, outcome.before
+    add_alternative_commands(doc, plan, rerun)
     if outcome.tuning_patch is not None and not as_json:
         print_tuning_patch(outcome.tuning_patch, language)
     if not apply:
@@ -113,8 +117,8 @@ def fix_command(
 
                 for line in fix_notes(image_facts, outcome.image_judgement, language):
                     _out(line)
-            print_plan(plan, language)
-            _out(tr("fix.dry", language))
+            print_plan(plan, language, rerun=rerun)
+            print_dry_run_footer(plan, language, rerun)
         raise typer.Exit(outcome.exit_code)
 
     if outcome.unresolvable:  # the plan was shown with the resolver's message; nothing changed
@@ -123,7 +127,7 @@ def fix_command(
         raise typer.Exit(outcome.exit_code)
     result, final, smoke, code = outcome.result, outcome.final, outcome.smoke, outcome.exit_code
     assert final is not None
-    if outcome.smoke_skipped:
+    if outcome.smoke_skipped and as_json:
         _err(tr("fix.smoke_skip", language, why=tr("fix.smoke_skip.build_stage", language)))
     if as_json:
         doc["result"] = {
@@ -148,13 +152,65 @@ def fix_command(
             for line in verification_lines(result.verification, language):
                 _out(line)
         print_before_after(before, final.verdict, language)
-        if smoke is not None:
-            _out(tr("fix.smoke_result", language, code=smoke["exit_code"]) + (f" ({smoke['why']})" if smoke.get("why") else ""))
         from doctor.render import print_check
 
         print_check(final.verdict, stage=final.ctx.stage, target_row=final.ctx.release.key if final.ctx.release else None,
-                    timings=final.timings, lang=language, verbose=False, exit_code=code)
+                    timings=final.timings, lang=language, verbose=False, exit_code=code, summary=False)
+        for line in apply_verdict_lines(final.verdict, smoke, outcome.smoke_skipped, not no_smoke, code, language):
+            _out(line)
     raise typer.Exit(code)
+
+
+def add_alternative_commands(doc: dict, plan, rerun) -> None:
+    """--json: each other way carries the command that makes it (as the text report prints it)."""
+    from doctor.cli.plan_render import alternative_command
+
+    for a, shown in zip(plan.alternatives, doc.get("alternatives") or []):
+        shown["command"] = alternative_command(a, rerun).shell()
+
+
+def print_dry_run_footer(plan, lang: str, rerun) -> None:
+    """Nothing changed; when there is something to carry out, the command that does it."""
+    if plan.runnable:
+        _out(tr("fix.dry", lang))
+        _out("  " + rerun(apply=True).shell())
+    else:
+        _out(tr("fix.dry_nothing", lang))
+
+
+def apply_verdict_lines(final, smoke, smoke_skipped: bool, smoke_wanted: bool, code: int, lang: str):
+    """The last lines after --apply: the check after the fix, the smoke stages, and the verdict
+    naming every stage that fails (the exit code follows from them, never from one alone)."""
+    from doctor.findings import FAIL, WARN
+
+    counts = final.counts()
+    failing = []
+    if counts[FAIL]:
+        check = tr("fix.after.fail", lang, n=counts[FAIL], root=final.root_cause or "-")
+        failing.append(tr("fix.stage.check", lang))
+    elif counts[WARN]:
+        check = tr("fix.after.warn", lang, n=counts[WARN])
+    else:
+        check = tr("fix.after.ok", lang)
+    yield tr("fix.after", lang, result=check, counts=tr("render.counts", lang, **counts))
+    if smoke is not None:
+        bad = [s["name"] for s in smoke.get("stages") or [] if s.get("status") == FAIL]
+        if smoke.get("exit_code") == 0:
+            yield tr("fix.smoke.ok", lang, stages=", ".join(s["name"] for s in smoke.get("stages") or []) or "-")
+        else:
+            what = ", ".join(bad) if bad else (smoke.get("why") or tr("fix.smoke.not_run", lang))
+            yield tr("fix.smoke.fail", lang, code=smoke.get("exit_code"), what=what)
+            failing.append(tr("fix.stage.smoke", lang, what=what))
+    elif smoke_skipped:
+        yield tr("fix.smoke_skip", lang, why=tr("fix.smoke_skip.build_stage", lang))
+    elif not smoke_wanted:
+        yield tr("fix.smoke_skip", lang, why="--no-smoke")
+    if failing:
+        yield tr("fix.verdict.fail", lang, stages=tr("sep.semi", lang).join(failing), code=code)
+    elif code == 4:
+        yield tr("fix.verdict.warn", lang, code=code)
+    else:
+        yield tr("fix.verdict.ok", lang, code=code)
 
 
 class _busy:

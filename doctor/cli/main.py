@@ -17,8 +17,21 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},  # every command and group inherits it
     help="Environment doctor for LLM serving on Huawei Ascend NPUs: check the stack, explain errors, fix it.",
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"ascend-doctor {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _top(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                      help="Print the version and exit.")) -> None:
+    """Environment doctor for LLM serving on Huawei Ascend NPUs: check the stack, explain errors, fix it."""
 
 VERBOSE = typer.Option(False, "-v", "--verbose", help="Show evidence and per-probe timings.")
 SERVE_ARGS = typer.Option(None, "--serve-args", help="Your `vllm serve ...` command line: its --kv-transfer-config is checked.")
@@ -116,6 +129,7 @@ def snapshot(
     image_tar: Optional[str] = IMAGE_TAR,
     platform: Optional[str] = PLATFORM,
     pull: bool = PULL,
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the snapshot to FILE instead of stdout."),
 ) -> None:
     """Write every observed fact as JSON on stdout (secrets in env vars redacted)."""
     from doctor.usecases.check import CheckOptions, gather, snapshot_json
@@ -125,7 +139,16 @@ def snapshot(
                                 serve_args_file=serve_args_file, mooncake_master=mooncake_master,
                                 hccn_tool=hccn_tool, hccn_timeout=hccn_timeout, ping_npu=list(ping_npu), model=model,
                                 image=image_request(image, image_tar, platform, pull)))
-    sys.stdout.write(snapshot_json(facts) + "\n")
+    text = snapshot_json(facts) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+        return
+    from doctor.shell.files import write_atomic
+
+    try:
+        write_atomic(output, text)
+    except OSError as e:
+        raise UsageError(f"--output {output}: {e.strerror or e}") from None
 
 
 @app.command("version")

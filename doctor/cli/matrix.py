@@ -160,9 +160,9 @@ def _print_problems(console, row, lang: str) -> None:
     if row.notes:
         console.print(tr("matrix.notes", lang, notes=row.notes), markup=False)
     for kp in row.known_problems:
-        console.print(tr("matrix.known_problem", lang, summary=kp.summary), markup=False)
-        if kp.workaround:
-            console.print("  " + tr("matrix.workaround", lang, workaround=kp.workaround), markup=False)
+        console.print(tr("matrix.known_problem", lang, summary=kp.summary_words), markup=False)
+        if kp.workaround_words:
+            console.print("  " + tr("matrix.workaround", lang, workaround=kp.workaround_words), markup=False)
         console.print("  " + tr("matrix.source", lang, source=kp.source), markup=False)
     for fld, why in row.deviations.items():
         console.print(tr("matrix.deviation", lang, field=fld, why=why), markup=False)

@@ -61,6 +61,9 @@ def build_command(
     resolved = target if os.sep in target else shutil.which(target)
     if not resolved or not os.path.exists(resolved):
         raise UsageError(f"--python {target}: no such interpreter")
+    from doctor.usecases.check import validate_python
+
+    validate_python(resolved, dict(os.environ))
     opts = BuildOptions(tag=tag, source=os.path.abspath(source) if source else None, python=os.path.abspath(resolved),
                         with_system_deps=with_system_deps, jobs=jobs, prefix=os.path.abspath(prefix),
                         cmake_args=list(cmake_arg), log=log, keep_build=keep_build)

@@ -1,70 +1,100 @@
-"""How a fix plan is printed: the pins, the resolver's verdict, the steps (one command per
-line), the hand steps and the notes (``fix``, ``fix --bundle``)."""
+"""How a fix plan is printed: the pins, the resolver's verdict, the steps, the hand steps, the
+other ways and the notes (``fix``, ``fix --bundle``). Every command is a line of its own, indented
+and never wrapped or padded, so that it runs when copied; words go on their own lines."""
 from __future__ import annotations
 
-import os
-import sys
+from typing import Optional
 
-from doctor.i18n import tr
+from doctor.cli.invocation import Rerun
+from doctor.findings import Command, cmd
+from doctor.i18n import T, join, tr
+from doctor.render import COMMAND, console_lines
+
+STEP = "   "  # indent of a step's command and words under its title
 
 
-def print_plan(plan, lang: str, file=None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
+def print_plan(plan, lang: str, file=None, rerun: Optional[Rerun] = None) -> None:
+    """``rerun(**changes)`` rebuilds the command that made the plan with one option changed (the
+    other ways are offered as commands); without it they are offered as ``ascend-doctor fix ...``."""
     from doctor.plan.builder import note_text
     from doctor.plan.steps import kind_of
 
-    stream = file or sys.stdout
-    wide = None if os.environ.get("COLUMNS") or (hasattr(stream, "isatty") and stream.isatty()) else 120
-    console = Console(file=stream, highlight=False, width=wide)
-    console.print(Text(tr("fix.header", lang, target=plan.target, row=plan.row), style="bold"))
-    console.print(Text(tr("fix.why", lang, why=plan.choice_why.text(lang)), style="dim"))
-    pins = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1), title=tr("fix.pins", lang), title_justify="left")
-    pins.add_column("name", style="cyan", no_wrap=True)
-    pins.add_column("version")
-    for name in sorted(plan.pins):
-        pins.add_row(name, plan.pins[name])
+    out = console_lines(file)
+    out(tr("fix.header", lang, target=plan.target, row=plan.row), "bold")
+    out(tr("fix.why", lang, why=plan.choice_why.text(lang)), "dim")
     if plan.pins:
-        console.print(pins)
-    print_resolution(plan, lang, console)
+        out(tr("fix.pins", lang), "bold")
+        width = max(len(n) for n in plan.pins)
+        for name in sorted(plan.pins):
+            out.parts(("  " + name.ljust(width) + "  ", "cyan"), (plan.pins[name], None))
+    print_resolution(plan, lang, out)
     if plan.empty:
-        console.print(Text(tr("fix.empty", lang), style="green"))
+        out(tr("fix.empty", lang), "green")
     first_run = next((i for i, s in enumerate(plan.steps) if s.runs), len(plan.steps))
     first = [s for s in plan.steps[:first_run] if s.kind == "vendor"]
     auto = [s for s in plan.steps if s.runs]
     hand = [s for s in plan.steps if not s.runs and s not in first]
     if first and auto:
-        console.print(Text(tr("plan.first", lang), style="bold yellow"))
+        out(tr("plan.first", lang), "bold yellow")
         for s in first:
-            console.print(Text(f"- [{s.kind}] {s.why.text(lang)}"), soft_wrap=True)
+            _hand_step(out, s, lang)
     else:
         hand = first + hand
     if auto:
-        console.print(Text(tr("fix.steps", lang), style="bold"))
+        out(tr("fix.steps", lang), "bold")
         for i, s in enumerate(auto, 1):
-            line = Text(f"{i}. [{s.kind}/{s.action}] ", style="bold")
-            line.append(s.why.text(lang))
-            console.print(line)
+            out.parts((f"{i}. [{s.kind}/{s.action}] ", "bold"), (s.why.text(lang), None))
             for shown in kind_of(s).show(s, lang):
-                console.print(Text("   $ " + shown, style="dim"), soft_wrap=True)
+                out(STEP + shown, "cyan")
     if hand:
-        console.print(Text(tr("fix.manual", lang), style="bold yellow"))
+        out(tr("fix.manual", lang), "bold yellow")
         for s in hand:
-            console.print(Text(f"- [{s.kind}] {s.why.text(lang)}"), soft_wrap=True)
-            for shown in kind_of(s).show(s, lang):
-                console.print(Text(f"   $ {shown}", style="dim"), soft_wrap=True)
-    for key, items in (("residual", [note_text(m, lang) for m in plan.expected_residual]),
-                       ("alternatives", [(a["how"].text(lang) if hasattr(a.get("how"), "text") else a.get("how"))
-                                         or f"--prefer {a['prefer']}: vllm-ascend {a['target']}"
-                                         + (f" ({'; '.join(a['needs'])})" if a.get("needs") else "")
-                                         for a in plan.alternatives]),
-                       ("notes", [note_text(m, lang) for m in plan.notes])):
-        if items:
-            console.print(Text(tr(f"fix.{key}", lang), style="bold"))
-            for it in items:
-                console.print(Text(f"- {it}", style="dim"), soft_wrap=True)
+            _hand_step(out, s, lang)
+    residual = [note_text(m, lang) for m in plan.expected_residual]
+    if residual:
+        out(tr("fix.residual", lang), "bold")
+        for it in residual:
+            out(f"- {it}", "dim")
+    others = [alternative_command(a, rerun) for a in plan.alternatives]
+    if others:
+        out(tr("fix.alternatives", lang), "bold")
+        for c in others:
+            out(f"- {c.label.text(lang)}" if c.label is not None else "-")
+            out(STEP + c.shell(), "cyan")
+    notes = [note_text(m, lang) for m in plan.notes]
+    if notes:
+        out(tr("fix.notes", lang), "bold")
+        for it in notes:
+            out(f"- {it}", "dim")
+
+
+def _hand_step(out, s, lang: str) -> None:
+    from doctor.plan.builder import note_text
+
+    out(f"- [{s.kind}] {s.why.text(lang)}")
+    if s.hint is not None:
+        out(f"{STEP}→ {note_text(s.hint, lang)}", "dim")
+    if s.command:
+        out(STEP + s.command, "cyan")
+
+
+def alternative_command(a: dict, rerun: Optional[Rerun]) -> Command:
+    """An alternative plan as the command that makes it, labelled with what it is."""
+    how = a.get("how")
+    if a.get("vllm_from") == "source":
+        change, label = {"vllm_from": "source"}, how
+    elif a.get("prefer") == "target":
+        change = {"target": f"vllm-ascend=={a['target']}"}
+        label = T("plan.alt.target", target=a["target"], how=how or "")
+    else:
+        change = {"prefer": a["prefer"]}
+        label = T(f"plan.alt.{a['prefer']}", target=a["target"], needs=join(a.get("needs") or [], "sep.semi"))
+    if rerun is not None:
+        return rerun(label=label if hasattr(label, "text") else None, **change)
+    argv = ["ascend-doctor", "fix"]
+    for k, v in change.items():
+        argv += ["--" + k.replace("_", "-"), v]
+    return cmd(*argv, label=label if hasattr(label, "text") else None)
 
 
 def human_size(n: int) -> str:
@@ -75,11 +105,9 @@ def human_size(n: int) -> str:
     return f"{n:.1f} GB"
 
 
-def print_resolution(plan, lang: str, console) -> None:
+def print_resolution(plan, lang: str, out) -> None:
     """Whether the resolver proved the plan: the total download, or pip's own message, the
     hosts that did not answer and what works instead (one runnable command per line)."""
-    from rich.text import Text
-
     res = plan.resolution or {}
     status = res.get("status")
     if status == "resolved":
@@ -88,23 +116,23 @@ def print_resolution(plan, lang: str, console) -> None:
                   size=human_size(res.get("download_bytes", 0)))
         if res.get("unknown_sizes"):
             line += tr("plan.status.unknown_sizes", lang, n=res["unknown_sizes"])
-        console.print(Text(line, style="dim"), soft_wrap=True)
+        out(line, "dim")
     elif status == "not resolved" and plan.runnable:
         key = {"offline": "plan.status.not_resolved", "source-build": "plan.status.source_build"}.get(
             res.get("why"), "plan.status.no_interpreter")
-        console.print(Text(tr(key, lang), style="yellow"), soft_wrap=True)
+        out(tr(key, lang), "yellow")
     elif status == "failed":
         failure = res.get("failure", {})
-        console.print(Text(tr("plan.status.failed", lang, kind=failure.get("kind")), style="bold red"), soft_wrap=True)
+        out(tr("plan.status.failed", lang, kind=failure.get("kind")), "bold red")
         for x in (failure.get("message") or "").splitlines():
-            console.print(Text("  " + x), soft_wrap=True)
+            out("  " + x)
         for h in failure.get("hosts", []):
-            console.print(Text("  " + tr("plan.status.host", lang, host=h["host"], how=h["how"]), style="red"), soft_wrap=True)
+            out("  " + tr("plan.status.host", lang, host=h["host"], how=h["how"]), "red")
         rem = plan.remedies
         if rem is not None and (rem.notes or rem.commands):
-            console.print(Text(tr("plan.status.what_works", lang), style="bold"))
+            out(tr("plan.status.what_works", lang), "bold")
             for n in rem.notes:
-                console.print(Text("- " + n.text(lang)), soft_wrap=True)
+                out("- " + n.text(lang))
             for c in rem.commands:
-                console.print(Text("- " + c.label.text(lang)), soft_wrap=True)
-                console.print(Text(c.shell(), style="dim"), soft_wrap=True)
+                out("- " + c.label.text(lang))
+                out(COMMAND + c.shell(), "cyan")

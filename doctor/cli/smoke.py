@@ -56,8 +56,10 @@ def smoke_command(
     from doctor.usecases.smoke import options, run
 
     language = pick_language(lang)
-    if python and os.sep in python and not os.path.exists(python):
-        raise UsageError(f"--python {python}: no such file")
+    if python:
+        from doctor.usecases.check import validate_python
+
+        validate_python(python, dict(os.environ))
     try:
         seconds = parse_duration(duration) if duration is not None else None
     except ConfigError as e:

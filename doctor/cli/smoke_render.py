@@ -15,10 +15,11 @@ def print_report(report: Any, lang: str, verbose: bool) -> None:
     from doctor.render import print_check
 
     timings = {f"smoke.{s.name}": round(s.seconds * 1000, 1) for s in report.stages}
+    # every stage in full: a passing stage's line is its measurement (load time, first token, tokens/s)
     print_check(report.verdict, stage="runtime", target_row=None, timings=timings, lang=lang, verbose=verbose,
                 exit_code=report.exit_code(), header=tr("smoke.cli.header", lang, device=report.device,
-                                                        python=report.python))
-    console = Console(file=sys.stdout, highlight=False, width=None if sys.stdout.isatty() else 120)
+                                                        python=report.python), collapse=False)
+    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)  # never wrapped, never padded
     for stage in report.stages:
         m = stage.metrics
         if stage.name == "endpoint" and m.get("ttft_ms"):

@@ -76,7 +76,9 @@ def print_report(report: FleetReport, lang: str, verbose: bool = False, file=Non
         table.add_row(row.layer, Text(row.item, style=style), *cells)
     table.add_row("", Text(tr("fleet.table.verdict", lang), style="bold"),
                   *[Text(verdict_cell(n, lang), style=_verdict_style(n)) for n in report.nodes])
-    console.print(table)
+    from doctor.render import print_unpadded
+
+    print_unpadded(console, table)
     problems = [f for f in report.findings if f.status in (FAIL, WARN, INFO) or verbose]
     for f in problems:
         line = Text()
@@ -87,7 +89,7 @@ def print_report(report: FleetReport, lang: str, verbose: bool = False, file=Non
             line.append(f"\n    {f.observed}", style="dim")
         if f.hint and f.status in (FAIL, WARN):
             line.append(f"\n    → {f.hint.text(lang)}")
-        console.print(line)
+        console.print(line, soft_wrap=True)
     counts = {s: sum(1 for f in report.findings if f.status == s) for s in (FAIL, WARN)}
     code = report.exit_code()
     if code == 0:

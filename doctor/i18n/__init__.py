@@ -132,7 +132,7 @@ def placeholders(text: str) -> Tuple[str, ...]:
 
 
 def _value(v: Any, lang: str) -> Any:
-    if isinstance(v, (Text, Join)):
+    if isinstance(v, (Text, Join, Words)):
         return v.text(lang)
     if isinstance(v, (list, tuple)):
         return template("sep.list", lang).join(str(_value(x, lang)) for x in v)
@@ -166,6 +166,21 @@ class Join:
 
     def __str__(self) -> str:
         return self.text("en")
+
+
+@dataclass(frozen=True)
+class Words:
+    """Words that come from a data file in both languages (a matrix row's known problem): the
+    Chinese when the data has it, else the English."""
+
+    en: str
+    zh: Optional[str] = None
+
+    def text(self, lang: str = "en") -> str:
+        return self.zh if lang == "zh" and self.zh else self.en
+
+    def __str__(self) -> str:
+        return self.en
 
 
 def join(items: Iterable[Any], sep: str = "sep.list") -> Join:

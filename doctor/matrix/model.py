@@ -12,6 +12,7 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
+from doctor.i18n import Words
 from doctor.matrix.schema import (
     Field,
     check_ascend,
@@ -108,6 +109,16 @@ class KnownProblem:
     summary: str = column(check_text, required=True, doc="what goes wrong, one sentence")
     source: str = column(check_text, required=True, doc="issue URL or repo path@commit")
     workaround: Optional[str] = column(check_text, doc="what to do about it")
+    summary_zh: Optional[str] = column(check_text, doc="the summary in Chinese (shown with --lang zh)")
+    workaround_zh: Optional[str] = column(check_text, doc="the workaround in Chinese")
+
+    @property
+    def summary_words(self) -> Words:
+        return Words(self.summary, self.summary_zh)
+
+    @property
+    def workaround_words(self) -> Optional[Words]:
+        return Words(self.workaround, self.workaround_zh) if self.workaround else None
 
 
 @dataclass(frozen=True)

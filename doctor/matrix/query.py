@@ -7,11 +7,13 @@
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 from packaging.version import Version
 
+from doctor.i18n import T, Text
 from doctor.versions import AscendVersion, pep440, satisfies, specifier, valid_pep440
 from doctor.matrix.model import CannDriver, Matrix, MooncakeKey, Release, TorchNpu, TorchRow
 
@@ -297,12 +299,12 @@ class Pins:
     packages: Dict[str, str] = field(default_factory=dict)  # distribution name -> exact version
     extra_index_urls: List[str] = field(default_factory=list)
     urls: Dict[str, str] = field(default_factory=dict)  # distribution -> direct wheel URL
-    notes: List[str] = field(default_factory=list)
+    notes: List[Text] = field(default_factory=list)
 
-    def as_dict(self) -> Dict[str, object]:
+    def as_dict(self, lang: str = "en") -> Dict[str, object]:
         return {"release": self.release, "packages": dict(self.packages),
                 "extra_index_urls": list(self.extra_index_urls), "urls": dict(self.urls),
-                "notes": list(self.notes)}
+                "notes": [n.text(lang) for n in self.notes]}
 
 
 def _py_minor(python: Optional[str]) -> Optional[str]:
@@ -318,7 +320,7 @@ def _chosen_torch_npu(matrix: Matrix, row: Release, arch: Optional[str],
 
 
 def _torch_npu_choice(matrix: Matrix, row: Release, arch: Optional[str],
-                      python: Optional[str]) -> Tuple[str, List[str]]:
+                      python: Optional[str]) -> Tuple[str, List[Text]]:
     """The torch-npu build to install: the recommended one when the row names it. A recommended
     build with a local label (``2.9.0.post1+git4c901a4``) stands for a family of per-arch/Python
     builds; pick the one for this arch and Python, or fall back to the pinned build."""
@@ -334,14 +336,12 @@ def _torch_npu_choice(matrix: Matrix, row: Release, arch: Optional[str],
         return rec, []
     if arch is None or python is None:
         label = _family_label(matrix, rec)
-        return rec, [f"torch-npu {rv.public} is built per Python and arch; {rec} is the build for "
-                     f"{label or 'one of them'}: pass arch and Python to pick yours"]
+        return rec, [T("matrix.note.per_build", public=rv.public, rec=rec, label=label or T("matrix.note.one_of_them"))]
     minor = _py_minor(python)
     for r in family:
         if r.arch == arch and minor and satisfies(minor + ".0", r.python):
             return r.version, []
-    return row.torch_npu, [f"no torch-npu {rv.public} build for Python {minor} on {arch}; "
-                           f"falling back to the pinned {row.torch_npu}"]
+    return row.torch_npu, [T("matrix.note.no_build", public=rv.public, python=minor, arch=arch, pinned=row.torch_npu)]
 
 
 def _family_label(matrix: Matrix, version: str) -> str:
@@ -371,7 +371,9 @@ def pins_for(matrix: Matrix, release: Union[Release, str], *, arch: Optional[str
         if npu_row.url:
             pins.urls["torch-npu"] = npu_row.url
         elif npu_row.index == "obs":
-            pins.notes.append(f"torch-npu {npu} is not on an index: {npu_row.notes or npu_row.source}")
+            found = re.search(r"https?://\S+", npu_row.notes or "")
+            pins.notes.append(T("matrix.note.off_index", version=npu,
+                                where=found.group(0).rstrip(".,;)") if found else npu_row.source))
     trow = torch_row(matrix, row.torch)
     for name, spec, paired in (("torchvision", row.torchvision, trow.torchvision if trow else None),
                                ("torchaudio", row.torchaudio, trow.torchaudio if trow else None)):
@@ -381,7 +383,7 @@ def pins_for(matrix: Matrix, release: Union[Release, str], *, arch: Optional[str
         elif paired and (not spec or satisfies(paired, spec)):
             p[name] = paired
         elif spec:
-            pins.notes.append(f"{name} {spec} and torch {row.torch}'s companion {paired} disagree; not pinned")
+            pins.notes.append(T("matrix.note.companion_disagrees", name=name, spec=spec, torch=row.torch, paired=paired))
     if row.triton_ascend:
         p["triton-ascend"] = row.triton_ascend
     for req in row.extra_requirements:
@@ -390,7 +392,7 @@ def pins_for(matrix: Matrix, release: Union[Release, str], *, arch: Optional[str
             p[pinned] = version
     pins.extra_index_urls = list(row.extra_index_urls)
     if python is not None and not _python_ok(row.python, python):
-        pins.notes.append(f"Python {python} is outside vllm-ascend {row.vllm_ascend}'s range {row.python}")
+        pins.notes.append(T("matrix.note.python_outside", python=python, release=row.vllm_ascend, range=row.python))
     return pins
 
 

@@ -23,7 +23,7 @@ from packaging.utils import canonicalize_name
 
 from doctor.errors import UsageError
 from doctor.facts import Distribution, Facts
-from doctor.findings import FAIL, WARN, Verdict
+from doctor.findings import FAIL, WARN, Verdict, first_group
 from doctor.i18n import Join, T, Text, join
 from doctor.matrix.model import Matrix, Release
 from doctor.matrix.query import (
@@ -69,6 +69,13 @@ class Installer(Protocol):
     def _cmd(self, sub: str) -> List[str]: ...
 
 
+def _rendered(v, lang: str):
+    """A JSON value with its Texts (also inside lists) rendered in ``lang``."""
+    if isinstance(v, list):
+        return [_rendered(x, lang) for x in v]
+    return v.text(lang) if hasattr(v, "text") else v
+
+
 def note_text(m: Note, lang: str) -> str:
     return m if isinstance(m, str) else m.text(lang)
 
@@ -93,6 +100,7 @@ class Step:
     action: str = ""  # remove | install | requirements | build | fetch (manual/vendor: "")
     argv: Optional[List[str]] = None
     command: Optional[str] = None  # manual/vendor: the exact command, never run
+    hint: Optional[Why] = None  # manual/vendor: what to do, in words (no command to print)
     packages: List[str] = field(default_factory=list)  # requirement strings installed by the step
     removes: List[str] = field(default_factory=list)
     no_deps: bool = True
@@ -113,6 +121,8 @@ class Step:
         out: Dict = {"kind": self.kind, "why": self.why.text(lang)}
         if not self.runs:
             out["command"] = self.command
+            if self.hint is not None:
+                out["hint"] = note_text(self.hint, lang)
         else:
             out["argv"] = self.argv
             out["action"] = self.action
@@ -171,8 +181,7 @@ class Plan:
             "pins": dict(self.pins),
             "steps": [s.to_json(lang) for s in self.steps],
             "expected_residual": [m.text(lang) for m in self.expected_residual],
-            "alternatives": [{k: (v.text(lang) if hasattr(v, "text") else v) for k, v in a.items()}
-                             for a in self.alternatives],
+            "alternatives": [{k: _rendered(v, lang) for k, v in a.items()} for a in self.alternatives],
             "notes": [note_text(m, lang) for m in self.notes],
             "resolution": self.resolution,
         }
@@ -231,18 +240,18 @@ class TargetChoice:
     alternatives: List[Dict] = field(default_factory=list)
 
 
-def vendor_misfits(matrix: Matrix, row: Release, facts: Facts, hardware: Optional[str]) -> List[str]:
+def vendor_misfits(matrix: Matrix, row: Release, facts: Facts, hardware: Optional[str]) -> List[Text]:
     """Why the CANN or driver here is too old for ``row`` (a newer CANN is only untested)."""
     cann, driver = cann_of(facts), driver_of(facts)
     wanted = row.cann_for(hardware)
-    why: List[str] = []
+    why: List[Text] = []
     if cann and AscendVersion(cann) < min(AscendVersion(w) for w in wanted):
-        why.append(f"CANN {cann} is older than {wanted[0]}")
+        why.append(T("plan.misfit.cann_older", cann=cann, wanted=wanted[0]))
     if driver:
         use = cann if cann and not why else wanted[0]
         status, _ = cann_supports_driver(matrix, use, driver)
         if status in (TOO_OLD, UNSUPPORTED):
-            why.append(f"driver {driver} is {status.replace('_', ' ')} for CANN {use}")
+            why.append(T(f"plan.misfit.driver_{status}", driver=driver, cann=use))
     return why
 
 
@@ -291,7 +300,7 @@ def choose_target(matrix: Matrix, facts: Facts, hardware: Optional[str], target:
         return base
     other = _fits_here(matrix, facts, hardware)
     keep_release = {"prefer": KEEP_RELEASE, "target": base.release.vllm_ascend,
-                    "needs": [f"vendor install: {m}" for m in misfits]}
+                    "needs": list(misfits)}
     if other is None or other.vllm_ascend == base.release.vllm_ascend:
         return TargetChoice(base.release, KEEP_RELEASE,
                             T("plan.target.vendor_upgrade_needed", base=base.why, misfits=join(misfits, "sep.semi")))
@@ -432,11 +441,12 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
     covered = ("driver.", "firmware.", "cann.") if vpath.layers else ()
     hand = [s for s in _manual_steps(verdict) if s.finding not in moot]
     for s in hand:  # a check finding's vendor command goes with the vendor step of its layer
-        if s.kind == "vendor" and s.finding and s.finding.startswith(covered) and s.command:
+        if s.kind == "vendor" and s.finding and s.finding.startswith(covered) and (s.command or s.hint):
             layer = "cann.toolkit" if s.finding.startswith("cann.") else "driver.driver"
-            mine = next((v for v in steps if v.kind == "vendor" and v.finding == layer and not v.command), None)
+            mine = next((v for v in steps if v.kind == "vendor" and v.finding == layer and not v.command and not v.hint),
+                        None)
             if mine is not None:
-                mine.command = s.command
+                mine.command, mine.hint = s.command, s.hint
     steps.extend(s for s in hand if not (s.kind == "vendor" and s.finding and s.finding.startswith(covered)))
     handled = fixed_by_plan()
     for f in verdict.findings:
@@ -445,10 +455,7 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
     _residual(b)
     alternatives = list(choice.alternatives)
     if "vllm" in b.installs and opts.vllm_from == "index":
-        alternatives.append({"vllm_from": "source", "how": (
-            f"ascend-doctor fix --vllm-from source: git clone --depth 1 --branch v{row.vllm} {VLLM_REPO} "
-            f"and VLLM_TARGET_DEVICE=empty pip install --no-deps --no-build-isolation <clone> (vllm {row.vllm}+empty, "
-            "the way the official images build it; needs a compiler toolchain and network access to GitHub)")})
+        alternatives.append({"vllm_from": "source", "how": T("plan.alt.vllm_source", version=row.vllm)})
     if vpath.layers:
         b.notes.append(T("plan.vendor.first", n=len(vpath.layers)))
     return Plan(target=row.vllm_ascend, row=row.key, choice=choice.choice, choice_why=choice.why, pins=b.pins,
@@ -727,19 +734,20 @@ def _manual_steps(verdict: Verdict) -> List[Step]:
     for f in verdict.findings:
         if f.status not in (FAIL, WARN) or f.fixable not in ("manual", "vendor"):
             continue
-        if f.commands:  # the finding names its exact commands: one step each, printed as is
-            for c in f.commands:
+        # the finding's first group of commands, one step each, printed as is (the groups after
+        # it are alternatives; the doctor's own commands are this plan)
+        group = [c for c in first_group(f.commands) if c.argv[:1] != ("ascend-doctor",)]
+        if group:
+            for i, c in enumerate(group):
                 if c.shell() not in seen:
                     seen.add(c.shell())
-                    out.append(Step(f.fixable, f.title, command=c.shell(), finding=f.id))
+                    out.append(Step(f.fixable, f.title, command=c.shell(), finding=f.id,
+                                    hint=f.hint if i == 0 else None))
             continue
-        if f.hint is None:
+        if f.hint is None or ("hint", f.id) in seen:
             continue
-        command = f.hint.text("en").split("   (")[0].strip()
-        if command in seen or command.startswith("ascend-doctor fix"):
-            continue
-        seen.add(command)
-        out.append(Step(f.fixable, f.title, command=command, finding=f.id))
+        seen.add(("hint", f.id))
+        out.append(Step(f.fixable, f.title, hint=f.hint, finding=f.id))  # words only: nothing to run as printed
     return out
 
 
@@ -763,7 +771,8 @@ def _residual(b: _Builder) -> None:
                     continue
                 have = b.pins.get(name) or (b.dist(name).version if b.dist(name) else None)
                 if have is None or satisfies(have, str(req.specifier)) is False:
-                    conflicts.append(f"vllm {kept.version} requires {name}{req.specifier}")
+                    conflicts.append(T("env.conflict.requires", requirer="vllm", version=kept.version,
+                                       requirement=f"{name}{req.specifier}"))
         if conflicts:
             for c in conflicts:
                 b.residual.append(T("plan.residual.vllm_pin", conflict=c, release=row.vllm_ascend, torch=row.torch))

@@ -74,7 +74,7 @@ def remedies(failure: Failure, requirements: Sequence[str], python: str = "pytho
             for m in mirrors_for(h.host):
                 out.append(cmd(*pip, *reqs, m.option, m.url, label=T("plan.remedy.mirror", host=h.host, url=m.url,
                                                                       source=m.source)))
-        out.append(cmd("ascend-doctor", "snapshot", label=T("plan.remedy.bundle_snapshot")))
+        out.append(cmd("ascend-doctor", "snapshot", "--output", "node.json", label=T("plan.remedy.bundle_snapshot")))
         out.append(cmd("ascend-doctor", "fix", "--bundle", "ascend-bundle", "--from", "node.json",
                        label=T("plan.remedy.bundle_make")))
         out.append(cmd("ascend-doctor", "fix", "--apply", "--bundle", "ascend-bundle", label=T("plan.remedy.bundle_apply")))

@@ -223,9 +223,9 @@ def apply(plan: Plan, facts: Facts, exact: Sequence[Resolved], deps: Sequence[Re
     }
     out.resolved_files = files
     out.expected_residual = [m for m in out.expected_residual if not _is_generic_residual(m)] + [
-        T("plan.resolved.residual", conflict=c.describe()) for c in conflicts if expected_conflict(c.requirer, c.required, plan.not_on_ascend)]
+        T("plan.resolved.residual", conflict=c.words()) for c in conflicts if expected_conflict(c.requirer, c.required, plan.not_on_ascend)]
     for c in unexpected:
-        out.notes.append(T("plan.resolved.unexpected", conflict=c.describe()))
+        out.notes.append(T("plan.resolved.unexpected", conflict=c.words()))
     return out
 
 

@@ -33,6 +33,7 @@ class Context:
     pip_conflicts: Optional[list] = None  # pip check's answer, computed before the rules run
     # what several rules derive from the facts, made once per run (the tuning rules' View)
     memo: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    doctor_python: Optional[str] = None  # the doctor's interpreter here (its pip drives a target without pip)
 
     @property
     def build(self) -> bool:

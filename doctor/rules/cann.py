@@ -4,10 +4,11 @@ from __future__ import annotations
 import shlex
 from typing import Iterable
 
-from doctor.findings import FAIL, OK, SKIP, WARN, Finding
+from doctor.findings import FAIL, OK, SKIP, WARN, Finding, cmd
 from doctor.i18n import T, Text
 from doctor.matrix.query import INCOMPATIBLE, OK as DOCUMENTED, driver_compat
 from doctor.versions import AscendVersion
+from doctor.rules import commands as C
 from doctor.rules.base import Context, rule
 from doctor.rules.sources import HOST_FORMATS, INSTALLATION, VERSIONING, VLLM_ASCEND_ISSUES
 
@@ -43,6 +44,7 @@ def cann_installed(ctx: Context) -> Iterable[Finding]:
         return [Finding("cann.installed", FAIL, T("cann.installed.missing"),
                         observed="not installed", expected=f"CANN {want}" if ctx.release else "CANN installed",
                         hint=hint, fixable="vendor", evidence=[f"searched {', '.join(c.searched)}"],
+                        commands=[] if want else [cmd("ascend-doctor", "matrix", "show", label=T("cann.matrix_show"))],
                         source=ctx.release.source_of("cann") if ctx.release else None)]
     missing_libs = [lib for lib, ok in sorted(c.libs.items()) if not ok]
     evidence = [p for p in (c.home, c.install_info_path) if p]
@@ -71,7 +73,7 @@ def cann_kernels(ctx: Context) -> Iterable[Finding]:
     if not c.ops_found:
         return [Finding("cann.kernels", FAIL, T("cann.kernels.missing", version=c.version),
                         observed="not installed", expected=f"{c.version}",
-                        hint=T("cann.kernels.missing.hint", version=c.version), fixable="vendor")]
+                        hint=T("cann.kernels.missing.hint", version=c.version, arch=_arch(ctx)), fixable="vendor")]
     if c.ops_malformed:
         return [Finding("cann.kernels", FAIL, T("cann.kernels.malformed", path=c.ops_path),
                         observed=c.ops_malformed, expected=c.version,
@@ -94,7 +96,7 @@ def cann_nnal(ctx: Context) -> Iterable[Finding]:
     if not n.found:
         return [Finding("cann.nnal", FAIL, T("cann.nnal.missing"),
                         observed=f"{n.path} missing", expected=f"NNAL {c.version}",
-                        hint=T("cann.nnal.missing.hint", version=c.version, path=shlex.quote(n.path)), fixable="vendor")]
+                        hint=T("cann.nnal.missing.hint", version=c.version, path=shlex.quote(n.path), arch=_arch(ctx)), fixable="vendor")]
     if n.malformed:
         return [Finding("cann.nnal", FAIL, T("cann.nnal.malformed", path=n.path),
                         observed=n.malformed, expected=c.version,
@@ -157,8 +159,8 @@ def cann_release(ctx: Context) -> Iterable[Finding]:
     if have < lowest:
         return [Finding("cann.release_match", FAIL, T("cann.release_match.too_old", cann=c.version, release=r.vllm_ascend),
                         observed=c.version, expected=", ".join(wanted),
-                        hint=T("cann.release_match.too_old.hint", install=install_hint(wanted[0], _arch(ctx))),
-                        fixable="vendor", source=source)]
+                        hint=install_hint(wanted[0], _arch(ctx)), fixable="vendor", source=source,
+                        commands=[C.doctor(ctx, "fix", "--prefer", "keep-cann", label=T("cann.release_match.keep_cann"))])]
     return [Finding("cann.release_match", WARN, T("cann.release_match.other", cann=c.version, release=r.vllm_ascend),
                     observed=c.version, expected=", ".join(wanted),
                     hint=T("cann.release_match.other.hint", supported=wanted[0]), fixable="vendor", source=source)]

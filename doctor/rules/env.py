@@ -6,9 +6,10 @@ import shlex
 from typing import Iterable, List
 
 from doctor.rules import pipcheck
-from doctor.findings import FAIL, INFO, OK, WARN, Finding
+from doctor.findings import FAIL, INFO, OK, WARN, Finding, cmd
 from doctor.i18n import T, Text, join
 from doctor.versions import public, same_release
+from doctor.rules import commands as C
 from doctor.rules.base import Context, rule
 from doctor.rules.sources import HOST_FORMATS as FORMATS
 from doctor.rules.sources import VLLM_ASCEND, VLLM_ASCEND_ISSUES
@@ -53,7 +54,7 @@ def cann_env(ctx: Context) -> Iterable[Finding]:
         found = join(problems, "sep.semi")
         return [Finding("env.cann_env", WARN if ctx.build else FAIL, T("env.cann_env.not_set", problems=found),
                         observed=found, expected=f"variables exported by {set_env}",
-                        hint=T("env.cann_env.not_set.hint", set_env=shlex.quote(set_env)), fixable="manual",
+                        hint=T("env.cann_env.not_set.hint"), commands=[C.source(set_env)], fixable="manual",
                         evidence=[f"LD_LIBRARY_PATH={env.get('LD_LIBRARY_PATH', '')}"])]
     return [Finding("env.cann_env", OK, T("env.cann_env.ok"), observed=env.get("ASCEND_OPP_PATH"))]
 
@@ -66,13 +67,12 @@ def nnal_env(ctx: Context) -> Iterable[Finding]:
     set_env = c.nnal.set_env or f"{c.nnal.path}/set_env.sh"
     if not atb:
         return [Finding("env.nnal_env", WARN if ctx.build else FAIL, T("env.nnal_env.unset"),
-                        observed="ATB_HOME_PATH unset", hint=T("env.nnal_env.unset.hint", set_env=shlex.quote(set_env)),
-                        fixable="manual")]
+                        observed="ATB_HOME_PATH unset", commands=[C.source(set_env)], fixable="manual")]
     abi = [p for p in _ld_path(ctx) if "/nnal/atb/" in p and "cxx_abi_" in p]
     wanted = atb.rstrip("/").split("/")[-1]
     if abi and not any(wanted in p for p in abi):
         return [Finding("env.nnal_env", WARN, T("env.nnal_env.abi", wanted=wanted), observed=abi[0], expected=atb,
-                        hint=T("env.nnal_env.abi.hint", set_env=shlex.quote(set_env)), fixable="manual")]
+                        hint=T("env.nnal_env.abi.hint"), commands=[C.source(set_env)], fixable="manual")]
     return [Finding("env.nnal_env", OK, T("env.nnal_env.ok", atb=atb), observed=atb)]
 
 
@@ -87,7 +87,9 @@ def vllm_version_override(ctx: Context) -> Iterable[Finding]:
     return [Finding("env.vllm_version_override", FAIL,
                     T("env.vllm_version_override.stale", override=override, vllm=vllm),
                     observed=override, expected=public(vllm),
-                    hint=T("env.vllm_version_override.stale.hint", public=shlex.quote(public(vllm))), fixable="manual")]
+                    fixable="manual",
+                    commands=[cmd("unset", "VLLM_VERSION"),
+                              cmd("export", f"VLLM_VERSION={public(vllm)}", label=T("env.vllm_version_override.keep"))])]
 
 
 def vllm_target_device(ctx: Context) -> Iterable[Finding]:
@@ -95,7 +97,8 @@ def vllm_target_device(ctx: Context) -> Iterable[Finding]:
     if not target or target in ("empty", "npu"):
         return []
     return [Finding("env.vllm_target_device", WARN, T("env.vllm_target_device.other", target=target),
-                    observed=target, expected="empty", hint=T("env.vllm_target_device.other.hint"), fixable="manual")]
+                    observed=target, expected="empty", hint=T("env.vllm_target_device.other.hint"), fixable="manual",
+                    commands=[cmd("export", "VLLM_TARGET_DEVICE=empty")])]
 
 
 def cwd_shadow(ctx: Context) -> Iterable[Finding]:
@@ -144,11 +147,11 @@ def vllm_ascend_requirements(ctx: Context) -> Iterable[Finding]:
     own = [c for c in _conflicts(ctx) if c.requirer == "vllm-ascend" and not _covered(ctx, c)]
     if not own:
         return [Finding("vllm_ascend.requirements", OK, T("vllm_ascend.requirements.ok"))]
-    specs = " ".join(shlex.quote(c.requirement.split(';')[0].strip()) for c in own[:5])
+    specs = [c.requirement.split(';')[0].strip() for c in own[:5]]
     return [Finding("vllm_ascend.requirements", FAIL,
-                    T("vllm_ascend.requirements.unmet", count=len(own), first=own[0].describe()),
+                    T("vllm_ascend.requirements.unmet", count=len(own), first=own[0].words()),
                     observed="; ".join(c.describe() for c in own[:5]),
-                    hint=T("vllm_ascend.requirements.unmet.hint", specs=specs),
+                    commands=[C.fix_apply(ctx)] + C.by_hand([C.pip_install(ctx, *specs, no_deps=False)]),
                     fixable="auto", evidence=[c.describe() for c in own])]
 
 
@@ -163,12 +166,13 @@ def pip_check(ctx: Context) -> Iterable[Finding]:
     evidence = [c.describe() for c in real[:20]] + [c.describe() + "  (expected)" for c in residual[:5]]
     if real:
         return [Finding("env.pip_check", FAIL if stack else WARN,
-                        T("env.pip_check.broken", count=len(real), first=(stack or real)[0].describe()),
+                        T("env.pip_check.broken", count=len(real), first=(stack or real)[0].words()),
                         observed=f"{len(real)} conflicts" + (f" (+{len(residual)} expected)" if residual else ""),
                         hint=T("env.pip_check.broken.hint"),
+                        commands=[C.doctor(ctx, "fix", label=T("env.pip_check.broken.plan"))] if stack else [],
                         fixable="auto" if stack else "manual", evidence=evidence)]
     if residual:
-        return [Finding("env.pip_check", INFO, T("env.pip_check.residual", first=residual[0].describe()),
+        return [Finding("env.pip_check", INFO, T("env.pip_check.residual", first=residual[0].words()),
                         observed=f"{len(residual)} expected conflict(s)", source=RESIDUAL_SOURCE, evidence=evidence)]
     return [Finding("env.pip_check", OK, T("env.pip_check.ok", count=len(pk.dists)),
                     observed=f"{len(pk.dists)} distributions")]

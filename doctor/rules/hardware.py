@@ -248,9 +248,11 @@ def devices_health(ctx: Context) -> Iterable[Finding]:
     worst = FAIL if any(c.health.lower() in ("critical", "alarm") for c in bad) else WARN
     return [Finding("devices.health", worst,
                     T("devices.health.bad", count=len(bad),
-                      chips=join((f"NPU {c.npu} chip {c.chip} {c.health}" for c in bad), "sep.comma")),
+                      chips=join((T("devices.health.chip", npu=c.npu, chip=c.chip, health=c.health) for c in bad),
+                                 "sep.comma")),
                     observed=", ".join(sorted({c.health for c in bad})), expected="OK",
-                    hint=T("devices.health.bad.hint"), fixable="vendor")]
+                    hint=T("devices.health.bad.hint"), fixable="vendor",
+                    commands=[cmd("npu-smi", "info", "-t", "health", "-i", str(n)) for n in sorted({c.npu for c in bad})])]
 
 
 def devices_busy(ctx: Context) -> Iterable[Finding]:

@@ -70,7 +70,7 @@ def packages_of(f: Finding, dists: Dict[str, Distribution]) -> List[str]:
         if f.id == "torch.companions":  # only the companion whose version is the one observed
             present = [n for n in present if dists[n].version == f.observed] or present
         return present
-    lines = [str(f.observed or "")] + list(f.evidence)  # a Text observed: its English words
+    lines = [str(f.observed or "")] + [str(e) for e in f.evidence]
     have = [canonical(m.group(1)) for line in lines for m in _HAVE.finditer(line)]
     if have:
         return _unique([n for n in have if n in dists])

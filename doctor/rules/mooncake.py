@@ -10,7 +10,7 @@ import shlex
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from doctor.facts import ElfFacts, MooncakeFacts
-from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Finding
+from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Command, Finding, cmd
 from doctor.i18n import T, Text, join
 from doctor.rules import mooncake_config as mconfig
 from doctor.rules import mooncake_env as envvars
@@ -22,6 +22,7 @@ from doctor.parse.sizes import human
 from doctor.versions import pep440, same_release
 from doctor.matrix.model import Matrix
 from doctor.matrix.query import key_windows, threshold
+from doctor.rules import commands as C
 from doctor.rules.base import Context, Rule, rule
 from doctor.rules.sources import MOONCAKE, VLLM_ASCEND_ISSUES
 
@@ -113,19 +114,19 @@ def _glibc_too_old(ctx: Context) -> bool:
     return bool(gv and want and gv < want)
 
 
-def _remedy(ctx: Context) -> Tuple[Text, str]:
-    """(what installs the right Mooncake for this host and release, fixable)."""
+def _remedy(ctx: Context) -> Tuple[Text, str, List[Command]]:
+    """(what installs the right Mooncake for this host and release, fixable, the command)."""
     r = ctx.release
     py = _python(ctx)
     first, glibc_need = threshold(ctx.matrix, "mooncake_first_npu_wheel"), threshold(ctx.matrix, "mooncake_npu_wheel_glibc")
     want = r.mooncake if r and r.mooncake else first
     pip_ok = (r is None or r.mooncake_install == "pip" or not r.mooncake) and not _glibc_too_old(ctx)
     if pip_ok:
-        return T("mooncake.remedy.pip", command=shlex.join([py, "-m", "pip", "install", f"{NPU_DIST}=={want}"])), "auto"
+        return T("mooncake.remedy.pip"), "auto", [C.pip_install(ctx, f"{NPU_DIST}=={want}", no_deps=False)]
     why = T("mooncake.remedy.no_wheel", want=want, first=first) if not _glibc_too_old(ctx) \
         else T("mooncake.remedy.old_glibc", glibc=ctx.facts.python.glibc, needs=glibc_need)
-    return T("mooncake.remedy.build", command=shlex.join(["ascend-doctor", "mooncake", "build", "--tag", f"v{want}", "--python", py]),
-             why=why), "auto"
+    return T("mooncake.remedy.build", why=why), "auto", [cmd("ascend-doctor", "mooncake", "build", "--tag", f"v{want}",
+                                                           "--python", py)]
 
 
 def _connector_needs_mooncake(cmd: Optional[serveargs.ServeCommand]) -> Optional[str]:
@@ -152,7 +153,7 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
     if m is None:
         return _installed_from_dists(ctx) if pk is not None else []
     kind = install_kind(m)
-    remedy, fixable = _remedy(ctx)
+    remedy, fixable, fix_cmds = _remedy(ctx)
     wanted = r.mooncake if r else None
     source = r.source_of("mooncake") if r else SOURCE
     needs = _connector_needs_mooncake(_serve(ctx))
@@ -162,14 +163,15 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
         if needs:
             return [Finding("mooncake.installed", FAIL, T("mooncake.installed.needed", needs=needs, python=py),
                             observed="not installed", expected=wanted or NPU_DIST,
-                            hint=remedy, fixable=fixable, source=source)]
+                            hint=remedy, commands=fix_cmds, fixable=fixable, source=source)]
         if env.get("MOONCAKE_CONFIG_PATH"):
             return [Finding("mooncake.installed", WARN, T("mooncake.installed.config_without_mooncake"),
                             observed="not installed", expected=wanted or NPU_DIST,
-                            hint=remedy, fixable=fixable, source=source)]
+                            hint=remedy, commands=fix_cmds, fixable=fixable, source=source)]
         if r is not None and r.mooncake:
             return [Finding("mooncake.installed", INFO, T("mooncake.installed.optional"),
-                            observed="not installed", expected=r.mooncake, hint=remedy, source=source)]
+                            observed="not installed", expected=r.mooncake, hint=remedy, commands=fix_cmds,
+                            source=source)]
         return []
     if kind == "off-path":
         where = m.off_path_dirs[0]
@@ -181,19 +183,20 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
         d = m.dists[0]
         return [Finding("mooncake.installed", FAIL, T("mooncake.installed.metadata_only", name=d.name, version=d.version),
                         observed=f"{d.name} {d.version} (no mooncake/)", expected="mooncake/ in " + d.location,
-                        hint=T("mooncake.installed.reinstall_hint", python=shlex.quote(py), name=shlex.quote(d.name),
-                               version=shlex.quote(d.version)),
+                        hint=T("mooncake.installed.reinstall_hint"),
+                        commands=[C.pip_install(ctx, f"{d.name}=={d.version}", force=True)],
                         fixable="auto", source=SOURCE)]
     owner = _owner(m)
     site = posixpath.dirname(m.package_dir)
     sharing = [d for d in m.dists if d.owns_package and d.location.rstrip("/") == site.rstrip("/")]
     if len(sharing) > 1:
-        names = " ".join(shlex.quote(d.name) for d in sharing)
+        names = [d.name for d in sharing]
         return [Finding("mooncake.installed", FAIL,
                         T("mooncake.installed.mixed", dists=join((f"{d.name} {d.version}" for d in sharing), "sep.and"),
                           package=m.package_dir),
                         observed=", ".join(d.name for d in sharing), expected=f"{NPU_DIST} only",
-                        hint=T("mooncake.installed.uninstall_then", python=shlex.quote(py), names=names, remedy=remedy),
+                        hint=T("mooncake.installed.uninstall_then", names=join(names), remedy=remedy),
+                        commands=[C.pip_uninstall(ctx, *names)] + fix_cmds,
                         fixable=fixable, source=source, evidence=[f"package: {m.package_dir}"])]
     if kind == "other-wheel":
         state = transport_state(m, package_only=True)
@@ -202,8 +205,8 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
                             T("mooncake.installed.not_ascend_build", name=owner.name, version=owner.version, npu=NPU_DIST,
                               first=threshold(ctx.matrix, "mooncake_first_npu_wheel")),
                             observed=f"{owner.name} {owner.version}", expected=f"{NPU_DIST} {wanted or ''}".strip(),
-                            hint=T("mooncake.installed.uninstall_then", python=shlex.quote(py), names=shlex.quote(owner.name),
-                                   remedy=remedy),
+                            hint=T("mooncake.installed.uninstall_then", names=owner.name, remedy=remedy),
+                            commands=[C.pip_uninstall(ctx, owner.name)] + fix_cmds,
                             fixable=fixable, source=source,
                             evidence=[f"package: {m.package_dir}", f"installer: {owner.installer or '?'}"])]
         return [Finding("mooncake.installed", INFO, T("mooncake.installed.local_wheel", name=owner.name, version=owner.version),
@@ -235,6 +238,7 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
                         T("mooncake.installed.wheel_other", label=label, release=r.vllm_ascend, row=r.mooncake),
                         observed=version, expected=r.mooncake,
                         hint=remedy if older else None, fixable=fixable if older else "none",
+                        commands=fix_cmds if older else [],
                         evidence=evidence, source=source)]
     # a source build
     if version and same_release(version, r.mooncake):
@@ -253,7 +257,7 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
                         observed="unknown", expected=r.mooncake, evidence=evidence, source=source)]
     return [Finding("mooncake.installed", WARN,
                     T("mooncake.installed.source_other", label=label, release=r.vllm_ascend, row=r.mooncake),
-                    observed=version, expected=r.mooncake, hint=remedy, fixable=fixable,
+                    observed=version, expected=r.mooncake, hint=remedy, commands=fix_cmds, fixable=fixable,
                     evidence=evidence, source=source)]
 
 
@@ -335,7 +339,7 @@ def mooncake_transport(ctx: Context) -> Iterable[Finding]:
         return []
     kind = install_kind(m)
     state, obj, evidence = transport_state(m, package_only=kind in ("npu-wheel", "other-wheel"))
-    remedy, fixable = _remedy(ctx)
+    remedy, fixable, fix_cmds = _remedy(ctx)
     blocked = "mooncake.installed" if kind == "other-wheel" else None
     if state == "ascend":
         deps = ", ".join(_deps(obj, ASCEND_DEPS + ("libmetadef", "libgraph")))
@@ -349,7 +353,8 @@ def mooncake_transport(ctx: Context) -> Iterable[Finding]:
         detail = obj.error or "it does not link libascendcl / libllm_datadist"
         return [Finding("mooncake.transport", FAIL, T("mooncake.transport.unlinked", path=obj.path, detail=detail),
                         observed=detail, expected="NEEDED libascendcl.so, libllm_datadist.so",
-                        hint=remedy, fixable=fixable, evidence=evidence, blocked_by=blocked, source=f"{DOC}#transport")]
+                        hint=remedy, commands=fix_cmds, fixable=fixable, evidence=evidence, blocked_by=blocked,
+                        source=f"{DOC}#transport")]
     if state == "unknown":
         return [Finding("mooncake.transport", WARN, T("mooncake.transport.unknown", package=m.package_dir),
                         observed="no engine*.so / ascend_transport.so", evidence=evidence, blocked_by=blocked,
@@ -362,7 +367,7 @@ def mooncake_transport(ctx: Context) -> Iterable[Finding]:
     }[state]
     return [Finding("mooncake.transport", FAIL, T("mooncake.transport.missing", package=m.package_dir, what=what),
                     observed=state, expected="ascend_transport.so linked with libascendcl",
-                    hint=remedy, fixable=fixable, evidence=evidence, blocked_by=blocked,
+                    hint=remedy, commands=fix_cmds, fixable=fixable, evidence=evidence, blocked_by=blocked,
                     source=f"{DOC}#build; {DOC}#transport")]
 
 

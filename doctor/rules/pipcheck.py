@@ -14,6 +14,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from doctor.facts import Distribution, canonical
+from doctor.i18n import T, Text
 
 _REQ = re.compile(
     r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[(?P<extras>[^\]]*)\])?"
@@ -29,6 +30,14 @@ class Conflict:
     required: str  # canonical name
     spec: str
     installed: Optional[str]  # None: not installed
+
+    def words(self) -> Text:
+        """describe() in the reader's language (titles); describe() stays pip's English (data)."""
+        if self.installed is None:
+            return T("env.conflict.missing", requirer=self.requirer, version=self.requirer_version,
+                     requirement=f"{self.required}{self.spec}")
+        return T("env.conflict.have", requirer=self.requirer, version=self.requirer_version,
+                 requirement=f"{self.required}{self.spec}", name=self.required, installed=self.installed)
 
     def describe(self) -> str:
         if self.installed is None:

@@ -2,56 +2,40 @@
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Iterable, List, Optional, Union
 
 from doctor.facts import Distribution
-from doctor.findings import FAIL, INFO, OK, WARN, Finding
-from doctor.i18n import T, Text
+from doctor.findings import FAIL, INFO, OK, WARN, Command, Finding, cmd
+from doctor.i18n import Join, T, Text, join
 from doctor.matrix.model import Release
 from doctor.matrix.query import torch_npu_row
 from doctor.versions import AscendVersion, local_label, public, same_release, satisfies
+from doctor.rules import commands as C
 from doctor.rules.base import Context, rule
 from doctor.rules.sources import TORCH_NPU, VERSIONING, VLLM_ASCEND
 from doctor.rules.sources import VLLM_ASCEND_FILES as WHEEL_METADATA
 from doctor.rules.sources import VLLM_ASCEND_ISSUES as VA_ISSUES
 
-CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-ASCEND_MIRROR = "https://mirrors.huaweicloud.com/ascend/repos/pypi"
-
-
-def torch_npu_indexes(ctx: Context, version: str) -> List[str]:
-    """The index options pip needs for torch-npu ``version``: a build the matrix marks as
-    published only on the Ascend pip mirror (``index = "ascend-mirror"``, the .postN builds)
-    needs the mirror the release row names (else the documented mirror), or pip answers "No
-    matching distribution"."""
-    row = torch_npu_row(ctx.matrix, version)
-    if row is None or row.index != "ascend-mirror":
-        return []
-    urls = list(ctx.release.extra_index_urls) if ctx.release and ctx.release.extra_index_urls else [ASCEND_MIRROR]
-    return [w for u in urls for w in ("--extra-index-url", u)]
-
-
-def torch_npu_install(ctx: Context, version: str) -> List[str]:
-    """``pip install --no-deps torch-npu==<version>`` with the index options it needs (argv)."""
-    return ["pip", "install", "--no-deps", f"torch-npu=={version}", *torch_npu_indexes(ctx, version)]
-
-
-def _mismatch(fid: str, name: str, have: str, r: Release, expected: str, command: str, source: Optional[str],
-              why: Union[str, Text] = "") -> Finding:
+def _mismatch(ctx: Context, fid: str, name: str, have: str, r: Release, expected: str, by_hand: List[Command],
+              source: Optional[str], why: Union[str, Text] = "") -> Finding:
     """'<name> <have> does not match vllm-ascend <r> (needs <expected>)', fixable by the plan or
-    by the given command."""
+    by the given commands."""
     return Finding(fid, FAIL, T("stack.mismatch", name=name, have=have, release=r.vllm_ascend, expected=expected, why=why),
-                   observed=have, expected=expected, hint=T("stack.mismatch.hint", command=command),
-                   fixable="auto", source=source)
+                   observed=have, expected=expected, fixable="auto", source=source,
+                   commands=[C.fix_apply(ctx)] + C.by_hand(by_hand))
 
 
 def _missing(fid: str, name: str, want: Optional[str], ctx: Context, source: Optional[str]) -> Finding:
+    known = ctx.release is not None and want
     return Finding(fid, FAIL, T("stack.missing", name=name),
                    observed="not installed", expected=want,
-                   hint=T("stack.missing.hint", name=name, want=want, release=ctx.release.vllm_ascend)
-                   if ctx.release and want else None,
-                   fixable="auto", source=source)
+                   hint=T("stack.missing.hint", name=name, want=want, release=ctx.release.vllm_ascend) if known else None,
+                   commands=[C.fix_apply(ctx)] if known else [], fixable="auto", source=source)
+
+
+def _or(versions: Iterable[str]) -> Join:
+    """Versions joined with "or" in the reader's language (data fields keep the English)."""
+    return join(list(versions), "sep.or")
 
 
 def _installed(ctx: Context, name: str) -> Optional[Distribution]:
@@ -76,9 +60,9 @@ def torch_version(ctx: Context) -> Iterable[Finding]:
                         observed=torch.version, expected=r.torch, source=r.source_of("torch"))]
     mover = _newer_torch_puller(ctx, torch.version)
     why = T("torch.version.moved_by", mover=mover, torch=public(torch.version)) if mover else ""
-    return [_mismatch("torch.version", "torch", torch.version, r, r.torch,
-                      shlex.join(["pip", "install", f"torch=={r.torch}", "--index-url", CPU_INDEX]) + " && "
-                      + shlex.join(torch_npu_install(ctx, r.torch_npu_recommended or r.torch_npu)),
+    return [_mismatch(ctx, "torch.version", "torch", torch.version, r, r.torch,
+                      [C.pip_install(ctx, f"torch=={r.torch}"),
+                       C.pip_install(ctx, f"torch-npu=={r.torch_npu_recommended or r.torch_npu}")],
                       r.source_of("torch"), why)]
 
 
@@ -105,12 +89,12 @@ def torch_build(ctx: Context) -> Iterable[Finding]:
     nvidia = sorted(d.display_name or d.name for d in ctx.facts.packages.dists.values() if d.name.startswith("nvidia-"))
     if cuda or label.startswith("cu"):
         want = ctx.release.torch if ctx.release else public(torch.version)
-        uninstall = " ".join(shlex.quote(n) for n in nvidia[:3]) + (" ..." if len(nvidia) > 3 else "")
         return [Finding("torch.build", FAIL,
                         T("torch.build.cuda", cuda=cuda or label, extra=T("torch.build.cuda.nvidia", count=len(nvidia))
                           if nvidia else ""),
                         observed=f"{torch.version} cuda={cuda or label}", expected="CPU build (+cpu)",
-                        hint=T("torch.build.cuda.hint", uninstall=uninstall, want=want, index=CPU_INDEX),
+                        commands=[C.fix_apply(ctx)] + C.by_hand([C.pip_uninstall(ctx, "torch", *nvidia),
+                                                                 C.pip_install(ctx, f"torch=={public(want)}")]),
                         fixable="auto", evidence=nvidia[:10])]
     if hip or label.startswith("rocm"):
         return [Finding("torch.build", FAIL, T("torch.build.rocm"), observed=torch.version, expected="CPU build",
@@ -118,7 +102,7 @@ def torch_build(ctx: Context) -> Iterable[Finding]:
     if nvidia:
         return [Finding("torch.build", WARN, T("torch.build.nvidia_leftovers", count=len(nvidia)),
                         observed=", ".join(nvidia[:5]) + (" ..." if len(nvidia) > 5 else ""),
-                        hint=T("torch.build.nvidia_leftovers.hint", packages=shlex.join(nvidia)), fixable="auto")]
+                        commands=[C.pip_uninstall(ctx, *nvidia)], fixable="auto")]
     return [Finding("torch.build", OK, T("torch.build.cpu"), observed=label or "cpu")]
 
 
@@ -142,7 +126,8 @@ def torch_companions(ctx: Context) -> Iterable[Finding]:
                                T("torch.companions.mismatch", name=name, version=d.version, torch=torch.version,
                                  expected=expected),
                                observed=d.version, expected=expected,
-                               hint=T("torch.companions.mismatch.hint", name=name, want=want or expected),
+                               commands=[C.fix_apply(ctx)] + C.by_hand(
+                                   [C.pip_install(ctx, f"{name}=={want}" if want else f"{name}{expected}")]),
                                fixable="auto", source=row.source if row else None))
         else:
             out.append(Finding("torch.companions", OK,
@@ -165,26 +150,25 @@ def torch_npu_version(ctx: Context) -> Iterable[Finding]:
                          r.source_of("torch_npu"))] if r is not None else []
     wants_torch = _pinned(npu, "torch")
     if r is not None and not any(same_release(npu.version, v) for v in r.torch_npu_accepted):
-        return [_mismatch("torch_npu.version", "torch-npu", npu.version, r, " or ".join(r.torch_npu_accepted),
-                          shlex.join(torch_npu_install(ctx, r.torch_npu_recommended or r.torch_npu)),
+        return [_mismatch(ctx, "torch_npu.version", "torch-npu", npu.version, r, _or(r.torch_npu_accepted),
+                          [C.pip_install(ctx, f"torch-npu=={r.torch_npu_recommended or r.torch_npu}")],
                           r.source_of("torch_npu"))]
     if torch is not None and wants_torch and not same_release(torch.version, wants_torch):
         return [Finding("torch_npu.version", FAIL,
                         T("torch_npu.version.wrong_torch", version=npu.version, wants=wants_torch, torch=torch.version),
                         observed=torch.version, expected=wants_torch,
-                        hint=T("torch_npu.version.wrong_torch.hint", wants=wants_torch, index=CPU_INDEX), fixable="auto")]
+                        commands=[C.pip_install(ctx, f"torch=={public(wants_torch)}")], fixable="auto")]
     if r is not None and r.torch_npu_recommended and not same_release(npu.version, r.torch_npu_recommended):
-        extra = "".join(" " + shlex.quote(w) for w in torch_npu_indexes(ctx, r.torch_npu_recommended))
         return [Finding("torch_npu.version", INFO,
                         T("torch_npu.version.not_recommended", version=npu.version, recommended=r.torch_npu_recommended),
                         observed=npu.version, expected=r.torch_npu_recommended,
-                        hint=T("torch_npu.version.not_recommended.hint", recommended=r.torch_npu_recommended, extra=extra),
+                        commands=[C.pip_install(ctx, f"torch-npu=={r.torch_npu_recommended}")],
                         fixable="auto", source=r.source_of("torch_npu_recommended"))]
     if r is None:
         return [Finding("torch_npu.version", INFO, T("torch_npu.version.no_release", version=npu.version),
                         observed=npu.version)]
     return [Finding("torch_npu.version", OK, T("torch_npu.version.ok", version=npu.version, release=r.vllm_ascend),
-                    observed=npu.version, expected=" or ".join(r.torch_npu_accepted), source=r.source_of("torch_npu"))]
+                    observed=npu.version, expected=_or(r.torch_npu_accepted), source=r.source_of("torch_npu"))]
 
 
 def _pinned(dist: Distribution, name: str) -> Optional[str]:
@@ -231,8 +215,10 @@ def vllm_version(ctx: Context) -> Iterable[Finding]:
         where = f" ({vllm.direct_url[len('file://'):]})" if vllm.editable and vllm.direct_url else ""
         return [Finding("vllm.version", FAIL,
                         T("vllm.version.mismatch", version=vllm.version, where=where, release=r.vllm_ascend, needs=r.vllm),
-                        observed=vllm.version, expected=" or ".join(r.vllm_accepted),
-                        hint=T("vllm.version.mismatch.hint", needs=r.vllm), fixable="auto", source=r.source_of("vllm"))]
+                        observed=vllm.version, expected=_or(r.vllm_accepted),
+                        hint=T("vllm.version.mismatch.hint", needs=r.vllm), fixable="auto", source=r.source_of("vllm"),
+                        commands=[C.fix_apply(ctx), *C.by_hand([C.pip_install(ctx, f"vllm=={r.vllm}")]),
+                                  C.fix_apply(ctx, "--vllm-from", "source", label=T("cmd.vllm_source", version=r.vllm))])]
     return [Finding("vllm.version", OK, T("vllm.version.ok", version=vllm.version, release=r.vllm_ascend),
                     observed=vllm.version, expected=r.vllm, source=r.source_of("vllm"))]
 
@@ -246,7 +232,8 @@ def vllm_local_version(ctx: Context) -> Iterable[Finding]:
         return []
     return [Finding("vllm.local_version", INFO, T("vllm.local_version.label", version=vllm.version, label=label),
                     observed=vllm.version, expected=public(vllm.version),
-                    hint=T("vllm.local_version.label.hint", public=shlex.quote(public(vllm.version))), fixable="manual")]
+                    hint=T("vllm.local_version.label.hint"), fixable="manual",
+                    commands=[cmd("export", f"VLLM_VERSION={public(vllm.version)}")])]
 
 
 # -- vllm-ascend -----------------------------------------------------------------------------------
@@ -259,11 +246,13 @@ def vllm_ascend_installed(ctx: Context) -> Iterable[Finding]:
     r = ctx.release
     if va is None:
         return [Finding("vllm_ascend.installed", FAIL, T("vllm_ascend.installed.missing"), observed="not installed",
-                        hint=T("vllm_ascend.installed.missing.hint"), fixable="auto")]
+                        hint=T("vllm_ascend.installed.missing.hint"), fixable="auto", commands=[C.fix_apply(ctx)])]
     if r is None:
         return [Finding("vllm_ascend.installed", WARN, T("vllm_ascend.installed.unknown", version=va.version),
                         observed=va.version, expected="a release in the matrix",
-                        hint=T("vllm_ascend.installed.unknown.hint"), fixable="manual")]
+                        hint=T("vllm_ascend.installed.unknown.hint"), fixable="manual",
+                        commands=[cmd("ascend-doctor", "matrix", "sync", label=T("vllm_ascend.installed.unknown.sync")),
+                                  cmd("ascend-doctor", "matrix", "show", label=T("vllm_ascend.installed.unknown.show"))])]
     if ctx.release_note:
         return [Finding("vllm_ascend.installed", WARN,
                         T("vllm_ascend.installed.dev_build", version=va.version, release=r.vllm_ascend, note=ctx.release_note),
@@ -291,17 +280,18 @@ def vllm_ascend_plugin(ctx: Context) -> Iterable[Finding]:
         return [Finding("vllm_ascend.plugin", FAIL, T("vllm_ascend.plugin.missing"),
                         observed=", ".join(f"{k}={v}" for k, v in plugins.items()) or "no vllm.platform_plugins entry point",
                         expected="ascend = vllm_ascend:register",
-                        hint=T("vllm_ascend.plugin.missing.hint", version=va.version),
-                        fixable="auto", evidence=[va.metadata_path])]
+                        hint=T("vllm_ascend.plugin.missing.hint"), fixable="auto", evidence=[va.metadata_path],
+                        commands=[C.pip_install(ctx, f"vllm-ascend=={va.version}", force=True)])]
     if selected is not None and "ascend" not in [p.strip() for p in selected.split(",")]:
         return [Finding("vllm_ascend.plugin", FAIL, T("vllm_ascend.plugin.not_selected", selected=repr(selected)),
                         observed=selected, expected="unset, or a list containing ascend",
-                        hint=T("vllm_ascend.plugin.not_selected.hint"), fixable="manual")]
+                        commands=[cmd("unset", "VLLM_PLUGINS")], fixable="manual")]
     others = sorted(name for d in ctx.facts.packages.dists.values() if d.name != "vllm-ascend"
                     for name in d.entry_points.get("vllm.platform_plugins", {}))
     if others:
         return [Finding("vllm_ascend.plugin", WARN, T("vllm_ascend.plugin.others", others=", ".join(others)),
-                        observed=", ".join(["ascend"] + others), hint=T("vllm_ascend.plugin.others.hint"), fixable="manual")]
+                        observed=", ".join(["ascend"] + others), commands=[cmd("export", "VLLM_PLUGINS=ascend")],
+                        fixable="manual")]
     return [Finding("vllm_ascend.plugin", OK, T("vllm_ascend.plugin.ok", target=plugins["ascend"]), observed=plugins["ascend"])]
 
 
@@ -314,26 +304,28 @@ def vllm_ascend_triton(ctx: Context) -> Iterable[Finding]:
     if ta is not None and mainline is not None:
         return [Finding("vllm_ascend.triton", FAIL, T("vllm_ascend.triton.both", triton=mainline.version, version=ta.version),
                         observed=f"triton {mainline.version} + triton-ascend {ta.version}", expected="triton-ascend only",
-                        hint=T("vllm_ascend.triton.both.hint", version=ta.version), fixable="auto")]
+                        hint=T("vllm_ascend.triton.both.hint"), fixable="auto",
+                        commands=[C.pip_uninstall(ctx, "triton", "triton-ascend"),
+                                  C.pip_install(ctx, f"triton-ascend=={ta.version}")])]
     accepted = r.triton_ascend_accepted
     if ctx.hardware == "310P" and ta is not None:
         return [Finding("vllm_ascend.triton", WARN, T("vllm_ascend.triton.on_310p"), observed=ta.version,
-                        hint=T("vllm_ascend.triton.uninstall_hint"), fixable="auto")]
+                        commands=[C.pip_uninstall(ctx, "triton-ascend")], fixable="auto")]
     if accepted and ta is None and ctx.hardware != "310P":
         return [_missing("vllm_ascend.triton", "triton-ascend", accepted[0], ctx, r.source_of("triton_ascend"))]
     if accepted and ta is not None and not any(same_release(ta.version, v) for v in accepted):
-        return [_mismatch("vllm_ascend.triton", "triton-ascend", ta.version, r, " or ".join(accepted),
-                          f"pip install --no-deps triton-ascend=={accepted[0]}", r.source_of("triton_ascend"))]
+        return [_mismatch(ctx, "vllm_ascend.triton", "triton-ascend", ta.version, r, _or(accepted),
+                          [C.pip_install(ctx, f"triton-ascend=={accepted[0]}")], r.source_of("triton_ascend"))]
     if mainline is not None:
         return [Finding("vllm_ascend.triton", WARN, T("vllm_ascend.triton.mainline", triton=mainline.version),
-                        observed=mainline.version, hint=T("vllm_ascend.triton.mainline.hint"), fixable="auto")]
+                        observed=mainline.version, commands=[C.pip_uninstall(ctx, "triton")], fixable="auto")]
     if ta is not None and not accepted:
         return [Finding("vllm_ascend.triton", WARN, T("vllm_ascend.triton.unused", version=ta.version, release=r.vllm_ascend),
-                        observed=ta.version, expected="not installed", hint=T("vllm_ascend.triton.uninstall_hint"),
+                        observed=ta.version, expected="not installed", commands=[C.pip_uninstall(ctx, "triton-ascend")],
                         fixable="auto")]
     if ta is not None:
         return [Finding("vllm_ascend.triton", OK, T("vllm_ascend.triton.ok", version=ta.version),
-                        observed=ta.version, expected=" or ".join(accepted) or None)]
+                        observed=ta.version, expected=_or(accepted) if accepted else None)]
     return []
 
 
@@ -351,7 +343,7 @@ def _spec_check(ctx: Context, name: str, fid: str) -> Iterable[Finding]:
         why = T("vllm_ascend.numpy.why") if name == "numpy" else ""
         return [Finding(fid, FAIL, T("vllm_ascend.spec.unsatisfied", name=name, version=d.version, release=r.vllm_ascend,
                                      spec=spec, why=why),
-                        observed=d.version, expected=spec, hint=T("vllm_ascend.spec.unsatisfied.hint", name=name, spec=spec),
+                        observed=d.version, expected=spec, commands=[C.pip_install(ctx, f"{name}{spec}")],
                         fixable="auto", source=r.source_of(name))]
     return [Finding(fid, OK, T("vllm_ascend.spec.ok", name=name, version=d.version, spec=spec),
                     observed=d.version, expected=spec, source=r.source_of(name))]
@@ -371,9 +363,11 @@ def vllm_ascend_known_problems(ctx: Context) -> Iterable[Finding]:
         return []
     return [Finding("vllm_ascend.known_problems", INFO,
                     T("vllm_ascend.known_problems.some", count=len(r.known_problems), release=r.vllm_ascend,
-                      first=r.known_problems[0].summary),
-                    hint=T("vllm_ascend.known_problems.some.hint", release=r.vllm_ascend),
-                    evidence=[f"{kp.summary} ({kp.source})" for kp in r.known_problems])]
+                      first=r.known_problems[0].summary_words),
+                    commands=[cmd("ascend-doctor", "matrix", "explain", r.vllm_ascend,
+                                    label=T("vllm_ascend.known_problems.some.hint"))],
+                    evidence=[T("vllm_ascend.known_problems.item", summary=kp.summary_words, source=kp.source)
+                              for kp in r.known_problems])]
 
 
 RULES = (

@@ -309,9 +309,9 @@ def env_recommended(ctx: Context) -> Iterable[Finding]:
             _missing_title(v, var, value, rows, status),
             observed=value, expected=" | ".join(values), fixable="manual",
             hint=T("tuning.env_recommended.hint_one" if agreed else "tuning.env_recommended.hint_disagree",
-                   var=var, value=_export_value(var, values[0], value)),
+                   var=var, value=_export_value(var, values[0], value, _arch(v))),
             source="; ".join(a.source for a in rows), evidence=_evidence(meta, rows),
-            commands=[cmd("export", f"{var}={_export_value(var, values[0], value)}")] if agreed else [],
+            commands=[cmd("export", f"{var}={_export_value(var, values[0], value, _arch(v))}")] if agreed else [],
             edits=[Edit("export", var, _export_value(var, values[0], value))] if agreed else []))
     return out
 
@@ -326,10 +326,17 @@ def _missing_title(v: View, var: str, value: Optional[str], rows, status: str):
     return T("tuning.env_recommended.missing", var=var, value=shown, version=v.version, advice=advice)
 
 
-def _export_value(var: str, wanted: str, current: Optional[str]) -> str:
-    """The value to export: for lists, what is set already plus the recommended item."""
+def _arch(v: View) -> str:
+    p = v.ctx.facts.python
+    return (p.machine if p is not None and p.machine else None) or v.ctx.facts.host.machine or "x86_64"
+
+
+def _export_value(var: str, wanted: str, current: Optional[str], arch: str = "$(uname -m)") -> str:
+    """The value to export: for lists, what is set already plus the recommended item. A printed
+    command gets the machine's arch filled in (it is shlex-quoted: $(uname -m) would not expand);
+    a launch-script edit keeps the guide's $(uname -m)."""
     if var == "LD_PRELOAD":  # the tuning guide's path (Debian/Ubuntu; openEuler has /usr/lib64/)
-        lib = "/usr/lib/$(uname -m)-linux-gnu/libjemalloc.so.2" if wanted == "libjemalloc.so.2" else wanted
+        lib = f"/usr/lib/{arch}-linux-gnu/libjemalloc.so.2" if wanted == "libjemalloc.so.2" else wanted
         return f"{lib}:{current}" if current else lib
     if var == "PYTORCH_NPU_ALLOC_CONF" and current:
         return f"{current},{wanted}"

@@ -95,3 +95,17 @@ def lines(path: str, cap: int = 64 * 1024 * 1024, chunk: int = 1 << 16) -> Itera
                 yield raw.decode("utf-8", errors="replace")
         if pending:
             yield pending.decode("utf-8", errors="replace")
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write a file the doctor produces (a snapshot) so that a reader never sees half of it: a
+    temporary file next to it, renamed over it. Raises OSError."""
+    directory = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -90,10 +90,14 @@ def load_snapshot(path: str) -> Facts:
     from doctor.shell import files
 
     try:
-        raw = sys.stdin.read(MAX_SNAPSHOT + 1) if path == "-" else \
-            files.open_regular(path, MAX_SNAPSHOT + 1).decode("utf-8", errors="replace")
+        data = sys.stdin.buffer.read(MAX_SNAPSHOT + 1) if path == "-" else files.open_regular(path, MAX_SNAPSHOT + 1)
     except OSError as e:  # a FIFO or a device is refused, never waited on
         raise UsageError(f"cannot read snapshot {path}: {e.strerror or e}") from None
+    try:
+        raw = data.decode("utf-8")  # JSON is UTF-8 (RFC 8259); a snapshot is written as UTF-8
+    except UnicodeDecodeError as e:
+        raise UsageError(f"snapshot {path} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}): "
+                         "not a snapshot") from None
     if len(raw) > MAX_SNAPSHOT:
         raise UsageError(f"snapshot {path} is larger than {MAX_SNAPSHOT // (1024 * 1024)} MB: not a snapshot")
     return snapshot_from_text(raw, path)
@@ -120,8 +124,20 @@ def snapshot_from_text(raw: str, path: str) -> Facts:
         raise UsageError(f"snapshot {path} is malformed at {e}") from None
     except RecursionError:
         raise UsageError(f"snapshot {path} is nested too deeply to be a snapshot") from None
+    _check_sections(facts, path)
     _check_versions(facts)
     return facts
+
+
+def _check_sections(facts: Facts, path: str) -> None:
+    """Sections a snapshot of this doctor always has together: the packages of an interpreter
+    that was read are there, or the reason they are not is (a probe error). Without either the
+    Python stack would silently go unjudged."""
+    py = facts.python
+    readable = py is not None and (py.found or py.source == "site-packages")
+    if readable and facts.packages is None and not any(e.probe == "packages" for e in facts.probe_errors):
+        raise UsageError(f"snapshot {path} has no 'packages' section for the interpreter it read: not a snapshot "
+                         "this doctor wrote (run ascend-doctor snapshot again)")
 
 
 def _check_versions(facts: Facts) -> None:
@@ -141,7 +157,7 @@ def _check_versions(facts: Facts) -> None:
             facts.probe_errors.append(ProbeError(probe="packages", error=f"{d.metadata_path or d.name}: {problem}"))
 
 
-def validate(opts: CheckOptions) -> None:
+def validate(opts: CheckOptions, env: Optional[Dict[str, str]] = None) -> None:
     if opts.image is not None and opts.image.wanted:
         return  # usecases/image.py validates an image check
     if opts.snapshot and (opts.root != "/" or opts.python or opts.site_packages):
@@ -150,8 +166,8 @@ def validate(opts: CheckOptions) -> None:
         raise UsageError("use either --python or --site-packages, not both")
     if not os.path.isdir(opts.root):
         raise UsageError(f"--root {opts.root}: not a directory")
-    if opts.python and os.sep in opts.python and not os.path.exists(opts.python):
-        raise UsageError(f"--python {opts.python}: no such file")
+    if opts.python:
+        validate_python(opts.python, dict(os.environ if env is None else env))
     for d in opts.site_packages:
         if not os.path.isdir(d):
             raise UsageError(f"--site-packages {d}: not a directory")
@@ -169,6 +185,20 @@ def validate(opts: CheckOptions) -> None:
     validate_mooncake(opts)
     validate_hccn(opts)
     validate_model(opts)
+
+
+def validate_python(python: str, env: Dict[str, str]) -> None:
+    """--python names a Python interpreter: a wrong path is a usage error at once (one line, exit
+    2), not a verdict after the probe's timeout."""
+    from doctor.shell.interpreter import not_python
+    from doctor.shell.prefetch import python_path
+
+    path = python_path(python, env)
+    if path is None:
+        raise UsageError(f"--python {python}: " + ("no such file" if os.sep in python else "not found on PATH"))
+    why = not_python(path, env)
+    if why:
+        raise UsageError(f"--python {python}: {why}")
 
 
 def validate_hccn(opts: CheckOptions) -> None:
@@ -234,7 +264,7 @@ def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None,
             if while_waiting is not None:
                 while_waiting()
             return facts
-    validate(opts)
+    validate(opts, env)
     if opts.snapshot:
         facts = load_snapshot(opts.snapshot)
         if while_waiting is not None:
@@ -294,6 +324,8 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
     if image_build:
         ctx.stage_reason = "image"
     ctx.pip_conflicts = cached_pip_conflicts(facts)
+    if not opts.snapshot and facts.image is None:
+        ctx.doctor_python = sys.executable  # the commands findings offer may drive the target's pip with it
     if target and ctx.release is None:
         raise UsageError(f"--target vllm-ascend=={target}: not in the matrix (see ascend-doctor matrix show)")
     rules_start = time.perf_counter()

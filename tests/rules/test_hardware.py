@@ -25,7 +25,7 @@ def test_no_driver_on_a_host_is_a_vendor_install():
 def test_no_driver_in_a_container_is_a_mount():
     ctx = context(facts(host=host(in_container=True), driver=driver(found=False, version=None)))
     f = expect(judge(hw.driver_installed, ctx), "driver.installed", "fail")
-    assert f.fixable == "manual" and "docker run -v /usr/local/Ascend/driver/lib64/" in f.hint.text("en")
+    assert f.fixable == "manual" and "docker run options: -v /usr/local/Ascend/driver/lib64/" in f.hint.text("en")
     assert "--device /dev/davinci_manager" in f.hint.text("zh")
 
 
@@ -35,7 +35,7 @@ def test_unreadable_version_info_fails_but_the_libraries_are_still_judged():
     expect(judge(hw.driver_libs, ctx), "driver.libs", "fail")
 
 
-@pytest.mark.parametrize("container,fixable,words", [(True, "manual", "docker run -v"), (False, "vendor", "reinstall")])
+@pytest.mark.parametrize("container,fixable,words", [(True, "manual", "docker run option: -v"), (False, "vendor", "reinstall")])
 def test_missing_libascend_hal(container, fixable, words):
     ctx = context(facts(host=host(in_container=container), driver=driver(hal_lib_found=False)))
     f = expect(judge(hw.driver_libs, ctx), "driver.libs", "fail")
@@ -172,7 +172,9 @@ def test_critical_and_alarm_chips_fail_a_warning_warns():
     for health in ("Critical", "Alarm"):
         ctx = context(facts(devices=devices(**npu_smi(chips(("OK", health, "OK"))))))
         f = expect(judge(hw.devices_health, ctx), "devices.health", "fail")
-        assert f"NPU 1 chip 0 {health}" in f.title.text("en") and f.fixable == "vendor"
+        assert f"NPU 1 chip 0: {health}" in f.title.text("en") and f.fixable == "vendor"
+        assert f"NPU 1 芯片 0：{health}" in f.title.text("zh")
+        assert [c.shell() for c in f.commands] == ["npu-smi info -t health -i 1"]  # the chip's own error code
     ctx = context(facts(devices=devices(**npu_smi(chips(("Warning", "OK"))))))
     f = expect(judge(hw.devices_health, ctx), "devices.health", "warn")
     assert f.title.text("zh").startswith("1 个芯片状态异常")

@@ -22,6 +22,11 @@ def with_dists(**extra):
 # -- torch -------------------------------------------------------------------------------------------
 
 
+def shells(f) -> str:
+    """A finding's commands as printed, one per line."""
+    return "\n".join(c.shell() for c in f.commands)
+
+
 def test_torch_version():
     f = expect(judge(rules.torch_version, context()), "torch.version", "ok")
     assert f.expected == "2.7.1"
@@ -32,7 +37,11 @@ def test_torch_moved_by_vllm_names_the_culprit():
     f = with_dists(torch=dist("torch", "2.8.0"), vllm=dist("vllm", "0.11.0", requires=["torch==2.8.0"]))
     found = expect(judge(rules.torch_version, context(f)), "torch.version", "fail")
     assert "(vllm 0.11.0 pins torch 2.8.0: installing it replaced torch)" in found.title.text("en")
-    assert found.fixable == "auto" and "pip install torch==2.7.1 --index-url" in found.hint.text("en")
+    lines = shells(found).splitlines()
+    assert found.fixable == "auto" and lines[0] == "ascend-doctor fix --apply --python /env/bin/python"
+    assert lines[1] == ("/env/bin/python -m pip install --no-deps --extra-index-url https://download.pytorch.org/whl/cpu "
+                        "torch==2.7.1+cpu")  # the CPU build, from the index that has it, by the judged interpreter
+    assert [c.label.key for c in found.commands if c.label] == ["cmd.fix_apply", "cmd.by_hand"]
 
 
 def test_torch_missing():
@@ -47,18 +56,19 @@ def test_torch_build():
     cuda = with_dists(torch=dist("torch", "2.7.1", details={"cuda": "12.6"}),
                       nv=dist("nvidia-cublas-cu12", "12.6.4.1"))
     f = expect(judge(rules.torch_build, context(cuda)), "torch.build", "fail")
-    assert "and 1 nvidia-* packages" in f.title.text("en") and "nvidia-cublas-cu12" in f.hint.text("en")
+    assert "and 1 nvidia-* packages" in f.title.text("en")
+    assert "/env/bin/python -m pip uninstall -y torch nvidia-cublas-cu12" in shells(f).splitlines()
     expect(judge(rules.torch_build, context(with_stack(torch="2.7.1+cu126"))), "torch.build", "fail")
     expect(judge(rules.torch_build, context(with_stack(torch="2.7.1+rocm6.3"))), "torch.build", "fail")
     leftovers = with_dists(nv=dist("nvidia-nccl-cu12", "2.26.2"))
     f = expect(judge(rules.torch_build, context(leftovers)), "torch.build", "warn")
-    assert f.hint.text("en") == "pip uninstall -y nvidia-nccl-cu12"
+    assert shells(f) == "/env/bin/python -m pip uninstall -y nvidia-nccl-cu12"
 
 
 def test_torch_companions():
     expect(judge(rules.torch_companions, context()), "torch.companions", "ok")
     f = expect(judge(rules.torch_companions, context(with_stack(torchvision="0.23.0"))), "torch.companions", "fail")
-    assert f.expected == "0.22.1" and "torchvision==0.22.1" in f.hint.text("en")
+    assert f.expected == "0.22.1" and shells(f).endswith("torchvision==0.22.1+cpu")
     absent(judge(rules.torch_companions, context(with_stack(torchvision=None))), "torch.companions")
 
 
@@ -68,9 +78,9 @@ def test_torch_companions():
 def test_torch_npu_version():
     expect(judge(rules.torch_npu_version, context()), "torch_npu.version", "ok")
     f = expect(judge(rules.torch_npu_version, context(with_stack(torch_npu="2.6.0"))), "torch_npu.version", "fail")
-    assert f.expected == "2.7.1 or 2.7.1.post1"
+    assert str(f.expected) == "2.7.1 or 2.7.1.post1" and f.expected.text("zh") == "2.7.1 或 2.7.1.post1"
     f = expect(judge(rules.torch_npu_version, context(with_stack(torch_npu=None))), "torch_npu.version", "fail")
-    assert "torch-npu==2.7.1.post1" in f.hint.text("en")
+    assert "torch-npu==2.7.1.post1" in f.hint.text("en") and shells(f).startswith("ascend-doctor fix --apply")
     absent(judge(rules.torch_npu_version, context(with_stack(torch_npu=None), row=None)), "torch_npu.version")
 
 
@@ -82,7 +92,8 @@ def test_torch_npu_pins_another_torch():
 
 def test_torch_npu_not_the_recommended_build_is_information_with_the_mirror():
     f = expect(judge(rules.torch_npu_version, context(with_stack(torch_npu="2.7.1"))), "torch_npu.version", "info")
-    assert f.hint.text("en").endswith("--extra-index-url https://mirrors.huaweicloud.com/ascend/repos/pypi")
+    assert shells(f) == ("/env/bin/python -m pip install --no-deps --extra-index-url "
+                         "https://mirrors.huaweicloud.com/ascend/repos/pypi torch-npu==2.7.1.post1")
     expect(judge(rules.torch_npu_version, context(row=None)), "torch_npu.version", "info")
 
 
@@ -101,7 +112,8 @@ def test_torch_npu_cann():
 def test_vllm_version():
     expect(judge(rules.vllm_version, context()), "vllm.version", "ok")
     f = expect(judge(rules.vllm_version, context(with_stack(vllm="0.11.2+empty"))), "vllm.version", "fail")
-    assert f.expected == "0.11.0" and "pip install --no-deps vllm==0.11.0" in f.hint.text("en")
+    assert str(f.expected) == "0.11.0" and "/env/bin/python -m pip install --no-deps vllm==0.11.0" in shells(f)
+    assert shells(f).splitlines()[-1] == "ascend-doctor fix --apply --vllm-from source --python /env/bin/python"
     expect(judge(rules.vllm_version, context(with_stack(vllm=None))), "vllm.version", "fail")
     expect(judge(rules.vllm_version, context(row=None)), "vllm.version", "info")
     absent(judge(rules.vllm_version, context(with_stack(vllm=None), row=None)), "vllm.version")
@@ -116,7 +128,7 @@ def test_editable_vllm_says_where():
 
 def test_vllm_local_version():
     f = expect(judge(rules.vllm_local_version, context(with_stack(vllm="0.11.0+empty"))), "vllm.local_version", "info")
-    assert f.hint.text("en").startswith("export VLLM_VERSION=0.11.0")
+    assert shells(f) == "export VLLM_VERSION=0.11.0"
     absent(judge(rules.vllm_local_version, context()), "vllm.local_version")
     overridden = facts(packages=packages(stack(vllm="0.11.0+empty")), env={"VLLM_VERSION": "0.11.0"})
     absent(judge(rules.vllm_local_version, context(overridden)), "vllm.local_version")
@@ -177,7 +189,7 @@ def test_triton_with_a_row_that_does_not_use_it():
 def test_numpy_and_transformers():
     expect(judge(rules.vllm_ascend_numpy, context()), "vllm_ascend.numpy", "ok")
     f = expect(judge(rules.vllm_ascend_numpy, context(with_stack(numpy="2.2.0"))), "vllm_ascend.numpy", "fail")
-    assert "numpy 2 removed np.float_" in f.title.text("en") and f.hint.text("en") == "pip install --no-deps 'numpy<2.0.0'"
+    assert "numpy 2 removed np.float_" in f.title.text("en") and shells(f) == "/env/bin/python -m pip install --no-deps 'numpy<2.0.0'"
     expect(judge(rules.vllm_ascend_numpy, context(with_stack(numpy=None))), "vllm_ascend.numpy", "fail")
     absent(judge(rules.vllm_ascend_numpy, context(row=release(numpy=None))), "vllm_ascend.numpy")
     expect(judge(rules.vllm_ascend_transformers, context()), "vllm_ascend.transformers", "ok")
@@ -188,9 +200,12 @@ def test_numpy_and_transformers():
 
 
 def test_known_problems():
-    row = release(known_problems=(KnownProblem("KV cache corrupts on A3", "https://example.org/1"),))
+    row = release(known_problems=(KnownProblem("KV cache corrupts on A3", "https://example.org/1",
+                                               summary_zh="A3 上 KV cache 损坏"),))
     f = expect(judge(rules.vllm_ascend_known_problems, context(row=row)), "vllm_ascend.known_problems", "info")
-    assert "KV cache corrupts on A3" in f.title.text("en") and f.evidence == ["KV cache corrupts on A3 (https://example.org/1)"]
+    assert "KV cache corrupts on A3" in f.title.text("en") and "A3 上 KV cache 损坏" in f.title.text("zh")
+    assert [str(e) for e in f.evidence] == ["KV cache corrupts on A3 (https://example.org/1)"]
+    assert f.to_json("zh")["evidence"] == ["KV cache corrupts on A3 (https://example.org/1)"]  # data: English in JSON
     absent(judge(rules.vllm_ascend_known_problems, context()), "vllm_ascend.known_problems")
 
 

@@ -147,7 +147,7 @@ def test_host_paths_in_hints_are_shell_quoted():
     lib_dir = "/opt/my npu;touch x/driver/lib64"
     ctx = context(facts(host=host(in_container=True, user="a b"), driver=driver(lib_dir=lib_dir, hal_lib_found=False)))
     hint = expect(judge(hw.driver_libs, ctx), "driver.libs", "fail").hint.text("en")
-    words = shlex.split(hint.split("docker run", 1)[1].replace("...", ""))
+    words = shlex.split(hint.split("docker run option:", 1)[1].replace("...", ""))
     assert words == ["-v", f"{lib_dir}/:{lib_dir}/"]
     path = "/opt/x;y/Ascend/nnal/atb"
     ctx = context(facts(cann=cann(nnal=nnal(found=False, path=path))))

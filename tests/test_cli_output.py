@@ -1,0 +1,212 @@
+"""What the command line says and how it ends (issue 10): the default report (problems in full,
+passing layers collapsed, a quiet verdict), no padding when piped, -h and --version everywhere,
+one line and exit 2 for bad input, and fix --apply's last lines."""
+from __future__ import annotations
+
+import io
+import json
+import time
+from contextlib import redirect_stderr, redirect_stdout
+
+import pytest
+from kitrun import kit_run, names, run_cli
+
+from doctor.findings import FAIL, INFO, OK, WARN, Finding, Verdict, cmd, judge
+from doctor.i18n import T
+
+
+def main(*argv: str):
+    from doctor.cli.main import main as entry
+
+    out, err = io.StringIO(), io.StringIO()
+    code = None
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            entry(list(argv))
+        except SystemExit as e:
+            code = e.code
+    return code, out.getvalue(), err.getvalue()
+
+
+# -- the report --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", names())
+def test_reports_are_not_padded(name):
+    for key, (_, text, _err) in kit_run(name).out.items():
+        if key.endswith(".txt"):
+            assert not [line for line in text.splitlines() if line != line.rstrip()], f"{name}/{key} pads its lines"
+
+
+def test_passing_layers_collapse_and_problems_show_in_full():
+    code, text, _ = kit_run("seed_001_naive_fix").out["check.en.txt"]
+    lines = text.splitlines()
+    assert code == 3 and lines[0].startswith("ascend-doctor ") and lines[1].startswith("Root cause: torch.version")
+    assert "✓ driver, cann (6 checks)" in lines  # a run of passing layers is one line (the firmware note aside)
+    problem = lines.index(next(x for x in lines if x.startswith("✗ torch.version ")))
+    assert lines[problem + 1] == "    repair it with the plan (one transaction, which can be rolled back):"
+    assert lines[problem + 2].startswith("      ascend-doctor fix --apply ")
+    assert lines[problem + 3] == "    or by hand:"
+    # notes that ask for nothing are left out, by id; -v shows everything
+    assert lines[-2].startswith("i 4 note(s) with nothing to do: firmware.installed, devices.busy")
+    assert "devices.busy" not in "".join(x for x in lines if x.startswith("i devices"))
+    assert lines[-1] == "25 ok · 1 warn · 3 fail · 0 skipped · 4 info  →  exit 3"
+    verbose = run_cli(kit_run("seed_001_naive_fix").fake, ("check", "-v"))[1]
+    doc = json.loads(kit_run("seed_001_naive_fix").out["check.json"][1])
+    assert all(f"{f['id']} " in verbose for f in doc["findings"])
+    assert "· source: https://" in verbose and "expected: 2.7.1" in verbose
+
+
+def test_a_note_that_asks_for_something_is_shown():
+    text = kit_run("healthy_a2_container").out["check.en.txt"][1]
+    assert "i torch_npu.version" in text  # fixable: the recommended build, with its command
+    assert "i devices.busy" not in text
+
+
+def test_a_healthy_host_gets_a_short_quiet_verdict():
+    verdict = judge([Finding(f"{layer}.x", OK, T("render.healthy")) for layer in ("driver", "cann", "torch", "vllm")]
+                    + [Finding("devices.busy", INFO, T("render.healthy"))])
+    from doctor.render import print_check
+
+    out = io.StringIO()
+    print_check(verdict, stage="runtime", target_row="v0.11.0rc3", timings={}, lang="en", verbose=False, exit_code=0,
+                file=out)
+    assert out.getvalue().splitlines() == [
+        "ascend-doctor 0.1.0 · runtime stage · judged against vllm-ascend v0.11.0rc3",
+        "✓ driver, cann, torch, vllm (4 checks)",
+        "i 1 note(s) with nothing to do: devices.busy (-v shows them)",
+        "All good: everything checked is consistent.",
+        "4 ok · 0 warn · 0 fail · 0 skipped · 1 info  →  exit 0"]
+    code, text, _ = kit_run("build_stage").out["check.en.txt"]
+    assert code == 0 and len(text.splitlines()) <= 9 and "All good" in text  # a build: one more line, the skips
+
+
+def test_a_command_is_never_wrapped_however_narrow_the_terminal():
+    verdict = judge([Finding("torch.version", FAIL, T("render.healthy"),
+                             commands=[cmd("/a/very/long/path/" + "x" * 150 + "/bin/python", "-m", "pip", "install",
+                                           "--no-deps", "torch==2.7.1+cpu")])])
+    from rich.console import Console
+
+    from doctor import render
+
+    out = io.StringIO()
+    console = Console(file=out, width=40, force_terminal=True, color_system=None, soft_wrap=True)
+    render.print_commands(render.Lines(console), verdict.findings[0].commands, "en")
+    assert out.getvalue().splitlines()[0].strip() == verdict.findings[0].commands[0].shell()
+
+
+# -- the command line --------------------------------------------------------------------------
+
+
+def _commands(group, path=()):
+    for name, command in getattr(group, "commands", {}).items():
+        yield path + (name,)
+        yield from _commands(command, path + (name,))
+
+
+def test_dash_h_is_help_on_every_command_and_version_prints_the_version():
+    import typer.main
+
+    from doctor import __version__
+    from doctor.cli.main import app
+
+    every = list(_commands(typer.main.get_command(app)))
+    assert len(every) >= 15 and ("matrix", "show") in every and ("fleet", "compare") in every
+    for path in [()] + every:
+        code, out, err = main(*path, "-h")
+        assert code == 0 and out.startswith("Usage: ascend-doctor"), (path, err)
+    assert main("--version") == (0, f"ascend-doctor {__version__}\n", "")
+
+
+# -- bad input: one line, exit 2, fast ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def snapshots(tmp_path_factory):
+    base = tmp_path_factory.mktemp("snapshots")
+    fake = kit_run("healthy_a2").fake
+    code, text, _ = run_cli(fake, ("snapshot",), lang=None)
+    good = json.loads(text)
+    null = dict(good, packages=None)
+    (base / "null.json").write_text(json.dumps(null))
+    (base / "deep.json").write_text("[" * 200_000 + "]" * 200_000)
+    raw = json.dumps(good).encode()
+    (base / "bytes.json").write_bytes(raw[:100] + b"\xff\xfe" + raw[100:])
+    empty = base / "empty-site"
+    empty.mkdir()
+    hang = base / "hang"
+    hang.write_text("#!/bin/sh\nsleep 60\n")
+    hang.chmod(0o755)
+    return base
+
+
+@pytest.mark.parametrize("command", ["check", "fix"])
+@pytest.mark.parametrize("args,words", [
+    (("--site-packages", "/nonexistent"), "--site-packages /nonexistent: not a directory"),
+    (("--python", "/bin/ls"), "--python /bin/ls: an executable without a Python runtime in it"),
+    (("--python", "{base}/hang"), "a script that did not start a Python within 3 s"),
+    (("--python", "no-such-python3"), "--python no-such-python3: not found on PATH"),
+    (("--from", "{base}/deep.json"), "nested too deeply"),
+    (("--from", "{base}/bytes.json"), "is not UTF-8 text (byte 0xff at offset 100)"),
+    (("--from", "{base}/null.json"), "has no 'packages' section"),
+])
+def test_bad_input_is_one_line_and_exit_2_fast(command, args, words, snapshots):
+    args = tuple(a.format(base=snapshots) for a in args)
+    started = time.monotonic()
+    code, out, err = main(command, *args)
+    assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err
+    assert err.startswith("ascend-doctor: error: ") and args[1] in err  # names what, and why
+    assert time.monotonic() - started < 10  # never a probe's 15 s timeout
+
+
+# -- fix --apply's last lines ------------------------------------------------------------------
+
+
+def _verdict(*statuses):
+    return judge([Finding(f"{layer}.x", s, T("render.healthy")) for layer, s in zip(("torch", "vllm", "env"), statuses)])
+
+
+def test_fix_apply_names_every_failing_stage_in_its_last_line():
+    from doctor.cli.fix import apply_verdict_lines
+
+    smoke_failed = {"exit_code": 3, "why": "smoke.import", "stages": [{"name": "import", "status": FAIL},
+                                                                     {"name": "device", "status": "skip"}]}
+    lines = list(apply_verdict_lines(_verdict(OK, OK), smoke_failed, False, True, 3, "en"))
+    assert lines[0] == "check after the fix: ✓ consistent (2 ok · 0 warn · 0 fail · 0 skipped · 0 info)"
+    assert lines[-1] == "✗ failing: smoke (import)  →  exit 3"
+    assert not any("All good" in x or "consistent." in x for x in lines)
+    lines = list(apply_verdict_lines(_verdict(FAIL, OK), smoke_failed, False, True, 3, "en"))
+    assert lines[-1] == "✗ failing: the check after the fix; smoke (import)  →  exit 3"
+    assert list(apply_verdict_lines(_verdict(OK, WARN), {"exit_code": 0, "stages": [{"name": "import", "status": OK}]},
+                                    False, True, 4, "zh"))[-1] == "! 已修复，仍有警告  →  退出码 4"
+    assert list(apply_verdict_lines(_verdict(OK), None, False, False, 0, "en"))[-2:] == [
+        "smoke test skipped: --no-smoke", "✓ fixed: every stage passes  →  exit 0"]
+    broken_config = {"exit_code": 2, "why": "unknown table [endpoit]"}
+    assert list(apply_verdict_lines(_verdict(OK), broken_config, False, True, 3, "en"))[-1] == \
+        "✗ failing: smoke (unknown table [endpoit])  →  exit 3"
+
+
+def test_the_summary_of_a_plain_check_is_never_all_good_with_a_failing_exit():
+    from doctor.render import print_check
+
+    out = io.StringIO()
+    print_check(_verdict(OK), stage="runtime", target_row=None, timings={}, lang="en", verbose=False, exit_code=3,
+                file=out)
+    assert "All good" not in out.getvalue()
+
+
+def test_the_dry_run_ends_with_the_command_that_carries_it_out():
+    code, text, _ = kit_run("numpy_2").out["fix.en.txt"]
+    lines = text.rstrip().splitlines()
+    assert lines[-2] == "dry run: nothing changed. To carry out the plan:"
+    assert lines[-1].startswith("  ascend-doctor fix --root ") and " --apply " in lines[-1] + " "
+    assert "--python " + str(kit_run("numpy_2").fake.python) in lines[-1]
+
+
+def test_snapshot_output_writes_the_file_the_bundle_steps_read(tmp_path):
+    fake = kit_run("healthy_a2").fake
+    target = tmp_path / "node.json"
+    code, out, err = run_cli(fake, ("snapshot", "--output", str(target)), lang=None)
+    assert code in (0, None) and out == "" and json.loads(target.read_text())["host"]
+    code, _, err = run_cli(fake, ("snapshot", "-o", str(tmp_path / "no" / "such" / "dir.json")), lang=None)
+    assert code == 2 and err.startswith("ascend-doctor: error: --output ")

@@ -1,0 +1,405 @@
+"""Every command the doctor prints runs as printed (issue 10).
+
+For every kit scenario, every command of check and fix (text and JSON, English and Chinese) is
+taken as the user would copy it and checked:
+
+- it is one line of its own in the text report, exactly as the JSON spells it, never inside
+  prose, never wrapped;
+- it shell-parses (shlex) back to the argv the JSON gives;
+- every file it names exists (host paths under the fake root);
+- pip commands run with real pip against a wheelhouse laid out like the real indexes, with only
+  the index options the command itself carries (``--dry-run --ignore-installed`` for installs,
+  a throwaway copy of the environment for uninstalls), so a requirement that lives only on the
+  PyTorch CPU index or the Ascend mirror fails without that index;
+- ascend-doctor commands parse as the doctor's own command line, on the same target;
+- shell builtins (source, export, unset) run in sh.
+
+Identical commands (paths of the scenario aside) are run once. The wheels of the kit wheelhouse
+are placed by recorded facts, not by what the doctor asks for: torch ``+cpu`` builds only on the
+CPU index, torch-npu versions absent from PyPI's listing (tests/data/index-versions-torch-npu.txt)
+only on the Ascend mirror, triton-ascend after 3.2.0 only there (the public index lists 3.2.0 and
+older), the rest on PyPI.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Tuple
+
+import pytest
+from fakehost import wheelhouse as wh
+from fakehost.dists import Stub
+from kitrun import kit_run, names
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+DATA = Path(__file__).parent / "data"
+INDEXES = {
+    "https://pypi.org/simple": wh.PYPI,
+    "https://download.pytorch.org/whl/cpu": wh.CPU,
+    "https://mirrors.huaweicloud.com/ascend/repos/pypi": wh.ASCEND,
+}
+PUBLIC_TORCH_NPU = {line.strip() for line in (DATA / "index-versions-torch-npu.txt").read_text().splitlines()
+                    if line.strip() and not line.startswith("#")}
+BUILTINS = ("source", "export", "unset")
+TEXTS = ("check.en.txt", "check.zh.txt", "fix.en.txt", "fix.zh.txt")
+
+
+# ---------------------------------------------------------------------------------------------
+# the commands of one scenario
+
+
+class Printed:
+    """A command as printed, where it was printed and on which scenario."""
+
+    def __init__(self, shell: str, argv: Optional[List[str]], scenario: str, where: str):
+        self.shell, self.argv, self.scenario, self.where = shell, argv, scenario, where
+
+
+def json_commands(name: str) -> List[Printed]:
+    run = kit_run(name)
+    out: List[Printed] = []
+    for key in ("check.json", "check.zh.json"):
+        for f in json.loads(run.out[key][1])["findings"]:
+            for c in f.get("commands", []):
+                argv = [f"{k}={v}" for k, v in (c.get("env") or {}).items()] + c["argv"]
+                out.append(Printed(c["shell"], argv, name, f"{key} {f['id']}"))
+    plan = json.loads(run.out["fix.json"][1])
+    for s in plan["steps"]:
+        if s.get("argv"):
+            env = [f"{k}={v}" for k, v in (s.get("env") or {}).items()]
+            shell = " ".join([f"{k}={shlex.quote(v)}" for k, v in (s.get("env") or {}).items()] + [shlex.join(s["argv"])])
+            out.append(Printed(shell, env + s["argv"], name, f"fix.json step {s['kind']}/{s.get('action')}"))
+        elif s.get("command"):
+            out.append(Printed(s["command"], None, name, f"fix.json step {s['kind']}"))
+    for a in plan.get("alternatives") or []:
+        out.append(Printed(a["command"], None, name, "fix.json alternative"))
+    return out
+
+
+COMMAND_LINE = re.compile(r"^\s+(ascend-doctor |source |export |unset |npu-smi |reboot$|\S*/python\S* -m pip |python3 -m pip )")
+
+
+def text_commands(name: str) -> Dict[str, List[str]]:
+    """The lines of each text report that are commands (indented, starting with a program)."""
+    run = kit_run(name)
+    return {key: [line.strip() for line in run.out[key][1].splitlines() if COMMAND_LINE.match(line)]
+            for key in TEXTS}
+
+
+PROSE_COMMAND = re.compile(r"(pip install|pip uninstall|ascend-doctor (fix|check|rollback) |source /)")
+
+
+@pytest.mark.parametrize("name", names())
+def test_every_command_is_a_line_of_its_own_in_both_languages(name):
+    run = kit_run(name)
+    lines = text_commands(name)
+    shown_ids = set()
+    for key in ("check.en.txt",):
+        for line in run.out[key][1].splitlines():
+            m = re.match(r"^[✗!i✓-] (\S+)\s", line)
+            if m:
+                shown_ids.add(m.group(1))
+    for p in json_commands(name):
+        if p.where.startswith("check.json"):
+            if p.where.split()[1] not in shown_ids:
+                continue  # a note the default report leaves out (-v shows it)
+            for key in ("check.en.txt", "check.zh.txt"):
+                assert p.shell in lines[key], f"{name}: {p.where}: {p.shell!r} is not a line of {key}"
+        elif p.where.startswith("fix.json"):
+            for key in ("fix.en.txt", "fix.zh.txt"):
+                assert p.shell in lines[key], f"{name}: {p.where}: {p.shell!r} is not a line of {key}"
+    for key in TEXTS:
+        for line in run.out[key][1].splitlines():
+            if COMMAND_LINE.match(line) or line.startswith("ascend-doctor 0"):
+                continue
+            assert not PROSE_COMMAND.search(line), f"{name}/{key}: a command inside prose: {line!r}"
+
+
+# ---------------------------------------------------------------------------------------------
+# running them
+
+
+@pytest.fixture(scope="module")
+def kit_house(house, tmp_path_factory):
+    """The session wheelhouse, copied, to which the test adds the wheels of other versions (placed
+    by the recorded facts above) without changing what other tests resolve."""
+    base = tmp_path_factory.mktemp("kit-house")
+    dirs = {k: base / k for k in house["dirs"]}
+    for k, d in house["dirs"].items():
+        shutil.copytree(d, dirs[k])
+    return {"dirs": dirs, "template": house["template"]}
+
+
+def place(name: str, version: str) -> str:
+    """Which index has this file (the wheelhouse directory)."""
+    if name in ("torch", "torchvision", "torchaudio"):
+        return wh.CPU if "+cpu" in version else wh.PYPI
+    if name == "torch-npu":
+        return wh.PYPI if version in PUBLIC_TORCH_NPU else wh.ASCEND
+    if name == "triton-ascend":
+        return wh.PYPI if Version(version) <= Version("3.2.0") else wh.ASCEND
+    return wh.PYPI
+
+
+def _have(dirs, name: str) -> List[Tuple[str, str]]:
+    prefix = re.sub(r"[-_.]+", "_", name) + "-"
+    out = []
+    for key, d in dirs.items():
+        for f in d.glob(prefix + "*.whl"):
+            out.append((key, f.name[len(prefix):].split("-")[0]))
+    return out
+
+
+def provide(kit, requirement: str) -> None:
+    """Make sure a wheel for ``requirement`` exists where the real one is (no-op when the
+    wheelhouse already has one that satisfies it)."""
+    req = Requirement(requirement)
+    name = req.name.lower().replace("_", "-")
+    exact = [s.version for s in req.specifier if s.operator == "=="]
+    if exact:
+        version = exact[0]
+        key = place(name, version)
+        if not any(v == version for k, v in _have(kit["dirs"], name) if k == key):
+            wh.write_wheel(kit["dirs"][key], Stub(name, version, requires=[]))
+        return
+    if any(req.specifier.contains(v, prereleases=True) for _, v in _have(kit["dirs"], name)):
+        return
+    assert req.specifier.contains("1.0.0"), f"the test cannot model a wheel for {requirement}"
+    wh.write_wheel(kit["dirs"][place(name, "1.0.0")], Stub(name, "1.0.0", requires=[]))
+
+
+def split_pip(argv: List[str]) -> Tuple[List[str], str, List[str]]:
+    """(the program up to the pip subcommand, the subcommand, its arguments)."""
+    i = argv.index("pip") + 1
+    while argv[i].startswith("-"):  # pip's general options before the subcommand (--python X)
+        i += 2 if argv[i] == "--python" else 1
+    return argv[:i], argv[i], argv[i + 1:]
+
+
+def index_dirs(kit, args: List[str]) -> List[Path]:
+    keys = [wh.PYPI]
+    for i, a in enumerate(args):
+        if a in ("--index-url", "-i", "--extra-index-url"):
+            url = args[i + 1].rstrip("/")
+            assert url in INDEXES, f"an index the test does not know: {url}"
+            keys = [INDEXES[url]] if a != "--extra-index-url" else keys + [INDEXES[url]]
+    return [kit["dirs"][k] for k in keys]
+
+
+def requirements_of(args: List[str]) -> List[str]:
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in ("--index-url", "-i", "--extra-index-url", "-c", "--constraint", "-r", "--requirement"):
+            skip = True
+            continue
+        if not a.startswith("-"):
+            out.append(a)
+    return out
+
+
+def pip_env(dirs: Iterable[Path]) -> Dict[str, str]:
+    return wh.pip_env(os.environ, list(dirs))
+
+
+def run_pip_install(kit, argv: List[str]) -> subprocess.CompletedProcess:
+    program, sub, args = split_pip(argv)
+    for r in requirements_of(args):
+        provide(kit, r)
+    return subprocess.run(program + [sub, "--dry-run", "--ignore-installed", "--no-cache-dir", "--quiet"] + args,
+                          env=pip_env(index_dirs(kit, args)), capture_output=True, text=True, timeout=300)
+
+
+def run_pip_uninstall(kit, argv: List[str], fake, scratch: Path) -> subprocess.CompletedProcess:
+    """On a throwaway copy of the environment: the same pip, the same names."""
+    program, sub, args = split_pip(argv)
+    copy = scratch / "venv"
+    shutil.copytree(fake.base / "venv", copy, symlinks=True)
+    target = str(fake.python)
+    swapped = [str(copy / "bin" / "python") if a == target else a for a in program]
+    assert swapped != program, f"{argv}: the uninstall does not name the judged environment"
+    names = [a for a in args if not a.startswith("-")]
+    site = Path(str(fake.site).replace(str(fake.base / "venv"), str(copy)))
+    before = {n for n in names if any(site.glob(re.sub(r"[-_.]+", "_", n) + "-*.dist-info"))}
+    assert before == set(names), f"{argv}: uninstalls what is not installed: {set(names) - before}"
+    proc = subprocess.run(swapped + [sub] + args, env=pip_env([]), capture_output=True, text=True, timeout=300)
+    left = {n for n in names if any(site.glob(re.sub(r"[-_.]+", "_", n) + "-*.dist-info"))}
+    assert not left, f"{argv}: still installed after it ran: {left}"
+    return proc
+
+
+def parse_doctor(argv: List[str]) -> None:
+    """The doctor's own command line accepts it (parsed, not run)."""
+    import typer.main
+
+    from doctor.cli.main import app
+
+    command = typer.main.get_command(app)
+    args = list(argv[1:])
+    ctx = command.make_context("ascend-doctor", [], resilient_parsing=True)  # a group: no options here
+    while hasattr(command, "get_command"):  # a group: the next word names the command
+        name, args = args[0], args[1:]
+        command = command.get_command(ctx, name)
+        assert command is not None, f"no command {name}"
+        group = hasattr(command, "get_command")
+        ctx = command.make_context(name, [] if group else list(args), parent=ctx, resilient_parsing=group)
+
+
+def host_path(fake, path: str) -> bool:
+    return os.path.exists(path) or os.path.exists(str(fake.root) + path)
+
+
+def check_one(p: Printed, kit, scratch: Path) -> Optional[str]:
+    """None when the command runs as printed, else why not."""
+    fake = kit_run(p.scenario).fake
+    try:
+        argv = shlex.split(p.shell)
+    except ValueError as e:
+        return f"does not shell-parse: {e}"
+    if p.argv is not None and argv != p.argv:
+        return f"shell {argv} != argv {p.argv}"
+    while argv and re.match(r"^[A-Z_][A-Z0-9_]*=", argv[0]):
+        argv = argv[1:]  # VAR=value for this command only
+    for a in argv:
+        if a.startswith("/") and not a.startswith("//"):
+            if not host_path(fake, a):
+                return f"names {a}, which does not exist"
+    program = argv[0]
+    if program in BUILTINS:
+        script = p.shell.replace("source ", ". ", 1) if program == "source" else p.shell
+        if program == "source":
+            script = ". " + shlex.quote(argv[1] if os.path.exists(argv[1]) else str(fake.root) + argv[1])
+        proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60, env={"PATH": os.defpath})
+        return None if proc.returncode == 0 else f"sh: exit {proc.returncode}: {proc.stderr.strip()[-300:]}"
+    if program == "ascend-doctor":
+        try:
+            parse_doctor(argv)
+        except Exception as e:  # click's usage errors
+            return f"the doctor's command line refuses it: {type(e).__name__}: {getattr(e, 'message', e)}"
+        if "--python" in argv:
+            target = argv[argv.index("--python") + 1]
+            if target != str(fake.python):
+                return f"runs on another interpreter ({target}) than the one judged ({fake.python})"
+        return None
+    if program == "npu-smi":
+        return None if argv[1:2] == ["info"] else "an npu-smi command the test does not know"
+    if program == "reboot":  # the host's own: parsed, never run
+        return None if argv == ["reboot"] else "a reboot with options the test does not know"
+    if "pip" in argv and argv[argv.index("pip") - 1] == "-m":
+        _, sub, _ = split_pip(argv)
+        if sub == "install":
+            proc = run_pip_install(kit, argv)
+        elif sub == "uninstall":
+            proc = run_pip_uninstall(kit, argv, fake, scratch)
+        else:
+            return f"a pip subcommand the test does not run: {sub}"
+        return None if proc.returncode == 0 else f"pip: exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-600:]}"
+    return f"a program the test does not know how to run: {program}"
+
+
+def normalised(p: Printed) -> str:
+    fake = kit_run(p.scenario).fake
+    return p.shell.replace(str(fake.base), "<BASE>")
+
+
+def all_printed() -> List[Printed]:
+    out: List[Printed] = []
+    for name in names():
+        out.extend(json_commands(name))
+        for key, lines in text_commands(name).items():
+            out.extend(Printed(line, None, name, key) for line in lines)
+    return out
+
+
+def test_every_printed_command_runs_as_printed(kit_house, tmp_path):
+    unique: Dict[str, Printed] = {}
+    for p in all_printed():
+        unique.setdefault(normalised(p), p)
+    assert len(unique) > 20  # check's hints and fix's steps on 25 scenarios
+    pips = {k: p for k, p in unique.items() if " -m pip " in p.shell}
+    assert any("install" in k for k in pips) and any("uninstall" in k for k in pips)
+
+    def one(item):
+        i, (key, p) = item
+        scratch = tmp_path / str(i)
+        scratch.mkdir()
+        return key, p, check_one(p, kit_house, scratch)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(one, enumerate(sorted(unique.items()))))
+    bad = [f"{p.scenario} {p.where}: {key}\n    -> {why}" for key, p, why in results if why]
+    assert not bad, f"{len(bad)} of {len(unique)} printed commands do not run as printed:\n" + "\n".join(bad)
+
+
+def test_the_requirements_file_installs_the_stack_with_its_own_index_lines(kit_house, tmp_path):
+    """fix --requirements FILE: `pip install --no-deps -r FILE` (its header's promise) resolves
+    every pin with the index lines the file carries (the CPU torch, the Ascend mirror)."""
+    from kitrun import run_cli
+
+    for name in ("seed_001_naive_fix", "cuda_torch"):
+        fake = kit_run(name).fake
+        pins = tmp_path / f"{name}.txt"
+        code, _, err = run_cli(fake, ("fix", "--offline", "--requirements", str(pins)))
+        assert code in (0, 3, 4) and pins.exists(), err
+        text = pins.read_text()
+        assert "pip install --no-deps -r THIS_FILE" in text
+        lines = [x.strip() for x in text.splitlines() if x.strip() and not x.startswith("#")]
+        index_args = [a for x in lines if x.startswith("--") for a in x.split()]
+        for req in (x for x in lines if not x.startswith("-")):
+            provide(kit_house, req)
+        proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-cache-dir",
+                               "--quiet", "--no-deps", "-r", str(pins)],
+                              env=pip_env(index_dirs(kit_house, index_args)), capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"{name}: {text}\n{proc.stderr[-1500:]}"
+
+
+def test_a_command_without_its_index_fails_here(kit_house, tmp_path):
+    """The test can fail: torch-npu 2.7.1.post1 without the Ascend mirror (the issue's case) does
+    not resolve, and a torch +cpu pin without the CPU index does not either."""
+    for argv in ([sys.executable, "-m", "pip", "install", "--no-deps", "torch-npu==2.7.1.post1"],
+                 [sys.executable, "-m", "pip", "install", "--no-deps", "torch==2.7.1+cpu"]):
+        assert run_pip_install(kit_house, argv).returncode != 0, argv
+    ok = [sys.executable, "-m", "pip", "install", "--no-deps", "--extra-index-url",
+          "https://mirrors.huaweicloud.com/ascend/repos/pypi", "torch-npu==2.7.1.post1"]
+    assert run_pip_install(kit_house, ok).returncode == 0
+
+
+def test_the_dockerfile_example_installs_the_doctor_in_its_own_venv_and_runs():
+    """docs/fix.md (and its Chinese twin): the doctor goes into a virtualenv of its own, as the
+    repository's Dockerfile does, never into the serving environment it judges; every RUN step is
+    valid sh and every ascend-doctor command in it is one the doctor accepts."""
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    for name in ("fix.md", "fix.zh.md"):
+        text = (docs / name).read_text(encoding="utf-8")
+        block = re.search(r"```dockerfile\n(.*?)```", text, re.S).group(1)
+        steps, current = [], None
+        for line in block.splitlines():
+            if line.startswith("#"):
+                continue
+            if line.startswith(("RUN ", "FROM ")):
+                current = [line]
+                steps.append(current)
+            elif current is not None and line.strip():
+                current.append(line)
+        runs = ["\n".join(s)[4:] for s in steps if s[0].startswith("RUN ")]
+        assert runs, name
+        for script in runs:
+            proc = subprocess.run(["sh", "-n", "-c", script], capture_output=True, text=True, timeout=30)
+            assert proc.returncode == 0, f"{name}: not valid sh: {script}\n{proc.stderr}"
+            for m in re.finditer(r"\bpip install[^\n;&]*?\s'?ascend-doctor(?=[\s\['$])", script + "\n"):
+                before = script[:m.start()].rstrip().rsplit(None, 1)[-1]
+                assert before.startswith("/opt/ascend-doctor/"), f"{name}: the doctor goes into the serving env: {script}"
+            for line in re.findall(r"(?:^|&&|;)\s*(ascend-doctor [^;&]*)", script.replace("\\\n", " ")):
+                argv = shlex.split(line.replace('"$(command -v python3)"', "/usr/bin/python3"))
+                parse_doctor(argv)
+        assert re.search(r"python3 -m venv /opt/ascend-doctor\b", block), name
