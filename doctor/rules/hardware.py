@@ -203,7 +203,7 @@ def devices_npu_smi(ctx: Context) -> Iterable[Finding]:
         return [Finding("devices.npu_smi", WARN, T("devices.npu_smi.missing"), observed="not on PATH", hint=hint,
                         fixable="manual" if container else "vendor")]
     assert cmd is not None
-    evidence = [" ".join(cmd.argv)] + [l for l in (cmd.stdout + cmd.stderr).strip().splitlines()[:3]]
+    evidence = [" ".join(cmd.argv)] + (cmd.stdout + cmd.stderr).strip().splitlines()[:3]
     if cmd.timed_out:
         return [Finding("devices.npu_smi", FAIL, T("devices.npu_smi.timeout", seconds=f"{dev.npu_smi_timeout_s:g}"),
                         observed="timeout", hint=T("devices.npu_smi.timeout.hint"), fixable="vendor",
