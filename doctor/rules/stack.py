@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Iterable, List, Optional, Union
+from typing import Dict, Iterable, List, Optional, Union
 
 from doctor.facts import Distribution
 from doctor.findings import FAIL, INFO, OK, WARN, Finding
@@ -59,6 +59,11 @@ def _installed(ctx: Context, name: str) -> Optional[Distribution]:
     return ctx.facts.dist(name) if ctx.facts.packages is not None else None
 
 
+def _all_dists(ctx: Context) -> Dict[str, Distribution]:
+    """Every installed distribution by canonical name (none when the packages were not read)."""
+    return ctx.facts.packages.dists if ctx.facts.packages is not None else {}
+
+
 # -- torch -----------------------------------------------------------------------------------------
 
 
@@ -102,7 +107,7 @@ def torch_build(ctx: Context) -> Iterable[Finding]:
     cuda = torch.details.get("cuda") or ""
     hip = torch.details.get("hip") or ""
     label = local_label(torch.version) or ""
-    nvidia = sorted(d.display_name or d.name for d in ctx.facts.packages.dists.values() if d.name.startswith("nvidia-"))
+    nvidia = sorted(d.display_name or d.name for d in _all_dists(ctx).values() if d.name.startswith("nvidia-"))
     if cuda or label.startswith("cu"):
         want = ctx.release.torch if ctx.release else public(torch.version)
         uninstall = " ".join(shlex.quote(n) for n in nvidia[:3]) + (" ..." if len(nvidia) > 3 else "")
@@ -297,7 +302,7 @@ def vllm_ascend_plugin(ctx: Context) -> Iterable[Finding]:
         return [Finding("vllm_ascend.plugin", FAIL, T("vllm_ascend.plugin.not_selected", selected=repr(selected)),
                         observed=selected, expected="unset, or a list containing ascend",
                         hint=T("vllm_ascend.plugin.not_selected.hint"), fixable="manual")]
-    others = sorted(name for d in ctx.facts.packages.dists.values() if d.name != "vllm-ascend"
+    others = sorted(name for d in _all_dists(ctx).values() if d.name != "vllm-ascend"
                     for name in d.entry_points.get("vllm.platform_plugins", {}))
     if others:
         return [Finding("vllm_ascend.plugin", WARN, T("vllm_ascend.plugin.others", others=", ".join(others)),
