@@ -39,7 +39,9 @@ Datum = Union[str, Text, Join, None]
 
 
 def _en(value: Datum) -> Optional[str]:
-    return value.text("en") if hasattr(value, "text") else value  # a Text, a Join, catalogue Words
+    if value is None or isinstance(value, str):
+        return value
+    return value.text("en")  # a Text, a Join, catalogue Words
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,8 @@ class Finding:
     hint: Optional[Message] = None
     fixable: str = "none"
     source: Optional[str] = None
-    evidence: List[Datum] = field(default_factory=list)  # data (English in JSON); a Text shows translated
+    # data (English in JSON); a Text shows translated. Sequence: a rule's List[str] is one too
+    evidence: Sequence[Datum] = field(default_factory=list)
     root_cause: bool = False
     blocked_by: Optional[str] = None
     commands: List[Command] = field(default_factory=list)  # each runnable as printed

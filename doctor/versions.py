@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, overload
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -198,6 +198,10 @@ def valid_pep440(text: str) -> Version:
     return Version(str(text).strip())
 
 
+@overload
+def public(text: str) -> str: ...
+@overload
+def public(text: None) -> None: ...
 def public(text: Optional[str]) -> Optional[str]:
     """``0.11.2+empty`` -> ``0.11.2``; unparsable strings come back unchanged."""
     v = pep440(text)

@@ -11,7 +11,7 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 from kitrun import kit_run, names, run_cli
 
-from doctor.findings import FAIL, INFO, OK, WARN, Finding, Verdict, cmd, judge
+from doctor.findings import FAIL, INFO, OK, WARN, Finding, cmd, judge
 from doctor.i18n import T
 
 

@@ -263,3 +263,26 @@ def test_cli_usage_errors(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "doctor", "mooncake", "build", *args], capture_output=True, text=True,
                               env=env, timeout=60)
         assert proc.returncode == 2 and words in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_cli_reporters_draw_each_step(terminal):
+    """The CLI's reporters are build.Reporters: each step shows its command, then its outcome."""
+    import io
+
+    from rich.console import Console
+
+    from doctor.cli.mooncake_render import PlainReporter, RichReporter
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=terminal, width=200, color_system=None)
+    reporter = RichReporter(console) if terminal else PlainReporter(console)
+    assert isinstance(reporter, build.Reporter)
+    reporter.start("configure", ["cmake", "-DUSE_ASCEND_DIRECT=ON", "python -c 'x'\nsecond line"])
+    reporter.tick("configure", "-- Configuring done")
+    reporter.finish("configure", build.StepResult("configure", ["cmake"], returncode=0, duration_s=1.25))
+    reporter.close()
+    text = out.getvalue()
+    assert "configure" in text and "✓" in text
+    if not terminal:
+        assert "→ configure: cmake -DUSE_ASCEND_DIRECT=ON <script>" in text and "(1.2s)" in text

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from rich.status import Status
 
 from doctor.cli.options import (IMAGE, IMAGE_TAR, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT, PLATFORM, PULL, PYTHON, ROOT,
                                 STAGE, image_request, pick_language)
@@ -218,7 +221,7 @@ class _busy:
 
     def __init__(self, text: str):
         self.text = text
-        self.status = None
+        self.status: Optional["Status"] = None
 
     def __enter__(self):
         if sys.stderr.isatty():
@@ -267,7 +270,7 @@ def _err(text: str) -> None:
 
 
 def print_before_after(before, after, lang: str) -> None:
-    first = {}
+    first: Dict[str, str] = {}
     for f in before.findings:
         first.setdefault(f.id, f.status)
     rows = []

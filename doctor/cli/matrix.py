@@ -5,7 +5,7 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 import typer
 
@@ -13,6 +13,9 @@ from doctor.cli.options import JSON as JSON_OPT
 from doctor.cli.options import LANG, MATRIX, pick_language
 from doctor.errors import UsageError
 from doctor.i18n import tr
+
+if TYPE_CHECKING:  # rich is imported lazily at run time
+    from rich.progress import Progress, TaskID
 
 # one total budget for everything `matrix verify` / `matrix sync` read from the index
 INDEX_TIMEOUT = typer.Option(300.0, "--timeout", min=1.0, metavar="SECONDS",
@@ -290,9 +293,11 @@ class _progress:
     """A progress bar on stderr while metadata is read, only when stderr is a terminal."""
 
     def __init__(self, lang: str):
-        self.lang, self.bar, self.task = lang, None, None
+        self.lang = lang
+        self.bar: Optional[Progress] = None
+        self.task: Optional[TaskID] = None
 
-    def __enter__(self):
+    def __enter__(self) -> Callable[[int, int, str], None]:
         if sys.stderr.isatty():
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -309,10 +314,9 @@ class _progress:
             self.task = self.bar.add_task(tr("matrix.reading_metadata", self.lang), total=total)
         self.bar.update(self.task, completed=done, description=tr("matrix.read_release", self.lang, version=version))
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:  # never swallows the exception
         if self.bar is not None:
             self.bar.stop()
-        return False
 
 
 # ---------------------------------------------------------------------------------------------

@@ -74,8 +74,10 @@ def build_command(
     else:
         from rich.console import Console
 
+        from doctor.cli.mooncake_render import PlainReporter, RichReporter
+
         console = Console(stderr=True, highlight=False)
-        reporter = _RichReporter(console) if console.is_terminal else _PlainReporter(console)
+        reporter: PlainReporter | RichReporter = RichReporter(console) if console.is_terminal else PlainReporter(console)
         try:
             result = run_build(opts, reporter=reporter, signatures=signatures)
         finally:
@@ -91,62 +93,6 @@ def _signatures():
         return load_matrix().signatures
     except Exception:  # a broken shipped matrix must not stop a build; local signatures remain
         return []
-
-
-def _show(argv) -> str:
-    """The command for display: inline scripts (python -c ...) shortened."""
-    return " ".join("<script>" if "\n" in a else a for a in argv)
-
-
-class _PlainReporter:
-    """One line per step, for logs and pipes."""
-
-    def __init__(self, console):
-        self.console = console
-
-    def start(self, name, argv):
-        self.console.print(f"→ {name}: {_show(argv)[:200]}")
-
-    def tick(self, name, last_line):
-        pass
-
-    def finish(self, name, result):
-        mark = "✓" if result.ok else "✗"
-        self.console.print(f"{mark} {name} ({result.duration_s:.1f}s)")
-
-    def close(self):
-        pass
-
-
-class _RichReporter:
-    """A spinner per step with the elapsed time and the last line of the log."""
-
-    def __init__(self, console):
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                                 TextColumn("[dim]{task.fields[last]}", markup=True), console=console, transient=False)
-        self.progress.start()
-        self.tasks = {}
-
-    def start(self, name, argv):
-        from rich.markup import escape
-
-        self.tasks[name] = self.progress.add_task(name, total=None, last=escape(_show(argv)[:80]))
-
-    def tick(self, name, last_line):
-        from rich.markup import escape
-
-        if name in self.tasks:
-            self.progress.update(self.tasks[name], last=escape(last_line[-90:]))
-
-    def finish(self, name, result):
-        if name in self.tasks:
-            mark = "[green]✓[/]" if result.ok else "[red]✗[/]"
-            self.progress.update(self.tasks[name], description=f"{mark} {name}", last="", total=1, completed=1)
-
-    def close(self):
-        self.progress.stop()
 
 
 def _print(result, lang: str) -> None:

@@ -98,11 +98,12 @@ def alternative_command(a: dict, rerun: Optional[Rerun]) -> Command:
 
 
 def human_size(n: int) -> str:
+    size = float(n)
     for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GB"
 
 
 def print_resolution(plan, lang: str, out) -> None:
@@ -119,7 +120,7 @@ def print_resolution(plan, lang: str, out) -> None:
         out(line, "dim")
     elif status == "not resolved" and plan.runnable:
         key = {"offline": "plan.status.not_resolved", "source-build": "plan.status.source_build"}.get(
-            res.get("why"), "plan.status.no_interpreter")
+            str(res.get("why")), "plan.status.no_interpreter")
         out(tr(key, lang), "yellow")
     elif status == "failed":
         failure = res.get("failure", {})

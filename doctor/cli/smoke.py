@@ -10,44 +10,44 @@ import typer
 from doctor.cli.options import JSON, LANG, PYTHON, pick_language
 from doctor.errors import UsageError
 
-O = typer.Option
+Opt = typer.Option
 
 
 def smoke_command(
     python: Optional[str] = PYTHON,
-    device: Optional[str] = O(None, "--device", help="npu (default) or cpu (the harness without an NPU)."),
-    timeout: Optional[float] = O(None, "--timeout", help="Seconds each stage may take (default 600)."),
-    config: Optional[str] = O(None, "--config", help="Stage configuration (TOML; default $ASCEND_DOCTOR_SMOKE_CONFIG "
+    device: Optional[str] = Opt(None, "--device", help="npu (default) or cpu (the harness without an NPU)."),
+    timeout: Optional[float] = Opt(None, "--timeout", help="Seconds each stage may take (default 600)."),
+    config: Optional[str] = Opt(None, "--config", help="Stage configuration (TOML; default $ASCEND_DOCTOR_SMOKE_CONFIG "
                                                      "or ~/.config/ascend-doctor/smoke.toml); flags override it."),
-    stages: Optional[str] = O(None, "--stages", help="Comma-separated: model,vllm,endpoint,collective "
+    stages: Optional[str] = Opt(None, "--stages", help="Comma-separated: model,vllm,endpoint,collective "
                                                      "(default: what the other options ask for)."),
-    model: Optional[str] = O(None, "--model", help="A local Hugging Face model directory (never downloaded)."),
-    tokens: Optional[int] = O(None, "--tokens", help="Greedy tokens per prompt (default 8)."),
-    dtype: Optional[str] = O(None, "--dtype", help="Model dtype for the model stage (default: the model's own)."),
-    golden: Optional[str] = O(None, "--golden", help="Compare outputs with this golden file instead of the CPU."),
-    record_golden: Optional[str] = O(None, "--record-golden", help="Write the outputs of a good run as a golden file."),
-    vllm: Optional[bool] = O(None, "--vllm", help="Run the vllm stage (implied by the vllm options)."),
-    serve_args: Optional[str] = O(None, "--serve-args", help="Your `vllm serve ...` command: its engine arguments are used."),
-    serve_args_file: Optional[str] = O(None, "--serve-args-file", help="A file with the `vllm serve` command (a launch script is fine)."),
-    vllm_arg: List[str] = O([], "--vllm-arg", help="One more engine argument, KEY=VALUE (repeatable)."),
-    eager: Optional[bool] = O(None, "--eager", help="Also run vllm with --enforce-eager and compare (diagnostic)."),
-    endpoint: Optional[str] = O(None, "--endpoint", help="Benchmark a running OpenAI-compatible server (http://host:port)."),
-    api: Optional[str] = O(None, "--api", help="completions (default) or chat."),
-    served_model: Optional[str] = O(None, "--served-model", help="Model name on the server (default: its first)."),
-    requests: Optional[int] = O(None, "--requests", help="Measured requests (default 20)."),
-    concurrency: Optional[int] = O(None, "--concurrency", help="Requests in flight (default 4)."),
-    input_len: Optional[int] = O(None, "--input-len", help="Prompt length in words, about tokens (default 128)."),
-    output_len: Optional[int] = O(None, "--output-len", help="Tokens to generate per request (default 64)."),
-    warmup: Optional[int] = O(None, "--warmup", help="Warm-up requests, not measured (default 2)."),
-    prefix_cache: Optional[bool] = O(None, "--prefix-cache", help="Send every prompt twice and measure cache hits."),
-    slo: Optional[str] = O(None, "--slo", help="Objectives, e.g. ttft=500ms,tpot=50ms (p99; ttft:p50=300ms)."),
-    duration: Optional[str] = O(None, "--duration", help="Soak: keep the load for this long (2h, 30m) and watch memory."),
-    sample_every: Optional[float] = O(None, "--sample-every", help="Soak: seconds between memory samples (default 60)."),
-    server_pid: Optional[int] = O(None, "--server-pid", help="Soak: the server's PID (default: found by its port)."),
-    devices: Optional[str] = O(None, "--devices", help="Collective stage across these devices: 0-7, 0,1 or all."),
+    model: Optional[str] = Opt(None, "--model", help="A local Hugging Face model directory (never downloaded)."),
+    tokens: Optional[int] = Opt(None, "--tokens", help="Greedy tokens per prompt (default 8)."),
+    dtype: Optional[str] = Opt(None, "--dtype", help="Model dtype for the model stage (default: the model's own)."),
+    golden: Optional[str] = Opt(None, "--golden", help="Compare outputs with this golden file instead of the CPU."),
+    record_golden: Optional[str] = Opt(None, "--record-golden", help="Write the outputs of a good run as a golden file."),
+    vllm: Optional[bool] = Opt(None, "--vllm", help="Run the vllm stage (implied by the vllm options)."),
+    serve_args: Optional[str] = Opt(None, "--serve-args", help="Your `vllm serve ...` command: its engine arguments are used."),
+    serve_args_file: Optional[str] = Opt(None, "--serve-args-file", help="A file with the `vllm serve` command (a launch script is fine)."),
+    vllm_arg: List[str] = Opt([], "--vllm-arg", help="One more engine argument, KEY=VALUE (repeatable)."),
+    eager: Optional[bool] = Opt(None, "--eager", help="Also run vllm with --enforce-eager and compare (diagnostic)."),
+    endpoint: Optional[str] = Opt(None, "--endpoint", help="Benchmark a running OpenAI-compatible server (http://host:port)."),
+    api: Optional[str] = Opt(None, "--api", help="completions (default) or chat."),
+    served_model: Optional[str] = Opt(None, "--served-model", help="Model name on the server (default: its first)."),
+    requests: Optional[int] = Opt(None, "--requests", help="Measured requests (default 20)."),
+    concurrency: Optional[int] = Opt(None, "--concurrency", help="Requests in flight (default 4)."),
+    input_len: Optional[int] = Opt(None, "--input-len", help="Prompt length in words, about tokens (default 128)."),
+    output_len: Optional[int] = Opt(None, "--output-len", help="Tokens to generate per request (default 64)."),
+    warmup: Optional[int] = Opt(None, "--warmup", help="Warm-up requests, not measured (default 2)."),
+    prefix_cache: Optional[bool] = Opt(None, "--prefix-cache", help="Send every prompt twice and measure cache hits."),
+    slo: Optional[str] = Opt(None, "--slo", help="Objectives, e.g. ttft=500ms,tpot=50ms (p99; ttft:p50=300ms)."),
+    duration: Optional[str] = Opt(None, "--duration", help="Soak: keep the load for this long (2h, 30m) and watch memory."),
+    sample_every: Optional[float] = Opt(None, "--sample-every", help="Soak: seconds between memory samples (default 60)."),
+    server_pid: Optional[int] = Opt(None, "--server-pid", help="Soak: the server's PID (default: found by its port)."),
+    devices: Optional[str] = Opt(None, "--devices", help="Collective stage across these devices: 0-7, 0,1 or all."),
     as_json: bool = JSON,
     lang: Optional[str] = LANG,
-    verbose: bool = O(False, "-v", "--verbose", help="Show evidence and every figure."),
+    verbose: bool = Opt(False, "-v", "--verbose", help="Show evidence and every figure."),
 ) -> None:
     """Prove that serving works: the model, vllm, the endpoint and the collectives, stage by stage."""
     from doctor.shell.host import Host

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from doctor.i18n import tr
 from doctor.smoke.result import human_bytes
+
+if TYPE_CHECKING:  # rich is imported lazily at run time
+    from rich.progress import TaskID
 
 
 def print_report(report: Any, lang: str, verbose: bool) -> None:
@@ -53,7 +56,7 @@ class RichProgress:
         self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True)
         self.bar.start()
-        self.task = None
+        self.task: Optional[TaskID] = None
         self.name = ""
 
     def stage(self, name: str) -> None:

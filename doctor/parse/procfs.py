@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, TypedDict
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(?:i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
@@ -48,10 +48,15 @@ def parse_limits(text: str) -> Dict[str, List[Optional[int]]]:
     return out
 
 
-def parse_mount(text: str, mount_point: str) -> Optional[Dict[str, object]]:
-    """The last /proc/mounts entry for ``mount_point`` (later mounts hide earlier ones):
-    {"fstype", "options": {name: value}, "size_bytes"}."""
-    found: Optional[Dict[str, object]] = None
+class MountEntry(TypedDict):
+    fstype: str
+    options: Dict[str, str]  # size=64m -> {"size": "64m"}; flags -> ""
+    size_bytes: Optional[int]  # the size= option, when it has one
+
+
+def parse_mount(text: str, mount_point: str) -> Optional[MountEntry]:
+    """The last /proc/mounts entry for ``mount_point`` (later mounts hide earlier ones)."""
+    found: Optional[MountEntry] = None
     for line in text.splitlines():
         parts = line.split()
         if len(parts) < 4 or parts[1].replace("\\040", " ") != mount_point:

@@ -160,8 +160,11 @@ def parse_command(text: str, env: Optional[Mapping[str, str]] = None) -> ServeCo
         out.error = "no `vllm serve` command found" if commands else "empty command line"
         return out
     # VAR=value words in front of the command set its environment.
-    while chosen and _ASSIGN.match(chosen[0]):
-        m = _ASSIGN.match(chosen.pop(0))
+    while chosen:
+        m = _ASSIGN.match(chosen[0])
+        if m is None:
+            break
+        chosen.pop(0)
         out.exports[m.group(1)] = _expand(m.group(2), running)
     out.argv = chosen
     _read_options(out, chosen)
@@ -172,27 +175,28 @@ def _read_options(out: ServeCommand, argv: List[str]) -> None:
     i = 0
     while i < len(argv):
         word = argv[i]
-        name, value, has_value = None, None, False
+        name: Optional[str] = None
+        value: Optional[str] = None  # None: the option was given without a value
         if word in _SHORT:
             name = _SHORT[word]
         elif word.startswith("--"):
             name, eq, rest = word[2:].partition("=")
             if eq:
-                value, has_value = rest, True
+                value = rest
         if name is None:
             i += 1
             continue
-        if not has_value and i + 1 < len(argv) and not (argv[i + 1].startswith("-") and not argv[i + 1].lstrip("-").isdigit()):
-            value, has_value = argv[i + 1], True
+        if value is None and i + 1 < len(argv) and not (argv[i + 1].startswith("-") and not argv[i + 1].lstrip("-").isdigit()):
+            value = argv[i + 1]
             i += 1
         i += 1
         key = name.replace("_", "-")
         if key == "kv-transfer-config":
             out.kv_config, out.kv_config_count = value, out.kv_config_count + 1
         elif key.startswith("kv-transfer-config."):
-            out.kv_dotted[name.split(".", 1)[1]] = value if has_value else "true"
+            out.kv_dotted[name.split(".", 1)[1]] = "true" if value is None else value
         else:
-            out.options[key] = value if has_value else "true"
+            out.options[key] = "true" if value is None else value
 
 
 @dataclass

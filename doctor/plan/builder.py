@@ -23,7 +23,7 @@ from packaging.utils import canonicalize_name
 
 from doctor.errors import UsageError
 from doctor.facts import Distribution, Facts
-from doctor.findings import FAIL, WARN, Verdict, first_group
+from doctor.findings import FAIL, WARN, Msg, Verdict, first_group
 from doctor.i18n import Join, T, Text, join
 from doctor.matrix.model import Matrix, Release
 from doctor.matrix.query import (
@@ -49,6 +49,7 @@ MOONCAKE_NPU = "mooncake-transfer-engine-npu"
 # torch) is the matrix's package set "vllm_not_on_ascend", which check also treats as the expected
 # pip-check residual: it travels on the _Builder and the Plan.
 Why = Union[Text, Join]  # what a step or a note says, in the catalogue's words
+StepWhy = Union[Why, Msg]  # a manual step says what its finding says (a title may still be inline Msg words)
 Note = Union[Why, str]  # the matrix's own notes are English data
 
 KEEP_CANN, KEEP_RELEASE = "keep-cann", "keep-release"
@@ -58,8 +59,14 @@ class Installer(Protocol):
     """How the plan spells installer commands (``doctor.shell.installer.Installer`` is the one the
     fix command passes: pip or uv for the target interpreter)."""
 
-    kind: str
-    python: str
+    # read-only properties: the fix command's Installer is a frozen dataclass
+    @property
+    def kind(self) -> str:
+        """pip or uv."""
+
+    @property
+    def python(self) -> str:
+        """The target interpreter."""
 
     def install(self, specs: Sequence[str], *, no_deps: bool = True, extra_index_urls: Sequence[str] = (),
                 constraint: Optional[str] = None) -> List[str]: ...
@@ -96,11 +103,11 @@ class PlanOptions:
 @dataclass
 class Step:
     kind: str  # pip | build | manual | vendor
-    why: Why
+    why: StepWhy
     action: str = ""  # remove | install | requirements | build | fetch (manual/vendor: "")
     argv: Optional[List[str]] = None
     command: Optional[str] = None  # manual/vendor: the exact command, never run
-    hint: Optional[Why] = None  # manual/vendor: what to do, in words (no command to print)
+    hint: Optional[StepWhy] = None  # manual/vendor: what to do, in words (no command to print)
     packages: List[str] = field(default_factory=list)  # requirement strings installed by the step
     removes: List[str] = field(default_factory=list)
     no_deps: bool = True
@@ -122,7 +129,7 @@ class Step:
         if not self.runs:
             out["command"] = self.command
             if self.hint is not None:
-                out["hint"] = note_text(self.hint, lang)
+                out["hint"] = self.hint.text(lang)
         else:
             out["argv"] = self.argv
             out["action"] = self.action
@@ -433,8 +440,8 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
         steps.append(Step("vendor", why, command=None, finding=f"{'driver' if layer in ('driver', 'firmware') else 'cann'}.{layer}"))
     if b.removes:
         names = [n for n, _ in b.removes]
-        why = join((w for _, w in b.removes), "sep.semi")
-        steps.append(Step("pip", why, "remove", argv=opts.installer.uninstall(names), removes=names))
+        removal = join((w for _, w in b.removes), "sep.semi")
+        steps.append(Step("pip", removal, "remove", argv=opts.installer.uninstall(names), removes=names))
     steps.extend(b.steps)
     # a finding about a package the plan replaces (torch-npu built for another CANN) is moot
     moot = {fid for fid, pkg in (("torch_npu.cann", "torch-npu"),) if pkg in b.installs}
@@ -474,7 +481,7 @@ def _torch(b: _Builder) -> None:
     specs: List[Tuple[str, str]] = []
     why: List[Text] = []
     torch_ok = torch is not None and same_release(torch.version, row.torch) and not accelerator_build(torch)
-    if torch_ok:
+    if torch is not None and torch_ok:
         b.pins["torch"] = torch.version
     else:
         want = cpu_spec(row.torch, arch)
@@ -490,7 +497,7 @@ def _torch(b: _Builder) -> None:
             continue
         ok = (d is not None and not accelerator_build(d) and (paired is None or same_release(d.version, paired))
               and satisfies(d.version, spec) is not False)
-        if ok:
+        if d is not None and ok:
             b.pins[name] = d.version
             continue
         version = paired or (spec.lstrip("=") if spec and spec.startswith("==") else None)
@@ -559,7 +566,7 @@ def _vllm_ascend(b: _Builder) -> None:
     va = b.dist("vllm-ascend")
     plugin_broken = any(f.id == "vllm_ascend.plugin" and f.status == FAIL and f.fixable == "auto" for f in b.verdict.findings)
     ok = va is not None and (not retarget or _eq(public(va.version), row.vllm_ascend)) and not plugin_broken
-    if ok:
+    if va is not None and ok:
         b.pins["vllm-ascend"] = va.version
         return
     b.pins["vllm-ascend"] = row.vllm_ascend
@@ -585,10 +592,10 @@ def _triton(b: _Builder) -> None:
             b.remove("triton-ascend", T("plan.triton_ascend.remove", version=ta.version, reason=reason))
         return
     accepted = ta is not None and any(same_release(ta.version, a) for a in row.triton_ascend_accepted)
-    if accepted and mainline is None:
+    if ta is not None and accepted and mainline is None:
         b.pins["triton-ascend"] = ta.version
         return
-    version = ta.version if accepted else want
+    version = ta.version if ta is not None and accepted else want
     b.pins["triton-ascend"] = version
     if accepted:
         why = T("plan.triton_ascend.reinstall", version=version)
@@ -649,8 +656,8 @@ def _requirements(b: _Builder) -> None:
     for name in ("vllm", "vllm-ascend"):
         if name in b.installs:
             deferred.append(f"{name}{b.installs[name]}")
-        elif name == "vllm-ascend" and va_failing and b.dist(name) is not None:
-            for r in unmet_requirements(name, b.dist(name).requires, stack, installed, markers, b.not_on_ascend):
+        elif name == "vllm-ascend" and va_failing and (va := b.dist(name)) is not None:
+            for r in unmet_requirements(name, va.requires, stack, installed, markers, b.not_on_ascend):
                 if r not in known:
                     known.append(r)
     excl = sorted(set(stack) | set(b.not_on_ascend))
@@ -744,9 +751,9 @@ def _manual_steps(verdict: Verdict) -> List[Step]:
                     out.append(Step(f.fixable, f.title, command=c.shell(), finding=f.id,
                                     hint=f.hint if i == 0 else None))
             continue
-        if f.hint is None or ("hint", f.id) in seen:
+        if f.hint is None or f"hint:{f.id}" in seen:
             continue
-        seen.add(("hint", f.id))
+        seen.add(f"hint:{f.id}")
         out.append(Step(f.fixable, f.title, hint=f.hint, finding=f.id))  # words only: nothing to run as printed
     return out
 
@@ -769,7 +776,8 @@ def _residual(b: _Builder) -> None:
                     continue
                 if not any(fnmatch.fnmatch(name, p) for p in b.not_on_ascend):
                     continue
-                have = b.pins.get(name) or (b.dist(name).version if b.dist(name) else None)
+                d = b.dist(name)
+                have = b.pins.get(name) or (d.version if d else None)
                 if have is None or satisfies(have, str(req.specifier)) is False:
                     conflicts.append(T("env.conflict.requires", requirer="vllm", version=kept.version,
                                        requirement=f"{name}{req.specifier}"))

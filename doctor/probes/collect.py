@@ -24,7 +24,9 @@ def collect(host: Host, options: ProbeOptions, while_waiting: Optional[Callable[
     """All facts of the host. ``while_waiting`` runs on this thread while the slow probes wait
     for their processes (the check loads the matrix and its rules there)."""
     if probes is None:
-        from doctor.probes.all_probes import PROBES as probes
+        from doctor.probes.all_probes import PROBES
+
+        probes = PROBES
     facts = Facts(
         tool_version=__version__,
         collected_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -90,7 +90,8 @@ def _config(m: ModelFacts, real: str) -> None:
     if not isinstance(data, dict):
         m.config_error = "not a JSON object"
         return
-    text = data.get("text_config") if isinstance(data.get("text_config"), dict) else {}
+    text_config = data.get("text_config")
+    text = text_config if isinstance(text_config, dict) else {}
     for key in CONFIG_KEYS:
         value = data.get(key, text.get(key))
         if isinstance(value, (str, int, float, bool)) or (key == "architectures" and isinstance(value, list)):

@@ -326,21 +326,24 @@ def _meminfo(m: MooncakeFacts, host: Host) -> None:
                 m.mem_available_kb = int(match.group(2))
 
 
+def _existing(*candidates: Optional[str]) -> List[str]:
+    """The candidate directories that are named (an editable root or a location may be unknown)."""
+    return [c for c in candidates if c]
+
+
 def _connectors(m: MooncakeFacts, host: Host, facts: Facts) -> None:
     from doctor.probes import connectors
 
     sys_path = list(facts.python.sys_path) if facts.python else []
     va = facts.dist("vllm-ascend")
     if va is not None:
-        cands = [connectors.editable_root(va.direct_url), va.location] + sys_path
-        d = connectors.package_dir(host, "vllm_ascend", [c for c in cands if c])
+        d = connectors.package_dir(host, "vllm_ascend", _existing(connectors.editable_root(va.direct_url), va.location, *sys_path))
         if d:
             m.vllm_ascend_dir = d
             m.connectors, m.connector_files, m.vllm_ascend_modules = connectors.scan_package(host, d)
     vl = facts.dist("vllm")
     if vl is not None:
-        cands = [connectors.editable_root(vl.direct_url), vl.location] + sys_path
-        d = connectors.package_dir(host, "vllm", [c for c in cands if c])
+        d = connectors.package_dir(host, "vllm", _existing(connectors.editable_root(vl.direct_url), vl.location, *sys_path))
         factory = posixpath.join(d, "distributed", "kv_transfer", "kv_connector", "factory.py") if d else None
         text = host.read_text(factory, limit=connectors.MAX_SIZE) if factory else None
         if text is not None:

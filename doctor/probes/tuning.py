@@ -73,8 +73,8 @@ def _memory(t: TuningFacts, host: Host) -> None:
     mounts = host.read_text("/proc/mounts", limit=512 * 1024)
     shm = procfs.parse_mount(mounts, "/dev/shm") if mounts else None
     if shm is not None:
-        t.shm = MountFact(path="/dev/shm", fstype=str(shm["fstype"]), options=dict(shm["options"]),  # type: ignore[arg-type]
-                          size_bytes=shm["size_bytes"])  # type: ignore[arg-type]
+        t.shm = MountFact(path="/dev/shm", fstype=shm["fstype"], options=dict(shm["options"]),
+                          size_bytes=shm["size_bytes"])
 
 
 def _numa(t: TuningFacts, host: Host, facts: Facts) -> None:

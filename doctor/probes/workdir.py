@@ -34,7 +34,7 @@ def probe_workdir(host: Host, cwd: str, packages: Optional[PackagesFacts]) -> Wo
         if not host.is_dir(path):
             continue
         installed = _installed_dir(packages, name)
-        same = bool(installed) and host.realpath(installed) == host.realpath(path)
+        same = bool(installed and host.realpath(installed) == host.realpath(path))
         facts.shadows.append(ShadowFact(
             name=name, path=path, is_package=host.exists(os.path.join(path, "__init__.py")),
             same_as_installed=same,

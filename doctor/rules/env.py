@@ -5,6 +5,7 @@ import fnmatch
 import shlex
 from typing import Iterable, List
 
+from doctor.facts import PackagesFacts
 from doctor.rules import pipcheck
 from doctor.findings import FAIL, INFO, OK, WARN, Finding, cmd
 from doctor.i18n import T, Text, join
@@ -133,18 +134,19 @@ def _covered(ctx: Context, c: pipcheck.Conflict) -> bool:
         "torch", "torch-npu", "numpy", "transformers", "triton-ascend", "torchvision", "torchaudio"}
 
 
-def _conflicts(ctx: Context) -> List[pipcheck.Conflict]:
+def _conflicts(ctx: Context, pk: PackagesFacts) -> List[pipcheck.Conflict]:
     """pip check's answer: given by the caller (from its cache), else computed once per context."""
     if ctx.pip_conflicts is None:
         py = ctx.facts.python
-        ctx.pip_conflicts = pipcheck.check(ctx.facts.packages.dists, py.markers if py else {})
+        ctx.pip_conflicts = pipcheck.check(pk.dists, py.markers if py else {})
     return ctx.pip_conflicts
 
 
 def vllm_ascend_requirements(ctx: Context) -> Iterable[Finding]:
-    if ctx.facts.packages is None or ctx.facts.dist("vllm-ascend") is None:
+    pk = ctx.facts.packages
+    if pk is None or ctx.facts.dist("vllm-ascend") is None:
         return []
-    own = [c for c in _conflicts(ctx) if c.requirer == "vllm-ascend" and not _covered(ctx, c)]
+    own = [c for c in _conflicts(ctx, pk) if c.requirer == "vllm-ascend" and not _covered(ctx, c)]
     if not own:
         return [Finding("vllm_ascend.requirements", OK, T("vllm_ascend.requirements.ok"))]
     specs = [c.requirement.split(';')[0].strip() for c in own[:5]]
@@ -159,7 +161,7 @@ def pip_check(ctx: Context) -> Iterable[Finding]:
     pk = ctx.facts.packages
     if pk is None:
         return []
-    rest = [c for c in _conflicts(ctx) if c.requirer != "vllm-ascend" and not _covered(ctx, c)]
+    rest = [c for c in _conflicts(ctx, pk) if c.requirer != "vllm-ascend" and not _covered(ctx, c)]
     residual = [c for c in rest if _residual(ctx, c)]
     real = [c for c in rest if not _residual(ctx, c)]
     stack = [c for c in real if c.requirer in STACK or c.required in STACK]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import shlex
 from typing import Iterable, Optional, Union
 
-from doctor.facts import DevicesFacts
+from doctor.facts import DevicesFacts, NpuSmiInfo
 from doctor.findings import FAIL, INFO, OK, WARN, Finding, cmd
 from doctor.i18n import T, Text, join
 from doctor.parse.npusmi import error_code
@@ -64,8 +64,9 @@ def driver_reboot_pending(ctx: Context) -> Iterable[Finding]:
     """The driver npu-smi reports as loaded (its header's ``Version:``) against the one
     installed (driver/version.info): after an install without a reboot they differ, and every
     check of the installed files alone says all is well."""
-    d, info = _runtime_driver(ctx), _npu_smi_info(ctx)
-    if d is None or info is None or not d.found or not d.version or not info.driver_version:
+    d, info, dev = _runtime_driver(ctx), _npu_smi_info(ctx), _devices(ctx)
+    if d is None or info is None or dev is None or dev.npu_smi is None or not d.found or not d.version \
+            or not info.driver_version:
         return []
     if AscendVersion(d.version) == AscendVersion(info.driver_version):
         return []
@@ -74,7 +75,7 @@ def driver_reboot_pending(ctx: Context) -> Iterable[Finding]:
                     T("driver.reboot_pending", loaded=info.driver_version, installed=d.version, path=d.version_path),
                     observed=f"{info.driver_version} (npu-smi info)", expected=f"{d.version} ({d.version_path})",
                     hint=T("driver.reboot_pending.hint", where=where), fixable="manual",
-                    evidence=[d.version_path, " ".join(ctx.facts.devices.npu_smi.argv)],
+                    evidence=[d.version_path, " ".join(dev.npu_smi.argv)],
                     commands=[cmd("npu-smi", "info", label=T("driver.reboot_pending.confirm")),
                               cmd("reboot", label=T("driver.reboot_pending.reboot", where=where))])]
 
@@ -122,7 +123,7 @@ def firmware_installed(ctx: Context) -> Iterable[Finding]:
 
 def firmware_compat(ctx: Context) -> Iterable[Finding]:
     d, fw = _runtime_driver(ctx), ctx.facts.firmware
-    if fw is None or d is None or not fw.found or fw.malformed or not d.found or not d.version:
+    if fw is None or d is None or not fw.found or fw.malformed or not fw.version or not d.found or not d.version:
         return []
     # Each side lists what it accepts (inclusive ranges); the driver's word on the firmware decides.
     drv_ok = (not d.compatible_fw) or any(in_version_range(fw.version, lo, hi) for lo, hi in d.compatible_fw)
@@ -203,7 +204,7 @@ def devices_npu_smi(ctx: Context) -> Iterable[Finding]:
         return [Finding("devices.npu_smi", WARN, T("devices.npu_smi.missing"), observed="not on PATH", hint=hint,
                         fixable="manual" if container else "vendor")]
     assert cmd is not None
-    evidence = [" ".join(cmd.argv)] + [l for l in (cmd.stdout + cmd.stderr).strip().splitlines()[:3]]
+    evidence = [" ".join(cmd.argv)] + (cmd.stdout + cmd.stderr).strip().splitlines()[:3]
     if cmd.timed_out:
         return [Finding("devices.npu_smi", FAIL, T("devices.npu_smi.timeout", seconds=f"{dev.npu_smi_timeout_s:g}"),
                         observed="timeout", hint=T("devices.npu_smi.timeout.hint"), fixable="vendor",
@@ -226,7 +227,7 @@ def devices_npu_smi(ctx: Context) -> Iterable[Finding]:
                                              for c in info.chips if c.hbm_total_mb])]
 
 
-def _npu_smi_info(ctx: Context):
+def _npu_smi_info(ctx: Context) -> Optional[NpuSmiInfo]:
     """What npu-smi info reported, when it ran and answered (runtime stage only)."""
     dev = _devices(ctx)
     if ctx.build or dev is None or not dev.npu_smi_path or dev.npu_smi is None or dev.npu_smi.timed_out \

@@ -6,7 +6,7 @@ metadata every other rule reads then describes code that does not run.
 """
 from __future__ import annotations
 
-from typing import Iterable, List
+from typing import Iterable, List, Optional
 
 from doctor.findings import FAIL, Finding, cmd
 from doctor.i18n import T
@@ -16,7 +16,7 @@ SYS_PATH_DOC = "https://docs.python.org/3/library/sys_path_init.html"
 PATH_FINDER_DOC = "https://docs.python.org/3/reference/import.html#the-path-based-finder"
 
 
-def _without(entries: List[str], entry: str) -> List[str]:
+def _without(entries: List[str], entry: Optional[str]) -> List[str]:
     return [e for e in entries if e != entry]
 
 

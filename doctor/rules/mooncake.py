@@ -9,8 +9,10 @@ import posixpath
 import shlex
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from doctor.facts import ElfFacts, MooncakeFacts
-from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Command, Finding, cmd
+from packaging.version import Version
+
+from doctor.facts import ElfFacts, MooncakeFacts, PackagesFacts
+from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Command, Datum, Finding, cmd
 from doctor.i18n import T, Text, join
 from doctor.rules import mooncake_config as mconfig
 from doctor.rules import mooncake_env as envvars
@@ -31,6 +33,7 @@ NPU_DIST = "mooncake-transfer-engine-npu"
 DOC = MOONCAKE
 SOURCE = DOC
 LOADER_ISSUE = f"{VLLM_ASCEND_ISSUES}/6949"
+_ZERO = Version("0")  # an unparsable version sorts first
 
 
 # -- shared inputs --------------------------------------------------------------------------------
@@ -108,8 +111,12 @@ def serve_knowledge(matrix: Matrix) -> Dict[str, Any]:
                 backends={b: w[0] for b, w in key_windows(matrix, "store_backend").items()})
 
 
+def _host_glibc(ctx: Context) -> Optional[str]:
+    return ctx.facts.python.glibc if ctx.facts.python else None
+
+
 def _glibc_too_old(ctx: Context) -> bool:
-    g = ctx.facts.python.glibc if ctx.facts.python else None
+    g = _host_glibc(ctx)
     gv, want = pep440(g), pep440(threshold(ctx.matrix, "mooncake_npu_wheel_glibc"))
     return bool(gv and want and gv < want)
 
@@ -124,7 +131,7 @@ def _remedy(ctx: Context) -> Tuple[Text, str, List[Command]]:
     if pip_ok:
         return T("mooncake.remedy.pip"), "auto", [C.pip_install(ctx, f"{NPU_DIST}=={want}", no_deps=False)]
     why = T("mooncake.remedy.no_wheel", want=want, first=first) if not _glibc_too_old(ctx) \
-        else T("mooncake.remedy.old_glibc", glibc=ctx.facts.python.glibc, needs=glibc_need)
+        else T("mooncake.remedy.old_glibc", glibc=_host_glibc(ctx), needs=glibc_need)
     return T("mooncake.remedy.build", why=why), "auto", [cmd("ascend-doctor", "mooncake", "build", "--tag", f"v{want}",
                                                            "--python", py)]
 
@@ -151,7 +158,7 @@ def _connector_needs_mooncake(cmd: Optional[serveargs.ServeCommand]) -> Optional
 def mooncake_installed(ctx: Context) -> Iterable[Finding]:
     m, r, pk = _m(ctx), ctx.release, ctx.facts.packages
     if m is None:
-        return _installed_from_dists(ctx) if pk is not None else []
+        return _installed_from_dists(ctx, pk) if pk is not None else []
     kind = install_kind(m)
     remedy, fixable, fix_cmds = _remedy(ctx)
     wanted = r.mooncake if r else None
@@ -187,7 +194,9 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
                         commands=[C.pip_install(ctx, f"{d.name}=={d.version}", force=True)],
                         fixable="auto", source=SOURCE)]
     owner = _owner(m)
-    site = posixpath.dirname(m.package_dir)
+    package_dir = m.package_dir
+    assert package_dir is not None  # install_kind: only none, off-path and metadata-only (all above) lack one
+    site = posixpath.dirname(package_dir)
     sharing = [d for d in m.dists if d.owns_package and d.location.rstrip("/") == site.rstrip("/")]
     if len(sharing) > 1:
         names = [d.name for d in sharing]
@@ -212,7 +221,7 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
         return [Finding("mooncake.installed", INFO, T("mooncake.installed.local_wheel", name=owner.name, version=owner.version),
                         observed=f"{owner.name} {owner.version}", expected=wanted, source=source)]
     version = m.version
-    where = posixpath.dirname(m.package_dir)
+    where = posixpath.dirname(package_dir)
     label = T("mooncake.installed.wheel", name=NPU_DIST, version=version) if kind == "npu-wheel" else \
         (T("mooncake.installed.source_build", version=version, where=where) if version
          else T("mooncake.installed.source_build_unknown", where=where))
@@ -229,7 +238,7 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
             key = "mooncake.installed.wheel_ok_pip" if r.mooncake_install == "pip" else "mooncake.installed.wheel_ok"
             return [Finding("mooncake.installed", OK, T(key, label=label, release=r.vllm_ascend),
                             observed=version, expected=r.mooncake, evidence=evidence, source=source)]
-        older = (pep440(version) or pep440("0")) < (pep440(r.mooncake) or pep440("0"))
+        older = (pep440(version) or _ZERO) < (pep440(r.mooncake) or _ZERO)
         if r.mooncake_install == "source" and not older:
             return [Finding("mooncake.installed", INFO,
                             T("mooncake.installed.wheel_newer_than_source", label=label, release=r.vllm_ascend, row=r.mooncake),
@@ -261,9 +270,9 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
                     evidence=evidence, source=source)]
 
 
-def _installed_from_dists(ctx: Context) -> List[Finding]:
+def _installed_from_dists(ctx: Context, pk: PackagesFacts) -> List[Finding]:
     """A snapshot from before the mooncake probe existed: judge the distribution names only."""
-    pk, r = ctx.facts.packages, ctx.release
+    r = ctx.release
     builds = sorted(d for d in pk.dists if d.startswith("mooncake-transfer-engine"))
     if not builds:
         if r is not None and r.mooncake:
@@ -341,15 +350,16 @@ def mooncake_transport(ctx: Context) -> Iterable[Finding]:
     state, obj, evidence = transport_state(m, package_only=kind in ("npu-wheel", "other-wheel"))
     remedy, fixable, fix_cmds = _remedy(ctx)
     blocked = "mooncake.installed" if kind == "other-wheel" else None
-    if state == "ascend":
+    # transport_state names the deciding object for every state but none and unknown
+    if state == "ascend" and obj is not None:
         deps = ", ".join(_deps(obj, ASCEND_DEPS + ("libmetadef", "libgraph")))
         return [Finding("mooncake.transport", OK, T("mooncake.transport.ascend", path=obj.path, deps=deps),
                         observed=obj.path, evidence=evidence, source=f"{DOC}#transport")]
-    if state == "ascend-builtin":
+    if state == "ascend-builtin" and obj is not None:
         return [Finding("mooncake.transport", OK,
                         T("mooncake.transport.builtin", name=_base(obj.path), deps=", ".join(_deps(obj, ASCEND_DEPS))),
                         observed=obj.path, evidence=evidence, source=f"{DOC}#transport")]
-    if state == "unlinked":
+    if state == "unlinked" and obj is not None:
         detail = obj.error or "it does not link libascendcl / libllm_datadist"
         return [Finding("mooncake.transport", FAIL, T("mooncake.transport.unlinked", path=obj.path, detail=detail),
                         observed=detail, expected="NEEDED libascendcl.so, libllm_datadist.so",
@@ -487,9 +497,10 @@ def mooncake_serve_args(ctx: Context) -> Iterable[Finding]:
     out = []
     for i in issues:
         f = _finding("mooncake.serve_args", i)
-        f.evidence.append(f"from {src}")
+        more: List[Datum] = [f"from {src}"]
         if m.connector_files and i.status == OK:
-            f.evidence.append("connectors read from " + ", ".join(m.connector_files))
+            more.append("connectors read from " + ", ".join(m.connector_files))
+        f.evidence = list(f.evidence) + more
         out.append(f)
     return out
 
@@ -526,7 +537,7 @@ def mooncake_master(ctx: Context) -> Iterable[Finding]:
                            fixable="manual", evidence=ev, source=src))
     if not health.reachable:
         if out:
-            out[0].evidence.append(f"metrics endpoint {mf.metrics_url}: {health.detail}")
+            out[0].evidence = list(out[0].evidence) + [f"metrics endpoint {mf.metrics_url}: {health.detail}"]
             return out
         return [Finding("mooncake.master", WARN, T("mooncake.master.no_http", where=where, url=mf.metrics_url, detail=health.detail),
                         observed=health.detail, expected=f"{mf.metrics_url}/health",
@@ -545,7 +556,8 @@ def mooncake_master(ctx: Context) -> Iterable[Finding]:
     elif not out:
         out.append(Finding("mooncake.master", OK, T("mooncake.master.ok", where=where, health=fmt),
                            observed=health.format, evidence=ev, source=src))
-        if health.format == "plain" and m.version and (pep440(m.version) or pep440("0")) >= pep440(threshold(ctx.matrix, "mooncake_master_health_json")):
+        json_since = pep440(threshold(ctx.matrix, "mooncake_master_health_json"))  # the schema checks it is PEP 440
+        if health.format == "plain" and m.version and json_since is not None and (pep440(m.version) or _ZERO) >= json_since:
             out.append(Finding("mooncake.master", INFO, T("mooncake.master.older_than_client", version=m.version),
                                observed="plain OK", expected=f">= {m.version}", source=src))
     metrics = master.parse_metrics(mf.metrics.body) if mf.metrics and mf.metrics.status == 200 else {}

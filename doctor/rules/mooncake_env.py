@@ -55,10 +55,10 @@ def check_env(env: Mapping[str, str], *, vllm_ascend: Optional[str] = None, moon
                 out.append(issue(INFO, T("mooncake.env.pool_dropped_from_docs"), observed=pool,
                                  source="https://github.com/vllm-project/vllm-ascend/pull/13834"))
     if async_set:
-        value = env["ASCEND_USE_ASYNC_TRANSFER"]
-        if value.strip().lower() in ("0", "false", "off", "no", ""):
-            out.append(issue(WARN, T("mooncake.env.async_falsy", value=repr(value)), T("mooncake.env.async_unset_hint"),
-                             observed=value, expected="unset", source=SOURCE))
+        async_value = env["ASCEND_USE_ASYNC_TRANSFER"]
+        if async_value.strip().lower() in ("0", "false", "off", "no", ""):
+            out.append(issue(WARN, T("mooncake.env.async_falsy", value=repr(async_value)), T("mooncake.env.async_unset_hint"),
+                             observed=async_value, expected="unset", source=SOURCE))
         if _cann_below(cann, "8.5.0"):
             out.append(issue(WARN, T("mooncake.env.async_old_cann", cann=cann), T("mooncake.env.async_unset_hint"),
                              observed=cann, expected=">= 8.5.0", source=SOURCE))

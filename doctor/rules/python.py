@@ -72,8 +72,8 @@ def python_glibc(ctx: Context) -> Iterable[Finding]:
         return []
     if not p.glibc:
         return [Finding("python.glibc", INFO, T("python.glibc.unknown"))]
-    if r is not None and pep440(p.glibc) is not None and pep440(r.glibc_min) is not None \
-            and pep440(p.glibc) < pep440(r.glibc_min):
+    have, needs = pep440(p.glibc), pep440(r.glibc_min) if r is not None else None
+    if r is not None and have is not None and needs is not None and have < needs:
         return [Finding("python.glibc", WARN,
                         T("python.glibc.too_old", glibc=p.glibc, needs=r.glibc_min, release=r.vllm_ascend),
                         observed=p.glibc, expected=f">={r.glibc_min}", hint=T("python.glibc.too_old.hint"),

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Optional, Union
+from typing import Dict, Iterable, List, Optional, Union
 
 from doctor.facts import Distribution
 from doctor.findings import FAIL, INFO, OK, WARN, Command, Finding, cmd
@@ -16,7 +16,8 @@ from doctor.rules.sources import TORCH_NPU, VERSIONING, VLLM_ASCEND
 from doctor.rules.sources import VLLM_ASCEND_FILES as WHEEL_METADATA
 from doctor.rules.sources import VLLM_ASCEND_ISSUES as VA_ISSUES
 
-def _mismatch(ctx: Context, fid: str, name: str, have: str, r: Release, expected: str, by_hand: List[Command],
+def _mismatch(ctx: Context, fid: str, name: str, have: str, r: Release, expected: Union[str, Join],
+              by_hand: List[Command],
               source: Optional[str], why: Union[str, Text] = "") -> Finding:
     """'<name> <have> does not match vllm-ascend <r> (needs <expected>)', fixable by the plan or
     by the given commands."""
@@ -29,7 +30,8 @@ def _missing(fid: str, name: str, want: Optional[str], ctx: Context, source: Opt
     known = ctx.release is not None and want
     return Finding(fid, FAIL, T("stack.missing", name=name),
                    observed="not installed", expected=want,
-                   hint=T("stack.missing.hint", name=name, want=want, release=ctx.release.vllm_ascend) if known else None,
+                   hint=T("stack.missing.hint", name=name, want=want, release=ctx.release.vllm_ascend)
+                   if known and ctx.release is not None else None,
                    commands=[C.fix_apply(ctx)] if known else [], fixable="auto", source=source)
 
 
@@ -41,6 +43,11 @@ def _or(versions: Iterable[str]) -> Join:
 def _installed(ctx: Context, name: str) -> Optional[Distribution]:
     """The installed distribution, when the packages were read."""
     return ctx.facts.dist(name) if ctx.facts.packages is not None else None
+
+
+def _all_dists(ctx: Context) -> Dict[str, Distribution]:
+    """Every installed distribution by canonical name (none when the packages were not read)."""
+    return ctx.facts.packages.dists if ctx.facts.packages is not None else {}
 
 
 # -- torch -----------------------------------------------------------------------------------------
@@ -86,7 +93,7 @@ def torch_build(ctx: Context) -> Iterable[Finding]:
     cuda = torch.details.get("cuda") or ""
     hip = torch.details.get("hip") or ""
     label = local_label(torch.version) or ""
-    nvidia = sorted(d.display_name or d.name for d in ctx.facts.packages.dists.values() if d.name.startswith("nvidia-"))
+    nvidia = sorted(d.display_name or d.name for d in _all_dists(ctx).values() if d.name.startswith("nvidia-"))
     if cuda or label.startswith("cu"):
         want = ctx.release.torch if ctx.release else public(torch.version)
         return [Finding("torch.build", FAIL,
@@ -286,7 +293,7 @@ def vllm_ascend_plugin(ctx: Context) -> Iterable[Finding]:
         return [Finding("vllm_ascend.plugin", FAIL, T("vllm_ascend.plugin.not_selected", selected=repr(selected)),
                         observed=selected, expected="unset, or a list containing ascend",
                         commands=[cmd("unset", "VLLM_PLUGINS")], fixable="manual")]
-    others = sorted(name for d in ctx.facts.packages.dists.values() if d.name != "vllm-ascend"
+    others = sorted(name for d in _all_dists(ctx).values() if d.name != "vllm-ascend"
                     for name in d.entry_points.get("vllm.platform_plugins", {}))
     if others:
         return [Finding("vllm_ascend.plugin", WARN, T("vllm_ascend.plugin.others", others=", ".join(others)),

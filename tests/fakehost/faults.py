@@ -172,7 +172,7 @@ def read_only(path: Path) -> Iterator[None]:
             subprocess.run(["umount", str(path)], check=True, capture_output=True)
         return
     modes = {}
-    for dirpath, dirnames, _ in os.walk(path):
+    for dirpath, _dirnames, _ in os.walk(path):
         modes[dirpath] = os.stat(dirpath).st_mode
         os.chmod(dirpath, modes[dirpath] & ~0o222)
     try:

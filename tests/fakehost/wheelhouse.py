@@ -130,7 +130,7 @@ def tree_state(*roots: Path) -> Dict[str, str]:
     out: Dict[str, str] = {}
     for root in roots:
         root = Path(root)
-        for dirpath, dirnames, filenames in os.walk(root):
+        for dirpath, _dirnames, filenames in os.walk(root):
             rel = os.path.relpath(dirpath, root)
             out[f"{root}:{rel}/"] = "dir"
             for f in filenames:

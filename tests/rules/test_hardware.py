@@ -76,6 +76,11 @@ def test_malformed_firmware_warns():
     expect(judge(hw.firmware_installed, context(facts(firmware=firmware(malformed="garbage")))), "firmware.installed", "warn")
 
 
+def test_firmware_without_a_version_is_not_compared():
+    # a snapshot from before the probe recorded why (no Version= line): nothing to compare
+    absent(judge(hw.firmware_compat, context(facts(firmware=firmware(version=None)))), "firmware.compat")
+
+
 def test_driver_that_rejects_the_firmware_fails():
     ctx = context(facts(driver=driver(compatible_fw=[["7.0.0", "7.5.99"]])))
     f = expect(judge(hw.firmware_compat, ctx), "firmware.compat", "fail")

@@ -265,3 +265,16 @@ def test_probe_errors():
 def test_no_mooncake_facts_no_findings_beyond_installed(check):
     found = judge(check, ctx_with(None, row=release(mooncake=None)))
     assert found == []
+
+
+def test_mooncake_without_the_python_and_packages_sections():
+    # a snapshot whose python and packages probes crashed: the remedies still name an interpreter
+    ctx = context(facts(mooncake=mooncake(version="0.3.10"), python=None, packages=None), m=matrix([PIP_ROW]), row=PIP_ROW)
+    found = [f for r in rules.RULES for f in r.check(ctx)]
+    f = expect(found, "mooncake.installed", "warn")
+    assert any("pip install mooncake-transfer-engine-npu==0.3.11.post1" in c.shell() for c in f.commands)
+    expect(found, "mooncake.transport", "ok")
+    ctx = context(facts(mooncake=mooncake(package_dir=None, package_dirs=[], dists=[]), python=None, packages=None),
+                  m=matrix([SOURCE_ROW]), row=SOURCE_ROW)
+    f = expect([f for r in rules.RULES for f in r.check(ctx)], "mooncake.installed", "info")
+    assert any("ascend-doctor mooncake build --tag v0.3.7.post2" in c.shell() for c in f.commands), f.commands

@@ -10,7 +10,7 @@ from doctor.probes.malformed import reject_malformed_versions
 from doctor.rules import access, cann as cann_rules, hardware as hw, imports, stack
 from doctor.versions import version_problem
 
-from .build import (_shipped, absent, cann, context, devices, driver, expect, facts, firmware, host, judge, nnal,
+from .build import (_shipped, absent, python, cann, context, devices, driver, expect, facts, firmware, host, judge, nnal,
                     npu_smi, stack as dists, packages)
 
 # -- driver.reboot_pending --------------------------------------------------------------------------
@@ -151,8 +151,9 @@ def test_host_paths_in_hints_are_shell_quoted():
     assert words == ["-v", f"{lib_dir}/:{lib_dir}/"]
     path = "/opt/x;y/Ascend/nnal/atb"
     ctx = context(facts(cann=cann(nnal=nnal(found=False, path=path))))
-    hint = expect(judge(cann_rules.cann_nnal, ctx), "cann.nnal", "fail").hint.text("en")
-    assert shlex.split(hint.split("&&", 1)[1]) == ["source", f"{path}/set_env.sh"]
+    f = expect(judge(cann_rules.cann_nnal, ctx), "cann.nnal", "fail")
+    printed = f.hint.text("en") + "\n" + "\n".join(c.shell() for c in f.commands)
+    assert shlex.quote(path) in printed and f"{path};" not in printed.replace(shlex.quote(path), "")
 
 
 # -- env.import_shadow -------------------------------------------------------------------------------
@@ -212,18 +213,20 @@ def test_hand_fix_for_a_post_build_carries_the_mirror_of_the_matrix(fid, check, 
     r = _row()
     assert r.torch_npu_recommended == "2.7.1.post1" and r.extra_index_urls
     ctx = context(facts(packages=packages(dists(**versions))), m=m, row=r)
-    hint = expect(judge(check, ctx), fid, "fail").hint.text("en")
-    command = hint[hint.index("pip install --no-deps torch-npu"):].split("&&")[0]
-    assert shlex.split(command) == ["pip", "install", "--no-deps", "torch-npu==2.7.1.post1",
-                                    "--extra-index-url", r.extra_index_urls[0]]
+    f = expect(judge(check, ctx), fid, "fail")
+    argv = next(list(c.argv) for c in f.commands if "torch-npu==2.7.1.post1" in c.argv)
+    assert "--extra-index-url" in argv and argv[argv.index("--extra-index-url") + 1] in r.extra_index_urls
 
 
-def test_a_pypi_build_needs_no_extra_index():
+def test_a_mirror_only_build_gets_the_mirror_even_without_a_row():
+    from doctor.rules.commands import install_specs
+
     m = _shipped()
     r = _row()
-    ctx = context(m=m, row=r)
-    assert stack.torch_npu_indexes(ctx, "2.7.1") == []
-    assert stack.torch_npu_indexes(ctx, "2.7.1.post1") == ["--extra-index-url", r.extra_index_urls[0]]
+    assert r.extra_index_urls
+    ctx = context(facts(python=python(machine="aarch64")), m=m, row=None)
+    assert install_specs(ctx, ["torch-npu==2.7.1"])[1] == []  # on PyPI
+    assert len(install_specs(ctx, ["torch-npu==2.7.1.post1"])[1]) == 1  # the Ascend mirror, from the matrix
 
 
 # -- an undocumented CANN/driver pairing -------------------------------------------------------------
