@@ -2,11 +2,13 @@
 session and shared by the tests that read them: the goldens (tests/test_golden.py), the printed
 commands (tests/test_printed_commands.py) and the Chinese output (tests/test_zh_output.py).
 
-Each scenario is built under a fixed base path, so that outputs do not depend on a temporary
-directory's name; ``normalise`` replaces the paths that vary between machines.
+Each scenario is built in a directory of this process (never shared: other test runs on the
+machine build the same scenarios); ``normalise`` replaces the paths that vary between runs and
+machines (the report is never wrapped, so a path's length changes nothing else).
 """
 from __future__ import annotations
 
+import atexit
 import io
 import os
 import platform
@@ -44,8 +46,14 @@ class KitRun:
 _RUNS: Dict[str, KitRun] = {}
 
 
+_BASE: List[Path] = []
+
+
 def base_of(name: str) -> Path:
-    return Path(tempfile.gettempdir()) / "ascend-doctor-golden" / name
+    if not _BASE:
+        _BASE.append(Path(tempfile.mkdtemp(prefix="ascend-doctor-kit-")))
+        atexit.register(shutil.rmtree, _BASE[0], True)
+    return _BASE[0] / name
 
 
 def run_cli(fake: FakeHost, argv: Sequence[str], lang: Optional[str] = "en") -> Tuple[int, str, str]:
