@@ -349,6 +349,7 @@ def refuse_if_unfinished(target: Target, env: Mapping[str, str]) -> None:
     from doctor.shell.txn import STATE_NAME
 
     for state in (Path(target.prefix) / STATE_NAME, state_dir(target.prefix, env)):
+        Lock(state / "lock", "").refuse_if_held()  # a fix or rollback running now: its refusal, not "roll it back"
         for d in unfinished(state) if state.is_dir() else []:
             journal = Journal.load(d)
             if journal.status not in BEFORE_CHANGES:
