@@ -74,12 +74,23 @@ def outputs(fake: FakeHost, monkeypatch) -> dict:
     return {k: normalise(v, fake).rstrip() + "\n" for k, v in out.items()}
 
 
+FIXED_ROOT = os.path.join(tempfile.gettempdir(), "ascend-doctor-golden")
+
+
+@pytest.fixture
+def golden_root():
+    """A directory of this test's own (parallel workers and other runs on the machine must not
+    share one), whose path is exactly as long as FIXED_ROOT: text output wraps at the terminal
+    width, so the length of the paths it prints must not vary. mkdtemp adds 8 characters."""
+    root = tempfile.mkdtemp(prefix=os.path.basename(FIXED_ROOT)[:-8], dir=os.path.dirname(FIXED_ROOT))
+    assert len(root) == len(FIXED_ROOT), (root, FIXED_ROOT)
+    yield Path(root)
+    shutil.rmtree(root, ignore_errors=True)
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_outputs_match_the_goldens(name, monkeypatch):
-    # a fixed base path: text output wraps at the terminal width, so the path length must not vary
-    base = Path(tempfile.gettempdir()) / "ascend-doctor-golden" / name
-    shutil.rmtree(base, ignore_errors=True)
-    fake = FakeHost(base)
+def test_outputs_match_the_goldens(name, monkeypatch, golden_root):
+    fake = FakeHost(golden_root / name)
     SCENARIOS[name](fake)
     got = outputs(fake, monkeypatch)
     folder = GOLDEN / name
