@@ -1,3 +1,4 @@
+import json
 import sys
 from pathlib import Path
 
@@ -13,6 +14,22 @@ def fake(tmp_path):
     return FakeHost(tmp_path)
 
 
+def _inodes(root: Path) -> dict:
+    """path -> mode, size, mtime and sha256 of every file below ``root`` (what a write through
+    a hard link would change)."""
+    import hashlib
+    import os
+
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            p = os.path.join(dirpath, name)
+            st = os.lstat(p)
+            digest = "" if os.path.islink(p) else hashlib.sha256(Path(p).read_bytes()).hexdigest()
+            out[os.path.relpath(p, root)] = f"{st.st_mode:o} {st.st_size} {st.st_mtime_ns} {digest}"
+    return out
+
+
 @pytest.fixture(scope="session")
 def house(tmp_path_factory):
     """The metadata-faithful wheelhouse and a venv with pip to copy, built once per run and
@@ -23,12 +40,16 @@ def house(tmp_path_factory):
 
     def make(base):
         wh.build(base)
-        wh.template_venv(base)
+        (base / "template-state.json").write_text(json.dumps(_inodes(wh.template_venv(base))))
 
     base = once_per_run(tmp_path_factory, "wheelhouse", make)
     dirs = wh.layout(base)
-    return {"dirs": dirs, "template": wh.template_venv(base), "base": base,
-            "list": [dirs[wh.PYPI], dirs[wh.CPU], dirs[wh.ASCEND]]}
+    template = wh.template_venv(base)
+    yield {"dirs": dirs, "template": template, "base": base, "list": [dirs[wh.PYPI], dirs[wh.CPU], dirs[wh.ASCEND]]}
+    # the venvs made from the template share its files (hard links): none may have written into one
+    before, after = json.loads((base / "template-state.json").read_text()), _inodes(template)
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    assert not changed, f"a test changed the shared template venv in place: {changed[:10]}"
 
 
 @pytest.fixture(scope="session")
