@@ -53,7 +53,8 @@ def targets(patterns: List[str]) -> List[str]:
 
 def configure(work: Path, files: List[str], tests: List[str]) -> None:
     """mutmut reads [tool.mutmut] from the copy's pyproject.toml: mutate only ``files``, select
-    tests from ``tests``, skip the tests marked slow."""
+    tests from ``tests``, skip the tests marked slow, in mutmut's own process (``-n 0``: the
+    pytest configuration runs the suite in xdist workers otherwise)."""
     def toml_list(items):
         return "[" + ", ".join(f'"{i}"' for i in items) + "]"
 
@@ -62,7 +63,7 @@ def configure(work: Path, files: List[str], tests: List[str]) -> None:
                  'source_paths = ["doctor"]\n'
                  f"only_mutate = {toml_list(files)}\n"
                  f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
-                 'pytest_add_cli_args = ["-p", "no:cacheprovider", "-m", "not slow", "-q"'
+                 'pytest_add_cli_args = ["-p", "no:cacheprovider", "-n", "0", "-m", "not slow", "-q"'
                  + "".join(f', "--deselect={t}"' for t in SOURCE_READERS) + "]\n"
                  'also_copy = ["matrices/", "docs/", "tests/"]\n')
 

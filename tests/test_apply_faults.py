@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from fakehost import FakeHost
+from fakehost import REPO, FakeHost
 from fakehost import wheelhouse as wh
 from fakehost.dists import Stub
 
@@ -147,6 +147,42 @@ def test_two_concurrent_fixes_one_refuses(tmp_path, house):
     # 4: the repaired host keeps one warning, its CANN 8.3.RC2 / driver 25.0.rc1.1 pairing is undocumented
     assert first.returncode in (0, 4), err[-2000:]
     assert wh.versions(fake.site)["vllm-ascend"] == "0.11.0"
+
+
+LOST_SIGTERM = """
+import signal, sys
+from doctor.shell import apply, proc
+
+run = apply.Runner.run
+
+
+def run_then_lose_a_sigterm(self, argv, *args, **kwargs):
+    run(self, argv, *args, **kwargs)
+    if "install" in argv and not proc.signalled():
+        # SIGTERM arrived while this step's pip was started, and Python dropped the exception
+        # the handler raised (it ran inside an at-fork callback): only the record of it is left
+        proc._signalled.append(signal.SIGTERM)
+
+
+apply.Runner.run = run_then_lose_a_sigterm
+from doctor.cli.main import main
+main(sys.argv[1:])
+"""
+
+
+def test_a_sigterm_whose_exception_was_lost_still_rolls_back(tmp_path, house):
+    """Python drops an exception raised inside an at-fork callback (every process start runs
+    logging's): the transaction must still stop at the next step and roll back."""
+    fake = scenario("downgrade", tmp_path, house)
+    before = state(fake)
+    dirs = [house["dirs"][k] for k in (wh.PYPI, wh.CPU, wh.ASCEND)]
+    argv = [sys.executable, "-c", LOST_SIGTERM, "fix", "--apply", "--yes", "--no-smoke", "--offline",
+            "--target", "vllm-ascend==0.11.0", *fake.args()]
+    proc = subprocess.run(argv, env=dict(wh.pip_env(fake.env, dirs), PYTHONPATH=str(REPO)), cwd=fake.workdir,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "interrupted" in proc.stderr and "rolled back" in proc.stderr, proc.stderr[-2000:]
+    assert [s["status"] for s in journal(fake)["steps"]][:2] == ["done", "failed"]
+    assert state(fake) == before
 
 
 def test_sigterm_to_the_doctor_rolls_back(tmp_path, house):

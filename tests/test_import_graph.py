@@ -57,7 +57,15 @@ def imports(name: str) -> List[Tuple[str, bool]]:
     return out
 
 
-GRAPH = {name: imports(name) for name in MODULES}
+class _Graph(dict):
+    """module -> imports(module), parsed on first use (not while every test worker collects)."""
+
+    def __missing__(self, name: str) -> List[Tuple[str, bool]]:
+        self[name] = imports(name)
+        return self[name]
+
+
+GRAPH: Dict[str, List[Tuple[str, bool]]] = _Graph()
 
 
 def _pure(name: str) -> bool:

@@ -21,6 +21,12 @@ def alive(pid: int) -> bool:
     return state != b"Z"  # a zombie is dead; only its parent (or init) has to reap it
 
 
+def interruptible():
+    """Ctrl-C as a terminal delivers it: a test run started in the background (nohup, `cmd &`)
+    ignores SIGINT, and a child inherits that, so the doctor would never see it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def hung_npu_smi(fake) -> Path:
     d = fake.base
     body = (f"#!/bin/sh\necho $$ > {d}/npu-smi.pid\nsleep 60 &\necho $! > {d}/child.pid\nwait\n")
@@ -44,7 +50,7 @@ def test_children_die_with_the_doctor(fake, sig):
     argv = [sys.executable, "-m", "doctor", "check", "--root", str(fake.root), "--site-packages", str(fake.base),
             "--npu-smi", str(binary), "--npu-smi-timeout", "60"]
     doctor = subprocess.Popen(argv, env=dict(fake.env, PYTHONPATH=str(REPO)), cwd=fake.workdir,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=interruptible)
     try:
         smi, child = wait_for(fake.base / "npu-smi.pid"), wait_for(fake.base / "child.pid")
         time.sleep(0.5)  # the doctor is past its imports, waiting on npu-smi
@@ -102,7 +108,8 @@ while True:
         # else: swallowed, as CPython does inside a weakref callback
 """)
     for mode, least, most in (("swallow", 0.9, 4), ("shield", 3.3, 7)):
-        p = subprocess.Popen([sys.executable, str(script), mode], stdout=subprocess.PIPE, text=True)
+        p = subprocess.Popen([sys.executable, str(script), mode], stdout=subprocess.PIPE, text=True,
+                             preexec_fn=interruptible)
         child = int(p.stdout.readline())
         start = time.monotonic()
         p.send_signal(signal.SIGINT)

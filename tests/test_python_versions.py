@@ -5,8 +5,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from fakehost.installs import install, make_venv
 
 
 def find_python(version):
@@ -20,14 +19,13 @@ def find_python(version):
 
 
 @pytest.mark.parametrize("version", ["3.9", "3.13"])
-def test_doctor_installs_and_checks_on(version, tmp_path, fake):
+def test_doctor_installs_and_checks_on(version, tmp_path, fake, doctor_wheel):
     python = find_python(version)
     if python is None:
         pytest.skip(f"python{version} is not installed on this machine")
+    # the wheel `pip install .` builds, with its dependencies resolved for that Python
     venv = tmp_path / "venv"
-    subprocess.run([python, "-m", "venv", str(venv)], check=True, timeout=300)
-    subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", str(ROOT)], check=True, timeout=900,
-                   capture_output=True)
+    install(make_venv(python, venv, with_pip=False), [str(doctor_wheel)], timeout=900, compile=False)
     fake.ascend_host().venv({"torch": "2.7.1+cpu"}, python=python)
     proc = subprocess.run([str(venv / "bin" / "ascend-doctor"), "check", "--json", *fake.args()],
                           capture_output=True, text=True, timeout=120, env=dict(fake.env), cwd=fake.workdir)
@@ -36,3 +34,7 @@ def test_doctor_installs_and_checks_on(version, tmp_path, fake):
     ids = {f["id"]: f for f in doc["findings"]}
     assert ids["python.version"]["observed"].startswith(version)
     assert ids["driver.installed"]["status"] == "ok"
+    # ...and the venv the doctor was installed into (its script runs the venv's interpreter) is that Python's
+    ran = subprocess.run([str(venv / "bin" / "python"), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                         capture_output=True, text=True, timeout=60).stdout.strip()
+    assert ran == version

@@ -99,6 +99,25 @@ def test_a_full_disk_at_the_start_leaves_no_journal(tmp_path, monkeypatch):
     assert txn.unfinished(state) == []
 
 
+def test_a_running_fix_is_named_not_taken_for_one_left_unfinished(tmp_path):
+    """A second fix started while the first installs sees the first's unfinished journal: it
+    must say that a fix is running (the lock's holder), not tell the user to roll it back."""
+    from doctor.errors import UsageError
+    from doctor.shell.apply import Target, refuse_if_unfinished
+
+    prefix = tmp_path / "venv"
+    prefix.mkdir()
+    target = Target(python=str(prefix / "bin" / "python"), prefix=str(prefix), base_prefix="/usr", roots=[])
+    state = txn.state_dir(str(prefix), {})
+    txn.Journal.create(state).update(status="installing")
+    with txn.Lock(state / "lock", f"fix --apply on {target.python}"):
+        with pytest.raises(UsageError, match=f"another ascend-doctor fix or rollback is changing this environment "
+                                             f"\\(pid {os.getpid()}, fix --apply"):
+            refuse_if_unfinished(target, {})
+    with pytest.raises(UsageError, match="did not finish \\(installing\\); roll it back first"):
+        refuse_if_unfinished(target, {})  # its doctor is gone: now it is one left unfinished
+
+
 # -- end to end: real pip, real signals ----------------------------------------------------------
 
 

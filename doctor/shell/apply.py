@@ -353,6 +353,7 @@ def refuse_if_unfinished(target: Target, env: Mapping[str, str]) -> None:
     from doctor.shell.txn import STATE_NAME
 
     for state in (Path(target.prefix) / STATE_NAME, state_dir(target.prefix, env)):
+        Lock(state / "lock", "").refuse_if_held()  # a fix or rollback running now: its refusal, not "roll it back"
         for d in unfinished(state) if state.is_dir() else []:
             journal = Journal.load(d)
             if journal.status not in BEFORE_CHANGES:
@@ -414,7 +415,11 @@ def _transaction(plan: Plan, target: Target, choice: Choice, env: Mapping[str, s
     try:
         resolved = _download(steps, plan, target, choice, env, runner, exact_dir, deps_dir, constraint, before,
                              download_timeout, journal)
+        proc.raise_if_signalled()
     except (StepFailed, DoctorError, OSError) as e:
+        if proc.signalled():  # the download the signal handler killed
+            _abort(journal, "interrupted during download")
+            raise DoctorError("interrupted during the download phase; nothing was changed")
         _abort(journal, str(e))
         raise DoctorError(f"download failed, nothing was changed: {e} (log: {runner.log_path})")
     except INTERRUPTS:
@@ -439,6 +444,7 @@ def _transaction(plan: Plan, target: Target, choice: Choice, env: Mapping[str, s
         roots = list(target.roots) + ([target.scripts_dir] if target.scripts_dir else [])
         snapshot = Snapshot.take(roots)
         (journal.dir / "snapshot.json").write_text(json.dumps(snapshot.to_json()))
+        proc.raise_if_signalled()
         journal.update(status="installing", backups=backups, backup_dir=str(backup_root), rollback_kind="undo",
                        steps=[{"index": i, "action": s.action, "argv": redact.deep(r["argv"]), "status": "pending"}
                               for i, (s, r) in enumerate(zip(steps, resolved))])
@@ -474,6 +480,7 @@ def _transaction(plan: Plan, target: Target, choice: Choice, env: Mapping[str, s
                 journal.update(current=dict(record_process(pid), step=entry["index"]))
 
             runner.run(r["argv"], run_env, step_timeout, on_start=started)
+            proc.raise_if_signalled()  # a stop whose exception was lost while this step started
             entry.update(status="done", finished=_stamp())
             journal.update(current=None)
             executed.append({"index": i, "argv": r["argv"]})
@@ -490,8 +497,10 @@ def _transaction(plan: Plan, target: Target, choice: Choice, env: Mapping[str, s
             runner.note(f"#   {c.how} {c.module}: {'ok' if c.ok else c.detail}")
         if verification.failed:
             raise StepFailed(f"the installed packages do not work: {'; '.join(verification.failed[:3])}")
+        proc.raise_if_signalled()  # never commit after a stop
     except (StepFailed, KeyboardInterrupt, proc.Terminated, Exception) as e:
-        reason = "interrupted" if isinstance(e, INTERRUPTS) else str(e) or type(e).__name__
+        # a step killed by the signal handler fails as a step; the stop is the reason
+        reason = "interrupted" if isinstance(e, INTERRUPTS) or proc.signalled() else str(e) or type(e).__name__
         if 0 <= current < len(journal.data["steps"]):
             journal.data["steps"][current].update(status="failed", error=reason)
         _best_effort(journal, status="rolling-back", error=reason, current=None)

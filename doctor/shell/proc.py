@@ -183,6 +183,17 @@ def signalled() -> Optional[int]:
     return _signalled[0] if _signalled else None
 
 
+def raise_if_signalled() -> None:
+    """Raise the stop a signal asked for, in case its exception was lost. Every process start
+    runs at-fork callbacks (logging registers one), and Python drops an exception raised inside
+    them, so a SIGTERM that lands while a step's pip is being started would otherwise let the
+    transaction carry on. Called between steps that must not go on after a stop."""
+    if _signalled:
+        if _signalled[0] == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Terminated(_signalled[0])
+
+
 def _kill_now() -> None:
     """From a signal handler: SIGKILL every live group at once, no lock, no waiting."""
     for proc in list(_live):

@@ -93,12 +93,33 @@ class Lock:
                 raise
             holder = os.read(fd, 200).decode("utf-8", "replace").strip() or "unknown process"
             os.close(fd)
-            raise UsageError(f"another ascend-doctor fix or rollback is changing this environment ({holder}); "
-                             f"wait for it to finish (lock: {self.path})")
+            raise self.refusal(holder)
         os.ftruncate(fd, 0)
         os.write(fd, f"pid {os.getpid()}, {self.what}, since {_now()}\n".encode())
         self.fd = fd
         return self
+
+    def refusal(self, holder: str) -> UsageError:
+        return UsageError(f"another ascend-doctor fix or rollback is changing this environment ({holder}); "
+                          f"wait for it to finish (lock: {self.path})")
+
+    def refuse_if_held(self) -> None:
+        """The refusal, when a live process holds the lock now (nothing is created or taken):
+        its transaction is unfinished because it is running, not because it was left."""
+        import fcntl
+
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise
+            raise self.refusal(os.read(fd, 200).decode("utf-8", "replace").strip() or "unknown process")
+        finally:
+            os.close(fd)
 
     def __exit__(self, *exc) -> None:
         import fcntl

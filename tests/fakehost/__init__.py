@@ -225,10 +225,13 @@ class FakeHost:
     def venv(self, packages: Dict[str, Union[str, Stub]], python: str = sys.executable,
              template: Optional[Path] = None) -> Path:
         """A real virtualenv (no pip inside, it is not needed) with stub distributions; with
-        ``template``, a copy of that venv instead (e.g. one made once per session with pip)."""
+        ``template``, a copy of that venv instead (e.g. one made once per session with pip),
+        whose files are hard links to the template's: pip and the doctor replace or remove
+        files, they never write into one, and a copy of pip's 1,500 files costs 0.35 s of CPU.
+        (The `house` fixture checks that the template is unchanged at the end of the run.)"""
         env_dir = self.base / "venv"
         if not env_dir.exists() and template is not None:
-            shutil.copytree(template, env_dir, symlinks=True)
+            shutil.copytree(template, env_dir, symlinks=True, copy_function=_link_or_copy)
         if not env_dir.exists():
             subprocess.run([python, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=120)
         self.python = env_dir / "bin" / "python"
@@ -312,6 +315,13 @@ class FakeHost:
         proc = self.run("check", "--json", *extra, timeout=timeout)
         assert proc.stdout.strip(), proc.stderr
         return proc.returncode, json.loads(proc.stdout)
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # another file system
+        shutil.copy2(src, dst)
 
 
 SET_ENV_TOOLKIT = """# CANN environment (the variables this script exports are listed in formats.md 3i)

@@ -12,7 +12,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .torchenv import REPO, torch_python
+from .shared import exclusive
+from .torchenv import REPO, with_packages
 
 CACHE = REPO / ".cache" / "tuning-models"
 
@@ -44,25 +45,22 @@ print(json.dumps(sorted(p.name for p in out.iterdir())))
 
 
 def transformers_python() -> Path:
-    python = torch_python()
-    probe = [str(python), "-c", "import transformers, safetensors, tokenizers, huggingface_hub"]
-    if subprocess.run(probe, capture_output=True, timeout=300).returncode != 0:
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "transformers", "safetensors"], check=True,
-                       timeout=1800)
-    return python
+    return with_packages(["transformers", "safetensors", "tokenizers", "huggingface_hub"],
+                         ["transformers", "safetensors"])
 
 
 def tiny_llama(dest: Path) -> Path:
     """A copy of the cached tiny sharded Llama at ``dest`` (made on first use; delete
     .cache/tuning-models to make it again)."""
     made = CACHE / "llama"
-    if not (made / "model.safetensors.index.json").exists():
-        python = transformers_python()
-        tmp = CACHE / "llama.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        subprocess.run([str(python), "-c", MAKE, str(tmp)], check=True, capture_output=True, timeout=600)
-        shutil.rmtree(made, ignore_errors=True)
-        tmp.rename(made)
+    with exclusive(CACHE / "llama.lock"):
+        if not (made / "model.safetensors.index.json").exists():
+            python = transformers_python()
+            tmp = CACHE / "llama.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir(parents=True)
+            subprocess.run([str(python), "-c", MAKE, str(tmp)], check=True, capture_output=True, timeout=600)
+            shutil.rmtree(made, ignore_errors=True)
+            tmp.rename(made)
     shutil.copytree(made, dest, symlinks=True)
     return dest

@@ -89,9 +89,14 @@ def torch_stub(version: str, cuda: Optional[str]) -> Stub:
                 cuda=cuda)
 
 
+def layout(root: Path) -> Dict[str, Path]:
+    """{"pypi": dir, "pytorch-cpu": dir, "ascend": dir} of a wheelhouse below ``root``."""
+    return {k: Path(root) / k for k in (PYPI, CPU, ASCEND)}
+
+
 def build(root: Path) -> Dict[str, Path]:
-    """Write the wheelhouse below ``root``; returns {"pypi": dir, "pytorch-cpu": dir, "ascend": dir}."""
-    dirs = {k: Path(root) / k for k in (PYPI, CPU, ASCEND)}
+    """Write the wheelhouse below ``root``; returns its :func:`layout`."""
+    dirs = layout(root)
     nvidia = set()
     for torch in TORCHES:
         write_wheel(dirs[PYPI], torch_stub(torch, CUDA_OF[torch]))

@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fakehost.torchenv import torch_python
+from fakehost.shared import exclusive
+from fakehost.torchenv import with_packages
 
 REPO = Path(__file__).resolve().parents[2]
 CACHE = REPO / ".cache" / "smoke-fixtures"
@@ -16,25 +17,22 @@ HERE = Path(__file__).resolve().parent
 
 
 def target_python() -> Path:
-    python = torch_python()
-    if subprocess.run([str(python), "-c", "import transformers, safetensors"], capture_output=True,
-                      timeout=300).returncode != 0:
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "transformers", "safetensors"], check=True,
-                       timeout=1800)
-    return python
+    return with_packages(["transformers", "safetensors"], ["transformers", "safetensors"])
 
 
 def tiny_llama() -> Path:
     out = CACHE / "tiny-llama"
-    if not (out / "model.safetensors").is_file() or not (out / "tokenizer.json").is_file():
-        subprocess.run([str(target_python()), str(HERE / "make_tiny_llama.py"), str(out)], check=True, timeout=600,
-                       capture_output=True)
+    with exclusive(CACHE / "tiny-llama.lock"):
+        if not (out / "model.safetensors").is_file() or not (out / "tokenizer.json").is_file():
+            subprocess.run([str(target_python()), str(HERE / "make_tiny_llama.py"), str(out)], check=True,
+                           timeout=600, capture_output=True)
     return out
 
 
 def standin_vllm_site() -> Path:
     site = CACHE / "vllm-standin-site"
-    if not (site / "vllm" / "__init__.py").is_file():
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
-                        str(HERE / "standin_vllm")], check=True, timeout=600)
+    with exclusive(CACHE / "vllm-standin-site.lock"):
+        if not (site / "vllm" / "__init__.py").is_file():
+            subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
+                            str(HERE / "standin_vllm")], check=True, timeout=600)
     return site
