@@ -62,6 +62,9 @@ def replan(fake):
     return plan_for(facts, matrix, lambda v: run_rules(make_context(facts, matrix, "auto", v)), ctx.hardware, opts)
 
 
+# The scenario matrix: a real transaction per scenario (3 to 7 s of CPU each); the fast loop
+# keeps the single-scenario tests below (rollback, uv, no pip in the target, smoke after apply).
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(wh.SCENARIOS))
 def test_fix_apply_makes_the_stack_consistent(name, tmp_path, house):
     fake = build(name, tmp_path / "doctor", house)
@@ -86,6 +89,7 @@ def test_fix_apply_makes_the_stack_consistent(name, tmp_path, house):
     assert [s for s in replan(fake).steps if s.runs] == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(wh.SCENARIOS))
 def test_naive_pip_commands_leave_it_inconsistent(name, tmp_path, house):
     _, _, naive, _ = wh.SCENARIOS[name]
