@@ -14,6 +14,7 @@ A healthy environment gives an empty plan.
 """
 from __future__ import annotations
 
+import copy
 import fnmatch
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Union
@@ -76,7 +77,7 @@ class Installer(Protocol):
     def _cmd(self, sub: str) -> List[str]: ...
 
 
-def _rendered(v, lang: str):
+def _rendered(v: object, lang: str) -> object:
     """A JSON value with its Texts (also inside lists) rendered in ``lang``."""
     if isinstance(v, list):
         return [_rendered(x, lang) for x in v]
@@ -793,7 +794,8 @@ def _residual(b: _Builder) -> None:
         b.residual.append(T("plan.residual.torch_npu", version=npu, recommended=row.torch_npu_recommended))
 
 
-def plan_for(facts: Facts, matrix: Matrix, verdict_for, hardware: Optional[str], opts: PlanOptions) -> Plan:
+def plan_for(facts: Facts, matrix: Matrix, verdict_for: Callable[[str], Verdict], hardware: Optional[str],
+             opts: PlanOptions) -> Plan:
     """Choose the target, judge the facts against it (``verdict_for(version) -> Verdict``, the
     check's rules) and build the plan."""
     choice = choose_target(matrix, facts, hardware, opts.target, opts.prefer)
@@ -828,3 +830,15 @@ def constraints_text(pins: Dict[str, str]) -> str:
             continue
         out.append(f"{name}{value}" if value[:1] in "<>=!~" else f"{name}=={value}")
     return "\n".join(out) + "\n"
+
+
+def vendor_only(plan: Plan) -> Plan:
+    """No CANN on this machine and no environment named (--python): the vendor layers come
+    first, and nothing is installed into whatever interpreter happens to be first on PATH."""
+    out = copy.deepcopy(plan)
+    out.steps = [s for s in out.steps if s.kind == "vendor"]
+    out.pins = {}
+    out.expected_residual = []
+    out.alternatives = []
+    out.notes = [T("plan.no_cann", target=plan.target)]
+    return out

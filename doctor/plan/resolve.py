@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -31,7 +31,7 @@ from packaging.utils import canonicalize_name
 from doctor.facts import Distribution, Facts
 from doctor.i18n import T
 from doctor.parse.pipreport import Failure, Resolved
-from doctor.plan.builder import Plan, Step, exact_pins, unmet_requirements
+from doctor.plan.builder import Installer, Plan, Step, Why, exact_pins, unmet_requirements
 from doctor.plan.indexes import TORCH_CPU_INDEX, remedies
 
 RESOLVED, NOT_RESOLVED, FAILED = "resolved", "not resolved", "failed"
@@ -46,7 +46,7 @@ class Ask:
     ignore_installed: bool = False
 
 
-def _union(groups) -> List[str]:
+def _union(groups: Iterable[Iterable[str]]) -> List[str]:
     out: List[str] = []
     for g in groups:
         for u in g:
@@ -148,7 +148,7 @@ def expected_conflict(requirer: str, required: str, not_on_ascend: Sequence[str]
     return requirer == "vllm" and any(fnmatch.fnmatch(required, p) for p in not_on_ascend)
 
 
-def apply(plan: Plan, facts: Facts, exact: Sequence[Resolved], deps: Sequence[Resolved], installer,
+def apply(plan: Plan, facts: Facts, exact: Sequence[Resolved], deps: Sequence[Resolved], installer: Installer,
           markers: Dict[str, str], installer_name: str = "pip") -> Plan:
     """The plan with exact pins, exact --no-deps install steps of the resolved files, the total
     download and the pip-check residual it leaves (computed, not guessed)."""
@@ -229,7 +229,7 @@ def apply(plan: Plan, facts: Facts, exact: Sequence[Resolved], deps: Sequence[Re
     return out
 
 
-def _is_generic_residual(m) -> bool:
+def _is_generic_residual(m: Why) -> bool:
     """The matrix-only plan guesses the residual of an index vllm in words; the resolved plan
     lists pip check's own lines instead."""
     text = m.text("en") if hasattr(m, "text") else str(m)

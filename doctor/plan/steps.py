@@ -8,20 +8,31 @@ KINDS, and (if it runs) its shell half in doctor/shell/steps/ with one line in t
 from __future__ import annotations
 
 import shlex
-from typing import Dict, Iterable, List, Protocol, Set
+from typing import Dict, Iterable, List, Optional, Protocol, Set
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+
+
+class Step(Protocol):
+    """The fields of a plan step (doctor.plan.builder.Step) a kind reads."""
+    kind: str
+    argv: Optional[List[str]]
+    env: Dict[str, str]
+    command: Optional[str]
+    packages: List[str]
+    removes: List[str]
+    touches_family: str
 
 
 class StepKind(Protocol):
     name: str
     runs: bool  # carried out by fix --apply (else: shown for the user to do)
 
-    def show(self, step, lang: str) -> List[str]:
+    def show(self, step: Step, lang: str) -> List[str]:
         """The lines under the step's why: the command as it runs (argv, shlex-quoted)."""
 
-    def touches(self, step, installed: Iterable[str]) -> Set[str]:
+    def touches(self, step: Step, installed: Iterable[str]) -> Set[str]:
         """Installed distributions the step may remove or replace (their files are backed up)."""
 
 
@@ -35,7 +46,7 @@ def _names(specs: Iterable[str]) -> Set[str]:
     return out
 
 
-def _argv_line(step) -> List[str]:
+def _argv_line(step: Step) -> List[str]:
     if not step.argv:
         return []
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in step.env.items())
@@ -45,10 +56,10 @@ def _argv_line(step) -> List[str]:
 class Pip:
     name, runs = "pip", True
 
-    def show(self, step, lang: str) -> List[str]:
+    def show(self, step: Step, lang: str) -> List[str]:
         return _argv_line(step)
 
-    def touches(self, step, installed: Iterable[str]) -> Set[str]:
+    def touches(self, step: Step, installed: Iterable[str]) -> Set[str]:
         return (_names(step.packages) | set(step.removes)) & set(installed)
 
 
@@ -59,10 +70,10 @@ class Build:
 
     name, runs = "build", True
 
-    def show(self, step, lang: str) -> List[str]:
+    def show(self, step: Step, lang: str) -> List[str]:
         return _argv_line(step)
 
-    def touches(self, step, installed: Iterable[str]) -> Set[str]:
+    def touches(self, step: Step, installed: Iterable[str]) -> Set[str]:
         names = _names(step.packages)
         if step.touches_family:
             names |= {n for n in installed if n.startswith(step.touches_family)}
@@ -74,10 +85,10 @@ class Fetch:
 
     name, runs = "fetch", True
 
-    def show(self, step, lang: str) -> List[str]:
+    def show(self, step: Step, lang: str) -> List[str]:
         return _argv_line(step)
 
-    def touches(self, step, installed: Iterable[str]) -> Set[str]:
+    def touches(self, step: Step, installed: Iterable[str]) -> Set[str]:
         return set()
 
 
@@ -86,10 +97,10 @@ class Manual:
 
     name, runs = "manual", False
 
-    def show(self, step, lang: str) -> List[str]:
+    def show(self, step: Step, lang: str) -> List[str]:
         return [step.command] if step.command else []
 
-    def touches(self, step, installed: Iterable[str]) -> Set[str]:
+    def touches(self, step: Step, installed: Iterable[str]) -> Set[str]:
         return set()
 
 
@@ -102,7 +113,7 @@ class Vendor(Manual):
 KINDS: Dict[str, StepKind] = {k.name: k for k in (Pip(), Build(), Fetch(), Manual(), Vendor())}
 
 
-def kind_of(step) -> StepKind:
+def kind_of(step: Step) -> StepKind:
     try:
         return KINDS[step.kind]
     except KeyError:

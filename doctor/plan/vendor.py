@@ -165,17 +165,3 @@ def vendor_steps(path: VendorPath, facts: Facts) -> List[Tuple[str, Text]]:
         out.append(("ops", T("plan.vendor.ops", to=path.cann_to)))
         out.append(("nnal", T("plan.vendor.nnal", to=path.cann_to)))
     return out
-
-
-def vendor_only(plan):
-    """No CANN on this machine and no environment named (--python): the vendor layers come
-    first, and nothing is installed into whatever interpreter happens to be first on PATH."""
-    import copy
-
-    out = copy.deepcopy(plan)
-    out.steps = [s for s in out.steps if s.kind == "vendor"]
-    out.pins = {}
-    out.expected_residual = []
-    out.alternatives = []
-    out.notes = [T("plan.no_cann", target=plan.target)]
-    return out

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import shlex
-from typing import Iterable
+from typing import Iterable, Optional
 
+from doctor.facts import CannFacts
 from doctor.findings import FAIL, OK, SKIP, WARN, Finding, cmd
 from doctor.i18n import T, Text
 from doctor.matrix.query import INCOMPATIBLE, OK as DOCUMENTED, driver_compat
@@ -25,7 +26,7 @@ def _arch(ctx: Context) -> str:
         or ctx.facts.host.machine or "<arch>"
 
 
-def _cann_found(ctx: Context):
+def _cann_found(ctx: Context) -> Optional[CannFacts]:
     """The CANN facts when a toolkit with a readable version is installed, else None."""
     c = ctx.facts.cann
     return c if c is not None and c.found and c.version else None
@@ -68,7 +69,7 @@ def cann_installed(ctx: Context) -> Iterable[Finding]:
 
 def cann_kernels(ctx: Context) -> Iterable[Finding]:
     c = _cann_found(ctx)
-    if c is None:
+    if c is None or c.version is None:
         return []
     if not c.ops_found:
         return [Finding("cann.kernels", FAIL, T("cann.kernels.missing", version=c.version),
@@ -90,7 +91,7 @@ def cann_kernels(ctx: Context) -> Iterable[Finding]:
 
 def cann_nnal(ctx: Context) -> Iterable[Finding]:
     c = _cann_found(ctx)
-    if c is None:
+    if c is None or c.version is None:
         return []
     n = c.nnal
     if not n.found:

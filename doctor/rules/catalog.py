@@ -85,7 +85,7 @@ def markdown() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     # CATALOG, built on first use: it imports every rule module
     if name == "CATALOG":
         return catalog()

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import shlex
-from typing import Iterable, Optional, Union
+from typing import Iterable, Optional, Sequence, Union
 
-from doctor.facts import DevicesFacts, NpuSmiInfo
+from doctor.facts import Chip, DevicesFacts, DriverFacts, NpuSmiInfo
 from doctor.findings import FAIL, INFO, OK, WARN, Finding, cmd
 from doctor.i18n import T, Text, join
 from doctor.parse.npusmi import error_code
@@ -30,7 +30,7 @@ MANAGEMENT_DEVICES = "--device /dev/davinci_manager --device /dev/devmm_svm --de
 NPU_SMI_ERRORS = {-8005: "devices.npu_smi.ret8005", -8020: "devices.npu_smi.ret8020"}
 
 
-def _runtime_driver(ctx: Context):
+def _runtime_driver(ctx: Context) -> Optional[DriverFacts]:
     """The driver facts, outside the build stage (where the driver is not judged)."""
     return None if ctx.build else ctx.facts.driver
 
@@ -266,7 +266,7 @@ def devices_busy(ctx: Context) -> Iterable[Finding]:
                                        for p in info.processes[:8]))]
 
 
-def _memory(chips) -> Union[str, Text]:
+def _memory(chips: Sequence[Chip]) -> Union[str, Text]:
     """', 32 GB HBM per chip, 151 GB in use' (310P cards have DDR only: nothing to add)."""
     totals = sorted({c.hbm_total_mb for c in chips if c.hbm_total_mb})
     if not totals:

@@ -15,7 +15,7 @@ from doctor.findings import FAIL, INFO, OK, WARN, Command, Finding, cmd
 from doctor.i18n import T
 from doctor.parse import hccn as parse
 from doctor.parse import serveargs
-from doctor.rules.base import Context, Rule
+from doctor.rules.base import Check, Context, Rule
 
 VA = "https://github.com/vllm-project/vllm-ascend/blob/main/docs/source"
 PD_COLOCATED = f"{VA}/tutorials/features/pd_colocated_mooncake_multi_instance.md"
@@ -482,7 +482,7 @@ def check_dp_master(ctx: Context) -> Iterable[Finding]:
     return out
 
 
-def _rule(fid: str, check, source: str) -> Rule:
+def _rule(fid: str, check: Check, source: str) -> Rule:
     return Rule(fid, "hccn", check, why=T(f"why.hccn.{fid.split('.', 1)[1]}"), source=source)
 
 

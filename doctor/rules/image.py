@@ -169,7 +169,7 @@ def judge_image(verdict: Verdict, facts: Facts, rows: Sequence[OfficialImage]) -
     return verdict, out
 
 
-def _excuse(f: Finding, items) -> None:
+def _excuse(f: Finding, items: Sequence[Tuple[str, str, Deviation, OfficialImage]]) -> None:
     _, _, dev, row = items[0]
     f.evidence = [f.title.text("en")] + [f"{p} {v}: {d.summary}" for p, v, d, _ in items] + list(f.evidence)
     f.status = INFO

@@ -5,7 +5,7 @@ The rules turn each Issue into a Finding under the topic's id (mooncake.config, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Any, Iterable, List, Optional, Tuple
 
 from doctor.i18n import Text
 
@@ -25,9 +25,9 @@ class Issue:
     source: Optional[str] = None
 
 
-def issue(status: str, title: Text, hint: Optional[Text] = None, **kw) -> Issue:
+def issue(status: str, title: Text, hint: Optional[Text] = None, **kw: Any) -> Issue:
     return Issue(status, title, hint, **kw)
 
 
-def worst_first(issues):
+def worst_first(issues: Iterable[Issue]) -> List[Issue]:
     return sorted(issues, key=lambda i: SEVERITY.get(i.status, 9))

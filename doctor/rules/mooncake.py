@@ -11,7 +11,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from packaging.version import Version
 
-from doctor.facts import ElfFacts, MooncakeFacts, PackagesFacts
+from doctor.facts import ElfFacts, MooncakeDist, MooncakeFacts, PackagesFacts
 from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Command, Datum, Finding, cmd
 from doctor.i18n import T, Text, join
 from doctor.rules import mooncake_config as mconfig
@@ -67,7 +67,7 @@ def _serve(ctx: Context) -> Optional[serveargs.ServeCommand]:
     return serveargs.parse_command(m.serve_args, ctx.facts.env)
 
 
-def _finding(fid: str, i: Issue, **kw) -> Finding:
+def _finding(fid: str, i: Issue, **kw: Any) -> Finding:
     return Finding(fid, i.status, i.title, observed=i.observed, expected=i.expected, hint=i.hint,
                    fixable=i.fixable if i.status in (FAIL, WARN) else "none", source=i.source,
                    evidence=list(i.evidence), **kw)
@@ -77,7 +77,7 @@ def _base(path: str) -> str:
     return posixpath.basename(path)
 
 
-def _owner(m: MooncakeFacts):
+def _owner(m: MooncakeFacts) -> Optional[MooncakeDist]:
     """The distribution whose RECORD holds the mooncake package that is imported."""
     if m.package_dir is None:
         return None
@@ -208,6 +208,7 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
                         commands=[C.pip_uninstall(ctx, *names)] + fix_cmds,
                         fixable=fixable, source=source, evidence=[f"package: {m.package_dir}"])]
     if kind == "other-wheel":
+        assert owner is not None  # install_kind: a wheel other than the NPU one owns the package
         state = transport_state(m, package_only=True)
         if state[0] != "ascend":
             return [Finding("mooncake.installed", FAIL,

@@ -84,7 +84,7 @@ class ConfigContext:
     ssd_offload_since: Optional[str] = None  # the Mooncake that first has SSD offload (the matrix's)
     since: Mapping[str, str] = None  # type: ignore[assignment]  # the matrix's thresholds, name -> version
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.env is None:
             self.env = {}
         if self.keys is None:

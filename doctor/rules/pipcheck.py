@@ -8,13 +8,16 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from doctor.facts import Distribution, canonical
 from doctor.i18n import T, Text
+
+if TYPE_CHECKING:
+    from packaging.markers import Marker
 
 _REQ = re.compile(
     r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[(?P<extras>[^\]]*)\])?"
@@ -57,7 +60,7 @@ def parse(req: str) -> Optional[Tuple[str, str, Optional[str], bool]]:
 
 
 @functools.lru_cache(maxsize=2048)
-def _marker(text: str):
+def _marker(text: str) -> "Optional[Marker]":
     # Imported on first use: with the result cache warm, check never evaluates a marker, and
     # packaging.markers (its tokenizer, tags, sysconfig) costs ~20 ms to import.
     from packaging.markers import InvalidMarker, Marker

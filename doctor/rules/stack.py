@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, List, Optional, Union
+from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 from doctor.facts import Distribution
 from doctor.findings import FAIL, INFO, OK, WARN, Command, Finding, cmd
@@ -269,7 +269,7 @@ def vllm_ascend_installed(ctx: Context) -> Iterable[Finding]:
                     observed=va.version, expected=r.key, source=r.source)]
 
 
-def _judged_release(ctx: Context):
+def _judged_release(ctx: Context) -> Tuple[Optional[Distribution], Optional[Release]]:
     """(vllm-ascend distribution, its release row) when both are known, else (None, None)."""
     va = _installed(ctx, "vllm-ascend")
     if va is None or ctx.release is None:
@@ -279,7 +279,7 @@ def _judged_release(ctx: Context):
 
 def vllm_ascend_plugin(ctx: Context) -> Iterable[Finding]:
     va, r = _judged_release(ctx)
-    if va is None:
+    if va is None or r is None:
         return []
     plugins = va.entry_points.get("vllm.platform_plugins", {})
     selected = ctx.facts.env.get("VLLM_PLUGINS")
@@ -304,7 +304,7 @@ def vllm_ascend_plugin(ctx: Context) -> Iterable[Finding]:
 
 def vllm_ascend_triton(ctx: Context) -> Iterable[Finding]:
     va, r = _judged_release(ctx)
-    if va is None:
+    if va is None or r is None:
         return []
     ta = ctx.facts.dist("triton-ascend")
     mainline = ctx.facts.dist("triton")
@@ -338,7 +338,7 @@ def vllm_ascend_triton(ctx: Context) -> Iterable[Finding]:
 
 def _spec_check(ctx: Context, name: str, fid: str) -> Iterable[Finding]:
     va, r = _judged_release(ctx)
-    if va is None:
+    if va is None or r is None:
         return []
     spec = getattr(r, name)
     d = ctx.facts.dist(name)
@@ -366,7 +366,7 @@ def vllm_ascend_transformers(ctx: Context) -> Iterable[Finding]:
 
 def vllm_ascend_known_problems(ctx: Context) -> Iterable[Finding]:
     va, r = _judged_release(ctx)
-    if va is None or not r.known_problems:
+    if va is None or r is None or not r.known_problems:
         return []
     return [Finding("vllm_ascend.known_problems", INFO,
                     T("vllm_ascend.known_problems.some", count=len(r.known_problems), release=r.vllm_ascend,

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Dict, Iterable, List, Optional
 
-from doctor.findings import FAIL, INFO, OK, WARN, Edit, Finding, cmd
-from doctor.i18n import T
-from doctor.matrix.model import TuningAdvice
+from doctor.findings import FAIL, INFO, OK, WARN, Command, Edit, Finding, cmd
+from doctor.i18n import T, Text
+from doctor.matrix.model import TuningAdvice, TuningFact, TuningVar
 from doctor.parse.procfs import parse_cpulist, parse_size
 from doctor.rules.base import Context, Rule
 from doctor.versions import satisfies
@@ -269,7 +269,7 @@ def _condition(v: View, when: str) -> bool:
     return False
 
 
-def _satisfies(value: Optional[str], wanted: str, accept) -> bool:
+def _satisfies(value: Optional[str], wanted: str, accept: Iterable[str]) -> bool:
     if value is None:
         return False
     options = (wanted,) + tuple(accept)
@@ -316,13 +316,13 @@ def env_recommended(ctx: Context) -> Iterable[Finding]:
     return out
 
 
-def _missing_title(v: View, var: str, value: Optional[str], rows, status: str):
+def _missing_title(v: View, var: str, value: Optional[str], rows: List[TuningAdvice], status: str) -> Text:
     advice = [T("tuning.env_recommended.who", who=_who(a), value=a.value) for a in rows]
     shown = value if value is not None else UNSET
     effect = next((a for a in rows if a.level == "warn" and a.effect_en), None) if status == WARN else None
     if effect is not None:
         return T("tuning.env_recommended.missing_effect", var=var, value=shown, version=v.version, advice=advice,
-                 effect=Words(en=effect.effect_en, zh=effect.effect_zh or effect.effect_en))
+                 effect=Words(en=effect.effect_en or "", zh=effect.effect_zh or effect.effect_en or ""))
     return T("tuning.env_recommended.missing", var=var, value=shown, version=v.version, advice=advice)
 
 
@@ -343,11 +343,11 @@ def _export_value(var: str, wanted: str, current: Optional[str], arch: str = "$(
     return wanted
 
 
-def _who(a) -> Words:
+def _who(a: TuningAdvice) -> Words:
     return Words(en=a.who_en, zh=a.who_zh)
 
 
-def _evidence(meta, rows) -> List[str]:
+def _evidence(meta: Optional[TuningVar], rows: List[TuningAdvice]) -> List[str]:
     out = [f"{meta.name}: {meta.effect_en}"] if meta else []
     for a in rows:
         line = f"{a.id}: {a.value} ({a.who_en})"
@@ -448,12 +448,12 @@ def rejected(ctx: Context) -> Iterable[Finding]:
     return out
 
 
-def _rejected(row, title, observed: str, edits, commands) -> Finding:
+def _rejected(row: TuningFact, title: Text, observed: str, edits: List[Edit], commands: List[Command]) -> Finding:
     return Finding("tuning.rejected", FAIL, title, observed=observed, fixable="manual", source=row.source,
                    evidence=[row.note or ""], hint=T("tuning.rejected.hint"), edits=edits, commands=commands)
 
 
-def _why(key: str):
+def _why(key: str) -> Text:
     return T(f"why.tuning.{key}")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Iterable, List
 
 from doctor.findings import FAIL, INFO, OK, Finding
-from doctor.i18n import T
+from doctor.i18n import T, Text
 from doctor.rules.base import Context, Rule
 from doctor.rules.tuning_common import GIB, view
 
@@ -125,7 +125,7 @@ def model_tokenizer(ctx: Context) -> Iterable[Finding]:
                     source=HF_TOKENIZER)]
 
 
-def _why(key: str):
+def _why(key: str) -> Text:
     return T(f"why.tuning.{key}")
 
 

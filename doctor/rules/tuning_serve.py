@@ -77,7 +77,7 @@ def _rt_visible(v: View, raw: str, count: int) -> List[Finding]:
                     observed=raw, source=source)]
 
 
-def _visible(status: str, title, raw: str, fixed: List[int], source) -> Finding:
+def _visible(status: str, title: Text, raw: str, fixed: List[int], source: Optional[str]) -> Finding:
     value = joined(fixed)
     return Finding("tuning.visible_devices", status, title, observed=raw, expected=value or None, fixable="manual",
                    hint=T("tuning.visible_devices.hint"), source=source,
@@ -367,7 +367,7 @@ def kv_cache(ctx: Context) -> Iterable[Finding]:
                           seqs_lo=lo_tokens // length, seqs_hi=hi_tokens // length))]
 
 
-def _why(key: str):
+def _why(key: str) -> Text:
     return T(f"why.tuning.{key}")
 
 

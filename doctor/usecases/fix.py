@@ -130,7 +130,7 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     confirm, carry it out as one transaction (from the index, or from --bundle DIR only), check
     again and run the smoke test. ``show_plan`` is called before the question is asked;
     ``resolving`` wraps the resolver's run (a spinner)."""
-    from doctor.plan.builder import PlanOptions, plan_for, requirements_text
+    from doctor.plan.builder import PlanOptions, plan_for, requirements_text, vendor_only
     from doctor.rules.engine import make_context, run_rules
     from doctor.shell.apply import apply_plan, detect_installer, refuse_if_unfinished, target_from_facts
     from doctor.shell.txn import planned_state_dir, state_dir
@@ -170,8 +170,6 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     plan = plan_for(facts, mx, lambda version: run_rules(make_context(facts, mx, opts.check.stage, version)),
                     ctx0.hardware, popts)
     if no_cann:  # a bare machine: the vendor layers first, no pip installs yet
-        from doctor.plan.vendor import vendor_only
-
         plan = vendor_only(plan)
     install_env = env  # what pip sees when it resolves and installs (a bundle: the bundle only)
     bundle_dir: Optional["Bundle"] = None
