@@ -134,9 +134,7 @@ def image_json(img: ImageFacts, judgement, lang: str) -> Dict[str, Any]:
 
 
 def with_image(check_json_text: str, result, lang: str) -> str:
-    """check --json with the ``image`` object added (only for image checks)."""
-    if result.facts.image is None:
-        return check_json_text
+    """check --json with the ``image`` object added (for image checks)."""
     import json
 
     doc = json.loads(check_json_text)

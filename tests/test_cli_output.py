@@ -108,9 +108,9 @@ def test_dash_h_is_help_on_every_command_and_version_prints_the_version():
     import typer.main
 
     from doctor import __version__
-    from doctor.cli.main import app
+    from doctor.cli.main import make_app
 
-    every = list(_commands(typer.main.get_command(app)))
+    every = list(_commands(typer.main.get_command(make_app())))
     assert len(every) >= 15 and ("matrix", "show") in every and ("fleet", "compare") in every
     for path in [()] + every:
         code, out, err = main(*path, "-h")

@@ -242,9 +242,9 @@ def parse_doctor(argv: List[str]) -> None:
     """The doctor's own command line accepts it (parsed, not run)."""
     import typer.main
 
-    from doctor.cli.main import app
+    from doctor.cli.main import make_app
 
-    command = typer.main.get_command(app)
+    command = typer.main.get_command(make_app())
     args = list(argv[1:])
     ctx = command.make_context("ascend-doctor", [], resilient_parsing=True)  # a group: no options here
     while hasattr(command, "get_command"):  # a group: the next word names the command

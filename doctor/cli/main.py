@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List, Optional
+from typing import List, Optional, Sequence, Tuple
 
 import typer
 
@@ -12,7 +12,7 @@ from doctor.cli.options import (HCCN_TIMEOUT, HCCN_TOOL, IMAGE, IMAGE_TAR, JSON,
                                 PLATFORM, PULL, PYTHON, ROOT, SITE, STAGE, image_request, pick_language)
 from doctor.errors import DoctorError, UsageError
 
-app = typer.Typer(
+SETTINGS = dict(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -20,6 +20,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},  # every command and group inherits it
     help="Environment doctor for LLM serving on Huawei Ascend NPUs: check the stack, explain errors, fix it.",
 )
+app = typer.Typer(**SETTINGS)  # type: ignore[arg-type]  # the commands defined here; make_app() adds the others
 
 
 def _print_version(value: bool) -> None:
@@ -94,10 +95,14 @@ def check(
     code = result.verdict.exit_code(fail_on)
     if as_json:
         from doctor.render import check_json
-        from doctor.render_image import with_image
 
-        sys.stdout.write(with_image(check_json(result.verdict, stage=result.ctx.stage, target=target_info(result.ctx),
-                                               timings=result.timings, lang=lang), result, lang) + "\n")
+        text = check_json(result.verdict, stage=result.ctx.stage, target=target_info(result.ctx), timings=result.timings,
+                          lang=lang)
+        if result.facts.image is not None:
+            from doctor.render_image import with_image
+
+            text = with_image(text, result, lang)
+        sys.stdout.write(text + "\n")
     else:
         from doctor.render import print_check
 
@@ -157,23 +162,56 @@ def version() -> None:
     typer.echo(f"ascend-doctor {__version__}")
 
 
-# Each command group lives in its own module; they are registered here, in the order of --help.
-from doctor.cli.explain import explain_command  # noqa: E402
-from doctor.cli.fix import fix_command, rollback_command  # noqa: E402
-from doctor.cli.fleet import fleet_app  # noqa: E402
-from doctor.cli.guard import CONTEXT as GUARD_CONTEXT, guard_command  # noqa: E402
-from doctor.cli.matrix import matrix_app  # noqa: E402
-from doctor.cli.mooncake import mooncake_app  # noqa: E402
-from doctor.cli.smoke import smoke_command  # noqa: E402
+# The commands of the other modules, in the order of --help: (name, module, attribute, context
+# settings attribute). A group is a typer.Typer, a command a function.
+ELSEWHERE: Tuple[Tuple[str, str, str, Optional[str]], ...] = (
+    ("smoke", "doctor.cli.smoke", "smoke_command", None),
+    ("explain", "doctor.cli.explain", "explain_command", None),
+    ("fix", "doctor.cli.fix", "fix_command", None),
+    ("rollback", "doctor.cli.fix", "rollback_command", None),
+    ("guard", "doctor.cli.guard", "guard_command", "CONTEXT"),
+    ("matrix", "doctor.cli.matrix", "matrix_app", None),
+    ("mooncake", "doctor.cli.mooncake", "mooncake_app", None),
+    ("fleet", "doctor.cli.fleet", "fleet_app", None),
+)
 
-app.command("smoke")(smoke_command)
-app.command("explain")(explain_command)
-app.command("fix")(fix_command)
-app.command("rollback")(rollback_command)
-app.command("guard", context_settings=GUARD_CONTEXT)(guard_command)
-app.add_typer(matrix_app, name="matrix")
-app.add_typer(mooncake_app, name="mooncake")
-app.add_typer(fleet_app, name="fleet")
+
+def make_app(only: Optional[str] = None) -> typer.Typer:
+    """Every command, or only the one named: typer builds the options of every registered
+    command before it runs one, and a check need not import (nor build) fix, fleet or guard."""
+    import importlib
+
+    full = typer.Typer(**SETTINGS)  # type: ignore[arg-type]
+    full.registered_callback = app.registered_callback
+    full.registered_commands = [c for c in app.registered_commands if only in (None, _command_name(c))]
+    for name, module, attribute, context in ELSEWHERE:
+        if only not in (None, name):
+            continue
+        mod = importlib.import_module(module)
+        obj = getattr(mod, attribute)
+        if isinstance(obj, typer.Typer):
+            full.add_typer(obj, name=name)
+        else:
+            full.command(name, context_settings=getattr(mod, context) if context else None)(obj)
+    return full
+
+
+def _command_name(info: "typer.models.CommandInfo") -> str:
+    if info.name:
+        return info.name
+    assert info.callback is not None
+    return info.callback.__name__.lower().replace("_", "-")  # typer's own rule
+
+
+def named_command(argv: Sequence[str]) -> Optional[str]:
+    """The command a command line runs, when it names a known one before any top-level option
+    (--help, --version: those need every command); None otherwise."""
+    known = {_command_name(c) for c in app.registered_commands} | {e[0] for e in ELSEWHERE}
+    for arg in argv:
+        if arg.startswith("-"):
+            return None
+        return arg if arg in known else None
+    return None
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -184,7 +222,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     proc.install_signal_handlers()
     code = 0
     try:
-        result = app(args=argv, prog_name="ascend-doctor", standalone_mode=False)
+        args = sys.argv[1:] if argv is None else argv
+        result = make_app(named_command(args))(args=args, prog_name="ascend-doctor", standalone_mode=False)
         code = result if isinstance(result, int) else 0
     except typer.Exit as e:
         code = e.exit_code

@@ -38,7 +38,10 @@ PULL = typer.Option(False, "--pull", help="Pull --image first (with --platform, 
 
 def image_request(image: Optional[str], image_tar: Optional[str], platform: Optional[str], pull: bool,
                   lang: Optional[str] = None):
-    """The --image/--image-tar/--platform/--pull options of check, snapshot and fix."""
+    """The --image/--image-tar/--platform/--pull options of check, snapshot and fix (None when
+    none is given: a host check loads none of the image code)."""
+    if not (image or image_tar or platform or pull):
+        return None
     from doctor.usecases.image import ImageRequest
 
     return ImageRequest(image=image, image_tar=image_tar, platform=platform, pull=pull,

@@ -82,22 +82,41 @@ R = TypeVar("R")
 def row_from(cls: Type[R], table: Dict[str, Any], **extra: Any) -> R:
     """A row from a validated table (lists become tuples, sub-tables rows, dates ISO strings)."""
     values: Dict[str, Any] = dict(extra)
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        spec = f.metadata.get(_SPEC)
-        if spec is None or f.name not in table:
+    for name, how, sub in _columns_of(cls):
+        if name not in table:
             continue
-        value = table[f.name]
-        sub = f.metadata.get(_ROW)
-        if sub is not None:
+        value = table[name]
+        if how == "rows":
             value = tuple(row_from(sub, item) for item in value or ())
-        elif spec.many:
+        elif how == "many":
             value = tuple(value or ())
-        elif spec.mapping:
+        elif how == "mapping":
             value = dict(value or {})
         elif isinstance(value, (datetime.date, datetime.datetime)):
             value = value.isoformat()
-        values[f.name] = value
+        values[name] = value
     return cls(**values)
+
+
+_COLUMNS: Dict[type, Tuple[Tuple[str, str, Any], ...]] = {}
+
+
+def _columns_of(cls: type) -> Tuple[Tuple[str, str, Any], ...]:
+    """(name, how to convert, sub-row class) of each column, worked out once per class: every
+    check builds hundreds of rows, and dataclasses.fields() plus metadata lookups per row cost
+    more than the rows themselves."""
+    known = _COLUMNS.get(cls)
+    if known is None:
+        out = []
+        for f in dataclasses.fields(cls):
+            spec = f.metadata.get(_SPEC)
+            if spec is None:
+                continue
+            sub = f.metadata.get(_ROW)
+            how = "rows" if sub is not None else "many" if spec.many else "mapping" if spec.mapping else "value"
+            out.append((f.name, how, sub))
+        known = _COLUMNS[cls] = tuple(out)
+    return known
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import socket
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -165,6 +164,8 @@ def _pings(host: Host, tool: str, pairs: List[Tuple[int, str]], a3: bool, timeou
 
     if not pairs:
         return []
+    from concurrent.futures import ThreadPoolExecutor  # here: it loads logging, ~7 ms check mostly does not need
+
     with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(pairs))) as pool:
         return list(pool.map(one, pairs))
 
@@ -183,6 +184,8 @@ def probe_hccn(host: Host, devices: Optional[DevicesFacts], options: HccnOptions
     a3 = bool(devices and devices.npu_smi_info and devices.npu_smi_info.layout == "A3")
     queries = QUERIES + (A3_QUERIES if a3 else ())
     if ids:
+        from concurrent.futures import ThreadPoolExecutor  # here: only hosts with hccn_tool get this far
+
         with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(ids))) as pool:
             facts.devices = list(pool.map(lambda d: _device(host, tool, d, queries, options.timeout), ids))
     if a3 and devices is not None:

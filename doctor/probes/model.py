@@ -7,7 +7,6 @@ blob names, a sha256sum file). Only ``--verify-weights`` reads whole shards, and
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -210,6 +209,8 @@ def _sample(shards: List[ShardFact], n: int) -> List[ShardFact]:
 
 
 def _verify(m: ModelFacts, real: str, sample: int, progress: Progress) -> None:
+    import hashlib  # here: only --verify-weights hashes (check imports no hashlib otherwise)
+
     chosen = _sample(m.shards, sample)
     total = sum(s.size or 0 for s in chosen)
     done = 0
