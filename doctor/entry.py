@@ -17,6 +17,12 @@ def main() -> None:
 
         for_command_line(sys.argv[1:])
         from doctor.cli.main import main as cli_main
+    except Exception as e:  # a stop that arrived while a class was being defined comes wrapped
+        stop = proc.stop_behind(e)
+        if stop is None:
+            raise
+        proc.kill_all()
+        sys.exit(128 + stop.signum if isinstance(stop, proc.Terminated) else 130)
     except (proc.Terminated, KeyboardInterrupt) as e:
         proc.kill_all()
         sys.exit(128 + e.signum if isinstance(e, proc.Terminated) else 130)

@@ -119,3 +119,37 @@ while True:
         assert not alive(child)
         if mode == "shield":
             assert p.stdout.read().strip() == "rolled back"
+
+
+def _stop_while_defining_a_class(stop: BaseException) -> None:
+    """What CPython does when a signal handler raises while a class body's __set_name__ runs
+    (every dataclass field has one): the stop comes back as a RuntimeError caused by it."""
+    class Field:
+        def __set_name__(self, owner, name):
+            raise stop
+
+    class Row:  # noqa: B903
+        version = Field()
+
+
+@pytest.mark.parametrize("stop, code, said", [(KeyboardInterrupt(), 130, "interrupted"),
+                                              ("hup", 128 + signal.SIGHUP, f"terminated by signal {signal.SIGHUP}")])
+def test_a_stop_wrapped_by_python_is_a_stop_not_an_internal_error(monkeypatch, capsys, stop, code, said):
+    from doctor.cli import main as cli
+    from doctor.shell import proc
+
+    stop = proc.Terminated(signal.SIGHUP) if stop == "hup" else stop
+    with pytest.raises(RuntimeError) as wrapped:
+        _stop_while_defining_a_class(stop)
+    assert proc.stop_behind(wrapped.value) is stop
+    assert proc.stop_behind(RuntimeError("plain")) is None
+
+    def version_command() -> None:
+        _stop_while_defining_a_class(stop)
+
+    monkeypatch.setattr(cli.app.registered_commands[-1], "callback", version_command)
+    assert cli._command_name(cli.app.registered_commands[-1]) == "version"
+    with pytest.raises(SystemExit) as done:
+        cli.main(["version"])
+    err = capsys.readouterr().err
+    assert done.value.code == code and said in err and "internal error" not in err, err

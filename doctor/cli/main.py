@@ -230,16 +230,13 @@ def main(argv: Optional[List[str]] = None) -> None:
     except DoctorError as e:
         _say(f"ascend-doctor: error: {e}")
         code = e.exit_code
-    except KeyboardInterrupt:
-        proc.kill_all()
-        _say("ascend-doctor: interrupted")
-        code = 130
-    except proc.Terminated as e:
-        proc.kill_all()
-        _say(f"ascend-doctor: terminated by signal {e.signum}")
-        code = 128 + e.signum
+    except (KeyboardInterrupt, proc.Terminated) as e:
+        code = _stopped(e)
     except Exception as e:
-        if hasattr(e, "exit_code") and hasattr(e, "format_message"):  # click usage errors
+        stop = proc.stop_behind(e)
+        if stop is not None:
+            code = _stopped(stop)
+        elif hasattr(e, "exit_code") and hasattr(e, "format_message"):  # click usage errors
             _say(f"ascend-doctor: error: {e.format_message()}")
             code = e.exit_code
         elif type(e).__name__ == "Abort":
@@ -256,6 +253,18 @@ def main(argv: Optional[List[str]] = None) -> None:
     if stopped is not None and code in (0, 3, 4):
         code = 128 + stopped  # a signal whose exception Python swallowed still ends the run as stopped
     sys.exit(code)
+
+
+def _stopped(stop: BaseException) -> int:
+    """Ctrl-C or SIGTERM/SIGHUP: the children die now; the exit code says which."""
+    from doctor.shell import proc
+
+    proc.kill_all()
+    if isinstance(stop, proc.Terminated):
+        _say(f"ascend-doctor: terminated by signal {stop.signum}")
+        return 128 + stop.signum
+    _say("ascend-doctor: interrupted")
+    return 130
 
 
 def _say(line: str) -> None:

@@ -35,7 +35,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote, urlparse
 
 from doctor.errors import UsageError
@@ -215,7 +215,7 @@ def deadline_session(deadline: Deadline, timeout: Tuple[float, float] = TIMEOUT,
 def read_body(resp, url: str, cap: int, deadline: Optional[Deadline] = None) -> bytes:
     buf = io.BytesIO()
     try:
-        for chunk in resp.iter_content(1 << 16):
+        for chunk in _as_received(resp):
             buf.write(chunk)
             if buf.tell() > cap:
                 raise IndexFetchError(f"{url} is larger than {cap // (1 << 20)} MiB")
@@ -224,6 +224,21 @@ def read_body(resp, url: str, cap: int, deadline: Optional[Deadline] = None) -> 
     finally:
         resp.close()
     return buf.getvalue()
+
+
+def _as_received(resp) -> Iterator[bytes]:
+    """The body in the pieces the network delivers. ``iter_content(n)`` waits until n bytes
+    have come, so a server dripping a few bytes a second would be checked against the deadline
+    only at the end; urllib3 2's ``read1`` returns after each receive."""
+    raw = resp.raw
+    if type(raw).__module__.startswith("urllib3") and hasattr(raw, "read1"):
+        while True:
+            data = raw.read1(1 << 16, decode_content=True)
+            if not data:
+                return
+            yield data
+    else:  # urllib3 1.x, or a file:// body read whole
+        yield from resp.iter_content(1 << 10)
 
 
 def _file_adapter():
@@ -464,7 +479,9 @@ class _Limited:
         self.raw, self.limit, self.url, self.deadline, self.count = raw, limit, url, deadline, 0
 
     def read(self, n: int = -1) -> bytes:
-        data = self.raw.read(n if n and n > 0 else 1 << 16)
+        want = n if n and n > 0 else 1 << 16
+        # read1: what one receive brought (read(n) would wait out a dripping server for n bytes)
+        data = self.raw.read1(want) if hasattr(self.raw, "read1") else self.raw.read(want)
         self.count += len(data)
         if self.count > self.limit:
             raise IndexFetchError(f"{self.url} is larger than {self.limit // (1 << 20)} MiB")

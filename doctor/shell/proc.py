@@ -183,6 +183,20 @@ def signalled() -> Optional[int]:
     return _signalled[0] if _signalled else None
 
 
+def stop_behind(e: BaseException) -> Optional[BaseException]:
+    """The Ctrl-C or Terminated an exception wraps: a signal that lands while Python runs
+    ``__set_name__`` (a dataclass being defined) or an import hook comes back as a RuntimeError
+    whose cause is the stop."""
+    seen = set()
+    cur: Optional[BaseException] = e
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, (KeyboardInterrupt, Terminated)):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
 def raise_if_signalled() -> None:
     """Raise the stop a signal asked for, in case its exception was lost. Every process start
     runs at-fork callbacks (logging registers one), and Python drops an exception raised inside
