@@ -101,7 +101,9 @@ def mutant_diffs(work: Path, files: List[str], names: List[str]) -> Dict[str, Li
         path = work / "mutants" / f
         if not path.exists():
             continue
-        funcs = {n.name: ast.unparse(n).splitlines()[1:] for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        # the whole function, its name made the original's: a mutated default shows in the def line
+        funcs = {n.name: ast.unparse(n).replace(n.name, n.name.rsplit("__mutmut_", 1)[0], 1).splitlines()
+                 for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in n.name}
         module = f[:-3].replace("/", ".")
         for fname, body in funcs.items():
