@@ -5,11 +5,11 @@ files (a comparison, a constant, a keyword argument, a string...) and runs the f
 that cover the changed function; a mutant the tests do not notice "survives". Prints the kill
 ratio per file and writes a report listing every survivor with its diff.
 
-    pip install mutmut            # 3.x, into the environment that runs the tests
+    pip install 'mutmut==3.8.1'   # 3.x (3.8.1 tested), into the environment that runs the tests
     python bench/mutation.py                                  # the pure core
     python bench/mutation.py doctor/shell/txn.py doctor/shell/apply.py --tests tests/test_apply_faults.py
     python bench/mutation.py doctor/rules/cann.py --jobs 2 --report /tmp/cann.md
-    python bench/mutation.py --sample 1500 --seed 1    # a random sample of the core's ~11 000 mutants
+    python bench/mutation.py --sample 300 --seed 20261201 --jobs 1   # a random sample of the core's ~22 000 mutants
 
 Exit status 0 when the kill ratio reaches --min (85% by default), 3 otherwise.
 """
@@ -33,7 +33,9 @@ PURE_CORE = ["doctor/rules/*.py", "doctor/findings.py", "doctor/layers.py", "doc
 # The fast unit tests of the pure core: plain data in, no host, no processes. (tests/test_purity.py
 # is left out: it shuts os.environ, which mutmut's trampolines read on every call.)
 FAST_TESTS = ["tests/rules", "tests/plan", "tests/matrix", "tests/test_versions.py", "tests/test_verdict.py",
-              "tests/test_findings.py", "tests/test_catalog.py", "tests/test_matrix_query.py"]
+              "tests/test_findings.py", "tests/test_catalog.py", "tests/test_matrix_query.py",
+              "tests/test_tuning_rules.py", "tests/test_tuning_parse.py", "tests/test_pipcheck.py",
+              "tests/test_image_parse.py"]
 # Tests that read the source text (AST scans): they see mutmut's copies with every mutant inside.
 SOURCE_READERS = ["tests/rules/test_rule_sources.py::test_every_source_literal_in_the_rules_resolves"]
 KILLED = {"killed", "timeout", "caught by type check"}
@@ -99,7 +101,9 @@ def mutant_diffs(work: Path, files: List[str], names: List[str]) -> Dict[str, Li
         path = work / "mutants" / f
         if not path.exists():
             continue
-        funcs = {n.name: ast.unparse(n).splitlines()[1:] for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        # the whole function, its name made the original's: a mutated default shows in the def line
+        funcs = {n.name: ast.unparse(n).replace(n.name, n.name.rsplit("__mutmut_", 1)[0], 1).splitlines()
+                 for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in n.name}
         module = f[:-3].replace("/", ".")
         for fname, body in funcs.items():

@@ -1,6 +1,8 @@
 """Every finding id has one rule record, documented in the catalog view and in docs/findings.md."""
 from pathlib import Path
 
+import pytest
+
 from doctor.layers import LAYERS
 from doctor.rules.all_rules import RULES
 from doctor.rules.catalog import GENERIC, REPORTED, catalog, describe
@@ -29,6 +31,14 @@ def test_generic_ids_resolve():
     assert describe("cann.probe_error")["layer"] == "cann"
     assert describe("torch.rule_error")["why_en"]
     assert describe("mooncake.probe_error")["why_en"] == describe("cann.probe_error")["why_en"]
+    with pytest.raises(KeyError):  # a generic topic under an unknown finding is no id
+        describe("cann.version.probe_error")
+
+
+def test_the_catalog_table_is_the_module_attribute():
+    from doctor.rules.catalog import CATALOG
+
+    assert CATALOG == catalog()
 
 
 def test_docs_findings_is_generated_from_the_catalog():

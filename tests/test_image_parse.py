@@ -276,4 +276,27 @@ def test_a_deviation_excuses_only_what_came_from_its_step():
         assert verdict.root_cause == (None if status == "info" else "torch_npu.version")
         assert (judgement.built_on is not None) == (layer == 2)
         if status == "fail":
-            assert [(o.package, o.layer) for o in judgement.origins] == [("torch-npu", 3)]
+            assert [(o.package, o.layer, o.created_by) for o in judgement.origins] == [
+                ("torch-npu", 3, "RUN pip install --force-reinstall torch_npu-2.10.0-cp312-cp312-linux_aarch64.whl")]
+        else:  # the excuse names the official step that installed it
+            assert "the step running install_daily_deps.sh" in verdict.findings[0].hint.text("en")
+    unknown = facts(3)
+    unknown.image.dist_layers = {"vllm-ascend": 1}  # not traced to a layer: no step to name
+    verdict = judge([Finding("torch_npu.version", FAIL, msg("torch-npu 2.10.0 does not match", "不配套"), observed="2.10.0")])
+    _, judgement = judge_image(verdict, unknown, rows)
+    assert [(o.package, o.layer, o.created_by) for o in judgement.origins] == [("torch-npu", None, "")]
+
+
+def test_the_packages_a_finding_is_about():
+    from doctor.facts import Distribution
+    from doctor.findings import FAIL, Finding, msg
+    from doctor.rules.image import packages_of
+
+    dists = {n: Distribution(n, v) for n, v in (("torch", "2.7.1"), ("torchvision", "0.22.1"),
+                                                 ("torchaudio", "2.7.1"), ("numpy", "2.2.0"))}
+    # torch.companions: the companion whose version was observed, else both
+    assert packages_of(Finding("torch.companions", FAIL, msg("x", "x"), observed="0.22.1"), dists) == ["torchvision"]
+    assert packages_of(Finding("torch.companions", FAIL, msg("x", "x"), observed="9"), dists) == ["torchvision", "torchaudio"]
+    # otherwise "name version" pairs of installed packages in the text
+    title = msg("vllm-ascend needs numpy<2, numpy 2.2.0 is installed", "x")
+    assert packages_of(Finding("vllm_ascend.numpy_other", FAIL, title), dists) == ["numpy"]

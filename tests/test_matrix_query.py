@@ -137,7 +137,9 @@ def test_pins_for_per_arch_python_builds(shipped):
     assert any("outside" in n for n in map(str, none.notes))
     unknown = pins_for(shipped, "0.18.0")
     assert unknown.packages["torch-npu"] == "2.9.0.post1+git4c901a4"
-    assert any("pass arch and Python" in n for n in map(str, unknown.notes))
+    assert [str(n) for n in unknown.notes] == [
+        "torch-npu 2.9.0.post1 is built per Python and arch; 2.9.0.post1+git4c901a4 is the build for aarch64 "
+        "Python ==3.10.*: pass arch and Python to pick yours"]
 
 
 def test_pins_for_dev_build_notes_where_it_lives(shipped):

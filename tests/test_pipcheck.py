@@ -47,6 +47,8 @@ def test_parse_forms():
     assert parse("Foo_Bar[x,y]>=1.0; python_version>'3.8'")[:3] == ("foo-bar", ">=1.0", "python_version>'3.8'")
     assert parse("pkg @ https://example.invalid/pkg.whl")[3] is True
     assert marker_applies('extra == "dev"', LINUX_X86) is False
+    # an "or" with another clause: evaluated, with no extra requested
+    assert marker_applies("python_version >= '3.8' or extra == \"dev\"", LINUX_X86) is True
 
 
 def _facts(dists, markers):

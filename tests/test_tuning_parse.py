@@ -116,6 +116,11 @@ def test_patch_one_line_commands_inline_variables_and_the_last_flag():
         apply_edits("echo hello\n", [Edit("flag", "dtype", "float16")])
 
 
+def test_patch_drops_a_flag_only_inside_the_serve_command():
+    script = "vllm serve m \\\n  --tp 2\n# retry: vllm serve m --block-size 16\n"
+    assert apply_edits(script, [Edit("drop", "block-size")]) == script
+
+
 def test_model_probe_on_a_handmade_directory(tmp_path):
     """The probe without transformers (tests/test_tuning_model.py runs real ones): shards from
     the index, their sizes from the headers, published hashes from a sha256sum file."""

@@ -55,3 +55,11 @@ def test_an_auto_fixable_finding_without_a_fixer_is_reported_not_changed():
 
 def test_a_healthy_stack_gives_an_empty_plan():
     assert _plan([]).empty
+
+
+def test_only_vllm_requirements_are_excluded_as_not_on_ascend():
+    cuda_only = ("xformers", "nvidia-*")
+    assert builder.excluded("vllm", "nvidia-nccl-cu12", ["torch"], cuda_only)
+    assert builder.excluded("vllm-ascend", "Torch", ["torch"], cuda_only)  # a pinned stack package, any owner
+    assert not builder.excluded("vllm-ascend", "xformers", ["torch"], cuda_only)  # its own requirements all count
+    assert not builder.excluded("vllm", "numpy", ["torch"], cuda_only)

@@ -108,6 +108,15 @@ def cases() -> Dict[str, dict]:
                                                          vllm="0.13.0", torch="2.8.0", torch_npu="2.8.0",
                                                          torchvision="0.23.0")), dict(with_mooncake=True)),
         "driver too old for the target": (b.facts(driver=b.driver(version="23.0.7")), dict(target="0.11.0rc3")),
+        "target not in the matrix": (b.facts(), dict(target="9.9.9")),
+        "fresh, glibc too old": (b.facts(cann=b.cann(version="8.5.0"), packages=b.packages({}),
+                                         python=b.python(glibc="2.17")), {}),
+        "bare machine": (b.facts(driver=b.driver(found=False, version=None), firmware=b.firmware(found=False, version=None),
+                                 cann=b.cann(found=False, version=None), devices=b.devices(count=0),
+                                 packages=b.packages({})), {}),
+        "cuda torchaudio, no paired build": (b.facts(cann=b.cann(version="8.5.0"), packages=stack_with(
+            b.dist("torchaudio", "2.8.0+cu126"), b.dist("triton-ascend", "3.2.0"), vllm_ascend="0.13.0", vllm="0.13.0",
+            torch="2.8.0", torch_npu="2.8.0", torchvision="0.23.0")), {}),
         "uv-like installer on aarch64": (b.facts(python=b.python(machine="aarch64"), packages=b.packages(b.stack(torch="2.8.0"))),
                                          dict(vllm_from="source")),
     }
@@ -116,7 +125,8 @@ def cases() -> Dict[str, dict]:
 def _render(plan) -> str:
     doc = plan.to_json("en")
     zh = plan.to_json("zh")
-    doc["zh"] = [zh["choice_why"]] + [s["why"] for s in zh["steps"]] + zh["notes"] + zh["expected_residual"]
+    doc["zh"] = [zh["choice_why"]] + [s["why"] for s in zh["steps"]] + zh["notes"] + zh["expected_residual"] + \
+        [json.dumps(a, ensure_ascii=False, sort_keys=True) for a in zh["alternatives"]]
     return json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True)
 
 

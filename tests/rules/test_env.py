@@ -131,6 +131,9 @@ def test_vllm_ascend_requirements():
     # requirements a dedicated finding reports (torch) are not counted twice
     covered = [conflict("vllm-ascend", "torch", "==2.7.1", "2.8.0")]
     expect(judge(rules.vllm_ascend_requirements, context(pip_conflicts=covered)), "vllm_ascend.requirements", "ok")
+    for name in ("torch-npu", "numpy", "transformers", "triton-ascend", "torchvision", "torchaudio"):  # and these
+        covered = [conflict("vllm-ascend", name)]
+        expect(judge(rules.vllm_ascend_requirements, context(pip_conflicts=covered)), "vllm_ascend.requirements", "ok")
     absent(judge(rules.vllm_ascend_requirements, context(facts(packages=packages(stack(vllm_ascend=None))))),
            "vllm_ascend.requirements")
 

@@ -278,3 +278,12 @@ def test_mooncake_without_the_python_and_packages_sections():
                   m=matrix([SOURCE_ROW]), row=SOURCE_ROW)
     f = expect([f for r in rules.RULES for f in r.check(ctx)], "mooncake.installed", "info")
     assert any("ascend-doctor mooncake build --tag v0.3.7.post2" in c.shell() for c in f.commands), f.commands
+
+
+def test_a_builtin_transport_needs_ascendcl_and_its_strings():
+    def state(**elf):
+        return rules.transport_state(MooncakeFacts(elf=[ElfFacts("/usr/local/lib/libtransfer_engine.so", **elf)]))[0]
+
+    assert state(needed=["libascendcl.so"], ascend_strings=True) == "ascend-builtin"
+    assert state(needed=["libascendcl.so"]) == "none"  # ACL alone: any NPU code links it
+    assert state(needed=["libhixl.so"]) == "ascend-builtin"

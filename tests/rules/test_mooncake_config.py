@@ -161,6 +161,15 @@ def test_protocol_default_differs_by_release():
     assert not any("protocol" in str(i.title) and i.status != "ok" for i in config.check_text(text, ctx("0.23.0")))
 
 
+def test_findings_read_from_broken_json_say_so():
+    strict = '{"metadata_server": "P2PHANDSHAKE", "master_server_address": "10.0.0.1:50088"}'
+    broken = strict[:-1] + ",}"  # a trailing comma: read leniently
+    titles = [str(i.title) for i in config.check_text(broken, ctx("0.11.0rc3")) if 'uses "tcp"' in str(i.title)]
+    assert titles and titles[0].endswith("(read as if the JSON errors were fixed)")
+    titles = [str(i.title) for i in config.check_text(strict, ctx("0.11.0rc3")) if 'uses "tcp"' in str(i.title)]
+    assert titles and not titles[0].endswith(")")
+
+
 def test_v011_ascend_without_use_ascend_direct():
     text = '{"metadata_server": "P2PHANDSHAKE", "protocol": "ascend", "master_server_address": "10.0.0.1:50088"}'
     w = next(i for i in config.check_text(text, ctx("0.11.0rc3")) if i.status == "warn")

@@ -13,8 +13,9 @@ import os
 from pathlib import Path
 from typing import Dict
 
-from doctor.facts import DeniedPath, ElfFacts, HttpFact, ImportLocation, ImportsFacts, LibLookup, MasterFacts, \
-    MooncakeDist, MooncakeFacts, NpuProcess, NpuSmiInfo, ProbeError, ShadowFact, WorkdirFacts
+from doctor.facts import CommandFact, DeniedPath, ElfFacts, HccnDevice, HccnFacts, HttpFact, ImportLocation, \
+    ImportsFacts, LibLookup, MasterFacts, MooncakeDist, MooncakeFacts, NpuPing, NpuProcess, NpuSmiInfo, ProbeError, \
+    ShadowFact, WorkdirFacts
 from doctor.matrix.model import CannDriver, KnownProblem
 from doctor.rules.engine import make_context, run_rules
 from doctor.rules.pipcheck import Conflict
@@ -70,6 +71,61 @@ def mooncake_case(m, row=PIP_ROW, **kw):
     return dict(f=b.facts(mooncake=m, packages=dists(vllm_ascend=row.vllm_ascend), **kw), m=b.matrix([row]), row=row)
 
 
+HCCN_TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
+PORT_QUERIES = ("link", "net_health", "ip", "gateway", "lldp", "tls")
+
+
+def ran(device: int, query: str, ok: bool = True, **kw) -> CommandFact:
+    base = dict(argv=[HCCN_TOOL, "-i", str(device), f"-{query}", "-g"], returncode=0 if ok else 1,
+                stderr="" if ok else "hccn_tool: dsmi error -8005")
+    base.update(kw)
+    return CommandFact(**base)
+
+
+def port(i: int, failed: tuple = (), **kw) -> HccnDevice:
+    """NPU i's port as a healthy node reports it (29.1.0.1+i/16 via 29.1.0.254, TLS off);
+    ``failed``: queries hccn_tool answered with an error."""
+    base = dict(device=i, link="UP", net_health="Success", ip=f"29.1.0.{i + 1}", netmask="255.255.0.0",
+                gateway="29.1.0.254", lldp_ifname=f"100GE1/0/{i + 1}", tls_switch=0,
+                commands={q: ran(i, q, q not in failed) for q in PORT_QUERIES})
+    base.update(kw)
+    return HccnDevice(**base)
+
+
+def a3_port(i: int, **kw) -> HccnDevice:
+    d = port(i, vnic_link="UP", vnic_ip=f"192.168.1.{i + 1}", spod={"SDID": i, "Super Pod ID": 1, "Server Index": 0})
+    d.commands["vnic"] = ran(i, "vnic")
+    d.commands["spod-info"] = ran(i, "spod-info")
+    for k, v in kw.items():
+        setattr(d, k, v)
+    return d
+
+
+def hccn(devices=None, **kw) -> HccnFacts:
+    """hccn_tool ran on two ports; /etc/hccn.conf agrees; eth0 (10.0.0.5, up) and lo."""
+    base = dict(hostname="node0", tool=HCCN_TOOL, tool_how="driver tools",
+                devices=[port(0), port(1)] if devices is None else devices, conf_found=True,
+                conf={"0": {"address": "29.1.0.1"}, "1": {"address": "29.1.0.2"}},
+                interfaces={"lo": ["127.0.0.1"], "eth0": ["10.0.0.5", "fe80::1"], "eth1": []},
+                interfaces_up={"eth0": "up", "eth1": "up"})
+    base.update(kw)
+    return HccnFacts(**base)
+
+
+def hccn_case(h=None, env=None, serve_args=None, **kw) -> dict:
+    f = dict(hccn=hccn() if h is None else h)
+    if env is not None:
+        f["env"] = dict(b.SOURCED_ENV, **env)
+    if serve_args is not None:
+        f["mooncake"] = MooncakeFacts(serve_args=serve_args)
+    return dict(f=b.facts(**f), **kw)
+
+
+def ping(address: str, transmitted=None, received=None, **kw) -> NpuPing:
+    return NpuPing(0, address, "node1", transmitted=transmitted, received=received,
+                   command=CommandFact([HCCN_TOOL, "-i", "0", "-ping", "-g", "address", address], **kw))
+
+
 def cases() -> Dict[str, dict]:
     """name -> keywords of build.context()."""
     bad_health = b.npu_smi(b.chips(("OK", "Critical", "Warning")), processes=[NpuProcess(0, 0, 42, "python", "1")])
@@ -87,7 +143,8 @@ def cases() -> Dict[str, dict]:
         "firmware rejected": dict(f=b.facts(driver=b.driver(compatible_fw=[["7.0.0", "7.5.99"]]))),
         "firmware rejects": dict(f=b.facts(firmware=b.firmware(compatible_drv=[["23.0", "23.0."]]))),
         "firmware missing": dict(f=b.facts(firmware=b.firmware(found=False, version=None))),
-        "management nodes missing": dict(f=b.facts(devices=b.devices(management=[b.node("/dev/davinci_manager")]))),
+        "management nodes missing": dict(f=b.facts(devices=b.devices(
+            management=[b.node(p, exists=p == "/dev/davinci_manager") for p in b.MANAGEMENT]))),
         "nodes blocked": dict(f=b.facts(devices=b.devices(davinci=[b.node("/dev/davinci0", accessible=False)]))),
         "no npu-smi in a container": dict(f=b.facts(host=b.host(in_container=True),
                                                     devices=b.devices(npu_smi_path=None, npu_smi=None, npu_smi_info=None))),
@@ -239,6 +296,19 @@ def cases() -> Dict[str, dict]:
         "mooncake old snapshot": dict(f=b.facts(packages=with_extra(b.dist("mooncake-transfer-engine", "0.3.9")))),
         "mooncake master at build": dict(mooncake_case(mc(master=MasterFacts("2.2.2.2:50058", "MOONCAKE_CONFIG_PATH",
                                                                              skipped="build"))), stage="build"),
+        "mooncake config at build": dict(mooncake_case(mc(config_var="/c.json", config_found=True, config_text=CONFIG)),
+                                         stage="build"),
+        "mooncake config without mooncake": mooncake_case(
+            mc(dists=[], package_dir=None, package_dirs=[], version=None, elf=[], lookups=[]),
+            env=dict(b.SOURCED_ENV, MOONCAKE_CONFIG_PATH="/c.json")),
+        "mooncake master not mooncake": mooncake_case(mc(master=MasterFacts(
+            "10.0.0.2:50088", "MOONCAKE_MASTER", "10.0.0.2", 50088, "http://10.0.0.2:9003", tcp_ok=True,
+            health=HttpFact("h", status=200, body="<html>welcome to nginx</html>")))),
+        "mooncake master without segments": mooncake_case(mc(master=MasterFacts(
+            "10.0.0.2:50088", "MOONCAKE_MASTER", "10.0.0.2", 50088, "http://10.0.0.2:9003", tcp_ok=True,
+            health=HttpFact("h", status=200, body="OK"),
+            metrics=HttpFact("m", status=200, body="master_total_capacity_bytes 0\nmaster_allocated_bytes 0\n"),
+            summary=HttpFact("s", status=200, body="Mem Storage: 0 B / 0 B (0%) | Keys: 0 | Clients: 1")))),
         # issue 10: verdicts that were wrong
         "driver reboot pending": dict(f=b.facts(devices=b.devices(npu_smi_info=NpuSmiInfo(
             driver_version="24.1.rc3", layout="910B", chips=b.chips())))),
@@ -255,6 +325,81 @@ def cases() -> Dict[str, dict]:
             sys_path=["/vllm-workspace/vllm", SITE],
             located=[ImportLocation("vllm", "vllm", "/vllm-workspace/vllm/vllm", "/vllm-workspace/vllm", "package",
                                     f"{SITE}/vllm", False)]))),
+        # hccn: the NPU ports (hccn_tool, /etc/hccn.conf) and the control-plane interfaces
+        "hccn healthy": hccn_case(),
+        "hccn at build": dict(hccn_case(), stage="build"),
+        "hccn no devices": hccn_case(hccn(devices=[])),
+        "hccn tool fails": hccn_case(hccn(devices=[port(0, link=None, net_health=None, ip=None, gateway=None,
+                                                        lldp_ifname=None, tls_switch=None, failed=PORT_QUERIES)])),
+        "hccn tool fails in a container": dict(f=b.facts(host=b.host(in_container=True), hccn=hccn(devices=[
+            port(0, commands={"link": ran(0, "link", False, error="permission denied")})]))),
+        "hccn tool hangs": hccn_case(hccn(timeout_s=2.5, devices=[
+            port(0), port(1, link=None, net_health=None, ip=None, gateway=None, lldp_ifname=None, tls_switch=None,
+                          commands={"link": ran(1, "link", False, timed_out=True, returncode=None)},
+                          skipped=["net_health", "ip", "gateway", "lldp", "tls"])])),
+        "hccn link down": hccn_case(hccn(devices=[port(0), port(1, link="DOWN")])),
+        "hccn link unreadable": hccn_case(hccn(devices=[port(0), port(1, link=None, failed=("link",))])),
+        "hccn net_health fault": hccn_case(hccn(devices=[port(0, net_health="Init"), port(1, net_health="Fault")])),
+        "hccn net_health init": hccn_case(hccn(devices=[port(0), port(1, net_health="Init")])),
+        "hccn net_health unreadable": hccn_case(hccn(devices=[port(0), port(1, net_health=None, failed=("net_health",))])),
+        "hccn ip missing": hccn_case(hccn(devices=[port(0), port(1, ip=None, netmask=None)])),
+        "hccn ip duplicate": hccn_case(hccn(devices=[port(0), port(1, ip="29.1.0.1")], conf={})),
+        "hccn ip differs from the conf": hccn_case(hccn(conf={"0": {"address": "29.1.0.9"}})),
+        "hccn ip unreadable": hccn_case(hccn(devices=[port(0), port(1, ip=None, gateway=None, failed=("ip", "gateway"))],
+                                             conf={})),
+        "hccn gateway missing": hccn_case(hccn(devices=[port(0), port(1, gateway=None)])),
+        "hccn gateway outside": hccn_case(hccn(devices=[port(0), port(1, gateway="30.0.0.1")])),
+        "hccn gateway unreadable": hccn_case(hccn(devices=[port(0), port(1, gateway=None, failed=("gateway",))])),
+        "hccn lldp none": hccn_case(hccn(devices=[port(0), port(1, lldp_ifname=None)])),
+        "hccn tls mixed": hccn_case(hccn(devices=[port(0, tls_switch=1), port(1)])),
+        "hccn tls on": hccn_case(hccn(devices=[port(0, tls_switch=1, tls_expiration=[0]), port(1, tls_switch=1)])),
+        "hccn tls expired": hccn_case(hccn(devices=[port(0, tls_switch=1, tls_expiration=[0, 2]),
+                                                    port(1, tls_switch=1, tls_expiration=[1])])),
+        "hccn tls near": hccn_case(hccn(devices=[port(0, tls_switch=1, tls_expiration=[1]), port(1, tls_switch=1)])),
+        "hccn tls unreadable": hccn_case(hccn(devices=[port(0, tls_switch=None, failed=("tls",)),
+                                                       port(1, tls_switch=None)])),
+        "hccn conf missing": hccn_case(hccn(conf_found=False, conf={})),
+        "hccn conf missing in a container": dict(f=b.facts(host=b.host(in_container=True),
+                                                            hccn=hccn(conf_found=False, conf={}))),
+        "hccn conf bad lines": hccn_case(hccn(conf_bad_lines=["address_0=29.1.0.1.7", "garbage"])),
+        "hccn A3": hccn_case(hccn(devices=[a3_port(0), a3_port(1)]), hardware="A3"),
+        "hccn A3 vnic down": hccn_case(hccn(devices=[a3_port(0), a3_port(1, vnic_link="DOWN", vnic_ip=None)]),
+                                       hardware="A3"),
+        "hccn A3 superpod split": hccn_case(hccn(devices=[a3_port(0), a3_port(1, spod={"Super Pod ID": 2,
+                                                                                       "Server Index": 3})]),
+                                            hardware="A3"),
+        "hccn A3 superpod unreadable": hccn_case(hccn(devices=[a3_port(0), a3_port(1, spod={})]), hardware="A3"),
+        "hccn pings": hccn_case(hccn(pings=[ping("29.1.0.3", 3, 3), ping("29.1.0.4", 3, 3)])),
+        "hccn pings lost": hccn_case(hccn(pings=[ping("29.1.0.3", 3, 3), ping("29.1.0.4", 3, 1),
+                                                 ping("29.1.0.5", returncode=1, stderr="ping failed")])),
+        "hccl_if_ip here": hccn_case(env={"HCCL_IF_IP": "10.0.0.5"}),
+        "hccl_if_ip elsewhere": hccn_case(env={"HCCL_IF_IP": "10.0.0.6"}),
+        "hccl_if_ip invalid": hccn_case(env={"HCCL_IF_IP": "10.0.0"}),
+        "hccl_if_ip without interfaces": hccn_case(hccn(interfaces=None), env={"HCCL_IF_IP": "10.0.0.5"}),
+        "hccl_if_ip from the launch script": dict(f=b.facts(hccn=hccn(), mooncake=MooncakeFacts(
+            serve_args="vllm serve m", serve_env={"HCCL_IF_IP": "10.0.0.7"}))),
+        "socket ifname ok": hccn_case(env={"HCCL_SOCKET_IFNAME": "eth", "GLOO_SOCKET_IFNAME": "eth0,eth1",
+                                           "TP_SOCKET_IFNAME": "eth0"}),
+        "socket ifname none": hccn_case(env={"GLOO_SOCKET_IFNAME": "ens3", "TP_SOCKET_IFNAME": "eth"}),
+        "socket ifname no address": hccn_case(env={"HCCL_SOCKET_IFNAME": "=eth1"}),
+        "socket ifname down": hccn_case(hccn(interfaces_up={"eth0": "down"}), env={"TP_SOCKET_IFNAME": "eth0"}),
+        "socket ifname and hccl_if_ip": hccn_case(
+            hccn(interfaces={"lo": ["127.0.0.1"], "eth0": ["10.0.0.5"], "eth1": ["10.1.0.5"]}),
+            env={"HCCL_SOCKET_IFNAME": "eth1", "HCCL_IF_IP": "10.0.0.5"}),
+        "socket ifname without interfaces": hccn_case(hccn(interfaces=None), env={"GLOO_SOCKET_IFNAME": "eth0"}),
+        "dp master here": hccn_case(env={"VLLM_DP_MASTER_IP": "10.0.0.5", "VLLM_DP_MASTER_PORT": "13399"}),
+        "dp master follower": hccn_case(serve_args="vllm serve m --data-parallel-address 10.0.0.9 "
+                                                   "--data-parallel-rpc-port 13399 --data-parallel-size 4 "
+                                                   "--data-parallel-size-local 2 --data-parallel-start-rank 2"),
+        "dp master short options": hccn_case(serve_args="vllm serve m --data-parallel-address 10.0.0.5 "
+                                                        "--data-parallel-rpc-port 13399 -dp 2 -dpl 4 --headless"),
+        "dp master elsewhere": hccn_case(env={"VLLM_DP_MASTER_IP": "10.0.0.9", "VLLM_DP_MASTER_PORT": "13399"}),
+        "dp master loopback": hccn_case(env={"VLLM_DP_MASTER_IP": "127.0.0.1"}),
+        "dp master bad": hccn_case(serve_args="vllm serve m --data-parallel-address master "
+                                              "--data-parallel-rpc-port 70000 --data-parallel-size 2 "
+                                              "--data-parallel-size-local 4"),
+        "dp sizes from the environment": hccn_case(env={"VLLM_DP_MASTER_PORT": "0", "VLLM_DP_SIZE": "2",
+                                                        "VLLM_DP_SIZE_LOCAL": "8"}),
     }
     return c
 
@@ -275,19 +420,25 @@ AUTO = {"auto stage, no NPU": b.facts(driver=None, devices=b.devices(count=0, ma
         "auto stage, NPU": b.facts()}
 
 
+# Cases with hccn facts are kept as their difference from this one (the healthy host has none).
+HCCN_BASE = "hccn healthy"
+
+
 def outputs() -> Dict[str, Dict[str, str]]:
     healthy = None
+    full: Dict[str, Dict[str, str]] = {}
     out = {}
     contexts = [(name, b.context(**kw)) for name, kw in cases().items()]
     contexts += [(name, make_context(f, b.matrix())) for name, f in AUTO.items()]
     for name, ctx in contexts:
-        got = _render(run_rules(ctx).findings)
+        got = full[name] = _render(run_rules(ctx).findings)
         if healthy is None:
             healthy = got
             out[name] = got
         else:
-            out[name] = {k: v for k, v in got.items() if healthy.get(k) != v}
-            out[name].update({k: "(absent)" for k in healthy if k not in got})
+            base = full[HCCN_BASE] if ctx.facts.hccn is not None and name != HCCN_BASE else healthy
+            out[name] = {k: v for k, v in got.items() if base.get(k) != v}
+            out[name].update({k: "(absent)" for k in base if k not in got})
     return out
 
 

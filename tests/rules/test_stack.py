@@ -44,6 +44,12 @@ def test_torch_moved_by_vllm_names_the_culprit():
     assert [c.label.key for c in found.commands if c.label] == ["cmd.fix_apply", "cmd.by_hand"]
 
 
+def test_torch_moved_by_a_companion_names_it():
+    f = with_dists(torch=dist("torch", "2.8.0"), torchaudio=dist("torchaudio", "2.8.0", requires=["torch==2.8.0"]))
+    found = expect(judge(rules.torch_version, context(f)), "torch.version", "fail")
+    assert "(torchaudio 2.8.0 pins torch 2.8.0: installing it replaced torch)" in found.title.text("en")
+
+
 def test_torch_missing():
     f = expect(judge(rules.torch_version, context(with_stack(torch=None))), "torch.version", "fail")
     assert f.observed == "not installed" and "torch==2.7.1" in f.hint.text("en")

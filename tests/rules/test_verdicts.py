@@ -229,6 +229,15 @@ def test_a_mirror_only_build_gets_the_mirror_even_without_a_row():
     assert len(install_specs(ctx, ["torch-npu==2.7.1.post1"])[1]) == 1  # the Ascend mirror, from the matrix
 
 
+def test_torch_needs_the_cpu_index_only_where_it_is_the_cpu_build():
+    from doctor.rules.commands import CPU_INDEX, install_specs
+
+    arm = context(facts(python=python(machine="aarch64")), row=None)
+    assert install_specs(arm, ["torch==2.7.1", "torchvision==0.22.1"]) == (["torch==2.7.1", "torchvision==0.22.1"], [])
+    x86 = context(facts(python=python(machine="x86_64")), row=None)
+    assert install_specs(x86, ["torch==2.7.1"]) == (["torch==2.7.1+cpu"], [CPU_INDEX])
+
+
 # -- an undocumented CANN/driver pairing -------------------------------------------------------------
 
 
