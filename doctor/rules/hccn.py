@@ -478,7 +478,7 @@ def check_dp_master(ctx: Context) -> Iterable[Finding]:
     if not out:
         out.append(Finding("hccn.dp_master", OK, T("hccn.dp_master.ok", address=address or "?", port=port or "?",
                                                    role=T("hccn.dp_master.role_master" if master_here else "hccn.dp_master.role_follower")),
-                           observed=f"{address}:{port}"))
+                           observed=f"{address or '?'}:{port or '?'}"))
     return out
 
 

@@ -71,7 +71,7 @@ def _rt_visible(v: View, raw: str, count: int) -> List[Finding]:
     outside = [i for i in ids if i >= count]
     if outside:
         fixed = [i for i in ids if i < count]
-        return [_visible(FAIL, T("tuning.visible_devices.range", value=raw, count=count, outside=joined(outside)),
+        return [_visible(FAIL, T("tuning.visible_devices.range", value=raw, count=count, last=count - 1, outside=joined(outside)),
                          raw, fixed, source)]
     return [Finding("tuning.visible_devices", OK, T("tuning.visible_devices.ok", value=raw, n=len(ids), count=count),
                     observed=raw, source=source)]
