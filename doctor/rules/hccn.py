@@ -223,10 +223,14 @@ def check_lldp(ctx: Context) -> Iterable[Finding]:
     if h is None:
         return []
     asked = [d for d in h.devices if "lldp" in d.commands]
-    none = [d.device for d in asked if not d.lldp_ifname]
+    # only a query that answered can say "no neighbour": a failed one says nothing about the cable
+    none = [d.device for d in asked if _answered(d, "lldp") and not d.lldp_ifname]
     if none:
         return [Finding("hccn.lldp", WARN, T("hccn.lldp.none", devices=_ids(none)), expected="Ifname: <switch port>",
                         hint=T("hccn.lldp.hint"), commands=_show(h, none, "-lldp", "-g"))]
+    unknown = _failed_reading(h, "lldp")
+    if unknown:
+        return [_unreadable("hccn.lldp", h, "lldp", unknown)]
     if not asked:
         return []
     ports = [f"{d.device}:{d.lldp_ifname}" for d in asked]
