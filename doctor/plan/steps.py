@@ -1,9 +1,9 @@
 """Step kinds: what a plan step is, how it is shown, whether ``fix --apply`` runs it and which
-installed distributions it may replace. Pure; the I/O half of each kind (download, carry out)
-is in doctor/shell/steps/, registered under the same names.
+installed distributions it may replace. Pure; how a step that runs is downloaded and carried
+out is doctor/shell/apply.py's (``_download``, by the step's ``action``).
 
-Adding a kind: a class here with ``name``, ``runs``, ``show`` and ``touches``, one line in
-KINDS, and (if it runs) its shell half in doctor/shell/steps/ with one line in that registry.
+Adding a kind: a class here with ``name``, ``runs``, ``show`` and ``touches``, and one line in
+KINDS (docs/development.md, "Add a step kind").
 """
 from __future__ import annotations
 
