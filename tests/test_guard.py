@@ -90,6 +90,54 @@ def test_check_requirements_judges_the_environment_after_the_file(healthy, house
     assert doc["requirements"]["would_install"] == [{"name": "numpy", "version": "2.1.0"}]
 
 
+@pytest.mark.slow
+def test_run_judges_an_install_after_general_options_with_values(healthy, house, tmp_path):
+    """pip's general options before `install` take their values along (--cache-dir DIR): the
+    install is still judged, and a breaking one is not run."""
+    proc = guard(healthy, house, "--run", "--", "pip", "--cache-dir", str(tmp_path / "pc"), "--timeout", "30",
+                 "install", "numpy==2.1.0")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "vllm_ascend.numpy" in proc.stdout
+    assert wh.versions(healthy.site)["numpy"] == "1.26.4"  # not run
+
+
+@pytest.mark.parametrize("args,why", [
+    (["pip", "install"], "nothing to install"),
+    (["pip", "install", "-c", "c.txt"], "nothing to install"),
+    (["pip", "uninstall", "-y"], "nothing to uninstall"),
+    (["pip", "install", "-r", "/dev/zero"], "-r /dev/zero: not a regular file (a device)"),
+    (["pip", "install", "-r/dev/zero"], "-r /dev/zero: not a regular file (a device)"),
+    (["pip", "install", "--requirement=<DIR>", "x"], "-r <DIR>: not a regular file (a directory)"),
+    (["pip", "install", "--constr", "<FIFO>", "x"], "-c <FIFO>: not a regular file (a FIFO)"),
+    (["pip", "install", "-t/tmp/x", "numpy"], "-t/tmp/x installs somewhere else"),
+    (["pip", "install", "--tar", "/tmp/x", "numpy"], "--tar /tmp/x installs somewhere else"),
+    (["pip", "--pyth", "/usr/bin/python3", "install", "numpy"], "installs somewhere else"),
+])
+def test_refused_before_pip_runs(healthy, house, tmp_path, args, why):
+    """Bad commands are usage errors (exit 2, one line), found before pip runs."""
+    import os
+
+    os.mkfifo(tmp_path / "fifo")
+    args = [a.replace("<DIR>", str(tmp_path)).replace("<FIFO>", str(tmp_path / "fifo")) for a in args]
+    why = why.replace("<DIR>", str(tmp_path)).replace("<FIFO>", str(tmp_path / "fifo"))
+    proc = guard(healthy, house, "--", *args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert why in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.parametrize("kind", ["dir", "fifo", "/dev/zero"])
+def test_check_requirements_names_what_is_not_a_file(healthy, tmp_path, kind):
+    import os
+
+    path = {"dir": str(tmp_path), "fifo": str(tmp_path / "fifo"), "/dev/zero": "/dev/zero"}[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
+    argv = [sys.executable, "-m", "doctor", "check", "--requirements", path, "--root", str(healthy.root),
+            "--python", str(healthy.python)]
+    proc = subprocess.run(argv, env=healthy.env, cwd=healthy.workdir, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and f"-r {path}: not a regular file" in proc.stderr, proc.stderr
+
+
 # -- pure parts ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("argv,tool,sub,reqs", [
@@ -99,17 +147,66 @@ def test_check_requirements_judges_the_environment_after_the_file(healthy, house
     (["uv", "pip", "install", "--no-deps", "z"], "uv", "install", ["z"]),
     (["pip", "uninstall", "-y", "torch"], "pip", "uninstall", ["torch"]),
     (["pip", "list"], "pip", "other", []),
+    # general options take their values along, in every spelling pip reads
+    (["pip", "--cache-dir", "/tmp/pc", "install", "x"], "pip", "install", ["x"]),
+    (["pip", "--log", "/tmp/l", "-q", "--proxy", "http://p:3128", "install", "x"], "pip", "install", ["x"]),
+    (["pip", "--timeout=30", "--retries", "1", "--cert", "c.pem", "install", "x"], "pip", "install", ["x"]),
+    (["pip", "--cache", "/tmp/pc", "--trusted-host", "h", "--exists-action", "i", "uninstall", "-y", "x"], "pip",
+     "uninstall", ["x"]),
+    (["pip", "--use-feature", "truststore", "--keyring-provider", "auto", "--client-cert", "k", "install", "x"],
+     "pip", "install", ["x"]),
+    (["pip", "--resume-retries", "3", "--use-deprecated", "legacy-certs", "install", "x"], "pip", "install", ["x"]),
+    (["pip", "--default-timeout", "9", "--log-file", "f", "help", "install"], "pip", "other", []),
+    # install options: attached short values, clusters, prefixes, --
+    (["pip", "install", "-rr.txt", "-Uc", "c.txt", "-qe.", "--extra", "https://h/simple", "--ind=https://h/s", "y"],
+     "pip", "install", ["y"]),
+    (["pip", "install", "--pre", "--no-deps", "x", "--", "-y"], "pip", "install", ["x", "-y"]),
+    (["pip", "install", "--help"], "pip", "other", []),
 ])
 def test_parse_command(argv, tool, sub, reqs):
     c = parse_command(argv)
     assert (c.tool, c.sub, c.requirements) == (tool, sub, reqs)
 
 
+def test_resolver_gets_the_general_options_not_the_output_ones():
+    c = parse_command(["pip", "--proxy", "http://p:3128", "-v", "--log", "l", "install", "-qU", "--progress-bar",
+                       "on", "-qr", "r.txt", "x"])
+    assert c.resolve_args() == ["--proxy", "http://p:3128", "--upgrade", "--requirement=r.txt", "x"]
+    assert c.values("--requirement") == ["r.txt"] and c.values("--proxy") == ["http://p:3128"]
+
+
 @pytest.mark.parametrize("argv", [["conda", "install", "x"], [], ["pip", "install", "--target", "/x", "y"],
-                                  ["pip", "install", "--user", "y"]])
+                                  ["pip", "install", "--user", "y"], ["pip", "install", "-t/x", "y"],
+                                  ["pip", "install", "-Ut", "/x", "y"], ["pip", "install", "--tar", "/x", "y"],
+                                  ["pip", "install", "--targ=/x", "y"], ["pip", "install", "--pref", "/x", "y"],
+                                  ["pip", "install", "--roo", "/x", "y"], ["pip", "install", "--us", "y"],
+                                  ["pip", "--pyth", "/x", "install", "y"], ["pip", "install", "--dry", "y"],
+                                  ["pip", "install", "--rep", "r.json", "y"], ["pip", "install", "--pr", "/x", "y"],
+                                  ["pip", "install"], ["pip", "install", "-c", "c.txt"], ["pip", "uninstall"],
+                                  ["pip", "install", "-r"]])
 def test_parse_command_refuses(argv):
     with pytest.raises(UsageError):
         parse_command(argv)
+
+
+def test_option_tables_match_the_pip_that_runs():
+    """Every option of this venv's pip (general, install, uninstall) is in doctor.parse.pipargs,
+    with whether it takes a value."""
+    from pip._internal.cli.main_parser import create_main_parser
+    from pip._internal.commands import create_command
+
+    from doctor.parse import pipargs
+
+    def options(parser):
+        return {s: o.takes_value() for g in [parser] + parser.option_groups for o in g.option_list
+                for s in o._short_opts + o._long_opts}
+
+    general = options(create_main_parser())
+    for table, parser in ((pipargs.GENERAL, None), (pipargs.INSTALL, "install"), (pipargs.UNINSTALL, "uninstall")):
+        pip = general if parser is None else {k: v for k, v in options(create_command(parser).parser).items()
+                                              if k not in general}
+        ours = {s: table[c] for s, c in pipargs.spellings(table).items()}
+        assert {s: v for s, v in pip.items() if ours.get(s) != v} == {}, parser
 
 
 def test_instead_keeps_row_versions_only():

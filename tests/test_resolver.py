@@ -74,6 +74,49 @@ def test_refused_host_is_named(house):
     assert [(h.host, h.how) for h in r.failure.hosts] == [(f"127.0.0.1:{port}", REFUSED)]
 
 
+def test_report_read_after_pips_progress_bar(tmp_path):
+    """pip 23.2 (this venv's pip, and many users') draws its download progress bar on stdout ahead
+    of the report when it logs to a file, --quiet or not: a wheel big enough for a bar (over 40 kB)
+    downloaded from an index on loopback."""
+    import random
+    import subprocess
+
+    from fakehost.dists import Stub
+    from fakehost.index_server import WheelIndex
+
+    from doctor.shell.resolver import pip_argv
+
+    blob = random.Random(0).randbytes(300_000)  # incompressible
+    wh.write_wheel(tmp_path / "pypi", Stub("numpy", "2.1.0", requires=[]), extra_files={"numpy/blob.bin": blob})
+    index = WheelIndex({wh.PYPI: tmp_path / "pypi"})
+    try:
+        env = index.pip_env(os.environ)
+        env["PIP_NO_CACHE_DIR"] = "1"  # a cached file gets no bar
+        r = resolve_pip(PIP, Request(requirements=["numpy==2.1.0"], ignore_installed=True), env)
+        assert r.ok, r.failure
+        assert [(p.name, p.version) for p in r.packages] == [("numpy", "2.1.0")]
+        # the resolver's own argv keeps stdout to the report alone
+        argv = pip_argv(PIP, Request(requirements=["numpy==2.1.0"], ignore_installed=True), None,
+                        str(tmp_path / "pip.log"))
+        out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120).stdout
+        assert out.startswith("{"), out[:200]
+    finally:
+        index.close()
+
+
+def test_refused_host_wins_over_the_conflict_it_causes(house):
+    """pip concludes a conflict from the indexes that answered; the index that did not (nothing
+    listens on its port) is the cause: unreachable, with the mirror remedies."""
+    port = closed_port()
+    env = env_for(house, wh.PYPI, PIP_RETRIES="0")  # no torch+cpu here: it is on the unreachable index
+    del env["PIP_NO_INDEX"]
+    env["PIP_INDEX_URL"] = f"http://127.0.0.1:{port}/simple"
+    r = resolve_pip(PIP, Request(requirements=["torch==2.7.1+cpu"], constraints=["torch<=2.9"], no_deps=True,
+                                 ignore_installed=True), env)
+    assert not r.ok and r.failure.kind == UNREACHABLE, r.failure
+    assert [(h.host, h.how) for h in r.failure.hosts] == [(f"127.0.0.1:{port}", REFUSED)]
+
+
 @pytest.mark.slow
 def test_uv_resolves_the_same_and_names_a_refused_host(house):
     if not os.path.exists(UV):
@@ -134,6 +177,30 @@ def test_host_failures_say_how(text, host, how):
     assert [(h.host, h.how) for h in f.hosts] == [(host, how)]
 
 
+PIP_DNS_CONFLICT = ("Could not fetch URL https://download.pytorch.org/whl/cpu/torch/: connection error: "
+                    "HTTPSConnectionPool(host='download.pytorch.org', port=443): Max retries exceeded with url: "
+                    "/whl/cpu/torch/ (Caused by NameResolutionError(\"<pip._vendor.urllib3.connection.HTTPSConnection "
+                    "object at 0x7f>: Failed to resolve 'download.pytorch.org' ([Errno -3] Temporary failure in name "
+                    "resolution)\")) - skipping\n"
+                    "ERROR: Cannot install torch==2.7.1+cpu because these package versions have conflicting "
+                    "dependencies.\nThe conflict is caused by:\n    The user requested torch==2.7.1+cpu\n"
+                    "    The user requested (constraint) torch<=2.14.1\n\n"
+                    "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/\n")
+
+
+def test_unreachable_index_beats_the_conflict_it_causes():
+    from doctor.plan.indexes import remedies
+
+    f = classify(PIP_DNS_CONFLICT)
+    assert f.kind == UNREACHABLE and [(h.host, h.how) for h in f.hosts] == [("download.pytorch.org", DNS)]
+    urls = [c.argv[-1] for c in remedies(f, ["torch==2.7.1+cpu"]).commands]
+    assert "https://mirrors.aliyun.com/pytorch-wheels/cpu/" in urls
+    # an HTTP status is an answer: a 404 next to a real conflict stays a conflict
+    f = classify("Could not fetch URL https://h.example/simple/torch/: 404 Client Error: Not Found for url: "
+                 "https://h.example/simple/torch/ - skipping\n" + PIP_DNS_CONFLICT.split(" - skipping\n", 1)[1])
+    assert f.kind == CONFLICT
+
+
 def test_uv_outputs_classified():
     f = classify(UV_MISSING)
     assert f.kind == MISSING and f.requirement == "torch-npu==2.7.1.post9"
@@ -148,9 +215,13 @@ def test_no_host_failure_in_a_plain_missing_pin():
 def test_report_parsers_reject_garbage():
     from doctor.parse.pipreport import ReportError
 
-    for bad in ("", "[]", '{"install": 3}', '{"install": [{"metadata": {}}]}'):
+    for bad in ("", "[]", '{"install": 3}', '{"install": [{"metadata": {}}]}', "progress\n{ not json"):
         with pytest.raises(ReportError):
             parse_report(bad)
+    # what pip 23.2 prints ahead of the report (its progress bar) is passed over
+    report = '{\n "version": "1",\n "install": [{"metadata": {"name": "NumPy", "version": "2.0.1"}}]\n}\n'
+    for junk in ("   \u2501\u2501\u2501 19.5/19.5 MB 265.9 MB/s eta 0:00:00\n", "\r  \u2501 1/2 MB {eta}\r"):
+        assert [(x.name, x.version) for x in parse_report(junk + report)] == [("numpy", "2.0.1")]
     with pytest.raises(ReportError):
         parse_pylock("[[packages]]\nname = 1\n")
     got = parse_pylock('[[packages]]\nname = "Torch"\nversion = "2.7.1"\n'

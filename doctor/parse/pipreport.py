@@ -58,11 +58,14 @@ def filename_of(url: str) -> str:
 
 
 def parse_report(text: str) -> List[Resolved]:
-    """The ``install`` list of a pip installation report."""
+    """The ``install`` list of a pip installation report (the JSON object on stdout, even when
+    something pip printed there comes before it: a progress bar, a warning)."""
     try:
         data = json.loads(text)
     except ValueError as e:
-        raise ReportError(f"pip's report is not JSON: {e}") from None
+        data = _report_in(text)
+        if data is None:
+            raise ReportError(f"pip's report is not JSON: {e}") from None
     if not isinstance(data, dict) or not isinstance(data.get("install"), list):
         raise ReportError("pip's report has no 'install' list (pip older than 22.2?)")
     out: List[Resolved] = []
@@ -85,6 +88,20 @@ def parse_report(text: str) -> List[Resolved]:
                             requested=bool(item.get("requested")), requires=list(meta.get("requires_dist") or []),
                             requires_python=meta.get("requires_python"), is_direct=bool(item.get("is_direct"))))
     return out
+
+
+def _report_in(text: str) -> Optional[dict]:
+    """The first JSON object in ``text`` that starts a line (or follows a carriage return) and
+    has an ``install`` list."""
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"(?:^|(?<=\r))\{", text, re.M):
+        try:
+            data, _ = decoder.raw_decode(text, m.start())
+        except ValueError:
+            continue
+        if isinstance(data, dict) and "install" in data:
+            return data
+    return None
 
 
 def parse_pylock(text: str) -> List[Resolved]:
@@ -121,6 +138,7 @@ def parse_pylock(text: str) -> List[Resolved]:
 
 MISSING, CONFLICT, UNREACHABLE, PYTHON, OTHER = "missing", "conflict", "unreachable", "python", "other"
 REFUSED, TIMED_OUT, TLS, PROXY, DNS = "refused", "timed out", "TLS", "proxy", "DNS"
+DOWN = (REFUSED, TIMED_OUT, TLS, PROXY, DNS)  # the host did not answer (an HTTP status is an answer)
 
 
 @dataclass
@@ -240,6 +258,12 @@ def classify(output: str) -> Failure:
     n = _NO_DIST.search(output)
     uv_missing = re.search(r"there is no version of (\S+)", output) or \
         re.search(r"(\S+) was not found in the (?:package registry|provided package locations)", output)
+    if any(h.how in DOWN for h in hosts):
+        # an index that could not be reached at all: whatever pip concluded (a conflict, a pin
+        # missing, a Python mismatch) it concluded from the indexes that did answer
+        req = m.group(1) if m else n.group(1) if n else None
+        versions = [v.strip() for v in (m.group(2) or "").split(",") if v.strip() and v.strip() != "none"] if m else []
+        return Failure(UNREACHABLE, message, requirement=req, versions=versions, hosts=hosts)
     if "requires a different Python" in output or re.search(r"Requires-Python", output) and not (m or n):
         return Failure(PYTHON, message, hosts=hosts)
     if m or n or uv_missing:

@@ -1,6 +1,6 @@
 """Ask the installer's own resolver what an install would do, without installing anything.
 
-pip: ``pip install --dry-run --report - --quiet --log FILE ...`` against the user's pip
+pip: ``pip install --dry-run --report - --quiet --progress-bar off --log FILE ...`` against the user's pip
 configuration (pip reads its config files, PIP_* variables, requirement and constraint files,
 markers, index options and hashes itself). The report on stdout names the exact version, the
 file (URL) and the hashes of every distribution pip would install; the debug log holds what pip
@@ -107,7 +107,10 @@ class Resolution:
 
 
 def pip_argv(pip_prefix: Sequence[str], req: Request, constraint_file: Optional[str], log_file: str) -> List[str]:
-    argv = list(pip_prefix) + ["install", "--dry-run", "--report", "-", "--quiet", "--log", log_file]
+    # --log makes pip log at debug level, and then pip (23.2 at least) draws its download
+    # progress bar on stdout, ahead of the report, even with --quiet: --progress-bar off
+    argv = list(pip_prefix) + ["install", "--dry-run", "--report", "-", "--quiet", "--progress-bar", "off",
+                               "--log", log_file]
     if req.no_deps:
         argv.append("--no-deps")
     if req.ignore_installed or req.platform is not None:

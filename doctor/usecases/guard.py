@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import os
 import shlex
+import stat
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -28,20 +29,23 @@ from doctor.errors import UsageError
 from doctor.facts import Distribution, Facts
 from doctor.findings import FAIL, WARN, Command, Finding, Verdict
 from doctor.i18n import T, Text
+from doctor.parse import pipargs
 from doctor.parse.pipreport import Failure, Resolved
 
-# pip install options that take a value (the rest are flags); what is left are requirements
-VALUE_OPTIONS = {"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url",
-                 "--extra-index-url", "-f", "--find-links", "--trusted-host", "--platform", "--python-version",
-                 "--implementation", "--abi", "--root", "--prefix", "-t", "--target", "--src", "--upgrade-strategy",
-                 "--global-option", "--config-settings", "-C", "--progress-bar", "--root-user-action", "--report",
-                 "--log", "--cache-dir", "--cert", "--client-cert", "--proxy", "--retries", "--timeout",
-                 "--exists-action", "--python", "--only-binary", "--no-binary", "--keyring-provider", "--hash"}
-REFUSED_OPTIONS = ("--target", "-t", "--root", "--prefix", "--user", "--report", "--dry-run", "--python")
+REFUSED_OPTIONS = ("--target", "--root", "--prefix", "--user", "--report", "--dry-run", "--python")
+# what names a requirement to install (pip: "You must give at least one requirement to install")
+SOURCES = {"install": ("--requirement", "--editable", "--group", "--requirements-from-script"),
+           "uninstall": ("--requirement",)}
+# options of the command the resolution leaves out: the resolver sets its own output and log
+NOT_RESOLVED = ("--verbose", "--quiet", "--log", "--progress-bar")
 STACK = ("torch", "torch-npu", "torchvision", "torchaudio", "vllm", "vllm-ascend", "triton-ascend", "triton",
          "numpy", "transformers")
 WORSE = {"ok": 0, "skip": 0, "info": 0, WARN: 1, FAIL: 2}
 EXIT_SAFE, EXIT_BREAKS, EXIT_WARNS = 0, 3, 4
+
+
+def _table(sub: str) -> Dict[str, bool]:
+    return {**pipargs.GENERAL, **(pipargs.UNINSTALL if sub == "uninstall" else pipargs.INSTALL)}
 
 
 @dataclass
@@ -50,32 +54,48 @@ class PipCommand:
     sub: str  # install | uninstall | other
     args: List[str]  # after the subcommand
     argv: List[str]  # as the user wrote it
+    general: List[str] = field(default_factory=list)  # pip's general options before the subcommand
+
+    @property
+    def tokens(self) -> List[pipargs.Token]:
+        # uv's parser (clap) takes no abbreviations; pip's (optparse) takes unambiguous prefixes
+        return pipargs.tokens(self.args, _table(self.sub), prefixes=self.tool == "pip")[0]
 
     @property
     def requirements(self) -> List[str]:
         """The requirement arguments (not options, not their values)."""
-        out: List[str] = []
-        skip = False
-        for a in self.args:
-            if skip:
-                skip = False
-                continue
-            if a in VALUE_OPTIONS:
-                skip = True
-                continue
-            if a.startswith("-"):
-                continue
-            out.append(a)
-        return out
+        if self.sub == "other":
+            return []
+        return [t.words[0] for t in self.tokens if t.positional]
 
     def options(self) -> List[str]:
         """The arguments that are not requirements (index options, -r/-c files ...)."""
-        reqs = set(self.requirements)
-        return [a for a in self.args if a not in reqs]
+        return [w for t in self.tokens if not t.positional for w in t.words]
+
+    def values(self, *names: str) -> List[str]:
+        """The values given to the options ``names`` (canonical), in the general options too."""
+        general = pipargs.tokens(self.general, pipargs.GENERAL, prefixes=self.tool == "pip")[0]
+        return [t.value for t in general + self.tokens if t.value is not None and t.names[-1] in names]
+
+    def resolve_args(self) -> List[str]:
+        """The command's options and requirements for the resolver: the general options too (an
+        index proxy, a certificate), not the ones that change pip's output or log."""
+        general = pipargs.tokens(self.general, pipargs.GENERAL, prefixes=self.tool == "pip")[0]
+        out: List[str] = []
+        for t in general + self.tokens:
+            if t.positional or not any(n in NOT_RESOLVED for n in t.names):
+                out += t.words
+            else:  # a cluster (-qU, -qr FILE): keep its other options, spelled out
+                keep = [n for n in t.names if n not in NOT_RESOLVED]
+                if keep and t.value is not None and t.names[-1] not in NOT_RESOLVED:
+                    keep[-1] += "=" + t.value
+                out += keep
+        return out
 
 
 def parse_command(argv: Sequence[str]) -> PipCommand:
-    """``pip install ...``, ``pip3 ...``, ``python -m pip ...`` or ``uv pip ...``."""
+    """``pip install ...``, ``pip3 ...``, ``python -m pip ...`` or ``uv pip ...``, read as pip
+    reads it (doctor.parse.pipargs)."""
     words = list(argv)
     if not words:
         raise UsageError("guard: give the command after --, e.g. ascend-doctor guard -- pip install vllm==0.11.0")
@@ -90,18 +110,56 @@ def parse_command(argv: Sequence[str]) -> PipCommand:
     else:
         raise UsageError(f"guard: {shlex.join(words[:3])} is not a pip command (pip install ..., python -m pip "
                          "install ..., uv pip install ...)")
-    while rest and rest[0].startswith("-") and rest[0] not in ("install", "uninstall"):
-        rest = rest[1:]  # pip's general options before the subcommand (-q, --isolated ...)
-    if not rest:
-        return PipCommand(tool, "other", [], words)
-    sub = rest[0] if rest[0] in ("install", "uninstall") else "other"
-    cmd_ = PipCommand(tool, sub, rest[1:], words)
-    if sub == "install":
-        bad = [a for a in cmd_.args if a.split("=", 1)[0] in REFUSED_OPTIONS]
-        if bad:
-            raise UsageError(f"guard: {bad[0]} installs somewhere else than the environment being judged; "
-                             "run it without guard")
+    try:
+        # pip's general options before the subcommand, with their values (--cache-dir DIR ...)
+        general, rest = pipargs.tokens(rest, pipargs.GENERAL, interspersed=False, prefixes=tool == "pip")
+        gwords = [w for t in general for w in t.words]
+        if not rest or rest[0] not in ("install", "uninstall"):
+            return PipCommand(tool, "other", rest[1:], words, gwords)
+        cmd_ = PipCommand(tool, rest[0], rest[1:], words, gwords)
+        toks = general + cmd_.tokens
+    except pipargs.PipArgsError as e:
+        raise UsageError(f"guard: {e}") from None
+    names = {n for t in toks for n in t.names}
+    if "--help" in names or "--version" in names:
+        return PipCommand(tool, "other", cmd_.args, words, gwords)
+    bad = [t for t in toks if any(n in REFUSED_OPTIONS for n in t.names)]
+    if bad and (cmd_.sub == "install" or "--python" in names):
+        if any(n in ("--report", "--dry-run") for n in bad[0].names):
+            raise UsageError(f"guard: {shlex.join(bad[0].words)}: the command installs nothing; run it without guard")
+        raise UsageError(f"guard: {shlex.join(bad[0].words)} installs somewhere else than the environment being "
+                         "judged; run it without guard")
+    if not cmd_.requirements and not names & set(SOURCES[cmd_.sub]):
+        raise UsageError(f"guard: {shlex.join(words)} names nothing to {cmd_.sub} (pip: you must give at least one "
+                         f"requirement to {cmd_.sub})")
     return cmd_
+
+
+def file_problem(path: str) -> Optional[str]:
+    """Why ``path`` cannot be read as a requirement file, or None."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as e:
+        return e.strerror or str(e)
+    if stat.S_ISREG(st.st_mode):
+        return None
+    kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else \
+        "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a socket"
+    return f"not a regular file ({kind})"
+
+
+def check_files(cmd_: PipCommand) -> None:
+    """The command's requirement and constraint files exist and are regular files (pip would
+    read a FIFO or /dev/zero forever, and says only "no such file" of a directory)."""
+    for opt, name in (("-r", "--requirement"), ("-c", "--constraint")):
+        for f in cmd_.values(name):
+            if "://" in f:  # pip fetches a URL itself
+                continue
+            why = file_problem(f)
+            if why:
+                raise UsageError(f"{opt} {f}: {why}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,7 +341,7 @@ def guard(cmd_: PipCommand, facts: Facts, before: Verdict, verdict_of: Callable[
         return judge(cmd_, facts, [], names, verdict_of, before)
     if cmd_.sub != "install":
         return Judgement(cmd_, note=T("guard.nothing_to_judge", command=shlex.join(cmd_.argv)))
-    installs, failure = resolve(list(cmd_.args))
+    installs, failure = resolve(cmd_.resolve_args())
     if failure is not None:
         return Judgement(cmd_, failure=failure)
     j = judge(cmd_, facts, installs, [], verdict_of, before)
@@ -295,7 +353,7 @@ def guard(cmd_: PipCommand, facts: Facts, before: Verdict, verdict_of: Callable[
         return j
     argv = instead_argv(cmd_, reqs, no_deps=True)
     alt = parse_command(argv)
-    got, fail = resolve(list(alt.args))
+    got, fail = resolve(alt.resolve_args())
     if fail is None:
         proof = judge(alt, facts, got, [], verdict_of, before)
         if proof.exit_code == EXIT_SAFE:
@@ -330,9 +388,7 @@ def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_
     if requirement_files:
         words = (words or ["pip", "install"]) + [x for f in requirement_files for x in ("-r", f)]
     cmd_ = parse_command(words)
-    for f in requirement_files:
-        if not os.path.isfile(f):
-            raise UsageError(f"-r {f}: no such file")
+    check_files(cmd_)
     mx = load_matrix_or_exit(list(opts.matrix))
     facts = gather(opts, dict(env))
     if facts.python is None or not facts.python.found or not facts.python.executable:
@@ -391,7 +447,7 @@ def run_command(run: GuardRun, env: Mapping[str, str], timeout: float, echo: Cal
         if python_exe and "--python" not in cmd_.args:
             argv = argv[: len(argv) - len(cmd_.args)] + ["--python", python_exe] + cmd_.args
     else:
-        argv = run.pip_prefix + ([cmd_.sub] if cmd_.sub != "other" else []) + cmd_.args
+        argv = run.pip_prefix + cmd_.general + [cmd_.sub] + cmd_.args
         if cmd_.sub == "other":
             argv = run.pip_prefix + cmd_.argv[1:] if os.path.basename(cmd_.argv[0]).startswith("pip") \
                 else run.pip_prefix + cmd_.argv[3:]
