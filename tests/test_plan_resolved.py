@@ -3,6 +3,7 @@ wheelhouse: ranges become the exact versions pip then installs, a pin missing fr
 a host that does not answer is said in the plan (pip's words, the host and how it failed, what
 works instead) and --apply stops before changing anything; bundles for offline nodes."""
 import json
+import shutil
 import os
 import socket
 import subprocess
@@ -90,6 +91,8 @@ def test_unreachable_hosts_named_with_how_and_what_works(tmp_path, house):
     closed loopback port and download.pytorch.org does not resolve."""
     fake = FakeHost(tmp_path / "host")
     wh.cuda_torch(fake, house["template"])
+    for p in list(fake.site.glob("pip")) + list(fake.site.glob("pip-*.dist-info")):
+        shutil.rmtree(p)  # a target without pip: the remedies must not use its python -m pip
     port = closed_port()
     env = env_of(fake, house, dirs=(wh.PYPI,), PIP_RETRIES="0", PIP_TIMEOUT="3",
                  PIP_INDEX_URL=f"http://127.0.0.1:{port}/simple")
@@ -105,6 +108,12 @@ def test_unreachable_hosts_named_with_how_and_what_works(tmp_path, house):
     # the bundle's steps run as printed: the snapshot is written where the next step reads it
     assert "ascend-doctor snapshot --output node.json" in shells
     assert "ascend-doctor fix --bundle ascend-bundle --from node.json" in shells
+    # the mirror commands install the way the plan's own steps do (the doctor's pip with --python
+    # on a target without pip): the same words up to "install"
+    step = next(st["argv"] for st in doc["steps"] if st.get("argv") and "install" in st["argv"])
+    prefix = step[:step.index("install") + 1]
+    mirrors = [c["argv"] for c in res["remedies"]["commands"] if "install" in c["argv"]]
+    assert mirrors and all(m[:len(prefix)] == prefix for m in mirrors), (prefix, mirrors)
 
 
 @pytest.mark.slow

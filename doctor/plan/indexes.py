@@ -57,14 +57,16 @@ class Remedies:
         return {"notes": [n.text(lang) for n in self.notes], "commands": [c.to_json(lang) for c in self.commands]}
 
 
-def remedies(failure: Failure, requirements: Sequence[str], python: str = "python3") -> Remedies:
+def remedies(failure: Failure, requirements: Sequence[str],
+             pip_install: Sequence[str] = ("python3", "-m", "pip", "install", "--no-deps")) -> Remedies:
     """What works instead: the same requirements from a documented mirror of the host that did
     not answer, the Ascend mirror for builds only it has, or a bundle made on a connected
-    machine. Every command runs as printed."""
+    machine. ``pip_install`` is the plan's own install command up to the requirements (the
+    doctor's pip with --python when the target has none), so every command runs as printed."""
     notes: List[Text] = []
     out: List[Command] = []
     reqs = list(requirements)
-    pip = [python, "-m", "pip", "install", "--no-deps"]
+    pip = list(pip_install)
     if failure.kind == UNREACHABLE:
         for h in failure.hosts:
             if h.how == PROXY:

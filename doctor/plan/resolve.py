@@ -236,12 +236,12 @@ def _is_generic_residual(m: Why) -> bool:
     return "requires a newer torch" in text or " requires " in text and "(expected" in text
 
 
-def failed(plan: Plan, failure: Failure, ask: Ask, python: str, installer_name: str) -> Plan:
+def failed(plan: Plan, failure: Failure, ask: Ask, pip_install: Sequence[str], installer_name: str) -> Plan:
     out = copy.deepcopy(plan)
     out.resolution = {"status": FAILED, "installer": installer_name, "failure": failure.to_json(),
-                      "remedies": remedies(failure, ask.requirements, python).to_json()}
+                      "remedies": remedies(failure, ask.requirements, pip_install).to_json()}
     out.resolution_failure = failure
-    out.remedies = remedies(failure, ask.requirements, python)
+    out.remedies = remedies(failure, ask.requirements, pip_install)
     return out
 
 

@@ -50,13 +50,13 @@ def prove(plan: Plan, facts: Facts, choice, env: Mapping[str, str], *, platform:
     if ask is not None:
         exact, failure, _ = _run(ask, choice, env, python, platform, list(find_links), no_index, left())
         if failure is not None:
-            return R.failed(plan, failure, ask, python, choice.installer.kind)
+            return R.failed(plan, failure, ask, choice.installer.install([]), choice.installer.kind)
     deps: List[Resolved] = []
     ask2 = R.deps_ask(plan, facts, exact, markers, bundle=bundle)
     if ask2 is not None:
         deps, failure, _ = _run(ask2, choice, env, python, platform, list(find_links), no_index, left())
         if failure is not None:
-            return R.failed(plan, failure, ask2, python, choice.installer.kind)
+            return R.failed(plan, failure, ask2, choice.installer.install([]), choice.installer.kind)
         if not bundle:
             deps = R.needed(deps, facts)
     out = R.apply(plan, facts, exact, deps, choice.installer, markers, choice.installer.kind)

@@ -85,7 +85,7 @@ def test_remedies_for_an_unreachable_index_and_a_missing_build():
 
     reqs = ["torch==2.8.0+cpu", "vllm==0.13.0"]
     down = Failure(UNREACHABLE, "x", hosts=[HostFailure("download.pytorch.org:443", PROXY, "x")])
-    r = remedies(down, reqs, "/env/bin/python")
+    r = remedies(down, reqs, ["/env/bin/python", "-m", "pip", "install", "--no-deps"])
     assert [c.shell() for c in r.commands] == [
         "/env/bin/python -m pip install --no-deps torch==2.8.0+cpu vllm==0.13.0 --find-links "
         "https://mirrors.aliyun.com/pytorch-wheels/cpu/",
