@@ -202,6 +202,24 @@ def test_a_snapshot_holds_none_of_the_secrets(fake, tmp_path):
     assert '"redis_password": "<redacted>"' in facts["mooncake"]["config_text"]
 
 
+def test_a_secret_key_holding_an_object_keeps_the_config_valid_json(fake):
+    """`"auth": {...}` once became `"auth": <redacted>`: a valid config judged not valid JSON."""
+    mooncake_host(fake)
+    fake.write("/etc/mooncake.json", '{"local_hostname":"10.0.0.2","metadata_server":"etcd://root:pw@10.0.0.1:2379",'
+               '"master_server_address":"10.0.0.1:50051","protocol":"ascend","auth":{"user":"u","pass":"p"}}')
+    doc = json.loads(run_cli(fake, "check", "--json", *fake.args(), timeout=120).stdout)
+    config = [f for f in doc["findings"] if f["id"] == "mooncake.config"]
+    assert config and "not valid JSON" not in json.dumps(config), config
+    text = json.loads(run_cli(fake, "snapshot", *fake.args(), timeout=120).stdout)["mooncake"]["config_text"]
+    assert json.loads(text)["auth"] == "<redacted>" and ":pw@" not in text
+    multi = '{\n  "password": 12,\n  "auth": {\n    "user": "u",\n    "pass": "}"\n  },\n  "protocol": "ascend"\n}'
+    out = redact.config_text(multi)
+    assert json.loads(out) == {"password": "<redacted>", "auth": "<redacted>", "protocol": "ascend"}
+    assert out.splitlines()[6] == '  "protocol": "ascend"'  # same line as before
+    broken = '{"auth": {"user": "u",}, "token": \'t0k\'}'  # stays broken: vllm-ascend would reject it
+    assert redact.config_text(broken) == '{"auth": <redacted>, "token": <redacted>}'
+
+
 # -- item 9: bad input is a finding or exit 2, never "internal error" ----------------------------
 
 

@@ -18,8 +18,9 @@ in findings about a config file stay right.
 """
 from __future__ import annotations
 
+import json
 import re
-from typing import Any, Dict, Mapping
+from typing import Any, Callable, Dict, List, Mapping
 
 REDACTED = "<redacted>"
 
@@ -52,7 +53,9 @@ _TOKEN_SHAPES = re.compile(
     r")")
 _KEY_WORDS = (r"[\w.-]*(?:pass(?:word|wd|phrase)?|pwd|secret|token|auth|credential|access_?key|secret_?key|api_?key"
               r"|private_?key|cookie)[\w.-]*")
-_JSON_PAIR = re.compile(r'("' + _KEY_WORDS + r'"\s*:\s*)("(?:[^"\\\n]|\\.)*"|[^,}\]\s][^,}\]\n]*)', re.IGNORECASE)
+_JSON_KEY = re.compile(r'(?<!\\)"(' + _KEY_WORDS + r')"\s*:[ \t]*', re.IGNORECASE)
+_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_JSON_SCALAR = re.compile(r'[^,}\]\s][^,}\]\n]*')
 _ASSIGN_LINE = re.compile(r"^(\s*(?:export\s+)?" + _KEY_WORDS + r"\s*[:=]\s*)(?!<redacted>)(\S.*?)\s*$",
                           re.IGNORECASE | re.MULTILINE)
 _NETRC = re.compile(r"(\b(?:password|passwd|account)\s+)(?![:=])(?!<redacted>)(\S+)", re.IGNORECASE)
@@ -93,10 +96,66 @@ def config_text(text: str) -> str:
     replaced by key and by value; everything else is kept byte for byte."""
     if not text:
         return text
-    out = _JSON_PAIR.sub(lambda m: m.group(1) + (f'"{REDACTED}"' if m.group(2).startswith('"') else REDACTED), text)
+    out = json_values(text)
     out = _ASSIGN_LINE.sub(lambda m: m.group(1) + REDACTED, out)
     out = _NETRC.sub(lambda m: m.group(1) + REDACTED, out)
     return value(out)
+
+
+def json_values(text: str, secret: Callable[[str], bool] = lambda key: True, key: "re.Pattern[str]" = _JSON_KEY) -> str:
+    """Every value of a secret key (``"auth": {...}``, ``"password": 12``) in JSON text becomes the
+    string ``"<redacted>"`` followed by the line breaks the value held, so valid JSON stays valid
+    with the same line numbers; a value that is not valid JSON becomes a bare ``<redacted>``, so
+    a broken file stays broken (the check judges the redacted text). ``secret(name)`` narrows the
+    keys ``key`` finds."""
+    out: List[str] = []
+    pos = 0
+    for m in key.finditer(text):
+        start = m.end()
+        if start < pos or not secret(m.group(1)):
+            continue  # inside a value already redacted
+        end = _json_value_end(text, start)
+        if end <= start or text[start:end] in (f'"{REDACTED}"', REDACTED):
+            continue
+        try:
+            json.loads(text[start:end])
+            new = f'"{REDACTED}"'
+        except ValueError:
+            new = REDACTED
+        out += [text[pos:start], new, "\n" * text.count("\n", start, end)]
+        pos = end
+    return "".join(out) + text[pos:]
+
+
+def _line_end(text: str, i: int) -> int:
+    end = text.find("\n", i)
+    return len(text) if end < 0 else end
+
+
+def _json_value_end(text: str, i: int) -> int:
+    """Where the JSON value at ``i`` ends: a string, an object or array (strings in it skipped), or
+    a bare word up to the next comma or bracket. An unclosed object ends with its line."""
+    if text.startswith('"', i):
+        m = _JSON_STRING.match(text, i)
+        return m.end() if m else _line_end(text, i)
+    if not text.startswith(("{", "["), i):
+        m = _JSON_SCALAR.match(text, i)
+        return i + len(m.group(0).rstrip()) if m else i
+    depth, j = 0, i
+    while j < len(text):
+        c = text[j]
+        if c == '"':
+            m = _JSON_STRING.match(text, j)
+            j = m.end() if m else j + 1
+            continue
+        if c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return _line_end(text, i)
 
 
 def deep(obj: Any) -> Any:
