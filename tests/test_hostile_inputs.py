@@ -220,6 +220,38 @@ def test_a_secret_key_holding_an_object_keeps_the_config_valid_json(fake):
     assert redact.config_text(broken) == '{"auth": <redacted>, "token": <redacted>}'
 
 
+def test_secrets_that_once_reached_the_snapshot_in_clear(fake, tmp_path):
+    """api_key inside a serve-args JSON, options inside environment values, presigned-URL
+    parameters, *_PASS / SSHPASS names and a password with an @ in a URL."""
+    mooncake_host(fake)
+    fake.env.update({"A5": "--password=pw666", "A6": "--password pw777", "A7": "--api-key=key888",
+                     "A8": "--hf-token=hftok999", "DB_PASS": "dbpw111", "SSHPASS": "sshpw222",
+                     "PROXY_URL": "https://user:pa@ss333@host/",
+                     "MODEL_URL": "https://b.s3.example/m?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDcred444"
+                                  "&X-Amz-Security-Token=stok555&X-Amz-Signature=sig666&x-id=GetObject",
+                     "VLLM_ARGS": "--max-num-batched-tokens 8192 --tokenizer-mode auto"})
+    kv = '{"kv_connector_extra_config":{"api_key":"kvk6","secret_key":"kvs7","max_num_batched_tokens":8}}'
+    launch = tmp_path / "launch.sh"
+    launch.write_text(f"export DB_PASS=launchpw888\nvllm serve /models/q --kv-transfer-config '{kv}'\n")
+    secrets = ("pw666", "pw777", "key888", "hftok999", "dbpw111", "sshpw222", "ss333", "cred444", "stok555", "sig666",
+               "kvk6", "kvs7", "launchpw888")
+    for args in (("--serve-args", f"vllm serve m --kv-transfer-config '{kv}'"), ("--serve-args-file", str(launch))):
+        proc = run_cli(fake, "snapshot", *fake.args(*args), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert [s for s in secrets if s in proc.stdout] == []
+        facts = json.loads(proc.stdout)
+        env = facts["env"]
+        assert env["A6"] == "--password <redacted>" and env["A8"] == "--hf-token=<redacted>"
+        assert env["PROXY_URL"] == "https://user:<redacted>@host/"
+        assert "X-Amz-Algorithm=AWS4-HMAC-SHA256" in env["MODEL_URL"] and env["MODEL_URL"].endswith("&x-id=GetObject")
+        # what a diagnosis needs stays
+        assert env["VLLM_ARGS"] == "--max-num-batched-tokens 8192 --tokenizer-mode auto" and "PWD" not in env
+        extra = json.loads(facts["tuning"]["serve"]["options"]["kv-transfer-config"])["kv_connector_extra_config"]
+        assert extra == {"api_key": "<redacted>", "secret_key": "<redacted>", "max_num_batched_tokens": 8}
+    assert redact.env({"PWD": "/work", "OLDPWD": "/tmp", "NO_BYPASS": "1"}) == {"PWD": "/work", "OLDPWD": "/tmp",
+                                                                            "NO_BYPASS": "1"}
+
+
 # -- item 9: bad input is a finding or exit 2, never "internal error" ----------------------------
 
 

@@ -27,16 +27,26 @@ REDACTED = "<redacted>"
 # Names of variables and keys that hold secrets (matched case-insensitively).
 _SECRET_NAME = re.compile(
     r"(TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIAL|KEY|COOKIE|(?:^|[_.-])PAT(?:$|[_.-])|(?:^|[_.-])AUTH(?:$|[_.-])"
-    r"|AUTHORIZATION|(?:^|[_.-])PWD(?:$|[_.-])|DSN)",
+    r"|AUTHORIZATION|(?:^|[_.-])PWD(?:$|[_.-])|(?:^|[_.-])PASS(?:$|[_.-])|(?<!BY)PASS$|DSN)",
     re.IGNORECASE)
 # Names that match the pattern but hold no secret (paths and switches users need to see).
 _NOT_SECRET = re.compile(r"^(PWD|OLDPWD|KEYTIMEOUT|.*_KEY_PATH|.*_KEY_FILE|.*_TOKEN_PATH|.*_TOKEN_FILE|SSH_AUTH_SOCK)$",
                          re.IGNORECASE)
 
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{1,20}://)(?P<user>[^\s/@:'\"<>]*)(?::(?P<pw>[^\s/@'\"<>]*))?@")
+# The password runs to the last @ before the host (https://user:pa@ss@host: all of "pa@ss").
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{1,20}://)(?P<user>[^\s/@:'\"<>]*)(?::(?P<pw>[^\s/'\"<>]*))?@")
 _AUTH_SCHEME = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+|%20)(?!<redacted>)[A-Za-z0-9._~+/=:-]{6,}", re.IGNORECASE)
+# A query parameter whose name says secret: ?token=, ?sig=, X-Amz-Signature, X-Amz-Credential...
 _QUERY_SECRET = re.compile(
-    r"([?&;](?:access_?token|token|api_?key|key|secret|password|passwd|sig|signature|auth)=)[^&#\s'\"]+", re.IGNORECASE)
+    r"([?&;](?:[\w.-]*(?:token|key|secret|passw|credential|signature)[\w.-]*|sig|auth|pwd|pass)=)[^&#\s'\"]+",
+    re.IGNORECASE)
+# A command-line option inside a value (A='--password=x', ARGS='--hf-token x'): is_secret_key decides.
+_OPTION = re.compile(r"(?<![\w-])(--?([A-Za-z][\w.-]*))(=|[ \t]+)(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s'\"-][^\s'\"]*)")
+# Word parts that make a key, option or parameter name secret (is_secret_key).
+_SECRET_PART = {"password", "passwd", "passphrase", "secret", "secrets", "token", "credential", "credentials",
+                "cookie", "apikey", "signature"}
+_SECRET_LAST = {"pass", "pwd", "auth"}  # only as the last part: "pass_config" is vLLM's compiler passes
+_KEY_OWNER = {"api", "access", "secret", "private", "auth", "signing", "encryption", "client"}
 _TOKEN_SHAPES = re.compile(
     r"\b("
     r"gh[pousr]_[A-Za-z0-9]{30,}"  # GitHub tokens
@@ -65,6 +75,17 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name)) and not _NOT_SECRET.match(name)
 
 
+def is_secret_key(name: str) -> bool:
+    """A JSON key or an option name that holds a secret, judged by its word parts
+    (``api_key``, ``--hf-token``, ``ssl_keyfile_password``, ``auth``), so that
+    ``max_num_batched_tokens`` or ``tokenizer_mode`` keep their values."""
+    parts = [p for p in re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()) if p]
+    if not parts:
+        return False
+    return (any(p in _SECRET_PART for p in parts) or parts[-1] in _SECRET_LAST
+            or any(p == "key" and i > 0 and parts[i - 1] in _KEY_OWNER for i, p in enumerate(parts)))
+
+
 def value(text: str) -> str:
     """Credentials removed from a free text by their shape (URLs, auth schemes, tokens)."""
     if not text or not isinstance(text, str):
@@ -72,6 +93,7 @@ def value(text: str) -> str:
     out = _URL_USERINFO.sub(_userinfo, text)
     out = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
     out = _QUERY_SECRET.sub(lambda m: m.group(1) + REDACTED, out)
+    out = _OPTION.sub(lambda m: m.group(1) + m.group(3) + REDACTED if is_secret_key(m.group(2)) else m.group(0), out)
     return _TOKEN_SHAPES.sub(REDACTED, out)
 
 
