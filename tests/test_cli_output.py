@@ -214,3 +214,32 @@ def test_snapshot_output_writes_the_file_the_bundle_steps_read(tmp_path):
     assert code in (0, None) and out == "" and json.loads(target.read_text())["host"]
     code, _, err = run_cli(fake, ("snapshot", "-o", str(tmp_path / "no" / "such" / "dir.json")), lang=None)
     assert code == 2 and err.startswith("ascend-doctor: error: --output ")
+
+
+def test_snapshot_output_replaces_only_a_regular_file(tmp_path):
+    """--output renames a new file over the path: over a FIFO, a device or a symlink to a file
+    descriptor that would replace them with a file (as root, /dev/null). Those are exit 2 and
+    left as they were; a symlink to a regular file is followed and its target replaced."""
+    import os
+    import stat
+
+    fake = kit_run("healthy_a2").fake
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "real.json").write_text("old")
+    links = {"fd1": "/proc/self/fd/1", "to-fifo": "fifo", "to-dir": "dir", "dangling": "nowhere/x.json",
+             "to-real": "real.json"}
+    for name, target in links.items():
+        (tmp_path / name).symlink_to(target)
+    for name in ("fifo", "dir", "fd1", "to-fifo", "to-dir", "dangling"):
+        before = os.lstat(tmp_path / name)
+        proc = fake.run("snapshot", "--output", str(tmp_path / name), timeout=120)
+        assert proc.returncode == 2 and proc.stdout == "", (name, proc.stderr)
+        assert proc.stderr.startswith(f"ascend-doctor: error: --output {tmp_path / name}: ")
+        assert len(proc.stderr.splitlines()) == 1 and "not a regular file" in proc.stderr, proc.stderr
+        after = os.lstat(tmp_path / name)
+        assert (stat.S_IFMT(after.st_mode), after.st_ino) == (stat.S_IFMT(before.st_mode), before.st_ino), name
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["fifo", "dir", "real.json", *links])
+    proc = fake.run("snapshot", "--output", str(tmp_path / "to-real"), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "to-real").is_symlink() and json.loads((tmp_path / "real.json").read_text())["host"]

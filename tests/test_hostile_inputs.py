@@ -202,6 +202,56 @@ def test_a_snapshot_holds_none_of_the_secrets(fake, tmp_path):
     assert '"redis_password": "<redacted>"' in facts["mooncake"]["config_text"]
 
 
+def test_a_secret_key_holding_an_object_keeps_the_config_valid_json(fake):
+    """`"auth": {...}` once became `"auth": <redacted>`: a valid config judged not valid JSON."""
+    mooncake_host(fake)
+    fake.write("/etc/mooncake.json", '{"local_hostname":"10.0.0.2","metadata_server":"etcd://root:pw@10.0.0.1:2379",'
+               '"master_server_address":"10.0.0.1:50051","protocol":"ascend","auth":{"user":"u","pass":"p"}}')
+    doc = json.loads(run_cli(fake, "check", "--json", *fake.args(), timeout=120).stdout)
+    config = [f for f in doc["findings"] if f["id"] == "mooncake.config"]
+    assert config and "not valid JSON" not in json.dumps(config), config
+    text = json.loads(run_cli(fake, "snapshot", *fake.args(), timeout=120).stdout)["mooncake"]["config_text"]
+    assert json.loads(text)["auth"] == "<redacted>" and ":pw@" not in text
+    multi = '{\n  "password": 12,\n  "auth": {\n    "user": "u",\n    "pass": "}"\n  },\n  "protocol": "ascend"\n}'
+    out = redact.config_text(multi)
+    assert json.loads(out) == {"password": "<redacted>", "auth": "<redacted>", "protocol": "ascend"}
+    assert out.splitlines()[6] == '  "protocol": "ascend"'  # same line as before
+    broken = '{"auth": {"user": "u",}, "token": \'t0k\'}'  # stays broken: vllm-ascend would reject it
+    assert redact.config_text(broken) == '{"auth": <redacted>, "token": <redacted>}'
+
+
+def test_secrets_that_once_reached_the_snapshot_in_clear(fake, tmp_path):
+    """api_key inside a serve-args JSON, options inside environment values, presigned-URL
+    parameters, *_PASS / SSHPASS names and a password with an @ in a URL."""
+    mooncake_host(fake)
+    fake.env.update({"A5": "--password=pw666", "A6": "--password pw777", "A7": "--api-key=key888",
+                     "A8": "--hf-token=hftok999", "DB_PASS": "dbpw111", "SSHPASS": "sshpw222",
+                     "PROXY_URL": "https://user:pa@ss333@host/",
+                     "MODEL_URL": "https://b.s3.example/m?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDcred444"
+                                  "&X-Amz-Security-Token=stok555&X-Amz-Signature=sig666&x-id=GetObject",
+                     "VLLM_ARGS": "--max-num-batched-tokens 8192 --tokenizer-mode auto"})
+    kv = '{"kv_connector_extra_config":{"api_key":"kvk6","secret_key":"kvs7","max_num_batched_tokens":8}}'
+    launch = tmp_path / "launch.sh"
+    launch.write_text(f"export DB_PASS=launchpw888\nvllm serve /models/q --kv-transfer-config '{kv}'\n")
+    secrets = ("pw666", "pw777", "key888", "hftok999", "dbpw111", "sshpw222", "ss333", "cred444", "stok555", "sig666",
+               "kvk6", "kvs7", "launchpw888")
+    for args in (("--serve-args", f"vllm serve m --kv-transfer-config '{kv}'"), ("--serve-args-file", str(launch))):
+        proc = run_cli(fake, "snapshot", *fake.args(*args), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert [s for s in secrets if s in proc.stdout] == []
+        facts = json.loads(proc.stdout)
+        env = facts["env"]
+        assert env["A6"] == "--password <redacted>" and env["A8"] == "--hf-token=<redacted>"
+        assert env["PROXY_URL"] == "https://user:<redacted>@host/"
+        assert "X-Amz-Algorithm=AWS4-HMAC-SHA256" in env["MODEL_URL"] and env["MODEL_URL"].endswith("&x-id=GetObject")
+        # what a diagnosis needs stays
+        assert env["VLLM_ARGS"] == "--max-num-batched-tokens 8192 --tokenizer-mode auto" and "PWD" not in env
+        extra = json.loads(facts["tuning"]["serve"]["options"]["kv-transfer-config"])["kv_connector_extra_config"]
+        assert extra == {"api_key": "<redacted>", "secret_key": "<redacted>", "max_num_batched_tokens": 8}
+    assert redact.env({"PWD": "/work", "OLDPWD": "/tmp", "NO_BYPASS": "1"}) == {"PWD": "/work", "OLDPWD": "/tmp",
+                                                                            "NO_BYPASS": "1"}
+
+
 # -- item 9: bad input is a finding or exit 2, never "internal error" ----------------------------
 
 

@@ -122,3 +122,33 @@ def test_chinese_output(noisy):
     proc = noisy.run("check", "--lang", "zh", "-v", "--serve-args-file", str(SERVE / "field-report-000.sh"))
     assert "调频策略" in proc.stdout and "不起作用" in proc.stdout, proc.stdout[-2000:]
     assert "sh -c 'echo performance | tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor'" in proc.stdout
+
+
+def test_the_patch_file_replaces_only_a_regular_file(noisy, tmp_path):
+    """--tuning-patch is written like snapshot --output: a FIFO (even one with a reader), a
+    symlink to nothing or into /proc is refused (exit 2), a symlink to a regular file is followed."""
+    import os
+
+    script = tmp_path / "launch.sh"
+    script.write_text("export VLLM_USE_V1=0\nvllm serve /models/q\n")
+    fifo = tmp_path / "fifo.patch"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # so that an open for writing would not block
+    try:
+        (tmp_path / "dangling.patch").symlink_to(tmp_path / "nowhere.patch")
+        (tmp_path / "fd1.patch").symlink_to("/proc/self/fd/1")
+        for name in ("fifo.patch", "dangling.patch", "fd1.patch"):
+            proc = noisy.run("fix", "--serve-args-file", str(script), "--tuning-patch", str(tmp_path / name))
+            assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, (name, proc.stderr)
+            assert f"--tuning-patch {tmp_path / name}: " in proc.stderr and "not a regular file" in proc.stderr
+            assert "VLLM_USE_V1" not in proc.stdout
+        assert not (tmp_path / "nowhere.patch").exists()
+        with pytest.raises(BlockingIOError):
+            os.read(reader, 1)  # nothing was written into the FIFO
+    finally:
+        os.close(reader)
+    (tmp_path / "real.patch").write_text("old")
+    (tmp_path / "link.patch").symlink_to("real.patch")
+    proc = noisy.run("fix", "--serve-args-file", str(script), "--tuning-patch", str(tmp_path / "link.patch"))
+    assert proc.returncode in (0, 3, 4), proc.stderr
+    assert (tmp_path / "link.patch").is_symlink() and "-export VLLM_USE_V1=0" in (tmp_path / "real.patch").read_text()

@@ -18,24 +18,35 @@ in findings about a config file stay right.
 """
 from __future__ import annotations
 
+import json
 import re
-from typing import Any, Dict, Mapping
+from typing import Any, Callable, Dict, List, Mapping
 
 REDACTED = "<redacted>"
 
 # Names of variables and keys that hold secrets (matched case-insensitively).
 _SECRET_NAME = re.compile(
     r"(TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIAL|KEY|COOKIE|(?:^|[_.-])PAT(?:$|[_.-])|(?:^|[_.-])AUTH(?:$|[_.-])"
-    r"|AUTHORIZATION|(?:^|[_.-])PWD(?:$|[_.-])|DSN)",
+    r"|AUTHORIZATION|(?:^|[_.-])PWD(?:$|[_.-])|(?:^|[_.-])PASS(?:$|[_.-])|(?<!BY)PASS$|DSN)",
     re.IGNORECASE)
 # Names that match the pattern but hold no secret (paths and switches users need to see).
 _NOT_SECRET = re.compile(r"^(PWD|OLDPWD|KEYTIMEOUT|.*_KEY_PATH|.*_KEY_FILE|.*_TOKEN_PATH|.*_TOKEN_FILE|SSH_AUTH_SOCK)$",
                          re.IGNORECASE)
 
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{1,20}://)(?P<user>[^\s/@:'\"<>]*)(?::(?P<pw>[^\s/@'\"<>]*))?@")
+# The password runs to the last @ before the host (https://user:pa@ss@host: all of "pa@ss").
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{1,20}://)(?P<user>[^\s/@:'\"<>]*)(?::(?P<pw>[^\s/'\"<>]*))?@")
 _AUTH_SCHEME = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+|%20)(?!<redacted>)[A-Za-z0-9._~+/=:-]{6,}", re.IGNORECASE)
+# A query parameter whose name says secret: ?token=, ?sig=, X-Amz-Signature, X-Amz-Credential...
 _QUERY_SECRET = re.compile(
-    r"([?&;](?:access_?token|token|api_?key|key|secret|password|passwd|sig|signature|auth)=)[^&#\s'\"]+", re.IGNORECASE)
+    r"([?&;](?:[\w.-]*(?:token|key|secret|passw|credential|signature)[\w.-]*|sig|auth|pwd|pass)=)[^&#\s'\"]+",
+    re.IGNORECASE)
+# A command-line option inside a value (A='--password=x', ARGS='--hf-token x'): is_secret_key decides.
+_OPTION = re.compile(r"(?<![\w-])(--?([A-Za-z][\w.-]*))(=|[ \t]+)(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s'\"-][^\s'\"]*)")
+# Word parts that make a key, option or parameter name secret (is_secret_key).
+_SECRET_PART = {"password", "passwd", "passphrase", "secret", "secrets", "token", "credential", "credentials",
+                "cookie", "apikey", "signature"}
+_SECRET_LAST = {"pass", "pwd", "auth"}  # only as the last part: "pass_config" is vLLM's compiler passes
+_KEY_OWNER = {"api", "access", "secret", "private", "auth", "signing", "encryption", "client"}
 _TOKEN_SHAPES = re.compile(
     r"\b("
     r"gh[pousr]_[A-Za-z0-9]{30,}"  # GitHub tokens
@@ -52,7 +63,9 @@ _TOKEN_SHAPES = re.compile(
     r")")
 _KEY_WORDS = (r"[\w.-]*(?:pass(?:word|wd|phrase)?|pwd|secret|token|auth|credential|access_?key|secret_?key|api_?key"
               r"|private_?key|cookie)[\w.-]*")
-_JSON_PAIR = re.compile(r'("' + _KEY_WORDS + r'"\s*:\s*)("(?:[^"\\\n]|\\.)*"|[^,}\]\s][^,}\]\n]*)', re.IGNORECASE)
+_JSON_KEY = re.compile(r'(?<!\\)"(' + _KEY_WORDS + r')"\s*:[ \t]*', re.IGNORECASE)
+_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_JSON_SCALAR = re.compile(r'[^,}\]\s][^,}\]\n]*')
 _ASSIGN_LINE = re.compile(r"^(\s*(?:export\s+)?" + _KEY_WORDS + r"\s*[:=]\s*)(?!<redacted>)(\S.*?)\s*$",
                           re.IGNORECASE | re.MULTILINE)
 _NETRC = re.compile(r"(\b(?:password|passwd|account)\s+)(?![:=])(?!<redacted>)(\S+)", re.IGNORECASE)
@@ -62,6 +75,17 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name)) and not _NOT_SECRET.match(name)
 
 
+def is_secret_key(name: str) -> bool:
+    """A JSON key or an option name that holds a secret, judged by its word parts
+    (``api_key``, ``--hf-token``, ``ssl_keyfile_password``, ``auth``), so that
+    ``max_num_batched_tokens`` or ``tokenizer_mode`` keep their values."""
+    parts = [p for p in re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()) if p]
+    if not parts:
+        return False
+    return (any(p in _SECRET_PART for p in parts) or parts[-1] in _SECRET_LAST
+            or any(p == "key" and i > 0 and parts[i - 1] in _KEY_OWNER for i, p in enumerate(parts)))
+
+
 def value(text: str) -> str:
     """Credentials removed from a free text by their shape (URLs, auth schemes, tokens)."""
     if not text or not isinstance(text, str):
@@ -69,6 +93,7 @@ def value(text: str) -> str:
     out = _URL_USERINFO.sub(_userinfo, text)
     out = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
     out = _QUERY_SECRET.sub(lambda m: m.group(1) + REDACTED, out)
+    out = _OPTION.sub(lambda m: m.group(1) + m.group(3) + REDACTED if is_secret_key(m.group(2)) else m.group(0), out)
     return _TOKEN_SHAPES.sub(REDACTED, out)
 
 
@@ -93,10 +118,66 @@ def config_text(text: str) -> str:
     replaced by key and by value; everything else is kept byte for byte."""
     if not text:
         return text
-    out = _JSON_PAIR.sub(lambda m: m.group(1) + (f'"{REDACTED}"' if m.group(2).startswith('"') else REDACTED), text)
+    out = json_values(text)
     out = _ASSIGN_LINE.sub(lambda m: m.group(1) + REDACTED, out)
     out = _NETRC.sub(lambda m: m.group(1) + REDACTED, out)
     return value(out)
+
+
+def json_values(text: str, secret: Callable[[str], bool] = lambda key: True, key: "re.Pattern[str]" = _JSON_KEY) -> str:
+    """Every value of a secret key (``"auth": {...}``, ``"password": 12``) in JSON text becomes the
+    string ``"<redacted>"`` followed by the line breaks the value held, so valid JSON stays valid
+    with the same line numbers; a value that is not valid JSON becomes a bare ``<redacted>``, so
+    a broken file stays broken (the check judges the redacted text). ``secret(name)`` narrows the
+    keys ``key`` finds."""
+    out: List[str] = []
+    pos = 0
+    for m in key.finditer(text):
+        start = m.end()
+        if start < pos or not secret(m.group(1)):
+            continue  # inside a value already redacted
+        end = _json_value_end(text, start)
+        if end <= start or text[start:end] in (f'"{REDACTED}"', REDACTED):
+            continue
+        try:
+            json.loads(text[start:end])
+            new = f'"{REDACTED}"'
+        except ValueError:
+            new = REDACTED
+        out += [text[pos:start], new, "\n" * text.count("\n", start, end)]
+        pos = end
+    return "".join(out) + text[pos:]
+
+
+def _line_end(text: str, i: int) -> int:
+    end = text.find("\n", i)
+    return len(text) if end < 0 else end
+
+
+def _json_value_end(text: str, i: int) -> int:
+    """Where the JSON value at ``i`` ends: a string, an object or array (strings in it skipped), or
+    a bare word up to the next comma or bracket. An unclosed object ends with its line."""
+    if text.startswith('"', i):
+        m = _JSON_STRING.match(text, i)
+        return m.end() if m else _line_end(text, i)
+    if not text.startswith(("{", "["), i):
+        m = _JSON_SCALAR.match(text, i)
+        return i + len(m.group(0).rstrip()) if m else i
+    depth, j = 0, i
+    while j < len(text):
+        c = text[j]
+        if c == '"':
+            m = _JSON_STRING.match(text, j)
+            j = m.end() if m else j + 1
+            continue
+        if c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return _line_end(text, i)
 
 
 def deep(obj: Any) -> Any:

@@ -78,19 +78,19 @@ _SHORT = {"-tp": "tp", "-pp": "pp", "-dp": "dp", "-dpl": "dpl"}
 
 _SECRET_OPTION = re.compile(r"(--?[\w.-]*(?:key|token|secret|password|passwd|credential)[\w.-]*)(=|[ \t]+)(\"[^\"]*\"|'[^']*'|\S+)",
                            re.IGNORECASE)
-_SECRET_ASSIGN = re.compile(r"\b([A-Za-z_]\w*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)\w*)=(\"[^\"]*\"|'[^']*'|\S+)",
-                            re.IGNORECASE)
-
-
-_SECRET_JSON = re.compile(r'("[\w.-]*(?:password|passwd|secret|token)[\w.-]*"\s*:\s*)"[^"]*"', re.IGNORECASE)
+_ASSIGNMENT = re.compile(r"\b([A-Za-z_]\w*)=(?!<redacted>)(\"[^\"]*\"|'[^']*'|\S+)")
+_JSON_KEY = re.compile(r'(?<!\\)"([\w.-]+)"\s*:[ \t]*')
 
 
 def redact(text: str) -> str:
     """The command line for a snapshot: values of --api-key, HF_TOKEN=..., "ssl_keyfile_password"
     and the like removed (the JSON stays valid)."""
-    text = _SECRET_JSON.sub(lambda m: f'{m.group(1)}"<redacted>"', text)
+    from doctor.parse.redact import is_secret_key, is_secret_name, json_values
+
+    text = json_values(text, is_secret_key, _JSON_KEY)  # "api_key": ..., "auth": {...}
     text = _SECRET_OPTION.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>", text)
-    return _SECRET_ASSIGN.sub(lambda m: f"{m.group(1)}=<redacted>", text)
+    # NAME=value as the environment would redact it (DB_PASS, SSHPASS, HF_TOKEN; not PWD)
+    return _ASSIGNMENT.sub(lambda m: f"{m.group(1)}=<redacted>" if is_secret_name(m.group(1)) else m.group(0), text)
 
 
 def _expand(value: str, env: Mapping[str, str]) -> str:

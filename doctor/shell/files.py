@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import secrets
 import stat
 from typing import BinaryIO, Iterator, Optional
 
@@ -20,10 +21,10 @@ DEFAULT_CAP = 1024 * 1024
 class NotRegularFile(OSError):
     """The path exists but is a FIFO, a device, a socket or a directory."""
 
-    def __init__(self, path: str, mode: int):
-        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode)
-                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-                else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    def __init__(self, path: str, mode: int, kind: str = ""):
+        kind = kind or ("a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode)
+                        else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                        else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
         super().__init__(errno.EINVAL, f"{kind}, not a regular file", path)
         self.kind = kind
 
@@ -97,15 +98,54 @@ def lines(path: str, cap: int = 64 * 1024 * 1024, chunk: int = 1 << 16) -> Itera
             yield pending.decode("utf-8", errors="replace")
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Write a file the doctor produces (a snapshot) so that a reader never sees half of it: a
-    temporary file next to it, renamed over it. Raises OSError."""
-    directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+def _replaceable(path: str) -> str:
+    """The file ``path`` names for :func:`write_atomic`: the path itself when nothing is there or
+    a regular file is, the file a symlink leads to when that is a regular file. Anything else (a
+    device, a FIFO, a directory, a socket, a symlink to one of those, to nothing or into /proc)
+    raises NotRegularFile: renaming over it would replace /dev/null or a named pipe with a file."""
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return path
+    if not stat.S_ISLNK(mode):
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(path, mode)
+        return path
+    hop = path
+    for _ in range(40):  # the kernel's limit on a chain of symlinks
+        parent = os.path.realpath(os.path.dirname(os.path.abspath(hop)))
+        if parent == "/proc" or parent.startswith("/proc/"):
+            # /proc/self/fd/1, /dev/stdout: a descriptor, whatever file it has open today
+            raise NotRegularFile(path, mode, kind="a symlink to a file descriptor")
+        hop = os.path.join(parent, os.path.basename(hop))
+        if not os.path.islink(hop):
+            break
+        hop = os.path.join(parent, os.readlink(hop))
+    else:
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+    try:
+        target = os.lstat(hop).st_mode
+    except FileNotFoundError:
+        raise NotRegularFile(path, mode, kind="a symlink to nothing") from None
+    if not stat.S_ISREG(target):
+        raise NotRegularFile(path, target, kind="a symlink to " + NotRegularFile(hop, target).kind)
+    return hop
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write a file the user named (a snapshot, a patch) so that a reader never sees half of it:
+    a temporary file next to it, renamed over it. Only a regular file (or one a symlink leads
+    to) is replaced, or a new one made. Raises OSError (NotRegularFile for anything else)."""
+    path = _replaceable(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    # O_EXCL and a random name: a file (or symlink) already at the temporary name is never written through
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                 0o666)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)
     finally:
-        if os.path.exists(tmp):
+        if os.path.lexists(tmp):
             os.unlink(tmp)

@@ -252,9 +252,10 @@ def _write_requirements(path: str, plan: "Plan", render: Callable, mx: "Matrix")
     for u in wanted:
         if u not in indexes:
             indexes.append(u)
+    from doctor.shell.files import write_atomic
+
     try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(render(plan, indexes))
+        write_atomic(path, render(plan, indexes))
     except OSError as e:
         raise UsageError(f"--requirements {path}: {e.strerror or e}")
 
@@ -322,7 +323,7 @@ def write_tuning_patch(verdict: "Verdict", script: str, out: str) -> Dict:
     import shlex
 
     from doctor.plan.tuning_patch import PatchError, apply_edits, edits_of, unified_diff
-    from doctor.shell.files import open_regular
+    from doctor.shell.files import open_regular, write_atomic
 
     edits = edits_of(verdict.findings)
     try:
@@ -336,8 +337,7 @@ def write_tuning_patch(verdict: "Verdict", script: str, out: str) -> Dict:
     if new == old:
         return result
     try:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(unified_diff(old, new, os.path.basename(script)))
+        write_atomic(out, unified_diff(old, new, os.path.basename(script)))
     except OSError as e:
         raise UsageError(f"--tuning-patch {out}: {e.strerror or e}")
     result["path"] = out

@@ -168,6 +168,8 @@ def ping_pairs(nodes: List[Node]) -> Dict[str, List[str]]:
 
 
 def _save(directory: str, nodes: List[Node], replies: List[Reply]) -> None:
+    from doctor.shell.files import write_atomic
+
     os.makedirs(directory, exist_ok=True)
     by_node = {r.node: r for r in replies}
     for n in nodes:
@@ -175,7 +177,11 @@ def _save(directory: str, nodes: List[Node], replies: List[Reply]) -> None:
             continue
         safe = re.sub(r"[^A-Za-z0-9_.@-]+", "_", n.name).strip("._") or "node"
         text = by_node[n.name].stdout
-        Path(directory, f"{safe}.json").write_text(text[text.find("{"):], encoding="utf-8")
+        where = os.path.join(directory, f"{safe}.json")
+        try:
+            write_atomic(where, text[text.find("{"):])
+        except OSError as e:
+            raise UsageError(f"--save {where}: {e.strerror or e}") from None
 
 
 def run_fleet_check(opts: FleetCheckOptions, progress: Optional[Progress] = None) -> FleetReport:

@@ -265,11 +265,10 @@ def _write_golden(path: str, opts: SmokeOptions, ctx: Context) -> Optional[str]:
                             opts.tokens, 5, ctx.outputs,
                             {"host": platform.node(), "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                              "device": opts.device, "python": ctx.python})
+    from doctor.shell.files import write_atomic
+
     try:
-        tmp = f"{path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=1)
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(doc, indent=1))
     except OSError as e:
         raise UsageError(f"--record-golden {path}: {e.strerror or e}") from None
     return path
