@@ -88,7 +88,9 @@ def redact(text: str) -> str:
     from doctor.parse.redact import is_secret_key, is_secret_name, json_values
 
     text = json_values(text, is_secret_key, _JSON_KEY)  # "api_key": ..., "auth": {...}
-    text = _SECRET_OPTION.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>", text)
+    # by the option's word parts: --hf-token goes, --max-num-batched-tokens stays (the tuning rules read it)
+    text = _SECRET_OPTION.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>" if is_secret_key(m.group(1)) else m.group(0),
+                              text)
     # NAME=value as the environment would redact it (DB_PASS, SSHPASS, HF_TOKEN; not PWD)
     return _ASSIGNMENT.sub(lambda m: f"{m.group(1)}=<redacted>" if is_secret_name(m.group(1)) else m.group(0), text)
 

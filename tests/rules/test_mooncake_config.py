@@ -415,3 +415,12 @@ def test_secrets_are_redacted_for_snapshots():
     data, res = serveargs.kv_config(cmd)
     assert res.ok and data["kv_connector_extra_config"]["tls_config"]["ssl_keyfile"] == "/k.pem"
     assert cmd.exports["MOONCAKE_CONFIG_PATH"] == "/x.json"
+
+
+def test_redaction_keeps_the_numbers_the_tuning_rules_read():
+    """An option is a secret by its word parts: --hf-token goes, --max-num-batched-tokens and
+    --tokenizer-mode stay (the live check parses the redacted command too)."""
+    red = serveargs.redact("vllm serve /m --max-num-batched-tokens 8192 --tokenizer-mode auto --hf-token hf_x "
+                           "--api-key=sk-1")
+    assert "hf_x" not in red and "sk-1" not in red
+    assert "--max-num-batched-tokens 8192" in red and "--tokenizer-mode auto" in red, red
