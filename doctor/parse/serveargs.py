@@ -80,6 +80,9 @@ _SECRET_OPTION = re.compile(r"(--?[\w.-]*(?:key|token|secret|password|passwd|cre
                            re.IGNORECASE)
 _ASSIGNMENT = re.compile(r"\b([A-Za-z_]\w*)=(?!<redacted>)(\"[^\"]*\"|'[^']*'|\S+)")
 _JSON_KEY = re.compile(r'(?<!\\)"([\w.-]+)"\s*:[ \t]*')
+# The same JSON inside a double-quoted shell word: \"api_key\": \"value\" (a string value; an
+# object value under a secret key stays, its own keys are judged one by one)
+_ESCAPED_JSON_STRING = re.compile(r'(\\"([\w.-]+)\\"\s*:\s*\\")((?:[^"\\]|\\(?!"))*)(\\")')
 
 
 def redact(text: str) -> str:
@@ -88,6 +91,8 @@ def redact(text: str) -> str:
     from doctor.parse.redact import is_secret_key, is_secret_name, json_values
 
     text = json_values(text, is_secret_key, _JSON_KEY)  # "api_key": ..., "auth": {...}
+    text = _ESCAPED_JSON_STRING.sub(lambda m: f"{m.group(1)}<redacted>{m.group(4)}" if is_secret_key(m.group(2))
+                                    else m.group(0), text)
     # by the option's word parts: --hf-token goes, --max-num-batched-tokens stays (the tuning rules read it)
     text = _SECRET_OPTION.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>" if is_secret_key(m.group(1)) else m.group(0),
                               text)

@@ -424,3 +424,12 @@ def test_redaction_keeps_the_numbers_the_tuning_rules_read():
                            "--api-key=sk-1")
     assert "hf_x" not in red and "sk-1" not in red
     assert "--max-num-batched-tokens 8192" in red and "--tokenizer-mode auto" in red, red
+
+
+def test_escaped_json_in_a_double_quoted_word_is_redacted_and_stays_parseable():
+    text = ('vllm serve m --kv-transfer-config "{\\"kv_connector\\":\\"MooncakeConnectorV1\\",'
+            '\\"kv_connector_extra_config\\":{\\"api_key\\":\\"x9\\",\\"mooncake_protocol\\":\\"ascend\\"}}"')
+    red = serveargs.redact(text)
+    assert "x9" not in red, red
+    data, res = serveargs.kv_config(serveargs.parse_command(red))
+    assert res.ok and data["kv_connector_extra_config"] == {"api_key": "<redacted>", "mooncake_protocol": "ascend"}
