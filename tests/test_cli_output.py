@@ -163,6 +163,34 @@ def test_bad_input_is_one_line_and_exit_2_fast(command, args, words, snapshots):
     assert time.monotonic() - started < 10  # never a probe's 15 s timeout
 
 
+def test_every_float_option_refuses_nan_and_inf_in_one_line():
+    """A timeout of nan seconds "fires" at once (nan compares false) and inf overflows the waits:
+    every float option of every command refuses them, as it refuses -1."""
+    import typer.main
+
+    from doctor.cli.main import make_app
+
+    top = typer.main.get_command(make_app())
+    seen = []
+    for path in _commands(top):
+        command = top
+        for name in path:
+            command = command.commands[name]  # type: ignore[attr-defined]
+        for param in getattr(command, "params", []):
+            if getattr(param.type, "name", "").startswith("float") and param.opts[0].startswith("--"):
+                seen.append(param.opts[0])
+                for value in ("nan", "inf", "-inf", "1e309"):
+                    code, out, err = main(*path, param.opts[0], value)
+                    assert code == 2 and out == "" and err.count("\n") == 1, (path, param.opts, value, err)
+                    assert param.opts[0] in err and ("finite" in err or "range" in err), err
+    assert {"--npu-smi-timeout", "--hccn-timeout", "--timeout", "--sample-every", "--step-timeout"} <= set(seen)
+
+
+def test_a_smoke_duration_too_long_for_a_float_is_refused():
+    code, out, err = main("smoke", "--device", "cpu", "--duration", "9" * 400)
+    assert code == 2 and err.count("\n") == 1 and "duration" in err, err
+
+
 # -- fix --apply's last lines ------------------------------------------------------------------
 
 

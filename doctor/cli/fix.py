@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from rich.status import Status
 
 from doctor.cli.options import (IMAGE, IMAGE_TAR, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT, PLATFORM, PULL, PYTHON, ROOT,
-                                STAGE, image_request, pick_language)
+                                STAGE, float_option, image_request, pick_language)
 from doctor.errors import UsageError
 from doctor.i18n import tr
 from doctor.cli.plan_render import print_plan
@@ -42,7 +42,7 @@ def fix_command(
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
     requirements: Optional[str] = typer.Option(None, "--requirements", help="Write the pins as a requirements/constraints file."),
     no_smoke: bool = typer.Option(False, "--no-smoke", help="Do not run the smoke test after --apply."),
-    step_timeout: float = typer.Option(3600.0, "--step-timeout", help="Seconds one pip/build step may take."),
+    step_timeout: float = float_option(3600.0, "--step-timeout", help="Seconds one pip/build step may take."),
     as_json: bool = typer.Option(False, "--json", help="Print the plan object (and the result) as JSON, nothing else on stdout."),
     lang: Optional[str] = LANG,
     verbose: bool = VERBOSE,

@@ -7,7 +7,7 @@ from typing import Callable, List, Optional
 import typer
 import typer.core
 
-from doctor.cli.options import JSON, LANG, MATRIX, pick_language
+from doctor.cli.options import JSON, LANG, MATRIX, float_option, pick_language
 
 class _OptionalRayAddress(typer.core.TyperCommand):
     """`--ray` alone means the cluster Ray finds itself (address "auto"); `--ray ADDRESS` names one.
@@ -94,7 +94,7 @@ def check_command(
     serve_args_file: Optional[str] = typer.Option(None, "--serve-args-file", help="The launch script on the nodes (same path everywhere): kv-transfer-config, exports."),
     mooncake_master: Optional[str] = typer.Option(None, "--mooncake-master", help="Probe mooncake_master from every node: HOST:PORT[:METRICS_PORT]."),
     ping: bool = typer.Option(False, "--ping", help="Also ping between the nodes' NPUs (hccn_tool -ping; A3: -hccs_ping)."),
-    timeout: float = typer.Option(120.0, "--timeout", help="Seconds each node has to answer."),
+    timeout: float = float_option(120.0, "--timeout", help="Seconds each node has to answer."),
     save: Optional[str] = typer.Option(None, "--save", help="Keep each node's snapshot in this directory (for fleet compare)."),
     as_json: bool = JSON,
     lang: Optional[str] = LANG,

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from doctor.cli.options import LANG, MATRIX, PYTHON, ROOT, STAGE, pick_language
+from doctor.cli.options import LANG, MATRIX, PYTHON, ROOT, STAGE, float_option, pick_language
 
 CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 
@@ -24,7 +24,7 @@ def guard_command(
     as_json: bool = typer.Option(False, "--json", help="Print the judgement as JSON on stdout."),
     lang: Optional[str] = LANG,
     matrix: List[str] = MATRIX,
-    timeout: float = typer.Option(600.0, "--timeout", help="Seconds pip may take to resolve (and, with --run, to install)."),
+    timeout: float = float_option(600.0, "--timeout", help="Seconds pip may take to resolve (and, with --run, to install)."),
 ) -> None:
     """Judge a pip command before it runs: what it would install, replace and break (exit 3), and what to run instead."""
     from doctor.errors import UsageError

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 import typer
 
 from doctor.cli.options import JSON as JSON_OPT
-from doctor.cli.options import LANG, MATRIX, pick_language
+from doctor.cli.options import LANG, MATRIX, float_option, pick_language
 from doctor.errors import UsageError
 from doctor.i18n import tr
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # rich is imported lazily at run time
     from rich.progress import Progress, TaskID
 
 # one total budget for everything `matrix verify` / `matrix sync` read from the index
-INDEX_TIMEOUT = typer.Option(300.0, "--timeout", min=1.0, metavar="SECONDS",
+INDEX_TIMEOUT = float_option(300.0, "--timeout", min=1.0, metavar="SECONDS",
                              help="Give up on the package index after this many seconds in total.")
 
 matrix_app = typer.Typer(

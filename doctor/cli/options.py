@@ -2,12 +2,29 @@
 spells and documents them the same way."""
 from __future__ import annotations
 
+import math
 import os
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
 from doctor.errors import UsageError
+
+
+
+
+def _finite(value: Optional[float]) -> Optional[float]:
+    # nan compares false with everything (a timeout of nan seconds "fires" at once) and inf
+    # overflows the waits below: both are refused here, for every float option of the CLI
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number.")
+    return value
+
+
+def float_option(default: Optional[float], *names: str, **kwargs: Any) -> Any:
+    """Every float option of the CLI: a number of seconds, never nan nor inf."""
+    return typer.Option(default, *names, callback=_finite, **kwargs)
+
 
 ROOT = typer.Option("/", "--root", help="Read the host below this directory (an image, a mounted disk).")
 PYTHON = typer.Option(None, "--python", help="Target interpreter (default: the active venv/conda env, else python3).")
@@ -16,7 +33,7 @@ STAGE = typer.Option("auto", "--stage", help="build: skip hardware; runtime: jud
 JSON = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else.")
 LANG = typer.Option(None, "--lang", help="en or zh (default: from LANG).")
 MATRIX = typer.Option([], "--matrix", help="Extra matrix overlay file (repeatable).")
-NPU_SMI_TIMEOUT = typer.Option(5.0, "--npu-smi-timeout", help="Seconds to wait for npu-smi.")
+NPU_SMI_TIMEOUT = float_option(5.0, "--npu-smi-timeout", help="Seconds to wait for npu-smi.")
 NPU_SMI = typer.Option(None, "--npu-smi",
                        help="Run this npu-smi (with --root, nothing inside the root is run unless named).")
 
@@ -29,7 +46,7 @@ def pick_language(option: Optional[str]) -> str:
         raise UsageError(f"--lang {option!r}: use en or zh")
     return resolve_lang(option, os.environ)
 HCCN_TOOL = typer.Option(None, "--hccn-tool", help="Run this hccn_tool for the NPU network checks (default: only on the live host).")
-HCCN_TIMEOUT = typer.Option(5.0, "--hccn-timeout", help="Seconds to wait for each hccn_tool call.")
+HCCN_TIMEOUT = float_option(5.0, "--hccn-timeout", help="Seconds to wait for each hccn_tool call.")
 IMAGE = typer.Option(None, "--image", help="Judge a Docker image (from the local engine, docker SDK) without running it.")
 IMAGE_TAR = typer.Option(None, "--image-tar", help="Judge a `docker save` or OCI-layout tarball (no daemon needed).")
 PLATFORM = typer.Option(None, "--platform", help="Variant of a multi-platform image: linux/arm64 or linux/amd64.")

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from doctor.cli.options import JSON, LANG, PYTHON, pick_language
+from doctor.cli.options import JSON, LANG, PYTHON, float_option, pick_language
 from doctor.errors import UsageError
 
 Opt = typer.Option
@@ -16,7 +16,7 @@ Opt = typer.Option
 def smoke_command(
     python: Optional[str] = PYTHON,
     device: Optional[str] = Opt(None, "--device", help="npu (default) or cpu (the harness without an NPU)."),
-    timeout: Optional[float] = Opt(None, "--timeout", help="Seconds each stage may take (default 600)."),
+    timeout: Optional[float] = float_option(None, "--timeout", help="Seconds each stage may take (default 600)."),
     config: Optional[str] = Opt(None, "--config", help="Stage configuration (TOML; default $ASCEND_DOCTOR_SMOKE_CONFIG "
                                                      "or ~/.config/ascend-doctor/smoke.toml); flags override it."),
     stages: Optional[str] = Opt(None, "--stages", help="Comma-separated: model,vllm,endpoint,collective "
@@ -42,7 +42,7 @@ def smoke_command(
     prefix_cache: Optional[bool] = Opt(None, "--prefix-cache", help="Send every prompt twice and measure cache hits."),
     slo: Optional[str] = Opt(None, "--slo", help="Objectives, e.g. ttft=500ms,tpot=50ms (p99; ttft:p50=300ms)."),
     duration: Optional[str] = Opt(None, "--duration", help="Soak: keep the load for this long (2h, 30m) and watch memory."),
-    sample_every: Optional[float] = Opt(None, "--sample-every", help="Soak: seconds between memory samples (default 60)."),
+    sample_every: Optional[float] = float_option(None, "--sample-every", help="Soak: seconds between memory samples (default 60)."),
     server_pid: Optional[int] = Opt(None, "--server-pid", help="Soak: the server's PID (default: found by its port)."),
     devices: Optional[str] = Opt(None, "--devices", help="Collective stage across these devices: 0-7, 0,1 or all."),
     as_json: bool = JSON,

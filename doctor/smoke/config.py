@@ -8,6 +8,7 @@ stage; with none of them, the model stage runs with the seeded tiny model. ``sta
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Mapping, Optional
@@ -120,7 +121,9 @@ def merge(file_values: Mapping[str, Any], flags: Mapping[str, Any]) -> SmokeOpti
 def validate(o: SmokeOptions) -> None:
     def positive(name: str, value: Any, integer: bool = False) -> None:
         ok = isinstance(value, int) if integer else isinstance(value, (int, float))
-        if not ok or isinstance(value, bool) or value <= 0:
+        # not (value > 0): nan compares false with everything; inf (a TOML inf, a 400-digit
+        # --duration) would never end
+        if not ok or isinstance(value, bool) or not (0 < value < math.inf):
             raise ConfigError(f"{name} must be a positive {'whole ' if integer else ''}number, not {value!r}")
     if o.device not in ("npu", "cpu"):
         raise ConfigError(f"device {o.device!r}: use npu or cpu")
