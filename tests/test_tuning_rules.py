@@ -166,6 +166,17 @@ def test_hugepages_for_mooncake(matrix):
 TP2 = "vllm serve /models/qwen --tensor-parallel-size 2"
 
 
+def bad_model() -> ModelFacts:
+    """A model directory with a short shard, a missing one and one that lacks a tensor."""
+    return ModelFacts(path="/m", exists=True, is_dir=True, files=["config.json"], config={"num_hidden_layers": 4},
+                      index_layers=2, index_file="model.safetensors.index.json",
+                      shards=[ShardFact(name="a.safetensors", exists=True, size=90, expected_size=100),
+                              ShardFact(name="b.safetensors"),
+                              ShardFact(name="c.safetensors", exists=True, size=10, expected_size=10, missing_count=1,
+                                        missing_tensors=["x.weight"])],
+                      verify_requested=True)
+
+
 def test_recommendations_follow_the_release(matrix):
     old = judge(facts(serve=TP2, machine="x86_64"), "0.13.0", matrix)
     rec = {f.observed or "": f for f in by_id(old, "tuning.env_recommended")}
@@ -378,14 +389,7 @@ def test_model_rules_on_plain_facts(matrix):
     found = judge(facts(model=good), "0.13.0", matrix)
     assert [status(found, i) for i in ("tuning.model_config", "tuning.model_weights", "tuning.model_index",
                                        "tuning.model_tokenizer", "tuning.model_checksums")] == [OK, OK, OK, OK, None]
-    bad = ModelFacts(path="/m", exists=True, is_dir=True, files=["config.json"], config={"num_hidden_layers": 4},
-                     index_layers=2, index_file="model.safetensors.index.json",
-                     shards=[ShardFact(name="a.safetensors", exists=True, size=90, expected_size=100),
-                             ShardFact(name="b.safetensors"),
-                             ShardFact(name="c.safetensors", exists=True, size=10, expected_size=10, missing_count=1,
-                                       missing_tensors=["x.weight"])],
-                     verify_requested=True)
-    found = judge(facts(model=bad), "0.13.0", matrix)
+    found = judge(facts(model=bad_model()), "0.13.0", matrix)
     assert [f.status for f in by_id(found, "tuning.model_weights")] == [FAIL, FAIL, FAIL]
     assert (status(found, "tuning.model_index"), status(found, "tuning.model_tokenizer"),
             status(found, "tuning.model_checksums")) == (FAIL, FAIL, INFO)

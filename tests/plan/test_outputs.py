@@ -4,7 +4,6 @@ of doctor/plan/builder.py (fast: facts literals, the rules' real verdict, a stub
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Dict
 
@@ -15,9 +14,9 @@ from doctor.rules.engine import make_context, run_rules
 from rules import build as b
 
 from .test_fixers import Pip
+from goldens import match
 
 EXPECTED = Path(__file__).with_name("outputs.json")
-UPDATE = bool(os.environ.get("UPDATE_GOLDENS"))
 
 OLD = b.release()  # 0.11.0rc3: CANN 8.3.RC2, Mooncake built from source
 NEW = b.release(vllm_ascend="0.13.0", vllm="0.13.0", cann=("8.5.0",), torch="2.8.0", torch_npu="2.8.0",
@@ -150,13 +149,7 @@ def outputs() -> Dict[str, str]:
 
 
 def test_every_plan_step_by_step():
-    got = outputs()
-    if UPDATE:
-        EXPECTED.write_text(json.dumps(got, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    want = json.loads(EXPECTED.read_text(encoding="utf-8"))
-    assert sorted(got) == sorted(want)
-    for name in want:
-        assert got[name] == want[name], f"{name} changed (UPDATE_GOLDENS=1 rewrites tests/plan/outputs.json)"
+    match(outputs(), EXPECTED)
 
 
 def test_requirements_and_constraints_text():

@@ -7,8 +7,6 @@ rewrites tuning_outputs.json; review its diff (a tuning.toml change shows up her
 """
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Dict, Tuple
 
@@ -16,12 +14,12 @@ from doctor.facts import ModelFacts, MooncakeFacts, MountFact, ShardFact, Tuning
 from doctor.matrix import load_matrix
 from doctor.rules.engine import make_context, run_rules
 
-from test_tuning_rules import DUO, RULES, TP2, facts, host
+from test_tuning_rules import DUO, RULES, TP2, bad_model, facts, host
 
 from .test_outputs import _render
+from goldens import match
 
 EXPECTED = Path(__file__).with_name("tuning_outputs.json")
-UPDATE = bool(os.environ.get("UPDATE_GOLDENS"))
 
 TINY_SHM = MountFact(path="/dev/shm", fstype="tmpfs", size_bytes=64 << 20)
 STORE = MooncakeFacts(config_text='{"protocol": "ascend", "global_segment_size": "4GB"}')
@@ -48,16 +46,6 @@ def _good_model() -> ModelFacts:
                       index_file="model.safetensors.index.json",
                       shards=[ShardFact(name="a.safetensors", exists=True, size=3 << 30, expected_size=3 << 30,
                                         tensors=3)])
-
-
-def _bad_model() -> ModelFacts:
-    return ModelFacts(path="/m", exists=True, is_dir=True, files=["config.json"], config={"num_hidden_layers": 4},
-                      index_layers=2, index_file="model.safetensors.index.json",
-                      shards=[ShardFact(name="a.safetensors", exists=True, size=90, expected_size=100),
-                              ShardFact(name="b.safetensors"),
-                              ShardFact(name="c.safetensors", exists=True, size=10, expected_size=10, missing_count=1,
-                                        missing_tensors=["x.weight"])],
-                      verify_requested=True)
 
 
 def _verified(*checks: WeightCheck) -> ModelFacts:
@@ -142,7 +130,7 @@ def cases() -> Dict[str, Tuple[dict, str]]:
         "kv cache none left": (dict(serve="vllm serve /m -tp 2 --max-model-len 32768", model=_qwen3()), "0.13.0"),
         "kv cache beyond the model": (dict(serve="vllm serve /m -tp 4 --max-model-len 131072", model=_qwen3()), "0.13.0"),
         "model good": (dict(model=_good_model()), "0.13.0"),
-        "model broken": (dict(model=_bad_model()), "0.13.0"),
+        "model broken": (dict(model=bad_model()), "0.13.0"),
         "model missing": (dict(model=ModelFacts(path="/nope")), "0.13.0"),
         "model checksums match": (dict(model=_verified(WeightCheck("a.safetensors", "aa" * 32, "aa" * 32, seconds=1.5))),
                                   "0.13.0"),
@@ -172,10 +160,4 @@ def outputs() -> Dict[str, Dict[str, str]]:
 
 
 def test_every_tuning_finding_word_for_word():
-    got = outputs()
-    if UPDATE:
-        EXPECTED.write_text(json.dumps(got, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    want = json.loads(EXPECTED.read_text(encoding="utf-8"))
-    assert sorted(got) == sorted(want)
-    for name in want:
-        assert got[name] == want[name], f"{name} changed (UPDATE_GOLDENS=1 rewrites tests/rules/tuning_outputs.json)"
+    match(outputs(), EXPECTED)
