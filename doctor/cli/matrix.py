@@ -342,8 +342,18 @@ def sync(
         sys.stdout.write(result.text)
         print(tr("matrix.sync.dry_run", language, count=len(result.added), newest=result.newest_curated, path=result.path),
               file=sys.stderr)
+        _print_unchecked(result, language, file=sys.stderr)
         return
     if result.added:
         print(tr("matrix.sync.wrote", language, path=result.path, added=", ".join(result.added)))
+        _print_unchecked(result, language)
     else:
         print(tr("matrix.sync.nothing_new", language, newest=result.newest_curated, urls=", ".join(cfg.urls), path=result.path))
+
+
+def _print_unchecked(result, language: str, file=None) -> None:
+    """Which tuning rows a synced release was not checked against (their windows are open-ended)."""
+    for version, items in result.unchecked.items():
+        if items:
+            print(tr("matrix.sync.tuning_unchecked", language, version=version, count=len(items),
+                     checked=result.tuning_checked_through, items=", ".join(items)), file=file or sys.stdout)

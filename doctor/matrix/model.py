@@ -558,6 +558,11 @@ class TuningVar:
     default: Optional[str] = column(check_text, doc="the value in effect when it is unset")
     read_by: Tuple[str, ...] = column(check_specifier, many=True, doc="vllm-ascend releases whose code reads it")
     replaced_by: Optional[str] = column(check_text, doc="the variable or option that replaced it in later releases")
+    upstream: Tuple[str, ...] = column(check_specifier, many=True,
+                                       doc="releases whose vllm-ascend code does not read it but whose vLLM may: "
+                                           "not reported as ignored")
+    overridden: Tuple[str, ...] = column(check_specifier, many=True,
+                                         doc="releases that overwrite any value the user sets, at import")
 
 
 @dataclass(frozen=True)
