@@ -351,3 +351,44 @@ def test_workspace_close_survives_any_depth(tmp_path):
         os.chdir(here)
     ws.close()
     assert not os.path.exists(ws.dir)
+
+
+# -- item 13: secrets of the image's own strings are redacted in every output ----------------------
+
+SECRET_STEP = ("RUN /bin/sh -c pip install --index-url https://ci:Pa55word@mirror.example/simple --token tok-4242 "
+               "torch==2.8.0 # buildkit")
+
+
+@pytest.fixture(scope="module")
+def secret_image(tmp_path_factory):
+    from fakehost.dists import Stub
+
+    user = imagekit.seed_archives(tmp_path_factory)["image"].copy()
+    user.meta("/bin/sh -c #(nop)  ENV API_KEY=k3y-secret-value HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH")
+    user.meta("ARG DEPLOY_PASSWORD plain-secret-word")
+    user.run(SECRET_STEP, imagekit.remove_dist_ops(Stub("torch", "2.7.1+cpu")) + imagekit.dist_ops([Stub("torch", "2.8.0")]))
+    user.labels["org.opencontainers.image.base.name"] = "https://bob:base-secret@registry.example/base:1"
+    return imagekit.docker_save(user, tmp_path_factory.mktemp("secret") / "user.tar",
+                                tags=["registry.local/serving:3"])
+
+
+SECRETS_OF_THE_IMAGE = ("Pa55word", "tok-4242", "k3y-secret-value", "hf_abcdefghij", "plain-secret-word", "base-secret")
+
+
+@pytest.mark.parametrize("argv", [("check",), ("check", "--json"), ("fix",), ("fix", "--json"), ("snapshot",),
+                                  ("check", "-v")])
+def test_secrets_in_dockerfile_steps_and_config_are_never_shown(secret_image, tmpdir_env, argv):
+    extra = ("--offline",) if argv[0] == "fix" else ()
+    code, out, err, rss, seconds = doctor(*argv, "--image-tar", str(secret_image), *extra, tmpdir=tmpdir_env)
+    assert code in (3, 0), err
+    for secret in SECRETS_OF_THE_IMAGE:
+        assert secret not in out and secret not in err, (secret, argv)
+    if argv == ("check", "--json"):
+        doc = json.loads(out)
+        step = doc["image"]["layers"][-1]["created_by"]
+        assert step == "RUN pip install --index-url https://ci:<redacted>@mirror.example/simple --token <redacted> torch==2.8.0"
+        assert doc["image"]["origins"][0]["created_by"] == step  # the layer that brought torch, still named
+        assert doc["image"]["base"] == "https://bob:<redacted>@registry.example/base:1"
+    if argv == ("check",):
+        assert "torch.version: torch 2.8.0 came in layer 10 of 10: RUN pip install --index-url " \
+               "https://ci:<redacted>@mirror.example/simple --token <redacted>" in out

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from doctor.errors import UsageError
 from doctor.facts import DevicesFacts, Facts, ImageFacts, ImageLayer, PythonFacts
 from doctor.i18n import tr
-from doctor.parse import oci
+from doctor.parse import oci, redact
 from doctor.probes.base import Probe, ProbeOptions
 
 
@@ -371,7 +371,8 @@ def _image_facts(source: _Source, view, facts: Facts, machine: str) -> ImageFact
         size = sel.manifest.layer_sizes[i] if i < len(sel.manifest.layer_sizes) else -1
         idx = source.contents.layers.get(source.contents.resolve(key))
         step = steps[i]
-        layers.append(ImageLayer(index=i + 1, digest=_digest(key, conf, i), created_by=step.created_by if step else "",
+        layers.append(ImageLayer(index=i + 1, digest=_digest(key, conf, i),
+                                 created_by=redact.step(step.created_by) if step else "",
                                  size=size if size >= 0 else (idx.bytes if idx else -1)))
     names = list(sel.names)
     digest = sel.manifest.digest
@@ -394,11 +395,14 @@ def _image_facts(source: _Source, view, facts: Facts, machine: str) -> ImageFact
              "layer_bytes": sum(x.bytes for x in source.contents.layers.values()),
              "kept_bytes": sum(x.kept_bytes for x in source.contents.layers.values()),
              "missing_links": len(view.stats.missing_links)}
+    # the image's own strings are data: a secret in them is redacted in every output, as a
+    # snapshot redacts it (Dockerfile steps by redact.step: ENV API_KEY=..., --token ...)
     return ImageFacts(
         ref=source.label, source=source.kind, platform=str(conf.platform or ""), machine=machine,
-        id=sel.config_digest, digest=digest, names=names, created=conf.created, base=base, base_source=how,
-        working_dir=conf.working_dir, user=conf.user, layers=layers, dist_layers=dist_layers,
-        available_platforms=[str(p) for p in sel.available], stats=stats)
+        id=sel.config_digest, digest=digest, names=[redact.value(n) for n in names], created=conf.created,
+        base=redact.value(base) if base else base, base_source=how,
+        working_dir=redact.value(conf.working_dir), user=redact.value(conf.user), layers=layers,
+        dist_layers=dist_layers, available_platforms=[str(p) for p in sel.available], stats=stats)
 
 
 def _digest(key: str, conf: oci.ImageConfig, i: int) -> str:
