@@ -368,6 +368,14 @@ def run_build(opts: BuildOptions, reporter: Optional[Reporter] = None,
         runner.note(f"ascend-doctor mooncake build: tag={opts.tag} source={res.source} python={opts.python} "
                     f"prefix={opts.prefix} workdir={work}")
         build_env, pre = _preflight(opts, env, work, runner, reporter, res)
+        if not opts.stage_into:  # an hour of compiling is not started for a swap that would be refused
+            from doctor.errors import UsageError
+            from doctor.shell.transaction.recovery import refuse_if_unfinished
+
+            try:
+                refuse_if_unfinished(_target(opts, pre), env)
+            except UsageError as e:
+                raise BuildFailed("preflight", T("mooncake_build.error.blocked", error=e))
         src = os.path.join(work, "src")
         _fetch(opts, src, build_env, runner, reporter, res)
         _dependencies(opts, src, build_env, runner, reporter, res)
@@ -419,12 +427,7 @@ def _place(opts: BuildOptions, pre: Dict, stage: Path, env: Dict[str, str], runn
     from doctor.shell.transaction.engine import Transaction
     from doctor.shell.transaction.runner import StepFailed
     from doctor.shell.transaction.states import TxnState
-    from doctor.shell.transaction.target import Target, site_roots
-
-    prefix = os.path.normpath(pre.get("prefix") or os.path.dirname(os.path.dirname(opts.python)))
-    roots = site_roots(prefix, [p for p in pre.get("paths", []) if os.path.isdir(p)]) or [pre["site"]]
-    target = Target(python=opts.python, prefix=prefix, base_prefix=pre.get("base_prefix") or prefix, roots=roots,
-                    install_prefixes=[opts.prefix])
+    target = _target(opts, pre)
     runner.note("===== replacing the installed Mooncake")
     try:
         with Transaction.open(target, env, "mooncake build", runner.note) as txn:
@@ -457,6 +460,17 @@ def _place(opts: BuildOptions, pre: Dict, stage: Path, env: Dict[str, str], runn
             txn.commit()
     except DoctorError as e:  # the lock is held, an unfinished transaction, state not to be trusted
         raise BuildFailed("install", T("mooncake_build.error.swap", error=e))
+
+
+def _target(opts: BuildOptions, pre: Dict):
+    """The environment of the target interpreter, as fix --apply sees it (its prefix and site
+    directories), with this build's --prefix allowed for this run."""
+    from doctor.shell.transaction.target import Target, site_roots
+
+    prefix = os.path.normpath(pre.get("prefix") or os.path.dirname(os.path.dirname(opts.python)))
+    roots = site_roots(prefix, [p for p in pre.get("paths", []) if os.path.isdir(p)]) or [pre["site"]]
+    return Target(python=opts.python, prefix=prefix, base_prefix=pre.get("base_prefix") or prefix, roots=roots,
+                  install_prefixes=[opts.prefix])
 
 
 def _replaced(dest: str, txn) -> bool:

@@ -37,7 +37,8 @@ class MooncakeBuild:
         if not step.argv:
             raise DoctorError("the plan's build step has no command")
         stage = ctx.stage_dir / "mooncake"
-        ctx.txn.fetch(list(step.argv) + ["--stage-into", str(stage)], dict(ctx.env, **step.env),
+        argv = list(step.argv) + ["--stage-into", str(stage), "--log", str(ctx.txn.dir / "mooncake-build.log")]
+        ctx.txn.fetch(argv, dict(ctx.env, **step.env),
                       max(ctx.timeout, BUILD_TIMEOUT))
         ctx.files[f"stage:{id(step)}"] = stage
 
