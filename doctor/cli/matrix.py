@@ -36,7 +36,7 @@ FIELDS = (
     "vllm", "vllm_alternatives", "python", "requires_python", "cann", "cann_by_hardware", "torch",
     "torch_npu", "torch_npu_recommended", "torchvision", "torchaudio", "triton_ascend",
     "triton_ascend_alternatives", "transformers", "numpy", "extra_requirements", "glibc_min",
-    "glibc_by_arch", "hardware", "mooncake", "mooncake_install", "images", "extra_index_urls",
+    "glibc_by_arch", "hardware", "mooncake", "mooncake_install", "images", "vllm_by_image", "extra_index_urls",
     "distribution", "official_row", "curated", "released",
 )
 

@@ -333,9 +333,10 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
     verdict = run_rules(ctx)
     judgement = None
     if facts.image is not None:  # an image: documented deviations of official images, layer of origin
+        from doctor.matrix.images import official_images
         from doctor.rules.image import judge_image
 
-        verdict, judgement = judge_image(verdict, facts, matrix.images)
+        verdict, judgement = judge_image(verdict, facts, official_images(matrix))
     timings = dict(facts.timings_ms)
     timings["rules"] = round((time.perf_counter() - rules_start) * 1000, 2)
     timings["total"] = round((time.perf_counter() - start) * 1000, 2)

@@ -153,9 +153,10 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     before = run_rules(ctx0)
     judgement = None
     if facts.image is not None:  # official images' documented deviations, as check reports them
+        from doctor.matrix.images import official_images
         from doctor.rules.image import judge_image
 
-        before, judgement = judge_image(before, facts, mx.images)
+        before, judgement = judge_image(before, facts, official_images(mx))
     # an image's plan runs in a Dockerfile step, where the doctor is the repository Dockerfile's venv
     doctor_python = DOCKERFILE_DOCTOR if facts.image is not None else sys.executable
     choice = detect_installer(opts.installer, facts, env, doctor_python)
