@@ -228,9 +228,9 @@ class _busy:
 
     def __enter__(self):
         if sys.stderr.isatty():
-            from rich.console import Console
+            from doctor import terminal
 
-            self.status = Console(stderr=True).status(self.text)
+            self.status = terminal.console(stderr=True).status(self.text)
             self.status.__enter__()
         return self
 
@@ -265,11 +265,15 @@ def print_tuning_patch(patch, lang: str) -> None:
 
 
 def _out(text: str) -> None:
-    print(text)
+    from doctor import terminal
+
+    terminal.say(text)
 
 
 def _err(text: str) -> None:
-    print(text, file=sys.stderr)
+    from doctor import terminal
+
+    terminal.say(text, sys.stderr)
 
 
 def print_before_after(before, after, lang: str) -> None:

@@ -48,7 +48,9 @@ def guard_command(
     else:
         print_judgement(j, language)
     if run and j.command.sub in ("install", "uninstall", "other") and code != EXIT_BREAKS:
-        echo = (lambda s: print(s, file=sys.stderr)) if as_json else print
+        from doctor import terminal
+
+        echo = (lambda s: terminal.say(s, sys.stderr)) if as_json else terminal.say
         if not as_json:
             _line(tr("guard.running", language, command=shlex.join(j.command.argv)))
         rc = run_command(guard_run, env, timeout, echo)
@@ -66,38 +68,41 @@ def guard_command(
 
 
 def _line(text: str) -> None:
-    print(text)
+    from doctor import terminal
+
+    terminal.say(text)  # names, versions and pip's messages are data
 
 
 def print_judgement(j, lang: str) -> None:
     from doctor.i18n import tr
+    from doctor.textsafe import clean
     from doctor.usecases.guard import EXIT_BREAKS, EXIT_SAFE
 
-    _line(tr("guard.header", lang, command=shlex.join(j.command.argv)))
+    _line(tr("guard.header", lang, command=clean(shlex.join(j.command.argv))))
     if j.note is not None:
         _line(j.note.text(lang))
         return
     if j.failure is not None:
         _line(tr("guard.not_resolved", lang, kind=j.failure.kind))
         for x in j.failure.message.splitlines():
-            _line(f"  {x}")
+            _line(f"  {clean(x)}")
         for h in j.failure.hosts:
             _line("  " + tr("guard.host_failed", lang, host=h.host, how=h.how))
     if j.resolved:
-        _line(tr("guard.would_install", lang) + " " + ", ".join(f"{r.name} {r.version}" for r in j.resolved))
+        _line(tr("guard.would_install", lang) + " " + ", ".join(clean(f"{r.name} {r.version}") for r in j.resolved))
     replaced = [c for c in j.changes if c.before is not None]
     if replaced:
         _line(tr("guard.replaced", lang))
         for c in replaced:
-            _line(f"  {c.name}: {c.before} -> {c.after or '-'}")
+            _line(clean(f"  {c.name}: {c.before} -> {c.after or '-'}"))
     if j.violated:
         _line(tr("guard.violated", lang))
         for v in j.violated:
-            _line(f"  {v}")
+            _line(f"  {clean(v)}")
     if j.broken:
         _line(tr("guard.findings", lang))
         for f in j.broken:
-            _line(f"  [{f.status}] {f.id}: {f.title.text(lang)}")
+            _line(clean(f"  [{f.status}] {f.id}: {f.title.text(lang)}"))
     if j.exit_code != EXIT_SAFE and j.failure is None:
         for w in j.instead_why:
             _line(f"  {w.text(lang)}")

@@ -274,8 +274,11 @@ def _stopped(stop: BaseException) -> int:
 
 
 def _say(line: str) -> None:
-    """stderr may be gone (the terminal of a dropped SSH session): never fail on it."""
+    """stderr may be gone (the terminal of a dropped SSH session): never fail on it. A message
+    quotes data (a path, a name from a file): its control characters are shown escaped."""
+    from doctor.textsafe import clean_block
+
     try:
-        print(line, file=sys.stderr)
+        print(clean_block(line), file=sys.stderr)
     except OSError:
         pass
