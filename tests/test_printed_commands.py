@@ -84,7 +84,7 @@ def json_commands(name: str) -> List[Printed]:
     return out
 
 
-COMMAND_LINE = re.compile(r"^\s+(ascend-doctor |source |export |unset |npu-smi |reboot$|\S*/python\S* -m pip |python3 -m pip )")
+COMMAND_LINE = re.compile(r"^\s+((\S*/)?ascend-doctor |source |export |unset |npu-smi |reboot$|\S*/python\S* -m pip |python3 -m pip )")
 
 
 def text_commands(name: str) -> Dict[str, List[str]]:
@@ -281,7 +281,7 @@ def check_one(p: Printed, kit, scratch: Path) -> Optional[str]:
             script = ". " + shlex.quote(argv[1] if os.path.exists(argv[1]) else str(fake.root) + argv[1])
         proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60, env={"PATH": os.defpath})
         return None if proc.returncode == 0 else f"sh: exit {proc.returncode}: {proc.stderr.strip()[-300:]}"
-    if program == "ascend-doctor":
+    if os.path.basename(program) == "ascend-doctor":
         try:
             parse_doctor(argv)
         except Exception as e:  # click's usage errors

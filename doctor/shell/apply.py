@@ -296,8 +296,14 @@ def _post_plan_installed(before: Dict[str, Distribution], plan: Plan) -> Dict[st
     return out
 
 
+def rollback_argv(python: str) -> List[str]:
+    return ["ascend-doctor", "rollback", "--python", python]
+
+
 def rollback_command(target: Target) -> str:
-    return shlex.join(["ascend-doctor", "rollback", "--python", target.python])
+    from doctor.program import spelled
+
+    return shlex.join(spelled(rollback_argv(target.python)))
 
 
 def apply_plan(plan: Plan, target: Target, choice: Choice, env: Mapping[str, str], *, verbose: bool = False,
