@@ -109,18 +109,26 @@ def fix_command(img: ImageFacts) -> str:
     argv = ["ascend-doctor", "fix", "--image-tar" if img.source == "tar" else "--image", img.ref]
     if len(img.available_platforms) > 1 and img.platform:
         argv += ["--platform", img.platform]
-    return clean(shlex.join(argv))
+    from doctor.program import spelled
+
+    return clean(shlex.join(spelled(argv)))
 
 
-def print_image(img: ImageFacts, judgement, lang: str, file=None, failing: bool = False) -> None:
+def print_image(img: ImageFacts, judgement, lang: str, file=None, failing: bool = False,
+                part: str = "all") -> None:
+    """The image lines: ``part`` "identity" is the first (what was read, above the verdict),
+    "detail" the others (digest, base, the layer each problem came from) and the fix command."""
     from rich.text import Text
 
     from doctor import terminal
 
     console = terminal.console(file=file or sys.stdout, highlight=False, soft_wrap=True)
-    for i, line in enumerate(image_lines(img, judgement, lang)):
+    lines = image_lines(img, judgement, lang)
+    for i, line in enumerate(lines):
+        if (part == "identity" and i > 0) or (part == "detail" and i == 0):
+            continue
         console.print(Text(line, style="bold" if i == 0 else ""))
-    if failing:
+    if failing and part != "identity":
         console.print(Text(tr("image.show.fix", lang)))
         console.print(Text("  " + fix_command(img)))
 

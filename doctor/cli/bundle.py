@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import json
-import shlex
 import sys
+
+from doctor.findings import cmd
 
 
 def print_bundle(made, as_json: bool, lang: str) -> None:
@@ -32,4 +33,4 @@ def print_bundle(made, as_json: bool, lang: str) -> None:
     say(tr("bundle.written", lang, path=made.directory, files=len(made.manifest["files"]), size=human_size(made.size),
            target=plan.target, platform=tp.platforms[0], python=tp.python_version))
     say(tr("bundle.then", lang))
-    say(shlex.join(["ascend-doctor", "fix", "--apply", "--bundle", made.directory]))
+    say(cmd("ascend-doctor", "fix", "--apply", "--bundle", made.directory).shell())

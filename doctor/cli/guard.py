@@ -46,7 +46,7 @@ def guard_command(
     if as_json:
         doc = j.to_json(language)
     else:
-        print_judgement(j, language)
+        print_judgement(j, language, result.facts.python.executable if result.facts.python else None)
     if run and j.command.sub in ("install", "uninstall", "other") and code != EXIT_BREAKS:
         from doctor import terminal
 
@@ -73,7 +73,10 @@ def _line(text: str) -> None:
     terminal.say(text)  # names, versions and pip's messages are data
 
 
-def print_judgement(j, lang: str) -> None:
+def print_judgement(j, lang: str, python: Optional[str] = None) -> None:
+    """The verdict first (safe, warns, breaks), then what to run instead, then the detail: what
+    would be replaced and violated, what check would report, and what pip would install."""
+    from doctor.findings import cmd
     from doctor.i18n import tr
     from doctor.textsafe import clean
     from doctor.usecases.guard import EXIT_BREAKS, EXIT_SAFE
@@ -82,14 +85,24 @@ def print_judgement(j, lang: str) -> None:
     if j.note is not None:
         _line(j.note.text(lang))
         return
+    key = {EXIT_SAFE: "guard.safe", EXIT_BREAKS: "guard.breaks"}.get(j.exit_code, "guard.warns")
+    mark = {EXIT_SAFE: "✓", EXIT_BREAKS: "✗"}.get(j.exit_code, "!")
+    _line(f"{mark} " + tr(key, lang) + tr("guard.exit", lang, code=j.exit_code))
     if j.failure is not None:
         _line(tr("guard.not_resolved", lang, kind=j.failure.kind))
         for x in j.failure.message.splitlines():
             _line(f"  {clean(x)}")
         for h in j.failure.hosts:
             _line("  " + tr("guard.host_failed", lang, host=h.host, how=h.how))
-    if j.resolved:
-        _line(tr("guard.would_install", lang) + " " + ", ".join(clean(f"{r.name} {r.version}") for r in j.resolved))
+    if j.exit_code != EXIT_SAFE and j.failure is None:
+        if j.instead is not None:
+            _line(tr("guard.instead", lang) + " " + j.instead.label.text(lang))
+            _line("  " + j.instead.shell())
+        elif j.exit_code == EXIT_BREAKS:
+            _line(tr("guard.no_instead", lang))
+            _line("  " + cmd("ascend-doctor", "fix", *(("--python", python) if python else ())).shell())
+        for w in j.instead_why:
+            _line(f"  {w.text(lang)}")
     replaced = [c for c in j.changes if c.before is not None]
     if replaced:
         _line(tr("guard.replaced", lang))
@@ -103,16 +116,9 @@ def print_judgement(j, lang: str) -> None:
         _line(tr("guard.findings", lang))
         for f in j.broken:
             _line(clean(f"  [{f.status}] {f.id}: {f.title.text(lang)}"))
-    if j.exit_code != EXIT_SAFE and j.failure is None:
-        for w in j.instead_why:
-            _line(f"  {w.text(lang)}")
-        if j.instead is not None:
-            _line(tr("guard.instead", lang) + " " + j.instead.label.text(lang))
-            _line(j.instead.shell())
-        elif j.exit_code == EXIT_BREAKS:
-            _line(tr("guard.no_instead", lang))
-    key = {EXIT_SAFE: "guard.safe", EXIT_BREAKS: "guard.breaks"}.get(j.exit_code, "guard.warns")
-    _line(tr(key, lang))
+    if j.resolved:
+        _line(tr("guard.would_install", lang, n=len(j.resolved)) + " "
+              + ", ".join(clean(f"{r.name} {r.version}") for r in j.resolved))
 
 
 def check_requirements(opts, files: List[str], as_json: bool, lang: str, verbose: bool, fail_on: str) -> None:
@@ -149,7 +155,8 @@ def check_requirements(opts, files: List[str], as_json: bool, lang: str, verbose
         from doctor.render import print_check
 
         _line(tr("guard.requirements_header", lang, files=", ".join(files)))
-        if j.resolved:
-            _line(tr("guard.would_install", lang) + " " + ", ".join(f"{r.name} {r.version}" for r in j.resolved))
         print_check(verdict, stage=opts.stage, target_row=None, timings=timings, lang=lang, verbose=verbose, exit_code=code)
+        if j.resolved:  # detail, after the verdict
+            _line(tr("guard.would_install", lang, n=len(j.resolved)) + " "
+                  + ", ".join(f"{r.name} {r.version}" for r in j.resolved))
     raise typer.Exit(code)

@@ -7,6 +7,7 @@ from typing import Dict, List, Optional, Sequence
 
 from doctor.explain.answers import Answer
 from doctor.explain.nodes import Origin
+from doctor.findings import cmd
 from doctor.i18n import Text, tr
 from doctor.parse.logtime import format_stamp
 from doctor.textsafe import clean
@@ -82,7 +83,7 @@ def _block(a: Answer, lang: str, many_files: bool, context: bool) -> List[str]:
     if context:
         out.extend(f"    | {_cut(t)}" for t in a.after)
     out.append(f"  {tr('explain.label.cause', lang)}: {clean(a.cause.text(lang))}")  # may quote the log
-    out.append(f"  {tr('explain.label.fix', lang)}: {clean(a.fix.text(lang))}")
+    out.append(f"  {tr('explain.label.fix', lang)}: {clean(a.fix_text(lang))}")
     for c in a.commands:  # each on a line of its own, runnable as printed; its label above it
         if c.label is not None:
             out.append(f"    # {c.label.text(lang)}")
@@ -102,6 +103,7 @@ def _block(a: Answer, lang: str, many_files: bool, context: bool) -> List[str]:
             out.append("  " + tr("explain.host.not_confirmed", lang, finding=h.finding, status=h.status))
     elif a.finding and not a.benign:
         out.append("  " + tr("explain.label.confirm", lang, finding=a.finding))
+        out.append("    " + cmd("ascend-doctor", "check").shell())
     return out
 
 
