@@ -304,3 +304,15 @@ def test_verdict_knee_off_the_configuration():
 def test_server_strings_are_made_inert():
     assert inert("qwen\x1b]0;owned\x07") == "qwen\\x1b]0;owned\\x07"
     assert inert("a\u202eb") == "a\\u202eb"
+
+
+def test_verdict_slo_on_the_hit_sends():
+    from doctor.smoke.slo import evaluate, parse_slo
+
+    objectives = parse_slo("ttft=800ms")
+    checks = [(name, c) for name, p50 in (("local", 739.0), ("remote", 948.0))
+              for c in evaluate(objectives, {"ttft_ms": {"p99": p50}})]
+    phases = {"cold": phase("cold", 2322.0), "local": phase("local", 739.0, counters=HIT),
+              "remote": phase("remote", 948.0, counters=HIT)}
+    r = judge(phases, PoolFacts(), checks, 1.0, {})
+    assert r.status == "fail" and r.title.text("en") == "SLO missed on the cache hits: remote: ttft p99 948 ms > 800 ms"

@@ -51,6 +51,7 @@ def smoke_command(
     sweep: Optional[bool] = Opt(None, "--sweep", help="kvpool: also find the capacity knee (N documents, each sent twice)."),
     sweep_docs: Optional[str] = Opt(None, "--sweep-docs", help="kvpool: document counts, e.g. 10-110:10 (default: around the predicted knee)."),
     doc_len: Optional[int] = Opt(None, "--doc-len", help="kvpool: words per sweep document (default 10000)."),
+    sweep_concurrency: Optional[int] = Opt(None, "--sweep-concurrency", help="kvpool: sweep documents in flight (default 4)."),
     report_file: Optional[str] = Opt(None, "--report", help="kvpool: write the pictures and figures as a self-contained HTML file."),
     devices: Optional[str] = Opt(None, "--devices", help="Collective stage across these devices: 0-7, 0,1 or all."),
     as_json: bool = JSON,
@@ -88,6 +89,7 @@ def smoke_command(
         "sample_every": sample_every, "server_pid": server_pid, "devices": devices,
         "peer_endpoint": peer_endpoint, "master": master, "mooncake_config": mooncake_config, "server_log": server_log,
         "sweep": sweep, "sweep_docs": sweep_docs, "doc_len": doc_len, "report": report_file,
+        "sweep_concurrency": sweep_concurrency,
         # the request shape flags are the kvpool stage's too (a file's [endpoint] table is not)
         "kv_requests": requests, "kv_concurrency": concurrency, "kv_input_len": input_len, "kv_output_len": output_len,
         "stages": [s.strip() for s in stages.split(",") if s.strip()] if stages is not None else None,

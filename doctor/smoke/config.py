@@ -67,6 +67,7 @@ class SmokeOptions:
     kv_output_len: Optional[int] = None
     sweep: bool = False
     sweep_docs: Optional[str] = None
+    sweep_concurrency: int = 4         # a sequential scan thrashes only with few documents in flight
     doc_len: int = 10000
     report: Optional[str] = None
     # collective
@@ -106,7 +107,8 @@ _FILE_KEYS = {
     "kvpool": {"peer_url": "peer_endpoint", "master": "master", "mooncake_config": "mooncake_config",
                "server_log": "server_log", "peer_server_log": "peer_server_log", "requests": "kv_requests",
                "concurrency": "kv_concurrency", "input_len": "kv_input_len", "output_len": "kv_output_len",
-               "sweep": "sweep", "sweep_docs": "sweep_docs", "doc_len": "doc_len", "report": "report"},
+               "sweep": "sweep", "sweep_docs": "sweep_docs", "sweep_concurrency": "sweep_concurrency",
+               "doc_len": "doc_len", "report": "report"},
     "collective": {"devices": "devices"},
 }
 _TYPES = {f.name: f.type for f in fields(SmokeOptions)}
@@ -169,6 +171,7 @@ def validate(o: SmokeOptions) -> None:
         if getattr(o, name) is not None:
             positive(name[3:], getattr(o, name), integer=True)
     positive("doc_len", o.doc_len, integer=True)
+    positive("sweep_concurrency", o.sweep_concurrency, integer=True)
     if "kvpool" in o.wanted():
         _validate_kvpool(o)
     if o.stages is not None:

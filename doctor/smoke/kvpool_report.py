@@ -60,6 +60,22 @@ def _nice_step(top: float, ticks: int = 5) -> float:
     return 10 * mag
 
 
+def _open_svg(w: int, h: int, label: str) -> List[str]:
+    return [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '
+            f'aria-label="{_e(label)}">']
+
+
+def _y_grid(left: float, right: float, y: Any, step: float, ymax: float) -> List[str]:
+    """Horizontal grid lines with their millisecond labels, every ``step`` up to ``ymax``."""
+    out: List[str] = []
+    tick = 0.0
+    while tick <= ymax + 1e-9:
+        out.append(f'<line x1="{left}" x2="{right}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" class="grid"/>')
+        out.append(f'<text x="{left - 8}" y="{y(tick) + 4:.1f}" class="tick" text-anchor="end">{_e(_tick(tick))}</text>')
+        tick += step
+    return out
+
+
 def _bars(metrics: Dict[str, Any], lang: str) -> List[Tuple[str, str, Optional[float], Optional[float]]]:
     out = []
     for key, tier in (("cold", "cold"), ("local_hit", "local"), ("remote_hit", "remote")):
@@ -80,13 +96,7 @@ def bars_svg(metrics: Dict[str, Any], lang: str) -> str:
     def y(v: float) -> float:
         return top_pad + plot_h * (1 - v / ymax)
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '
-             f'aria-label="{_e(tr("smoke.kvpool.report.bars_title", lang))}">']
-    tick = 0.0
-    while tick <= ymax + 1e-9:
-        parts.append(f'<line x1="{left}" x2="{w - 20}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" class="grid"/>')
-        parts.append(f'<text x="{left - 8}" y="{y(tick) + 4:.1f}" class="tick" text-anchor="end">{_e(_tick(tick))}</text>')
-        tick += step
+    parts = _open_svg(w, h, tr("smoke.kvpool.report.bars_title", lang)) + _y_grid(left, w - 20, y, step, ymax)
     slot = (w - left - 20) / len(bars)
     for i, (tier, label, p50, p90) in enumerate(bars):
         cx = left + slot * (i + 0.5)
@@ -135,13 +145,7 @@ def sweep_svg(sweep: Dict[str, Any], lang: str) -> str:
     def y(v: float) -> float:
         return top_pad + plot_h * (1 - v / ymax)
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '
-             f'aria-label="{_e(tr("smoke.kvpool.report.sweep_title", lang))}">']
-    tick = 0.0
-    while tick <= ymax + 1e-9:
-        parts.append(f'<line x1="{left}" x2="{w - right}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" class="grid"/>')
-        parts.append(f'<text x="{left - 8}" y="{y(tick) + 4:.1f}" class="tick" text-anchor="end">{_e(_tick(tick))}</text>')
-        tick += ystep
+    parts = _open_svg(w, h, tr("smoke.kvpool.report.sweep_title", lang)) + _y_grid(left, w - right, y, ystep, ymax)
     tick = 0.0
     while tick <= xmax + 1e-9:
         parts.append(f'<text x="{x(tick):.1f}" y="{h - bottom + 18}" class="tick" text-anchor="middle">{tick:g}</text>')
@@ -297,19 +301,19 @@ def text_facts(m: Dict[str, Any], lang: str) -> List[str]:
                       sized=b.get("sized_from", "")))
     kv = m.get("kv_bytes_per_token") or {}
     if kv.get("bytes"):
-        out.append(tr("smoke.kvpool.report.kv_bytes", lang, formula=kv.get("formula", ""), dir=kv.get("model_dir", "")))
+        out.append(tr("smoke.kvpool.report.kv_bytes", lang, formula=kv.get("formula", ""), dir=inert(kv.get("model_dir", ""))))
     elif kv:
-        out.append(tr("smoke.kvpool.report.kv_unknown", lang, error=kv.get("error") or "?"))
+        out.append(tr("smoke.kvpool.report.kv_unknown", lang, error=inert(kv.get("error") or "?")))
     mc = m.get("mooncake_config") or {}
     if mc.get("error"):
-        out.append(tr("smoke.kvpool.report.mooncake_error", lang, path=mc.get("path", ""), error=mc["error"]))
+        out.append(tr("smoke.kvpool.report.mooncake_error", lang, path=inert(mc.get("path", "")), error=inert(mc["error"])))
     elif mc:
-        out.append(tr("smoke.kvpool.report.mooncake", lang, path=mc.get("path", ""), protocol=mc.get("protocol") or "-",
-                      size=_num(mc.get("global_segment_size"))))
+        out.append(tr("smoke.kvpool.report.mooncake", lang, path=inert(mc.get("path", "")),
+                      protocol=inert(mc.get("protocol") or "-"), size=_num(mc.get("global_segment_size"))))
     master = m.get("master") or {}
     if master.get("metrics_url"):
-        out.append(tr("smoke.kvpool.report.master", lang, url=master["metrics_url"], source=master.get("from") or "-",
-                      state=master.get("error") or "ok"))
+        out.append(tr("smoke.kvpool.report.master", lang, url=inert(master["metrics_url"]), source=master.get("from") or "-",
+                      state=inert(master.get("error") or "ok")))
     names = m.get("counter_names") or {}
     if names:
         out.append(tr("smoke.kvpool.report.counters", lang, names=", ".join(sorted(set(names.values())))))

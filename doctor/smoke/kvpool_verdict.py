@@ -13,7 +13,7 @@ disagree the verdict says which way, since each disagreement has its own causes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from doctor.findings import FAIL, OK, WARN
 from doctor.i18n import T, Text, join
@@ -168,7 +168,7 @@ class Judgement:
     knee_state: Optional[str] = None
 
 
-def judge(phases: Dict[str, Phase], facts: PoolFacts, slo: List[Check], seconds: float,
+def judge(phases: Dict[str, Phase], facts: PoolFacts, slo: List[Tuple[str, Check]], seconds: float,
           metrics: Dict[str, Any], knee: Optional[Knee] = None, agreement: Optional[Agreement] = None,
           timed_out: Optional[str] = None) -> StageResult:
     """The stage's result: the first problem that decides it is the title, its causes the hint."""
@@ -203,9 +203,10 @@ def judge(phases: Dict[str, Phase], facts: PoolFacts, slo: List[Check], seconds:
         return StageResult("kvpool", FAIL, seconds, metrics, T("smoke.kvpool.no_remote", **figures),
                            hint=_causes(remote_causes(phases.get("local"), phases["remote"], facts)),
                            observed=observed, evidence=evidence)
-    missed = [c for c in slo if not c.ok]
+    missed = [(name, c) for name, c in slo if not c.ok]
     if missed:
-        text = "; ".join(f"{c.objective.label()} {_ms(c.measured_ms)} > {_ms(c.objective.limit_ms)}" for c in missed)
+        text = "; ".join(f"{name}: {c.objective.label()} {_ms(c.measured_ms)} > {_ms(c.objective.limit_ms)}"
+                         for name, c in missed)
         return StageResult("kvpool", FAIL, seconds, metrics, T("smoke.kvpool.slo", missed=text), hint=T("smoke.hint.slo"),
                            observed=text, evidence=evidence)
     for tier in (local, remote):

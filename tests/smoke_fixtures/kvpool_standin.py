@@ -83,7 +83,7 @@ class Pool:
 
 class Instance:
     def __init__(self, node: int, model: str, root: str, num_gpu_blocks: int, block_size: int, max_model_len: int,
-                 pool: Optional[Pool], time_factor: float, release: str = "0.11.1", gap: float = 0.002,
+                 pool: Optional[Pool], time_factor: float, release: str = "0.11.1", gap: float = 0.0005,
                  cache_info: bool = True):
         self.node, self.model, self.root = node, model, root
         self.num_gpu_blocks, self.block_size, self.max_model_len = num_gpu_blocks, block_size, max_model_len
