@@ -111,6 +111,7 @@ class PoolFacts:
     bytes_per_token: Optional[int] = None
     pool_bytes: Optional[int] = None
     master_capacity: Optional[float] = None
+    config_problems: List[Text] = field(default_factory=list)  # the Mooncake config check's failures and warnings
 
 
 def _gib(n: float) -> str:
@@ -119,8 +120,15 @@ def _gib(n: float) -> str:
     return human(int(n))  # binary units, as the master prints them (98.23 GB)
 
 
+def _config_check(facts: PoolFacts) -> List[Text]:
+    if not facts.config_problems:
+        return []
+    return [T("smoke.kvpool.cause.config_check", path=inert(facts.config.path if facts.config else "?"),
+              problems=join(facts.config_problems, "sep.semi"))]
+
+
 def local_causes(cold: Phase, evict: Optional[Phase], facts: PoolFacts) -> List[Text]:
-    out: List[Text] = []
+    out: List[Text] = _config_check(facts)
     puts = (cold.master or {}).get("puts")
     if facts.master_url and facts.master_error is None and puts is not None and puts <= 0:
         out.append(T("smoke.kvpool.cause.no_put", url=inert(facts.master_url)))
@@ -137,7 +145,7 @@ def local_causes(cold: Phase, evict: Optional[Phase], facts: PoolFacts) -> List[
 
 
 def remote_causes(local: Optional[Phase], remote: Phase, facts: PoolFacts) -> List[Text]:
-    out: List[Text] = []
+    out: List[Text] = _config_check(facts)
     cfg = facts.config
     if cfg and cfg.protocol and cfg.protocol.lower() != "ascend":
         out.append(T("smoke.kvpool.cause.tcp", protocol=inert(cfg.protocol), path=inert(cfg.path)))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from doctor.errors import UsageError
-from doctor.findings import FAIL
+from doctor.findings import FAIL, WARN
 from doctor.i18n import T
 from doctor.smoke.kvpool_report import inert
 from doctor.smoke.result import StageResult
@@ -277,7 +277,8 @@ def kvpool_stage(ctx: Any, prompts: str) -> StageResult:
     if objectives:
         metrics["slo"] = [dict(c.to_json(), phase=name) for name, c in evaluated]
     facts = PoolFacts(config=pool_cfg, master_url=master_url, master_error=master_error, bytes_per_token=bpt,
-                      pool_bytes=pool, master_capacity=master0.capacity if master0 else None)
+                      pool_bytes=pool, master_capacity=master0.capacity if master0 else None,
+                      config_problems=_config_problems(pool_cfg, ctx.host.env, io))
     return judge(phases, facts, evaluated, elapsed(), metrics, knee, agreement, timed_out=stop)
 
 
@@ -322,6 +323,29 @@ def _pool_config(o: Any, env: Dict[str, str], io: Any, calc: Any) -> Any:
     if error:
         return calc.PoolConfig(path=path, error=error)
     return calc.pool_config(data, path, env)
+
+
+def _config_problems(cfg: Any, env: Dict[str, str], io: Any) -> List[Any]:
+    """The failures and warnings `ascend-doctor check` finds in the Mooncake config (the same
+    pure check, without the installed versions: the servers' environment is not this one)."""
+    if cfg is None or cfg.error:
+        return []
+    from doctor.shell.files import read_text
+
+    text = read_text(cfg.path, io.CONFIG_CAP)
+    if text is None:
+        return []
+    try:
+        from doctor.matrix import load_matrix
+        from doctor.rules.mooncake import config_knowledge
+
+        knowledge = config_knowledge(load_matrix())
+    except Exception:  # noqa: BLE001 - a broken matrix overlay must not hide the stage's result
+        knowledge = {}
+    from doctor.rules.mooncake_config import ConfigContext, check_text
+
+    issues = check_text(text, ConfigContext(env=env, path=cfg.path, **knowledge))
+    return [i.title for i in issues if i.status in (FAIL, WARN)]
 
 
 def _master_url(o: Any, env: Dict[str, str], cfg: Any) -> Tuple[Optional[str], Optional[str]]:
