@@ -316,3 +316,24 @@ def test_verdict_slo_on_the_hit_sends():
               "remote": phase("remote", 948.0, counters=HIT)}
     r = judge(phases, PoolFacts(), checks, 1.0, {})
     assert r.status == "fail" and r.title.text("en") == "SLO missed on the cache hits: remote: ttft p99 948 ms > 800 ms"
+
+
+def test_implausible_sizes_are_not_believed():
+    huge = CACHE_INFO.replace('num_gpu_blocks="2885"', 'num_gpu_blocks="99999999999"')
+    assert calc.hbm_from_metrics(parse(huge)) is None
+    assert calc.hbm_from_log(["GPU KV cache size: 99,999,999,999 tokens"]) is None
+
+
+@pytest.mark.parametrize("flags, words", [
+    ({"kv_requests": 10 ** 9}, "requests 1000000000: at most 100,000"),
+    ({"doc_len": 10 ** 8, "sweep": True}, "doc_len 100000000: at most 2,000,000"),
+    ({"sweep_docs": "1-100000:1", "sweep": True}, "at most 40 points"),
+    ({"peer_endpoint": "http://a:1/"}, "--peer-endpoint must be another instance"),
+    ({"master": "not an address"}, "write HOST:PORT[:METRICS_PORT]"),
+])
+def test_kvpool_options_refused(flags, words):
+    from doctor.smoke.config import ConfigError, merge
+
+    with pytest.raises(ConfigError, match=None) as e:
+        merge({}, dict({"endpoint": "http://a:1", "stages": ["kvpool"]}, **flags))
+    assert words in str(e.value)

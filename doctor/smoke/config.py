@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Mapping, Optional
 
 STAGES = ("model", "vllm", "endpoint", "kvpool", "collective")
+KV_MAX_REQUESTS = 100_000    # requests of one data set of the kvpool stage
+KV_MAX_WORDS = 2_000_000     # words of one prompt: beyond any model's context
 APIS = ("completions", "chat")
 
 
@@ -172,6 +174,11 @@ def validate(o: SmokeOptions) -> None:
             positive(name[3:], getattr(o, name), integer=True)
     positive("doc_len", o.doc_len, integer=True)
     positive("sweep_concurrency", o.sweep_concurrency, integer=True)
+    for name, most in (("kv_requests", KV_MAX_REQUESTS), ("kv_input_len", KV_MAX_WORDS), ("doc_len", KV_MAX_WORDS),
+                       ("kv_concurrency", 4096), ("sweep_concurrency", 4096)):
+        value = getattr(o, name)
+        if value is not None and value > most:
+            raise ConfigError(f"{name.replace('kv_', '')} {value}: at most {most:,} for the kvpool stage")
     if "kvpool" in o.wanted():
         _validate_kvpool(o)
     if o.stages is not None:

@@ -33,6 +33,7 @@ DTYPE_BYTES = {"bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2, "half": 2, "fl
 EVICTION_MARGIN = 1.25        # dataset B holds this many times the HBM cache: every block of A is evicted
 POOL_FILL = (0.85, 1.0)       # share of the pool's bytes it holds before the master evicts
 MAX_SEGMENT_BYTES = 1 << 50   # a size beyond this is a typo, not a pool
+MAX_HBM_TOKENS = 10 ** 9      # no accelerator holds a billion tokens of KV: a server saying so is not believed
 
 
 # -- bytes per token ---------------------------------------------------------------------------
@@ -119,6 +120,8 @@ def hbm_from_metrics(samples: Sequence[Sample]) -> Optional[HbmCache]:
     if not engines:
         return None
     tokens = sum(b * z for b, z in engines.values())
+    if tokens > MAX_HBM_TOKENS:
+        return None
     blocks, size = next(iter(engines.values()))
     src = f"vllm:cache_config_info num_gpu_blocks={blocks} × block_size={size}"
     if len(engines) > 1:
@@ -142,6 +145,8 @@ def hbm_from_log(lines: Iterable[str]) -> Optional[HbmCache]:
     if not per:
         return None
     tokens = sum(per.values())
+    if tokens > MAX_HBM_TOKENS or tokens <= 0:
+        return None
     src = f"log: GPU KV cache size: {next(iter(per.values())):,} tokens"
     if len(per) > 1:
         src += f" × {len(per)} engines"

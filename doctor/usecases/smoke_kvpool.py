@@ -26,6 +26,7 @@ from doctor.smoke.result import StageResult
 SEED_REQUESTS, SEED_CONCURRENCY, SEED_INPUT, SEED_OUTPUT = 100, 25, 1024, 10
 SWEEP_OUTPUT = 50        # seed 001 (LMCache long-doc-qa): 10,000 tokens in, 50 out
 PROMPT_SLACK = 32        # the tag and the tokenizer's extras on top of the words
+MAX_B_REQUESTS = 1_000_000
 PHASE_LABELS = {"cold": "A → 1 cold", "evict": "B → 1 evict", "local": "A → 1 local hit", "remote": "A → 2 remote hit"}
 
 
@@ -209,7 +210,7 @@ def kvpool_stage(ctx: Any, prompts: str) -> StageResult:
                             f"{per_prompt:,.0f} tokens per prompt"}}
     if timed_out():
         stop = "cold"
-    elif not cold.failed and time.monotonic() + estimate > deadline:
+    elif not cold.failed and (time.monotonic() + estimate > deadline or b_requests > MAX_B_REQUESTS):
         need = elapsed() + estimate * 1.5 + 3 * cold.seconds
         return _fail(elapsed(), _finish(metrics, phases, counter_names),
                      T("smoke.kvpool.b_too_long", requests=b_requests, seconds=f"{estimate:.0f}",
