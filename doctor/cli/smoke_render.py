@@ -33,6 +33,15 @@ def print_report(report: Any, lang: str, verbose: bool) -> None:
                 s = m.get(f"{key}_ms") or {}
                 console.print(Text("  " + tr("smoke.cli.latency", lang, metric=key.upper(),
                                             **{k: _num(s.get(k)) for k in ("mean", "p50", "p90", "p99")}), style="dim"))
+        if stage.name == "kvpool" and stage.status != "skip":
+            from doctor.smoke.kvpool_report import text_lines
+
+            for line in text_lines(m, lang):
+                console.print(Text(line, style="dim"))
+            if m.get("report"):
+                console.print(Text("  " + tr("smoke.cli.report_written", lang, path=m["report"])))
+            if m.get("report_error"):
+                console.print(Text("  " + tr("smoke.cli.report_error", lang, error=m["report_error"])))
         if stage.name == "collective" and (verbose or stage.status != "ok"):
             for row in m.get("sizes", []):
                 console.print(Text("  " + tr("smoke.cli.busbw", lang, size=human_bytes(row["bytes"]), time=row["time_us"],
