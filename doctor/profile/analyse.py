@@ -181,16 +181,14 @@ def dropped_windows(rank: Rank, busy: List[iv.Span], seg: Segmentation) -> List[
     return out
 
 
-def _sync_end(sync: Calls, lo: float, hi: float) -> Optional[float]:
-    """The end of the last synchronising host call running at some point of [lo, hi], or None."""
-    j = bisect_right(sync.start, hi)
-    k = j - 1
-    best: Optional[float] = None
-    while k >= 0 and j - k <= 64:
-        if sync.end[k] >= lo:
-            best = sync.end[k] if best is None else max(best, sync.end[k])
-        k -= 1
-    return best
+def _sync_end(rank: Rank, lo: float, hi: float) -> Optional[float]:
+    """The latest end of the synchronising host calls that started by ``hi``, when one of them
+    was still running at ``lo`` (or later), else None."""
+    j = bisect_right(rank.sync.start, hi)
+    if j == 0:
+        return None
+    end = rank.sync_reach[j - 1]
+    return end if end >= lo else None
 
 
 def classify_gap(rank: Rank, g0: float, g1: float) -> List[Tuple[str, float]]:
@@ -208,7 +206,7 @@ def classify_gap(rank: Rank, g0: float, g1: float) -> List[Tuple[str, float]]:
     if math.isnan(launch):
         return [("unattributed", length)]
     if launch > g0:
-        end = _sync_end(rank.sync, g0, launch)
+        end = _sync_end(rank, g0, launch)
         if end is None:
             return [("host_late", length)]
         sync = min(length, max(0.0, end - g0) + SYNC_RETURN_US)
@@ -221,8 +219,11 @@ def _step(rank: Rank, k: int, step: Step, clips: Dict[str, _Clipper], dropped: L
     window = iv.subtract([(lo, hi)], iv.clip(dropped, lo, hi))
     cut = (hi - lo) - iv.total(window)
 
+    whole = len(window) == 1 and window[0] == (lo, hi)
+
     def within(name: str) -> List[iv.Span]:
-        return iv.intersect(clips[name].clip(lo, hi), window)
+        got = clips[name].clip(lo, hi)
+        return got if whole else iv.intersect(got, window)
 
     busy, compute, comm, copy = within("busy"), within("compute"), within("comm"), within("copy")
     exposed = iv.subtract(comm, iv.union(compute + copy))
@@ -253,6 +254,7 @@ def _tokens(rank: Rank, steps: List[StepFigures]) -> None:
         return
     starts = [s.start for s in steps]
     seen: Dict[int, int] = {}
+    matmul = [bool(MATMUL.search(n)) for n in t.names]
     for i in range(len(t)):
         st = t.start[i]
         if math.isnan(st):
@@ -260,7 +262,7 @@ def _tokens(rank: Rank, steps: List[StepFigures]) -> None:
         k = bisect_right(starts, st) - 1
         if k < 0 or k in seen or st >= steps[k].end:
             continue
-        if MATMUL.search(t.text(t.type[i])) or MATMUL.search(t.text(t.name[i])):
+        if matmul[t.type[i]] or matmul[t.name[i]]:
             d = first_dim(t.text(t.shapes[i]))
             if d is not None:
                 seen[k] = d
@@ -377,25 +379,27 @@ def device_kind(rank: Rank) -> Tuple[Optional[str], bool, Optional[float], Optio
     # inferred
     attention = matmul_small = compute = 0.0
     if t is not None and len(t):
+        attention_name = [bool(DECODE_ATTENTION.search(n)) for n in t.names]
+        matmul_name = [bool(MATMUL.search(n)) for n in t.names]
         for i in range(len(t)):
             if t.is_comm(i):
                 continue
             d = t.dur[i]
             compute += d
-            kind = t.text(t.type[i]) + " " + t.text(t.name[i])
-            if DECODE_ATTENTION.search(kind):
+            if attention_name[t.type[i]] or attention_name[t.name[i]]:
                 attention += d
-            elif MATMUL.search(kind):
+            elif matmul_name[t.type[i]] or matmul_name[t.name[i]]:
                 dim = first_dim(t.text(t.shapes[i]))
                 if dim is not None and dim <= 256:
                     matmul_small += d
     else:
+        is_attention = [bool(DECODE_ATTENTION.search(n)) for n in rank.names]
         for i in range(len(rank)):
             if rank.category[i] != COMPUTE:
                 continue
             d = rank.end[i] - rank.start[i]
             compute += d
-            if DECODE_ATTENTION.search(rank.task_name(i)):
+            if is_attention[rank.name[i]]:
                 attention += d
     if compute <= 0:
         return None, False, None, None

@@ -96,6 +96,7 @@ class KernelTable:
     base_us: int = 0
     rows: int = 0
     skipped: int = 0
+    _comm_names: List[bool] = field(default_factory=list, repr=False)
 
     def __len__(self) -> int:
         return len(self.dur)
@@ -104,8 +105,9 @@ class KernelTable:
         return self.names[i] if 0 <= i < len(self.names) else ""
 
     def is_comm(self, i: int) -> bool:
-        core = self.text(self.core[i]).upper()
-        return core in COMM_CORES or self.text(self.type[i]).lower().startswith("hcom_")
+        if len(self._comm_names) != len(self.names):
+            self._comm_names = [n.upper() in COMM_CORES or n.lower().startswith("hcom_") for n in self.names]
+        return self._comm_names[self.core[i]] or self._comm_names[self.type[i]]
 
 
 class KernelTableBuilder:

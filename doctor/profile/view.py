@@ -87,6 +87,7 @@ class Rank:
     stream: array = field(default_factory=lambda: array("q"))
     host_starts: array = field(default_factory=lambda: array("d"))  # every host event's start, sorted
     sync: Calls = field(default_factory=Calls)
+    sync_reach: array = field(default_factory=lambda: array("d"))  # running max of sync ends, by start
     alloc: Calls = field(default_factory=Calls)
     compile: Calls = field(default_factory=Calls)
     markers: Calls = field(default_factory=Calls)  # ProfilerStep#N, vllm-ascend scopes
@@ -189,6 +190,10 @@ def from_trace(trace: Trace, label: str, table: Optional[KernelTable] = None) ->
     rank.host_starts = array("d", sorted(starts))
     del starts
     rank.sync, rank.alloc, rank.compile = rank.sync.sorted(), rank.alloc.sorted(), rank.compile.sorted()
+    reach = -math.inf
+    for e in rank.sync.end:
+        reach = max(reach, e)
+        rank.sync_reach.append(reach)
     rank.markers, rank.gc = rank.markers.sorted(), rank.gc.sorted()
     rank.has_flows = trace.flows_h2d > 0
     for _, cols in trace.of(OVERLAP):

@@ -28,6 +28,7 @@ MAX_DEPTH = 3
 MAX_INFO = 4 << 20  # bytes of profiler_info.json / profiler_metadata.json / communication.json
 _WS = re.compile(r"[ \t\n\r]*")
 _WS_COMMA = re.compile(r"[ \t\n\r,]*")
+_WS_SEP = re.compile(r"[ \t\n\r]*(,)?[ \t\n\r]*")  # between two events: blanks, one comma, blanks
 
 Progress = Callable[[int], None]
 
@@ -402,24 +403,50 @@ def stream_trace(path: str, on_event: Callable[[Any], None], progress: Optional[
     result = StreamResult()
 
     def events() -> None:
+        # the hot loop: one C scan per event, whitespace skipped by one regex match; the slow
+        # path (a value split across chunks, the end of the buffer) goes through the reader
+        scan, ws = r.scan, _WS_SEP.match
+        count = 0
         c = r.skip(_WS)
-        while True:
-            if c is None:
-                result.complete = False
-                return
-            if c == "]":
-                r.pos += 1
-                return
-            on_event(r.value(MAX_EVENT, "an event"))
-            result.events += 1
-            c = r.skip(_WS)
-            if c == ",":
-                r.pos += 1
-                c = r.skip(_WS)
+        try:
+            while True:
+                if c is None:
+                    result.complete = False
+                    return
                 if c == "]":
-                    raise r.fail(f"not valid JSON at byte ~{r.offset()} (a comma before ])")
-            elif c not in (None, "]"):
-                raise r.fail(f"not valid JSON at byte ~{r.offset()} (expected , or ])")
+                    r.pos += 1
+                    return
+                buf, pos = r.buf, r.pos
+                try:
+                    obj, end = scan(buf, pos)
+                except (StopIteration, ValueError, RecursionError):
+                    end = -1
+                if 0 <= end < len(buf) - 1:
+                    r.pos = end
+                else:
+                    obj = r.value(MAX_EVENT, "an event")
+                on_event(obj)
+                count += 1
+                m = ws(r.buf, r.pos)
+                sep = m.group(1) if m else None
+                if m and m.end() < len(r.buf):
+                    r.pos = m.end()
+                    c = r.buf[r.pos]
+                    if sep == "," and c == "]":
+                        raise r.fail(f"not valid JSON at byte ~{r.offset()} (a comma before ])")
+                    if sep is None and c != "]":
+                        raise r.fail(f"not valid JSON at byte ~{r.offset()} (expected , or ])")
+                    continue
+                c = r.skip(_WS)
+                if c == ",":
+                    r.pos += 1
+                    c = r.skip(_WS)
+                    if c == "]":
+                        raise r.fail(f"not valid JSON at byte ~{r.offset()} (a comma before ])")
+                elif c not in (None, "]"):
+                    raise r.fail(f"not valid JSON at byte ~{r.offset()} (expected , or ])")
+        finally:
+            result.events += count
 
     with fh:
         first = r.skip(_WS)
