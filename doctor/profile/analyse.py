@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from doctor.profile import intervals as iv
 from doctor.profile.kernels import KernelTable, first_dim
 from doctor.profile.steps import Segmentation, Step, segment
-from doctor.profile.view import COMMUNICATION, COMPUTE, COPY, Calls, Rank
+from doctor.profile.view import COMMUNICATION, COMPUTE, COPY, Rank
 
 KERNEL_WAIT_US = 2.0
 SYNC_RETURN_US = 50.0  # after a synchronising call returns: the return and the next launch are the sync's  # a queued kernel starting this soon after the previous one: device-side latency

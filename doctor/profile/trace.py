@@ -197,9 +197,10 @@ class TraceBuilder:
     def _fast_complete(self, event: Dict[str, Any]) -> bool:
         """The shape every real trace has (int pid and tid, ts a string or a number, dur a
         number), in one go; anything else goes the careful way (False)."""
-        pid, tid, ts, dur = event.get("pid"), event.get("tid"), event.get("ts"), event.get("dur")
-        if type(pid) is not int or type(tid) is not int or type(dur) not in (float, int) or self.base is None:
+        pid, tid, ts, raw_dur = event.get("pid"), event.get("tid"), event.get("ts"), event.get("dur")
+        if type(pid) is not int or type(tid) is not int or type(raw_dur) not in (float, int) or self.base is None:
             return False
+        dur = float(raw_dur)
         if type(ts) is str:
             dot = ts.find(".")
             try:
@@ -234,7 +235,7 @@ class TraceBuilder:
         if n is None:
             n = self.intern(name)
         cols.ts.append(rel)
-        cols.dur.append(float(dur))
+        cols.dur.append(dur)
         cols.name.append(n)
         cols.tid.append(tid)
         cols.kind.append(k)
