@@ -198,9 +198,12 @@ class TraceBuilder:
         """The shape every real trace has (int pid and tid, ts a string or a number, dur a
         number), in one go; anything else goes the careful way (False)."""
         pid, tid, ts, raw_dur = event.get("pid"), event.get("tid"), event.get("ts"), event.get("dur")
-        if type(pid) is not int or type(tid) is not int or type(raw_dur) not in (float, int) or self.base is None:
+        if type(pid) is not int or type(tid) is not int or self.base is None:
             return False
-        dur = float(raw_dur)
+        if type(raw_dur) is float or type(raw_dur) is int:
+            dur = float(raw_dur)
+        else:
+            return False
         if type(ts) is str:
             dot = ts.find(".")
             try:
