@@ -197,6 +197,9 @@ def simulate(p: Decode) -> Generated:
         prefill = s in p.prefill_steps
         if p.scopes == "vllm":
             x(PY_PID, MAIN, "prepare input", h, p.step_host_us * 0.9, "user_annotation")
+        # the host prepares the step: framework ops that launch nothing (schedule, input tensors)
+        for k in range(int(p.step_host_us // 200)):
+            x(PY_PID, MAIN, "aten::copy_" if k % 2 else "aten::index_select", h + 200 * k, 60.0)
         h += p.step_host_us
         if s in p.malloc_steps:
             x(CANN_PID, MAIN, "AscendCL@aclMallocMemInner", h, p.malloc_us, None,

@@ -28,7 +28,8 @@ SYNC_RETURN_US = 50.0  # after a synchronising call returns: the return and the 
 DROP_MIN_US = 20_000.0  # idle between requests: at least this long...
 DROP_STEPS = 5.0  # ...and this many median steps (a single window: DROP_WINDOW_US)
 DROP_WINDOW_US = 50_000.0
-DROP_HOST_RATE = 1e-4  # ...with fewer host events per µs than this (MSTT conjectured_gc)
+# ...and with no host event in it (MSTT's conjectured_gc calls a Free gap with fewer than 1e-4 ACL
+# events per µs idle; here the quiet stretch itself is what is dropped)
 GAP_BUCKETS = (10.0, 30.0, 80.0, 200.0, 1000.0)  # µs edges of the launch-gap histogram
 JITTER_RATIO = 1.5
 JITTER_MADS = 3.0
@@ -174,10 +175,16 @@ def dropped_windows(rank: Rank, busy: List[iv.Span], seg: Segmentation) -> List[
     for g0, g1 in iv.gaps(busy, lo, hi):
         if g1 - g0 < limit:
             continue
-        if rank.host_lane or rank.has_cann:
-            if _host_rate(rank, g0, g1) >= DROP_HOST_RATE:
-                continue
-        out.append((g0, g1))
+        if not (rank.host_lane or rank.has_cann):
+            out.append((g0, g1))  # a kernel table alone: no host events to tell, the device was idle
+            continue
+        # the quiet part only: the longest stretch without a host event (the host's work at the
+        # end of one request and the start of the next stays in the steps)
+        a, b = bisect_left(rank.host_starts, g0), bisect_left(rank.host_starts, g1)
+        points = [g0] + list(rank.host_starts[a:b]) + [g1]
+        q0, q1 = max(zip(points, points[1:]), key=lambda p: p[1] - p[0])
+        if q1 - q0 >= limit:
+            out.append((q0, q1))
     return out
 
 
