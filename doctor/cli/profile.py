@@ -36,9 +36,9 @@ def profile_command(
     language = pick_language(lang)
     if compare and (path or collect):
         raise UsageError("--compare takes the two profiles itself: give no other PATH and no --collect")
+    only: Tuple[str, ...] = ()
     if collect:
-        _collect(endpoint, profile_dir, path, requests, concurrency, output_len, stop_timeout, language)
-        path = _collected
+        path, only = _collect(endpoint, profile_dir, path, requests, concurrency, output_len, stop_timeout, language)
     if compare:
         _compare(compare, release, as_json, language, report)
         return
@@ -48,7 +48,7 @@ def profile_command(
 
     with _progress() as progress:
         try:
-            rep = run(ProfileOptions(path, release), progress)
+            rep = run(ProfileOptions(path, release, only), progress)
         except RawProfile as e:
             _raw(e, as_json)
     if report:
@@ -84,25 +84,32 @@ def _raw(e, as_json: bool) -> None:
     raise typer.Exit(2)
 
 
-_collected: Optional[str] = None
-
-
 def _collect(endpoint: Optional[str], profile_dir: Optional[str], path: Optional[str], requests: int, concurrency: int,
-             output_len: int, stop_timeout: float, lang: str) -> None:
-    global _collected
+             output_len: int, stop_timeout: float, lang: str) -> Tuple[str, Tuple[str, ...]]:
+    """Capture from the server; (the directory to read, the rank directories of this capture)."""
     if not endpoint:
         raise UsageError("--collect needs --endpoint http://host:port (the running vllm server)")
     directory = profile_dir or path
     if not directory:
         raise UsageError("--collect needs --profile-dir DIR: where the server writes its profiles "
                          "(its --profiler-config torch_profiler_dir or VLLM_TORCH_PROFILER_DIR)")
-    if requests < 1 or requests > 1000 or concurrency < 1 or output_len < 1:
-        raise UsageError("--requests (1..1000), --concurrency and --output-len must be positive")
-    from doctor.shell.profile_collect import CollectOptions, collect
+    if not 1 <= requests <= 1000 or not 1 <= concurrency <= 256 or not 1 <= output_len <= 4096:
+        raise UsageError("--requests (1..1000), --concurrency (1..256) and --output-len (1..4096) are bounded")
+    from doctor.shell.profile_collect import CollectError, CollectOptions, collect
 
-    with _progress() as progress:
-        _collected = collect(CollectOptions(endpoint, directory, requests, concurrency, output_len, stop_timeout), lang,
-                             say=_say if sys.stderr.isatty() else None, progress=progress)
+    try:
+        new = collect(CollectOptions(endpoint, directory, requests, concurrency, output_len, stop_timeout), lang,
+                      say=_say if sys.stderr.isatty() else None)
+    except CollectError as e:
+        _say(f"ascend-doctor: error: {e.message}")
+        for line in e.settings:
+            _say("  " + line)
+        raise typer.Exit(2)
+    if len(new) == 1:
+        return new[0], ()
+    import os
+
+    return os.path.dirname(new[0]), tuple(os.path.basename(n) for n in new)
 
 
 def _say(line: str) -> None:

@@ -25,6 +25,7 @@ ProgressFn = Callable[[str, int, int], None]
 class ProfileOptions:
     path: str
     release: Optional[str] = None  # vllm-ascend version the profile was taken on
+    only: Sequence[str] = ()  # the rank directories (names) to read, when not all (a capture just made)
 
 
 class RawProfile(pf.ProfileInputError):
@@ -169,6 +170,10 @@ def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
 
 def run(opts: ProfileOptions, progress: Optional[ProgressFn] = None) -> Report:
     layout = pf.find(opts.path)
+    if opts.only:
+        keep = set(opts.only)
+        layout.ranks = [r for r in layout.ranks if os.path.basename(r.root.rstrip("/")) in keep]
+        layout.raw = [r for r in layout.raw if os.path.basename(r.root.rstrip("/")) in keep]
     if layout.raw and not layout.ranks:
         cmd = analyse_command(layout.raw)
         raise RawProfile(f"{opts.path}: not analysed yet (only FRAMEWORK/ and PROF_* are there); run the offline "
