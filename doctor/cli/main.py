@@ -181,6 +181,7 @@ ELSEWHERE: Tuple[Tuple[str, str, str, Optional[str]], ...] = (
     ("matrix", "doctor.cli.matrix", "matrix_app", None),
     ("mooncake", "doctor.cli.mooncake", "mooncake_app", None),
     ("fleet", "doctor.cli.fleet", "fleet_app", None),
+    ("profile", "doctor.cli.profile", "profile_command", None),
 )
 
 
