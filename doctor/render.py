@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from doctor.record import record
 from typing import Dict, List, Optional, Sequence
 
 from doctor import __version__
@@ -43,7 +43,7 @@ def asks_to_act(f: Finding) -> bool:
     return f.status in (WARN, FAIL) or (f.status == INFO and f.fixable != "none")
 
 
-@dataclass
+@record
 class Lines:
     """A rich console that writes each line as it is: no wrapping, no padding."""
 

@@ -40,6 +40,9 @@ def build_command(
     cmake_arg: List[str] = typer.Option([], "--cmake-arg", help="Extra CMake argument (repeatable), e.g. -DUSE_ETCD=ON."),
     log: Optional[str] = typer.Option(None, "--log", help="Log file (default: ~/.cache/ascend-doctor/mooncake-build-<time>.log)."),
     keep_build: bool = typer.Option(False, "--keep-build", help="Keep the temporary build directory."),
+    stage_into: Optional[str] = typer.Option(None, "--stage-into", hidden=True,
+                                             help="Only build, and install into this staging directory (fix --apply "
+                                                  "puts the tree in place through its transaction)."),
     as_json: bool = JSON,
     lang: Optional[str] = LANG,
 ) -> None:
@@ -66,7 +69,8 @@ def build_command(
     validate_python(resolved, dict(os.environ))
     opts = BuildOptions(tag=tag, source=os.path.abspath(source) if source else None, python=os.path.abspath(resolved),
                         with_system_deps=with_system_deps, jobs=jobs, prefix=os.path.abspath(prefix),
-                        cmake_args=list(cmake_arg), log=log, keep_build=keep_build)
+                        cmake_args=list(cmake_arg), log=log, keep_build=keep_build,
+                        stage_into=os.path.abspath(stage_into) if stage_into else None)
     signatures = _signatures()
     if as_json:
         result = run_build(opts, signatures=signatures)

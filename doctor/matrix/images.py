@@ -9,7 +9,7 @@ is judged like any other.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from doctor.record import record
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from doctor.matrix.model import column
@@ -18,7 +18,8 @@ from doctor.matrix.schema import check_pep440, check_text
 if TYPE_CHECKING:
     from doctor.matrix.model import Matrix
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class Deviation:
     package: str = column(check_text, required=True, doc="distribution name (any spelling; compared canonically)")
     version: str = column(check_pep440, required=True,
@@ -28,7 +29,7 @@ class Deviation:
     summary: str = column(check_text, required=True, doc="what the vendor installs and why it differs (English)")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OfficialImage:
     tag: str = column(check_text, required=True, doc="the published tag, e.g. v0.30.0rc2-a3")
     repository: str = column(check_text, required=True, doc="e.g. quay.io/ascend/vllm-ascend")

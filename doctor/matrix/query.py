@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 from packaging.version import Version
@@ -109,7 +109,7 @@ def cann_row(matrix: Matrix, cann: str) -> Optional[CannDriver]:
     return None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Pairing:
     """A documented CANN <-> driver pairing: the line a release note names, and that note."""
 
@@ -118,7 +118,7 @@ class Pairing:
     source: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DriverCompat:
     """What the documentation says about one installed CANN with one installed driver.
 
@@ -293,7 +293,7 @@ def newest_release(
 # pins
 
 
-@dataclass
+@record
 class Pins:
     release: str
     packages: Dict[str, str] = field(default_factory=dict)  # distribution name -> exact version

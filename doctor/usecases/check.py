@@ -6,7 +6,7 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # imported where used: the matrix and the rules load while th
 MAX_SNAPSHOT = 64 * 1024 * 1024
 
 
-@dataclass
+@record
 class CheckOptions:
     root: str = "/"
     python: Optional[str] = None
@@ -55,7 +55,7 @@ class CheckOptions:
     image: Optional["ImageRequest"] = None  # --image / --image-tar (usecases/image.py)
 
 
-@dataclass
+@record
 class CheckResult:
     facts: Facts
     ctx: Context
@@ -348,8 +348,7 @@ def cached_pip_conflicts(facts: Facts):
     before (it depends only on names, versions, requirements and markers)."""
     if facts.packages is None:
         return None
-    import dataclasses
-
+    from doctor.record import asdict
     from doctor.rules import pipcheck
     from doctor.shell import cache
 
@@ -362,7 +361,7 @@ def cached_pip_conflicts(facts: Facts):
         except TypeError:  # written by another version of the doctor
             pass
     out = pipcheck.check(facts.packages.dists, markers)
-    cache.write("pipcheck", k, [dataclasses.asdict(c) for c in out])
+    cache.write("pipcheck", k, [asdict(c) for c in out])
     return out
 
 

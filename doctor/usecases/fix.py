@@ -133,7 +133,7 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     from doctor.plan.builder import PlanOptions, plan_for, requirements_text, vendor_only
     from doctor.rules.engine import make_context, run_rules
     from doctor.shell.apply import apply_plan, detect_installer, refuse_if_unfinished, target_from_facts
-    from doctor.shell.txn import planned_state_dir, state_dir
+    from doctor.shell.apply import planned_state_dir, state_dir
 
     validate(opts)
     assert not (opts.bundle and not opts.apply), "fix --bundle DIR without --apply writes a bundle: make_bundle"
