@@ -19,6 +19,7 @@ from doctor.matrix.schema import check_pep440, check_text
 if TYPE_CHECKING:
     from doctor.matrix.model import Matrix
 
+
 @record(frozen=True)
 class Deviation:
     package: str = column(check_text, required=True, doc="distribution name (any spelling; compared canonically)")
