@@ -107,7 +107,8 @@ class Catalog:
                                   and (not k.requires or f"requires:{k.id}" in seen)), None)
                     if known is not None:
                         out.append(self._signature(known, hit, code=normalise_code(form.family, hit.key)))
-                    continue
+                        continue
+                    # none of them fits this log: the table's generic meaning still applies
                 answer = self._code(form, hit)
                 if answer is not None:
                     out.append(answer)
