@@ -21,7 +21,7 @@ from tests.test_explain_heldout import judge
 
 DATA = Path(__file__).parent / "data"
 MINED = DATA / "explain_mined_stack.jsonl"
-HELD_OUT_GOAL = 0.70  # 7 of 10 at the time of writing; issue 25 aims for 0.90 (docs/explain.md)
+HELD_OUT_GOAL = 0.75  # 9 of 12 at the time of writing; issue 25 aims for 0.90 (docs/explain.md)
 
 
 def rows(path: Path = MINED):
@@ -40,7 +40,7 @@ def explain_line(row, cat) -> str:
 
 def test_the_split_is_the_fixed_rule_and_every_case_is_sourced():
     got = rows()
-    assert len(got) >= 37
+    assert len(got) >= 43
     for r in got:
         assert r["source"].startswith("https://github.com/"), r
         owner, name, kind, number = r["source"].split("/")[3:7]
@@ -82,7 +82,7 @@ def test_every_training_case_is_explained():
 def test_held_out_share_explained():
     cat = shipped_catalog()
     held = [r for r in rows() if r["split"] == "heldout"]
-    assert len(held) >= 10
+    assert len(held) >= 12
     misses = [explain_line(r, cat) for r in held if not judge(r, cat)]
     share = 1 - len(misses) / len(held)
     print(f"held out: {len(held) - len(misses)} of {len(held)} explained ({share:.0%})")
