@@ -12,9 +12,10 @@ import typer
 if TYPE_CHECKING:
     from rich.status import Status
 
-from doctor.cli.options import (IMAGE, IMAGE_TAR, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT, PLATFORM, PULL, PYTHON, ROOT,
+from doctor.cli.options import (IMAGE, IMAGE_TAR, MAX_IMAGE_DISK, MAX_IMAGE_ENTRIES, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT, PLATFORM, PULL, PYTHON, ROOT,
                                 STAGE, float_option, image_request, pick_language)
 from doctor.errors import UsageError
+from doctor.findings import cmd
 from doctor.i18n import tr
 from doctor.cli.plan_render import print_plan
 
@@ -57,6 +58,8 @@ def fix_command(
     image_tar: Optional[str] = IMAGE_TAR,
     platform: Optional[str] = PLATFORM,
     pull: bool = PULL,
+    max_image_entries: Optional[int] = MAX_IMAGE_ENTRIES,
+    max_image_disk: Optional[int] = MAX_IMAGE_DISK,
 ) -> None:
     """Plan (and with --apply carry out) a pinned, ordered reinstall that makes the stack consistent."""
     from doctor.cli.invocation import rerun_of
@@ -69,7 +72,8 @@ def fix_command(
         check=CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot, stage=stage,
                            matrix=list(matrix), npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi, serve_args=serve_args,
                            serve_args_file=serve_args_file, model=model,
-                           image=image_request(image, image_tar, platform, pull, language)),
+                           image=image_request(image, image_tar, platform, pull, language, max_image_entries,
+                                               max_image_disk)),
         target=target, prefer=prefer, with_mooncake=with_mooncake, vllm_from=vllm_from, vllm_repo=vllm_repo,
         installer=installer, apply=apply, requirements=requirements, offline=offline, bundle=bundle,
         platform=list(bundle_platform), python_version=python_version, abi=list(abi), smoke=not no_smoke,
@@ -115,13 +119,14 @@ def fix_command(
                 doc["image"] = image_json(image_facts, outcome.image_judgement, language)
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:
+            image_ref = None
             if image_facts is not None:
                 from doctor.render_image import fix_notes
 
                 for line in fix_notes(image_facts, outcome.image_judgement, language):
                     _out(line)
-            print_plan(plan, language, rerun=rerun)
-            print_dry_run_footer(plan, language, rerun)
+                image_ref = image_facts.names[0] if image_facts.names else image_facts.ref
+            print_plan(plan, language, rerun=rerun, dry_run=True, image_ref=image_ref)
         raise typer.Exit(outcome.exit_code)
 
     if outcome.unresolvable:  # the plan was shown with the resolver's message; nothing changed
@@ -148,8 +153,17 @@ def fix_command(
         }
         sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     else:
+        # the verdict first, then how to undo it, then the detail
+        *stages, verdict = apply_verdict_lines(final.verdict, smoke, outcome.smoke_skipped, not no_smoke, code, language)
+        _out(verdict)
         if result is not None:
-            _out(tr("fix.applied", language, id=result.txn_id, python=outcome.target_python))
+            from doctor.shell.apply import rollback_argv
+
+            _out(tr("fix.applied", language, id=result.txn_id))
+            _out("  " + cmd(*rollback_argv(outcome.target_python or "python3")).shell())
+        for line in stages:
+            _out(line)
+        if result is not None:
             for n, (a, b) in result.changed.items():
                 _out(f"  {n}: {a or '-'} -> {b or '-'}")
             for line in verification_lines(result.verification, language):
@@ -159,8 +173,6 @@ def fix_command(
 
         print_check(final.verdict, stage=final.ctx.stage, target_row=final.ctx.release.key if final.ctx.release else None,
                     timings=final.timings, lang=language, verbose=False, exit_code=code, summary=False)
-        for line in apply_verdict_lines(final.verdict, smoke, outcome.smoke_skipped, not no_smoke, code, language):
-            _out(line)
     raise typer.Exit(code)
 
 
@@ -170,15 +182,6 @@ def add_alternative_commands(doc: dict, plan, rerun) -> None:
 
     for a, shown in zip(plan.alternatives, doc.get("alternatives") or []):
         shown["command"] = alternative_command(a, rerun).shell()
-
-
-def print_dry_run_footer(plan, lang: str, rerun) -> None:
-    """Nothing changed; when there is something to carry out, the command that does it."""
-    if plan.runnable:
-        _out(tr("fix.dry", lang))
-        _out("  " + rerun(apply=True).shell())
-    else:
-        _out(tr("fix.dry_nothing", lang))
 
 
 def apply_verdict_lines(final, smoke, smoke_skipped: bool, smoke_wanted: bool, code: int, lang: str):
@@ -225,9 +228,9 @@ class _busy:
 
     def __enter__(self):
         if sys.stderr.isatty():
-            from rich.console import Console
+            from doctor import terminal
 
-            self.status = Console(stderr=True).status(self.text)
+            self.status = terminal.console(stderr=True).status(self.text)
             self.status.__enter__()
         return self
 
@@ -262,11 +265,15 @@ def print_tuning_patch(patch, lang: str) -> None:
 
 
 def _out(text: str) -> None:
-    print(text)
+    from doctor import terminal
+
+    terminal.say(text)
 
 
 def _err(text: str) -> None:
-    print(text, file=sys.stderr)
+    from doctor import terminal
+
+    terminal.say(text, sys.stderr)
 
 
 def print_before_after(before, after, lang: str) -> None:
