@@ -163,6 +163,7 @@ class Plan:
     notes: List[Note] = field(default_factory=list)
     installer: str = "pip"
     not_on_ascend: Tuple[str, ...] = ()  # vllm requirements the Ascend stack never installs
+    cuda_only: Tuple[str, ...] = ()  # distributions left out of the whole resolved closure
     # what the resolver said (doctor.plan.resolve): status, files with hashes and sizes, failure
     resolution: Optional[Dict] = None
     resolved_files: List = field(default_factory=list)  # parse.pipreport.Resolved, for --apply
@@ -468,7 +469,8 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
         b.notes.append(T("plan.vendor.first", n=len(vpath.layers)))
     return Plan(target=row.vllm_ascend, row=row.key, choice=choice.choice, choice_why=choice.why, pins=b.pins,
                 steps=steps, expected_residual=b.residual, alternatives=alternatives, notes=b.notes,
-                installer=opts.installer.kind, not_on_ascend=b.not_on_ascend, ranges=dict(b.ranges))
+                installer=opts.installer.kind, not_on_ascend=b.not_on_ascend, ranges=dict(b.ranges),
+                cuda_only=package_set(matrix, "cuda_only"))
 
 
 def _torch(b: _Builder) -> None:

@@ -53,18 +53,18 @@ def download_resolved(steps, plan, choice, env: Mapping[str, str], runner, dest:
     runs pip through shell.proc; ``on_start`` journals its process (a killed doctor's download
     must end before the next fix touches anything)."""
     files = list(plan.resolved_files)
-    req = dest.parent / "resolved-requirements.txt"
-    req.write_text(hashed_requirements(files))
-    indexes: List[str] = []
-    for s in steps:
-        for u in s.extra_index_urls:
-            if u not in indexes:
-                indexes.append(u)
-    argv = list(choice.downloader.prefix) + ["download", "--no-deps", "--require-hashes", "--dest", str(dest),
-                                             "-r", str(req)]
-    for u in indexes:
-        argv += ["--extra-index-url", u]
-    runner.run(argv, env, timeout, on_start=on_start)
+    (dest.parent / "resolved-requirements.txt").write_text(hashed_requirements(files))  # kept for the record
+    # the doctor fetches exactly these files itself: in parallel, each sha256 checked, from its
+    # cache when a dry run or an earlier --apply left them there (doctor.shell.downloads)
+    from doctor.shell.downloads import fetch_resolved
+    from doctor.shell.progress import bytes_bar
+
+    cfg = getattr(choice, "index", None)
+    with bytes_bar(True, "download") as bar:
+        fetch_resolved(files, dest, cert=cfg.cert if cfg else None, proxy=cfg.proxy if cfg else None,
+                       index_urls=cfg.urls if cfg else (), deadline=timeout,
+                       progress=(lambda d, t, name: bar(name, d, t)) if bar else None)
+    runner.note(f"downloaded {len(files)} files ({sum(r.size or 0 for r in files)} bytes), sha256 checked")
     paths = verify(files, dest)
     from doctor.shell.downloads import read_metadata
 
