@@ -115,3 +115,25 @@ def test_a_plan_check_would_fail_is_refuted():
     out = resolve.refuted(plan, resolve.unexpected_after(before, bad, ["vllm.version"]))
     assert out.resolution["status"] == resolve.FAILED and out.resolution["failure"]["kind"] == resolve.CHECK
     assert "torch.cuda" in out.resolution["failure"]["message"] and plan.resolution["status"] == resolve.RESOLVED
+
+
+def test_torch_npu_x86_64_wheels_require_the_cpu_build_of_torch():
+    """torch-npu 2.7.1's x86_64 wheel requires torch==2.7.1+cpu, its aarch64 wheel torch==2.7.1
+    (wheel METADATA, matrices/torch-npu.toml torch_x86_64): a plain 2.7.1 is replaced on x86_64 only."""
+    from doctor.findings import Verdict
+    from doctor.matrix import load_matrix
+    from doctor.plan import builder
+
+    mx = load_matrix(user_overlays=False)
+    row = next(r for r in mx.torch_npu if r.version == "2.7.1")
+    assert row.torch_x86_64 == "2.7.1+cpu"
+    assert next(r for r in mx.torch_npu if r.version == "2.12.0").torch_x86_64 is None
+
+    def torch_steps(machine):
+        f = b.facts(python=b.python(machine=machine, markers=dict(X86, platform_machine=machine)),
+                    packages=b.packages(b.stack(torch="2.7.1", torch_npu="2.7.1")))
+        plan = builder.plan_for(f, mx, lambda v: Verdict([], None), "A2", builder.PlanOptions(installer=Pip()))
+        return [p for s in plan.steps for p in s.packages if p.startswith("torch==")], plan.pins["torch"]
+
+    assert torch_steps("x86_64") == (["torch==2.7.1+cpu"], "2.7.1+cpu")
+    assert torch_steps("aarch64") == ([], "2.7.1")
