@@ -54,7 +54,9 @@ def build_host(base: Path, template: Path, env: Dict[str, str]) -> FakeHost:
     fake = FakeHost(base)
     fake.venv({}, template=template)  # a venv with pip, as the image's Python has
     SCENARIOS["seed_001_official_image"](fake)
-    subprocess.run([str(fake.python), "-m", "pip", "install", "-q", "--no-deps", *REAL], env=env, check=True,
+    # --force-reinstall: the kit's stubs carry the same versions
+    subprocess.run([str(fake.python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", *REAL], env=env,
+                   check=True,
                    timeout=1800)
     return fake
 
@@ -232,6 +234,8 @@ def main() -> int:
             n = naive(copy, user_env(copy, work / "naive-cache"), work)
             print(f"by hand (pip install {' '.join(NAIVE)}): {n['wall']:.1f} s, exit {n['exit']}, "
                   f"downloaded {mb(n['bytes'])}")
+            for line in n.get("stderr") or []:
+                print(f"  {line}")
             c = check_after(copy, user_env(copy, work / "naive-cache"))
             print(f"check afterwards: exit {c['exit']}; reported: {', '.join(c['left']) or 'nothing'}")
     finally:

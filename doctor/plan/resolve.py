@@ -70,6 +70,16 @@ def exact_ask(plan: Plan) -> Optional[Ask]:
     return Ask(reqs, extra_index_urls=_union(s.extra_index_urls for s in steps), no_deps=True, ignore_installed=True)
 
 
+def fingerprint(plan: Plan) -> Dict:
+    """What of a plan decides its resolution: the target, the pins and ranges, and what each
+    step installs or removes from where. Not the printed commands: a dry run spells the stack's
+    pins on them where ``--apply`` uses a constraints file, and both resolve alike."""
+    return {"target": plan.target, "row": plan.row, "pins": dict(plan.pins), "ranges": dict(plan.ranges),
+            "steps": [[s.kind, s.action, list(s.packages), list(s.removes), s.no_deps, list(s.extra_index_urls),
+                       list(s.requirements_of)] for s in plan.steps if s.runs],
+            "cuda_only": list(plan.cuda_only), "not_on_ascend": list(plan.not_on_ascend)}
+
+
 def after_plan(facts: Facts, plan: Plan, installed: Sequence[Resolved]) -> Dict[str, Distribution]:
     """The distributions after the plan: what is there, less what it removes, plus what it
     installs (with the requirements the resolver read from each file)."""

@@ -67,8 +67,7 @@ def cache_key(plan: Plan, facts: Facts, choice, env: Mapping[str, str], platform
     target = [py.executable if py else None, py.prefix if py else None, dict(py.markers) if py else {}, dists]
     cfg = choice.index.fingerprint() if choice.index is not None else None
     pip_env = sorted((k, v) for k, v in env.items() if k.startswith("PIP_"))
-    doc = plan.to_json("en")
-    doc.pop("resolution", None)
+    doc = R.fingerprint(plan)
     resolver = [choice.resolver.kind, list(choice.resolver.prefix), list(choice.resolver.uv_index_args),
                 list(choice.resolver.uv_env), list(choice.downloader.prefix)]
     return cache.key(CACHE_KIND, target, cfg, pip_env, doc, resolver, platform.to_json() if platform else None, bundle,
