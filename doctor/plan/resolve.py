@@ -119,7 +119,9 @@ def deps_requirements(plan: Plan, facts: Facts, exact: Sequence[Resolved], marke
         if prefix and d.location and not _under(d.location, prefix):
             continue  # on PYTHONPATH or the user site, not in this environment: not ours to repair
         for r in unmet_requirements(name, d.requires, stack, post, markers, plan.not_on_ascend):
-            if _name(r) not in asked and r not in out:
+            # every requirer's specifier counts, also for a name the plan asks for itself
+            # (vllm-ascend's "numba" and vllm's "numba==0.61.2": the resolver intersects them)
+            if r not in out:
                 out.append(r)
     return out
 

@@ -3,7 +3,7 @@ which one resolves and installs (``choose``).
 
 Pure: which pip to use (the target's own, or the doctor's with ``--python``), where uv is and
 whether the target lets uv install into it are decided by the caller
-(``doctor.shell.apply.detect_installer``) and passed in.
+(:func:`detect`, at the end of this module) and passed in.
 
 pip reads the user's configuration itself (pip.conf, PIP_* variables), so pip commands carry only
 what the matrix adds (``--extra-index-url`` of the release row). uv reads none of pip's
