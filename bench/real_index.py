@@ -158,8 +158,8 @@ def apply(fake: FakeHost, env: Dict[str, str]) -> Dict:
     wall = time.monotonic() - t
     try:
         doc = json.loads(proc.stdout)
-    except ValueError:
-        return {"wall": wall, "exit": proc.returncode, "error": proc.stderr.strip().splitlines()[-1:]}
+    except ValueError:  # the doctor stopped with an error line (a rolled-back transaction)
+        return {"wall": wall, "exit": proc.returncode, "reused": None, "error": proc.stderr.strip().splitlines()[-1:]}
     res, result = doc.get("resolution") or {}, doc.get("result") or {}
     ver = result.get("verification") or {}
     failed = [f"{c['module']}: {c['detail'][:120]}" for c in ver.get("checks") or [] if not c["ok"] and not c["driver_missing"]]
@@ -211,6 +211,7 @@ def main() -> int:
         if args.pip:
             rows.append(("dry run, --installer pip", dry_run(fake, dict(env, XDG_CACHE_HOME=str(work / "pip-xdg")),
                                                              installer="pip")))
+        print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print(f"{'':48} {'wall s':>7} {'index s':>8} {'doctor s':>9} {'reused':>6} {'files':>5} {'download':>10}")
         for name, r in rows:
             print(f"{name:48} {r['wall']:7.1f} {r['index']:8.1f} {r['doctor']:9.1f} {str(r['reused']):>6} "
@@ -221,8 +222,9 @@ def main() -> int:
         print(f"pins: {first['pins']}")
         if not args.no_apply:
             a = apply(fake, env)
-            print(f"fix --apply after the dry run: {a['wall']:.1f} s, exit {a['exit']}, resolved again: "
-                  f"{not a.get('reused')}, downloaded {mb(a.get('bytes'))}")
+            again = "unknown (no JSON)" if a.get("reused") is None else str(not a["reused"])
+            print(f"fix --apply after the dry run: {a['wall']:.1f} s, exit {a['exit']}, resolved again: {again}, "
+                  f"downloaded {mb(a.get('bytes')) if a.get('bytes') is not None else 'see the dry run'}")
             for line in a.get("import_failed") or []:
                 print(f"  import check failed: {line}")
             for line in a.get("stderr") or a.get("error") or []:
