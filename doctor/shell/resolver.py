@@ -212,21 +212,28 @@ def uv_argv(uv: str, python: str, req: Request, infile: str, constraint_file: Op
         if plat:
             argv += ["--python-platform", plat]
         argv += ["--only-binary", ":all:"]
-    argv += list(uv_index_args)
-    if req.no_index and "--no-index" not in uv_index_args:
-        argv.append("--no-index")
-    for u in req.extra_index_urls:
-        argv += ["--extra-index-url", u]
-    for f in req.find_links:
-        argv += ["--find-links", f]
-    if (req.extra_index_urls or req.find_links) and "--index-strategy" not in argv:
-        # pip takes the best version over all indexes; uv stops at the first index with the name
-        argv += ["--index-strategy", "unsafe-best-match"]
+    argv += uv_index_part(req, uv_index_args)
     if constraint_file:
         argv += ["--constraints", constraint_file]
     if override_file:
         argv += ["--overrides", override_file]
     return argv + list(req.args) + [infile]
+
+
+def uv_index_part(req: Request, uv_index_args: Sequence[str]) -> List[str]:
+    """The user's index flags, then the ones this request adds (the row's extra indexes, a
+    bundle's folder), with pip's merge of every index (uv's unsafe-best-match) when there are more."""
+    out = list(uv_index_args)
+    if req.no_index and "--no-index" not in out:
+        out.append("--no-index")
+    for u in req.extra_index_urls:
+        out += ["--extra-index-url", u]
+    for f in req.find_links:
+        out += ["--find-links", f]
+    if (req.extra_index_urls or req.find_links) and "--index-strategy" not in out:
+        # pip takes the best version over all indexes; uv stops at the first index with the name
+        out += ["--index-strategy", "unsafe-best-match"]
+    return out
 
 
 def _uv_platform(platforms: Sequence[str]) -> Optional[str]:
@@ -279,17 +286,9 @@ def resolve_uv(uv: str, python: str, req: Request, env: Mapping[str, str], uv_in
         infile = os.path.join(tmp, "requirements.in")
         Path(infile).write_text("\n".join(req.requirements) + "\n", encoding="utf-8")
         argv = [uv, "pip", "install", "--dry-run", "--python", python]
-        argv += [a for a in uv_index_args]
-        if "--no-config" not in argv:
+        if "--no-config" not in uv_index_args:
             argv.append("--no-config")
-        if req.no_index and "--no-index" not in argv:
-            argv.append("--no-index")
-        for u in req.extra_index_urls:
-            argv += ["--extra-index-url", u]
-        for f in req.find_links:
-            argv += ["--find-links", f]
-        if (req.extra_index_urls or req.find_links) and "--index-strategy" not in argv:
-            argv += ["--index-strategy", "unsafe-best-match"]
+        argv += uv_index_part(req, uv_index_args)
         constraint = None
         if req.constraints:
             constraint = os.path.join(tmp, "constraints.txt")
