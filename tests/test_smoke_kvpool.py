@@ -52,19 +52,20 @@ def truth(c):
     """The servers' own TTFT medians per send (request read -> first chunk written), in ms."""
     one, two = c.timings("one"), c.timings("two")
     sent = lambda rows: statistics.median(r["first"] - r["read"] for r in rows) * 1000  # noqa: E731
-    return {"cold": sent(one[:9]), "local": sent(one[14:23]), "remote": sent(two[:9]),
-            "aimed_local": statistics.median(r["aimed"] for r in one[14:23]) * 1000}
+    return {"cold": sent(one[:6]), "local": sent(one[9:15]), "remote": sent(two[:6]),
+            "aimed_local": statistics.median(r["aimed"] for r in one[9:15]) * 1000}
 
 
 def test_pool_proven_and_the_three_ttfts_match_the_servers(tmp_path):
     """Seed 003's protocol: TTFT1 cold, TTFT2 local DRAM hit, TTFT3 cross-node hit, each within
     15 % of what the servers did; dataset B sized from vllm:cache_config_info; the counters of
     both servers and of the master agree."""
-    # TTFT2 185 ms, three waves per send: a stall of a loaded machine moves one wave, not the median
-    factor = 0.25
+    # TTFT2 370 ms in two waves per send: on a machine with ten runnable tasks per core the client
+    # wakes some 50 ms late, which stays inside 15 % of it
+    factor = 0.5
     _, cfg = files(tmp_path)
-    with ProcessCluster(time_factor=factor, num_gpu_blocks=16, block_size=16) as c:
-        st, report = stage(c, cfg, requests=9, concurrency=3, warmup=0)
+    with ProcessCluster(time_factor=factor, num_gpu_blocks=8, block_size=16) as c:
+        st, report = stage(c, cfg, requests=6, concurrency=3, warmup=0)
         real = truth(c)
     m = st.metrics
     assert st.status == "ok", (st.title.text("en"), st.hint and st.hint.text("en"))
@@ -75,10 +76,10 @@ def test_pool_proven_and_the_three_ttfts_match_the_servers(tmp_path):
         assert abs(got - real[phase]) <= 0.15 * real[phase], (key, got, real[phase])
         assert m[f"ttft_{key}_p90_ms"] >= got and m[f"ttft_{key}_p99_ms"] >= m[f"ttft_{key}_p90_ms"]
     b = m["datasets"]["b"]
-    assert b["requests"] == 5  # ceil(1.25 x 16 blocks x 16 tokens / 64 tokens per prompt)
-    assert "vllm:cache_config_info num_gpu_blocks=16 × block_size=16" in b["sized_from"]
-    assert m["datasets"]["a"] == {"requests": 9, "concurrency": 3, "input_len": 64, "output_len": 10,
-                                  "prompt_tokens": 576}
+    assert b["requests"] == 3  # ceil(1.25 x 8 blocks x 16 tokens / 64 tokens per prompt)
+    assert "vllm:cache_config_info num_gpu_blocks=8 × block_size=16" in b["sized_from"]
+    assert m["datasets"]["a"] == {"requests": 6, "concurrency": 3, "input_len": 64, "output_len": 10,
+                                  "prompt_tokens": 384}
     assert m["counter_names"]["pool_hits"] == "vllm:external_prefix_cache_hits_total"
     phases = m["phases"]
     assert phases["cold"]["master"]["puts"] > 0 and phases["local"]["master"]["gets"] > 0
