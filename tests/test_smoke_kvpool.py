@@ -67,6 +67,10 @@ def test_pool_proven_and_the_three_ttfts_match_the_servers(tmp_path):
     with ProcessCluster(time_factor=factor, num_gpu_blocks=8, block_size=16) as c:
         st, report = stage(c, cfg, requests=6, concurrency=3, warmup=0)
         real = truth(c)
+        connections = c.connections("one"), c.connections("two")
+    # 15 completions to instance 1 and 6 to instance 2 on 3 kept-alive connections each: no TTFT
+    # paid for a new connection
+    assert connections == (3, 3)
     m = st.metrics
     assert st.status == "ok", (st.title.text("en"), st.hint and st.hint.text("en"))
     assert report.exit_code() == 0

@@ -93,6 +93,7 @@ class Instance:
         self.hbm: "OrderedDict[str, bool]" = OrderedDict()
         self.c = {"hbm_q": 0, "hbm_h": 0, "ext_q": 0, "ext_h": 0, "prompt": 0}
         self.timings: List[Dict[str, Any]] = []
+        self.posted_on: set = set()  # the connections completions came in on (keep-alive or not)
         self.lock = threading.Lock()
         self.stop = threading.Event()
 
@@ -265,6 +266,10 @@ def instance_handler(inst: Instance):
                 with inst.lock:
                     body = json.dumps(inst.timings).encode()
                 self._send(200, body, "application/json")
+            elif self.path == "/debug/connections":
+                with inst.lock:
+                    body = json.dumps({"posted_on": len(inst.posted_on)}).encode()
+                self._send(200, body, "application/json")
             else:
                 self._send(404, b'{"error": {"message": "not found"}}', "application/json")
 
@@ -278,6 +283,8 @@ def instance_handler(inst: Instance):
         def do_POST(self):
             req = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
             t0 = self.arrived
+            with inst.lock:
+                inst.posted_on.add(id(self.connection))
             if req.get("model") != inst.model:
                 body = {"error": {"message": f"The model `{req.get('model')}` does not exist.", "type": "NotFoundError",
                                   "code": 404}}
@@ -395,9 +402,16 @@ class ProcessCluster:
         self.urls: Dict[str, Optional[str]] = json.loads(line)
 
     def timings(self, which: str) -> List[Dict[str, Any]]:
+        return self._debug(which, "timings")
+
+    def connections(self, which: str) -> int:
+        """How many connections the completions to ``which`` came in on."""
+        return self._debug(which, "connections")["posted_on"]
+
+    def _debug(self, which: str, what: str) -> Any:
         import urllib.request
 
-        with urllib.request.urlopen(f"{self.urls[which]}/debug/timings", timeout=10) as resp:
+        with urllib.request.urlopen(f"{self.urls[which]}/debug/{what}", timeout=10) as resp:
             return json.loads(resp.read())
 
     def __enter__(self) -> "ProcessCluster":
