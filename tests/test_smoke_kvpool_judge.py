@@ -55,7 +55,9 @@ def test_hbm_cache_from_vllm_metrics_labels():
            "# TYPE vllm:cache_config_info gauge\n" + CACHE_INFO + "\n"
     hbm = calc.hbm_from_metrics(parse(text))
     assert (hbm.tokens, hbm.blocks, hbm.block_size, hbm.engines) == (369280, 2885, 128, 1)
-    assert hbm.source == "vllm:cache_config_info num_gpu_blocks=2885 × block_size=128"
+    assert hbm.source == "vllm:cache_config_info num_gpu_blocks=2885 × block_size=128" and hbm.cache_dtype == "auto"
+    fp8 = calc.hbm_from_metrics(parse(CACHE_INFO.replace('cache_dtype="auto"', 'cache_dtype="fp8"')))
+    assert calc.kv_bytes_per_token(QWEN25_7B, fp8.cache_dtype).bytes_per_token == 28672
     two = text + CACHE_INFO.replace('engine="0"', 'engine="1"') + "\n"
     assert calc.hbm_from_metrics(parse(two)).tokens == 2 * 369280
     before_profiling = CACHE_INFO.replace('num_gpu_blocks="2885"', 'num_gpu_blocks="None"')

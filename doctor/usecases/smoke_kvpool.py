@@ -139,7 +139,7 @@ def kvpool_stage(ctx: Any, prompts: str) -> StageResult:
                      T("smoke.kvpool.hint.no_hbm"), why)
     metrics["hbm_cache"] = {"tokens": hbm.tokens, "blocks": hbm.blocks, "block_size": hbm.block_size,
                             "engines": hbm.engines, "source": hbm.source}
-    kv = _kv_bytes(o, card, io, calc)
+    kv = _kv_bytes(o, card, io, calc, hbm.cache_dtype)
     metrics["kv_bytes_per_token"] = kv
     pool_cfg = _pool_config(o, ctx.host.env, io, calc)
     metrics["mooncake_config"] = None if pool_cfg is None else {
@@ -314,15 +314,19 @@ def _finish(metrics: Dict[str, Any], phases: Dict[str, Any], names: Dict[str, st
     return metrics
 
 
-def _kv_bytes(o: Any, card: Dict[str, Any], io: Any, calc: Any) -> Dict[str, Any]:
+def _kv_bytes(o: Any, card: Dict[str, Any], io: Any, calc: Any, cache_dtype: Optional[str]) -> Dict[str, Any]:
+    """Bytes per token from the model's config.json, in the server's KV cache dtype when it is
+    not the model's own (vllm:cache_config_info cache_dtype, e.g. fp8)."""
     directory = _model_dir(o, card)
     if directory is None:
         return {"bytes": None, "model_dir": None, "error": "no model directory (give --model DIR)"}
     data, error = io.read_model_config(directory)
     if data is None:
-        return {"bytes": None, "model_dir": directory, "error": error}
-    kv = calc.kv_bytes_per_token(data)
-    return {"bytes": kv.bytes_per_token, "formula": kv.formula, "model_dir": directory, "error": kv.error}
+        return {"bytes": None, "model_dir": inert(directory), "error": inert(error)}
+    kv_dtype = cache_dtype if cache_dtype and cache_dtype.lower() not in ("auto", "none") else None
+    kv = calc.kv_bytes_per_token(data, kv_dtype)
+    return {"bytes": kv.bytes_per_token, "formula": kv.formula, "model_dir": inert(directory), "error": kv.error,
+            "cache_dtype": inert(cache_dtype) if cache_dtype else None}
 
 
 def _pool_config(o: Any, env: Dict[str, str], io: Any, calc: Any) -> Any:
