@@ -343,14 +343,15 @@ def text_lines(m: Dict[str, Any], lang: str, width: int = 30) -> List[str]:
     if top <= 0:
         return out
     cold = bars[0][2]
-    label_w = max(len(label) for _, label, _, _ in bars)
+    label_w = max(_width(label) for _, label, _, _ in bars)
     for tier, label, p50, _ in bars:
+        padded = label + " " * (label_w - _width(label))  # CJK labels are two columns a character
         if p50 is None:
-            out.append(f"  {label.ljust(label_w)}  {tr('smoke.kvpool.report.not_measured', lang)}")
+            out.append(f"  {padded}  {tr('smoke.kvpool.report.not_measured', lang)}")
             continue
         n = max(1, round(p50 / top * width))
         gain = f" ({(p50 / cold - 1) * 100:+.0f}%)" if tier != "cold" and cold else ""
-        out.append(f"  {label.ljust(label_w)}  {'█' * n} {_ms(p50)}{gain}")
+        out.append(f"  {padded}  {'█' * n} {_ms(p50)}{gain}")
     out += ["  " + line for line in text_facts(m, lang)[:2]]
     sweep = m.get("sweep")
     if sweep and sweep.get("points"):
