@@ -40,6 +40,7 @@ class HostFacts:
     groups: Dict[str, int] = field(default_factory=dict)  # /etc/group of the root: name -> gid
     machine: str = ""  # arch of the machine the doctor runs on
     in_container: bool = False
+    doctor_python: str = ""  # the doctor's own interpreter: its pip drives a target without pip
 
 
 @record

@@ -7,6 +7,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from doctor.i18n import Join, Text
 from doctor.layers import order, upstream_of
+from doctor.program import spelled
 
 OK, INFO, WARN, FAIL, SKIP = "ok", "info", "warn", "fail", "skip"
 STATUSES = (OK, INFO, WARN, FAIL, SKIP)
@@ -53,12 +54,16 @@ class Command:
     label: Optional[Text] = None
     env: Tuple[Tuple[str, str], ...] = ()  # VAR=value set for this command only
 
+    def shown_argv(self) -> Tuple[str, ...]:
+        """The argv as it runs: ``ascend-doctor`` spelled the way this doctor was started."""
+        return spelled(self.argv)
+
     def shell(self) -> str:
         prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env)
-        return (prefix + " " if prefix else "") + shlex.join(self.argv)
+        return (prefix + " " if prefix else "") + shlex.join(self.shown_argv())
 
     def to_json(self, lang: str = "en") -> Dict:
-        out: Dict = {"argv": list(self.argv), "shell": self.shell()}
+        out: Dict = {"argv": list(self.shown_argv()), "shell": self.shell()}
         if self.env:
             out["env"] = dict(self.env)
         if self.label is not None:

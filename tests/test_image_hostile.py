@@ -392,3 +392,37 @@ def test_secrets_in_dockerfile_steps_and_config_are_never_shown(secret_image, tm
     if argv == ("check",):
         assert "torch.version: torch 2.8.0 came in layer 10 of 10: RUN pip install --index-url " \
                "https://ci:<redacted>@mirror.example/simple --token <redacted>" in out
+
+
+# -- item 5: fix --image-tar never runs the interpreter path the image names -----------------------
+
+
+@pytest.mark.slow
+def test_fix_resolves_for_the_image_without_running_its_interpreter_path(tmp_path, tmpdir_env, house):
+    """The image says its Python is /<tmp>/venv/bin/python3 (VIRTUAL_ENV); on this machine that
+    path is a program that leaves a marker. The plan is resolved by the doctor's own pip for the
+    image's platform (aarch64, glibc 2.35, CPython 3.11): the program never runs, and the plan's
+    commands still name the image's interpreter (they run in a Dockerfile step)."""
+    from fakehost import wheelhouse as wh
+
+    venv = tmp_path / "venv"
+    marker = tmp_path / "marker"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python3").write_text(f"#!/bin/sh\necho ran >> {marker}\nexec {sys.executable} \"$@\"\n")
+    os.chmod(venv / "bin" / "python3", 0o755)
+    img = imagekit.seed_image(tmp_path / "src")
+    img.run("RUN python3 -m venv --system-site-packages " + str(venv),
+            [("dir", str(venv)), ("dir", f"{venv}/bin"), ("file", f"{venv}/bin/python3", b"\x7fELF", 0o755),
+             ("file", f"{venv}/pyvenv.cfg", f"home = {imagekit.PY_PREFIX}/bin\ninclude-system-site-packages = true\n"
+                                            "version = 3.11.13\n")])
+    img.env["VIRTUAL_ENV"] = str(venv)
+    path = imagekit.docker_save(img, tmp_path / "venv-image.tar", tags=["registry.local/venv:1"])
+    env = wh.pip_env(os.environ, [house["dirs"][d] for d in (wh.PYPI, wh.CPU, wh.ASCEND)])
+    code, out, err, rss, seconds = doctor("fix", "--json", "--image-tar", str(path), tmpdir=tmpdir_env, env=env,
+                                          timeout=600)
+    assert not marker.exists(), "the image's interpreter path was run on this machine"
+    doc = json.loads(out)
+    assert doc["resolution"]["status"] == "resolved", doc["resolution"]
+    steps = [s["argv"] for s in doc["steps"] if s.get("argv") and "install" in s["argv"]]
+    assert steps and all(a[:3] == [f"{venv}/bin/python3", "-m", "pip"] for a in steps), steps
+    assert any(p.startswith("vllm==0.11.0") for s in doc["steps"] for p in s.get("packages", []))

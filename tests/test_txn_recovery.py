@@ -139,7 +139,7 @@ def test_fix_with_under_400_kb_free_refuses_and_leaves_nothing(tmp_path, house):
     fake = faults.fresh_host(tmp_path / "host", house["template"])
     state = faults.state_dir(fake)
     state.mkdir(exist_ok=True)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(state)], capture_output=True).returncode:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k,mode=0700", "tmpfs", str(state)], capture_output=True).returncode:
         pytest.skip("cannot mount a tmpfs here")
     try:
         before = faults.tree(fake)

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 from doctor.cli.options import (IMAGE, IMAGE_TAR, MAX_IMAGE_DISK, MAX_IMAGE_ENTRIES, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT, PLATFORM, PULL, PYTHON, ROOT,
                                 STAGE, float_option, image_request, pick_language)
 from doctor.errors import UsageError
+from doctor.findings import cmd
 from doctor.i18n import tr
 from doctor.cli.plan_render import print_plan
 
@@ -118,13 +119,14 @@ def fix_command(
                 doc["image"] = image_json(image_facts, outcome.image_judgement, language)
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:
+            image_ref = None
             if image_facts is not None:
                 from doctor.render_image import fix_notes
 
                 for line in fix_notes(image_facts, outcome.image_judgement, language):
                     _out(line)
-            print_plan(plan, language, rerun=rerun)
-            print_dry_run_footer(plan, language, rerun)
+                image_ref = image_facts.names[0] if image_facts.names else image_facts.ref
+            print_plan(plan, language, rerun=rerun, dry_run=True, image_ref=image_ref)
         raise typer.Exit(outcome.exit_code)
 
     if outcome.unresolvable:  # the plan was shown with the resolver's message; nothing changed
@@ -151,8 +153,17 @@ def fix_command(
         }
         sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     else:
+        # the verdict first, then how to undo it, then the detail
+        *stages, verdict = apply_verdict_lines(final.verdict, smoke, outcome.smoke_skipped, not no_smoke, code, language)
+        _out(verdict)
         if result is not None:
-            _out(tr("fix.applied", language, id=result.txn_id, python=outcome.target_python))
+            from doctor.shell.apply import rollback_argv
+
+            _out(tr("fix.applied", language, id=result.txn_id))
+            _out("  " + cmd(*rollback_argv(outcome.target_python or "python3")).shell())
+        for line in stages:
+            _out(line)
+        if result is not None:
             for n, (a, b) in result.changed.items():
                 _out(f"  {n}: {a or '-'} -> {b or '-'}")
             for line in verification_lines(result.verification, language):
@@ -162,8 +173,6 @@ def fix_command(
 
         print_check(final.verdict, stage=final.ctx.stage, target_row=final.ctx.release.key if final.ctx.release else None,
                     timings=final.timings, lang=language, verbose=False, exit_code=code, summary=False)
-        for line in apply_verdict_lines(final.verdict, smoke, outcome.smoke_skipped, not no_smoke, code, language):
-            _out(line)
     raise typer.Exit(code)
 
 
@@ -173,15 +182,6 @@ def add_alternative_commands(doc: dict, plan, rerun) -> None:
 
     for a, shown in zip(plan.alternatives, doc.get("alternatives") or []):
         shown["command"] = alternative_command(a, rerun).shell()
-
-
-def print_dry_run_footer(plan, lang: str, rerun) -> None:
-    """Nothing changed; when there is something to carry out, the command that does it."""
-    if plan.runnable:
-        _out(tr("fix.dry", lang))
-        _out("  " + rerun(apply=True).shell())
-    else:
-        _out(tr("fix.dry_nothing", lang))
 
 
 def apply_verdict_lines(final, smoke, smoke_skipped: bool, smoke_wanted: bool, code: int, lang: str):
@@ -228,9 +228,9 @@ class _busy:
 
     def __enter__(self):
         if sys.stderr.isatty():
-            from rich.console import Console
+            from doctor import terminal
 
-            self.status = Console(stderr=True).status(self.text)
+            self.status = terminal.console(stderr=True).status(self.text)
             self.status.__enter__()
         return self
 
@@ -265,11 +265,15 @@ def print_tuning_patch(patch, lang: str) -> None:
 
 
 def _out(text: str) -> None:
-    print(text)
+    from doctor import terminal
+
+    terminal.say(text)
 
 
 def _err(text: str) -> None:
-    print(text, file=sys.stderr)
+    from doctor import terminal
+
+    terminal.say(text, sys.stderr)
 
 
 def print_before_after(before, after, lang: str) -> None:

@@ -108,14 +108,16 @@ def check(
         sys.stdout.write(text + "\n")
     else:
         from doctor.render import print_check
+        from doctor.usecases.check import no_ascend_stack
 
         if result.facts.image is not None:
             from doctor.render_image import print_image
 
-            print_image(result.facts.image, result.image, lang, failing=code != 0)
-
+            print_image(result.facts.image, result.image, lang, part="identity")
         print_check(result.verdict, stage=result.ctx.stage, target_row=result.ctx.release.key if result.ctx.release else None,
-                    timings=result.timings, lang=lang, verbose=verbose, exit_code=code)
+                    timings=result.timings, lang=lang, verbose=verbose, exit_code=code, no_ascend=no_ascend_stack(result))
+        if result.facts.image is not None:  # detail: digest, base, the layer each problem came from
+            print_image(result.facts.image, result.image, lang, failing=code != 0, part="detail")
     raise typer.Exit(code)
 
 
@@ -179,6 +181,7 @@ ELSEWHERE: Tuple[Tuple[str, str, str, Optional[str]], ...] = (
     ("matrix", "doctor.cli.matrix", "matrix_app", None),
     ("mooncake", "doctor.cli.mooncake", "mooncake_app", None),
     ("fleet", "doctor.cli.fleet", "fleet_app", None),
+    ("profile", "doctor.cli.profile", "profile_command", None),
 )
 
 
@@ -225,9 +228,13 @@ def main(argv: Optional[List[str]] = None) -> None:
     and every child process ends with the doctor (signals included: shell/proc.py)."""
     from doctor.shell import proc
 
+    from doctor import program
+    from doctor.cli.invocation import doctor_program
+
     proc.install_signal_handlers()
     code = 0
     try:
+        program.use(doctor_program(os.environ))
         args = sys.argv[1:] if argv is None else argv
         result = make_app(named_command(args))(args=args, prog_name="ascend-doctor", standalone_mode=False)
         code = result if isinstance(result, int) else 0
@@ -242,6 +249,9 @@ def main(argv: Optional[List[str]] = None) -> None:
         stop = proc.stop_behind(e)
         if stop is not None:
             code = _stopped(stop)
+        elif type(e).__name__ == "NoArgsIsHelpError":  # bare `ascend-doctor` (or a group): its help, as pip does
+            print(e.ctx.get_help())  # type: ignore[attr-defined]
+            code = 0
         elif hasattr(e, "exit_code") and hasattr(e, "format_message"):  # click usage errors
             _say(f"ascend-doctor: error: {e.format_message()}")
             code = e.exit_code
@@ -255,6 +265,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             code = 1
     finally:
         proc.kill_all()
+        program.use([program.DOCTOR])  # an in-process caller (a test) starts from the plain name
     stopped = proc.signalled()
     if stopped is not None and code in (0, 3, 4):
         code = 128 + stopped  # a signal whose exception Python swallowed still ends the run as stopped
@@ -274,8 +285,11 @@ def _stopped(stop: BaseException) -> int:
 
 
 def _say(line: str) -> None:
-    """stderr may be gone (the terminal of a dropped SSH session): never fail on it."""
+    """stderr may be gone (the terminal of a dropped SSH session): never fail on it. A message
+    quotes data (a path, a name from a file): its control characters are shown escaped."""
+    from doctor.textsafe import clean_block
+
     try:
-        print(line, file=sys.stderr)
+        print(clean_block(line), file=sys.stderr)
     except OSError:
         pass

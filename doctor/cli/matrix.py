@@ -36,7 +36,7 @@ FIELDS = (
     "vllm", "vllm_alternatives", "python", "requires_python", "cann", "cann_by_hardware", "torch",
     "torch_npu", "torch_npu_recommended", "torchvision", "torchaudio", "triton_ascend",
     "triton_ascend_alternatives", "transformers", "numpy", "extra_requirements", "glibc_min",
-    "glibc_by_arch", "hardware", "mooncake", "mooncake_install", "images", "extra_index_urls",
+    "glibc_by_arch", "hardware", "mooncake", "mooncake_install", "images", "vllm_by_image", "extra_index_urls",
     "distribution", "official_row", "curated", "released",
 )
 
@@ -90,9 +90,9 @@ def _fmt(value) -> str:
 
 
 def _console():
-    from rich.console import Console
+    from doctor import terminal
 
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal.console(highlight=False, soft_wrap=True)
     if not console.is_terminal:  # piped or captured: do not squeeze the wide table into 80 columns
         console.width = max(console.width, 180)
     return console
@@ -306,11 +306,12 @@ class _progress:
 
     def __enter__(self) -> Callable[[int, int, str], None]:
         if sys.stderr.isatty():
-            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+            from doctor import terminal
+
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                console=Console(stderr=True), transient=True)
+                                console=terminal.console(stderr=True), transient=True)
             self.bar.start()
         return self.step
 

@@ -76,11 +76,10 @@ def build_command(
         result = run_build(opts, signatures=signatures)
         sys.stdout.write(json.dumps(result.to_json(), ensure_ascii=False, indent=2) + "\n")
     else:
-        from rich.console import Console
-
+        from doctor import terminal
         from doctor.cli.mooncake_render import PlainReporter, RichReporter
 
-        console = Console(stderr=True, highlight=False)
+        console = terminal.console(stderr=True, highlight=False)
         reporter: PlainReporter | RichReporter = RichReporter(console) if console.is_terminal else PlainReporter(console)
         try:
             result = run_build(opts, reporter=reporter, signatures=signatures)
@@ -100,10 +99,17 @@ def _signatures():
 
 
 def _print(result, lang: str) -> None:
-    from rich.console import Console
     from rich.text import Text
 
-    out = Console(highlight=False)
+    from doctor import terminal
+
+    plain = terminal.console(highlight=False)
+
+    class _Out:  # build output and known-error texts are data: never read as markup
+        def print(self, what) -> None:
+            plain.print(what, markup=False)
+
+    out = _Out()
     if result.ok:
         tag = result.tag or tr("mooncake_build.local_source", lang)
         out.print(Text(tr("mooncake_build.built", lang, tag=tag), style="bold green"))

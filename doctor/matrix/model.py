@@ -28,6 +28,11 @@ from doctor.matrix.schema import (
 
 HARDWARE = ("A2", "A3", "310P", "A5")
 ARCHES = ("x86_64", "aarch64")
+# official image variants: tag suffix after vX ("a2" is the plain tag) -> the Dockerfile it is built from
+IMAGE_VARIANTS = {"a2": ("", "Dockerfile"), "openeuler": ("-openeuler", "Dockerfile.openEuler"),
+                  "a3": ("-a3", "Dockerfile.a3"), "a3-openeuler": ("-a3-openeuler", "Dockerfile.a3.openEuler"),
+                  "310p": ("-310p", "Dockerfile.310p"), "310p-openeuler": ("-310p-openeuler", "Dockerfile.310p.openEuler"),
+                  "a5": ("-a5", "Dockerfile.a5"), "a5-openeuler": ("-a5-openeuler", "Dockerfile.a5.openEuler")}
 
 _SPEC = "doctor.matrix.field"  # field metadata: the Field that validates it
 _SOURCED = "doctor.matrix.sourced"  # the field is a fact that may name its own source
@@ -173,6 +178,9 @@ class Release:
     mooncake: Optional[str] = column(check_pep440, sourced=True)
     mooncake_install: Optional[str] = column(one_of("pip", "source"), sourced=True)
     images: Tuple[str, ...] = column(check_text, many=True, sourced=True)
+    vllm_by_image: Dict[str, str] = column(check_pep440, mapping=True, keys=tuple(IMAGE_VARIANTS), sourced=True,
+                                           doc="the vLLM an official image variant builds when it is not `vllm` "
+                                               "(its Dockerfile's ARG VLLM_TAG)")
     extra_index_urls: Tuple[str, ...] = column(check_text, many=True, sourced=True)
     distribution: str = column(one_of("wheel", "sdist"), default="wheel", sourced=True)
     official_row: bool = column(check_bool, default=True, sourced=True,

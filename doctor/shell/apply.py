@@ -9,7 +9,7 @@ from doctor.shell.transaction.recovery import RollbackResult, refuse_if_unfinish
 from doctor.shell.transaction.rollback import rollback_last
 from doctor.shell.transaction.run_plan import ApplyResult, apply_plan
 from doctor.shell.transaction.statedir import planned_state_dir, state_dir
-from doctor.shell.transaction.target import Target, target_from_facts
+from doctor.shell.transaction.target import Target, rollback_argv, target_from_facts
 
 __all__ = ["ApplyResult", "RollbackResult", "Target", "apply_plan", "detect_installer", "planned_state_dir",
-           "refuse_if_unfinished", "rollback_last", "state_dir", "target_from_facts"]
+           "refuse_if_unfinished", "rollback_argv", "rollback_last", "state_dir", "target_from_facts"]

@@ -426,7 +426,6 @@ def _place(opts: BuildOptions, pre: Dict, stage: Path, env: Dict[str, str], runn
     from doctor.errors import DoctorError
     from doctor.shell.transaction.engine import Transaction
     from doctor.shell.transaction.runner import StepFailed
-    from doctor.shell.transaction.states import TxnState
     target = _target(opts, pre)
     runner.note("===== replacing the installed Mooncake")
     try:
@@ -444,14 +443,8 @@ def _place(opts: BuildOptions, pre: Dict, stage: Path, env: Dict[str, str], runn
                 ok, detail = _verify(opts, env, placed, runner, reporter, res)
                 if not ok:
                     raise BuildFailed("verify", T("mooncake_build.error.verify", detail=detail))
-            except BaseException:
-                txn.note(status=TxnState.ROLLING_BACK)
-                from doctor.shell import proc
-
-                with proc.shielded():
-                    problems = txn.undo()
-                txn.note(status=TxnState.ROLLBACK_FAILED if problems else TxnState.ROLLED_BACK,
-                         rollback_problems=problems)
+            except BaseException as e:
+                problems = txn.fail(str(e) or type(e).__name__)
                 res.restored = not problems
                 runner.note("===== the previous install was put back" if not problems else
                             "===== the previous install could not be put back: " + "; ".join(problems[:3]))

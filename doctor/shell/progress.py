@@ -14,15 +14,16 @@ def bytes_bar(enabled: bool, label: str) -> Iterator[Optional[Callback]]:
     if not enabled or not sys.stderr.isatty():
         yield None
         return
-    from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-    bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=30), DownloadColumn(), TimeRemainingColumn(),
-                   console=Console(stderr=True, highlight=False), transient=True)
-    task = bar.add_task(label, total=None)
+    from doctor import terminal, textsafe
 
-    def update(name: str, done: int, total: int) -> None:
-        bar.update(task, description=f"{label} {name}", completed=done, total=total or None)
+    bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=30), DownloadColumn(), TimeRemainingColumn(),
+                   console=terminal.console(stderr=True, highlight=False), transient=True)
+    task = bar.add_task(textsafe.markup(label), total=None)
+
+    def update(name: str, done: int, total: int) -> None:  # a shard's name is data: shown as written
+        bar.update(task, description=textsafe.markup(f"{label} {name}"), completed=done, total=total or None)
 
     with bar:
         yield update

@@ -8,7 +8,7 @@ import sys
 import time
 from doctor.record import field, record
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from typing import TYPE_CHECKING
 
@@ -325,17 +325,19 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
     if image_build:
         ctx.stage_reason = "image"
     ctx.pip_conflicts = cached_pip_conflicts(facts)
-    if not opts.snapshot and facts.image is None:
-        ctx.doctor_python = sys.executable  # the commands findings offer may drive the target's pip with it
+    if facts.image is None:  # the commands findings offer may drive the target's pip with it
+        ctx.doctor_python = sys.executable if not opts.snapshot else facts.host.doctor_python or sys.executable
+    ctx.follow_up = follow_up_args(opts, target)
     if target and ctx.release is None:
         raise UsageError(f"--target vllm-ascend=={target}: not in the matrix (see ascend-doctor matrix show)")
     rules_start = time.perf_counter()
     verdict = run_rules(ctx)
     judgement = None
     if facts.image is not None:  # an image: documented deviations of official images, layer of origin
+        from doctor.matrix.images import official_images
         from doctor.rules.image import judge_image
 
-        verdict, judgement = judge_image(verdict, facts, matrix.images)
+        verdict, judgement = judge_image(verdict, facts, official_images(matrix))
     timings = dict(facts.timings_ms)
     timings["rules"] = round((time.perf_counter() - rules_start) * 1000, 2)
     timings["total"] = round((time.perf_counter() - start) * 1000, 2)
@@ -379,3 +381,45 @@ def target_info(ctx: "Context") -> Dict[str, Optional[str]]:
         return {"vllm_ascend": ctx.facts.version_of("vllm-ascend"), "matrix_row": None}
     return {"vllm_ascend": ctx.facts.version_of("vllm-ascend") or ctx.release.vllm_ascend,
             "matrix_row": ctx.release.key}
+
+
+def follow_up_args(opts: CheckOptions, target: Optional[str]) -> Tuple[str, ...]:
+    """The options of this check, besides the root and the interpreter (named from the facts),
+    that a follow-up ``fix`` needs to judge the same thing the same way. A snapshot is judged
+    where it was taken, an image's options come from its facts: neither repeats them here."""
+    if opts.snapshot:
+        return ()
+
+    def path(p: str) -> str:  # the command may be pasted in another directory
+        return os.path.abspath(p) if "/" in p else p
+
+    out: List[str] = []
+    if opts.npu_smi and opts.image is None:
+        out += ["--npu-smi", path(opts.npu_smi)]
+    if opts.npu_smi_timeout != CheckOptions.npu_smi_timeout:
+        out += ["--npu-smi-timeout", f"{opts.npu_smi_timeout:g}"]
+    if opts.stage != "auto":
+        out += ["--stage", opts.stage]
+    if target:
+        out += ["--target", f"vllm-ascend=={target}"]
+    for m in opts.matrix:
+        out += ["--matrix", os.path.abspath(m)]
+    if not opts.python:
+        for d in opts.site_packages:
+            out += ["--site-packages", os.path.abspath(d)]
+    if opts.serve_args:
+        out += ["--serve-args", opts.serve_args]
+    if opts.serve_args_file:
+        out += ["--serve-args-file", os.path.abspath(opts.serve_args_file)]
+    if opts.model:
+        out += ["--model", os.path.abspath(opts.model)]
+    return tuple(out)
+
+
+def no_ascend_stack(result: CheckResult) -> bool:
+    """Nothing of an Ascend stack was found: no NPU device, no driver and no CANN (a laptop, a CI
+    runner, a container started without the mounts or the toolkit). The report says so first."""
+    f = result.facts
+    if f.image is not None or result.ctx.stage_reason != "build.auto":
+        return False
+    return not (f.cann is not None and f.cann.found)

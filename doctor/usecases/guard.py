@@ -19,7 +19,7 @@ import os
 import shlex
 import stat
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -433,7 +433,22 @@ def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_
             # keep what is there when the release accepts it (torch 2.7.1+cpu, torch-npu 2.7.1)
             if have is not None and any(same_release(have.version, v) for v in accepted.get(name, [pins[name]])):
                 pins[name] = have.version
-    return GuardRun(guard(cmd_, facts, before, verdict_of, resolve, pins), facts, before, prefix)
+    j = guard(cmd_, facts, before, verdict_of, resolve, pins)
+    if j.instead is not None:
+        uv = "--python" not in cmd_.args and cmd_.tool == "uv"
+        j.instead = replace(j.instead, argv=tuple(on_the_target(cmd_, list(j.instead.argv), prefix, python_exe if uv else None)))
+    return GuardRun(j, facts, before, prefix)
+
+
+def on_the_target(cmd_: PipCommand, argv: List[str], pip_prefix: Sequence[str], uv_python: Optional[str]) -> List[str]:
+    """The command proposed instead, as it runs in the judged environment whatever the user's
+    shell has first on PATH: the pip that judged it (the target's, or the doctor's with
+    --python), as check's hints name it; ``uv pip`` gets the judged ``--python``."""
+    tail = argv[len(cmd_.argv) - len(cmd_.args):]
+    if cmd_.tool == "uv":
+        head = cmd_.argv[: len(cmd_.argv) - len(cmd_.args)]
+        return head + (["--python", uv_python] if uv_python else []) + tail
+    return list(pip_prefix) + cmd_.general + [cmd_.sub] + tail
 
 
 def run_command(run: GuardRun, env: Mapping[str, str], timeout: float, echo: Callable[[str], None]) -> int:

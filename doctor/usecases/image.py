@@ -428,3 +428,28 @@ def _dist_layer(view, dist) -> Optional[int]:
     if meta.endswith(".egg-info"):
         return view.layer_of(posixpath.join(meta, "PKG-INFO")) or view.layer_of(meta)
     return view.layer_of(meta)
+
+
+# ---------------------------------------------------------------------------------------------
+# resolving an image's plan
+
+
+def resolution_for(facts: Facts, choice):
+    """How ``fix --image...`` proves its plan without running anything from the image: the
+    doctor's own pip resolves for the image's platform (its machine, glibc, Python version and
+    ABI, as a bundle is resolved for a node: shell/bundle.platform_for), never the interpreter
+    path the image names (on this machine that path may be another program, or another Python
+    with other packages). The commands shown keep the image's interpreter: they are the RUN step
+    of a Dockerfile built FROM the image. Returns (choice, TargetPlatform), or None when the
+    image's platform has no wheel tags (the plan is then shown unresolved)."""
+    import sys
+
+    from doctor.shell.bundle import platform_for
+    from doctor.shell.installer import Choice, Downloader
+
+    try:
+        tp = platform_for(facts)
+    except UsageError:
+        return None
+    own_pip = Downloader((sys.executable, "-m", "pip"))
+    return Choice(choice.installer, own_pip, list(choice.notes)), tp

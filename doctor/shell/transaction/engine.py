@@ -51,8 +51,8 @@ class Transaction:
     # -- opening --------------------------------------------------------------------------------
     @classmethod
     @contextmanager
-    def open(cls, target: Target, env: Mapping[str, str], what: str, say: Callable[[str], None] = lambda s: None,
-             echo: Optional[Callable[[str], None]] = None) -> Iterator["Transaction"]:
+    def open(cls, target: Target, env: Mapping[str, str], what: str = "a transaction",
+             say: Callable[[str], None] = lambda s: None, echo: Optional[Callable[[str], None]] = None) -> Iterator["Transaction"]:
         """Lock the environment, settle what earlier transactions left, and start a journal."""
         from doctor.shell.transaction.recovery import settle_unfinished
 
@@ -200,6 +200,20 @@ class Transaction:
         problems += undo_to_snapshot(self.snapshot, files, self.journal.backup_root, self.roots)
         problems += remove_made_dirs(self.journal, self.roots)
         problems += diff_dists({n: d.version for n, d in self.before.items()}, scan_dists(self.target.roots))
+        return problems
+
+    def fail(self, reason: str) -> List[str]:
+        """Undo after a failure (signals wait meanwhile) and journal the outcome; returns what
+        could not be put back (then the journal says rollback-failed and the backups stay)."""
+        self.note(status=TxnState.ROLLING_BACK, error=reason, current=None)
+        with proc.shielded():
+            problems = self.undo()
+        if problems:
+            self.note(status=TxnState.ROLLBACK_FAILED, finished=J.now(), rollback_problems=problems)
+        else:
+            self.note(status=TxnState.ROLLED_BACK, finished=J.now())
+            shutil.rmtree(self.journal.dir / "wheels", ignore_errors=True)
+            shutil.rmtree(self.journal.dir / "stage", ignore_errors=True)
         return problems
 
     def commit(self, **values) -> Dict[str, Distribution]:

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +34,7 @@ from doctor.shell.steps import ROUNDS, Action, Fetching, applier_of
 from doctor.shell.transaction import journal as J
 from doctor.shell.transaction.engine import Transaction
 from doctor.shell.transaction.runner import StepFailed
-from doctor.shell.transaction.states import StepStatus, TxnState
+from doctor.shell.transaction.states import StepStatus
 from doctor.shell.transaction.statedir import replace_file, write_new
 from doctor.shell.transaction.target import Target
 
@@ -205,19 +204,13 @@ def _carry_out(plan: Plan, txn: Transaction, choice: Choice, env: Mapping[str, s
         group = next((g for g in groups if g.first == current), None)
         for i in (group.steps if group else []):
             journal.data["steps"][i].update(status=StepStatus.FAILED.value, error=reason)
-        txn.note(status=TxnState.ROLLING_BACK, error=reason, current=None)
-        with proc.shielded():
-            problems = txn.undo()
+        problems = txn.fail(reason)
         what = _failed_what(current, steps)
         if problems:
-            txn.note(status=TxnState.ROLLBACK_FAILED, finished=J.now(), rollback_problems=problems)
             raise DoctorError(f"{what} failed ({reason}) and the rollback is incomplete: "
                               f"{'; '.join(problems[:3])}; backups kept in {journal.backup_root} "
                               f"(log: {txn.log_path}). Fix the cause, then finish the rollback with:\n"
                               f"{target.rollback_command()}")
-        txn.note(status=TxnState.ROLLED_BACK, finished=J.now())
-        shutil.rmtree(journal.dir / "wheels", ignore_errors=True)
-        shutil.rmtree(journal.dir / "stage", ignore_errors=True)
         raise DoctorError(f"{what} failed ({reason}); rolled back, the environment "
                           f"is as it was (log: {txn.log_path})")
 

@@ -42,7 +42,13 @@ class Target:
         return Roots.of(self.roots, self.prefix, self.scripts_dir, self.install_prefixes)
 
     def rollback_command(self) -> str:
-        return shlex.join(["ascend-doctor", "rollback", "--python", self.python])
+        from doctor.program import spelled
+
+        return shlex.join(spelled(rollback_argv(self.python)))
+
+
+def rollback_argv(python: str) -> List[str]:
+    return ["ascend-doctor", "rollback", "--python", python]
 
 
 def site_roots(prefix: str, paths: List[str]) -> List[str]:
