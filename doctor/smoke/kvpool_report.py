@@ -19,22 +19,12 @@ STATUS_COLOURS = {"ok": "#1b7f3b", "warn": "#b26a00", "fail": "#b3261e", "skip":
 SPARK = "▁▂▃▄▅▆▇█"
 
 
-_BIDI = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A)) | {0x200E, 0x200F, 0x061C}
-
-
 def inert(value: Any, limit: int = 300) -> str:
-    """A string from a server or a file, safe to print on a terminal: control characters (ESC
-    sequences, carriage returns, C1 codes) and bidirectional overrides are shown escaped."""
-    out = []
-    for ch in str(value)[:limit]:
-        o = ord(ch)
-        if o < 0x20 or 0x7F <= o < 0xA0:
-            out.append(f"\\x{o:02x}")
-        elif o in _BIDI:
-            out.append(f"\\u{o:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    """A string from a server or a file, for titles and the terminal: the doctor's one
+    terminal-safe filter (doctor.textsafe.clean), at most ``limit`` characters of it."""
+    from doctor.textsafe import clean
+
+    return clean(str(value)[:limit])
 
 
 def _e(value: Any) -> str:
