@@ -277,3 +277,51 @@ def test_the_terminal_shows_the_bars(tmp_path):
     assert len(bars) == 3 and "TTFT1 cold" in bars[0] and "TTFT3 remote hit" in bars[2]
     assert len(bars[0]) > len(bars[1])  # the cold bar is the longest
     assert proc.stderr == ""  # not a terminal: no progress bar
+
+
+def test_a_server_that_drips_its_metrics_is_cut_off():
+    """/metrics sent one byte every 50 ms (a Content-Length it never reaches): the read ends at
+    its total deadline and the stage says why, in about the stall timeout, not in hours."""
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    stop = threading.Event()
+
+    class Drip(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            if self.path == "/v1/models":
+                body = json.dumps({"object": "list", "data": [{"id": "qwen", "max_model_len": 4096}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", "1000000")
+            self.end_headers()
+            while not stop.wait(0.05):
+                self.wfile.write(b"#")
+                self.wfile.flush()
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Drip)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        opts = SmokeOptions(device="cpu", endpoint=f"http://127.0.0.1:{httpd.server_address[1]}", stages=["kvpool"],
+                            stall_timeout=0.5, warmup=0)
+        began = time.monotonic()
+        (st,) = run(opts, sys.executable, Host(env={"PATH": "/usr/bin:/bin"}), explain=lambda text: None).stages
+        took = time.monotonic() - began
+    finally:
+        stop.set()
+        httpd.shutdown()
+        httpd.server_close()
+    assert took < 5, took
+    assert st.status == "fail" and "cannot size dataset B" in st.title.text("en")
+    assert "GET /metrics: no complete answer within 1s" in st.title.text("en")

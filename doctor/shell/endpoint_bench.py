@@ -98,32 +98,46 @@ def model_cards(cfg: BenchConfig, session: Any = None) -> List[Dict[str, Any]]:
 
 
 def get_text(cfg: BenchConfig, path: str, cap: int, session: Any = None) -> str:
-    """GET ``path`` of the server within CONNECT_TIMEOUT + stall timeout in all, at most ``cap``
-    bytes; EndpointError when it cannot be had (no server, HTTP error)."""
+    """GET ``path`` of the server, at most ``cap`` bytes, within a total deadline (the connect
+    and the stall timeouts: a server that drips its answer is cut off like one that never
+    answers); EndpointError when it cannot be had (no server, HTTP error, the deadline)."""
     import requests
 
     s = session or requests.Session()
-    deadline = time.monotonic() + CONNECT_TIMEOUT + cfg.stall_timeout
+    total = min(CONNECT_TIMEOUT, cfg.stall_timeout) + cfg.stall_timeout
+    deadline = time.monotonic() + total
     try:
         resp = s.get(base(cfg.base_url) + path, headers=_headers(cfg), timeout=_timeout(cfg, deadline), stream=True)
-        body = _read_capped(resp, deadline, cap)
+        body, complete = _read_capped(resp, deadline, cap)
     except requests.exceptions.RequestException as e:
         raise EndpointError(f"GET {path}: {_reason(e)}") from None
     if resp.status_code != 200:
         raise EndpointError(f"GET {path}: HTTP {resp.status_code} {body[:200].decode('utf-8', 'replace').strip()}")
+    if not complete:
+        raise EndpointError(f"GET {path}: no complete answer within {total:g}s ({len(body)} bytes)")
     return body.decode("utf-8", "replace")
 
 
-def _read_capped(resp: Any, deadline: float, cap: int) -> bytes:
+def _read_capped(resp: Any, deadline: float, cap: int) -> Tuple[bytes, bool]:
+    """(at most ``cap`` bytes of the body, whether it ended or reached the cap before the
+    deadline). One socket read at a time (read1), so the deadline is checked between reads
+    however slowly the bytes come; a broken or timed-out read ends it, incomplete."""
     out = bytearray()  # appending to bytes would copy the whole body at every chunk
+    raw = resp.raw
+    read1 = getattr(raw, "read1", None)
     try:
-        for chunk in resp.iter_content(chunk_size=16384):
-            out += chunk
-            if len(out) >= cap or time.monotonic() > deadline:
-                break
+        while len(out) < cap:
+            if time.monotonic() > deadline:
+                return bytes(out), False
+            data = read1(16384, decode_content=True) if read1 is not None else raw.read(1024, decode_content=True)
+            if not data:
+                return bytes(out), True
+            out += data
+        return bytes(out[:cap]), True
+    except Exception:  # noqa: BLE001 - urllib3's read errors are not requests'; what was read stands
+        return bytes(out), False
     finally:
         resp.close()
-    return bytes(out[:cap])
 
 
 def _reason(e: BaseException) -> str:
@@ -203,7 +217,7 @@ def stream_request(session: Any, cfg: BenchConfig, model: str, prompt: str, star
         return fail("connect", _reason(e))
     try:
         if resp.status_code != 200:
-            body = _read_capped(resp, min(end, time.monotonic() + cfg.stall_timeout), MAX_ERROR_BODY)
+            body, _ = _read_capped(resp, min(end, time.monotonic() + cfg.stall_timeout), MAX_ERROR_BODY)
             return fail("http", f"HTTP {resp.status_code}: {_error_text(body)}")
         sse, last, done = _SSE(), sent, False
         # chunked responses are handed over chunk by chunk; others byte by byte (a larger read
