@@ -284,17 +284,17 @@ def stream_request(session: Any, cfg: BenchConfig, model: str, prompt: str, star
 def _drain(resp: Any, stream: Any) -> None:
     """Read what follows ``[DONE]`` (the end of the chunked body) so that the connection goes
     back to the session's pool instead of being closed: the next request then does not pay for
-    a new connection inside its TTFT. Bounded: DRAIN_TIMEOUT per read and DRAIN_BYTES in all; a
-    server that keeps sending gets its connection closed, as before."""
+    a new connection inside its TTFT. Bounded: DRAIN_TIMEOUT in all and DRAIN_BYTES; a server
+    that keeps sending gets its connection closed, as before."""
     sock = getattr(getattr(getattr(resp, "raw", None), "connection", None), "sock", None)
     if sock is None:
         return
     try:
         sock.settimeout(DRAIN_TIMEOUT)  # the pool sets its own timeouts again on the next request
-        left = DRAIN_BYTES
+        left, until = DRAIN_BYTES, time.monotonic() + DRAIN_TIMEOUT
         for data in stream:  # the same iterator: it knows where the chunked body stands
             left -= len(data)
-            if left <= 0:
+            if left <= 0 or time.monotonic() > until:  # a drip after [DONE]: the connection is closed
                 return
     except Exception:  # noqa: BLE001 - a connection we could not drain is closed; the figures stand
         return
