@@ -152,9 +152,13 @@ def kvpool_stage(ctx: Any, prompts: str) -> StageResult:
                          "at_start": master0.to_json() if master0 else None}
 
     def master_now() -> Any:
-        if not master_url or master_error:
+        """The master's counts now; after one failed read it is not asked again (each read may
+        take its whole timeout), and the loss is recorded."""
+        if not master_url or master_error or metrics["master"].get("lost"):
             return None
-        counts, _ = io.read_master_counts(master_url)
+        counts, error = io.read_master_counts(master_url)
+        if counts is None:
+            metrics["master"]["lost"] = inert(error or "no answer")
         return counts
 
     # -- warm-up, then the four sends ------------------------------------------------------------
