@@ -278,3 +278,27 @@ def test_snapshot_output_replaces_only_a_regular_file(tmp_path):
     proc = fake.run("snapshot", "--output", str(tmp_path / "to-real"), timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "to-real").is_symlink() and json.loads((tmp_path / "real.json").read_text())["host"]
+
+
+@pytest.mark.parametrize("columns", ["240", "100"])
+def test_matrix_tables_fit_the_terminal_and_never_split_a_version_or_a_url(columns, monkeypatch):
+    """COLUMNS is the width: the table fits it, with every version and URL whole (a column is as
+    wide as its longest word); too narrow for that, one record line per row instead."""
+    from doctor.matrix import load_matrix
+
+    monkeypatch.setenv("COLUMNS", columns)
+    code, out, _ = main("matrix", "show")
+    assert code == 0
+    words = set(out.split())
+    for r in load_matrix(user_overlays=False).releases:
+        assert r.vllm_ascend in words and r.torch_npu in words, r.vllm_ascend
+    if columns == "240":
+        assert "┃" in out and max(len(x) for x in out.splitlines()) <= 240
+    else:
+        assert "┃" not in out
+    code, out, _ = main("matrix", "show", "--release", "0.11.0rc3")
+    assert code == 0 and "https://github.com/vllm-project/vllm-ascend/blob/" in out
+    for url in (w for w in out.split() if w.startswith("https://")):
+        assert url.count("/") >= 4, url  # not cut
+    table = [x for x in out.splitlines() if x[:1] in "┏┃┡│└"]
+    assert all(len(x) <= int(columns) for x in table) and (bool(table) == (columns == "240"))
