@@ -302,3 +302,45 @@ def test_matrix_tables_fit_the_terminal_and_never_split_a_version_or_a_url(colum
         assert url.count("/") >= 4, url  # not cut
     table = [x for x in out.splitlines() if x[:1] in "┏┃┡│└"]
     assert all(len(x) <= int(columns) for x in table) and (bool(table) == (columns == "240"))
+
+
+def test_a_long_wait_shows_a_line_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
+    """check waiting on a slow npu-smi (3 s): a spinner line on the terminal's stderr after 2 s,
+    and nothing on stderr when it is a pipe."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+
+    fake = kit_run("healthy_a2_documented").fake
+    slow = tmp_path / "npu-smi"
+    slow.write_text(f"#!/bin/sh\nsleep 3\ncat {fake.npu_smi_binary()}\n".replace(str(fake.npu_smi_binary()),
+                    str(fake.root / "usr/local/bin/.npu-smi-output")))
+    slow.chmod(0o755)
+    argv = [sys.executable, "-m", "doctor", "check", "--root", str(fake.root), "--python", str(fake.python),
+            "--npu-smi", str(slow)]
+    env = dict(fake.env, PYTHONPATH=str(__import__("fakehost").REPO))
+    piped = subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=120)
+    assert piped.stderr == "" and piped.stdout.startswith("ascend-doctor ")
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(argv, env=env, cwd=fake.workdir, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=secondary)
+    os.close(secondary)
+    seen, end = b"", time.monotonic() + 120
+    while time.monotonic() < end:
+        ready, _, _ = select.select([primary], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=60)
+    os.close(primary)
+    assert "probing the stack".encode() in seen
