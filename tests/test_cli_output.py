@@ -43,7 +43,7 @@ def test_passing_layers_collapse_and_problems_show_in_full():
     lines = text.splitlines()
     # the verdict first, then the root cause and what to run, then the detail
     assert code == 3 and lines[0].startswith("ascend-doctor ")
-    assert lines[1] == "✗ Broken: 3 check(s) fail, 1 warn (exit 3); the root cause comes first"
+    assert lines[1] == "✗ Broken: 4 check(s) fail, 1 warn (exit 3); the root cause comes first"
     assert lines[2].startswith("Root cause: torch.version")
     assert lines[3] == "    repair it with the plan (one transaction, which can be rolled back):"
     assert lines[4].startswith("      ") and lines[4].split()[1:3] == ["fix", "--apply"]
@@ -56,7 +56,7 @@ def test_passing_layers_collapse_and_problems_show_in_full():
     # notes that ask for nothing are left out, by id; -v shows everything
     assert lines[-2].startswith("i 4 note(s) with nothing to do: firmware.installed, devices.busy")
     assert "devices.busy" not in "".join(x for x in lines if x.startswith("i devices"))
-    assert lines[-1] == "25 ok · 1 warn · 3 fail · 0 skipped · 4 info  →  exit 3"
+    assert lines[-1] == "24 ok · 1 warn · 4 fail · 0 skipped · 4 info  →  exit 3"
     verbose = run_cli(kit_run("seed_001_naive_fix").fake, ("check", "-v"))[1]
     doc = json.loads(kit_run("seed_001_naive_fix").out["check.json"][1])
     assert all(f"{f['id']} " in verbose for f in doc["findings"])
