@@ -1,7 +1,7 @@
 """Findings and the verdict: root cause first, "blocked by" for what follows from it."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from doctor.record import field, record
 import shlex
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -16,7 +16,7 @@ FIXABLE = ("auto", "manual", "vendor", "none")
 EXIT_OK, EXIT_DOCTOR, EXIT_USAGE, EXIT_FAIL, EXIT_WARN = 0, 1, 2, 3, 4
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Msg:
     """Inline English and Chinese words: the old way, left for shell/smoke.py until its texts
     move to the catalogue (doctor/i18n). New code uses catalogue Texts (``doctor.i18n.T``)."""
@@ -45,7 +45,7 @@ def _en(value: Datum) -> Optional[str]:
     return value.text("en")  # a Text, a Join, catalogue Words
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Command:
     """A command the user may run, shown on a line of its own exactly as ``shell()`` prints it,
     so that it runs when copied. ``label`` says what it does when there are alternatives."""
@@ -91,7 +91,7 @@ def first_group(commands: Sequence[Command]) -> List[Command]:
     return groups[0] if groups else []
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Edit:
     """A change to the user's launch script that ``fix --tuning-patch`` writes as a diff:
     ``export`` / ``unset`` a variable, set a ``flag`` (``--name value``; value None for a bare
@@ -105,7 +105,7 @@ class Edit:
         return {"action": self.action, "name": self.name, "value": self.value}
 
 
-@dataclass
+@record
 class Finding:
     id: str
     status: str
@@ -145,7 +145,7 @@ class Finding:
         }
 
 
-@dataclass
+@record
 class Verdict:
     findings: List[Finding]
     root_cause: Optional[str]

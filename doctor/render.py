@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
+
+from doctor.record import record
 
 from doctor import __version__
 from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Command, Finding, Verdict
 from doctor.i18n import join, tr
+from doctor.textsafe import clean
 
 SYMBOL = {OK: "✓", INFO: "i", WARN: "!", FAIL: "✗", SKIP: "-"}
 STYLE = {OK: "green", INFO: "cyan", WARN: "yellow", FAIL: "bold red", SKIP: "dim"}
@@ -43,7 +45,7 @@ def asks_to_act(f: Finding) -> bool:
     return f.status in (WARN, FAIL) or (f.status == INFO and f.fixable != "none")
 
 
-@dataclass
+@record
 class Lines:
     """A rich console that writes each line as it is: no wrapping, no padding."""
 
@@ -52,7 +54,8 @@ class Lines:
     def __call__(self, text: str = "", style: Optional[str] = None) -> None:
         from rich.text import Text as RichText
 
-        self.console.print(RichText(text, style=style or ""), soft_wrap=True)  # type: ignore[attr-defined]
+        # one line: whatever data it holds, its control characters (a line break too) are shown escaped
+        self.console.print(RichText(clean(text), style=style or ""), soft_wrap=True)  # type: ignore[attr-defined]
 
     def parts(self, *parts) -> None:
         """One line from (text, style) pieces."""
@@ -60,7 +63,7 @@ class Lines:
 
         line = RichText()
         for text, style in parts:
-            line.append(text, style=style or "")
+            line.append(clean(text), style=style or "")
         self.console.print(line, soft_wrap=True)  # type: ignore[attr-defined]
 
 
@@ -76,9 +79,9 @@ def print_unpadded(console, renderable) -> None:
 
 
 def console_lines(file=None) -> Lines:
-    from rich.console import Console
+    from doctor.terminal import console
 
-    return Lines(Console(file=file or sys.stdout, highlight=False, soft_wrap=True))
+    return Lines(console(file=file or sys.stdout, highlight=False, soft_wrap=True))
 
 
 def print_commands(out: Lines, commands: Sequence[Command], lang: str, indent: str = DETAIL) -> None:

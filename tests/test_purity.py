@@ -167,3 +167,36 @@ def test_rules_and_planner_on_every_kit_scenario_need_no_world(kit_facts):
     matrix = load_matrix()
     assert len(kit_facts) >= 25
     _same_without_the_world({name: (f, matrix) for name, f in kit_facts.items()})
+
+
+def test_profile_analysis_needs_no_world():
+    """doctor/profile judges events and rows handed to it: the same report with every door shut."""
+    import csv
+
+    from doctor.profile import html, kernels, text, trace, view
+    from doctor.profile.analyse import analyse
+    from doctor.profile.identify import identify
+    from doctor.profile.report import RankResult, assemble, to_json
+    from doctor.profile.verdict import judge
+    from fakehost import REPO
+
+    data = REPO / "tests" / "data" / "profile"
+    events = json.loads((data / "mstt_level1_trace_view.json").read_text())
+    rows = list(csv.reader((data / "mstt_kernel_details_pipe.csv").read_text().splitlines()))
+    catalogue()
+
+    def run():
+        tr = trace.build(events)
+        table = kernels.table(rows[0], rows[1:], tr.base_us)
+        rank = view.from_trace(tr, "r0", table)
+        figures = analyse(rank)
+        result = RankResult("r0", {}, identify("torch_npu", None, rows[0], (), True), figures,
+                            judge(figures.totals, figures.device_kind, figures.device_kind_measured))
+        rep = assemble("p", "torch_npu", [result], ["0.11.0rc3"], "option")
+        return [json.dumps(to_json(rep, lang), sort_keys=True) + html.render(rep, lang) + repr(text.lines(rep, lang))
+                for lang in ("en", "zh")]
+
+    open_run = run()
+    with no_world():
+        shut_run = run()
+    assert shut_run == open_run

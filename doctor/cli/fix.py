@@ -12,7 +12,7 @@ import typer
 if TYPE_CHECKING:
     from rich.status import Status
 
-from doctor.cli.options import (IMAGE, IMAGE_TAR, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT, PLATFORM, PULL, PYTHON, ROOT,
+from doctor.cli.options import (IMAGE, IMAGE_TAR, MAX_IMAGE_DISK, MAX_IMAGE_ENTRIES, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT, PLATFORM, PULL, PYTHON, ROOT,
                                 STAGE, float_option, image_request, pick_language)
 from doctor.errors import UsageError
 from doctor.findings import cmd
@@ -58,6 +58,8 @@ def fix_command(
     image_tar: Optional[str] = IMAGE_TAR,
     platform: Optional[str] = PLATFORM,
     pull: bool = PULL,
+    max_image_entries: Optional[int] = MAX_IMAGE_ENTRIES,
+    max_image_disk: Optional[int] = MAX_IMAGE_DISK,
 ) -> None:
     """Plan (and with --apply carry out) a pinned, ordered reinstall that makes the stack consistent."""
     from doctor.cli.invocation import rerun_of
@@ -70,7 +72,8 @@ def fix_command(
         check=CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot, stage=stage,
                            matrix=list(matrix), npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi, serve_args=serve_args,
                            serve_args_file=serve_args_file, model=model,
-                           image=image_request(image, image_tar, platform, pull, language)),
+                           image=image_request(image, image_tar, platform, pull, language, max_image_entries,
+                                               max_image_disk)),
         target=target, prefer=prefer, with_mooncake=with_mooncake, vllm_from=vllm_from, vllm_repo=vllm_repo,
         installer=installer, apply=apply, requirements=requirements, offline=offline, bundle=bundle,
         platform=list(bundle_platform), python_version=python_version, abi=list(abi), smoke=not no_smoke,
@@ -225,9 +228,9 @@ class _busy:
 
     def __enter__(self):
         if sys.stderr.isatty():
-            from rich.console import Console
+            from doctor import terminal
 
-            self.status = Console(stderr=True).status(self.text)
+            self.status = terminal.console(stderr=True).status(self.text)
             self.status.__enter__()
         return self
 
@@ -262,11 +265,15 @@ def print_tuning_patch(patch, lang: str) -> None:
 
 
 def _out(text: str) -> None:
-    print(text)
+    from doctor import terminal
+
+    terminal.say(text)
 
 
 def _err(text: str) -> None:
-    print(text, file=sys.stderr)
+    from doctor import terminal
+
+    terminal.say(text, sys.stderr)
 
 
 def print_before_after(before, after, lang: str) -> None:

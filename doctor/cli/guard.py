@@ -48,7 +48,9 @@ def guard_command(
     else:
         print_judgement(j, language, result.facts.python.executable if result.facts.python else None)
     if run and j.command.sub in ("install", "uninstall", "other") and code != EXIT_BREAKS:
-        echo = (lambda s: print(s, file=sys.stderr)) if as_json else print
+        from doctor import terminal
+
+        echo = (lambda s: terminal.say(s, sys.stderr)) if as_json else terminal.say
         if not as_json:
             _line(tr("guard.running", language, command=shlex.join(j.command.argv)))
         rc = run_command(guard_run, env, timeout, echo)
@@ -66,7 +68,9 @@ def guard_command(
 
 
 def _line(text: str) -> None:
-    print(text)
+    from doctor import terminal
+
+    terminal.say(text)  # names, versions and pip's messages are data
 
 
 def print_judgement(j, lang: str, python: Optional[str] = None) -> None:
@@ -74,9 +78,10 @@ def print_judgement(j, lang: str, python: Optional[str] = None) -> None:
     would be replaced and violated, what check would report, and what pip would install."""
     from doctor.findings import cmd
     from doctor.i18n import tr
+    from doctor.textsafe import clean
     from doctor.usecases.guard import EXIT_BREAKS, EXIT_SAFE
 
-    _line(tr("guard.header", lang, command=shlex.join(j.command.argv)))
+    _line(tr("guard.header", lang, command=clean(shlex.join(j.command.argv))))
     if j.note is not None:
         _line(j.note.text(lang))
         return
@@ -86,7 +91,7 @@ def print_judgement(j, lang: str, python: Optional[str] = None) -> None:
     if j.failure is not None:
         _line(tr("guard.not_resolved", lang, kind=j.failure.kind))
         for x in j.failure.message.splitlines():
-            _line(f"  {x}")
+            _line(f"  {clean(x)}")
         for h in j.failure.hosts:
             _line("  " + tr("guard.host_failed", lang, host=h.host, how=h.how))
     if j.exit_code != EXIT_SAFE and j.failure is None:
@@ -102,18 +107,18 @@ def print_judgement(j, lang: str, python: Optional[str] = None) -> None:
     if replaced:
         _line(tr("guard.replaced", lang))
         for c in replaced:
-            _line(f"  {c.name}: {c.before} -> {c.after or '-'}")
+            _line(clean(f"  {c.name}: {c.before} -> {c.after or '-'}"))
     if j.violated:
         _line(tr("guard.violated", lang))
         for v in j.violated:
-            _line(f"  {v}")
+            _line(f"  {clean(v)}")
     if j.broken:
         _line(tr("guard.findings", lang))
         for f in j.broken:
-            _line(f"  [{f.status}] {f.id}: {f.title.text(lang)}")
+            _line(clean(f"  [{f.status}] {f.id}: {f.title.text(lang)}"))
     if j.resolved:
         _line(tr("guard.would_install", lang, n=len(j.resolved)) + " "
-              + ", ".join(f"{r.name} {r.version}" for r in j.resolved))
+              + ", ".join(clean(f"{r.name} {r.version}") for r in j.resolved))
 
 
 def check_requirements(opts, files: List[str], as_json: bool, lang: str, verbose: bool, fail_on: str) -> None:

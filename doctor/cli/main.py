@@ -8,7 +8,7 @@ from typing import List, Optional, Sequence, Tuple
 import typer
 
 from doctor import __version__
-from doctor.cli.options import (HCCN_TIMEOUT, HCCN_TOOL, IMAGE, IMAGE_TAR, JSON, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT,
+from doctor.cli.options import (HCCN_TIMEOUT, HCCN_TOOL, IMAGE, IMAGE_TAR, MAX_IMAGE_DISK, MAX_IMAGE_ENTRIES, JSON, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT,
                                 PLATFORM, PULL, PYTHON, ROOT, SITE, STAGE, image_request, pick_language)
 from doctor.errors import DoctorError, UsageError
 
@@ -70,6 +70,8 @@ def check(
     image_tar: Optional[str] = IMAGE_TAR,
     platform: Optional[str] = PLATFORM,
     pull: bool = PULL,
+    max_image_entries: Optional[int] = MAX_IMAGE_ENTRIES,
+    max_image_disk: Optional[int] = MAX_IMAGE_DISK,
     requirements: List[str] = typer.Option([], "--requirements", help="Judge the environment as it would be after `pip install -r FILE` (nothing is installed; docs/guard.md)."),
 ) -> None:
     """Probe every layer of the stack and give one verdict, root cause first."""
@@ -93,7 +95,8 @@ def check(
                                         npu_smi=npu_smi, serve_args=serve_args, serve_args_file=serve_args_file,
                                         mooncake_master=mooncake_master, hccn_tool=hccn_tool, hccn_timeout=hccn_timeout,
                                         model=model, verify_weights=verify_weights, verify_sample=verify_sample,
-                                        progress=progress, image=image_request(image, image_tar, platform, pull, lang)))
+                                        progress=progress, image=image_request(image, image_tar, platform, pull, lang,
+                                                            max_image_entries, max_image_disk)))
     code = result.verdict.exit_code(fail_on)
     if as_json:
         from doctor.render import check_json
@@ -138,6 +141,8 @@ def snapshot(
     image_tar: Optional[str] = IMAGE_TAR,
     platform: Optional[str] = PLATFORM,
     pull: bool = PULL,
+    max_image_entries: Optional[int] = MAX_IMAGE_ENTRIES,
+    max_image_disk: Optional[int] = MAX_IMAGE_DISK,
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the snapshot to FILE instead of stdout."),
 ) -> None:
     """Write every observed fact as JSON on stdout (secrets in env vars redacted)."""
@@ -150,7 +155,8 @@ def snapshot(
                                     npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi, serve_args=serve_args,
                                     serve_args_file=serve_args_file, mooncake_master=mooncake_master,
                                     hccn_tool=hccn_tool, hccn_timeout=hccn_timeout, ping_npu=list(ping_npu), model=model,
-                                    image=image_request(image, image_tar, platform, pull)))
+                                    image=image_request(image, image_tar, platform, pull, None, max_image_entries,
+                                                        max_image_disk)))
     text = snapshot_json(facts) + "\n"
     if output is None:
         sys.stdout.write(text)
@@ -180,6 +186,7 @@ ELSEWHERE: Tuple[Tuple[str, str, str, Optional[str]], ...] = (
     ("matrix", "doctor.cli.matrix", "matrix_app", None),
     ("mooncake", "doctor.cli.mooncake", "mooncake_app", None),
     ("fleet", "doctor.cli.fleet", "fleet_app", None),
+    ("profile", "doctor.cli.profile", "profile_command", None),
 )
 
 
@@ -283,8 +290,11 @@ def _stopped(stop: BaseException) -> int:
 
 
 def _say(line: str) -> None:
-    """stderr may be gone (the terminal of a dropped SSH session): never fail on it."""
+    """stderr may be gone (the terminal of a dropped SSH session): never fail on it. A message
+    quotes data (a path, a name from a file): its control characters are shown escaped."""
+    from doctor.textsafe import clean_block
+
     try:
-        print(line, file=sys.stderr)
+        print(clean_block(line), file=sys.stderr)
     except OSError:
         pass

@@ -328,7 +328,9 @@ def choose_target(matrix: Matrix, facts: Facts, hardware: Optional[str], target:
 def exact_pins(pins: Dict[str, str]) -> List[str]:
     """Names pinned to one version: their own step installs them, so requirement steps leave
     them out. Range pins (``transformers>=4.57.3``) stay in, so pip intersects the ranges."""
-    return sorted(n for n, v in pins.items() if v[:1].isdigit())
+    from doctor.plan.pins import exact_names
+
+    return exact_names(pins)
 
 
 def excluded(owner: str, name: str, stack: Sequence[str], not_on_ascend: Sequence[str] = ()) -> bool:
@@ -810,26 +812,17 @@ def requirements_text(plan: Plan, extra_index_urls: Sequence[str]) -> str:
              "# pip install --no-deps -r THIS_FILE installs the stack; pip install -c THIS_FILE keeps it"]
     for u in extra_index_urls:
         lines.append(f"--extra-index-url {u}")
-    for name in sorted(plan.pins):
-        value = plan.pins[name]
-        if value == "any":
-            lines.append(name)
-        elif value[:1] in "<>=!~":
-            lines.append(f"{name}{value}")
-        else:
-            lines.append(f"{name}=={value}")
+    from doctor.plan.pins import Pin
+
+    lines += [Pin(name, plan.pins[name]).requirement() for name in sorted(plan.pins)]
     return "\n".join(lines) + "\n"
 
 
 def constraints_text(pins: Dict[str, str]) -> str:
     """The pins as a pip constraints file: exact pins and ranges, no options."""
-    out = []
-    for name in sorted(pins):
-        value = pins[name]
-        if value == "any":
-            continue
-        out.append(f"{name}{value}" if value[:1] in "<>=!~" else f"{name}=={value}")
-    return "\n".join(out) + "\n"
+    from doctor.plan.pins import constraint_lines
+
+    return "\n".join(constraint_lines(pins)) + "\n"
 
 
 def vendor_only(plan: Plan) -> Plan:

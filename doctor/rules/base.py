@@ -8,7 +8,7 @@ read facts and the matrix only: no files, no processes, no network.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple
 
 from doctor.facts import Facts
@@ -21,7 +21,7 @@ STAGE_FORCED = "forced"
 STAGE_RUNTIME_AUTO = "runtime.auto"
 
 
-@dataclass
+@record
 class Context:
     facts: Facts
     matrix: Matrix
@@ -55,7 +55,7 @@ class Context:
 Check = Callable[[Context], Iterable[Finding]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     id: str  # the finding id it reports (layer.topic); stable, a contract
     layer: str

@@ -76,38 +76,52 @@ def _timeout(cfg: BenchConfig, deadline: float) -> Tuple[float, float]:
 
 def list_models(cfg: BenchConfig, session: Any = None) -> List[str]:
     """GET /v1/models within CONNECT_TIMEOUT + stall timeout in all; EndpointError when it fails."""
+    return [str(card["id"]) for card in model_cards(cfg, session)]
+
+
+def model_cards(cfg: BenchConfig, session: Any = None) -> List[Dict[str, Any]]:
+    """The model cards of GET /v1/models (``id``; vllm adds ``root``, the model's path, and
+    ``max_model_len``); EndpointError when the server does not answer with a model list."""
+    body = get_text(cfg, "/v1/models", 1024 * 1024, session)
+    try:
+        data = json.loads(body)
+        cards = [m for m in data["data"] if isinstance(m, dict) and "id" in m]
+        if len(cards) != len(data["data"]):
+            raise KeyError("id")
+    except (ValueError, KeyError, TypeError):
+        raise EndpointError("GET /v1/models: the answer is not an OpenAI model list") from None
+    if not cards:
+        raise EndpointError("GET /v1/models: the server serves no model")
+    return cards
+
+
+def get_text(cfg: BenchConfig, path: str, cap: int, session: Any = None) -> str:
+    """GET ``path`` of the server within CONNECT_TIMEOUT + stall timeout in all, at most ``cap``
+    bytes; EndpointError when it cannot be had (no server, HTTP error)."""
     import requests
 
     s = session or requests.Session()
     deadline = time.monotonic() + CONNECT_TIMEOUT + cfg.stall_timeout
     try:
-        resp = s.get(base(cfg.base_url) + "/v1/models", headers=_headers(cfg), timeout=_timeout(cfg, deadline),
-                     stream=True)
-        body = _read_capped(resp, deadline, 1024 * 1024)
+        resp = s.get(base(cfg.base_url) + path, headers=_headers(cfg), timeout=_timeout(cfg, deadline), stream=True)
+        body = _read_capped(resp, deadline, cap)
     except requests.exceptions.RequestException as e:
-        raise EndpointError(f"GET /v1/models: {_reason(e)}") from None
+        raise EndpointError(f"GET {path}: {_reason(e)}") from None
     if resp.status_code != 200:
-        raise EndpointError(f"GET /v1/models: HTTP {resp.status_code} {body[:200].decode('utf-8', 'replace').strip()}")
-    try:
-        data = json.loads(body)
-        ids = [str(m["id"]) for m in data["data"]]
-    except (ValueError, KeyError, TypeError):
-        raise EndpointError("GET /v1/models: the answer is not an OpenAI model list") from None
-    if not ids:
-        raise EndpointError("GET /v1/models: the server serves no model")
-    return ids
+        raise EndpointError(f"GET {path}: HTTP {resp.status_code} {body[:200].decode('utf-8', 'replace').strip()}")
+    return body.decode("utf-8", "replace")
 
 
 def _read_capped(resp: Any, deadline: float, cap: int) -> bytes:
-    out = b""
+    out = bytearray()  # appending to bytes would copy the whole body at every chunk
     try:
-        for chunk in resp.iter_content(chunk_size=1024):
+        for chunk in resp.iter_content(chunk_size=16384):
             out += chunk
             if len(out) >= cap or time.monotonic() > deadline:
                 break
     finally:
         resp.close()
-    return out[:cap]
+    return bytes(out[:cap])
 
 
 def _reason(e: BaseException) -> str:
@@ -301,9 +315,25 @@ def run_bench(cfg: BenchConfig, progress: Optional[Progress] = None,
     return BenchResult(model=model, records=records, duration=seconds, warmup=warm)
 
 
+def run_pass(cfg: BenchConfig, model: str, tags: List[str], progress: Optional[Progress] = None, phase: str = "run",
+             deadline: Optional[float] = None) -> Tuple[List[RequestRecord], float]:
+    """One measured pass: a prompt of ``cfg.input_len`` words per tag, ``cfg.concurrency`` in
+    flight; no request starts after ``deadline`` (monotonic) and none runs past it."""
+    import requests
+
+    local = threading.local()
+
+    def session() -> Any:
+        if not hasattr(local, "s"):
+            local.s = requests.Session()
+        return local.s
+
+    return _measure(cfg, model, tags, session, progress, None, phase, deadline)
+
+
 def _measure(cfg: BenchConfig, model: str, tags: List[str], session: Callable[[], Any],
              progress: Optional[Progress], every: Optional[Tuple[float, Callable[[float], None]]],
-             phase: str) -> Tuple[List[RequestRecord], float]:
+             phase: str, deadline: Optional[float] = None) -> Tuple[List[RequestRecord], float]:
     started = time.monotonic()
     soak_end = started + cfg.duration if cfg.duration else None
     records: List[RequestRecord] = []
@@ -314,6 +344,8 @@ def _measure(cfg: BenchConfig, model: str, tags: List[str], session: Callable[[]
         with lock:
             i = counter[0]
             counter[0] += 1
+        if deadline is not None and time.monotonic() >= deadline:
+            return None
         if soak_end is None:
             return tags[i] if i < len(tags) else None
         if time.monotonic() >= soak_end:
@@ -325,8 +357,10 @@ def _measure(cfg: BenchConfig, model: str, tags: List[str], session: Callable[[]
             tag = next_tag()
             if tag is None:
                 return
-            rec = stream_request(session(), cfg, model, make_prompt(tag, cfg.input_len), started,
-                                 deadline=None if soak_end is None else soak_end + cfg.request_timeout)
+            end = None if soak_end is None else soak_end + cfg.request_timeout
+            if deadline is not None:
+                end = deadline if end is None else min(end, deadline)
+            rec = stream_request(session(), cfg, model, make_prompt(tag, cfg.input_len), started, deadline=end)
             with lock:
                 records.append(rec)
                 done = len(records)

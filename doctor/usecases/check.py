@@ -6,7 +6,7 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # imported where used: the matrix and the rules load while th
 MAX_SNAPSHOT = 64 * 1024 * 1024
 
 
-@dataclass
+@record
 class CheckOptions:
     root: str = "/"
     python: Optional[str] = None
@@ -55,7 +55,7 @@ class CheckOptions:
     image: Optional["ImageRequest"] = None  # --image / --image-tar (usecases/image.py)
 
 
-@dataclass
+@record
 class CheckResult:
     facts: Facts
     ctx: Context
@@ -334,9 +334,10 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
     verdict = run_rules(ctx)
     judgement = None
     if facts.image is not None:  # an image: documented deviations of official images, layer of origin
+        from doctor.matrix.images import official_images
         from doctor.rules.image import judge_image
 
-        verdict, judgement = judge_image(verdict, facts, matrix.images)
+        verdict, judgement = judge_image(verdict, facts, official_images(matrix))
     timings = dict(facts.timings_ms)
     timings["rules"] = round((time.perf_counter() - rules_start) * 1000, 2)
     timings["total"] = round((time.perf_counter() - start) * 1000, 2)
@@ -348,8 +349,7 @@ def cached_pip_conflicts(facts: Facts):
     before (it depends only on names, versions, requirements and markers)."""
     if facts.packages is None:
         return None
-    import dataclasses
-
+    from doctor.record import asdict
     from doctor.rules import pipcheck
     from doctor.shell import cache
 
@@ -362,7 +362,7 @@ def cached_pip_conflicts(facts: Facts):
         except TypeError:  # written by another version of the doctor
             pass
     out = pipcheck.check(facts.packages.dists, markers)
-    cache.write("pipcheck", k, [dataclasses.asdict(c) for c in out])
+    cache.write("pipcheck", k, [asdict(c) for c in out])
     return out
 
 

@@ -133,7 +133,7 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     from doctor.plan.builder import PlanOptions, plan_for, requirements_text, vendor_only
     from doctor.rules.engine import make_context, run_rules
     from doctor.shell.apply import apply_plan, detect_installer, refuse_if_unfinished, target_from_facts
-    from doctor.shell.txn import planned_state_dir, state_dir
+    from doctor.shell.apply import planned_state_dir, state_dir
 
     validate(opts)
     assert not (opts.bundle and not opts.apply), "fix --bundle DIR without --apply writes a bundle: make_bundle"
@@ -153,9 +153,10 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     before = run_rules(ctx0)
     judgement = None
     if facts.image is not None:  # official images' documented deviations, as check reports them
+        from doctor.matrix.images import official_images
         from doctor.rules.image import judge_image
 
-        before, judgement = judge_image(before, facts, mx.images)
+        before, judgement = judge_image(before, facts, official_images(mx))
     # an image's plan runs in a Dockerfile step, where the doctor is the repository Dockerfile's venv
     doctor_python = DOCKERFILE_DOCTOR if facts.image is not None else sys.executable
     choice = detect_installer(opts.installer, facts, env, doctor_python)
@@ -179,7 +180,16 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
         bundle_dir = open_bundle(opts.bundle, facts, plan)
         install_env = bundle_dir.pip_env(env)
         choice = detect_installer(opts.installer, facts, install_env)
-    plan = _prove(plan, facts, choice, install_env, opts, no_cann, live, bundle_dir, resolving)
+    image_platform = None
+    if facts.image is not None:  # nothing of the image runs here: resolved for its platform (usecases/image.py)
+        from doctor.usecases.image import resolution_for
+
+        resolved_as = resolution_for(facts, choice)
+        if resolved_as is None:
+            live = False  # no wheel tags for its machine: shown unresolved
+        else:
+            choice, image_platform = resolved_as
+    plan = _prove(plan, facts, choice, install_env, opts, no_cann, live, bundle_dir, resolving, image_platform)
     doc = plan.to_json(opts.lang)
     doc["installer_notes"] = choice.notes
     outcome = FixOutcome(plan=plan, doc=doc, before=before, choice=choice, exit_code=before.exit_code(),
@@ -218,7 +228,8 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
 
 
 def _prove(plan: "Plan", facts: "Facts", choice: "Choice", env: Dict[str, str], opts: FixOptions, no_cann: bool,
-           live: bool, bundle_dir: Optional["Bundle"], resolving: Resolving) -> "Plan":
+           live: bool, bundle_dir: Optional["Bundle"], resolving: Resolving,
+           platform: Optional["TargetPlatform"] = None) -> "Plan":
     """The plan as the resolver proves it (exact pins, the files and their hashes), or marked
     "not resolved" and why: --offline, a bare machine (vendor steps only), no interpreter to
     resolve for (--from, --site-packages)."""
@@ -229,7 +240,8 @@ def _prove(plan: "Plan", facts: "Facts", choice: "Choice", env: Dict[str, str], 
     from doctor.usecases.prove import prove
 
     with resolving(choice.installer.kind):
-        plan = prove(plan, facts, choice, env, find_links=[str(bundle_dir.wheels)] if bundle_dir else [],
+        plan = prove(plan, facts, choice, env, platform=platform,
+                     find_links=[str(bundle_dir.wheels)] if bundle_dir else [],
                      no_index=bundle_dir is not None, timeout=opts.resolve_timeout)
     if bundle_dir is not None:
         if plan.resolution:

@@ -3,6 +3,7 @@ says how; this module runs it): pip in report mode against the user's pip config
 ``uv pip compile`` for ``--installer uv``."""
 from __future__ import annotations
 
+import sys
 import time
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -39,6 +40,8 @@ def prove(plan: Plan, facts: Facts, choice, env: Mapping[str, str], *, platform:
         # a source build's requirements are known only once it is cloned (--vllm-from source)
         return R.not_resolved(plan, "source-build")
     python = facts.python.executable if facts.python and facts.python.executable else "python3"
+    if platform is not None:  # another machine's interpreter (a node, an image): never run here
+        python = sys.executable
     markers: Dict[str, str] = dict(facts.python.markers) if facts.python else {}
     began = time.monotonic()
 

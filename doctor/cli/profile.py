@@ -1,0 +1,180 @@
+"""The `profile` command (docs/profile.md): read a serving profile, verdict first."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Optional, Tuple
+
+import typer
+
+from doctor.cli.options import JSON, LANG, float_option, pick_language
+from doctor.errors import UsageError
+
+Opt = typer.Option
+
+
+def profile_command(
+    path: Optional[str] = typer.Argument(None, help="A *_ascend_pt directory, a parent of several (one per rank), "
+                                                    "an msprof PROF_* output, or a trace_view.json / kernel_details.csv."),
+    compare: Optional[Tuple[str, str]] = Opt(None, "--compare", help="BEFORE AFTER: what changed between two profiles."),
+    report: Optional[str] = Opt(None, "--report", help="Also write a self-contained HTML page (timeline, step breakdown)."),
+    release: Optional[str] = Opt(None, "--release", help="The vllm-ascend release the profile was taken on "
+                                                        "(default: from the profile's torch_npu version)."),
+    collect: bool = Opt(False, "--collect", help="Capture a profile from a running vllm server first (--endpoint)."),
+    endpoint: Optional[str] = Opt(None, "--endpoint", help="--collect: the server, http://host:port."),
+    profile_dir: Optional[str] = Opt(None, "--profile-dir", help="--collect: the directory the server writes its "
+                                                                 "profiles to (its torch_profiler_dir)."),
+    requests: int = Opt(8, "--requests", help="--collect: requests sent while profiling (bounded capture)."),
+    concurrency: int = Opt(4, "--concurrency", help="--collect: requests in flight."),
+    output_len: int = Opt(32, "--output-len", help="--collect: tokens per request."),
+    stop_timeout: float = float_option(900.0, "--stop-timeout", help="--collect: seconds /stop_profile may take "
+                                                                     "(the server parses the capture then)."),
+    as_json: bool = JSON,
+    lang: Optional[str] = LANG,
+) -> None:
+    """Read a serving profile: host-, device- or communication-bound, why, and what to change."""
+    language = pick_language(lang)
+    if compare and (path or collect):
+        raise UsageError("--compare takes the two profiles itself: give no other PATH and no --collect")
+    only: Tuple[str, ...] = ()
+    if collect:
+        path, only = _collect(endpoint, profile_dir, path, requests, concurrency, output_len, stop_timeout, language)
+    if compare:
+        _compare(compare, release, as_json, language, report)
+        return
+    if not path:
+        raise UsageError("give a profile directory or file (or --compare BEFORE AFTER, or --collect --endpoint URL)")
+    from doctor.usecases.profile import ProfileOptions, RawProfile, run
+
+    with _progress() as progress:
+        try:
+            rep = run(ProfileOptions(path, release, only), progress)
+        except RawProfile as e:
+            _raw(e, as_json)
+    if report:
+        _write_report(report, rep, language)
+    if as_json:
+        from doctor.profile.report import to_json
+
+        doc = to_json(rep, language)
+        if report:
+            doc["report"] = report
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        return
+    from doctor.profile.text import lines
+    from doctor.render import console_lines
+
+    out = console_lines()
+    for text, style in lines(rep, language):
+        out(text, style)
+    if report:
+        from doctor.i18n import tr
+        from doctor.profile.text import shown
+
+        out(tr("profile.report_written", language, path=shown(report, 300)), "dim")
+
+
+def _raw(e, as_json: bool) -> None:
+    """Not analysed yet: the one-line reason, then the command that analyses it, on a line of its own."""
+    if as_json:
+        sys.stdout.write(json.dumps({"schema_version": 1, "kind": "profile", "error": e.message,
+                                     "commands": [e.command.to_json()]}, ensure_ascii=False, indent=2) + "\n")
+    _say(f"ascend-doctor: error: {e.message}")
+    _say(e.command.shell())
+    raise typer.Exit(2)
+
+
+def _collect(endpoint: Optional[str], profile_dir: Optional[str], path: Optional[str], requests: int, concurrency: int,
+             output_len: int, stop_timeout: float, lang: str) -> Tuple[str, Tuple[str, ...]]:
+    """Capture from the server; (the directory to read, the rank directories of this capture)."""
+    if not endpoint:
+        raise UsageError("--collect needs --endpoint http://host:port (the running vllm server)")
+    directory = profile_dir or path
+    if not directory:
+        raise UsageError("--collect needs --profile-dir DIR: where the server writes its profiles "
+                         "(its --profiler-config torch_profiler_dir or VLLM_TORCH_PROFILER_DIR)")
+    if not 1 <= requests <= 1000 or not 1 <= concurrency <= 256 or not 1 <= output_len <= 4096:
+        raise UsageError("--requests (1..1000), --concurrency (1..256) and --output-len (1..4096) are bounded")
+    from doctor.shell.profile_collect import CollectError, CollectOptions, collect
+
+    try:
+        new = collect(CollectOptions(endpoint, directory, requests, concurrency, output_len, stop_timeout), lang,
+                      say=_say if sys.stderr.isatty() else None)
+    except CollectError as e:
+        _say(f"ascend-doctor: error: {e.message}")
+        for line in e.settings:
+            _say("  " + line)
+        raise typer.Exit(2)
+    if len(new) == 1:
+        return new[0], ()
+    import os
+
+    return os.path.dirname(new[0]), tuple(os.path.basename(n) for n in new)
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, file=sys.stderr)
+    except OSError:
+        pass
+
+
+def _compare(pair: Tuple[str, str], release: Optional[str], as_json: bool, lang: str, report: Optional[str]) -> None:
+    from doctor.profile.compare import compare, to_json
+    from doctor.usecases.profile import compare_pair
+
+    with _progress() as progress:
+        before, after = compare_pair(pair[0], pair[1], release, progress)
+    c = compare(before, after)
+    if report:
+        _write_report(report, after, lang, before=before)
+    if as_json:
+        from doctor.profile.report import to_json as report_json
+
+        doc = {"schema_version": 1, "kind": "profile_compare", "before": report_json(before, lang)["summary"],
+               "after": report_json(after, lang)["summary"], "comparison": to_json(c)}
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        return
+    from doctor.profile.compare_text import lines
+    from doctor.render import console_lines
+
+    out = console_lines()
+    for text, style in lines(c, pair, lang):
+        out(text, style)
+
+
+def _write_report(target: str, rep, lang: str, before=None) -> None:
+    from doctor.profile.html import render
+    from doctor.shell.files import write_atomic
+
+    try:
+        write_atomic(target, render(rep, lang, before=before))
+    except OSError as e:
+        raise UsageError(f"--report {target}: {e.strerror or e}") from None
+
+
+class _progress:
+    """A byte bar on stderr while the files are read (terminal only, from 4 MB of input)."""
+
+    def __enter__(self):
+        self.bar = None
+        if not sys.stderr.isatty():
+            return None
+        return self.update
+
+    def update(self, name: str, done: int, total: int) -> None:
+        if self.bar is None:
+            if total < (4 << 20):
+                return
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=30), DownloadColumn(),
+                                TransferSpeedColumn(), console=Console(stderr=True, highlight=False), transient=True)
+            self.task = self.bar.add_task(name, total=total)
+            self.bar.start()
+        self.bar.update(self.task, description=f"reading {name}", completed=done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
