@@ -305,7 +305,7 @@ def test_matrix_tables_fit_the_terminal_and_never_split_a_version_or_a_url(colum
 
 
 def test_a_long_wait_shows_a_line_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
-    """check waiting on a slow npu-smi (3 s): a spinner line on the terminal's stderr after 2 s,
+    """check waiting on a slow npu-smi (6 s): a spinner line on the terminal's stderr after 2 s,
     and nothing on stderr when it is a pipe."""
     import os
     import pty
@@ -316,11 +316,11 @@ def test_a_long_wait_shows_a_line_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
 
     fake = kit_run("healthy_a2_documented").fake
     slow = tmp_path / "npu-smi"
-    slow.write_text(f"#!/bin/sh\nsleep 3\ncat {fake.npu_smi_binary()}\n".replace(str(fake.npu_smi_binary()),
+    slow.write_text(f"#!/bin/sh\nsleep 6\ncat {fake.npu_smi_binary()}\n".replace(str(fake.npu_smi_binary()),
                     str(fake.root / "usr/local/bin/.npu-smi-output")))
     slow.chmod(0o755)
     argv = [sys.executable, "-m", "doctor", "check", "--root", str(fake.root), "--python", str(fake.python),
-            "--npu-smi", str(slow)]
+            "--npu-smi", str(slow), "--npu-smi-timeout", "20"]
     env = dict(fake.env, PYTHONPATH=str(__import__("fakehost").REPO))
     piped = subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=120)
     assert piped.stderr == "" and piped.stdout.startswith("ascend-doctor ")
