@@ -30,8 +30,9 @@ DEFAULT_MSPROF = REPO / ".cache" / "msprof-venv" / "bin" / "msprof-analyze"
 sys.path.insert(0, str(REPO / "tests"))
 
 
-def measure(argv: List[str], cwd: Optional[Path] = None, timeout: float = 1800) -> Tuple[float, float, int, str]:
-    """(seconds, peak RSS MB, exit code, output) of a child process."""
+def measure(argv: List[str], cwd: Optional[Path] = None, timeout: float = 1800) -> Tuple[float, float, float, int, str]:
+    """(wall seconds, CPU seconds, peak RSS MB, exit code, output) of a child process. CPU time
+    is what the run costs whatever else the machine is doing (2 cores shared here)."""
     t0 = time.monotonic()
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env=dict(os.environ, PYTHONPATH=str(REPO)))
@@ -50,14 +51,14 @@ def measure(argv: List[str], cwd: Optional[Path] = None, timeout: float = 1800) 
         if pid:
             rest = proc.stdout.read()
             out += rest or b""
-            return time.monotonic() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), \
-                out.decode("utf-8", "replace")
+            return time.monotonic() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, \
+                os.waitstatus_to_exitcode(status), out.decode("utf-8", "replace")
         if time.monotonic() > deadline:
             proc.kill()
             proc.wait()
-            return time.monotonic() - t0, 0.0, -9, out.decode("utf-8", "replace") + "\n(timed out)"
+            return time.monotonic() - t0, 0.0, 0.0, -9, out.decode("utf-8", "replace") + "\n(timed out)"
         time.sleep(0.05)
-    return time.monotonic() - t0, 0.0, proc.returncode or 0, out.decode("utf-8", "replace")
+    return time.monotonic() - t0, 0.0, 0.0, proc.returncode or 0, out.decode("utf-8", "replace")
 
 
 def write_big(target_mb: int) -> Path:
@@ -117,6 +118,8 @@ def advisor_findings(text: str) -> List[str]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=int, default=500)
+    ap.add_argument("--small-mb", type=int, default=50, help="a second, smaller trace msprof-analyze finishes")
+    ap.add_argument("--peer-big", action="store_true", help="also run msprof-analyze on the --mb trace (> 30 min)")
     ap.add_argument("--msprof-analyze", default=str(DEFAULT_MSPROF))
     ap.add_argument("--skip-peer", action="store_true", help="do not run msprof-analyze")
     ap.add_argument("--timeout", type=float, default=1800)
@@ -124,22 +127,28 @@ def main() -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     big = write_big(a.mb)
+    small = write_big(a.small_mb)
     size = (big / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").stat().st_size
-    print(f"trace: {size / 1e6:.0f} MB generated or reused in {time.monotonic() - t0:.0f} s ({big})")
+    small_size = (small / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").stat().st_size
+    print(f"traces: {size / 1e6:.0f} MB and {small_size / 1e6:.0f} MB, generated or reused in "
+          f"{time.monotonic() - t0:.0f} s", flush=True)
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} cores, load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     peer = Path(a.msprof_analyze)
     rows = []
-    for label, root in (("real Level1 fixture (635 KB)", fixture_dir()), (f"generated decode loop ({size / 1e6:.0f} MB)", big)):
+    print(f"{'input':34} {'tool':28} {'wall':>9} {'CPU':>9} {'peak RSS':>9}  conclusion", flush=True)
+    for label, root in (("real Level1 fixture (635 KB)", fixture_dir()),
+                        (f"generated decode loop ({small_size / 1e6:.0f} MB)", small),
+                        (f"generated decode loop ({size / 1e6:.0f} MB)", big)):
         trace = root / "ASCEND_PROFILER_OUTPUT" / "trace_view.json"
         runs = [("floor: json.load", [sys.executable, "-c", f"import json; json.load(open({str(trace)!r}))"]),
                 ("ascend-doctor profile", [sys.executable, "-m", "doctor", "profile", str(root), "--json"])]
-        if not a.skip_peer and peer.exists():
+        if not a.skip_peer and peer.exists() and (root != big or a.peer_big):
             runs.append(("msprof-analyze advisor all", [str(peer), "advisor", "all", "-d", str(root)]))
         for name, argv in runs:
             out_dir = WORK / "peer_out"
             out_dir.mkdir(exist_ok=True)
-            seconds, rss, code, out = measure(argv, cwd=out_dir, timeout=a.timeout)
+            seconds, cpu, rss, code, out = measure(argv, cwd=out_dir, timeout=a.timeout)
             if name.startswith("ascend-doctor") and code == 0:
                 s = json.loads(out)["summary"]
                 said = (f"{s['bound']}-bound, device busy {s['device_busy_share']:.1%}, idle waiting on the host "
@@ -150,7 +159,7 @@ def main() -> int:
             else:
                 said = "" if code == 0 else f"exit {code}: {out.strip().splitlines()[-1][:200] if out.strip() else ''}"
             rows.append((label, name, seconds, rss, said))
-            print(f"{label:34} {name:28} {seconds:8.1f} s {rss:8.0f} MB  {said}", flush=True)
+            print(f"{label:34} {name:28} {seconds:7.1f} s {cpu:7.1f} s {rss:6.0f} MB  {said}", flush=True)
     return 0
 
 
