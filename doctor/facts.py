@@ -6,13 +6,13 @@ section as None and records a :class:`ProbeError`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import Any, Dict, List, Optional
 
 SNAPSHOT_SCHEMA_VERSION = 1
 
 
-@dataclass
+@record
 class CommandFact:
     """One external command run with a timeout."""
 
@@ -30,7 +30,7 @@ class CommandFact:
         return self.found and not self.timed_out and self.error is None and self.returncode == 0
 
 
-@dataclass
+@record
 class HostFacts:
     root: str
     cwd: str
@@ -40,9 +40,10 @@ class HostFacts:
     groups: Dict[str, int] = field(default_factory=dict)  # /etc/group of the root: name -> gid
     machine: str = ""  # arch of the machine the doctor runs on
     in_container: bool = False
+    doctor_python: str = ""  # the doctor's own interpreter: its pip drives a target without pip
 
 
-@dataclass
+@record
 class DeniedPath:
     """A host file or directory this process was not allowed to read (EACCES/EPERM), and who
     may: the doctor says which path and which group to join, not "missing"."""
@@ -57,7 +58,7 @@ class DeniedPath:
     group: str = ""  # the group that may read it (/etc/group of the root), "" if unknown
 
 
-@dataclass
+@record
 class DriverFacts:
     install_info_path: str
     install_info_found: bool = False
@@ -76,7 +77,7 @@ class DriverFacts:
     dcmi_found: bool = False
 
 
-@dataclass
+@record
 class FirmwareFacts:
     version_path: str
     found: bool = False
@@ -87,7 +88,7 @@ class FirmwareFacts:
     denied: Optional[DeniedPath] = None
 
 
-@dataclass
+@record
 class NnalFacts:
     found: bool = False
     path: str = ""
@@ -96,7 +97,7 @@ class NnalFacts:
     malformed: Optional[str] = None  # why the version in latest/version.info cannot be used
 
 
-@dataclass
+@record
 class CannFacts:
     found: bool = False
     home: Optional[str] = None  # the toolkit home used (ASCEND_HOME_PATH or a default path)
@@ -122,7 +123,7 @@ class CannFacts:
     nnal: NnalFacts = field(default_factory=NnalFacts)
 
 
-@dataclass
+@record
 class DeviceNode:
     path: str
     exists: bool = False
@@ -133,7 +134,7 @@ class DeviceNode:
     accessible: bool = False  # read+write for the doctor's user
 
 
-@dataclass
+@record
 class Chip:
     npu: int
     chip: int
@@ -146,7 +147,7 @@ class Chip:
     memory_total_mb: Optional[int] = None
 
 
-@dataclass
+@record
 class NpuProcess:
     npu: int
     chip: int
@@ -155,7 +156,7 @@ class NpuProcess:
     memory: str
 
 
-@dataclass
+@record
 class NpuSmiInfo:
     tool_version: Optional[str] = None
     driver_version: Optional[str] = None
@@ -164,7 +165,7 @@ class NpuSmiInfo:
     processes: List[NpuProcess] = field(default_factory=list)
 
 
-@dataclass
+@record
 class DevicesFacts:
     davinci: List[DeviceNode] = field(default_factory=list)  # /dev/davinciN, numeric order
     management: List[DeviceNode] = field(default_factory=list)  # davinci_manager, devmm_svm, hisi_hdc
@@ -174,7 +175,7 @@ class DevicesFacts:
     npu_smi_timeout_s: float = 5.0
 
 
-@dataclass
+@record
 class PythonFacts:
     source: str  # "interpreter", "site-packages" or "image" (derived from an image's files, not run)
     executable: Optional[str] = None
@@ -190,7 +191,7 @@ class PythonFacts:
     markers: Dict[str, str] = field(default_factory=dict)  # PEP 508 marker environment
 
 
-@dataclass
+@record
 class Distribution:
     name: str  # canonical (PEP 503) name
     version: str
@@ -206,7 +207,7 @@ class Distribution:
     details: Dict[str, str] = field(default_factory=dict)  # torch build: cuda/hip/git_version
 
 
-@dataclass
+@record
 class PackagesFacts:
     paths: List[str] = field(default_factory=list)  # where distributions were looked for
     dists: Dict[str, Distribution] = field(default_factory=dict)
@@ -214,7 +215,7 @@ class PackagesFacts:
     malformed: List[str] = field(default_factory=list)  # "<file>: <why>" metadata that cannot be used
 
 
-@dataclass
+@record
 class ShadowFact:
     name: str  # vllm / vllm_ascend / torch_npu ...
     path: str
@@ -222,13 +223,13 @@ class ShadowFact:
     same_as_installed: bool
 
 
-@dataclass
+@record
 class WorkdirFacts:
     cwd: str
     shadows: List[ShadowFact] = field(default_factory=list)
 
 
-@dataclass
+@record
 class ImportLocation:
     """Where ``import <name>`` in the serving process finds a stack package (found by walking
     its sys.path the way Python's path finder does, without importing anything)."""
@@ -242,7 +243,7 @@ class ImportLocation:
     same_as_installed: bool = True
 
 
-@dataclass
+@record
 class ImportsFacts:
     python_path: List[str] = field(default_factory=list)  # PYTHONPATH of the serving process, in order
     python_path_source: str = ""  # "environment" or the --serve-args-file that exports it
@@ -250,7 +251,7 @@ class ImportsFacts:
     located: List[ImportLocation] = field(default_factory=list)
 
 
-@dataclass
+@record
 class ElfFacts:
     """The dynamic section of one shared object (read without loading it)."""
 
@@ -264,7 +265,7 @@ class ElfFacts:
     ascend_strings: bool = False  # "AscendDirectTransport" compiled in (glog keeps source names)
 
 
-@dataclass
+@record
 class LibLookup:
     """Where the dynamic loader would find one library a Mooncake object needs."""
 
@@ -275,7 +276,7 @@ class LibLookup:
     on_disk: List[str] = field(default_factory=list)  # where it exists although not found
 
 
-@dataclass
+@record
 class MooncakeDist:
     name: str
     version: str
@@ -285,7 +286,7 @@ class MooncakeDist:
     owns_package: bool = False  # its RECORD lists mooncake/ files
 
 
-@dataclass
+@record
 class HttpFact:
     url: str
     status: Optional[int] = None
@@ -296,7 +297,7 @@ class HttpFact:
     elapsed_ms: float = 0.0
 
 
-@dataclass
+@record
 class MasterFacts:
     address: str
     source: str  # --mooncake-master / MOONCAKE_MASTER / mooncake.json
@@ -315,7 +316,7 @@ class MasterFacts:
     skipped: Optional[str] = None  # "build": named, but not contacted at the build stage
 
 
-@dataclass
+@record
 class MooncakeFacts:
     dists: List[MooncakeDist] = field(default_factory=list)
     package_dir: Optional[str] = None  # the mooncake package `import mooncake` finds
@@ -352,7 +353,7 @@ class MooncakeFacts:
     errors: List[str] = field(default_factory=list)  # parts of the probe that failed
 
 
-@dataclass
+@record
 class HccnDevice:
     """One NPU's network port as ``hccn_tool -i N`` reports it (N: the /dev/davinciN index)."""
 
@@ -374,7 +375,7 @@ class HccnDevice:
     skipped: List[str] = field(default_factory=list)  # queries not run after a timeout on this device
 
 
-@dataclass
+@record
 class NpuPing:
     """``hccn_tool -i N -ping -g address X`` (A3: ``-hccs_ping``) towards another node's NPU."""
 
@@ -386,7 +387,7 @@ class NpuPing:
     command: Optional[CommandFact] = None
 
 
-@dataclass
+@record
 class HccnFacts:
     """The node's networks: the NPU ports (hccn_tool, /etc/hccn.conf) and the host interfaces
     the control plane (HCCL_IF_IP, *_SOCKET_IFNAME, the data-parallel master) uses."""
@@ -404,7 +405,7 @@ class HccnFacts:
     interfaces: Optional[Dict[str, List[str]]] = None  # host NIC -> addresses (None: unreadable)
     interfaces_up: Dict[str, str] = field(default_factory=dict)  # NIC -> /sys/class/net operstate
     pings: List[NpuPing] = field(default_factory=list)  # filled by `fleet check --ping`
-@dataclass
+@record
 class MountFact:
     """One line of /proc/mounts (the /dev/shm entry: its tmpfs size decides multi-process serving)."""
 
@@ -414,7 +415,7 @@ class MountFact:
     size_bytes: Optional[int] = None
 
 
-@dataclass
+@record
 class ServeFacts:
     """The user's vllm serve command as the tuning layer reads it (--serve-args / --serve-args-file)."""
 
@@ -426,7 +427,7 @@ class ServeFacts:
     error: Optional[str] = None
 
 
-@dataclass
+@record
 class TuningFacts:
     """Host settings that decide how fast (and whether) serving runs: read from /proc and /sys
     under the root, never changed. None / empty means "not readable here" (an image, a VM without
@@ -449,7 +450,7 @@ class TuningFacts:
     errors: List[str] = field(default_factory=list)
 
 
-@dataclass
+@record
 class ShardFact:
     """One weight file named by the model's index (or the single weight file)."""
 
@@ -465,7 +466,7 @@ class ShardFact:
     hash_source: str = ""
 
 
-@dataclass
+@record
 class WeightCheck:
     name: str
     expected: str
@@ -474,7 +475,7 @@ class WeightCheck:
     seconds: float = 0.0
 
 
-@dataclass
+@record
 class ModelFacts:
     """The model directory given with --model (or named by the serve command)."""
 
@@ -496,7 +497,7 @@ class ModelFacts:
     verify_requested: bool = False
 
 
-@dataclass
+@record
 class ImageLayer:
     index: int  # 1 = the bottom layer
     digest: str  # the blob as stored (archive path or sha256:...)
@@ -504,7 +505,7 @@ class ImageLayer:
     size: int = -1  # bytes of the blob, when the manifest says
 
 
-@dataclass
+@record
 class ImageFacts:
     """The image an image check read (docs/docker.md): what it is and where its files came from."""
 
@@ -527,13 +528,13 @@ class ImageFacts:
     stats: Dict[str, int] = field(default_factory=dict)  # files indexed, kept, bytes read
 
 
-@dataclass
+@record
 class ProbeError:
     probe: str
     error: str
 
 
-@dataclass
+@record
 class Facts:
     tool_version: str
     collected_at: str

@@ -1,12 +1,13 @@
 """Findings and the verdict: root cause first, "blocked by" for what follows from it."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from doctor.record import field, record
 import shlex
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from doctor.i18n import Join, Text
 from doctor.layers import order, upstream_of
+from doctor.program import spelled
 
 OK, INFO, WARN, FAIL, SKIP = "ok", "info", "warn", "fail", "skip"
 STATUSES = (OK, INFO, WARN, FAIL, SKIP)
@@ -15,7 +16,7 @@ FIXABLE = ("auto", "manual", "vendor", "none")
 EXIT_OK, EXIT_DOCTOR, EXIT_USAGE, EXIT_FAIL, EXIT_WARN = 0, 1, 2, 3, 4
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Msg:
     """Inline English and Chinese words: the old way, left for shell/smoke.py until its texts
     move to the catalogue (doctor/i18n). New code uses catalogue Texts (``doctor.i18n.T``)."""
@@ -44,7 +45,7 @@ def _en(value: Datum) -> Optional[str]:
     return value.text("en")  # a Text, a Join, catalogue Words
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Command:
     """A command the user may run, shown on a line of its own exactly as ``shell()`` prints it,
     so that it runs when copied. ``label`` says what it does when there are alternatives."""
@@ -53,12 +54,16 @@ class Command:
     label: Optional[Text] = None
     env: Tuple[Tuple[str, str], ...] = ()  # VAR=value set for this command only
 
+    def shown_argv(self) -> Tuple[str, ...]:
+        """The argv as it runs: ``ascend-doctor`` spelled the way this doctor was started."""
+        return spelled(self.argv)
+
     def shell(self) -> str:
         prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env)
-        return (prefix + " " if prefix else "") + shlex.join(self.argv)
+        return (prefix + " " if prefix else "") + shlex.join(self.shown_argv())
 
     def to_json(self, lang: str = "en") -> Dict:
-        out: Dict = {"argv": list(self.argv), "shell": self.shell()}
+        out: Dict = {"argv": list(self.shown_argv()), "shell": self.shell()}
         if self.env:
             out["env"] = dict(self.env)
         if self.label is not None:
@@ -86,7 +91,7 @@ def first_group(commands: Sequence[Command]) -> List[Command]:
     return groups[0] if groups else []
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Edit:
     """A change to the user's launch script that ``fix --tuning-patch`` writes as a diff:
     ``export`` / ``unset`` a variable, set a ``flag`` (``--name value``; value None for a bare
@@ -100,7 +105,7 @@ class Edit:
         return {"action": self.action, "name": self.name, "value": self.value}
 
 
-@dataclass
+@record
 class Finding:
     id: str
     status: str
@@ -140,7 +145,7 @@ class Finding:
         }
 
 
-@dataclass
+@record
 class Verdict:
     findings: List[Finding]
     root_cause: Optional[str]

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from doctor.record import record
 
 from doctor import __version__
 from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Command, Finding, Verdict
 from doctor.i18n import join, tr
+from doctor.textsafe import clean
 
 SYMBOL = {OK: "✓", INFO: "i", WARN: "!", FAIL: "✗", SKIP: "-"}
 STYLE = {OK: "green", INFO: "cyan", WARN: "yellow", FAIL: "bold red", SKIP: "dim"}
@@ -43,7 +45,7 @@ def asks_to_act(f: Finding) -> bool:
     return f.status in (WARN, FAIL) or (f.status == INFO and f.fixable != "none")
 
 
-@dataclass
+@record
 class Lines:
     """A rich console that writes each line as it is: no wrapping, no padding."""
 
@@ -52,7 +54,8 @@ class Lines:
     def __call__(self, text: str = "", style: Optional[str] = None) -> None:
         from rich.text import Text as RichText
 
-        self.console.print(RichText(text, style=style or ""), soft_wrap=True)  # type: ignore[attr-defined]
+        # one line: whatever data it holds, its control characters (a line break too) are shown escaped
+        self.console.print(RichText(clean(text), style=style or ""), soft_wrap=True)  # type: ignore[attr-defined]
 
     def parts(self, *parts) -> None:
         """One line from (text, style) pieces."""
@@ -60,7 +63,7 @@ class Lines:
 
         line = RichText()
         for text, style in parts:
-            line.append(text, style=style or "")
+            line.append(clean(text), style=style or "")
         self.console.print(line, soft_wrap=True)  # type: ignore[attr-defined]
 
 
@@ -76,9 +79,9 @@ def print_unpadded(console, renderable) -> None:
 
 
 def console_lines(file=None) -> Lines:
-    from rich.console import Console
+    from doctor.terminal import console
 
-    return Lines(Console(file=file or sys.stdout, highlight=False, soft_wrap=True))
+    return Lines(console(file=file or sys.stdout, highlight=False, soft_wrap=True))
 
 
 def print_commands(out: Lines, commands: Sequence[Command], lang: str, indent: str = DETAIL) -> None:
@@ -92,6 +95,15 @@ def print_commands(out: Lines, commands: Sequence[Command], lang: str, indent: s
 
 def print_finding(out: Lines, f: Finding, lang: str, width: int, verbose: bool) -> None:
     out.parts((SYMBOL[f.status] + " ", STYLE[f.status]), (f.id.ljust(width) + "  ", "dim"), (f.title.text(lang), None))
+    if f.root_cause and not verbose:  # shown in full under the verdict
+        out(DETAIL + tr("render.root_above", lang), "dim")
+        return
+    print_remedy(out, f, lang, verbose)
+
+
+def print_remedy(out: Lines, f: Finding, lang: str, verbose: bool) -> None:
+    """What a finding says beyond its title: blocked by, the hint, its commands (and with -v the
+    evidence and the source)."""
     details: List[str] = []
     if verbose and f.status in (WARN, FAIL) and f.expected:  # the title says what is needed; -v adds the datum
         details.append(tr("render.expected_is", lang, value=_datum(f.expected, lang)))
@@ -134,18 +146,45 @@ def passing_line(run: Sequence[Finding], lang: str) -> str:
     return f"{SYMBOL[OK]} " + tr(key, lang, layers=join(layers), n=len(run))
 
 
-def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timings: Dict[str, float],
-                lang: str, verbose: bool, exit_code: int, file=None, header: Optional[str] = None,
-                collapse: bool = True, summary: bool = True) -> None:
-    """The report: the header, the root cause, every problem in full in causal order with runs of
-    passing checks collapsed to one line each (``collapse``; ``verbose`` shows everything), the
-    notes left out, the skipped checks, and the verdict line (``summary``)."""
-    out = console_lines(file)
-    target = header or (tr("render.target", lang, row=target_row) if target_row else tr("render.no_target", lang))
-    out(tr("render.header", lang, v=__version__, stage=stage, target=target), "bold")
+def verdict_line(verdict: Verdict, lang: str, exit_code: int, no_ascend: bool = False) -> Tuple[str, str]:
+    """(the one line that answers "is it all right?", its style): what is wrong, that all is well,
+    or that this is no Ascend host."""
+    counts = verdict.counts()
+    if no_ascend:
+        return f"{SYMBOL[FAIL]} " + tr("render.verdict.no_ascend", lang, code=exit_code), "bold red"
+    if counts[FAIL]:
+        return f"{SYMBOL[FAIL]} " + tr("render.verdict.fail", lang, fail=counts[FAIL], warn=counts[WARN],
+                                       code=exit_code), "bold red"
+    if counts[WARN]:
+        return f"{SYMBOL[WARN]} " + tr("render.verdict.warn", lang, warn=counts[WARN], code=exit_code), "bold yellow"
+    if exit_code == 0:
+        return f"{SYMBOL[OK]} " + tr("render.healthy", lang), "bold green"
+    return tr("render.verdict.other", lang, code=exit_code), "bold"
+
+
+def print_verdict(out: Lines, verdict: Verdict, lang: str, exit_code: int, no_ascend: bool = False,
+                  verbose: bool = False) -> None:
+    """The verdict line, then the root cause in full: what it is and what to run."""
+    out(*verdict_line(verdict, lang, exit_code, no_ascend))
     root = next((f for f in verdict.findings if f.root_cause), None)
     if root:
         out.parts((tr("render.root", lang), "bold red"), (f"{root.id} — {root.title.text(lang)}", None))
+        if not verbose:
+            print_remedy(out, root, lang, verbose)
+
+
+def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timings: Dict[str, float],
+                lang: str, verbose: bool, exit_code: int, file=None, header: Optional[str] = None,
+                collapse: bool = True, summary: bool = True, no_ascend: bool = False) -> None:
+    """The report: the header, the verdict line and the root cause with what to run (``summary``),
+    then the detail: every problem in full in causal order with runs of passing checks collapsed
+    to one line each (``collapse``; ``verbose`` shows everything), the notes left out, the skipped
+    checks, and the counts (``summary``). ``no_ascend``: nothing of an Ascend stack was found."""
+    out = console_lines(file)
+    target = header or (tr("render.target", lang, row=target_row) if target_row else tr("render.no_target", lang))
+    out(tr("render.header", lang, v=__version__, stage=stage, target=target), "bold")
+    if summary:
+        print_verdict(out, verdict, lang, exit_code, no_ascend, verbose)
     full = not collapse or verbose
     shown = [f for f in verdict.findings if f.status != SKIP and (full or asks_to_act(f))]
     width = max((len(f.id) for f in shown), default=0)
@@ -174,10 +213,7 @@ def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timi
     if verbose and timings:
         out(tr("render.timings", lang, timings=", ".join(f"{k}={v:g}" for k, v in timings.items())), "dim")
     if summary:
-        counts = verdict.counts()
-        if not counts[FAIL] and not counts[WARN] and exit_code == 0:
-            out(tr("render.healthy", lang), "green")
-        out(summary_line(verdict, lang, exit_code), "bold")
+        out(summary_line(verdict, lang, exit_code), "dim")
 
 
 def summary_line(verdict: Verdict, lang: str, exit_code: int) -> str:

@@ -10,6 +10,7 @@ if TYPE_CHECKING:  # rich is imported when a bar is shown
 
 from doctor.facts import ImageFacts
 from doctor.i18n import tr
+from doctor.textsafe import clean, markup
 
 STEP_MAX = 200  # a Dockerfile step shown on one line; the whole text is in --json
 
@@ -18,7 +19,7 @@ class ByteProgress:
     """Bytes of the image read so far, as a rich bar on stderr, only on a terminal."""
 
     def __init__(self, description: str, enabled: bool = True):
-        self.description = description
+        self.description = markup(description)  # it names the image: data, read as markup by the bar
         self.enabled = enabled and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
         self.bar: Optional[Progress] = None
         self.task: Optional[TaskID] = None
@@ -26,11 +27,13 @@ class ByteProgress:
 
     def __enter__(self) -> "ByteProgress":
         if self.enabled:
-            from rich.console import Console
             from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn, TransferSpeedColumn
 
+            from doctor import terminal
+
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=24), DownloadColumn(),
-                                TransferSpeedColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+                                TransferSpeedColumn(), TimeElapsedColumn(), console=terminal.console(stderr=True),
+                                transient=True)
             self.bar.__enter__()
             self.task = self.bar.add_task(self.description, total=None)
         return self
@@ -51,7 +54,8 @@ class ByteProgress:
 
     def status(self, text: str) -> None:
         if self.bar is not None and self.task is not None:
-            self.bar.update(self.task, description=f"{self.description}: {text[:60]}")
+            # the engine's pull status: data from a registry
+            self.bar.update(self.task, description=f"{self.description}: {markup(text[:60])}")
 
 
 def short_id(digest: Optional[str]) -> str:
@@ -62,22 +66,25 @@ def short_id(digest: Optional[str]) -> str:
 
 
 def one_line(text: str, limit: int = STEP_MAX) -> str:
-    text = " ".join(text.split())
+    """A Dockerfile step on one line, safe for a terminal (it is the image's data)."""
+    text = clean(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def image_lines(img: ImageFacts, judgement, lang: str) -> List[str]:
     """The lines shown above the verdict: the image, its digest and base, what it is built on,
     and the layer each failing package came from."""
-    shown = img.ref
+    # every value here is the image's data (names, digests, base, steps): cleaned for the terminal
+    shown = clean(img.ref)
     if img.source == "tar" and img.names and img.names[0] != img.ref:
-        shown = f"{img.names[0]} ({img.ref})"  # the tag the archive gives it, and the file
-    out = [tr("image.show.image", lang, ref=shown, platform=img.platform or "?", id=short_id(img.id),
+        shown = f"{clean(img.names[0])} ({clean(img.ref)})"  # the tag the archive gives it, and the file
+    out = [tr("image.show.image", lang, ref=shown, platform=clean(img.platform or "?"), id=clean(short_id(img.id)),
               layers=len(img.layers))]
     if img.digest:
-        out.append(tr("image.show.digest", lang, digest=img.digest))
+        out.append(tr("image.show.digest", lang, digest=clean(img.digest)))
     if judgement is not None and judgement.base:
-        out.append(tr("image.show.base", lang, base=judgement.base, how=tr(f"image.how.{judgement.base_source}", lang)))
+        out.append(tr("image.show.base", lang, base=clean(judgement.base),
+                      how=tr(f"image.how.{judgement.base_source}", lang)))
     else:
         out.append(tr("image.show.no_base", lang))
     if judgement is not None and judgement.official is not None:
@@ -86,10 +93,12 @@ def image_lines(img: ImageFacts, judgement, lang: str) -> List[str]:
         out.append(tr("image.show.built_on", lang, release=judgement.built_on.vllm_ascend))
     for o in judgement.origins if judgement is not None else []:
         if o.layer is None:
-            out.append("  " + tr("image.show.origin_unknown", lang, finding=o.finding, package=o.package, version=o.version))
+            out.append("  " + tr("image.show.origin_unknown", lang, finding=o.finding, package=clean(o.package),
+                                  version=clean(o.version)))
         else:
-            out.append("  " + tr("image.show.origin", lang, finding=o.finding, package=o.package, version=o.version,
-                                  layer=o.layer, layers=len(img.layers), step=one_line(o.created_by) or "?"))
+            out.append("  " + tr("image.show.origin", lang, finding=o.finding, package=clean(o.package),
+                                  version=clean(o.version), layer=o.layer, layers=len(img.layers),
+                                  step=one_line(o.created_by) or "?"))
     return out
 
 
@@ -100,17 +109,26 @@ def fix_command(img: ImageFacts) -> str:
     argv = ["ascend-doctor", "fix", "--image-tar" if img.source == "tar" else "--image", img.ref]
     if len(img.available_platforms) > 1 and img.platform:
         argv += ["--platform", img.platform]
-    return shlex.join(argv)
+    from doctor.program import spelled
+
+    return clean(shlex.join(spelled(argv)))
 
 
-def print_image(img: ImageFacts, judgement, lang: str, file=None, failing: bool = False) -> None:
-    from rich.console import Console
+def print_image(img: ImageFacts, judgement, lang: str, file=None, failing: bool = False,
+                part: str = "all") -> None:
+    """The image lines: ``part`` "identity" is the first (what was read, above the verdict),
+    "detail" the others (digest, base, the layer each problem came from) and the fix command."""
     from rich.text import Text
 
-    console = Console(file=file or sys.stdout, highlight=False, soft_wrap=True)
-    for i, line in enumerate(image_lines(img, judgement, lang)):
+    from doctor import terminal
+
+    console = terminal.console(file=file or sys.stdout, highlight=False, soft_wrap=True)
+    lines = image_lines(img, judgement, lang)
+    for i, line in enumerate(lines):
+        if (part == "identity" and i > 0) or (part == "detail" and i == 0):
+            continue
         console.print(Text(line, style="bold" if i == 0 else ""))
-    if failing:
+    if failing and part != "identity":
         console.print(Text(tr("image.show.fix", lang)))
         console.print(Text("  " + fix_command(img)))
 
@@ -145,11 +163,11 @@ def with_image(check_json_text: str, result, lang: str) -> str:
 def fix_notes(img: ImageFacts, judgement, lang: str) -> List[str]:
     """Above `fix --image`'s plan: the image, where its steps run, what the vendor chose."""
     out = image_lines(img, judgement, lang)
-    out.append(tr("image.fix.where", lang, ref=img.names[0] if img.names else img.ref))
+    out.append(tr("image.fix.where", lang, ref=clean(img.names[0] if img.names else img.ref)))
     if judgement is not None and judgement.excused:
         packages = []
         for e in judgement.excused:
-            item = f"{e.package} {e.version}"
+            item = clean(f"{e.package} {e.version}")
             if item not in packages:
                 packages.append(item)
         out.append(tr("image.fix.vendor", lang, packages=", ".join(packages)))

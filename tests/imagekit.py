@@ -507,3 +507,126 @@ def seed_archives(tmp_path_factory) -> Dict[str, Path]:
         out["image"] = seed  # the Image itself, for tests that build on it
         _CACHE[key] = out
     return _CACHE[key]
+
+
+# ---------------------------------------------------------------------------------------------
+# crafted archives: what an attacker (or a broken tool) can put in a tarball
+
+
+def crafted_oci(path: Path, image: Image, *, config: Optional[dict] = None, config_bytes: Optional[bytes] = None,
+                layer_repeat: int = 1, blobs: Sequence[Tuple[bytes, str]] = (), extra: Sequence[Tuple[str, bytes]] = (),
+                index: Optional[bytes] = None, gzip_outer: bool = False) -> Path:
+    """An OCI layout tarball of one image whose documents may be replaced: ``config`` (a dict
+    edited from the image's own), ``config_bytes`` (any bytes), ``blobs`` as stored layers
+    ((blob, media type), instead of the image's), each layer named ``layer_repeat`` times by the
+    manifest, ``extra`` members added as they are, ``index`` as index.json; ``gzip_outer``:
+    the whole tarball gzipped (``docker save | gzip``)."""
+    layers = [(b"", blob, mt) for blob, mt in blobs] if blobs else image.layers()
+    if config_bytes is None:
+        doc = json.loads(image.config(layers))
+        if config is not None:
+            doc = config(doc) if callable(config) else config
+        config_bytes = json.dumps(doc).encode()
+    plain = path.with_suffix(".plain") if gzip_outer else path
+    a = _Archive(plain)
+    a.add("oci-layout", b'{"imageLayoutVersion": "1.0.0"}')
+    for _, blob, _ in layers:
+        a.blob(blob)
+    a.blob(config_bytes)
+    mf = json.dumps({"schemaVersion": 2, "mediaType": OCI_MANIFEST,
+                     "config": {"mediaType": OCI_CONFIG, "digest": sha(config_bytes), "size": len(config_bytes)},
+                     "layers": [{"mediaType": mt, "digest": sha(blob), "size": len(blob)}
+                                for _, blob, mt in layers] * layer_repeat}).encode()
+    a.blob(mf)
+    for name, data in extra:
+        a.add(name, data)
+    a.add("index.json", index if index is not None else json.dumps(
+        {"schemaVersion": 2, "mediaType": OCI_INDEX,
+         "manifests": [{"mediaType": OCI_MANIFEST, "digest": sha(mf), "size": len(mf), "platform": image.platform}]}
+    ).encode())
+    a.close()
+    if gzip_outer:
+        with open(plain, "rb") as src, gzip.open(path, "wb", compresslevel=6) as dst:
+            while True:
+                chunk = src.read(1 << 20)
+                if not chunk:
+                    break
+                dst.write(chunk)
+        plain.unlink()
+    return path
+
+
+def nested_index_oci(path: Path, image: Image, fan_out: int, depth: int = 4) -> Path:
+    """Indexes ``depth`` deep whose every level names the level below ``fan_out`` times (a few
+    tens of KB; walked naively, fan_out**depth visits of one manifest)."""
+    layers = image.layers()
+    config = image.config(layers)
+    mf = image.manifest(layers, config)
+    a = _Archive(path)
+    a.add("oci-layout", b'{"imageLayoutVersion": "1.0.0"}')
+    for _, blob, _ in layers:
+        a.blob(blob)
+    a.blob(config)
+    a.blob(mf)
+    level = [{"mediaType": OCI_MANIFEST, "digest": sha(mf), "size": len(mf), "platform": image.platform}] * fan_out
+    for _ in range(depth):
+        idx = json.dumps({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": level}).encode()
+        a.blob(idx)
+        level = [{"mediaType": OCI_INDEX, "digest": sha(idx), "size": len(idx)}] * fan_out
+    a.add("index.json", json.dumps({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": level}).encode())
+    a.close()
+    return path
+
+
+def raw_layer(chunks, how: str = "gzip") -> Tuple[bytes, str]:
+    """A layer blob from raw tar bytes (hand-made headers: GNU long names, PAX records, sparse
+    maps), streamed from ``chunks`` into the compressor (so that gigabytes cost no memory)."""
+    import bz2
+
+    if how == "bzip2":
+        c = bz2.BZ2Compressor(9)
+        out = [c.compress(chunk) for chunk in chunks]
+        out.append(c.flush())
+        return b"".join(out), OCI_LAYER
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=6, mtime=0) as gz:
+        for chunk in chunks:
+            gz.write(chunk)
+    return buf.getvalue(), OCI_LAYER + "+gzip"
+
+
+def filler(size: int, byte: bytes = b"a", block: int = 1 << 20):
+    """``size`` bytes of one byte, padded to whole tar blocks, in pieces."""
+    left = size
+    while left > 0:
+        n = min(left, block)
+        yield byte * n
+        left -= n
+    if size % 512:
+        yield b"\0" * (512 - size % 512)
+
+
+def header(name: str, size: int = 0, kind: bytes = tarfile.REGTYPE, fmt: int = tarfile.USTAR_FORMAT) -> bytes:
+    """One 512-byte tar header block claiming ``size`` bytes of data (the data not included)."""
+    info = tarfile.TarInfo(name[:99])
+    info.type, info.size, info.mtime, info.mode = kind, size, EPOCH, 0o644
+    return info.tobuf(format=fmt)
+
+
+def sparse_header(name: str, extended: bool = True) -> bytes:
+    """An old-GNU sparse member header (type S) that says extension blocks follow."""
+    block = bytearray(header(name, 0, tarfile.GNUTYPE_SPARSE, tarfile.GNU_FORMAT))
+    block[482] = 1 if extended else 0
+    block[148:156] = b" " * 8
+    block[148:156] = b"%06o\0 " % sum(block)
+    return bytes(block)
+
+
+def sparse_extension(more: bool = True) -> bytes:
+    """One extension block of 21 (offset, size) regions."""
+    ext = bytearray(512)
+    for i in range(21):
+        ext[i * 24:i * 24 + 12] = b"%011o\0" % (i + 1)
+        ext[i * 24 + 12:i * 24 + 24] = b"%011o\0" % 1
+    ext[504] = 1 if more else 0
+    return bytes(ext)

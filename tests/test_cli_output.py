@@ -41,12 +41,18 @@ def test_reports_are_not_padded(name):
 def test_passing_layers_collapse_and_problems_show_in_full():
     code, text, _ = kit_run("seed_001_naive_fix").out["check.en.txt"]
     lines = text.splitlines()
-    assert code == 3 and lines[0].startswith("ascend-doctor ") and lines[1].startswith("Root cause: torch.version")
+    # the verdict first, then the root cause and what to run, then the detail
+    assert code == 3 and lines[0].startswith("ascend-doctor ")
+    assert lines[1] == "✗ Broken: 3 check(s) fail, 1 warn (exit 3); the root cause comes first"
+    assert lines[2].startswith("Root cause: torch.version")
+    assert lines[3] == "    repair it with the plan (one transaction, which can be rolled back):"
+    assert lines[4].startswith("      ") and lines[4].split()[1:3] == ["fix", "--apply"]
+    assert lines[5] == "    or by hand:"
     assert "✓ driver, cann (6 checks)" in lines  # a run of passing layers is one line (the firmware note aside)
     problem = lines.index(next(x for x in lines if x.startswith("✗ torch.version ")))
-    assert lines[problem + 1] == "    repair it with the plan (one transaction, which can be rolled back):"
-    assert lines[problem + 2].startswith("      ascend-doctor fix --apply ")
-    assert lines[problem + 3] == "    or by hand:"
+    assert lines[problem + 1] == "    the root cause: what to run is above"
+    other = lines.index(next(x for x in lines if x.startswith("✗ torch_npu.version ")))
+    assert lines[other + 2] == "    repair it with the plan (one transaction, which can be rolled back):"
     # notes that ask for nothing are left out, by id; -v shows everything
     assert lines[-2].startswith("i 4 note(s) with nothing to do: firmware.installed, devices.busy")
     assert "devices.busy" not in "".join(x for x in lines if x.startswith("i devices"))
@@ -73,9 +79,9 @@ def test_a_healthy_host_gets_a_short_quiet_verdict():
                 file=out)
     assert out.getvalue().splitlines() == [
         "ascend-doctor 0.1.0 · runtime stage · judged against vllm-ascend v0.11.0rc3",
+        "✓ All good: everything checked is consistent.",
         "✓ driver, cann, torch, vllm (4 checks)",
         "i 1 note(s) with nothing to do: devices.busy (-v shows them)",
-        "All good: everything checked is consistent.",
         "4 ok · 0 warn · 0 fail · 0 skipped · 1 info  →  exit 0"]
     code, text, _ = kit_run("build_stage").out["check.en.txt"]
     assert code == 0 and len(text.splitlines()) <= 9 and "All good" in text  # a build: one more line, the skips
@@ -227,12 +233,13 @@ def test_the_summary_of_a_plain_check_is_never_all_good_with_a_failing_exit():
     assert "All good" not in out.getvalue()
 
 
-def test_the_dry_run_ends_with_the_command_that_carries_it_out():
+def test_the_dry_run_starts_with_its_verdict_and_the_command_that_carries_it_out():
     code, text, _ = kit_run("numpy_2").out["fix.en.txt"]
     lines = text.rstrip().splitlines()
-    assert lines[-2] == "dry run: nothing changed. To carry out the plan:"
-    assert lines[-1].startswith("  ascend-doctor fix --root ") and " --apply " in lines[-1] + " "
-    assert "--python " + str(kit_run("numpy_2").fake.python) in lines[-1]
+    assert lines[0].startswith("Plan for vllm-ascend 0.11.0rc3")
+    assert lines[1] == "dry run: nothing changed. To carry out the plan:"
+    assert lines[2].startswith("  ") and lines[2].split()[1:3] == ["fix", "--root"] and " --apply " in lines[2] + " "
+    assert "--python " + str(kit_run("numpy_2").fake.python) in lines[2]
 
 
 def test_snapshot_output_writes_the_file_the_bundle_steps_read(tmp_path):

@@ -300,3 +300,50 @@ def test_the_packages_a_finding_is_about():
     # otherwise "name version" pairs of installed packages in the text
     title = msg("vllm-ascend needs numpy<2, numpy 2.2.0 is installed", "x")
     assert packages_of(Finding("vllm_ascend.numpy_other", FAIL, title), dists) == ["numpy"]
+
+
+def test_the_vllm_an_image_variant_builds_is_that_tags_deviation():
+    """Issue 25: v0.11.0rc3's Dockerfile.openEuler builds vLLM v0.11.2 (ARG VLLM_TAG), the other
+    Dockerfiles v0.11.0. The release row records it per image; check --image excuses vllm 0.11.2
+    only when the layer that installed it was built with VLLM_TAG=v0.11.2."""
+    from doctor.facts import Distribution, Facts, HostFacts, ImageFacts, ImageLayer, PackagesFacts
+    from doctor.findings import FAIL, Finding, judge, msg
+    from doctor.matrix import load_matrix
+    from doctor.matrix.images import official_images
+    from doctor.rules.image import judge_image
+
+    m = load_matrix(user_overlays=False)
+    row = next(r for r in m.releases if r.vllm_ascend == "0.11.0rc3")
+    assert row.vllm == "0.11.0" and row.vllm_by_image == {"openeuler": "0.11.2"}
+    assert "Dockerfile.openEuler" in row.source_of("vllm_by_image")
+    images = {r.tag: r for r in official_images(m)}
+    oe = images["v0.11.0rc3-openeuler"]
+    assert oe.dockerfile == "Dockerfile.openEuler" and oe.ref in row.images
+    assert [(d.package, d.version, d.step) for d in oe.deviations] == [("vllm", "0.11.2", "VLLM_TAG=v0.11.2")]
+    assert "v0.11.0rc3" not in images  # the Ubuntu image builds the release's vLLM
+    assert images["v0.30.0rc2"].deviations == next(r for r in m.images if r.tag == "v0.30.0rc2").deviations
+
+    def facts(names, step):
+        f = Facts(tool_version="t", collected_at="now", host=HostFacts(root="/", cwd="/", uid=0, gids=[0]))
+        f.packages = PackagesFacts(dists={"vllm-ascend": Distribution("vllm-ascend", "0.11.0rc3"),
+                                          "vllm": Distribution("vllm", "0.11.2+empty")})
+        f.image = ImageFacts(ref=names[0], source="tar", names=names, layers=[
+            ImageLayer(1, "a", step),
+            ImageLayer(2, "b", "RUN |2 VLLM_REPO=x VLLM_TAG=v0.11.2 /bin/sh -c python3 -m pip install -e /vllm-workspace/vllm-ascend/")],
+            dist_layers={"vllm": 1, "vllm-ascend": 2})
+        return f
+
+    vendor = ('RUN |2 VLLM_REPO=https://github.com/vllm-project/vllm.git VLLM_TAG=v0.11.2 /bin/sh -c '
+              'VLLM_TARGET_DEVICE="empty" python3 -m pip install -e /vllm-workspace/vllm/[audio] # buildkit')
+    user = 'RUN /bin/sh -c VLLM_TARGET_DEVICE="empty" python3 -m pip install -e /vllm-workspace/vllm/[audio] # buildkit'
+    for names, step, status in ((["quay.io/ascend/vllm-ascend:v0.11.0rc3-openeuler"], vendor, "info"),
+                                (["registry.local/mine:1"], vendor, "info"),  # built on the official layers
+                                (["quay.io/ascend/vllm-ascend:v0.11.0rc3-openeuler"], user, "fail"),
+                                (["registry.local/mine:1"], user, "fail")):
+        verdict = judge([Finding("vllm.version", FAIL, msg("vllm 0.11.2+empty does not match", "不配套"),
+                                 observed="0.11.2+empty", expected="0.11.0")])
+        verdict, judgement = judge_image(verdict, facts(names, step), official_images(m))
+        assert verdict.findings[0].status == status, (names, step)
+        if status == "info":
+            assert "v0.11.0rc3-openeuler" in verdict.findings[0].title.text("en")
+            assert "Dockerfile.openEuler" in verdict.findings[0].hint.text("en")

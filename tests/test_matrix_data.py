@@ -153,7 +153,7 @@ def test_cann_rows_are_ordered_and_sourced(matrix):
     canns = [AscendVersion(r.cann) for r in matrix.cann_driver]
     assert canns == sorted(canns)
     undocumented = {r.cann for r in matrix.cann_driver if not r.documented}
-    assert {"8.0.0", "8.3.RC2", "8.5.1"} <= undocumented
+    assert {"8.0.0", "8.3.RC2"} <= undocumented and "8.5.1" not in undocumented
     for r in matrix.cann_driver:
         assert r.source
         # a line is documented compatible or incompatible, never both; per-line sources name a line

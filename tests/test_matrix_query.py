@@ -274,6 +274,10 @@ HDK_920 = "https://www.hiascend.com/document/detail/en/CANNCommunityEdition/920/
     ("9.0.0", "26.2.rc1", "ok"), ("9.0.1", "26.2.rc1", "ok"), ("9.1.0", "26.2.rc1", "ok"),
     ("9.1.1", "26.1.1", "ok"), ("9.1.1", "25.2.0", "ok"), ("9.1.1", "25.0.rc1", "too_old"),
     ("8.2.RC1", "24.1.rc2.2", "ok"), ("8.2.rc1", "25.2.0", "ok"),     # case of RC does not matter
+    ("8.2.RC1", "25.2.1", "unknown"),                               # the notes name 25.2.0, not 25.2.X
+    ("9.1.1", "26.1.0", "ok"),                                      # the 9.1.0 notes' 9.1.X row
+    # MindIE 26.0.0: CANN 8.5.1 uses the HDK of CANN 8.5.0
+    ("8.5.1", "25.5.1", "ok"), ("8.5.1", "25.0.rc1", "ok"), ("8.5.1", "24.1.0", "unknown"),
     ("9.1.0", "24.1.rc3", "too_old"),                               # below the 25.0.X N floor
     # not documented: never too old
     ("8.1.RC1", "24.1.rc3", "unknown"), ("8.3.RC2", "24.1.rc2", "unknown"), ("8.3.RC2", "25.0.rc1.1", "unknown"),
@@ -290,6 +294,8 @@ def test_shipped_sources_and_nearest_pairings(shipped):
     assert row.paired == "26.1.1" and "9.1.1" in row.source
     near = driver_compat(shipped, "8.3.RC2", "24.1.rc2").nearest
     assert (near.cann, near.driver) == ("8.3.RC1", "25.3.rc1") and near.source.startswith("https://")
+    assert driver_compat(shipped, "9.1.1", "26.1.0").source.endswith("9.1.0/release-notes.md (the 9.1.X row)")
+    assert "MindIE/26.0.0" in driver_compat(shipped, "8.5.1", "25.3.1").source
     near = driver_compat(shipped, "8.1.RC1", "24.1.rc3").nearest
     assert (near.cann, near.driver) == ("8.1.RC1", "25.0.rc1")
 

@@ -485,6 +485,24 @@ def test_sync_writes_a_validated_uncurated_overlay(server, matrix, tmp_path):
     m = load_matrix(env=env)
     assert [r.vllm_ascend for r in m.releases][-3:] == ["0.31.0rc1", "0.31.0rc2", "0.32.0rc1"]
     assert str(path) in m.files
+    # what the tuning rows were not checked against: open-ended windows only, for every new release
+    assert result.tuning_checked_through == "0.30.0rc2" and set(result.unchecked) == set(result.added)
+    items = result.unchecked["0.31.0rc1"]
+    assert "tuning_fact cpu_binding_default_on" in items and "tuning_var VLLM_ASCEND_ENABLE_FLASHCOMM1" in items
+    assert "tuning_advice TASK_QUEUE_ENABLE.tuning_guide" in items and "tuning_quant W8A8" in items
+    closed = ("launch_blocking_graph_rejected", "VLLM_USE_V1", "VLLM_ASCEND_ENABLE_NZ", "vllm_nofile_target",
+              "checked_through", "310p_eager_only")
+    assert not [i for i in items if i.split()[1] in closed], items  # ended windows and facts for every release
+    text = path.read_text(encoding="utf-8")
+    assert "# 0.31.0rc1: tuning rows checked through 0.30.0rc2 only" in text and "cpu_binding_default_on" in text
+
+
+def test_unchecked_tuning_is_empty_up_to_the_release_read(matrix):
+    from doctor.matrix.query import unchecked_tuning
+
+    assert unchecked_tuning(matrix, "0.30.0rc2") == [] and unchecked_tuning(matrix, "0.13.0") == []
+    assert unchecked_tuning(matrix, "not a version") == []
+    assert "tuning_fact block_size_forced_chunked" in unchecked_tuning(matrix, "0.31.0")
 
 
 def test_sync_dry_run_and_rerun(server, matrix, tmp_path):
@@ -547,6 +565,7 @@ def test_cli_online_verify_then_sync_then_verify(pip_env, capsys):
     assert code == 0 and "[[release]]" in out and not pip_env.exists()
     code, out, err = run(["sync"], capsys)
     assert code == 0 and pip_env.exists() and "0.31.0rc1, 0.31.0rc2, 0.32.0rc1" in out
+    assert "0.32.0rc1: " in out and "tuning rows were checked through 0.30.0rc2 only" in out
     code, out, err = run(["verify", "--json"], capsys)
     doc = json.loads(out)
     assert code == 0 and doc["disagreements"] == [] and doc["checked"] == 4

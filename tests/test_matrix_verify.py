@@ -201,3 +201,58 @@ def test_cli_verify_bad_metadata_file_is_exit_2(capsys, tmp_path):
     code, out, err = run(["verify", "--metadata", str(bad)], capsys)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "packages" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# the torch-npu table against the index's file list (issue 25: six builds with cp38-cp310 wheels
+# only were missing, because a listing from Python 3.11 hides them)
+
+NPU_FILES = [line.strip() for line in (DATA / "index-files-torch-npu.txt").read_text(encoding="utf-8").splitlines()
+             if line.strip() and not line.startswith("#")]
+SIX = ["2.1.0", "2.1.0rc1", "2.1.0.post3", "2.2.0rc1", "2.3.1rc1", "2.4.0rc1"]
+
+
+def shipped():
+    from doctor.matrix.load import load_matrix
+
+    return load_matrix(user_overlays=False)
+
+
+def test_every_torch_npu_build_on_the_index_has_a_row_for_every_python():
+    from doctor.matrix.verify import verify_torch_npu, wheel_pythons
+
+    assert verify_torch_npu(shipped(), NPU_FILES) == []
+    built = wheel_pythons(NPU_FILES)
+    assert all(built[v] == {"3.8", "3.9", "3.10"} for v in SIX)  # no 3.11 wheel: pip index versions from 3.11 hides them
+
+
+def test_a_missing_build_and_a_wrong_python_range_are_disagreements():
+    import dataclasses
+
+    from doctor.matrix.verify import verify_torch_npu
+
+    m = shipped()
+    gone = dataclasses.replace(m, torch_npu=[r for r in m.torch_npu if r.version not in ("2.2.0rc1", "2.4.0rc1")])
+    got = verify_torch_npu(gone, NPU_FILES)
+    assert [(d.release, d.field, d.metadata) for d in got] == [("2.2.0rc1", "torch_npu", "3.8, 3.9, 3.10"),
+                                                               ("2.4.0rc1", "torch_npu", "3.8, 3.9, 3.10")]
+    assert "has no row" in got[0].message
+    wrong = dataclasses.replace(m, torch_npu=[dataclasses.replace(r, python=">=3.8,<3.12") if r.version == "2.1.0" else r
+                                              for r in m.torch_npu])
+    got = verify_torch_npu(wrong, NPU_FILES)
+    assert [(d.release, d.field, d.matrix, d.metadata) for d in got] == [("2.1.0", "torch_npu.python", ">=3.8,<3.12",
+                                                                           "3.8, 3.9, 3.10")]
+    # a build for a Python no row covers, and files of other projects, say nothing
+    assert verify_torch_npu(m, ["torch_npu-9.9.9-cp27-cp27mu-manylinux1_x86_64.whl",
+                                "torch-2.1.0-cp310-cp310-manylinux1_x86_64.whl", "torch_npu-2.1.0.tar.gz"]) == []
+
+
+def test_cli_verify_checks_the_torch_npu_files_offline(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    files = tmp_path / "files.txt"
+    files.write_text("# listing\n" + "\n".join(NPU_FILES + ["torch_npu-2.0.1-cp39-cp39-manylinux2014_x86_64.whl"]) + "\n",
+                     encoding="utf-8")
+    code, out, err = run(["verify", "--metadata", str(DATA / "index-metadata.json"),
+                          "--torch-npu-files", str(files)], capsys)
+    assert code == 3
+    assert "2.0.1: torch_npu: torch-npu 2.0.1 is on the index (wheels for Python 3.9) but the torch-npu table has no row" in out

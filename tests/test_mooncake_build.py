@@ -235,26 +235,6 @@ def test_pure_helpers():
     assert argv[:6] == ["cmake", "-S", "/s", "-B", "/s/build", "-DUSE_ASCEND_DIRECT=ON"] and argv[-1] == "-DUSE_ETCD=ON"
 
 
-def test_swap_rolls_back_exactly(tmp_path):
-    stage = tmp_path / "stage"
-    dest = tmp_path / "dest"
-    (dest / "lib").mkdir(parents=True)
-    (dest / "lib" / "a.so").write_bytes(b"old a")
-    (dest / "site" / "mooncake").mkdir(parents=True)
-    (dest / "site" / "mooncake" / "__init__.py").write_text("old")
-    before = tree(dest)
-    for rel, data in (("lib/a.so", b"new a"), ("lib/b.so", b"new b"), ("site/mooncake/__init__.py", b"new"),
-                      ("site/mooncake/engine.so", b"e"), ("new/dir/x", b"x")):
-        p = stage / str(dest).lstrip("/") / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    swap = build.Swap(stage=str(stage))
-    swap.apply()
-    assert (dest / "lib" / "a.so").read_bytes() == b"new a" and (dest / "site" / "mooncake" / "engine.so").exists()
-    swap.rollback()
-    assert tree(dest) == before and not (dest / "new").exists()
-
-
 def test_cli_usage_errors(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     for args, words in ((["--python", sys.executable], "give --tag"), (["--tag", "latest"], "expected a Mooncake tag"),
@@ -286,3 +266,75 @@ def test_cli_reporters_draw_each_step(terminal):
     assert "configure" in text and "✓" in text
     if not terminal:
         assert "→ configure: cmake -DUSE_ASCEND_DIRECT=ON <script>" in text and "(1.2s)" in text
+
+
+def doctor(host, tmp_path, *args, timeout=300):
+    env = dict(host.build_env, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "doctor", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, cwd=tmp_path)
+
+
+def test_rollback_undoes_a_mooncake_install(repo, host, tmp_path):
+    """The build's files are put in place through the environment's journaled transaction, so
+    `rollback` takes them out again and puts the old ones back, byte for byte."""
+    venv = host.python.parent.parent
+    old_install(host)
+    lib = venv / "lib"
+    (lib / "libtransfer_engine.so").write_bytes(os.urandom(1024))  # an old library in the env's prefix
+    before = tree(host.site, lib, venv / "bin")
+    built = doctor(host, tmp_path, "mooncake", "build", "--source", str(repo), "--tag", "v0.3.9", "--python",
+                   str(host.python), "--prefix", str(venv), "--log", str(tmp_path / "b.log"), "--json")
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-2000:]
+    assert (lib / "ascend_transport.so").is_file() and tree(host.site, lib, venv / "bin") != before
+    journals = sorted((venv / ".ascend-doctor" / "transactions").glob("*/journal.json"))
+    j = json.loads(journals[-1].read_text())
+    assert j["status"] == "committed" and str(lib / "ascend_transport.so") in j["placed"]
+    back = doctor(host, tmp_path, "rollback", "--python", str(host.python), "--yes", "--root", str(host.root))
+    assert back.returncode in (0, 3, 4), back.stderr[-2000:]
+    assert tree(host.site, lib, venv / "bin") == before
+    assert json.loads(journals[-1].read_text())["status"] == "rolled-back-later"
+
+
+KILL_MID_SWAP = """
+import os, signal, sys
+from doctor.shell.transaction import placing
+
+real, count = placing.put, [0]
+
+
+def put_then_die(src, dest, whole):
+    real(src, dest, whole)
+    count[0] += 1
+    if count[0] == int(os.environ["DIE_AFTER"]):
+        os.kill(os.getpid(), signal.SIGKILL)  # the doctor dies in the middle of putting the tree in place
+
+
+placing.put = put_then_die
+from doctor.cli.main import main
+main(sys.argv[1:])
+"""
+
+
+def test_a_doctor_killed_mid_swap_is_recovered_by_rollback(repo, host, tmp_path):
+    """kill -9 while the new files replace the old ones: no `.ascend-doctor-old-*` is left that
+    nothing finds; the journal says what was placed and `rollback` puts everything back."""
+    venv = host.python.parent.parent
+    old_install(host)
+    before = tree(host.site, venv / "lib", venv / "bin")
+    env = dict(host.build_env, PYTHONPATH=str(REPO), DIE_AFTER="2")
+    killed = subprocess.run([sys.executable, "-c", KILL_MID_SWAP, "mooncake", "build", "--source", str(repo), "--tag",
+                             "v0.3.9", "--python", str(host.python), "--prefix", str(venv), "--log",
+                             str(tmp_path / "b.log")], capture_output=True, text=True, env=env, timeout=300,
+                            cwd=tmp_path)
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    assert tree(host.site, venv / "lib", venv / "bin") != before  # half swapped
+    j = json.loads(sorted((venv / ".ascend-doctor" / "transactions").glob("*/journal.json"))[-1].read_text())
+    assert j["status"] == "installing" and j["placed"]
+    refused = doctor(host, tmp_path, "mooncake", "build", "--source", str(repo), "--tag", "v0.3.9", "--python",
+                     str(host.python), "--prefix", str(venv), "--json")
+    doc = json.loads(refused.stdout)
+    assert refused.returncode == 3 and doc["stage"] == "preflight" and "roll it back first" in doc["error"]
+    back = doctor(host, tmp_path, "rollback", "--python", str(host.python), "--yes", "--root", str(host.root))
+    assert back.returncode in (0, 3, 4), back.stderr[-2000:]
+    assert tree(host.site, venv / "lib", venv / "bin") == before
+    assert not list(host.site.rglob("*ascend-doctor-old*")) and not list(venv.rglob("*ascend-doctor-old*"))

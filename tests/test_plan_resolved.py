@@ -78,7 +78,9 @@ def test_missing_pin_is_pips_message_in_the_plan_not_a_traceback(tmp_path, house
     fake = host(tmp_path, house, release="0.13.0rc1", transformers="4.57.4")
     env = env_of(fake, house, dirs=(wh.PYPI, wh.CPU))
     proc = doctor(fake, env, "fix", "--target", "vllm-ascend==0.11.0")
-    assert "No matching distribution found for torch-npu==2.7.1.post1" in proc.stdout, proc.stdout + proc.stderr
+    # the resolver's own words (pip: "No matching distribution found for ...", uv: "there is no version of ...")
+    assert ("No matching distribution found for torch-npu==2.7.1.post1" in proc.stdout
+            or "there is no version of torch-npu==2.7.1.post1" in proc.stdout), proc.stdout + proc.stderr
     assert "--extra-index-url https://mirrors.huaweicloud.com/ascend/repos/pypi" in proc.stdout
     before = wh.tree_state(fake.site)
     proc = doctor(fake, env, "fix", "--target", "vllm-ascend==0.11.0", "--apply", "--yes", "--no-smoke")

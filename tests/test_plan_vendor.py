@@ -94,17 +94,41 @@ def test_no_cann_plans_vendor_layers_and_no_pip(tmp_path):
 
 
 def test_every_step_kind_is_registered_and_shown():
-    assert set(KINDS) == {"pip", "build", "fetch", "manual", "vendor"}
+    from doctor.shell.steps import appliers
+
+    assert set(KINDS) == {"pip.remove", "pip.install", "pip.requirements", "build.source", "build.mooncake", "fetch",
+                          "manual", "vendor"}
+    # every kind that runs has its shell half (how it is fetched and applied), and only those
+    assert set(appliers()) == {k for k, kind in KINDS.items() if kind.runs}
+    assert all(a.round in ("exact", "source", "deps") for a in appliers().values())
     why = msg("w", "w")
     pip = Step("pip", why, "install", argv=["python", "-m", "pip", "install", "--no-deps", "a b==1"], packages=["torch==2.7.1"])
     assert kind_of(pip).show(pip, "en") == ["python -m pip install --no-deps 'a b==1'"]
     assert kind_of(pip).touches(pip, ["torch", "numpy"]) == {"torch"}
     build = Step("build", why, "build", argv=["x"], touches_family="mooncake")
+    assert kind_of(build).key == "build.mooncake"
     assert kind_of(build).touches(build, ["mooncake-transfer-engine", "torch"]) == {"mooncake-transfer-engine"}
+    remove = Step("pip", why, "remove", argv=["pip", "uninstall", "-y", "triton"], removes=["triton"])
+    assert kind_of(remove).touches(remove, ["triton", "torch"]) == {"triton"}
+    reqs = Step("pip", why, "requirements", requirements_of=["vllm==0.11.0"])
+    assert kind_of(reqs).key == "pip.requirements" and kind_of(reqs).show(reqs, "en") == []
     env = Step("build", why, "build", argv=["pip", "install", "."], env={"VLLM_TARGET_DEVICE": "empty"})
-    assert kind_of(env).show(env, "en") == ["VLLM_TARGET_DEVICE=empty pip install ."]
+    assert kind_of(env).show(env, "en") == ["VLLM_TARGET_DEVICE=empty pip install ."] and kind_of(env).key == "build.source"
     manual = Step("manual", why, command="source /usr/local/Ascend/ascend-toolkit/set_env.sh")
     assert not manual.runs and kind_of(manual).show(manual, "en") == [manual.command]
     assert Step("fetch", why, "fetch", argv=["git"]).runs and not Step("vendor", why).runs
     with pytest.raises(ValueError):
         kind_of(Step("teleport", why))
+
+
+def test_pins_and_requirements_are_decoded_once():
+    from doctor.plan.pins import Pin, Spec, constraint_lines, exact_names, names
+
+    values = {"torch": "2.7.1+cpu", "transformers": ">=4.57.3,<5", "numpy": "any", "vllm": "0.11.2+empty"}
+    assert exact_names(values) == ["torch", "vllm"]
+    assert constraint_lines(values) == ["torch==2.7.1+cpu", "transformers>=4.57.3,<5", "vllm==0.11.2+empty"]
+    assert Pin("numpy", "any").requirement() == "numpy" and Pin("numpy", "any").constraint() is None
+    assert Pin("Torch_NPU", "2.7.1").requirement() == "torch-npu==2.7.1"
+    assert Spec.parse("ray[cgraph]>=2.48").name == "ray" and Spec.parse("vllm==0.11.0").exact == "0.11.0"
+    assert Spec.parse("numpy<2").exact is None and Spec.parse("not a requirement!") is None
+    assert names(["Torch_NPU==2.7.1", "bad spec!", "vllm"]) == ["torch-npu", "vllm"]

@@ -31,7 +31,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import pytest
 from fakehost import wheelhouse as wh
@@ -84,7 +84,7 @@ def json_commands(name: str) -> List[Printed]:
     return out
 
 
-COMMAND_LINE = re.compile(r"^\s+(ascend-doctor |source |export |unset |npu-smi |reboot$|\S*/python\S* -m pip |python3 -m pip )")
+COMMAND_LINE = re.compile(r"^\s+((\S*/)?ascend-doctor |source |export |unset |npu-smi |reboot$|\S*/python\S* -m pip |python3 -m pip )")
 
 
 def text_commands(name: str) -> Dict[str, List[str]]:
@@ -259,9 +259,9 @@ def host_path(fake, path: str) -> bool:
     return os.path.exists(path) or os.path.exists(str(fake.root) + path)
 
 
-def check_one(p: Printed, kit, scratch: Path) -> Optional[str]:
+def check_one(p: Printed, kit, scratch: Path, fake=None) -> Optional[str]:
     """None when the command runs as printed, else why not."""
-    fake = kit_run(p.scenario).fake
+    fake = fake or kit_run(p.scenario).fake
     try:
         argv = shlex.split(p.shell)
     except ValueError as e:
@@ -281,7 +281,7 @@ def check_one(p: Printed, kit, scratch: Path) -> Optional[str]:
             script = ". " + shlex.quote(argv[1] if os.path.exists(argv[1]) else str(fake.root) + argv[1])
         proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60, env={"PATH": os.defpath})
         return None if proc.returncode == 0 else f"sh: exit {proc.returncode}: {proc.stderr.strip()[-300:]}"
-    if program == "ascend-doctor":
+    if os.path.basename(program) == "ascend-doctor":
         try:
             parse_doctor(argv)
         except Exception as e:  # click's usage errors
@@ -403,3 +403,296 @@ def test_the_dockerfile_example_installs_the_doctor_in_its_own_venv_and_runs():
                 argv = shlex.split(line.replace('"$(command -v python3)"', "/usr/bin/python3"))
                 parse_doctor(argv)
         assert re.search(r"python3 -m venv /opt/ascend-doctor\b", block), name
+
+
+# ---------------------------------------------------------------------------------------------
+# after the README's own set-up (issue 22)
+#
+# A clean clone of the repository at HEAD (uncommitted changes are not in it), the README's
+# set-up command run as written in bash, and then the shell the user has: the environment that
+# command leaves (its venv activated) or a new shell where nothing is activated and the doctor is
+# started by its path. Reports of check, fix (dry run), guard, explain, snapshot / check --from
+# and --image-tar, in English and Chinese, and every command they print run through bash as
+# pasted, in the shell it was printed in. Doctor commands run for real (an --apply under a
+# terminal that answers "n" at its prompt); pip commands as printed plus --dry-run against the
+# wheelhouse (the machine's pip configuration); builtins in sh; an image's RUN lines are
+# parsed by sh (no docker engine here); `mooncake build` is parsed only (it would install into
+# /usr/local and the target).
+
+README_HOSTS = ("seed_001_official_image", "seed_001_naive_fix", "cuda_torch", "cann_not_sourced", "cann_too_old_073",
+                "stale_vllm_version_env", "healthy_a2_documented")
+SHELL_LINE = re.compile(r"^\s+((\S*/)?ascend-doctor |source |export |unset |npu-smi |reboot$|RUN |\S*/python\S* -m pip "
+                        r"|python3 -m pip )")
+
+
+def _machine_env() -> Dict[str, str]:
+    """This machine's environment as a new login would have it: no virtualenv active and no
+    doctor on PATH (the one running the tests may be)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "VIRTUAL_ENV", "COV_"))}
+    env["PATH"] = os.pathsep.join(d for d in env.get("PATH", "").split(os.pathsep)
+                                  if d and not os.path.exists(os.path.join(d, "ascend-doctor")))
+    return env
+
+
+@pytest.fixture(scope="session")
+def readme_env(tmp_path_factory):
+    """The README's set-up, once per run: {"clone", "bin", "env" (after it), "rc", "out"}."""
+    from fakehost import REPO
+    from fakehost.shared import once_per_run
+
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: nothing to clone")
+
+    def make(base: Path) -> None:
+        clone = base / "ascend-doctor"
+        subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True, capture_output=True, timeout=300)
+        setup = re.findall(r"```\n(.+?)\n```", (clone / "README.md").read_text())[0]
+        script = f"set +e\ncd {shlex.quote(str(clone))}\n{setup}\necho $? > ../setup.rc\nenv -0 > ../setup.env\n"
+        proc = subprocess.run(["bash", "-c", script], env=_machine_env(), capture_output=True, text=True, timeout=1200)
+        (base / "setup.out").write_text(proc.stdout + "\n--- stderr\n" + proc.stderr)
+
+    base = once_per_run(tmp_path_factory, "readme-env", make)
+    env = dict(x.split("=", 1) for x in (base / "setup.env").read_text().split("\0") if "=" in x)
+    clone = base / "ascend-doctor"
+    return {"clone": clone, "bin": clone / ".venv" / "bin", "env": env, "rc": int((base / "setup.rc").read_text()),
+            "out": (base / "setup.out").read_text()}
+
+
+def test_the_readme_set_up_installs_activates_and_checks(readme_env):
+    """On this machine (no Ascend stack) the set-up's check says so first and exits 3, and the
+    shell it leaves has the doctor's venv active: `ascend-doctor` is this doctor."""
+    assert readme_env["rc"] == 3, readme_env["out"][-3000:]
+    lines = readme_env["out"].splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("ascend-doctor 0"))
+    assert lines[start + 1].startswith("✗ Not an Ascend machine"), lines[start:start + 3]
+    env = readme_env["env"]
+    assert env["PATH"].split(os.pathsep)[0] == str(readme_env["bin"]) and env["VIRTUAL_ENV"].endswith(".venv")
+    bare = subprocess.run(["bash", "-c", "ascend-doctor"], env=env, capture_output=True, text=True, timeout=60)
+    assert bare.returncode == 0 and bare.stdout.startswith("Usage: ascend-doctor") and not bare.stderr
+
+
+class Shell:
+    """A shell on a kit host: ``activated`` is the one the README's set-up leaves, else a new
+    shell where the doctor is started by its path."""
+
+    def __init__(self, readme, fake, activated: bool, house_dirs: Iterable[Path]):
+        self.fake, self.activated = fake, activated
+        env = dict(fake.env)
+        if activated:
+            env.update(VIRTUAL_ENV=readme["env"]["VIRTUAL_ENV"], PATH=f"{readme['bin']}{os.pathsep}{fake.env['PATH']}")
+        self.env = wh.pip_env(env, list(house_dirs))  # the machine's pip configuration: the wheelhouse
+        self.doctor = "ascend-doctor" if activated else str(readme["bin"] / "ascend-doctor")
+
+    def run(self, line: str, timeout: float = 300, tty_answer: Optional[str] = None) -> Tuple[int, str, str]:
+        if tty_answer is not None:
+            return _in_a_terminal(line, self.env, self.fake.workdir, tty_answer, timeout)
+        p = subprocess.run(["bash", "-c", line], env=self.env, cwd=self.fake.workdir, capture_output=True, text=True,
+                           timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+
+    def doctor_line(self, *argv: str) -> str:
+        return shlex.join([self.doctor, *argv])
+
+
+def _in_a_terminal(line: str, env, cwd, answer: str, timeout: float) -> Tuple[int, str, str]:
+    """``line`` in bash on a pseudo-terminal, ``answer`` typed at the first prompt ("?")."""
+    import pty
+    import select
+    import time
+
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(["bash", "-c", line], env=env, cwd=cwd, stdin=secondary, stdout=secondary, stderr=secondary,
+                            start_new_session=True)
+    os.close(secondary)
+    out, answered, end = b"", False, time.monotonic() + timeout
+    try:
+        while time.monotonic() < end:
+            ready, _, _ = select.select([primary], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(primary, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+                if not answered and b"? [y/N]" in out:
+                    os.write(primary, answer.encode() + b"\n")
+                    answered = True
+            elif proc.poll() is not None:
+                break
+        code = proc.wait(timeout=max(1.0, end - time.monotonic()))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(primary)
+    return code, out.decode(errors="replace").replace("\r\n", "\n"), ""
+
+
+def printed_lines(text: str) -> List[str]:
+    return [x.strip() for x in text.splitlines() if SHELL_LINE.match(x)]
+
+
+def _is_doctor(argv: List[str], shell: Shell) -> bool:
+    return bool(argv) and argv[0] == shell.doctor
+
+
+def run_printed(line: str, shell: Shell, kit, scratch: Path) -> Optional[str]:
+    """None when ``line``, pasted into ``shell``, runs and does what it says; else why not."""
+    fake = shell.fake
+    if line.startswith("RUN "):
+        proc = subprocess.run(["sh", "-n", "-c", line[4:]], capture_output=True, text=True, timeout=30)
+        return None if proc.returncode == 0 else f"not a valid RUN line: {proc.stderr.strip()}"
+    argv = shlex.split(line)
+    words = argv
+    while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
+        words = words[1:]
+    if os.path.basename(words[0]) == "ascend-doctor":
+        if not _is_doctor(words, shell):
+            return f"starts another doctor than this shell's ({shell.doctor})"
+        if words[1:3] == ["mooncake", "build"]:
+            parse_doctor(["ascend-doctor", *words[1:]])
+            return None
+        if "--python" in words and words[words.index("--python") + 1] != str(fake.python):
+            return f"judges another interpreter than {fake.python}"
+        if "--apply" in words:
+            code, out, _ = shell.run(line, tty_answer="n")
+            prompt = f"to {fake.python}?" if fake.python else "?"
+            if code != 1 or prompt not in out:
+                return f"--apply did not stop at its prompt for {fake.python}: exit {code}\n{out[-1500:]}"
+            return None
+        code, out, err = shell.run(line)
+        if code in (1, 2, 127) or "error:" in err:
+            return f"exit {code}: {(err or out).strip()[-800:]}"
+        if words[1:2] == ["fix"] and not out.startswith("Plan for vllm-ascend") and "image " not in out.split("\n", 1)[0]:
+            return f"fix printed no plan: {out[:500]}"
+        if words[1:3] == ["matrix", "explain"] and words[3] not in out:
+            return f"matrix explain does not explain {words[3]}"
+        return None
+    # pip, builtins, npu-smi: the checks of the in-process test, pip run through the shell
+    if "pip" in words and words[words.index("pip") - 1] == "-m":
+        _, sub, args = split_pip(words)
+        if sub == "install":
+            for r in requirements_of(args):
+                provide(kit, r)
+            env = pip_env(index_dirs(kit, args))
+            proc = subprocess.run(["bash", "-c", line + " --dry-run --ignore-installed --no-cache-dir --quiet"],
+                                  env=dict(shell.env, **{k: v for k, v in env.items() if k.startswith("PIP_")}),
+                                  cwd=fake.workdir, capture_output=True, text=True, timeout=300)
+            return None if proc.returncode == 0 else f"pip: exit {proc.returncode}: {proc.stderr.strip()[-600:]}"
+    return check_one(Printed(line, None, "", "readme shell"), kit, scratch, fake)
+
+
+def _report_commands(shell: Shell, argv: Sequence[str], lang: str) -> Tuple[int, str, List[str]]:
+    code, out, err = shell.run(shell.doctor_line(*argv, "--lang", lang))
+    assert code not in (1, 2, 127) and "Traceback" not in err, f"{argv}: exit {code}\n{err[-1500:]}"
+    return code, out, printed_lines(out)
+
+
+def _program_of(line: str) -> str:
+    words = shlex.split(line)
+    while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
+        words = words[1:]
+    return words[0]
+
+
+@pytest.mark.slow
+def test_every_command_runs_as_printed_after_the_readme_set_up(readme_env, kit_house, house, tmp_path,
+                                                               tmp_path_factory):
+    from fakehost.kit import SCENARIOS
+
+    from fakehost import FakeHost
+
+    hosts: Dict[str, FakeHost] = {}
+    todo: Dict[str, Tuple[str, Shell]] = {}  # normalised line -> (line, the shell it was printed in)
+    problems: List[str] = []
+
+    def collect(shell: Shell, where: str, lines: List[str]) -> None:
+        for line in lines:
+            program = _program_of(line)
+            if os.path.basename(program) == "ascend-doctor" and program != shell.doctor:
+                problems.append(f"{where}: printed for another doctor than the one started: {line}")
+            key = line.replace(str(shell.fake.base), "<BASE>").replace(shell.doctor, "<DOCTOR>")
+            todo.setdefault(f"{shell.activated} {key}", (line, shell))
+
+    for name in README_HOSTS:
+        fake = FakeHost(tmp_path / name)
+        SCENARIOS[name](fake)
+        hosts[name] = fake
+        args = fake.args()
+        for activated, lang in ((True, "en"), (False, "zh")):
+            shell = Shell(readme_env, fake, activated, house["list"])
+            code, text, lines = _report_commands(shell, ["check", *args], lang)
+            lines0 = text.splitlines()
+            assert lines0[1].startswith(("✗ ", "! ", "✓ ")), f"{name}: the verdict is not first: {lines0[:3]}"
+            collect(shell, f"{name} check {lang}", lines)
+            _, _, fix_lines = _report_commands(shell, ["fix", "--offline", *args], lang)
+            collect(shell, f"{name} fix {lang}", fix_lines)
+        if name == "healthy_a2_documented":
+            assert code == 0, text
+
+    # snapshot, then check --from it: the target has no pip, so the doctor's pip drives it
+    seed = hosts["seed_001_official_image"]
+    shell = Shell(readme_env, seed, True, house["list"])
+    snap = tmp_path / "node.json"
+    code, _, err = shell.run(shell.doctor_line("snapshot", *seed.args(), "--output", str(snap)))
+    assert code == 0, err
+    _, text, lines = _report_commands(shell, ["check", "--from", str(snap)], "en")
+    pips = [x for x in lines if " -m pip " in x]
+    assert pips and all(f"--python {seed.python} " in x for x in pips), pips
+    collect(shell, "check --from", lines)
+
+    # guard on a healthy host: the verdict first, then what to run instead, by the judged pip
+    healthy = FakeHost(tmp_path / "guarded")
+    wh._host(healthy, "0.11.0rc3", house["template"])
+    for activated, lang in ((True, "en"), (False, "zh")):
+        gshell = Shell(readme_env, healthy, activated, house["list"])
+        code, out, err = gshell.run(gshell.doctor_line("guard", "--root", str(healthy.root), "--python", str(healthy.python),
+                                                       "--lang", lang, "--", "pip", "install", "vllm==0.11.0",
+                                                       "torch_npu==2.8.0"))
+        assert code == 3, err
+        glines = out.splitlines()
+        assert glines[1].startswith("✗ ") and glines[2].startswith(("run instead:", "请改为执行：")), glines[:4]
+        instead = glines[3].strip()
+        assert instead.startswith(f"{healthy.python} -m pip install --no-deps ") and instead.endswith("vllm==0.11.0")
+        collect(gshell, f"guard {lang}", [instead])
+
+    # explain: the log's pin fills the fix, its confirmation runs here
+    log = tmp_path / "pip.log"
+    log.write_text("  torch-npu 2.7.1.dev20250724 requires torch==2.7.1, but you have torch 2.8.0+cpu which is incompatible.\n")
+    for activated, lang in ((True, "en"), (False, "zh")):
+        eshell = Shell(readme_env, seed, activated, house["list"])
+        code, out, err = eshell.run(eshell.doctor_line("explain", str(log), "--lang", lang))
+        assert code in (0, 3) and "torch==2.7.1 " in out and "<pin>" not in out and "<固定版本>" not in out, out
+        collect(eshell, f"explain {lang}", printed_lines(out))
+
+    # an image: its hints and its plan are Dockerfile lines and dry runs, never --apply
+    import imagekit
+
+    tar = imagekit.seed_archives(tmp_path_factory)["docker25"]
+    for activated, lang in ((True, "en"), (False, "zh")):
+        ishell = Shell(readme_env, seed, activated, house["list"])
+        for argv in (["check", "--image-tar", str(tar)], ["fix", "--offline", "--image-tar", str(tar)]):
+            _, out, lines = _report_commands(ishell, argv, lang)
+            assert not [x for x in lines if "--apply" in x], lines
+            assert any(x.startswith("RUN /usr/local/python3.11.13/bin/python3 -m pip ") for x in lines), out
+            collect(ishell, f"image {argv[0]} {lang}", lines)
+
+    assert not problems, "\n".join(problems)
+    assert len(todo) > 30
+    bad = []
+
+    def one(item):
+        i, (key, (line, shell)) = item
+        scratch = tmp_path / f"run-{i}"
+        scratch.mkdir()
+        try:
+            return key, run_printed(line, shell, kit_house, scratch)
+        except Exception as e:  # the doctor's command line refused it (parse_doctor)
+            return key, f"{type(e).__name__}: {e}"
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for key, why in pool.map(one, enumerate(sorted(todo.items()))):
+            if why:
+                bad.append(f"{key}\n    -> {why}")
+    assert not bad, f"{len(bad)} of {len(todo)} printed commands do not run as printed:\n" + "\n".join(bad)

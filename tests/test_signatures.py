@@ -86,6 +86,9 @@ def test_findings_are_check_findings_of_the_same_layer():
 def test_no_example_is_a_held_out_line():
     held = {line.strip() for row in (json.loads(x) for x in (DATA / "explain_heldout.jsonl").read_text().splitlines())
             for line in row["text"].splitlines() if line.strip()}
+    held |= {line.strip() for row in (json.loads(x) for x in (DATA / "explain_mined.jsonl").read_text().splitlines()
+                                      if x.strip()) if row["split"] == "heldout"
+             for line in row["text"].splitlines() if line.strip()}
     for s in SIGS:
         for line in s.example.splitlines():
             assert line.strip() not in held, s.id
@@ -95,7 +98,7 @@ def test_shipped_patterns_keep_the_scan_cheap():
     """The prefilter stops at marked bytes and runs one find() per anchor: a pattern made of
     common text only would add an anchor or raise the share of marked bytes (bench: 100 MB)."""
     pf = LogScanner(catalog().matchers).prefilter
-    assert len(pf.anchors) <= 6, list(pf.anchors)
+    assert len(pf.anchors) <= 7, list(pf.anchors)  # 7th: issue 25's prose signatures (measured: +1 find() pass)
     assert pf.density <= 7000, (pf.density, bytes(sorted(pf.marked)))  # per 100,000 bytes of a serving log
 
 

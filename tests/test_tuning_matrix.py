@@ -54,6 +54,30 @@ def test_release_windows_match_the_code_that_was_read(matrix):
     assert read("VLLM_ASCEND_ENABLE_FLASHCOMM", "0.9.1") and not read("VLLM_ASCEND_ENABLE_FLASHCOMM", "0.9.2rc1")
     assert read("VLLM_ASCEND_ENABLE_FLASHCOMM", "0.20.1") is True and not read("VLLM_ASCEND_ENABLE_FLASHCOMM", "0.20.2rc1")
     assert read("VLLM_USE_V1", "0.11.0") and not read("VLLM_USE_V1", "0.12.0rc1")
+    # issue 25: vllm-ascend 0.7.1rc1 and 0.7.3rc1 do not read it (their vLLM may: not "ignored")
+    assert not read("VLLM_USE_V1", "0.7.1rc1") and not read("VLLM_USE_V1", "0.7.3rc1") and read("VLLM_USE_V1", "0.7.3rc2")
+    assert any(satisfies("0.7.1rc1", r) for r in var["VLLM_USE_V1"].upstream)
+    # 0.27.1rc1 moved these into --additional-config ("no longer supported")
+    for name in ("VLLM_ASCEND_ENABLE_NZ", "VLLM_ASCEND_ENABLE_MLAPO", "VLLM_ASCEND_BALANCE_SCHEDULING",
+                 "VLLM_ASCEND_ENABLE_FUSED_MC2", "VLLM_ASCEND_FUSION_OP_TRANSPOSE_KV_CACHE_BY_BLOCK"):
+        assert read(name, "0.26.0rc1") and not read(name, "0.27.1rc1") and var[name].replaced_by, name
+    assert read("VLLM_ASCEND_ENABLE_FLASHCOMM1", "0.30.0rc2")
+    acl = var["ACL_OP_INIT_MODE"]
+    assert [satisfies(v, acl.overridden[0]) for v in ("0.9.0rc1", "0.9.0rc2", "0.9.1rc1")] == [True, True, False]
+    facts = {f.id: f for f in matrix.tuning_facts}
+    held = lambda fid, version: any(satisfies(version, r) for r in facts[fid].releases)  # noqa: E731
+    assert held("launch_blocking_graph_rejected", "0.28.0rc1") and not held("launch_blocking_graph_rejected", "0.29.0rc1")
+    assert not held("launch_blocking_graph_rejected", "0.30.0rc2")
+    assert all(held("cpu_binding_opt_in", v) for v in ("0.11.0rc1", "0.11.0rc3", "0.14.0rc1", "0.9.1"))
+    assert not any(held("cpu_binding_opt_in", v) for v in ("0.11.0rc0", "0.9.2rc1", "0.15.0rc1"))
+    assert facts["checked_through"].value == "0.30.0rc2"
+    advice = {a.id: a for a in matrix.tuning_advice}
+    guide = lambda aid, version: any(satisfies(version, r) for r in advice[aid].releases)  # noqa: E731
+    for aid in ("TASK_QUEUE_ENABLE.tuning_guide", "CPU_AFFINITY_CONF.tuning_guide", "LD_PRELOAD.jemalloc"):
+        # no optimization_and_tuning.md at these tags
+        assert not any(guide(aid, v) for v in ("0.8.4rc1", "0.8.5rc1", "0.9.0rc2", "0.9.1rc1", "0.9.2rc1")), aid
+        assert all(guide(aid, v) for v in ("0.9.1rc2", "0.9.1", "0.10.0rc1", "0.30.0rc2")), aid
+    assert guide("TASK_QUEUE_ENABLE.tuning_guide", "0.7.3.post1") and not guide("LD_PRELOAD.jemalloc", "0.7.3.post1")
     quant = {q.scheme: q for q in matrix.tuning_quant}
     assert not any(satisfies("0.9.2rc1", r) for r in quant["W4A8_DYNAMIC"].releases)  # not on that branch
     assert any(satisfies("0.10.0rc1", r) for r in quant["W4A8_DYNAMIC"].releases)

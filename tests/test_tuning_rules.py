@@ -1,6 +1,8 @@
 """The tuning rules on plain facts: each finding raised and not raised, on releases where the
 advice differs (the release rows and facts come from matrices/tuning.toml)."""
 from typing import Dict, List, Optional
+import copy
+import dataclasses
 
 import pytest
 
@@ -227,8 +229,24 @@ def test_ignored_variables(matrix):
     assert sorted(f.observed for f in new) == ["VLLM_ASCEND_ENABLE_FLASHCOM1=1", "VLLM_ASCEND_ENABLE_FLASHCOMM=1", "VLLM_USE_V1=1"]
     assert all(f.status == INFO and f.edits[0].action == "unset" for f in new)
     # beyond the newest tag read for the matrix, an unknown name proves nothing
-    assert [f.observed for f in by_id(judge(facts(env=env), "0.30.0rc1", matrix), "tuning.env_ignored")] == \
+    newer = copy.copy(matrix)  # a release after checked_through (0.30.0rc2), as `matrix sync` adds one
+    newer.releases = list(matrix.releases) + [dataclasses.replace(matrix.releases[-1], vllm_ascend="0.31.0", curated=False)]
+    assert [f.observed for f in by_id(judge(facts(env=env), "0.31.0", newer), "tuning.env_ignored")] == \
         ["VLLM_ASCEND_ENABLE_FLASHCOMM=1", "VLLM_USE_V1=1"]
+    # 0.30.0rc1 was read: the typo is reported there too
+    assert "VLLM_ASCEND_ENABLE_FLASHCOM1=1" in [f.observed for f in by_id(judge(facts(env=env), "0.30.0rc1", matrix),
+                                                                          "tuning.env_ignored")]
+    # vllm-ascend 0.7.1rc1 does not read VLLM_USE_V1, but its vLLM may: not called ignored
+    assert not by_id(judge(facts(env={"VLLM_USE_V1": "1"}), "0.7.1rc1", matrix), "tuning.env_ignored")
+    # 0.9.0rc1/rc2 overwrite ACL_OP_INIT_MODE at import; 0.9.1rc1 leaves a user's value alone
+    over = by_id(judge(facts(env={"ACL_OP_INIT_MODE": "1"}), "0.9.0rc2", matrix), "tuning.env_ignored")
+    assert [f.observed for f in over] == ["ACL_OP_INIT_MODE=1"] and "overwrites" in over[0].title.text()
+    assert "VLLM_ASCEND_ACL_OP_INIT_MODE" in over[0].hint.text()
+    assert not by_id(judge(facts(env={"ACL_OP_INIT_MODE": "1"}), "0.9.1rc1", matrix), "tuning.env_ignored")
+    # moved into --additional-config in 0.27.1rc1
+    nz = by_id(judge(facts(env={"VLLM_ASCEND_ENABLE_NZ": "0"}), "0.27.1rc1", matrix), "tuning.env_ignored")
+    assert [f.observed for f in nz] == ["VLLM_ASCEND_ENABLE_NZ=0"] and "weight_nz_mode" in nz[0].hint.text()
+    assert not by_id(judge(facts(env={"VLLM_ASCEND_ENABLE_NZ": "0"}), "0.26.0rc1", matrix), "tuning.env_ignored")
 
 
 def test_harmful_variables(matrix):

@@ -6,6 +6,7 @@ import errno
 import json
 import os
 import random
+import shlex
 import signal
 import subprocess
 import sys
@@ -17,37 +18,46 @@ from fakehost import faults
 from fakehost import wheelhouse as wh
 from fakehost.dists import Stub
 
-from doctor.shell import proc, txn
+from doctor.shell import proc
+from doctor.shell.transaction import files as txn_files
+from doctor.shell.transaction import journal as J
+from doctor.shell.transaction import processes, statedir
+from doctor.shell.transaction.lock import Lock
+from doctor.shell.transaction.roots import Roots
 
 
 # -- the processes of a transaction (unit, real processes) ---------------------------------------
 
 
+def marked_child(argv, txn_id="t", **kw):
+    """A step as the transaction starts it: its own session, the transaction's marker."""
+    return subprocess.Popen(argv, start_new_session=True, env=processes.marked(os.environ, txn_id), **kw)
+
+
 def test_a_recorded_step_process_is_found_and_waited_for(tmp_path):
-    child = subprocess.Popen(["sh", "-c", "sleep 60 & wait"], start_new_session=True)
+    d = tmp_path / "t"
+    child = marked_child(["sh", "-c", "sleep 60 & wait"], txn_id="t")
     try:
-        j = txn.Journal(tmp_path, {"id": "t", "current": txn.record_process(child.pid)})
-        assert txn.leftover_processes(j) is not None
+        j = J.Journal(d, {"id": "t", "current": processes.record_process(child.pid)})
+        assert processes.owned_group(j.data["current"], "t") == child.pid
         # a pid that now belongs to another process (another start time) is not ours
-        other = txn.Journal(tmp_path, {"id": "t", "current": dict(txn.record_process(child.pid), start="1")})
-        assert txn.leftover_processes(other) is None
+        assert processes.owned_group(dict(processes.record_process(child.pid), start="1"), "t") is None
         started = time.monotonic()
-        txn.wait_for_leftovers(j, timeout=10, grace=0.2)  # kills the group after the grace period
-        assert time.monotonic() - started < 5 and txn.leftover_processes(j) is None
+        processes.wait_for_leftovers(j, timeout=10, grace=0.2)  # kills the group after the grace period
+        assert time.monotonic() - started < 5 and processes.owned_group(j.data["current"], "t") is None
     finally:
         child.kill()
         child.wait()
 
 
 def test_grandchildren_left_in_the_group_count_as_the_transactions(tmp_path):
-    leader = subprocess.Popen(["sh", "-c", "sleep 60 & echo $!; exit 0"], start_new_session=True,
-                              stdout=subprocess.PIPE, text=True)
+    leader = marked_child(["sh", "-c", "sleep 60 & echo $!; exit 0"], stdout=subprocess.PIPE, text=True)
     grandchild = int(leader.stdout.readline())
     leader.wait()
     try:
-        j = txn.Journal(tmp_path, {"id": "t", "current": {"pid": leader.pid, "pgid": leader.pid, "start": "x"}})
-        assert txn.leftover_processes(j) is not None  # the leader is gone, its group is not
-        txn.wait_for_leftovers(j, timeout=10, grace=0.1)
+        j = J.Journal(tmp_path / "t", {"id": "t", "current": {"pid": leader.pid, "pgid": leader.pid, "start": "x"}})
+        assert processes.owned_group(j.data["current"], "t") == leader.pid  # the leader is gone, its group is not
+        processes.wait_for_leftovers(j, timeout=10, grace=0.1)
         assert not proc.group_alive(leader.pid)
     finally:
         try:
@@ -63,26 +73,29 @@ def test_restore_skips_identical_files_even_where_nothing_can_be_written(tmp_pat
     os.symlink("a.py", site / "link.py")
     backup = tmp_path / "backup"
     files = [str(site / "a.py"), str(site / "link.py")]
-    txn.backup_files(files, backup)
+    txn_files.backup_files(files, backup)
+    roots = Roots.of([str(site)], str(tmp_path), None)
     if not faults.can_make_read_only(tmp_path):
         pytest.skip("cannot make a directory read-only here")
     with faults.read_only(site):
-        assert txn.restore_files(files, backup) == []  # nothing changed: nothing to write
+        assert txn_files.restore_files(files, backup, roots) == []  # nothing changed: nothing to write
         (backup / str(site / "a.py").lstrip("/")).write_text("a = 2\n")
-        assert txn.restore_files(files, backup) == [str(site / "a.py")]  # a real difference
+        assert txn_files.restore_files(files, backup, roots) == [str(site / "a.py")]  # a real difference
 
 
 def test_backups_of_unfinished_or_failed_transactions_are_never_pruned(tmp_path):
-    from doctor.shell.apply import _prune_old_backups
+    from doctor.shell.transaction.undo import prune_old_backups
 
     base = tmp_path / "transactions"
-    for name, status in (("1-old", "committed"), ("2-failed", "rollback-failed"), ("3-half", "installing"),
-                         ("4-done", "rolled-back"), ("5-last", "committed")):
+    full = {"before": [], "after": [], "backups": {}, "roots": [], "prefix": "/p"}
+    for name, status in (("20250101-000001-1", "committed"), ("20250101-000002-1", "rollback-failed"),
+                         ("20250101-000003-1", "installing"), ("20250101-000004-1", "rolled-back"),
+                         ("20250101-000005-1", "committed"), ("20250101-000006-1", "broken")):
         (base / name / "backup").mkdir(parents=True)
-        (base / name / "journal.json").write_text(json.dumps({"id": name, "status": status}))
-    _prune_old_backups(tmp_path, keep="5-last")
-    kept = sorted(d.name for d in base.iterdir() if (d / "backup").is_dir())
-    assert kept == ["2-failed", "3-half", "5-last"]
+        (base / name / "journal.json").write_text(json.dumps(dict(full, id=name, status=status)))
+    prune_old_backups(tmp_path, keep="20250101-000005-1")
+    kept = sorted(d.name[-3:-2] for d in base.iterdir() if (d / "backup").is_dir())
+    assert kept == ["2", "3", "5", "6"]  # failed, unfinished, the last, and one that cannot be trusted
 
 
 def test_a_full_disk_at_the_start_leaves_no_journal(tmp_path, monkeypatch):
@@ -92,11 +105,11 @@ def test_a_full_disk_at_the_start_leaves_no_journal(tmp_path, monkeypatch):
     def full(self):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(txn.Journal, "save", full)
+    monkeypatch.setattr(statedir.os, "fsync", full)
     with pytest.raises(OSError):
-        txn.Journal.create(state)
+        J.Journal.create(state)
     assert list((state / "transactions").iterdir()) == []
-    assert txn.unfinished(state) == []
+    assert J.unfinished(state) == []
 
 
 def test_a_running_fix_is_named_not_taken_for_one_left_unfinished(tmp_path):
@@ -108,9 +121,9 @@ def test_a_running_fix_is_named_not_taken_for_one_left_unfinished(tmp_path):
     prefix = tmp_path / "venv"
     prefix.mkdir()
     target = Target(python=str(prefix / "bin" / "python"), prefix=str(prefix), base_prefix="/usr", roots=[])
-    state = txn.state_dir(str(prefix), {})
-    txn.Journal.create(state).update(status="installing")
-    with txn.Lock(state / "lock", f"fix --apply on {target.python}"):
+    state = statedir.state_dir(str(prefix), {})
+    J.Journal.create(state).update(status="installing", before=[], backups={}, roots=[], prefix=str(prefix))
+    with Lock(state / "lock", f"fix --apply on {target.python}"):
         with pytest.raises(UsageError, match=f"another ascend-doctor fix or rollback is changing this environment "
                                              f"\\(pid {os.getpid()}, fix --apply"):
             refuse_if_unfinished(target, {})
@@ -127,7 +140,7 @@ def test_fix_with_under_400_kb_free_refuses_and_leaves_nothing(tmp_path, house):
     fake = faults.fresh_host(tmp_path / "host", house["template"])
     state = faults.state_dir(fake)
     state.mkdir(exist_ok=True)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(state)], capture_output=True).returncode:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k,mode=0700", "tmpfs", str(state)], capture_output=True).returncode:
         pytest.skip("cannot mount a tmpfs here")
     try:
         before = faults.tree(fake)
@@ -173,7 +186,7 @@ def test_a_failed_rollback_is_finished_later_from_the_kept_backups(tmp_path, hou
     j = faults.journal(fake)
     assert j["status"] == "rollback-failed" and Path(j["backup_dir"]).is_dir()
     command = failed.stderr.strip().splitlines()[-1]
-    assert command.startswith("ascend-doctor rollback --python ")
+    assert shlex.split(command)[-3:-1] == ["rollback", "--python"]  # spelled as this doctor runs (doctor.program)
     # a new fix is refused while it is pending, and says what to run
     refused = faults.run(fake, house["list"], "fix", "--apply", "--yes", "--no-smoke")
     assert refused.returncode == 2 and "could not be rolled back" in refused.stderr

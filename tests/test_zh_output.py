@@ -70,7 +70,7 @@ def zh_texts(name: str):
     for key in ("check.zh.txt", "fix.zh.txt"):
         for line in run.out[key][1].splitlines():
             stripped = line.strip()
-            if re.match(r"^(ascend-doctor |source |export |unset |npu-smi |\S*/python\S* -m pip |python3 -m pip )", stripped):
+            if re.match(r"^((\S*/)?ascend-doctor |source |export |unset |npu-smi |RUN |FROM |\S*/python\S* -m pip |python3 -m pip )", stripped):
                 continue  # a command line (tests/test_printed_commands.py runs it)
             if re.match(r"^\S+\s{2,}\S+$", line.strip()) and not CJK.search(line):
                 continue  # a pin of the plan: name and version

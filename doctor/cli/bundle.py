@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import json
-import shlex
 import sys
+
+from doctor.findings import cmd
 
 
 def print_bundle(made, as_json: bool, lang: str) -> None:
@@ -26,8 +27,10 @@ def print_bundle(made, as_json: bool, lang: str) -> None:
         return
     from doctor.cli.plan_render import human_size
 
+    from doctor.terminal import say
+
     tp = made.platform
-    print(tr("bundle.written", lang, path=made.directory, files=len(made.manifest["files"]), size=human_size(made.size),
-             target=plan.target, platform=tp.platforms[0], python=tp.python_version))
-    print(tr("bundle.then", lang))
-    print(shlex.join(["ascend-doctor", "fix", "--apply", "--bundle", made.directory]))
+    say(tr("bundle.written", lang, path=made.directory, files=len(made.manifest["files"]), size=human_size(made.size),
+           target=plan.target, platform=tp.platforms[0], python=tp.python_version))
+    say(tr("bundle.then", lang))
+    say(cmd("ascend-doctor", "fix", "--apply", "--bundle", made.directory).shell())

@@ -12,9 +12,10 @@ import typer
 if TYPE_CHECKING:
     from rich.status import Status
 
-from doctor.cli.options import (IMAGE, IMAGE_TAR, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT, PLATFORM, PULL, PYTHON, ROOT,
+from doctor.cli.options import (IMAGE, IMAGE_TAR, MAX_IMAGE_DISK, MAX_IMAGE_ENTRIES, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT, PLATFORM, PULL, PYTHON, ROOT,
                                 STAGE, float_option, image_request, pick_language)
 from doctor.errors import UsageError
+from doctor.findings import cmd
 from doctor.i18n import tr
 from doctor.cli.plan_render import print_plan
 
@@ -32,7 +33,7 @@ def fix_command(
     with_mooncake: bool = typer.Option(False, "--with-mooncake", help="Also install the row's Mooncake."),
     vllm_from: str = typer.Option("index", "--vllm-from", help="index (wheel, --no-deps) or source (VLLM_TARGET_DEVICE=empty build from the git tag)."),
     vllm_repo: str = typer.Option("https://github.com/vllm-project/vllm", "--vllm-repo", help="git URL (or a mirror) for --vllm-from source."),
-    installer: str = typer.Option("pip", "--installer", help="pip (default) or uv (when on PATH)."),
+    installer: str = typer.Option("auto", "--installer", help="auto (default: uv resolves, and installs where the target allows it; pip otherwise), pip, or uv (everything, printed commands too)."),
     apply: bool = typer.Option(False, "--apply", help="Carry the plan out as one transaction (else: dry run)."),
     offline: bool = typer.Option(False, "--offline", help="Do not ask the resolver: the matrix-only plan, marked 'not resolved'."),
     bundle: Optional[str] = typer.Option(None, "--bundle", help="Write a bundle for an offline node to DIR; with --apply, install only from DIR."),
@@ -57,6 +58,8 @@ def fix_command(
     image_tar: Optional[str] = IMAGE_TAR,
     platform: Optional[str] = PLATFORM,
     pull: bool = PULL,
+    max_image_entries: Optional[int] = MAX_IMAGE_ENTRIES,
+    max_image_disk: Optional[int] = MAX_IMAGE_DISK,
 ) -> None:
     """Plan (and with --apply carry out) a pinned, ordered reinstall that makes the stack consistent."""
     from doctor.cli.invocation import rerun_of
@@ -69,14 +72,15 @@ def fix_command(
         check=CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot, stage=stage,
                            matrix=list(matrix), npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi, serve_args=serve_args,
                            serve_args_file=serve_args_file, model=model,
-                           image=image_request(image, image_tar, platform, pull, language)),
+                           image=image_request(image, image_tar, platform, pull, language, max_image_entries,
+                                               max_image_disk)),
         target=target, prefer=prefer, with_mooncake=with_mooncake, vllm_from=vllm_from, vllm_repo=vllm_repo,
         installer=installer, apply=apply, requirements=requirements, offline=offline, bundle=bundle,
         platform=list(bundle_platform), python_version=python_version, abi=list(abi), smoke=not no_smoke,
         step_timeout=step_timeout, verbose=verbose, lang=language, tuning_patch=tuning_patch)
 
     def resolving(installer_kind: str) -> "_busy":
-        return _busy(tr("plan.resolving", language, installer=installer_kind))
+        return _busy(tr("plan.resolving", language, installer=installer_kind), language, enabled=not as_json)
 
     if bundle and not apply:
         from doctor.cli.bundle import print_bundle
@@ -115,13 +119,14 @@ def fix_command(
                 doc["image"] = image_json(image_facts, outcome.image_judgement, language)
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
         else:
+            image_ref = None
             if image_facts is not None:
                 from doctor.render_image import fix_notes
 
                 for line in fix_notes(image_facts, outcome.image_judgement, language):
                     _out(line)
-            print_plan(plan, language, rerun=rerun)
-            print_dry_run_footer(plan, language, rerun)
+                image_ref = image_facts.names[0] if image_facts.names else image_facts.ref
+            print_plan(plan, language, rerun=rerun, dry_run=True, image_ref=image_ref)
         raise typer.Exit(outcome.exit_code)
 
     if outcome.unresolvable:  # the plan was shown with the resolver's message; nothing changed
@@ -148,8 +153,17 @@ def fix_command(
         }
         sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     else:
+        # the verdict first, then how to undo it, then the detail
+        *stages, verdict = apply_verdict_lines(final.verdict, smoke, outcome.smoke_skipped, not no_smoke, code, language)
+        _out(verdict)
         if result is not None:
-            _out(tr("fix.applied", language, id=result.txn_id, python=outcome.target_python))
+            from doctor.shell.apply import rollback_argv
+
+            _out(tr("fix.applied", language, id=result.txn_id))
+            _out("  " + cmd(*rollback_argv(outcome.target_python or "python3")).shell())
+        for line in stages:
+            _out(line)
+        if result is not None:
             for n, (a, b) in result.changed.items():
                 _out(f"  {n}: {a or '-'} -> {b or '-'}")
             for line in verification_lines(result.verification, language):
@@ -159,8 +173,6 @@ def fix_command(
 
         print_check(final.verdict, stage=final.ctx.stage, target_row=final.ctx.release.key if final.ctx.release else None,
                     timings=final.timings, lang=language, verbose=False, exit_code=code, summary=False)
-        for line in apply_verdict_lines(final.verdict, smoke, outcome.smoke_skipped, not no_smoke, code, language):
-            _out(line)
     raise typer.Exit(code)
 
 
@@ -170,15 +182,6 @@ def add_alternative_commands(doc: dict, plan, rerun) -> None:
 
     for a, shown in zip(plan.alternatives, doc.get("alternatives") or []):
         shown["command"] = alternative_command(a, rerun).shell()
-
-
-def print_dry_run_footer(plan, lang: str, rerun) -> None:
-    """Nothing changed; when there is something to carry out, the command that does it."""
-    if plan.runnable:
-        _out(tr("fix.dry", lang))
-        _out("  " + rerun(apply=True).shell())
-    else:
-        _out(tr("fix.dry_nothing", lang))
 
 
 def apply_verdict_lines(final, smoke, smoke_skipped: bool, smoke_wanted: bool, code: int, lang: str):
@@ -217,19 +220,30 @@ def apply_verdict_lines(final, smoke, smoke_skipped: bool, smoke_wanted: bool, c
 
 
 class _busy:
-    """A spinner on stderr while the resolver runs (only on a terminal)."""
+    """A spinner on stderr while the resolver runs (only on a terminal, never with --json), with
+    what it is doing (which index, how many packages) and the seconds it has waited."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, lang: str = "en", enabled: bool = True):
         self.text = text
+        self.lang = lang
+        self.enabled = enabled
         self.status: Optional["Status"] = None
+        self.began = 0.0
 
     def __enter__(self):
-        if sys.stderr.isatty():
-            from rich.console import Console
+        import time
 
-            self.status = Console(stderr=True).status(self.text)
+        self.began = time.monotonic()
+        if self.enabled and sys.stderr.isatty():
+            from doctor import terminal
+
+            self.status = terminal.console(stderr=True).status(self.text)
             self.status.__enter__()
         return self
+
+    def update(self, key: str, **values) -> None:
+        if self.status is not None:
+            self.status.update(tr(key, self.lang, **values))
 
     def __exit__(self, *exc):
         if self.status is not None:
@@ -262,11 +276,15 @@ def print_tuning_patch(patch, lang: str) -> None:
 
 
 def _out(text: str) -> None:
-    print(text)
+    from doctor import terminal
+
+    terminal.say(text)
 
 
 def _err(text: str) -> None:
-    print(text, file=sys.stderr)
+    from doctor import terminal
+
+    terminal.say(text, sys.stderr)
 
 
 def print_before_after(before, after, lang: str) -> None:

@@ -40,15 +40,21 @@ def guard_command(
         raise UsageError("guard: give the command after --, e.g. ascend-doctor guard -- pip install vllm==0.11.0")
     opts = CheckOptions(root=root, python=python, stage=stage, matrix=list(matrix))
     env = dict(os.environ)
-    result = guard_run = run_guard(argv, opts, env, requirement_files=list(requirement), timeout=timeout)
+    from doctor.cli.fix import _busy
+
+    with _busy(tr("plan.resolving", language, installer="pip"), language, enabled=not as_json) as busy:
+        result = guard_run = run_guard(argv, opts, env, requirement_files=list(requirement), timeout=timeout,
+                                       progress=busy.update)
     j = result.judgement
     code = j.exit_code
     if as_json:
         doc = j.to_json(language)
     else:
-        print_judgement(j, language)
+        print_judgement(j, language, result.facts.python.executable if result.facts.python else None)
     if run and j.command.sub in ("install", "uninstall", "other") and code != EXIT_BREAKS:
-        echo = (lambda s: print(s, file=sys.stderr)) if as_json else print
+        from doctor import terminal
+
+        echo = (lambda s: terminal.say(s, sys.stderr)) if as_json else terminal.say
         if not as_json:
             _line(tr("guard.running", language, command=shlex.join(j.command.argv)))
         rc = run_command(guard_run, env, timeout, echo)
@@ -66,48 +72,57 @@ def guard_command(
 
 
 def _line(text: str) -> None:
-    print(text)
+    from doctor import terminal
+
+    terminal.say(text)  # names, versions and pip's messages are data
 
 
-def print_judgement(j, lang: str) -> None:
+def print_judgement(j, lang: str, python: Optional[str] = None) -> None:
+    """The verdict first (safe, warns, breaks), then what to run instead, then the detail: what
+    would be replaced and violated, what check would report, and what pip would install."""
+    from doctor.findings import cmd
     from doctor.i18n import tr
+    from doctor.textsafe import clean
     from doctor.usecases.guard import EXIT_BREAKS, EXIT_SAFE
 
-    _line(tr("guard.header", lang, command=shlex.join(j.command.argv)))
+    _line(tr("guard.header", lang, command=clean(shlex.join(j.command.argv))))
     if j.note is not None:
         _line(j.note.text(lang))
         return
+    key = {EXIT_SAFE: "guard.safe", EXIT_BREAKS: "guard.breaks"}.get(j.exit_code, "guard.warns")
+    mark = {EXIT_SAFE: "✓", EXIT_BREAKS: "✗"}.get(j.exit_code, "!")
+    _line(f"{mark} " + tr(key, lang) + tr("guard.exit", lang, code=j.exit_code))
     if j.failure is not None:
         _line(tr("guard.not_resolved", lang, kind=j.failure.kind))
         for x in j.failure.message.splitlines():
-            _line(f"  {x}")
+            _line(f"  {clean(x)}")
         for h in j.failure.hosts:
             _line("  " + tr("guard.host_failed", lang, host=h.host, how=h.how))
-    if j.resolved:
-        _line(tr("guard.would_install", lang) + " " + ", ".join(f"{r.name} {r.version}" for r in j.resolved))
+    if j.exit_code != EXIT_SAFE and j.failure is None:
+        if j.instead is not None:
+            _line(tr("guard.instead", lang) + " " + j.instead.label.text(lang))
+            _line("  " + j.instead.shell())
+        elif j.exit_code == EXIT_BREAKS:
+            _line(tr("guard.no_instead", lang))
+            _line("  " + cmd("ascend-doctor", "fix", *(("--python", python) if python else ())).shell())
+        for w in j.instead_why:
+            _line(f"  {w.text(lang)}")
     replaced = [c for c in j.changes if c.before is not None]
     if replaced:
         _line(tr("guard.replaced", lang))
         for c in replaced:
-            _line(f"  {c.name}: {c.before} -> {c.after or '-'}")
+            _line(clean(f"  {c.name}: {c.before} -> {c.after or '-'}"))
     if j.violated:
         _line(tr("guard.violated", lang))
         for v in j.violated:
-            _line(f"  {v}")
+            _line(f"  {clean(v)}")
     if j.broken:
         _line(tr("guard.findings", lang))
         for f in j.broken:
-            _line(f"  [{f.status}] {f.id}: {f.title.text(lang)}")
-    if j.exit_code != EXIT_SAFE and j.failure is None:
-        for w in j.instead_why:
-            _line(f"  {w.text(lang)}")
-        if j.instead is not None:
-            _line(tr("guard.instead", lang) + " " + j.instead.label.text(lang))
-            _line(j.instead.shell())
-        elif j.exit_code == EXIT_BREAKS:
-            _line(tr("guard.no_instead", lang))
-    key = {EXIT_SAFE: "guard.safe", EXIT_BREAKS: "guard.breaks"}.get(j.exit_code, "guard.warns")
-    _line(tr(key, lang))
+            _line(clean(f"  [{f.status}] {f.id}: {f.title.text(lang)}"))
+    if j.resolved:
+        _line(tr("guard.would_install", lang, n=len(j.resolved)) + " "
+              + ", ".join(clean(f"{r.name} {r.version}") for r in j.resolved))
 
 
 def check_requirements(opts, files: List[str], as_json: bool, lang: str, verbose: bool, fail_on: str) -> None:
@@ -144,7 +159,8 @@ def check_requirements(opts, files: List[str], as_json: bool, lang: str, verbose
         from doctor.render import print_check
 
         _line(tr("guard.requirements_header", lang, files=", ".join(files)))
-        if j.resolved:
-            _line(tr("guard.would_install", lang) + " " + ", ".join(f"{r.name} {r.version}" for r in j.resolved))
         print_check(verdict, stage=opts.stage, target_row=None, timings=timings, lang=lang, verbose=verbose, exit_code=code)
+        if j.resolved:  # detail, after the verdict
+            _line(tr("guard.would_install", lang, n=len(j.resolved)) + " "
+                  + ", ".join(f"{r.name} {r.version}" for r in j.resolved))
     raise typer.Exit(code)

@@ -51,3 +51,44 @@ def rerun_of(ctx) -> Rerun:
 
     return rerun
 
+
+
+def _same_file(a: str, b: str) -> bool:
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def entry_point(argv0: str, executable: str) -> List[str]:
+    """The running doctor as an absolute command: the console script that was started, else the
+    one installed next to the interpreter (``python -m doctor`` from an installed doctor), else
+    ``PYTHON -m doctor``."""
+    import os
+
+    from doctor.program import DOCTOR
+
+    if os.path.basename(argv0) == DOCTOR and os.path.isfile(argv0):
+        return [os.path.abspath(argv0)]
+    beside = os.path.join(os.path.dirname(executable), DOCTOR) if executable else ""
+    if beside and os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return [beside]
+    return [executable or "python3", "-m", "doctor"]
+
+
+def doctor_program(env, argv0: Optional[str] = None, executable: Optional[str] = None) -> List[str]:
+    """How a printed command starts this doctor: plain ``ascend-doctor`` when that name, looked up
+    on the user's PATH, is this doctor; else the absolute entry point (nothing on PATH, another
+    install first on it, a venv nobody activated)."""
+    import shutil
+    import sys
+
+    from doctor.program import DOCTOR
+
+    entry = entry_point(sys.argv[0] if argv0 is None else argv0, sys.executable if executable is None else executable)
+    found = shutil.which(DOCTOR, path=env.get("PATH") or None) if env.get("PATH") else None
+    if found and len(entry) == 1 and _same_file(found, entry[0]):
+        return [DOCTOR]
+    return entry

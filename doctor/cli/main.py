@@ -8,7 +8,7 @@ from typing import List, Optional, Sequence, Tuple
 import typer
 
 from doctor import __version__
-from doctor.cli.options import (HCCN_TIMEOUT, HCCN_TOOL, IMAGE, IMAGE_TAR, JSON, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT,
+from doctor.cli.options import (HCCN_TIMEOUT, HCCN_TOOL, IMAGE, IMAGE_TAR, MAX_IMAGE_DISK, MAX_IMAGE_ENTRIES, JSON, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT,
                                 PLATFORM, PULL, PYTHON, ROOT, SITE, STAGE, image_request, pick_language)
 from doctor.errors import DoctorError, UsageError
 
@@ -70,6 +70,8 @@ def check(
     image_tar: Optional[str] = IMAGE_TAR,
     platform: Optional[str] = PLATFORM,
     pull: bool = PULL,
+    max_image_entries: Optional[int] = MAX_IMAGE_ENTRIES,
+    max_image_disk: Optional[int] = MAX_IMAGE_DISK,
     requirements: List[str] = typer.Option([], "--requirements", help="Judge the environment as it would be after `pip install -r FILE` (nothing is installed; docs/guard.md)."),
 ) -> None:
     """Probe every layer of the stack and give one verdict, root cause first."""
@@ -91,7 +93,8 @@ def check(
                                         npu_smi=npu_smi, serve_args=serve_args, serve_args_file=serve_args_file,
                                         mooncake_master=mooncake_master, hccn_tool=hccn_tool, hccn_timeout=hccn_timeout,
                                         model=model, verify_weights=verify_weights, verify_sample=verify_sample,
-                                        progress=progress, image=image_request(image, image_tar, platform, pull, lang)))
+                                        progress=progress, image=image_request(image, image_tar, platform, pull, lang,
+                                                            max_image_entries, max_image_disk)))
     code = result.verdict.exit_code(fail_on)
     if as_json:
         from doctor.render import check_json
@@ -105,14 +108,16 @@ def check(
         sys.stdout.write(text + "\n")
     else:
         from doctor.render import print_check
+        from doctor.usecases.check import no_ascend_stack
 
         if result.facts.image is not None:
             from doctor.render_image import print_image
 
-            print_image(result.facts.image, result.image, lang, failing=code != 0)
-
+            print_image(result.facts.image, result.image, lang, part="identity")
         print_check(result.verdict, stage=result.ctx.stage, target_row=result.ctx.release.key if result.ctx.release else None,
-                    timings=result.timings, lang=lang, verbose=verbose, exit_code=code)
+                    timings=result.timings, lang=lang, verbose=verbose, exit_code=code, no_ascend=no_ascend_stack(result))
+        if result.facts.image is not None:  # detail: digest, base, the layer each problem came from
+            print_image(result.facts.image, result.image, lang, failing=code != 0, part="detail")
     raise typer.Exit(code)
 
 
@@ -134,6 +139,8 @@ def snapshot(
     image_tar: Optional[str] = IMAGE_TAR,
     platform: Optional[str] = PLATFORM,
     pull: bool = PULL,
+    max_image_entries: Optional[int] = MAX_IMAGE_ENTRIES,
+    max_image_disk: Optional[int] = MAX_IMAGE_DISK,
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the snapshot to FILE instead of stdout."),
 ) -> None:
     """Write every observed fact as JSON on stdout (secrets in env vars redacted)."""
@@ -143,7 +150,8 @@ def snapshot(
                                 npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi, serve_args=serve_args,
                                 serve_args_file=serve_args_file, mooncake_master=mooncake_master,
                                 hccn_tool=hccn_tool, hccn_timeout=hccn_timeout, ping_npu=list(ping_npu), model=model,
-                                image=image_request(image, image_tar, platform, pull)))
+                                image=image_request(image, image_tar, platform, pull, None, max_image_entries,
+                                                    max_image_disk)))
     text = snapshot_json(facts) + "\n"
     if output is None:
         sys.stdout.write(text)
@@ -220,9 +228,13 @@ def main(argv: Optional[List[str]] = None) -> None:
     and every child process ends with the doctor (signals included: shell/proc.py)."""
     from doctor.shell import proc
 
+    from doctor import program
+    from doctor.cli.invocation import doctor_program
+
     proc.install_signal_handlers()
     code = 0
     try:
+        program.use(doctor_program(os.environ))
         args = sys.argv[1:] if argv is None else argv
         result = make_app(named_command(args))(args=args, prog_name="ascend-doctor", standalone_mode=False)
         code = result if isinstance(result, int) else 0
@@ -237,6 +249,9 @@ def main(argv: Optional[List[str]] = None) -> None:
         stop = proc.stop_behind(e)
         if stop is not None:
             code = _stopped(stop)
+        elif type(e).__name__ == "NoArgsIsHelpError":  # bare `ascend-doctor` (or a group): its help, as pip does
+            print(e.ctx.get_help())  # type: ignore[attr-defined]
+            code = 0
         elif hasattr(e, "exit_code") and hasattr(e, "format_message"):  # click usage errors
             _say(f"ascend-doctor: error: {e.format_message()}")
             code = e.exit_code
@@ -250,6 +265,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             code = 1
     finally:
         proc.kill_all()
+        program.use([program.DOCTOR])  # an in-process caller (a test) starts from the plain name
     stopped = proc.signalled()
     if stopped is not None and code in (0, 3, 4):
         code = 128 + stopped  # a signal whose exception Python swallowed still ends the run as stopped
@@ -269,8 +285,11 @@ def _stopped(stop: BaseException) -> int:
 
 
 def _say(line: str) -> None:
-    """stderr may be gone (the terminal of a dropped SSH session): never fail on it."""
+    """stderr may be gone (the terminal of a dropped SSH session): never fail on it. A message
+    quotes data (a path, a name from a file): its control characters are shown escaped."""
+    from doctor.textsafe import clean_block
+
     try:
-        print(line, file=sys.stderr)
+        print(clean_block(line), file=sys.stderr)
     except OSError:
         pass

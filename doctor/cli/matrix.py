@@ -36,7 +36,7 @@ FIELDS = (
     "vllm", "vllm_alternatives", "python", "requires_python", "cann", "cann_by_hardware", "torch",
     "torch_npu", "torch_npu_recommended", "torchvision", "torchaudio", "triton_ascend",
     "triton_ascend_alternatives", "transformers", "numpy", "extra_requirements", "glibc_min",
-    "glibc_by_arch", "hardware", "mooncake", "mooncake_install", "images", "extra_index_urls",
+    "glibc_by_arch", "hardware", "mooncake", "mooncake_install", "images", "vllm_by_image", "extra_index_urls",
     "distribution", "official_row", "curated", "released",
 )
 
@@ -90,9 +90,9 @@ def _fmt(value) -> str:
 
 
 def _console():
-    from rich.console import Console
+    from doctor import terminal
 
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal.console(highlight=False, soft_wrap=True)
     if not console.is_terminal:  # piped or captured: do not squeeze the wide table into 80 columns
         console.width = max(console.width, 180)
     return console
@@ -247,17 +247,20 @@ def _read_versions(path: str) -> List[str]:
 def verify(
     metadata: List[str] = typer.Option([], "--metadata", help="Offline: index metadata JSON (the shape of tests/data/index-metadata.json); repeatable."),
     versions: Optional[str] = typer.Option(None, "--versions", help="Offline: a file listing the index's versions, one per line."),
+    torch_npu_files: Optional[str] = typer.Option(None, "--torch-npu-files", help="Offline: a file listing the index's torch-npu wheel file names, one per line (checks the torch-npu table for every Python it covers)."),
     timeout: float = INDEX_TIMEOUT,
     as_json: bool = JSON_OPT,
     matrix: List[str] = MATRIX,
     lang: Optional[str] = LANG,
 ) -> None:
     """Check the matrix against package-index metadata: exit 0 when all agree, 3 otherwise."""
-    from doctor.matrix.verify import fetch_index_metadata, load_metadata_file, verify as run_verify
+    from doctor.matrix.verify import (fetch_index_metadata, load_metadata_file, torch_npu_files as index_torch_npu_files,
+                                      verify as run_verify, verify_torch_npu)
 
     language = pick_language(lang)
     m = _load(matrix)
     listed: Optional[List[str]] = _read_versions(versions) if versions else None
+    npu_files: Optional[List[str]] = _read_versions(torch_npu_files) if torch_npu_files else None
     if metadata:
         packages = []
         for path in metadata:
@@ -271,9 +274,13 @@ def verify(
             print(tr("matrix.verify.reading", language, urls=", ".join(cfg.urls)), file=sys.stderr)
         with _progress(language) as step:
             packages, index_listed = fetch_index_metadata(client, progress=step)
+            if npu_files is None:
+                npu_files = index_torch_npu_files(client)
         listed = (listed or []) + index_listed
         where = ", ".join(cfg.urls)
     found = run_verify(m, packages, index_versions=listed, include_explained=True)
+    if npu_files is not None:
+        found += verify_torch_npu(m, npu_files)
     unexplained = [d for d in found if not d.explained]
     checked = len({p.get("version") for p in packages if p.get("name", "").replace("_", "-").lower() == "vllm-ascend"})
     if as_json:
@@ -299,11 +306,12 @@ class _progress:
 
     def __enter__(self) -> Callable[[int, int, str], None]:
         if sys.stderr.isatty():
-            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+            from doctor import terminal
+
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                console=Console(stderr=True), transient=True)
+                                console=terminal.console(stderr=True), transient=True)
             self.bar.start()
         return self.step
 
@@ -342,8 +350,18 @@ def sync(
         sys.stdout.write(result.text)
         print(tr("matrix.sync.dry_run", language, count=len(result.added), newest=result.newest_curated, path=result.path),
               file=sys.stderr)
+        _print_unchecked(result, language, file=sys.stderr)
         return
     if result.added:
         print(tr("matrix.sync.wrote", language, path=result.path, added=", ".join(result.added)))
+        _print_unchecked(result, language)
     else:
         print(tr("matrix.sync.nothing_new", language, newest=result.newest_curated, urls=", ".join(cfg.urls), path=result.path))
+
+
+def _print_unchecked(result, language: str, file=None) -> None:
+    """Which tuning rows a synced release was not checked against (their windows are open-ended)."""
+    for version, items in result.unchecked.items():
+        if items:
+            print(tr("matrix.sync.tuning_unchecked", language, version=version, count=len(items),
+                     checked=result.tuning_checked_through, items=", ".join(items)), file=file or sys.stdout)

@@ -40,6 +40,9 @@ def build_command(
     cmake_arg: List[str] = typer.Option([], "--cmake-arg", help="Extra CMake argument (repeatable), e.g. -DUSE_ETCD=ON."),
     log: Optional[str] = typer.Option(None, "--log", help="Log file (default: ~/.cache/ascend-doctor/mooncake-build-<time>.log)."),
     keep_build: bool = typer.Option(False, "--keep-build", help="Keep the temporary build directory."),
+    stage_into: Optional[str] = typer.Option(None, "--stage-into", hidden=True,
+                                             help="Only build, and install into this staging directory (fix --apply "
+                                                  "puts the tree in place through its transaction)."),
     as_json: bool = JSON,
     lang: Optional[str] = LANG,
 ) -> None:
@@ -66,17 +69,17 @@ def build_command(
     validate_python(resolved, dict(os.environ))
     opts = BuildOptions(tag=tag, source=os.path.abspath(source) if source else None, python=os.path.abspath(resolved),
                         with_system_deps=with_system_deps, jobs=jobs, prefix=os.path.abspath(prefix),
-                        cmake_args=list(cmake_arg), log=log, keep_build=keep_build)
+                        cmake_args=list(cmake_arg), log=log, keep_build=keep_build,
+                        stage_into=os.path.abspath(stage_into) if stage_into else None)
     signatures = _signatures()
     if as_json:
         result = run_build(opts, signatures=signatures)
         sys.stdout.write(json.dumps(result.to_json(), ensure_ascii=False, indent=2) + "\n")
     else:
-        from rich.console import Console
-
+        from doctor import terminal
         from doctor.cli.mooncake_render import PlainReporter, RichReporter
 
-        console = Console(stderr=True, highlight=False)
+        console = terminal.console(stderr=True, highlight=False)
         reporter: PlainReporter | RichReporter = RichReporter(console) if console.is_terminal else PlainReporter(console)
         try:
             result = run_build(opts, reporter=reporter, signatures=signatures)
@@ -96,10 +99,17 @@ def _signatures():
 
 
 def _print(result, lang: str) -> None:
-    from rich.console import Console
     from rich.text import Text
 
-    out = Console(highlight=False)
+    from doctor import terminal
+
+    plain = terminal.console(highlight=False)
+
+    class _Out:  # build output and known-error texts are data: never read as markup
+        def print(self, what) -> None:
+            plain.print(what, markup=False)
+
+    out = _Out()
     if result.ok:
         tag = result.tag or tr("mooncake_build.local_source", lang)
         out.print(Text(tr("mooncake_build.built", lang, tag=tag), style="bold green"))

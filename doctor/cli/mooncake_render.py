@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, Sequence
 
+from doctor import textsafe
 from doctor.shell.mooncake_build import Reporter, StepResult
 
 if TYPE_CHECKING:  # rich is imported lazily at run time
@@ -23,11 +24,11 @@ class PlainReporter(Reporter):
         self.console = console
 
     def start(self, name: str, argv: Sequence[str]) -> None:
-        self.console.print(f"→ {name}: {_show(argv)[:200]}")
+        self.console.print(f"→ {name}: {textsafe.clean(_show(argv)[:200])}", markup=False)
 
     def finish(self, name: str, result: StepResult) -> None:
         mark = "✓" if result.ok else "✗"
-        self.console.print(f"{mark} {name} ({result.duration_s:.1f}s)")
+        self.console.print(f"{mark} {name} ({result.duration_s:.1f}s)", markup=False)
 
     def close(self) -> None:
         pass
@@ -45,15 +46,11 @@ class RichReporter(Reporter):
         self.tasks: Dict[str, TaskID] = {}
 
     def start(self, name: str, argv: Sequence[str]) -> None:
-        from rich.markup import escape
+        self.tasks[name] = self.progress.add_task(name, total=None, last=textsafe.markup(_show(argv)[:80]))
 
-        self.tasks[name] = self.progress.add_task(name, total=None, last=escape(_show(argv)[:80]))
-
-    def tick(self, name: str, last_line: str) -> None:
-        from rich.markup import escape
-
+    def tick(self, name: str, last_line: str) -> None:  # a line of the build's log: data
         if name in self.tasks:
-            self.progress.update(self.tasks[name], last=escape(last_line[-90:]))
+            self.progress.update(self.tasks[name], last=textsafe.markup(last_line[-90:]))
 
     def finish(self, name: str, result: StepResult) -> None:
         if name in self.tasks:

@@ -51,15 +51,19 @@ IMAGE = typer.Option(None, "--image", help="Judge a Docker image (from the local
 IMAGE_TAR = typer.Option(None, "--image-tar", help="Judge a `docker save` or OCI-layout tarball (no daemon needed).")
 PLATFORM = typer.Option(None, "--platform", help="Variant of a multi-platform image: linux/arm64 or linux/amd64.")
 PULL = typer.Option(False, "--pull", help="Pull --image first (with --platform, that variant).")
+MAX_IMAGE_ENTRIES = typer.Option(None, "--max-image-entries",
+                                 help="Most entries an image's layers may hold, in all (default 2000000).")
+MAX_IMAGE_DISK = typer.Option(None, "--max-image-disk",
+                              help="Most MiB reading an image may write to the temporary directory (default 2048).")
 
 
 def image_request(image: Optional[str], image_tar: Optional[str], platform: Optional[str], pull: bool,
-                  lang: Optional[str] = None):
-    """The --image/--image-tar/--platform/--pull options of check, snapshot and fix (None when
-    none is given: a host check loads none of the image code)."""
-    if not (image or image_tar or platform or pull):
+                  lang: Optional[str] = None, max_entries: Optional[int] = None, max_disk: Optional[int] = None):
+    """The --image/--image-tar/--platform/--pull/--max-image-* options of check, snapshot and fix
+    (None when none is given: a host check loads none of the image code)."""
+    if not (image or image_tar or platform or pull or max_entries or max_disk):
         return None
     from doctor.usecases.image import ImageRequest
 
     return ImageRequest(image=image, image_tar=image_tar, platform=platform, pull=pull,
-                        lang=pick_language(lang))
+                        lang=pick_language(lang), max_entries=max_entries, max_disk_mb=max_disk)

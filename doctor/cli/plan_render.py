@@ -13,22 +13,32 @@ from doctor.render import COMMAND, console_lines
 STEP = "   "  # indent of a step's command and words under its title
 
 
-def print_plan(plan, lang: str, file=None, rerun: Optional[Rerun] = None) -> None:
+def print_plan(plan, lang: str, file=None, rerun: Optional[Rerun] = None, dry_run: bool = False,
+               image_ref: Optional[str] = None) -> None:
     """``rerun(**changes)`` rebuilds the command that made the plan with one option changed (the
-    other ways are offered as commands); without it they are offered as ``ascend-doctor fix ...``."""
+    other ways are offered as commands); without it they are offered as ``ascend-doctor fix ...``.
+    ``dry_run``: the verdict (nothing changed, and what carries the plan out) comes right after
+    the header, before the detail; ``image_ref``: the plan is for that image, carried out by a
+    Dockerfile built FROM it (an image is not changed in place)."""
     from doctor.plan.builder import note_text
     from doctor.plan.steps import kind_of
 
     out = console_lines(file)
     out(tr("fix.header", lang, target=plan.target, row=plan.row), "bold")
+    failed = (plan.resolution or {}).get("status") == "failed"
+    if dry_run:
+        print_dry_run_verdict(out, plan, lang, rerun, image_ref)
+    if failed or not dry_run:
+        print_resolution(plan, lang, out)
     out(tr("fix.why", lang, why=plan.choice_why.text(lang)), "dim")
     if plan.pins:
         out(tr("fix.pins", lang), "bold")
         width = max(len(n) for n in plan.pins)
         for name in sorted(plan.pins):
             out.parts(("  " + name.ljust(width) + "  ", "cyan"), (plan.pins[name], None))
-    print_resolution(plan, lang, out)
-    if plan.empty:
+    if dry_run and not failed:
+        print_resolution(plan, lang, out)
+    if plan.empty and not dry_run:
         out(tr("fix.empty", lang), "green")
     first_run = next((i for i, s in enumerate(plan.steps) if s.runs), len(plan.steps))
     first = [s for s in plan.steps[:first_run] if s.kind == "vendor"]
@@ -66,6 +76,41 @@ def print_plan(plan, lang: str, file=None, rerun: Optional[Rerun] = None) -> Non
         out(tr("fix.notes", lang), "bold")
         for it in notes:
             out(f"- {it}", "dim")
+
+
+def print_dry_run_verdict(out, plan, lang: str, rerun: Optional[Rerun], image_ref: Optional[str]) -> None:
+    """What the dry run comes to, and the one thing to run: nothing to change; the plan cannot
+    be proven (the resolver's message follows); the command that carries it out; for an image
+    the Dockerfile lines (an image is not changed in place); or that only hand steps are left."""
+    if plan.empty:
+        out(tr("fix.empty", lang), "green")
+        return
+    if (plan.resolution or {}).get("status") == "failed":
+        return  # print_resolution says why, and what works instead
+    if image_ref is not None and plan.runnable:
+        out(tr("fix.dry_image", lang, ref=image_ref), "bold")
+        out(COMMAND[:2] + f"FROM {image_ref}", "cyan")
+        unresolved = []
+        for i, s in enumerate(plan.runnable, 1):
+            if s.argv:
+                out(COMMAND[:2] + "RUN " + _argv_shell(s), "cyan")
+            else:
+                unresolved.append(str(i))
+        if unresolved:
+            out(tr("fix.dry_image.unresolved", lang, steps=", ".join(unresolved)), "yellow")
+        return
+    if plan.runnable and rerun is not None:
+        out(tr("fix.dry", lang), "bold")
+        out(COMMAND[:2] + rerun(apply=True).shell(), "cyan")
+        return
+    out(tr("fix.dry_nothing", lang), "bold")
+
+
+def _argv_shell(step) -> str:
+    import shlex
+
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in step.env.items())
+    return (env + " " if env else "") + shlex.join(step.argv)
 
 
 def _hand_step(out, s, lang: str) -> None:

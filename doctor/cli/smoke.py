@@ -19,7 +19,7 @@ def smoke_command(
     timeout: Optional[float] = float_option(None, "--timeout", help="Seconds each stage may take (default 600)."),
     config: Optional[str] = Opt(None, "--config", help="Stage configuration (TOML; default $ASCEND_DOCTOR_SMOKE_CONFIG "
                                                      "or ~/.config/ascend-doctor/smoke.toml); flags override it."),
-    stages: Optional[str] = Opt(None, "--stages", help="Comma-separated: model,vllm,endpoint,collective "
+    stages: Optional[str] = Opt(None, "--stages", help="Comma-separated: model,vllm,endpoint,kvpool,collective "
                                                      "(default: what the other options ask for)."),
     model: Optional[str] = Opt(None, "--model", help="A local Hugging Face model directory (never downloaded)."),
     tokens: Optional[int] = Opt(None, "--tokens", help="Greedy tokens per prompt (default 8)."),
@@ -44,6 +44,15 @@ def smoke_command(
     duration: Optional[str] = Opt(None, "--duration", help="Soak: keep the load for this long (2h, 30m) and watch memory."),
     sample_every: Optional[float] = float_option(None, "--sample-every", help="Soak: seconds between memory samples (default 60)."),
     server_pid: Optional[int] = Opt(None, "--server-pid", help="Soak: the server's PID (default: found by its port)."),
+    peer_endpoint: Optional[str] = Opt(None, "--peer-endpoint", help="kvpool: the second instance (another node) sharing the KV pool."),
+    master: Optional[str] = Opt(None, "--master", "--mooncake-master", help="kvpool: the Mooncake master, HOST:PORT[:METRICS_PORT] or http://HOST:METRICS_PORT."),
+    mooncake_config: Optional[str] = Opt(None, "--mooncake-config", help="kvpool: the servers' Mooncake JSON (default $MOONCAKE_CONFIG_PATH)."),
+    server_log: Optional[str] = Opt(None, "--server-log", help="kvpool: the vllm log with 'GPU KV cache size: N tokens' (when /metrics lacks it)."),
+    sweep: Optional[bool] = Opt(None, "--sweep", help="kvpool: also find the capacity knee (N documents, each sent twice)."),
+    sweep_docs: Optional[str] = Opt(None, "--sweep-docs", help="kvpool: document counts, e.g. 10-110:10 (default: around the predicted knee)."),
+    doc_len: Optional[int] = Opt(None, "--doc-len", help="kvpool: words per sweep document (default 10000)."),
+    sweep_concurrency: Optional[int] = Opt(None, "--sweep-concurrency", help="kvpool: sweep documents in flight (default 4)."),
+    report_file: Optional[str] = Opt(None, "--report", help="kvpool: write the pictures and figures as a self-contained HTML file."),
     devices: Optional[str] = Opt(None, "--devices", help="Collective stage across these devices: 0-7, 0,1 or all."),
     as_json: bool = JSON,
     lang: Optional[str] = LANG,
@@ -78,15 +87,28 @@ def smoke_command(
         "served_model": served_model, "requests": requests, "concurrency": concurrency, "input_len": input_len,
         "output_len": output_len, "warmup": warmup, "prefix_cache": prefix_cache, "slo": slo, "duration": seconds,
         "sample_every": sample_every, "server_pid": server_pid, "devices": devices,
+        "peer_endpoint": peer_endpoint, "master": master, "mooncake_config": mooncake_config, "server_log": server_log,
+        "sweep": sweep, "sweep_docs": sweep_docs, "doc_len": doc_len, "report": report_file,
+        "sweep_concurrency": sweep_concurrency,
+        # the request shape flags are the kvpool stage's too (a file's [endpoint] table is not)
+        "kv_requests": requests, "kv_concurrency": concurrency, "kv_input_len": input_len, "kv_output_len": output_len,
         "stages": [s.strip() for s in stages.split(",") if s.strip()] if stages is not None else None,
     }
     host = Host()
     opts = options(flags, config, host.env)
     if opts.model and not os.path.isdir(opts.model):
         raise UsageError(f"--model {opts.model}: not a directory (a local Hugging Face model directory)")
+    if "kvpool" in opts.wanted():
+        from doctor.usecases.smoke_kvpool import check_inputs
+
+        check_inputs(opts)
     target = python or default_python(host.env)
     report = run(opts, target, host, progress=_progress(language))
     code = report.exit_code()
+    if opts.report and "kvpool" in opts.wanted():
+        from doctor.usecases.smoke_kvpool import write_report
+
+        write_report(report, opts.report, language)
     if as_json:
         import json
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Optional
 
+from doctor import terminal, textsafe
 from doctor.i18n import tr
 from doctor.smoke.result import human_bytes
 
@@ -12,7 +13,6 @@ if TYPE_CHECKING:  # rich is imported lazily at run time
 
 
 def print_report(report: Any, lang: str, verbose: bool) -> None:
-    from rich.console import Console
     from rich.text import Text
 
     from doctor.render import print_check
@@ -22,7 +22,7 @@ def print_report(report: Any, lang: str, verbose: bool) -> None:
     print_check(report.verdict, stage="runtime", target_row=None, timings=timings, lang=lang, verbose=verbose,
                 exit_code=report.exit_code(), header=tr("smoke.cli.header", lang, device=report.device,
                                                         python=report.python), collapse=False)
-    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)  # never wrapped, never padded
+    console = terminal.console(file=sys.stdout, highlight=False, soft_wrap=True)  # never wrapped, never padded
     for stage in report.stages:
         m = stage.metrics
         if stage.name == "endpoint" and m.get("ttft_ms"):
@@ -33,6 +33,15 @@ def print_report(report: Any, lang: str, verbose: bool) -> None:
                 s = m.get(f"{key}_ms") or {}
                 console.print(Text("  " + tr("smoke.cli.latency", lang, metric=key.upper(),
                                             **{k: _num(s.get(k)) for k in ("mean", "p50", "p90", "p99")}), style="dim"))
+        if stage.name == "kvpool" and stage.status != "skip":
+            from doctor.smoke.kvpool_report import text_lines
+
+            for line in text_lines(m, lang):
+                console.print(Text(line, style="dim"))
+            if m.get("report"):
+                console.print(Text("  " + tr("smoke.cli.report_written", lang, path=m["report"])))
+            if m.get("report_error"):
+                console.print(Text("  " + tr("smoke.cli.report_error", lang, error=m["report_error"])))
         if stage.name == "collective" and (verbose or stage.status != "ok"):
             for row in m.get("sizes", []):
                 console.print(Text("  " + tr("smoke.cli.busbw", lang, size=human_bytes(row["bytes"]), time=row["time_us"],
@@ -49,19 +58,18 @@ class RichProgress:
     """One line on stderr: the running stage, a bar while requests or ranks are counted."""
 
     def __init__(self, lang: str) -> None:
-        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         self.lang = lang
         self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True)
+                            TimeElapsedColumn(), console=terminal.console(file=sys.stderr), transient=True)
         self.bar.start()
         self.task: Optional[TaskID] = None
         self.name = ""
 
     def stage(self, name: str) -> None:
         self.name = name
-        label = tr("smoke.cli.stage", self.lang, stage=name)
+        label = textsafe.markup(tr("smoke.cli.stage", self.lang, stage=name))
         if self.task is None:
             self.task = self.bar.add_task(label, total=None)
         else:
@@ -73,7 +81,7 @@ class RichProgress:
 
     def count(self, done: int, total: Optional[int], phase: str) -> None:
         if self.task is not None:
-            self.bar.update(self.task, description=f"{tr('smoke.cli.stage', self.lang, stage=self.name)} · {phase}",
+            self.bar.update(self.task, description=textsafe.markup(f"{tr('smoke.cli.stage', self.lang, stage=self.name)} · {phase}"),
                             completed=done, total=total)
 
     def close(self) -> None:

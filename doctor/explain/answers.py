@@ -1,6 +1,7 @@
 """What a matched line means: the Answer record, and how answers are chosen and ordered."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -74,6 +75,12 @@ class Answer:
         return (int(self.victim or self.wrapper), self.line, KINDS.index(self.kind),
                 CONFIDENCES.index(self.confidence))
 
+    def fix_text(self, lang: str = "en") -> str:
+        """The fix in words, its ``NAME==<pin>`` placeholders filled with the version the log
+        pins for NAME (``torch-npu 2.7.1 requires torch==2.7.1, but you have ...``); what the
+        log does not say is left for the reader, with where to find it."""
+        return fill_placeholders(self.fix.text(lang), [self.text, *self.before, *self.after], lang)
+
     def to_json(self, lang: str) -> Dict[str, object]:
         host = None
         if self.host is not None:
@@ -86,7 +93,7 @@ class Answer:
             "id": self.id,
             "layer": self.layer,
             "cause": self.cause.text(lang),
-            "fix": self.fix.text(lang),
+            "fix": self.fix_text(lang),
             "benign": self.benign,
             "finding": self.finding,
             "line": self.line,
@@ -130,3 +137,22 @@ def primary(answers: Sequence[Answer]) -> Optional[Answer]:
         return None
     real = [a for a in candidates if not a.wrapper] or candidates
     return min(real, key=Answer.sort_key)
+
+
+_PINNED = re.compile(r"(?<![\w.-])([A-Za-z][\w.-]*)==<[^<>\s`]+>")
+
+
+def fill_placeholders(text: str, log: Sequence[str], lang: str) -> str:
+    from doctor.i18n import tr
+
+    said = "\n".join(log)
+
+    def pin(m: "re.Match[str]") -> str:
+        name = re.escape(m.group(1)).replace("\\-", "[-_]").replace("_", "[-_]")
+        found = re.search(rf"(?<![\w-]){name}\s*==\s*([0-9][\w.+!]*)", said, re.I)
+        return f"{m.group(1)}=={found.group(1)}" if found else m.group(0)
+
+    out = _PINNED.sub(pin, text)
+    if re.search(r"<[^<>\s`]*(pin|version|固定版本|版本)[^<>\s`]*>", out):
+        out += tr("explain.placeholder", lang)
+    return out

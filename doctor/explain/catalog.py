@@ -34,7 +34,9 @@ class Catalog:
     classifiers: Sequence[Classifier]
     tables: Tables
     matchers: List[Matcher] = field(default_factory=list)
-    by_code: Dict[str, Signature] = field(default_factory=dict)  # family:code -> signature
+    # family:code -> the signatures keyed on it, in file order: the first whose `requires` and
+    # `unless` fit the log explains the code (507033 with E30006 is another cause than with EL0004)
+    by_code: Dict[str, List[Signature]] = field(default_factory=dict)
     _compiled: Optional[Compiled] = None
 
     @property
@@ -54,7 +56,7 @@ class Catalog:
         for sig in cat.signatures:
             for ref in sig.codes:
                 family, _, code = ref.partition(":")
-                cat.by_code.setdefault(f"{family}:{normalise_code(family, code)}", sig)
+                cat.by_code.setdefault(f"{family}:{normalise_code(family, code)}", []).append(sig)
         cat.matchers = cat._matchers()
         return cat
 
@@ -99,11 +101,12 @@ class Catalog:
                 out.append(self._signature(sig, hit))
             elif kind == "form":
                 form = forms[name]
-                known = self.by_code.get(f"{form.family}:{normalise_code(form.family, hit.key)}")
-                if known is not None:  # a signature knows more about this code than the table
-                    if f"unless:{known.id}" in seen or (known.requires and f"requires:{known.id}" not in seen):
-                        continue
-                    out.append(self._signature(known, hit, code=normalise_code(form.family, hit.key)))
+                keyed = self.by_code.get(f"{form.family}:{normalise_code(form.family, hit.key)}")
+                if keyed:  # a signature knows more about this code than the table
+                    known = next((k for k in keyed if f"unless:{k.id}" not in seen
+                                  and (not k.requires or f"requires:{k.id}" in seen)), None)
+                    if known is not None:
+                        out.append(self._signature(known, hit, code=normalise_code(form.family, hit.key)))
                     continue
                 answer = self._code(form, hit)
                 if answer is not None:

@@ -7,8 +7,10 @@ from typing import Dict, List, Optional, Sequence
 
 from doctor.explain.answers import Answer
 from doctor.explain.nodes import Origin
+from doctor.findings import cmd
 from doctor.i18n import Text, tr
 from doctor.parse.logtime import format_stamp
+from doctor.textsafe import clean
 
 JSON_SCHEMA_VERSION = 1
 MAX_SHOWN = 300  # a matched line longer than this is cut in the human output only
@@ -56,14 +58,15 @@ def to_json(report: Report, lang: str) -> str:
 
 
 def _cut(text: str) -> str:
+    """A log line as shown: cut, its control characters escaped (a log is data: ESC c, CR...)."""
     text = text.strip()
-    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
+    return clean(text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "...")
 
 
 def _where(a: Answer, lang: str, many_files: bool) -> str:
     where = tr("explain.label.line", lang, line=a.line)
     if many_files and a.file:
-        where = f"{a.file}:{a.line}"
+        where = f"{clean(a.file)}:{a.line}"
     return where
 
 
@@ -79,12 +82,12 @@ def _block(a: Answer, lang: str, many_files: bool, context: bool) -> List[str]:
     out.append(f"  > {_cut(a.text)}")
     if context:
         out.extend(f"    | {_cut(t)}" for t in a.after)
-    out.append(f"  {tr('explain.label.cause', lang)}: {a.cause.text(lang)}")
-    out.append(f"  {tr('explain.label.fix', lang)}: {a.fix.text(lang)}")
+    out.append(f"  {tr('explain.label.cause', lang)}: {clean(a.cause.text(lang))}")  # may quote the log
+    out.append(f"  {tr('explain.label.fix', lang)}: {clean(a.fix_text(lang))}")
     for c in a.commands:  # each on a line of its own, runnable as printed; its label above it
         if c.label is not None:
             out.append(f"    # {c.label.text(lang)}")
-        out.append(f"    {c.shell()}")
+        out.append(f"    {clean(c.shell())}")
     if a.host is not None:
         h = a.host
         if h.confirmed:
@@ -100,6 +103,7 @@ def _block(a: Answer, lang: str, many_files: bool, context: bool) -> List[str]:
             out.append("  " + tr("explain.host.not_confirmed", lang, finding=h.finding, status=h.status))
     elif a.finding and not a.benign:
         out.append("  " + tr("explain.label.confirm", lang, finding=a.finding))
+        out.append("    " + cmd("ascend-doctor", "check").shell())
     return out
 
 
@@ -112,7 +116,7 @@ def to_text(report: Report, lang: str) -> str:
     parts: List[str] = []
     if report.origin is not None and report.origin.answer is not None:
         o = report.origin
-        parts.append(tr(f"explain.origin.{o.reason}", lang, node=o.node, file=o.file,
+        parts.append(tr(f"explain.origin.{o.reason}", lang, node=clean(o.node), file=clean(o.file),
                         rank="?" if o.rank is None else o.rank, votes=o.votes,
                         time=format_stamp(o.answer.time) if o.answer and o.answer.time else "?",
                         waits=o.files_with_waits))

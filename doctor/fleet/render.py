@@ -11,6 +11,7 @@ from doctor import __version__
 from doctor.findings import EXIT_FAIL, EXIT_WARN, FAIL, INFO, OK, SKIP, WARN, Verdict
 from doctor.fleet.compare import FleetReport, Node
 from doctor.i18n import tr
+from doctor.textsafe import clean
 
 SYMBOL = {OK: "✓", INFO: "i", WARN: "!", FAIL: "✗", SKIP: "-"}
 STYLE = {OK: "green", INFO: "cyan", WARN: "yellow", FAIL: "bold red", SKIP: "dim"}
@@ -26,7 +27,7 @@ def verdict_cell(node: Node, lang: str) -> str:
     counts = v.counts()
     code = v.exit_code()
     if code == EXIT_FAIL:
-        return f"✗ {counts[FAIL]} fail ({v.root_cause})"
+        return f"✗ {counts[FAIL]} fail ({clean(v.root_cause)})"
     if code == EXIT_WARN:
         return f"! {counts[WARN]} warn"
     return "✓ ok"
@@ -56,24 +57,27 @@ def report_json(report: FleetReport, lang: str) -> str:
 
 
 def print_report(report: FleetReport, lang: str, verbose: bool = False, file=None) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
+    from doctor import terminal
+
+    # host names, values and findings come from the nodes: every one is data (a Text is never
+    # read as markup, so root@[fd00::1] stays whole; clean() shows control characters escaped)
     stream = file or sys.stdout
     names = [n.name for n in report.nodes]
     tty = hasattr(stream, "isatty") and stream.isatty()
     width = None if os.environ.get("COLUMNS") or tty else max(120, 40 + 26 * len(names))
-    console = Console(file=stream, highlight=False, width=width)
+    console = terminal.console(file=stream, highlight=False, width=width)
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False, padding=(0, 1))
-    table.add_column(tr("fleet.table.layer", lang), no_wrap=True, style="dim")
-    table.add_column(tr("fleet.table.item", lang), no_wrap=True)
+    table.add_column(Text(tr("fleet.table.layer", lang)), no_wrap=True, style="dim")
+    table.add_column(Text(tr("fleet.table.item", lang)), no_wrap=True)
     for name in names:
-        table.add_column(name, overflow="fold")
+        table.add_column(Text(clean(name)), overflow="fold")
     for row in report.rows:
         style = "bold red" if row.bad and row.rule != "show" else ("yellow" if row.differs and row.rule == "show" else "")
-        cells = [Text(row.values.get(n) or "-", style=style) if n in row.values else Text("") for n in names]
-        table.add_row(row.layer, Text(row.item, style=style), *cells)
+        cells = [Text(clean(row.values.get(n) or "-"), style=style) if n in row.values else Text("") for n in names]
+        table.add_row(Text(clean(row.layer)), Text(clean(row.item), style=style), *cells)
     table.add_row("", Text(tr("fleet.table.verdict", lang), style="bold"),
                   *[Text(verdict_cell(n, lang), style=_verdict_style(n)) for n in report.nodes])
     from doctor.render import print_unpadded
@@ -84,11 +88,11 @@ def print_report(report: FleetReport, lang: str, verbose: bool = False, file=Non
         line = Text()
         line.append(f"{SYMBOL[f.status]} ", style=STYLE[f.status])
         line.append(f"{f.id}  ", style="dim")
-        line.append(f.title.text(lang))
+        line.append(clean(f.title.text(lang)))
         if f.observed:
-            line.append(f"\n    {f.observed}", style="dim")
+            line.append(f"\n    {clean(f.observed)}", style="dim")
         if f.hint and f.status in (FAIL, WARN):
-            line.append(f"\n    → {f.hint.text(lang)}")
+            line.append(f"\n    → {clean(f.hint.text(lang))}")
         console.print(line, soft_wrap=True)
     counts = {s: sum(1 for f in report.findings if f.status == s) for s in (FAIL, WARN)}
     code = report.exit_code()

@@ -28,7 +28,7 @@ import os
 import string
 import sys
 import zlib
-from dataclasses import dataclass
+from doctor.record import record
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
 
@@ -139,7 +139,7 @@ def _value(v: Any, lang: str) -> Any:
     return v
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Text:
     """A catalogue message with its parameters, rendered in a language on demand."""
 
@@ -154,7 +154,7 @@ class Text:
         return self.text("en")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Join:
     """Items (Texts or plain strings) joined with a catalogue separator (``sep.list``, ``sep.semi``...)."""
 
@@ -168,7 +168,7 @@ class Join:
         return self.text("en")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Words:
     """Words that come from a data file in both languages (a matrix row's known problem): the
     Chinese when the data has it, else the English."""

@@ -9,13 +9,18 @@ is judged like any other.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+
+from doctor.record import record
 
 from doctor.matrix.model import column
 from doctor.matrix.schema import check_pep440, check_text
 
-@dataclass(frozen=True)
+if TYPE_CHECKING:
+    from doctor.matrix.model import Matrix
+
+
+@record(frozen=True)
 class Deviation:
     package: str = column(check_text, required=True, doc="distribution name (any spelling; compared canonically)")
     version: str = column(check_pep440, required=True,
@@ -25,7 +30,7 @@ class Deviation:
     summary: str = column(check_text, required=True, doc="what the vendor installs and why it differs (English)")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OfficialImage:
     tag: str = column(check_text, required=True, doc="the published tag, e.g. v0.30.0rc2-a3")
     repository: str = column(check_text, required=True, doc="e.g. quay.io/ascend/vllm-ascend")
@@ -59,3 +64,39 @@ def for_release(rows: Sequence[OfficialImage], vllm_ascend: Optional[str]) -> Li
     if not vllm_ascend:
         return []
     return [r for r in rows if same_release(vllm_ascend, r.vllm_ascend)]
+
+
+def vllm_step(version: str) -> str:
+    """The text the layer history shows for the steps of a Dockerfile built with ARG VLLM_TAG=vX
+    (docker lists the build arguments in scope in front of every RUN: `RUN |2 VLLM_REPO=...
+    VLLM_TAG=v0.11.2 /bin/sh -c ...`): the vendor's vLLM build, not one a later layer made."""
+    return f"VLLM_TAG=v{version}"
+
+
+def official_images(matrix: "Matrix") -> List[OfficialImage]:
+    """The [[image]] rows, plus for each release whose image variants build another vLLM than the
+    row's (`vllm_by_image`) that variant's vLLM as a documented deviation of its official tag."""
+    from doctor.matrix.model import IMAGE_VARIANTS
+
+    rows = list(matrix.images)
+    by_tag = {(r.repository, r.tag): i for i, r in enumerate(rows)}
+    for rel in matrix.releases:
+        for variant, version in sorted(rel.vllm_by_image.items()):
+            suffix, dockerfile = IMAGE_VARIANTS[variant]
+            tag = f"v{rel.vllm_ascend}{suffix}"
+            ref = next((i for i in rel.images if i.endswith(":" + tag)), f"quay.io/ascend/vllm-ascend:{tag}")
+            repository = ref.rsplit(":", 1)[0]
+            dev = Deviation(package="vllm", version=version, step=vllm_step(version),
+                            summary=f"vLLM v{version} ({dockerfile} ARG VLLM_TAG) instead of the release's vLLM {rel.vllm}")
+            key = (repository, tag)
+            if key in by_tag:
+                old = rows[by_tag[key]]
+                rows[by_tag[key]] = OfficialImage(tag=old.tag, repository=old.repository, vllm_ascend=old.vllm_ascend,
+                                                  dockerfile=old.dockerfile, source=old.source, base=old.base,
+                                                  deviations=old.deviations + (dev,))
+            else:
+                by_tag[key] = len(rows)
+                rows.append(OfficialImage(tag=tag, repository=repository, vllm_ascend=rel.vllm_ascend,
+                                          dockerfile=dockerfile, source=rel.source_of("vllm_by_image"),
+                                          deviations=(dev,)))
+    return rows

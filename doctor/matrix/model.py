@@ -1,15 +1,14 @@
 """The curated knowledge, as validated plain data (see docs/matrix.md for the file format).
 
-Each row type is declared once: a frozen dataclass whose fields carry their validation rule
+Each row type is declared once: a frozen record (doctor/record.py) whose fields carry their validation rule
 (:func:`column`). The TOML schema (:func:`schema_of`) and the conversion of a validated table into
 a row (:func:`row_from`) are derived from that declaration, so adding a field means adding one
 line here (and its documentation in docs/matrix.md, which a test checks).
 """
 from __future__ import annotations
 
-import dataclasses
 import datetime
-from dataclasses import dataclass, field
+from doctor.record import field, fields_of, record, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
 from doctor.i18n import Words
@@ -29,8 +28,13 @@ from doctor.matrix.schema import (
 
 HARDWARE = ("A2", "A3", "310P", "A5")
 ARCHES = ("x86_64", "aarch64")
+# official image variants: tag suffix after vX ("a2" is the plain tag) -> the Dockerfile it is built from
+IMAGE_VARIANTS = {"a2": ("", "Dockerfile"), "openeuler": ("-openeuler", "Dockerfile.openEuler"),
+                  "a3": ("-a3", "Dockerfile.a3"), "a3-openeuler": ("-a3-openeuler", "Dockerfile.a3.openEuler"),
+                  "310p": ("-310p", "Dockerfile.310p"), "310p-openeuler": ("-310p-openeuler", "Dockerfile.310p.openEuler"),
+                  "a5": ("-a5", "Dockerfile.a5"), "a5-openeuler": ("-a5-openeuler", "Dockerfile.a5.openEuler")}
 
-_SPEC = "doctor.matrix.field"  # dataclass field metadata: the Field that validates it
+_SPEC = "doctor.matrix.field"  # field metadata: the Field that validates it
 _SOURCED = "doctor.matrix.sourced"  # the field is a fact that may name its own source
 _ROW = "doctor.matrix.row"  # a table field: the row type of its items
 SOURCED_FIELDS = ("<the fields of this row marked sourced>",)  # placeholder resolved by schema_of
@@ -39,7 +43,7 @@ SOURCED_FIELDS = ("<the fields of this row marked sourced>",)  # placeholder res
 def column(check: Callable[[Any], Optional[str]], *, required: bool = False, many: bool = False, mapping: bool = False,
            keys: Optional[Sequence[str]] = None, table: Optional[type] = None, default: Any = None,
            doc: str = "", sourced: bool = False) -> Any:
-    """A dataclass field that is also a column of the TOML schema.
+    """A record field that is also a column of the TOML schema.
 
     ``many``: a list of checked values (a tuple on the row); ``mapping``: a table of free keys
     with checked values (``keys`` limits them; :data:`SOURCED_FIELDS` means "the row's sourced
@@ -62,18 +66,18 @@ def schema_of(cls: type) -> Dict[str, Field]:
     """The TOML schema of a row type: its columns in declaration order."""
     sourced = sourced_fields(cls)
     out: Dict[str, Field] = {}
-    for f in dataclasses.fields(cls):
+    for f in fields_of(cls):
         spec = f.metadata.get(_SPEC)
         if spec is None:
             continue
         if spec.keys is SOURCED_FIELDS:
-            spec = dataclasses.replace(spec, keys=sourced)
+            spec = replace(spec, keys=sourced)
         out[f.name] = spec
     return out
 
 
 def sourced_fields(cls: type) -> Tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls) if f.metadata.get(_SOURCED))
+    return tuple(f.name for f in fields_of(cls) if f.metadata.get(_SOURCED))
 
 
 R = TypeVar("R")
@@ -103,12 +107,12 @@ _COLUMNS: Dict[type, Tuple[Tuple[str, str, Any], ...]] = {}
 
 def _columns_of(cls: type) -> Tuple[Tuple[str, str, Any], ...]:
     """(name, how to convert, sub-row class) of each column, worked out once per class: every
-    check builds hundreds of rows, and dataclasses.fields() plus metadata lookups per row cost
+    check builds hundreds of rows, and the field list plus metadata lookups per row cost
     more than the rows themselves."""
     known = _COLUMNS.get(cls)
     if known is None:
         out = []
-        for f in dataclasses.fields(cls):
+        for f in fields_of(cls):
             spec = f.metadata.get(_SPEC)
             if spec is None:
                 continue
@@ -123,7 +127,7 @@ def _columns_of(cls: type) -> Tuple[Tuple[str, str, Any], ...]:
 # [[release]] (matrices/vllm-ascend.toml)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KnownProblem:
     summary: str = column(check_text, required=True, doc="what goes wrong, one sentence")
     source: str = column(check_text, required=True, doc="issue URL or repo path@commit")
@@ -140,7 +144,7 @@ class KnownProblem:
         return Words(self.workaround, self.workaround_zh) if self.workaround else None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Release:
     vllm_ascend: str = column(check_pep440, required=True, doc="the vllm-ascend release")
     vllm: str = column(check_pep440, required=True, sourced=True,
@@ -174,6 +178,9 @@ class Release:
     mooncake: Optional[str] = column(check_pep440, sourced=True)
     mooncake_install: Optional[str] = column(one_of("pip", "source"), sourced=True)
     images: Tuple[str, ...] = column(check_text, many=True, sourced=True)
+    vllm_by_image: Dict[str, str] = column(check_pep440, mapping=True, keys=tuple(IMAGE_VARIANTS), sourced=True,
+                                           doc="the vLLM an official image variant builds when it is not `vllm` "
+                                               "(its Dockerfile's ARG VLLM_TAG)")
     extra_index_urls: Tuple[str, ...] = column(check_text, many=True, sourced=True)
     distribution: str = column(one_of("wheel", "sdist"), default="wheel", sourced=True)
     official_row: bool = column(check_bool, default=True, sourced=True,
@@ -222,7 +229,7 @@ class Release:
 # [[cann]] (matrices/cann-driver.toml)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CannDriver:
     """What Huawei documents about one CANN release and the NPU driver (Ascend HDK): the lines
     its release notes mark compatible (Y) and not compatible (N). A line they do not mention is
@@ -259,13 +266,16 @@ class CannDriver:
 # [[torch_npu]] and [[torch]] (matrices/torch-npu.toml)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TorchNpu:
     version: str = column(check_pep440, required=True)
     torch: str = column(check_pep440, required=True)
     python: str = column(check_specifier, required=True)
     source: str = column(check_text, required=True)
     cann: Optional[str] = column(check_ascend, doc="CANN the build targets; absent when no document says")
+    torch_x86_64: Optional[str] = column(check_pep440, doc="the torch its x86_64 wheels require when it is not "
+                                         "`torch` itself (2.7.1+cpu: PyTorch's CPU build; aarch64 wheels require "
+                                         "plain `torch`), from the wheels' METADATA")
     extension: Optional[str] = column(check_text, doc="Ascend/pytorch branch suffix (7.2.0, 26.0.0 ...)")
     index: str = column(one_of("pypi", "ascend-mirror", "obs"), default="pypi")
     arch: Optional[str] = column(one_of(*ARCHES), doc="the build exists for this architecture only")
@@ -275,7 +285,7 @@ class TorchNpu:
     notes: Optional[str] = column(check_text)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TorchRow:
     torch: str = column(check_pep440, required=True)
     torchvision: str = column(check_pep440, required=True)
@@ -333,7 +343,7 @@ def check_signature_row(row: Dict) -> Optional[Tuple[str, str]]:
     return None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Confirm:
     """A cause that only a look at the host can tell apart: "libatb.so not found" with NNAL
     absent is one cause, with NNAL installed but not sourced another (explain --check picks the
@@ -346,7 +356,7 @@ class Confirm:
     fix_zh: Optional[str] = column(check_text, doc="what to do then (Chinese)")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Signature:
     id: str = column(check_text, required=True, doc="stable id, layer.topic")
     layer: str = column(check_layer, required=True, doc="the layer the cause lies in")
@@ -378,7 +388,7 @@ class Signature:
 # vendor code tables (matrices/error-codes.toml): what a code seen in a log means
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CodeForm:
     id: str = column(check_text, required=True, doc="form id, family.topic")
     family: str = column(one_of(*CODE_FAMILIES), required=True, doc="the code family it finds")
@@ -389,7 +399,7 @@ class CodeForm:
     example_source: Optional[str] = column(check_text, doc="where the example comes from, when not `source`")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class VendorCode:
     family: str = column(one_of(*CODE_FAMILIES), required=True, doc="the code family")
     code: str = column(check_text, required=True, doc="as printed: 507035, EI0006, -8005, 9, ERR02005")
@@ -412,7 +422,7 @@ class VendorCode:
         return f"{self.family}:{self.code}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CodeClass:
     family: str = column(one_of(*CODE_FAMILIES), required=True, doc="the code family")
     prefix: str = column(_check_prefix, required=True, doc="codes starting with this belong to the class ('' = any)")
@@ -431,7 +441,7 @@ class CodeClass:
         return f"{self.family}:{self.prefix}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Component:
     id: str = column(check_text, required=True, doc="torch_npu, cann, nnal, driver, ...")
     layer: str = column(check_layer, required=True, doc="its layer")
@@ -445,7 +455,7 @@ class Component:
     near_miss: Tuple[str, ...] = column(check_text, many=True, doc="lines it must not explain")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Library:
     name: str = column(check_text, required=True, doc="file name without version suffix: libatb.so")
     component: str = column(check_text, required=True, doc="the component id that ships it")
@@ -470,7 +480,7 @@ class Library:
 KEY_SCOPES = ("config", "p2p", "layerwise", "store", "store_backend")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MooncakeKey:
     """Which vllm-ascend releases read a key of a Mooncake config or connector extra config."""
 
@@ -488,7 +498,7 @@ class MooncakeKey:
         return self.since, self.until
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Threshold:
     """One version a check compares with (the first release that has or needs something)."""
 
@@ -499,7 +509,7 @@ class Threshold:
     package: Optional[str] = column(check_text, doc="what the version is a version of")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PackageSet:
     """A named list of package-name patterns (fnmatch) the checks or the planner use."""
 
@@ -549,7 +559,7 @@ def signature_from(d: Dict) -> Signature:
 # matrices/tuning.toml
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TuningVar:
     name: str = column(check_text, required=True, doc="environment variable")
     effect_en: str = column(check_text, required=True, doc="what it does")
@@ -558,9 +568,14 @@ class TuningVar:
     default: Optional[str] = column(check_text, doc="the value in effect when it is unset")
     read_by: Tuple[str, ...] = column(check_specifier, many=True, doc="vllm-ascend releases whose code reads it")
     replaced_by: Optional[str] = column(check_text, doc="the variable or option that replaced it in later releases")
+    upstream: Tuple[str, ...] = column(check_specifier, many=True,
+                                       doc="releases whose vllm-ascend code does not read it but whose vLLM may: "
+                                           "not reported as ignored")
+    overridden: Tuple[str, ...] = column(check_specifier, many=True,
+                                         doc="releases that overwrite any value the user sets, at import")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TuningAdvice:
     id: str = column(check_text, required=True, doc="stable id: VAR.who")
     var: str = column(check_text, required=True, doc="the variable advised on")
@@ -580,7 +595,7 @@ class TuningAdvice:
                                              doc="ids of advice for the same variable that says otherwise")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TuningFact:
     id: str = column(check_text, required=True, doc="the fact a rule looks up")
     releases: Tuple[str, ...] = column(check_specifier, many=True, required=True, doc="releases where it holds")
@@ -589,14 +604,14 @@ class TuningFact:
     note: Optional[str] = column(check_text, doc="a remark")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TuningQuant:
     scheme: str = column(check_text, required=True, doc="ModelSlim quant type (quant_model_description.json)")
     releases: Tuple[str, ...] = column(check_specifier, many=True, required=True, doc="releases whose registry has it")
     source: str = column(check_text, required=True, doc="where this is read")
 
 
-@dataclass
+@record
 class Matrix:
     releases: List[Release]
     cann_driver: List[CannDriver]

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 from packaging.version import Version
@@ -109,7 +109,7 @@ def cann_row(matrix: Matrix, cann: str) -> Optional[CannDriver]:
     return None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Pairing:
     """A documented CANN <-> driver pairing: the line a release note names, and that note."""
 
@@ -118,7 +118,7 @@ class Pairing:
     source: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DriverCompat:
     """What the documentation says about one installed CANN with one installed driver.
 
@@ -293,7 +293,7 @@ def newest_release(
 # pins
 
 
-@dataclass
+@record
 class Pins:
     release: str
     packages: Dict[str, str] = field(default_factory=dict)  # distribution name -> exact version
@@ -446,3 +446,48 @@ def package_set(matrix: Matrix, name: str) -> Tuple[str, ...]:
         if p.name == name:
             return p.packages
     raise KeyError(f"the matrix has no package set {name!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# tuning knowledge a release newer than the matrix was not checked against
+
+
+def tuning_checked_through(matrix: Matrix) -> Optional[str]:
+    """The newest vllm-ascend release whose code and docs the tuning rows were read against."""
+    row = next((f for f in matrix.tuning_facts if f.id == "checked_through"), None)
+    return row.value if row is not None else None
+
+
+def _open_ended(spec: str) -> bool:
+    """A window with no upper bound (>=X, >X, !=X or empty): it is assumed to go on."""
+    parsed = specifier(spec)
+    return parsed is not None and not any(s.operator in ("<", "<=", "==", "===", "~=") for s in parsed)
+
+
+def unchecked_tuning(matrix: Matrix, version: str) -> List[str]:
+    """Tuning rows that say something about ``version`` only because their window is open-ended,
+    when ``version`` is newer than the release they were checked through: the tuning facts, the
+    variables read, the advice and the quantization schemes a new release may have changed.
+    Rows for every release (``>=0``) are about torch_npu, CANN or the host, not the release."""
+    top, here = pep440(tuning_checked_through(matrix)), pep440(version)
+    if top is None or here is None or here <= top:
+        return []
+    out: List[str] = []
+
+    def check(kind: str, name: str, windows: Iterable[str]) -> None:
+        windows = tuple(windows)
+        if windows == (">=0",) or not windows:
+            return
+        if any(_open_ended(w) and satisfies(version, w) for w in windows):
+            out.append(f"{kind} {name}")
+
+    for f in matrix.tuning_facts:
+        if f.id != "checked_through":
+            check("tuning_fact", f.id, f.releases)
+    for v in matrix.tuning_vars:
+        check("tuning_var", v.name, v.read_by)
+    for a in matrix.tuning_advice:
+        check("tuning_advice", a.id, a.releases)
+    for q in matrix.tuning_quant:
+        check("tuning_quant", q.scheme, q.releases)
+    return out

@@ -7,7 +7,7 @@ errors) because a typo in a curated row silently changes a verdict otherwise.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from doctor.record import record
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -115,7 +115,7 @@ def one_of(*choices: str) -> Callable[[Any], Optional[str]]:
     return check
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Field:
     check: Callable[[Any], Optional[str]]
     required: bool = False

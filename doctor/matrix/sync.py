@@ -26,6 +26,7 @@ from doctor.versions import pep440, satisfies, valid_pep440
 from doctor.shell.index import IndexClient, pick_file, release_glibc, upload_date
 from doctor.matrix.load import parse_file, user_overlay_dir
 from doctor.matrix.model import Matrix, Release
+from doctor.matrix.query import tuning_checked_through, unchecked_tuning
 from doctor.matrix.schema import MatrixError
 from doctor.matrix.verify import PROJECT, requirement_specs
 
@@ -40,6 +41,9 @@ class SyncResult:
     text: str = ""
     written: bool = False
     newest_curated: Optional[str] = None
+    # version -> tuning rows it was not checked against (open-ended windows, query.unchecked_tuning)
+    unchecked: Dict[str, List[str]] = field(default_factory=dict)
+    tuning_checked_through: Optional[str] = None
 
 
 def overlay_path(env: Optional[Mapping[str, str]] = None) -> Path:
@@ -145,10 +149,17 @@ def _toml_value(value: object) -> str:
     raise TypeError(f"cannot write {type(value).__name__} to TOML")
 
 
-def render_overlay(rows: List[dict], today: str, index_urls: List[str]) -> str:
+def render_overlay(rows: List[dict], today: str, index_urls: List[str],
+                   unchecked: Optional[Dict[str, List[str]]] = None, checked_through: Optional[str] = None) -> str:
     lines = [
         f"# Written by `ascend-doctor matrix sync` on {today} from {', '.join(index_urls)}.",
         f"# Rows {NOT_CURATED}; they never replace a curated row. Delete this file to drop them.",
+    ]
+    for version, items in (unchecked or {}).items():
+        if items:
+            lines.append(f"# {version}: tuning rows checked through {checked_through} only, assumed to hold "
+                         f"(not checked against {version}): {', '.join(items)}")
+    lines += [
         "schema_version = 1",
         f"description = {_toml_value('vllm-ascend releases newer than the curated matrix, ' + NOT_CURATED)}",
     ]
@@ -208,7 +219,9 @@ def sync(matrix: Matrix, client: IndexClient, *, path: Optional[Path] = None, dr
         glibc = release_glibc(files, version)
         rows.append(row_from_metadata(matrix, base, meta, glibc, f.url, today, upload_date(f)))
         result.added.append(version)
-    result.text = render_overlay(rows, today, client.urls)
+        result.unchecked[version] = unchecked_tuning(matrix, version)
+    result.tuning_checked_through = tuning_checked_through(matrix)
+    result.text = render_overlay(rows, today, client.urls, result.unchecked, result.tuning_checked_through)
     if not dry_run:
         write_validated(path, result.text)
         result.written = True

@@ -220,3 +220,78 @@ def fetch_index_metadata(client: IndexClient, project: str = PROJECT,
         if progress is not None:
             progress(i, len(versions), v)
     return packages, versions
+
+
+# ---------------------------------------------------------------------------------------------
+# the torch-npu table against the index's file list: every build, for every Python it covers
+
+TORCH_NPU = "torch-npu"
+
+
+def wheel_pythons(filenames: Iterable[str], project: str = TORCH_NPU) -> Dict[str, set]:
+    """Version -> the CPython minor versions ("3.10") its wheels are built for, from the file
+    names of an index listing (a listing from one Python shows only the builds for that Python;
+    the file names show them all)."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    out: Dict[str, set] = {}
+    for name in filenames:
+        if not name.endswith(".whl"):
+            continue
+        try:
+            dist, version, _, tags = parse_wheel_filename(name)
+        except InvalidWheelFilename:
+            continue
+        if canonicalize_name(dist) != project:
+            continue
+        for t in tags:
+            if t.interpreter.startswith("cp") and t.interpreter[2:].isdigit() and len(t.interpreter) > 3:
+                out.setdefault(str(version), set()).add(f"{t.interpreter[2]}.{t.interpreter[3:]}")
+    return out
+
+
+def _covered_pythons(matrix: Matrix) -> List[str]:
+    """Every CPython minor version some [[torch_npu]] row supports."""
+    minors = [f"3.{n}" for n in range(6, 20)]
+    return [p for p in minors if any(satisfies(p + ".0", r.python) for r in matrix.torch_npu)]
+
+
+def verify_torch_npu(matrix: Matrix, filenames: Iterable[str]) -> List[Disagreement]:
+    """Disagreements between the [[torch_npu]] rows and the wheels an index lists: a build with a
+    wheel for a Python the table covers but no row, and a row of a build on that index whose
+    Python range is not the one of its wheels (within the Pythons the table covers)."""
+    from doctor.matrix.query import torch_npu_row
+
+    built = wheel_pythons(filenames)
+    covered = _covered_pythons(matrix)
+    out: List[Disagreement] = []
+    for version in sorted(built, key=valid_pep440):
+        pythons = sorted(built[version] & set(covered), key=lambda p: int(p.split(".")[1]))
+        if not pythons:
+            continue
+        row = torch_npu_row(matrix, version)
+        if row is None or row.version != version:
+            out.append(Disagreement(version, "torch_npu", None, ", ".join(pythons),
+                                    f"torch-npu {version} is on the index (wheels for Python {', '.join(pythons)}) "
+                                    "but the torch-npu table has no row"))
+            continue
+        says = [p for p in covered if satisfies(p + ".0", row.python)]
+        if says != pythons:
+            out.append(Disagreement(version, "torch_npu.python", row.python, ", ".join(pythons),
+                                    f"torch-npu {version}: the row says Python {row.python}, its wheels are for "
+                                    f"{', '.join(pythons)}"))
+    return out
+
+
+def torch_npu_files(client: IndexClient) -> Optional[List[str]]:
+    """File names of torch-npu on the index, yanked ones left out; None when the index does not
+    have the project (a private index of vllm-ascend only: nothing to compare)."""
+    from doctor.shell.index import IndexFetchError
+
+    try:
+        files = client.project_files(TORCH_NPU)
+    except IndexFetchError as e:
+        if "not found on" in str(e):
+            return None
+        raise
+    return [f.filename for f in files if not f.is_yanked]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import Dict, List, Optional, Tuple
 
 # `link status: UP`; a third-party test writes `Up`, so the value is matched case-insensitively.
@@ -56,7 +56,7 @@ def parse_net_health(text: str) -> Optional[str]:
     return m.group(1) if m else None
 
 
-@dataclass
+@record
 class TlsState:
     switch: Optional[int] = None  # 0 disabled, 1 enabled
     preconfigured: Optional[int] = None
@@ -97,7 +97,7 @@ def parse_netdetect(text: str) -> Optional[str]:
     return ipv4(m.group(1)) if m else None
 
 
-@dataclass
+@record
 class Lldp:
     ifname: Optional[str] = None  # the switch port this NPU port is cabled to
     system_name: Optional[str] = None
@@ -133,7 +133,7 @@ def parse_lldp(text: str) -> Lldp:
     return out
 
 
-@dataclass
+@record
 class Vnic:
     link: Optional[str] = None
     ip: Optional[str] = None
@@ -148,7 +148,7 @@ def parse_vnic(text: str) -> Vnic:
                 netmask=ipv4(mask.group(1)) if mask else None)
 
 
-@dataclass
+@record
 class PingResult:
     transmitted: int
     received: int
@@ -179,7 +179,7 @@ def parse_spod_info(text: str) -> Dict[str, int]:
     return out
 
 
-@dataclass
+@record
 class HccnConf:
     devices: Dict[int, Dict[str, str]] = field(default_factory=dict)  # device id -> key -> value
     other: Dict[str, str] = field(default_factory=dict)  # keys without a _N suffix

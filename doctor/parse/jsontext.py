@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import Any, List, Optional, Tuple
 
 from doctor.i18n import T, Text
@@ -23,7 +23,7 @@ LOOKALIKES = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Spot:
     """One place in the text that strict JSON rejects."""
 
@@ -36,7 +36,7 @@ class Spot:
         return f"line {self.line}, column {self.col}"
 
 
-@dataclass
+@record
 class JsonResult:
     value: Any = None
     ok: bool = False

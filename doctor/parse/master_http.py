@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import Dict, Optional
 
 from doctor.facts import HttpFact
 
 
-@dataclass
+@record
 class Health:
     reachable: bool = False
     format: str = ""  # "plain" (<= v0.3.10) / "json" (>= v0.3.10.post2) / "other"
@@ -76,7 +76,7 @@ def parse_metrics(text: str) -> Dict[str, float]:
     return out
 
 
-@dataclass
+@record
 class Storage:
     capacity: Optional[float] = None  # bytes
     allocated: Optional[float] = None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import Dict, Iterable, List, Optional, Protocol, Tuple
 
 from doctor.facts import Distribution, PackagesFacts, canonical
@@ -40,7 +40,7 @@ class Reader(Protocol):
     def read_bytes(self, p: str, limit: int = ...) -> Optional[bytes]: ...
 
 
-@dataclass
+@record
 class CoreMetadata:
     """The fields of a METADATA / PKG-INFO header the doctor uses."""
 

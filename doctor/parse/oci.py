@@ -13,9 +13,10 @@ Pure functions over parsed JSON. Which blob is which is decided here, so the arc
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json",
                "application/vnd.docker.distribution.manifest.list.v2+json")
@@ -36,10 +37,59 @@ _MACHINE = {"amd64": "x86_64", "arm64": "aarch64", "386": "i686", "ppc64le": "pp
 
 # ``doc(path)``: the archive member at ``path`` parsed as JSON, or None when there is none
 Doc = Callable[[str], Any]
+# called between steps of a walk: raises when the command's deadline has passed
+Tick = Callable[[], None]
+
+# Bounds on what an archive's JSON may make the doctor do. A real multi-platform index has a few
+# dozen descriptors, two levels; a config of a 200-layer image holds ~1,000 objects and arrays.
+MAX_INDEX_DEPTH = 4  # indexes inside indexes
+MAX_DESCRIPTORS = 10_000  # descriptors of all the indexes of an archive together
+MAX_JSON_DEPTH = 64  # objects and arrays inside each other, in one document
+MAX_JSON_CONTAINERS = 200_000  # objects and arrays in one document
+MAX_LAYERS = 1_000  # layers of one image (the engine refuses more than 125)
 
 
 class ImageFormatError(ValueError):
     """The input is not an image we can read; ``str()`` is one line for the user."""
+
+
+class LimitError(ImageFormatError):
+    """The input goes past one of the doctor's bounds: ``bound`` names it (its words are the
+    catalogue's ``image.limit.<bound>``), ``limit`` is its value."""
+
+    def __init__(self, bound: str, limit: int):
+        self.bound, self.limit = bound, limit
+        super().__init__(f"{bound} exceeds the bound of {limit}")
+
+
+_JSON_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"{}[]")
+
+
+def load_json(data: bytes) -> Any:
+    """A JSON document of an archive, parsed only when its shape is bounded: at most
+    MAX_JSON_CONTAINERS objects and arrays, nested at most MAX_JSON_DEPTH deep (counted on the
+    bytes first, so that no crafted document costs memory or recursion to find out). None when
+    the bytes are not JSON; LimitError past a bound."""
+    opening = data.count(b"{") + data.count(b"[")
+    if opening > MAX_JSON_DEPTH:  # else it cannot break either bound: the common case
+        brackets = _JSON_STRINGS.sub(b"", data).translate(None, delete=_NOT_BRACKETS)
+        if len(brackets) // 2 > MAX_JSON_CONTAINERS:
+            raise LimitError("json_containers", MAX_JSON_CONTAINERS)
+        depth = deepest = 0
+        for c in brackets:
+            if c in b"{[":
+                depth += 1
+                if depth > deepest:
+                    deepest = depth
+            else:
+                depth -= 1
+        if deepest > MAX_JSON_DEPTH:
+            raise LimitError("json_depth", MAX_JSON_DEPTH)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -114,10 +164,13 @@ class ImageConfig:
     created: str = ""
 
 
-def env_dict(env: Sequence[Any]) -> Dict[str, str]:
-    """``["PATH=/usr/bin", "A=b=c"]`` -> {"PATH": "/usr/bin", "A": "b=c"} (later entries win)."""
+def env_dict(env: Any) -> Dict[str, str]:
+    """``["PATH=/usr/bin", "A=b=c"]`` -> {"PATH": "/usr/bin", "A": "b=c"} (later entries win);
+    anything but a list of strings counts for nothing."""
     out: Dict[str, str] = {}
-    for item in env or ():
+    if not isinstance(env, list):
+        return out
+    for item in env:
         if isinstance(item, str) and "=" in item:
             k, _, v = item.partition("=")
             if k:
@@ -126,8 +179,13 @@ def env_dict(env: Sequence[Any]) -> Dict[str, str]:
 
 
 def _labels(value: Any) -> Dict[str, str]:
-    """A JSON object of annotations as strings ({} when it is not an object)."""
-    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+    """A JSON object of annotations: its string values ({} when it is not an object)."""
+    return {str(k): v for k, v in value.items() if isinstance(v, str)} if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str:
+    """A string field of a config ("" when it holds anything else)."""
+    return value if isinstance(value, str) else ""
 
 
 def _strings(value: Any) -> List[str]:
@@ -136,10 +194,10 @@ def _strings(value: Any) -> List[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def clean_created_by(text: str) -> str:
+def clean_created_by(text: Any) -> str:
     """What a person wrote in the Dockerfile: ``/bin/sh -c #(nop)  ENV A=b`` -> ``ENV A=b``,
     ``RUN |2 A=b /bin/sh -c pip install x # buildkit`` -> ``RUN pip install x``."""
-    s = (text or "").strip()
+    s = _text(text).strip()
     s = re.sub(r"\s*# buildkit$", "", s)
     m = re.match(r"^(?:RUN\s+)?(?:\|\d+(?:\s+\S+=\S*)*\s+)?/bin/(?:ba)?sh\s+-c\s+(.*)$", s, re.S)
     if m:
@@ -158,18 +216,18 @@ def parse_config(data: Any) -> ImageConfig:
     rootfs = data.get("rootfs") or {}
     diff_ids = _strings(rootfs.get("diff_ids")) if isinstance(rootfs, dict) else []
     history = []
-    for h in data.get("history") or []:
+    steps = data.get("history")
+    for h in steps if isinstance(steps, list) else []:
         if isinstance(h, dict):
             history.append(HistoryStep(
-                created_by=clean_created_by(h.get("created_by") or ""), created=str(h.get("created") or ""),
-                comment=str(h.get("comment") or ""), empty_layer=bool(h.get("empty_layer"))))
-    labels = conf.get("Labels") if isinstance(conf.get("Labels"), dict) else {}
+                created_by=clean_created_by(h.get("created_by")), created=_text(h.get("created")),
+                comment=_text(h.get("comment")), empty_layer=h.get("empty_layer") is True))
     return ImageConfig(
-        platform=platform_of(data), env=env_dict(conf.get("Env") or []),
-        working_dir=str(conf.get("WorkingDir") or ""), user=str(conf.get("User") or ""),
+        platform=platform_of(data), env=env_dict(conf.get("Env")),
+        working_dir=_text(conf.get("WorkingDir")), user=_text(conf.get("User")),
         entrypoint=_strings(conf.get("Entrypoint")), cmd=_strings(conf.get("Cmd")),
-        labels={str(k): str(v) for k, v in (labels or {}).items()}, diff_ids=diff_ids, history=history,
-        created=str(data.get("created") or ""))
+        labels=_labels(conf.get("Labels")), diff_ids=diff_ids, history=history,
+        created=_text(data.get("created")))
 
 
 def layer_steps(config: ImageConfig, layer_count: int) -> List[Optional[HistoryStep]]:
@@ -229,7 +287,7 @@ def parse_descriptor(data: Any) -> Descriptor:
     if not isinstance(data, dict) or not isinstance(data.get("digest"), str):
         raise ImageFormatError("a descriptor without a digest")
     size = data.get("size")
-    return Descriptor(media_type=str(data.get("mediaType") or ""), digest=data["digest"],
+    return Descriptor(media_type=_text(data.get("mediaType")), digest=data["digest"],
                       size=size if isinstance(size, int) else -1, platform=platform_of(data.get("platform") or {}),
                       annotations=_labels(data.get("annotations")))
 
@@ -237,11 +295,15 @@ def parse_descriptor(data: Any) -> Descriptor:
 def parse_docker_manifest(data: Any) -> List[ImageManifest]:
     if not isinstance(data, list) or not data:
         raise ImageFormatError("manifest.json is not a list of images")
+    if len(data) > MAX_DESCRIPTORS:
+        raise LimitError("descriptors", MAX_DESCRIPTORS)
     out = []
     for entry in data:
         if not isinstance(entry, dict) or not isinstance(entry.get("Config"), str):
             raise ImageFormatError("manifest.json has an entry without Config")
         layers = _strings(entry.get("Layers"))
+        if len(layers) > MAX_LAYERS:
+            raise LimitError("layers", MAX_LAYERS)
         out.append(ImageManifest(config=entry["Config"], layers=layers, repo_tags=_strings(entry.get("RepoTags"))))
     return out
 
@@ -249,12 +311,16 @@ def parse_docker_manifest(data: Any) -> List[ImageManifest]:
 def parse_index(data: Any) -> List[Descriptor]:
     if not isinstance(data, dict) or not isinstance(data.get("manifests"), list):
         raise ImageFormatError("index.json has no manifests")
+    if len(data["manifests"]) > MAX_DESCRIPTORS:
+        raise LimitError("descriptors", MAX_DESCRIPTORS)
     return [parse_descriptor(d) for d in data["manifests"]]
 
 
 def parse_image_manifest(data: Any, digest: Optional[str] = None) -> ImageManifest:
     if not isinstance(data, dict) or not isinstance(data.get("config"), dict) or not isinstance(data.get("layers"), list):
         raise ImageFormatError("an image manifest without config or layers")
+    if len(data["layers"]) > MAX_LAYERS:
+        raise LimitError("layers", MAX_LAYERS)
     config = parse_descriptor(data["config"])
     layers = [parse_descriptor(layer) for layer in data["layers"]]
     return ImageManifest(config=blob_path(config.digest), layers=[blob_path(d.digest) for d in layers],
@@ -363,21 +429,28 @@ def _configured(doc: Doc, manifest: ImageManifest) -> Tuple[Optional[Platform], 
     return config.platform, config
 
 
-def select(doc: Doc, names: Sequence[str], wanted: Optional[Platform], machine: str) -> Selected:
+def select(doc: Doc, names: Sequence[str], wanted: Optional[Platform], machine: str,
+           tick: Optional[Tick] = None) -> Selected:
     """The image of a docker-save or OCI-layout archive. ``doc(path)`` returns a parsed JSON
-    member (or None), ``names`` are the archive's member names."""
+    member (or None), ``names`` are the archive's member names; ``tick()`` is called at every
+    descriptor (it raises when the command's deadline has passed)."""
     candidates: List[Tuple[Platform, Tuple[ImageManifest, ImageConfig, List[str]]]] = []
     if "manifest.json" in names:
         entries = parse_docker_manifest(doc("manifest.json"))
-        digests = _index_digests(doc) if "index.json" in names else {}
+        digests = _index_digests(doc, tick) if "index.json" in names else {}
+        configs: Dict[str, Tuple[Optional[Platform], Optional[ImageConfig]]] = {}
         for m in entries:
-            platform, config = _configured(doc, m)
+            if tick is not None:
+                tick()
+            if m.config not in configs:  # one config parsed once, however many entries name it
+                configs[m.config] = _configured(doc, m)
+            platform, config = configs[m.config]
             if config is None:
                 raise ImageFormatError(f"the config {m.config} named by manifest.json is missing")
             m.digest = digests.get(m.config)
             candidates.append((platform or Platform("linux", "unknown"), (m, config, m.repo_tags)))
     elif "index.json" in names:
-        for desc, tags in _walk_index(doc, parse_index(doc("index.json")), 0):
+        for desc, tags in IndexWalk(doc, tick).images(parse_index(doc("index.json"))):
             m = parse_image_manifest(doc(blob_path(desc.digest)), desc.digest)
             platform, config = _configured(doc, m)
             if config is None:
@@ -396,40 +469,59 @@ def select(doc: Doc, names: Sequence[str], wanted: Optional[Platform], machine: 
                     available=available, names=tags)
 
 
-def _index_digests(doc: Doc) -> Dict[str, str]:
+def _index_digests(doc: Doc, tick: Optional[Tick] = None) -> Dict[str, str]:
     """Docker >= 25 writes index.json next to manifest.json: config path -> manifest digest."""
     out: Dict[str, str] = {}
     try:
         descs = parse_index(doc("index.json"))
+    except LimitError:
+        raise
     except ImageFormatError:
         return out
-    for desc, _ in _walk_index(doc, descs, 0):
+    for desc, _ in IndexWalk(doc, tick).images(descs):
         try:
             m = parse_image_manifest(doc(blob_path(desc.digest)), desc.digest)
+        except LimitError:
+            raise
         except ImageFormatError:
             continue
         out.setdefault(m.config, desc.digest)
     return out
 
 
-def _walk_index(doc: Doc, descs: List[Descriptor], depth: int) -> Iterator[Tuple[Descriptor, List[str]]]:
+class IndexWalk:
     """(image manifest descriptor, names) of an index, nested indexes included; attestation
-    manifests (SBOM, provenance) are not images."""
-    if depth > 4:
-        raise ImageFormatError("image indexes nested too deep")
-    for d in descs:
-        if d.is_attestation:
-            continue
-        if d.is_index:
-            nested = doc(blob_path(d.digest))
-            if nested is None:
-                raise ImageFormatError(f"the index {d.digest} is missing")
-            for inner, names in _walk_index(doc, parse_index(nested), depth + 1):
-                yield inner, names or ref_names(d)
-            continue
-        if d.media_type and d.media_type not in MANIFEST_TYPES:
-            continue
-        data = doc(blob_path(d.digest))
-        if data is None:
-            continue  # a platform whose blobs were not exported
-        yield d, ref_names(d)
+    manifests (SBOM, provenance) are not images. Each digest is visited once (an index may name
+    the same nested index or manifest many times: walked naively, four levels of N descriptors
+    cost N^4 visits), at most MAX_INDEX_DEPTH levels and MAX_DESCRIPTORS descriptors in all."""
+
+    def __init__(self, doc: Doc, tick: Optional[Tick] = None):
+        self.doc, self.tick = doc, tick
+        self.seen: Set[str] = set()
+        self.count = 0
+
+    def images(self, descs: List[Descriptor], depth: int = 0) -> Iterator[Tuple[Descriptor, List[str]]]:
+        if depth > MAX_INDEX_DEPTH:
+            raise LimitError("index_depth", MAX_INDEX_DEPTH)
+        for d in descs:
+            self.count += 1
+            if self.count > MAX_DESCRIPTORS:
+                raise LimitError("descriptors", MAX_DESCRIPTORS)
+            if self.tick is not None:
+                self.tick()
+            if d.is_attestation or d.digest in self.seen:
+                continue
+            self.seen.add(d.digest)
+            if d.is_index:
+                nested = self.doc(blob_path(d.digest))
+                if nested is None:
+                    raise ImageFormatError(f"the index {d.digest} is missing")
+                for inner, names in self.images(parse_index(nested), depth + 1):
+                    yield inner, names or ref_names(d)
+                continue
+            if d.media_type and d.media_type not in MANIFEST_TYPES:
+                continue
+            data = self.doc(blob_path(d.digest))
+            if data is None:
+                continue  # a platform whose blobs were not exported
+            yield d, ref_names(d)

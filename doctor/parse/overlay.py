@@ -192,22 +192,25 @@ class Tree:
     def resolve(self, path: str, depth: int = 0) -> Optional[str]:
         """The path a lookup ends at, following symlinks the way the kernel would inside the
         image (absolute targets from the image root, ``..`` never above it); None when a
-        component is missing or the links loop."""
+        component is missing or the links loop. One step down the tree per component (a path
+        a thousand directories deep costs a thousand steps, not a million)."""
         parts = _parts(path)
-        current = "/"
+        done: List[str] = []
+        node = self.root
         for i, part in enumerate(parts):
-            candidate = posixpath.join(current, part)
-            node = self.get(candidate)
-            if node is None:
+            child = node.children.get(part) if node.children is not None else None
+            if child is None:
                 return None
-            if node.kind == SYMLINK:
+            if child.kind == SYMLINK:
                 if depth >= 40:
                     return None
-                target = node.link if node.link.startswith("/") else posixpath.join(current, node.link)
+                current = "/" + "/".join(done)
+                target = child.link if child.link.startswith("/") else posixpath.join(current, child.link)
                 rest = "/".join(parts[i + 1:])
                 return self.resolve(clamp(target + ("/" + rest if rest else "")), depth + 1)
-            current = candidate
-        return current
+            done.append(part)
+            node = child
+        return "/" + "/".join(done)
 
 
 def clamp(path: str) -> str:

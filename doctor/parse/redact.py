@@ -97,6 +97,25 @@ def value(text: str) -> str:
     return _TOKEN_SHAPES.sub(REDACTED, out)
 
 
+# NAME=value in a shell command or a Dockerfile step (ENV, ARG, RUN A=b cmd, export A=b)
+_ASSIGNMENT = re.compile(r"(?<![\w./-])([A-Za-z_][A-Za-z0-9_]*)=(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s'\"]+)")
+# the older ENV/ARG form without "=": ``ENV API_KEY abc``
+_ENV_WORD = re.compile(r"^((?:ENV|ARG)\s+([A-Za-z_][A-Za-z0-9_]*)\s+)(?!<redacted>)(\S.*)$", re.IGNORECASE)
+_NETRC_WORD = re.compile(r"(\b(?:password|passwd)\s+)(?![:=])(?!<redacted>)([^\s'\"]+)", re.IGNORECASE)
+
+
+def step(text: str) -> str:
+    """A Dockerfile step or a shell command line (image history, a RUN line): what
+    :func:`value` removes, and the values of assignments whose name says secret (``ENV
+    API_KEY=x``, ``ARG HF_TOKEN x``, ``PASSWORD=x make``) and of netrc ``password`` words."""
+    if not text or not isinstance(text, str):
+        return text
+    out = _ENV_WORD.sub(lambda m: m.group(1) + REDACTED if is_secret_name(m.group(2)) else m.group(0), text)
+    out = _ASSIGNMENT.sub(lambda m: f"{m.group(1)}={REDACTED}" if is_secret_name(m.group(1)) else m.group(0), out)
+    out = _NETRC_WORD.sub(lambda m: m.group(1) + REDACTED, out)
+    return value(out)
+
+
 def _userinfo(m: "re.Match[str]") -> str:
     if m.group("pw") is not None:  # user:password@ -> user:<redacted>@
         if m.group("pw") == REDACTED:

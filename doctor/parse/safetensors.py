@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import struct
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import List
 
 MAX_HEADER = 100 * 1024 * 1024  # the format's own limit is 100 MB
@@ -19,7 +19,7 @@ class HeaderError(ValueError):
     pass
 
 
-@dataclass
+@record
 class Header:
     length: int  # N
     tensors: List[str] = field(default_factory=list)

@@ -1,10 +1,10 @@
-"""Dataclasses <-> JSON-able dicts, driven by type hints (for snapshots)."""
+"""Records (doctor/record.py) and dataclasses <-> JSON-able dicts, driven by type hints (for
+snapshots)."""
 from __future__ import annotations
 
-import dataclasses
 import sys
 import typing
-from typing import Any, Dict, Type, TypeVar, Union
+from typing import Any, Dict, List, Optional, Type, TypeVar, Union
 
 T = TypeVar("T")
 
@@ -13,9 +13,22 @@ class SnapshotError(ValueError):
     pass
 
 
+def _field_names(cls: type) -> Optional[List[str]]:
+    """The fields of a record or dataclass, in declaration order; None for other types."""
+    specs = getattr(cls, "__record_fields__", None)
+    if specs is not None:
+        return [s.name for s in specs]
+    if hasattr(cls, "__dataclass_fields__"):
+        import dataclasses
+
+        return [f.name for f in dataclasses.fields(cls)]
+    return None
+
+
 def to_dict(obj: Any) -> Any:
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    names = None if isinstance(obj, (str, int, float, bool, type(None), type)) else _field_names(type(obj))
+    if names is not None:
+        return {name: to_dict(getattr(obj, name)) for name in names}
     if isinstance(obj, dict):
         return {str(k): to_dict(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -47,14 +60,15 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
             return None
         inner = [a for a in args if a is not type(None)]
         return _convert(inner[0], value, where)
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+    names = _field_names(tp) if isinstance(tp, type) else None
+    if names is not None:
         if not isinstance(value, dict):
             raise SnapshotError(f"{where}: expected an object")
         hints = _hints(tp)
         kwargs = {}
-        for f in dataclasses.fields(tp):
-            if f.name in value:
-                kwargs[f.name] = _convert(hints[f.name], value[f.name], f"{where}.{f.name}")
+        for name in names:
+            if name in value:
+                kwargs[name] = _convert(hints[name], value[name], f"{where}.{name}")
         try:
             return tp(**kwargs)
         except TypeError as e:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 import shlex
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from doctor.i18n import T, Text, join
@@ -48,7 +48,7 @@ def family(connector: Optional[str]) -> Optional[str]:
     return None
 
 
-@dataclass
+@record
 class ServeCommand:
     argv: List[str] = field(default_factory=list)  # the vllm serve command (or just the options)
     exports: Dict[str, str] = field(default_factory=dict)
@@ -206,7 +206,7 @@ def _read_options(out: ServeCommand, argv: List[str]) -> None:
             out.options[key] = "true" if value is None else value
 
 
-@dataclass
+@record
 class ServeContext:
     vllm_ascend: Optional[str] = None
     connectors: Dict[str, str] = field(default_factory=dict)  # installed vllm-ascend registry

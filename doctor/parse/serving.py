@@ -9,7 +9,7 @@ with their dotted forms (``--additional-config.enable_cpu_binding=false``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import Any, Dict, List, Mapping, Optional
 
 from doctor.facts import ServeFacts
@@ -80,7 +80,7 @@ def _first(options: Mapping[str, str], *names: str) -> Optional[str]:
     return None
 
 
-@dataclass
+@record
 class ServeSpec:
     tp: int = 1
     pp: int = 1

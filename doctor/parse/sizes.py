@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from doctor.record import record
 from typing import Any, Optional
 
 UNITS = {"gb": 1024 ** 3, "mb": 1024 ** 2, "kb": 1024, "b": 1}
@@ -17,7 +17,7 @@ _PATTERN = re.compile(r"^\s*([\d.]+)\s*(gb|mb|kb|b)?\s*$")
 GIB = 1024 ** 3
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Size:
     value: Optional[int]  # bytes, or None when rejected
     error: Optional[str] = None  # the ValueError/TypeError vllm-ascend would raise

@@ -1,22 +1,28 @@
-"""Step kinds: what a plan step is, how it is shown, whether ``fix --apply`` runs it and which
-installed distributions it may replace. Pure; how a step that runs is downloaded and carried
-out is doctor/shell/apply.py's (``_download``, by the step's ``action``).
+"""Step kinds: what a plan step is, how it is shown and which installed distributions it may
+replace (the pure half of each kind). How a kind that runs is fetched before anything changes
+and carried out is its shell half, doctor/shell/steps/ (``APPLIERS``, under the same key).
 
-Adding a kind: a class here with ``name``, ``runs``, ``show`` and ``touches``, and one line in
-KINDS (docs/development.md, "Add a step kind").
+A step's ``kind`` and ``action`` (its JSON, docs/fix.md) name its kind here: ``pip`` steps are
+``pip.remove``, ``pip.install`` and ``pip.requirements``; a ``build`` is a source build installed
+with the installer (``build.source``: vllm with VLLM_TARGET_DEVICE=empty) or a staged install
+tree the transaction puts in place (``build.mooncake``).
+
+Adding a kind: a class here with ``key``, ``runs``, ``show`` and ``touches``, one line in KINDS,
+and for a kind that runs its applier in doctor/shell/steps/ (docs/development.md, "Add a step
+kind").
 """
 from __future__ import annotations
 
 import shlex
 from typing import Dict, Iterable, List, Optional, Protocol, Set
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
+from doctor.plan.pins import names
 
 
 class Step(Protocol):
     """The fields of a plan step (doctor.plan.builder.Step) a kind reads."""
     kind: str
+    action: str
     argv: Optional[List[str]]
     env: Dict[str, str]
     command: Optional[str]
@@ -26,7 +32,7 @@ class Step(Protocol):
 
 
 class StepKind(Protocol):
-    name: str
+    key: str
     runs: bool  # carried out by fix --apply (else: shown for the user to do)
 
     def show(self, step: Step, lang: str) -> List[str]:
@@ -36,57 +42,67 @@ class StepKind(Protocol):
         """Installed distributions the step may remove or replace (their files are backed up)."""
 
 
-def _names(specs: Iterable[str]) -> Set[str]:
-    out: Set[str] = set()
-    for spec in specs:
-        try:
-            out.add(canonicalize_name(Requirement(spec).name))
-        except InvalidRequirement:
-            pass
-    return out
-
-
-def _argv_line(step: Step) -> List[str]:
+def argv_line(step: Step) -> List[str]:
     if not step.argv:
         return []
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in step.env.items())
     return [(env + " " if env else "") + shlex.join(step.argv)]
 
 
-class Pip:
-    name, runs = "pip", True
+class _Runs:
+    runs = True
 
     def show(self, step: Step, lang: str) -> List[str]:
-        return _argv_line(step)
+        return argv_line(step)
 
     def touches(self, step: Step, installed: Iterable[str]) -> Set[str]:
-        return (_names(step.packages) | set(step.removes)) & set(installed)
+        return set(names(step.packages)) & set(installed)
 
 
-class Build:
-    """A source build installed into the environment (vllm with VLLM_TARGET_DEVICE=empty, or
-    Mooncake with -DUSE_ASCEND_DIRECT=ON): what it installs is named by its packages, or for
-    Mooncake by the build's own package family."""
+class PipRemove(_Runs):
+    """Distributions that must go (the transaction removes them from their RECORD, as pip does)."""
 
-    name, runs = "build", True
-
-    def show(self, step: Step, lang: str) -> List[str]:
-        return _argv_line(step)
+    key = "pip.remove"
 
     def touches(self, step: Step, installed: Iterable[str]) -> Set[str]:
-        names = _names(step.packages)
+        return set(step.removes) & set(installed)
+
+
+class PipInstall(_Runs):
+    """Pinned packages from the index (exact files with --no-deps, or under the pins)."""
+
+    key = "pip.install"
+
+
+class PipRequirements(_Runs):
+    """What a --no-deps install leaves missing, read from the downloaded wheels' metadata."""
+
+    key = "pip.requirements"
+
+
+class SourceBuild(_Runs):
+    """A source tree installed by the installer (vllm with VLLM_TARGET_DEVICE=empty)."""
+
+    key = "build.source"
+
+
+class MooncakeBuild(_Runs):
+    """Mooncake built with -DUSE_ASCEND_DIRECT=ON into a staging tree; the transaction puts the
+    tree in place. It replaces the installed distributions of its family (``mooncake``)."""
+
+    key = "build.mooncake"
+
+    def touches(self, step: Step, installed: Iterable[str]) -> Set[str]:
+        found = set(names(step.packages))
         if step.touches_family:
-            names |= {n for n in installed if n.startswith(step.touches_family)}
-        return names & set(installed)
+            found |= {n for n in installed if n.startswith(step.touches_family)}
+        return found & set(installed)
 
 
-class Fetch:
+class Fetch(_Runs):
     """Getting a source tree (git clone) in the download phase: changes no distribution."""
 
-    name, runs = "fetch", True
-
-    def show(self, step: Step, lang: str) -> List[str]:
-        return _argv_line(step)
+    key = "fetch"
 
     def touches(self, step: Step, installed: Iterable[str]) -> Set[str]:
         return set()
@@ -95,7 +111,7 @@ class Fetch:
 class Manual:
     """A command only the user can run (``source set_env.sh`` changes their shell)."""
 
-    name, runs = "manual", False
+    key, runs = "manual", False
 
     def show(self, step: Step, lang: str) -> List[str]:
         return [step.command] if step.command else []
@@ -107,14 +123,24 @@ class Manual:
 class Vendor(Manual):
     """A vendor package (HDK driver/firmware, CANN toolkit/ops/NNAL) from Huawei."""
 
-    name = "vendor"
+    key = "vendor"
 
 
-KINDS: Dict[str, StepKind] = {k.name: k for k in (Pip(), Build(), Fetch(), Manual(), Vendor())}
+KINDS: Dict[str, StepKind] = {k.key: k for k in (PipRemove(), PipInstall(), PipRequirements(), SourceBuild(),
+                                                  MooncakeBuild(), Fetch(), Manual(), Vendor())}
+
+
+def key_of(step: Step) -> str:
+    """The kind a step's ``kind`` and ``action`` name."""
+    if step.kind == "pip":
+        return f"pip.{step.action or 'install'}"
+    if step.kind == "build":
+        return "build.mooncake" if step.touches_family == "mooncake" else "build.source"
+    return step.kind
 
 
 def kind_of(step: Step) -> StepKind:
     try:
-        return KINDS[step.kind]
+        return KINDS[key_of(step)]
     except KeyError:
         raise ValueError(f"unknown step kind {step.kind!r} (doctor.plan.steps.KINDS)") from None

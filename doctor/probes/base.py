@@ -7,14 +7,14 @@ own so that the others go on meanwhile. An exception becomes a ProbeError fact.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import Callable, List, Optional, Tuple
 
 from doctor.facts import Facts
 from doctor.shell.host import Host
 
 
-@dataclass
+@record
 class ProbeOptions:
     python: Optional[str] = None  # --python
     site_packages: List[str] = field(default_factory=list)  # --site-packages (no interpreter)
@@ -35,7 +35,7 @@ class ProbeOptions:
     stage: str = "auto"  # --stage: network probes (the Mooncake master) belong to the runtime stage
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Probe:
     name: str  # the Facts attribute it fills, and its timing key (probe.<name>)
     layer: str  # the layer left unchecked when it crashes

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from doctor.facts import CommandFact, DevicesFacts, HccnDevice, HccnFacts, NpuPing
@@ -25,7 +25,7 @@ A3_QUERIES = ("vnic",)
 MAX_WORKERS = 8
 
 
-@dataclass
+@record
 class HccnOptions:
     tool: Optional[str] = None  # --hccn-tool: a binary the user names (a path on this machine)
     timeout: float = 5.0  # per hccn_tool call

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from doctor.facts import HostFacts
 from doctor.shell.host import Host
@@ -31,5 +32,5 @@ def probe_host(host: Host) -> HostFacts:
     in_container = host.exists("/.dockerenv") or host.exists("/run/.containerenv")
     return HostFacts(
         root=str(host.root), cwd=host.cwd, uid=uid, gids=gids, user=user,
-        groups=_groups(host), machine=os.uname().machine, in_container=in_container,
+        groups=_groups(host), machine=os.uname().machine, in_container=in_container, doctor_python=sys.executable,
     )

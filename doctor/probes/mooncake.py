@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from doctor.record import record
 from typing import Callable, Dict, List, Optional, Set
 
 from doctor.facts import ElfFacts, Facts, LibLookup, MooncakeDist, MooncakeFacts, redact_env
@@ -29,7 +29,7 @@ MAX_LD_CACHE = 64 * 1024 * 1024
 VERSION_RE = re.compile(r"\bversion\s+v?(\d+\.\d+\.\d+(?:[.\-]?(?:post|rc|a|b|dev)\d+)*)")
 
 
-@dataclass
+@record
 class MooncakeOptions:
     serve_args: Optional[str] = None
     serve_args_file: Optional[str] = None

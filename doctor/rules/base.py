@@ -8,7 +8,7 @@ read facts and the matrix only: no files, no processes, no network.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple
 
 from doctor.facts import Facts
@@ -21,7 +21,7 @@ STAGE_FORCED = "forced"
 STAGE_RUNTIME_AUTO = "runtime.auto"
 
 
-@dataclass
+@record
 class Context:
     facts: Facts
     matrix: Matrix
@@ -34,6 +34,9 @@ class Context:
     # what several rules derive from the facts, made once per run (the tuning rules' View)
     memo: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     doctor_python: Optional[str] = None  # the doctor's interpreter here (its pip drives a target without pip)
+    # the options besides the root and the interpreter that shaped this verdict (--npu-smi PATH,
+    # --stage, --target, --matrix ...): a follow-up ``fix`` command repeats them
+    follow_up: Tuple[str, ...] = ()
 
     @property
     def build(self) -> bool:
@@ -52,7 +55,7 @@ class Context:
 Check = Callable[[Context], Iterable[Finding]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     id: str  # the finding id it reports (layer.topic); stable, a contract
     layer: str

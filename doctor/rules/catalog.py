@@ -29,6 +29,8 @@ REPORTED: Dict[str, Tuple[str, Text, str]] = {
                    "main/docs/source/user_guide/feature_guide/graph_mode.md"),
     "smoke.endpoint": ("smoke", T("why.smoke.endpoint"), "docs/smoke.md; https://github.com/vllm-project/vllm/blob/"
                        "main/vllm/benchmarks/serve.py"),
+    "smoke.kvpool": ("smoke", T("why.smoke.kvpool"), "docs/smoke.md#kvpool; https://github.com/vllm-project/vllm-ascend/"
+                     "blob/main/docs/source/user_guide/feature_guide/kv_pool.md"),
     "smoke.collective": ("smoke", T("why.smoke.collective"), "docs/smoke.md; https://github.com/NVIDIA/nccl-tests/"
                          "blob/master/doc/PERFORMANCE.md"),
     "env.requirements": ("env", T("why.env.requirements"), "docs/guard.md; "

@@ -35,17 +35,31 @@ def arch(ctx: Context) -> Optional[str]:
     return (p.machine if p is not None and p.machine else None) or ctx.facts.host.machine or None
 
 
+def image_args(ctx: Context) -> Tuple[str, ...]:
+    """The options naming the image this check read (``--image-tar FILE`` / ``--image REF``)."""
+    img = ctx.facts.image
+    if img is None:
+        return ()
+    out: Tuple[str, ...] = ("--image-tar" if img.source == "tar" else "--image", img.ref)
+    if len(img.available_platforms) > 1 and img.platform:
+        out += ("--platform", img.platform)
+    return out
+
+
 def target_args(ctx: Context) -> Tuple[str, ...]:
-    """The options that make another doctor command judge what this one judged: the root and
-    the interpreter (named explicitly: the shell the command is pasted into may have another
-    environment active)."""
+    """The options that make another doctor command judge what this one judged: the image, or
+    the root and the interpreter (named explicitly: the shell the command is pasted into may
+    have another environment active), and every other option that shaped the verdict
+    (``ctx.follow_up``: --npu-smi, --stage, --target ...)."""
+    if ctx.facts.image is not None:
+        return image_args(ctx) + ctx.follow_up
     out: Tuple[str, ...] = ()
     if ctx.facts.host.root not in ("", "/"):
         out += ("--root", ctx.facts.host.root)
     p = ctx.facts.python
     if p is not None and p.source == "interpreter" and p.executable:
         out += ("--python", p.executable)
-    return out
+    return out + ctx.follow_up
 
 
 def doctor(ctx: Context, *argv: str, label: Optional[Text] = None) -> Command:
@@ -54,13 +68,20 @@ def doctor(ctx: Context, *argv: str, label: Optional[Text] = None) -> Command:
 
 
 def fix_apply(ctx: Context, *extra: str, label: Optional[Text] = None) -> Command:
+    """The plan, carried out; for an image (never changed in place) the plan that prints the
+    Dockerfile lines."""
+    if ctx.facts.image is not None:
+        return doctor(ctx, "fix", *extra, label=label if label is not None else T("cmd.fix_image"))
     return doctor(ctx, "fix", "--apply", *extra, label=label if label is not None else T("cmd.fix_apply"))
 
 
 def pip(ctx: Context, *args: str, label: Optional[Text] = None) -> Command:
     """The target's own pip; for a target without pip (a uv venv), the doctor's pip driving it
-    with --python, as the fix plan does (doctor.shell.installer.choose)."""
+    with --python, as the fix plan does (doctor.shell.installer.choose). In an image, a RUN line
+    of a Dockerfile built on it (the interpreter is the image's)."""
     target = python(ctx)
+    if ctx.facts.image is not None:
+        return cmd("RUN", target, "-m", "pip", *args, label=label)
     pk = ctx.facts.packages
     if pk is not None and "pip" not in pk.dists and ctx.doctor_python:
         return cmd(ctx.doctor_python, "-m", "pip", "--python", target, *args, label=label)

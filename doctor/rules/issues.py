@@ -4,7 +4,7 @@ The rules turn each Issue into a Finding under the topic's id (mooncake.config, 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from doctor.record import record
 from typing import Any, Iterable, List, Optional, Tuple
 
 from doctor.i18n import Text
@@ -13,7 +13,7 @@ OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
 SEVERITY = {FAIL: 0, WARN: 1, OK: 2, INFO: 3}  # a confirmation comes before its notes
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Issue:
     status: str
     title: Text

@@ -9,7 +9,7 @@ docs/sources/mooncake.md (config).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from doctor.record import record
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from doctor.i18n import T, Text, join
@@ -69,7 +69,7 @@ def window_state(window: Tuple[Optional[str], Optional[str]], vllm_ascend: Optio
     return "read"
 
 
-@dataclass
+@record
 class ConfigContext:
     """What, besides the file, decides whether the config works."""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from doctor.record import record
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -25,7 +25,7 @@ _REQ = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Conflict:
     requirer: str
     requirer_version: str

@@ -67,10 +67,34 @@ def torch_version(ctx: Context) -> Iterable[Finding]:
                         observed=torch.version, expected=r.torch, source=r.source_of("torch"))]
     mover = _newer_torch_puller(ctx, torch.version)
     why = T("torch.version.moved_by", mover=mover, torch=public(torch.version)) if mover else ""
-    return [_mismatch(ctx, "torch.version", "torch", torch.version, r, r.torch,
-                      [C.pip_install(ctx, f"torch=={r.torch}"),
-                       C.pip_install(ctx, f"torch-npu=={r.torch_npu_recommended or r.torch_npu}")],
-                      r.source_of("torch"), why)]
+    # by hand, complete and as the plan pins them: torch, its companions for that torch, and
+    # torch-npu when the installed one is not one the release accepts
+    companions = [f"{name}=={want}" for name, want, _ in _companion_misfits(ctx, r.torch)]
+    by_hand = [C.pip_install(ctx, f"torch=={r.torch}", *companions)]
+    npu = ctx.facts.dist("torch-npu")
+    if npu is None or not any(same_release(npu.version, v) for v in r.torch_npu_accepted):
+        by_hand.append(C.pip_install(ctx, f"torch-npu=={r.torch_npu_recommended or r.torch_npu}"))
+    return [_mismatch(ctx, "torch.version", "torch", torch.version, r, r.torch, by_hand, r.source_of("torch"), why)]
+
+
+def _torch_goal(ctx: Context, installed: str) -> str:
+    """The torch the companions must fit: the release's when the installed torch is not it (the
+    plan puts that one back, torch.version says so), else the installed one."""
+    r = ctx.release
+    return r.torch if r is not None and not same_release(installed, r.torch) else installed
+
+
+def _companion_misfits(ctx: Context, goal: str) -> List[Tuple[str, str, str]]:
+    """(name, version it must be, version installed) of each installed torchvision/torchaudio
+    that does not belong to torch ``goal`` (the matrix's torch table)."""
+    row = next((t for t in ctx.matrix.torch if same_release(goal, t.torch)), None)
+    out = []
+    for name in ("torchvision", "torchaudio"):
+        d = ctx.facts.dist(name)
+        want = getattr(row, name) if row else None
+        if d is not None and want is not None and not same_release(d.version, want):
+            out.append((name, want, d.version))
+    return out
 
 
 def _newer_torch_puller(ctx: Context, torch_version: str) -> Optional[str]:
@@ -118,7 +142,8 @@ def torch_companions(ctx: Context) -> Iterable[Finding]:
     if torch is None:
         return []
     out = []
-    row = next((t for t in ctx.matrix.torch if same_release(torch.version, t.torch)), None)
+    goal = _torch_goal(ctx, torch.version)
+    row = next((t for t in ctx.matrix.torch if same_release(goal, t.torch)), None)
     for name in ("torchvision", "torchaudio"):
         d = ctx.facts.dist(name)
         if d is None:
@@ -130,7 +155,7 @@ def torch_companions(ctx: Context) -> Iterable[Finding]:
         if bad_pair or bad_spec:
             expected = want or spec
             out.append(Finding("torch.companions", FAIL,
-                               T("torch.companions.mismatch", name=name, version=d.version, torch=torch.version,
+                               T("torch.companions.mismatch", name=name, version=d.version, torch=public(goal),
                                  expected=expected),
                                observed=d.version, expected=expected,
                                commands=[C.fix_apply(ctx)] + C.by_hand(
@@ -138,7 +163,7 @@ def torch_companions(ctx: Context) -> Iterable[Finding]:
                                fixable="auto", source=row.source if row else None))
         else:
             out.append(Finding("torch.companions", OK,
-                               T("torch.companions.ok", name=name, version=d.version, torch=torch.version),
+                               T("torch.companions.ok", name=name, version=d.version, torch=public(goal)),
                                observed=d.version, expected=want))
     return out
 
@@ -224,7 +249,10 @@ def vllm_version(ctx: Context) -> Iterable[Finding]:
                         T("vllm.version.mismatch", version=vllm.version, where=where, release=r.vllm_ascend, needs=r.vllm),
                         observed=vllm.version, expected=_or(r.vllm_accepted),
                         hint=T("vllm.version.mismatch.hint", needs=r.vllm), fixable="auto", source=r.source_of("vllm"),
-                        commands=[C.fix_apply(ctx), *C.by_hand([C.pip_install(ctx, f"vllm=={r.vllm}")]),
+                        # no "by hand": vllm goes in without its dependencies (they would replace torch),
+                        # and which of them are missing is known only from the wheel the plan downloads
+                        # (`pip install --no-deps vllm==X` alone leaves dozens of requirements broken)
+                        commands=[C.fix_apply(ctx),
                                   C.fix_apply(ctx, "--vllm-from", "source", label=T("cmd.vllm_source", version=r.vllm))])]
     return [Finding("vllm.version", OK, T("vllm.version.ok", version=vllm.version, release=r.vllm_ascend),
                     observed=vllm.version, expected=r.vllm, source=r.source_of("vllm"))]

@@ -365,8 +365,11 @@ def env_ignored(ctx: Context) -> Iterable[Finding]:
     for name in sorted(v.env):
         meta = v.var(name)
         source: Optional[str]
-        if meta is not None and meta.read_by:
-            if any(satisfies(v.version, r) for r in meta.read_by):
+        if meta is not None and any(satisfies(v.version, r) for r in meta.overridden):
+            title = T("tuning.env_ignored.overridden", var=name, version=v.version, by=meta.replaced_by or "")
+            evidence, source = [f"{name}: {meta.effect_en}"], meta.source
+        elif meta is not None and meta.read_by:
+            if any(satisfies(v.version, r) for r in meta.read_by + meta.upstream):
                 continue
             title = T("tuning.env_ignored.unread", var=name, version=v.version, windows=" | ".join(meta.read_by))
             evidence = [f"{name}: {meta.effect_en}"] + ([f"replaced by: {meta.replaced_by}"] if meta.replaced_by else [])

@@ -3,7 +3,7 @@ serve command, the knowledge rows of matrices/tuning.toml. Pure: facts and matri
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from doctor.record import record
 from typing import Dict, List, Optional, Sequence
 
 from doctor.facts import Chip, ModelFacts, ServeFacts, TuningFacts
@@ -16,7 +16,7 @@ from doctor.versions import pep440, satisfies
 GIB = 1 << 30
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Words(Text):
     """Words the matrix holds in both languages (who recommends what), rendered like a
     catalogue Text in the language of the output."""
@@ -29,7 +29,7 @@ class Words(Text):
         return self.zh if lang == "zh" else self.en
 
 
-@dataclass
+@record
 class View:
     ctx: Context
     version: Optional[str]  # the vllm-ascend release judged against

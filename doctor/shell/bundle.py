@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,10 +179,48 @@ def load_manifest(path: Path) -> Dict:
         raise UsageError(f"--bundle {path}: {MANIFEST} is nested too deeply to be a manifest") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise UsageError(f"--bundle {path}: {MANIFEST} is not JSON ({e})") from None
-    if not isinstance(data, dict) or data.get("schema_version") != MANIFEST_SCHEMA or \
-            not isinstance(data.get("files"), list) or not isinstance(data.get("platform"), dict):
-        raise UsageError(f"--bundle {path}: {MANIFEST} is not an ascend-doctor bundle manifest (schema {MANIFEST_SCHEMA})")
+    why = manifest_problem(data)
+    if why:
+        raise UsageError(f"--bundle {path}: {MANIFEST} is not an ascend-doctor bundle manifest (schema "
+                         f"{MANIFEST_SCHEMA}): {why}")
     return data
+
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+MAX_FILES = 10_000
+
+
+def manifest_problem(data) -> Optional[str]:
+    """What makes ``data`` not a bundle manifest this doctor wrote (pure): every field the
+    doctor reads has the type it is read as, so that nothing later trips on a crafted shape."""
+    def strings(v) -> bool:
+        return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    if data.get("schema_version") != MANIFEST_SCHEMA or isinstance(data.get("schema_version"), bool):
+        return f"schema_version is not {MANIFEST_SCHEMA}"
+    platform = data.get("platform")
+    if not isinstance(platform, dict) or not strings(platform.get("platforms")) or not platform["platforms"] \
+            or not isinstance(platform.get("python_version"), str) or not strings(platform.get("abis", [])):
+        return "platform needs platforms (a list of wheel tags), python_version and abis"
+    target = data.get("target", {})
+    if not isinstance(target, dict) or not all(isinstance(target.get(k), (str, type(None)))
+                                               for k in ("vllm_ascend", "matrix_row")):
+        return "target is not an object of strings"
+    if not isinstance(data.get("arch"), (str, type(None))):
+        return "arch is not a string"
+    entries = data.get("files")
+    if not isinstance(entries, list) or len(entries) > MAX_FILES:
+        return f"files is not a list (of at most {MAX_FILES})"
+    for f in entries:
+        if not isinstance(f, dict) or not all(isinstance(f.get(k), str) for k in ("filename", "name", "version")):
+            return "a file without filename, name and version"
+        if not isinstance(f.get("sha256"), str) or not _SHA256.match(f["sha256"]):
+            return f"{f['filename'][:100]!r} has no sha256 (64 hex digits)"
+        if not isinstance(f.get("size"), int) or isinstance(f.get("size"), bool) or f["size"] < 0:
+            return f"{f['filename'][:100]!r} has no size"
+    return None
 
 
 def refusal(manifest: Dict, facts: Facts, plan_target: Optional[str]) -> Optional[str]:
@@ -203,34 +242,78 @@ def refusal(manifest: Dict, facts: Facts, plan_target: Optional[str]) -> Optiona
     return None
 
 
+MAX_REQUIREMENTS = 4 * 1024 * 1024
+# the only line a bundle's requirements.txt holds: name==version --hash=sha256:HEX ... (steps/pip.py)
+_PINNED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)((?:\s+--hash=[a-z0-9]+:[0-9a-fA-F]+)+)$")
+
+
+def pinned_requirements(text: str) -> Dict[str, List[str]]:
+    """canonical name -> its sha256 hashes, from the text of a bundle's requirements.txt (pure).
+    Read here rather than by a requirements parser: such a parser follows ``-r``/``-c`` to any
+    file (a FIFO, /dev/zero) before anything is confirmed. A bundle's requirements are one
+    hash-pinned line per file and nothing else; anything else is a ValueError naming the line."""
+    from doctor.facts import canonical
+
+    out: Dict[str, List[str]] = {}
+    logical = ""
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.split(" #", 1)[0].rstrip() if not line.lstrip().startswith("#") else ""
+        if line.endswith("\\"):
+            logical += line[:-1] + " "
+            continue
+        logical, line = "", logical + line
+        line = line.strip()
+        if not line:
+            continue
+        m = _PINNED.match(line)
+        if m is None:
+            shown = line if len(line) <= 120 else line[:117] + "..."
+            what = "an option (another file, an index)" if line.startswith("-") else "not a hash-pinned name==version"
+            raise ValueError(f"line {n} is {what}: {shown!r}")
+        hashes = [h.split(":", 1)[1].lower() for h in m.group(3).split() if h.startswith("--hash=sha256:")]
+        out.setdefault(canonical(m.group(1)), []).extend(hashes)
+    return out
+
+
 def verify_files(path: Path, manifest: Dict) -> None:
     """Every file of the manifest is there with its sha256; the hash-pinned requirements
-    agree with the manifest (read with pip-api: single hash-pinned lines are what it reads right)."""
+    agree with the manifest (read here: regular file, capped, one hash-pinned line per file)."""
+    from doctor.facts import canonical
+    from doctor.shell import files
     from doctor.shell.steps.pip import sha256_of
 
     wheels = path / WHEELS
     for f in manifest["files"]:
         name = str(f.get("filename", ""))
-        if not name or "/" in name or name.startswith("."):
+        if not name or "/" in name or name.startswith(".") or "\0" in name:
             raise UsageError(f"--bundle {path}: {MANIFEST} names a file outside the bundle: {name!r}")
         p = wheels / name
-        if not p.is_file():
-            raise UsageError(f"--bundle {path}: {name} is missing")
+        try:  # a regular file of the bundle itself, never a FIFO, a device or a link out of it
+            files.open_binary(str(p), follow=False).close()
+        except OSError as e:
+            raise UsageError(f"--bundle {path}: {name} is missing or not a regular file ({e.strerror or e})") from None
         got = sha256_of(p)
         if got != f.get("sha256"):
             raise UsageError(f"--bundle {path}: {name} has sha256 {got}, the manifest says {f.get('sha256')}: "
                              "the file was altered or damaged; make the bundle again")
     req = path / REQUIREMENTS
-    if req.is_file():
-        import pip_api
-
-        pinned = pip_api.parse_requirements(req)  # raises on a line it cannot parse (no UnparsedRequirement)
-        by_name = {f["name"]: f for f in manifest["files"]}
-        for name, r in pinned.items():
-            f = by_name.get(name)
-            hashes = r.hashes if isinstance(r, pip_api.Requirement) else None
-            if f is None or f.get("sha256") not in (hashes or {}).get("sha256", []):
-                raise UsageError(f"--bundle {path}: {REQUIREMENTS} and {MANIFEST} disagree about {name}")
+    if not os.path.lexists(req):
+        return
+    try:
+        raw = files.open_regular(str(req), MAX_REQUIREMENTS + 1, follow=False)
+    except OSError as e:
+        raise UsageError(f"--bundle {path}: cannot read {REQUIREMENTS}: {e.strerror or e}") from None
+    if len(raw) > MAX_REQUIREMENTS:
+        raise UsageError(f"--bundle {path}: {REQUIREMENTS} is larger than {MAX_REQUIREMENTS} bytes")
+    try:
+        pinned = pinned_requirements(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise UsageError(f"--bundle {path}: {REQUIREMENTS} is not a bundle's hash-pinned requirements: {e}") from None
+    by_name = {canonical(f["name"]): f for f in manifest["files"]}
+    for name, hashes in pinned.items():
+        f = by_name.get(name)
+        if f is None or f.get("sha256") not in hashes:
+            raise UsageError(f"--bundle {path}: {REQUIREMENTS} and {MANIFEST} disagree about {name}")
 
 
 def open_bundle(directory: str, facts: Facts, plan) -> Bundle:

@@ -6,6 +6,13 @@ written to an index file in a private workspace, and only the files the probes r
 nothing but the current tar header, one copy buffer and the small JSON documents (manifests,
 configs) is held.
 
+Bounded whatever the archive says (an archive is untrusted input): the members read (``Limits``),
+the bytes written to the workspace, the JSON documents held (parsed only when asked for, each
+capped in bytes and shape: doctor/parse/oci.py), the size of a tar header extension (a GNU long
+name or a PAX record is read whole by tarfile: capped before it is read) and the command's
+deadline, checked on the decompressed bytes too (a bzip2 layer of a few KB can hold gigabytes).
+A bound that is hit is an ``ArchiveError("image.error.limit", bound=...)``: one line, exit 2.
+
 Two ways in:
 
 - a file (``--image-tar``): the outer tar is listed first (headers only, seeking over the data),
@@ -16,6 +23,7 @@ Two ways in:
 """
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -25,12 +33,12 @@ import tarfile
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Dict, Iterable, List, Literal, Optional, Set, Tuple, Type, Union
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Set, Tuple, Type, Union
 
-from doctor.parse import image_files
+from doctor.parse import image_files, oci
 from doctor.parse.overlay import DIR, FILE, HARDLINK, OTHER, SYMLINK, WANTED, Entry, classify, normalize
 
-JSON_MAX = 16 * 1024 * 1024  # a config of a 200-layer image is ~100 KB
+MIB = 1024 * 1024
 COPY_CHUNK = 1024 * 1024
 TAR_BUFSIZE = 1024 * 1024  # tarfile's stream buffer: big reads when skipping large blobs
 
@@ -41,6 +49,26 @@ Stream = Union[IO[bytes], io.BufferedIOBase, io.RawIOBase]
 _MAGIC = ((b"\x1f\x8b", GZIP), (b"\x28\xb5\x2f\xfd", ZSTD), (b"\xfd7zXZ\x00", XZ), (b"BZh", BZIP2))
 
 
+@dataclass(frozen=True)
+class Limits:
+    """What one image may make the doctor read, hold and write. The first two have options
+    (``--max-image-entries``, ``--max-image-disk``: an image with millions of files, or large
+    libraries re-added in many layers, may need more); the others no image the engine can run
+    comes near (docs/docker.md)."""
+
+    entries: int = 2_000_000  # members of the layers, applied in all (a vllm-ascend image: ~300,000)
+    disk: int = 2048 * MIB  # bytes written to the private workspace: kept files and the layer indexes
+    json_member: int = 8 * MIB  # one JSON document of the archive (a 200-layer config is ~100 KB)
+    json_total: int = 32 * MIB  # the JSON documents parsed and held together
+    header: int = 1 * MIB  # one tar header extension: a GNU long name or link, a PAX header
+    members: int = 100_000  # members of the outer archive (docker save of 125 layers: ~400)
+    sparse: int = 1_000  # regions of one GNU sparse member
+
+
+# the option that raises each bound ("" when none: no real image comes near it)
+OPTIONS = {"entries": "--max-image-entries", "disk": "--max-image-disk"}
+
+
 class ArchiveError(ValueError):
     """The input cannot be read as an image; ``key`` names the message (doctor/i18n/image.toml)."""
 
@@ -49,8 +77,73 @@ class ArchiveError(ValueError):
         super().__init__(f"{key}: {params}")
 
 
+def limit_error(bound: str, limit: int) -> ArchiveError:
+    return ArchiveError("image.error.limit", bound=bound, limit=limit)
+
+
 class Deadline(Exception):
     pass
+
+
+def _rmtree(top: str) -> None:
+    """Remove a directory tree, whatever its depth: without recursion (a crafted layer can put a
+    kept file a thousand directories deep: shutil.rmtree before Python 3.13 recurses once per
+    level) and through directory descriptors, two at a time (a path below the workspace may be
+    longer than a system call accepts)."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(top, flags)
+    except OSError:
+        return
+
+    def clear(fd: int) -> List[str]:
+        """Unlink what is not a directory; the subdirectories still to visit."""
+        subdirs = []
+        try:
+            with os.scandir(fd) as it:
+                for e in it:
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            subdirs.append(e.name)
+                        else:
+                            os.unlink(e.name, dir_fd=fd)
+                    except OSError:
+                        pass
+        except OSError:
+            pass
+        return subdirs
+
+    frames: List[Tuple[str, List[str]]] = [("", clear(fd))]  # (name in the parent, subdirectories left)
+    while frames:
+        name, pending = frames[-1]
+        if pending:
+            sub = pending.pop()
+            try:
+                child = os.open(sub, flags, dir_fd=fd)
+            except OSError:
+                continue
+            os.close(fd)
+            fd = child
+            frames.append((sub, clear(fd)))
+            continue
+        frames.pop()
+        if not frames:
+            break
+        try:
+            parent = os.open("..", flags, dir_fd=fd)
+        except OSError:
+            break
+        os.close(fd)
+        fd = parent
+        try:
+            os.rmdir(name, dir_fd=fd)
+        except OSError:
+            pass
+    os.close(fd)
+    try:
+        os.rmdir(top)
+    except OSError:
+        pass
 
 
 class SourceError(OSError):
@@ -75,7 +168,7 @@ class Workspace:
         return os.path.join(where, f"{self._seq}{suffix}")
 
     def close(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
+        _rmtree(self.dir)
 
     def __enter__(self) -> "Workspace":
         return self
@@ -113,14 +206,21 @@ class LayerIndex:
 
 @dataclass
 class Contents:
-    """What was read: the small JSON documents, the indexed layers, the links between names."""
+    """What was read: the indexed layers, the links between names, and the JSON documents,
+    parsed only when asked for (``doc``), each within ``limits.json_member`` bytes and all of
+    them within ``limits.json_total``."""
 
     names: Set[str] = field(default_factory=set)
-    docs: Dict[str, Any] = field(default_factory=dict)
     layers: Dict[str, LayerIndex] = field(default_factory=dict)
     links: Dict[str, str] = field(default_factory=dict)  # legacy path -> blob path (Docker >= 25)
     unreadable: Dict[str, str] = field(default_factory=dict)  # blob -> the compression we cannot read
     bytes_read: int = 0
+    limits: Limits = field(default_factory=Limits)
+    # name -> the member's bytes when it may be a JSON document (None: it is not one)
+    sources: Dict[str, Callable[[], Optional[bytes]]] = field(default_factory=dict)
+    too_big: Set[str] = field(default_factory=set)  # JSON members over limits.json_member
+    held: int = 0  # bytes of the documents parsed so far
+    _parsed: Dict[str, Any] = field(default_factory=dict)
 
     def resolve(self, name: str) -> str:
         seen = set()
@@ -131,7 +231,24 @@ class Contents:
         return name
 
     def doc(self, name: str) -> Any:
-        return self.docs.get(self.resolve(name))
+        key = self.resolve(name)
+        if key in self._parsed:
+            return self._parsed[key]
+        if key in self.too_big:
+            raise limit_error("json_member", self.limits.json_member)
+        read = self.sources.get(key)
+        data = read() if read is not None else None
+        value = None
+        if data is not None:
+            self.held += len(data)
+            if self.held > self.limits.json_total:
+                raise limit_error("json_total", self.limits.json_total)
+            try:
+                value = oci.load_json(data)
+            except oci.LimitError as e:
+                raise limit_error(e.bound, e.limit) from None
+        self._parsed[key] = value
+        return value
 
 
 class _Counter(io.RawIOBase):
@@ -165,6 +282,122 @@ class _Counter(io.RawIOBase):
         if self.progress is not None and n:
             self.progress(self.count)
         return n
+
+
+class _Ticking(io.RawIOBase):
+    """A decompressed stream that checks the deadline as it is read: the source may be read
+    rarely while its output is large (a few KB of bzip2 are gigabytes of tar)."""
+
+    def __init__(self, raw, deadline: Optional[float]):
+        self.raw, self.deadline = raw, deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        data = self.raw.read(len(b))
+        n = len(data)
+        b[:n] = data
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise Deadline()
+        return n
+
+
+# tarfile's decoder of number fields, which its stub does not list
+_nti = tarfile.nti  # type: ignore[attr-defined]
+
+
+@functools.lru_cache(maxsize=8)
+def _tarinfo(limits: Limits) -> Type[tarfile.TarInfo]:
+    """tarfile reads a GNU long name, a PAX header and a sparse map whole, whatever size the
+    header claims (2 GiB of long name: 4 GB of memory): a TarInfo that refuses them past the
+    bounds before reading. (The methods are tarfile's own hooks, the same from 3.9 to 3.14.)"""
+
+    class Capped(tarfile.TarInfo):
+        def _proc_gnulong(self, tf):
+            if self.size > limits.header:
+                raise limit_error("header", limits.header)
+            return super()._proc_gnulong(tf)  # type: ignore[misc]
+
+        def _proc_pax(self, tf):
+            if self.size > limits.header:
+                raise limit_error("header", limits.header)
+            return super()._proc_pax(tf)  # type: ignore[misc]
+
+        def _proc_sparse(self, tf):
+            # the old GNU format: extension blocks of 21 regions each, chained without end
+            structs, isextended, origsize = self._sparse_structs  # type: ignore[attr-defined]
+            del self._sparse_structs  # type: ignore[attr-defined]
+            while isextended:
+                buf = tf.fileobj.read(tarfile.BLOCKSIZE)
+                if len(buf) < tarfile.BLOCKSIZE:
+                    raise tarfile.ReadError("unexpected end of data in a sparse header")
+                for i in range(21):
+                    try:
+                        offset = _nti(buf[i * 24:i * 24 + 12])
+                        numbytes = _nti(buf[i * 24 + 12:i * 24 + 24])
+                    except ValueError:
+                        break
+                    if offset and numbytes:
+                        structs.append((offset, numbytes))
+                if len(structs) > limits.sparse:
+                    raise limit_error("sparse", limits.sparse)
+                isextended = bool(buf[504])
+            self.sparse = structs
+            self.offset_data = tf.fileobj.tell()
+            tf.offset = self.offset_data + self._block(self.size)  # type: ignore[attr-defined]
+            self.size = origsize
+            return self
+
+        def _proc_gnusparse_10(self, next, pax_headers, tf):
+            # the PAX 1.0 format: a count, then numbers one a line; a count too large (or a
+            # line without end) would be read for ever
+            buf = tf.fileobj.read(tarfile.BLOCKSIZE)
+            head, _, buf = buf.partition(b"\n")
+            try:
+                fields = int(head)
+            except ValueError:
+                raise tarfile.ReadError("a damaged sparse map") from None
+            if fields > limits.sparse:
+                raise limit_error("sparse", limits.sparse)
+            sparse: List[int] = []
+            while len(sparse) < fields * 2:
+                if b"\n" not in buf:
+                    block = tf.fileobj.read(tarfile.BLOCKSIZE)
+                    if not block or len(buf) > 64 * fields + tarfile.BLOCKSIZE:
+                        raise tarfile.ReadError("a damaged sparse map")
+                    buf += block
+                    continue
+                number, _, buf = buf.partition(b"\n")
+                try:
+                    sparse.append(int(number))
+                except ValueError:
+                    raise tarfile.ReadError("a damaged sparse map") from None
+            next.offset_data = tf.fileobj.tell()
+            next.sparse = list(zip(sparse[::2], sparse[1::2]))
+
+    return Capped
+
+
+def _open_tar(fileobj, mode: Literal["r:", "r|"], limits: Limits) -> tarfile.TarFile:
+    return tarfile.open(fileobj=fileobj, mode=mode, bufsize=TAR_BUFSIZE, tarinfo=_tarinfo(limits))
+
+
+def _members(tf: tarfile.TarFile, limit: int, bound: str) -> Iterator[tarfile.TarInfo]:
+    """The members of a tar, one at a time, at most ``limit``. tarfile keeps every header it has
+    read (``members``): a layer of millions of entries would cost gigabytes of headers, so the
+    list is emptied as it goes (nothing here needs it again)."""
+    n = 0
+    while True:
+        m = tf.next()
+        if m is None:
+            return
+        n += 1
+        if n > limit:
+            raise limit_error(bound, limit)
+        yield m
+        # the list tarfile appends every header to (not in its stub)
+        tf.members.clear()  # type: ignore[attr-defined]
 
 
 def sniff(head: bytes) -> Optional[str]:
@@ -240,17 +473,35 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
+NAME_MAX, PATH_MAX = 255, 4095  # what a Linux filesystem (and so the engine's extraction) accepts
+
+
 class Reader:
     """Indexes layers into a workspace. ``extra`` are exact image paths worth keeping (from the
-    image config); ``progress(bytes)`` and the total ``deadline`` (time.monotonic) are optional."""
+    image config); ``progress(bytes)`` and the total ``deadline`` (time.monotonic) are optional;
+    ``limits`` bound what the image may cost."""
 
     def __init__(self, ws: Workspace, extra: Iterable[str] = (), progress: Optional[Callable[[int], None]] = None,
-                 deadline: Optional[float] = None):
+                 deadline: Optional[float] = None, limits: Optional[Limits] = None):
         self.ws = ws
         self.extra = frozenset(extra)
         self.progress = progress
         self.deadline = deadline
+        self.limits = limits or Limits()
         self.media_types: Dict[str, str] = {}  # layer key -> media type, when a manifest says
+        self.entries = 0  # members of every layer read so far
+        self.written = 0  # bytes written to the workspace so far
+
+    def tick(self) -> None:
+        """Raises Deadline once the total deadline has passed (called inside every walk)."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise Deadline()
+
+    def _write(self, n: int) -> None:
+        self.written += n
+        if self.written > self.limits.disk:
+            raise limit_error("disk", self.limits.disk)
+
     # -- one layer ---------------------------------------------------------------------------------
     def index_layer(self, key: str, raw: Stream, compression: str, seekable: bool = False) -> LayerIndex:
         """Read one layer blob (a file object positioned at its start)."""
@@ -264,29 +515,39 @@ class Reader:
             fileobj, mode = decompressed(raw, compression), "r|"
             if fileobj is None:
                 raise ArchiveError("image.error.zstd", layer=key)
+            fileobj = _Ticking(fileobj, self.deadline)
         layer_dir = self.ws.new_file(self.ws.store)
         os.mkdir(layer_dir)
+        kept: Dict[str, Tuple[str, int]] = {}  # image path -> (kept file, size): a later entry replaces it
         try:
-            with tarfile.open(fileobj=fileobj, mode=mode, bufsize=TAR_BUFSIZE) as tf, \
+            with _open_tar(fileobj, mode, self.limits) as tf, \
                     open(idx.entries_file, "w", encoding="utf-8") as out, \
                     open(idx.whiteouts_file, "w", encoding="utf-8") as wh:
-                for m in tf:
+                for m in _members(tf, self.limits.entries - self.entries, "entries"):
                     idx.members += 1
                     idx.bytes += m.size
-                    self._member(tf, m, layer_dir, idx, out, wh)
-        except SourceError:
+                    self._member(tf, m, layer_dir, idx, out, wh, kept)
+        except (SourceError, ArchiveError, Deadline):
             raise
         except _decode_errors() as e:
             raise ArchiveError("image.error.bad_layer", layer=key, error=_short(e)) from None
+        finally:
+            self.entries += idx.members
         return idx
 
-    def _member(self, tf: tarfile.TarFile, m: tarfile.TarInfo, layer_dir: str, idx: LayerIndex, out, wh) -> None:
+    def _member(self, tf: tarfile.TarFile, m: tarfile.TarInfo, layer_dir: str, idx: LayerIndex, out, wh,
+                kept: Dict[str, Tuple[str, int]]) -> None:
         path = normalize(m.name)
         if path is None:
             return  # a name that would leave the root: never applied (as docker refuses it)
+        if len(path.encode("utf-8", "surrogateescape")) > PATH_MAX or \
+                any(len(p.encode("utf-8", "surrogateescape")) > NAME_MAX for p in path.split("/")):
+            raise ArchiveError("image.error.bad_layer", layer=idx.key,
+                               error=f"a path no filesystem can hold ({len(path)} bytes, a name over {NAME_MAX} bytes or "
+                                     f"a path over {PATH_MAX}): {path[:80]}...")
         what, target = classify(path)
         if what != "entry":
-            wh.write(json.dumps([what, target]) + "\n")
+            self._line(wh, json.dumps([what, target]))
             return
         link, ref = "", None
         if m.isdir():
@@ -299,6 +560,12 @@ class Reader:
             kind = FILE
         else:
             kind = OTHER
+        previous = kept.pop(path, None)
+        if previous is not None:  # the same path twice in one layer: the last one counts
+            os.unlink(previous[0])
+            self.written -= previous[1]
+            idx.kept -= 1
+            idx.kept_bytes -= previous[1]
         wanted = image_files.want(path, self.extra) if kind in (FILE, HARDLINK) else None
         if wanted == image_files.EXISTS:
             ref = ""  # materialised as an empty file: its existence is what is tested
@@ -307,10 +574,16 @@ class Reader:
         elif wanted and kind == FILE:
             cap = image_files.TEXT_MAX if wanted == image_files.TEXT else image_files.BINARY_MAX
             if m.size <= cap:
+                self._write(m.size)
                 ref = self._keep(tf, m, layer_dir)
+                kept[path] = (ref, m.size)
                 idx.kept += 1
                 idx.kept_bytes += m.size
-        out.write(json.dumps([path, kind, m.size, m.mode & 0o7777, link, ref]) + "\n")
+        self._line(out, json.dumps([path, kind, m.size, m.mode & 0o7777, link, ref]))
+
+    def _line(self, fh, text: str) -> None:
+        self._write(len(text) + 1)
+        fh.write(text + "\n")
 
     def _keep(self, tf: tarfile.TarFile, m: tarfile.TarInfo, layer_dir: str) -> str:
         dest = self.ws.new_file(layer_dir)
@@ -324,7 +597,8 @@ class Reader:
     # -- a whole archive -------------------------------------------------------------------------
     def read_path(self, path: str, choose: Callable[[Contents], List[str]]) -> Contents:
         """A tarball on disk. ``choose(contents)`` returns the layer blobs to index once the JSON
-        documents are known (the manifest and the configs of the chosen image)."""
+        documents are known (the manifest and the configs of the chosen image); it may read
+        them (``contents.doc``) only while it runs."""
         try:
             fh = open(path, "rb")
         except OSError as e:
@@ -339,14 +613,14 @@ class Reader:
             if outer != PLAIN:  # docker save | gzip: one pass over the stream, as from the engine
                 return self._read_stream(counter, outer, path)
             try:
-                tf = tarfile.open(fileobj=counter, mode="r:", bufsize=TAR_BUFSIZE)
+                tf = _open_tar(counter, "r:", self.limits)
             except tarfile.TarError:
                 raise ArchiveError("image.error.not_tar", path=path) from None
+            contents = Contents(limits=self.limits)
             try:
                 with tf:
-                    members = {}
-                    contents = Contents()
-                    for m in tf.getmembers():
+                    members: Dict[str, tarfile.TarInfo] = {}
+                    for m in _members(tf, self.limits.members, "members"):
                         name = _name(m.name)
                         contents.names.add(name)
                         members[name] = m
@@ -354,13 +628,10 @@ class Reader:
                             contents.links[name] = posixpath.normpath(posixpath.join(posixpath.dirname(name), m.linkname))
                         elif m.islnk():
                             contents.links[name] = _name(m.linkname)
-                    for name, m in members.items():
-                        src = tf.extractfile(m) if m.isreg() and 0 < m.size <= JSON_MAX else None
-                        if src is not None:
-                            head = src.read(512)
-                            if _looks_json(head):
-                                contents.docs[name] = _json(head + src.read(JSON_MAX))
+                        elif m.isreg() and m.size > 0:
+                            contents.sources[name] = self._json_member(tf, m, contents)
                     for key in choose(contents):
+                        self.tick()
                         blob = contents.resolve(key)
                         if blob in contents.layers or blob in contents.unreadable:
                             continue
@@ -377,36 +648,66 @@ class Reader:
                         contents.layers[blob] = self.index_layer(blob, src, kind, seekable=(kind == PLAIN))
             except (tarfile.TarError, EOFError, OSError) as e:
                 raise ArchiveError("image.error.truncated", path=path, error=_short(e)) from None
+            finally:
+                contents.sources = {}  # the tarball is closed: nothing more can be read from it
             contents.bytes_read = counter.count
             return contents
+
+    def _json_member(self, tf: tarfile.TarFile, m: tarfile.TarInfo, contents: Contents) -> Callable[[], Optional[bytes]]:
+        """Reads a member of the outer tarball when it is asked for as a JSON document."""
+
+        def read() -> Optional[bytes]:
+            src = tf.extractfile(m)
+            if src is None:
+                return None
+            head = src.read(512)
+            if not _looks_json(head):
+                return None
+            if m.size > self.limits.json_member:
+                raise limit_error("json_member", self.limits.json_member)
+            return head + src.read(self.limits.json_member)
+
+        return read
 
     def fetch(self, path: str, wanted: Dict[str, Set[str]]) -> Dict[Tuple[str, str], str]:
         """A second, targeted read of a tarball on disk: the content of the given files of the
         given layer blobs (hard-link targets whose names did not look interesting on the first
         pass). Returns (blob, image path) -> kept file."""
         out: Dict[Tuple[str, str], str] = {}
-        with open(path, "rb") as fh, tarfile.open(fileobj=fh, mode="r:", bufsize=TAR_BUFSIZE) as tf:
-            members = {_name(m.name): m for m in tf.getmembers()}
-            for blob, paths in wanted.items():
-                m = members.get(blob)
-                src = tf.extractfile(m) if m is not None and m.isreg() else None
-                if src is None:
-                    continue
-                kind = sniff(src.read(512))
-                src.seek(0)
-                if kind is None:
-                    continue
-                fileobj = decompressed(src, kind)
-                mode: Literal["r:", "r|"] = "r:" if kind == PLAIN else "r|"
-                if fileobj is None:
-                    continue
-                layer_dir = self.ws.new_file(self.ws.store)
-                os.mkdir(layer_dir)
-                with tarfile.open(fileobj=fileobj, mode=mode, bufsize=TAR_BUFSIZE) as inner:
-                    for im in inner:
-                        p = normalize(im.name)
-                        if p in paths and im.isreg() and im.size <= image_files.BINARY_MAX:
-                            out[(blob, p)] = self._keep(inner, im, layer_dir)
+        try:
+            with open(path, "rb") as fh, _open_tar(_Counter(fh, None, self.deadline), "r:", self.limits) as tf:
+                members = {_name(m.name): m for m in _members(tf, self.limits.members, "members")}
+                for blob, paths in wanted.items():
+                    m = members.get(blob)
+                    src = tf.extractfile(m) if m is not None and m.isreg() else None
+                    if src is None:
+                        continue
+                    kind = sniff(src.read(512))
+                    src.seek(0)
+                    if kind is None:
+                        continue
+                    fileobj = decompressed(src, kind)
+                    mode: Literal["r:", "r|"] = "r:" if kind == PLAIN else "r|"
+                    if fileobj is None:
+                        continue
+                    if kind != PLAIN:
+                        fileobj = _Ticking(fileobj, self.deadline)
+                    layer_dir = self.ws.new_file(self.ws.store)
+                    os.mkdir(layer_dir)
+                    with _open_tar(fileobj, mode, self.limits) as inner:
+                        for im in _members(inner, self.limits.entries, "entries"):
+                            p = normalize(im.name)
+                            if p in paths and im.isreg() and im.size <= image_files.BINARY_MAX:
+                                old = out.pop((blob, p), None)
+                                if old is not None:
+                                    os.unlink(old)
+                                    self.written -= im.size
+                                self._write(im.size)
+                                out[(blob, p)] = self._keep(inner, im, layer_dir)
+        except (SourceError, ArchiveError, Deadline):
+            raise
+        except _decode_errors() as e:
+            raise ArchiveError("image.error.truncated", path=path, error=_short(e)) from None
         return out
 
     def read_stream(self, raw, label: str) -> Contents:
@@ -419,13 +720,16 @@ class Reader:
         return self._read_stream(_Prefixed(head, counter), outer, label, counter)
 
     def _read_stream(self, raw, outer: str, label: str, counter: Optional[_Counter] = None) -> Contents:
-        contents = Contents()
+        contents = Contents(limits=self.limits)
         stream = decompressed(raw, outer)
         if stream is None or outer == ZSTD:
             raise ArchiveError("image.error.not_tar", path=label)
+        if outer != PLAIN:
+            stream = _Ticking(stream, self.deadline)
+        saved = 0  # bytes of JSON members kept for later
         try:
-            with tarfile.open(fileobj=stream, mode="r|", bufsize=TAR_BUFSIZE) as tf:
-                for m in tf:
+            with _open_tar(stream, "r|", self.limits) as tf:
+                for m in _members(tf, self.limits.members, "members"):
                     name = _name(m.name)
                     contents.names.add(name)
                     if m.issym():
@@ -438,8 +742,16 @@ class Reader:
                     if src is None:
                         continue
                     head = src.read(512)
-                    if _looks_json(head) and m.size <= JSON_MAX:
-                        contents.docs[name] = _json(head + src.read(JSON_MAX))
+                    if _looks_json(head):
+                        # docker save writes the manifest last: every document is kept (on disk,
+                        # parsed only if the manifest leads to it)
+                        if m.size > self.limits.json_member:
+                            contents.too_big.add(name)
+                            continue
+                        saved += m.size
+                        if saved > self.limits.json_total:
+                            raise limit_error("json_total", self.limits.json_total)
+                        contents.sources[name] = self._save_json(head + src.read(self.limits.json_member))
                         continue
                     kind = sniff(head)
                     if kind is None:
@@ -456,12 +768,26 @@ class Reader:
             if not contents.names:
                 raise ArchiveError("image.error.not_tar", path=label) from None
             raise ArchiveError("image.error.truncated", path=label, error=_short(e)) from None
-        except SourceError:
+        except (SourceError, ArchiveError, Deadline):
             raise
         except _decode_errors() as e:
             raise ArchiveError("image.error.truncated", path=label, error=_short(e)) from None
         contents.bytes_read = (counter or raw).count if isinstance(counter or raw, _Counter) else 0
         return contents
+
+    def _save_json(self, data: bytes) -> Callable[[], Optional[bytes]]:
+        """A JSON member of a streamed archive, kept in the workspace until the manifest is known."""
+        self._write(len(data))
+        dest = self.ws.new_file(self.ws.index, ".json")
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+
+        def read() -> Optional[bytes]:
+            with open(dest, "rb") as fh:
+                return fh.read(self.limits.json_member + 1)
+
+        return read
 
 
 def _decode_errors() -> Tuple[Type[BaseException], ...]:
@@ -482,13 +808,6 @@ def _decode_errors() -> Tuple[Type[BaseException], ...]:
 def _name(name: str) -> str:
     n = posixpath.normpath(name)
     return n[2:] if n.startswith("./") else n.lstrip("/")
-
-
-def _json(data: bytes) -> Any:
-    try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None
 
 
 def _short(e: BaseException) -> str:

@@ -13,15 +13,22 @@ from, which is how a failing package is traced to the Dockerfile step that insta
 """
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 import shutil
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Set
+from typing import Callable, Dict, Iterable, List, Optional, Set
 
 from doctor.parse.image_files import want
 from doctor.parse.overlay import DIR, FILE, HARDLINK, SYMLINK, Tree, relative_link
-from doctor.shell.image_archive import ArchiveError, Contents, Workspace
+from doctor.shell.image_archive import ArchiveError, Contents, Limits, Workspace, limit_error
+
+Tick = Callable[[], None]  # raises when the command's deadline has passed
+
+
+def _never() -> None:
+    pass
 
 
 @dataclass
@@ -32,6 +39,7 @@ class ViewStats:
     files_kept: int = 0  # files materialised with content
     placeholders: int = 0
     symlinks: int = 0
+    too_long: int = 0  # entries whose path in the view is longer than the system allows
     missing_links: List[str] = field(default_factory=list)  # hard links whose content was not kept
 
 
@@ -61,9 +69,11 @@ class ImageView:
         return node.layer if node is not None else None
 
 
-def merge(contents: Contents, layers: List[str]) -> Tree:
-    tree = Tree()
-    for i, key in enumerate(layers, 1):
+def merge(contents: Contents, layers: List[str], tick: Tick = _never, limits: Optional[Limits] = None) -> Tree:
+    """The layers applied in order. A manifest may name one layer many times: the entries are
+    counted as applied, at most ``limits.entries`` in all (checked before anything is applied)."""
+    indexes = []
+    for key in layers:
         blob = contents.resolve(key)
         idx = contents.layers.get(blob)
         if idx is None:
@@ -73,12 +83,26 @@ def merge(contents: Contents, layers: List[str]) -> Tree:
             if what:
                 raise ArchiveError("image.error.compression", layer=key, what=what)
             raise ArchiveError("image.error.missing_layer", layer=key, path="")
+        indexes.append(idx)
+    limit = (limits or contents.limits).entries
+    if sum(idx.members for idx in indexes) > limit:
+        raise limit_error("entries", limit)
+    tree = Tree()
+    for i, idx in enumerate(indexes, 1):
+        tick()
         opaque, deleted = idx.whiteouts()
-        tree.apply(i, opaque, deleted, idx.entries())
+        tree.apply(i, opaque, deleted, _ticking(idx.entries(), tick))
     return tree
 
 
-def materialise(ws: Workspace, tree: Tree, layers: int, dirs: Iterable[str] = ()) -> ImageView:
+def _ticking(entries, tick: Tick):
+    for n, e in enumerate(entries):
+        if n % 4096 == 0:
+            tick()
+        yield e
+
+
+def materialise(ws: Workspace, tree: Tree, layers: int, dirs: Iterable[str] = (), tick: Tick = _never) -> ImageView:
     """Write the view: the files kept or noted, the symlinks that lead to a directory or to a
     file the probes read, and only the directories on the way to them (plus ``dirs``, image
     paths the environment names: LD_LIBRARY_PATH entries must exist when they exist in the
@@ -91,6 +115,8 @@ def materialise(ws: Workspace, tree: Tree, layers: int, dirs: Iterable[str] = ()
     links: Set[str] = set()
     for path, node in tree.walk():
         stats.entries += 1
+        if stats.entries % 4096 == 0:
+            tick()
         if node.kind in (FILE, HARDLINK) and node.ref is not None:
             _ancestors(needed, path)
         elif node.kind == SYMLINK:
@@ -104,37 +130,52 @@ def materialise(ws: Workspace, tree: Tree, layers: int, dirs: Iterable[str] = ()
             elif want(path) or want(posixpath.basename(node.link)) or (into is not None and into.ref is not None):
                 links.add(path)
                 _ancestors(needed, path)
-    for d in dirs:
+    for n, d in enumerate(dirs):
+        if n % 1024 == 0:
+            tick()
         target = tree.resolve(d) if d.startswith("/") else None
         found = tree.get(target) if target else None
         if target and found is not None and found.kind == DIR:
             needed.add(target)
             _ancestors(needed, target)
-    for path, node in tree.walk():
-        real = root + path
-        if node.kind == DIR:
-            if path in needed:
-                os.mkdir(real, 0o755)
-                stats.directories += 1
-        elif node.kind == SYMLINK:
-            if path in links:
-                os.symlink(relative_link(path, node.link), real)
-                stats.symlinks += 1
-        elif node.kind in (FILE, HARDLINK) and node.ref is not None:
-            if node.ref == "":
-                with open(real, "wb"):
-                    pass
-                os.chmod(real, 0o600)
-                stats.placeholders += 1
-            else:
-                try:
-                    os.link(node.ref, real)
-                except OSError:
-                    shutil.copyfile(node.ref, real)
-                    os.chmod(real, 0o600)
-                stats.files_kept += 1
+    for n, (path, node) in enumerate(tree.walk()):
+        if n % 4096 == 0:
+            tick()
+        try:
+            _write(root, path, node, needed, links, stats)
+        except OSError as e:
+            if e.errno not in (errno.ENAMETOOLONG, errno.ENOENT):
+                raise
+            # the image path fits a filesystem, the view's (below the workspace) may not:
+            # such a path is deeper than anything a probe reads
+            stats.too_long += 1
     stats.missing_links = [f"{p} -> {t} (layer {n})" for n, p, t in tree.missing_links]
     return ImageView(root, tree, stats)
+
+
+def _write(root: str, path: str, node, needed: Set[str], links: Set[str], stats: ViewStats) -> None:
+    real = root + path
+    if node.kind == DIR:
+        if path in needed:
+            os.mkdir(real, 0o755)
+            stats.directories += 1
+    elif node.kind == SYMLINK:
+        if path in links:
+            os.symlink(relative_link(path, node.link), real)
+            stats.symlinks += 1
+    elif node.kind in (FILE, HARDLINK) and node.ref is not None:
+        if node.ref == "":
+            with open(real, "wb"):
+                pass
+            os.chmod(real, 0o600)
+            stats.placeholders += 1
+        else:
+            try:
+                os.link(node.ref, real)
+            except OSError:
+                shutil.copyfile(node.ref, real)
+                os.chmod(real, 0o600)
+            stats.files_kept += 1
 
 
 def _ancestors(out: Set[str], path: str) -> None:
@@ -144,10 +185,12 @@ def _ancestors(out: Set[str], path: str) -> None:
         parent = posixpath.dirname(parent)
 
 
-def build(ws: Workspace, contents: Contents, layers: List[str], refetch=None, dirs: Iterable[str] = ()) -> ImageView:
+def build(ws: Workspace, contents: Contents, layers: List[str], refetch=None, dirs: Iterable[str] = (),
+          tick: Tick = _never) -> ImageView:
     """Merge and materialise. ``refetch(wanted)`` (a tarball on disk can be read again) brings
-    the content of hard-link targets the first pass did not keep."""
-    tree = merge(contents, layers)
+    the content of hard-link targets the first pass did not keep; ``tick()`` raises once the
+    command's deadline has passed."""
+    tree = merge(contents, layers, tick)
     if tree.missing_links and refetch is not None:
         wanted: Dict[str, set] = {}
         for layer, _, target in tree.missing_links:
@@ -161,4 +204,4 @@ def build(ws: Workspace, contents: Contents, layers: List[str], refetch=None, di
             else:
                 still.append((layer, link, target))
         tree.missing_links = still
-    return materialise(ws, tree, len(layers), dirs)
+    return materialise(ws, tree, len(layers), dirs, tick)

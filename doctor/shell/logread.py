@@ -107,13 +107,14 @@ class Progress:
             self._bar.update(self._task, completed=self._seen)
 
     def _open(self) -> None:
-        from rich.console import Console
         from rich.progress import BarColumn, DownloadColumn, Progress as Bar, TextColumn, TransferSpeedColumn
 
+        from doctor import terminal, textsafe
+
         self._bar = Bar(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                        console=Console(stderr=True), transient=True)
-        self._bar.start()
-        self._task = self._bar.add_task(self.label(self._name), total=self.total, completed=self._seen)
+                        console=terminal.console(stderr=True), transient=True)
+        self._bar.start()  # a file name is data: shown as written
+        self._task = self._bar.add_task(textsafe.markup(self.label(self._name)), total=self.total, completed=self._seen)
 
     @property
     def shown(self) -> bool:

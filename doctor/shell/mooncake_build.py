@@ -6,10 +6,12 @@ apt-installs and needs root), ``cmake -DUSE_ASCEND_DIRECT=ON`` with the CI's opt
 examples/tests/benchmarks and with CANN's environment, ``make -j``, install, verify. Every
 command is an argv list with a timeout; output goes to a log file.
 
-It is a transaction: everything happens in a temporary directory and ``make install`` goes to
-a staging tree (DESTDIR). Only then are the installed files set aside (renamed, so they come
-back byte-identical) and the new ones put in place; if the new package does not import in the
-target interpreter, or has no Ascend transport, the old files are put back.
+Everything happens in a temporary directory and ``make install`` goes to a staging tree
+(DESTDIR). The staged tree is then put in place through the same journaled transaction as pip
+steps (doctor/shell/transaction: lock, backups synced before anything is replaced, a journal
+that a later ``rollback`` finishes after a kill, and undoes once committed); if the new package
+does not import in the target interpreter, or has no Ascend transport, the old files are put
+back. ``fix --apply`` runs only the build (``stage_into``): its own transaction places the tree.
 """
 from __future__ import annotations
 
@@ -22,11 +24,13 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from doctor.i18n import T, Text
 from doctor.parse import elf
-from doctor.shell import proc
+from doctor.shell.transaction.placing import units
+from doctor.shell.transaction.runner import Runner
 from doctor.parse.libnames import ASCEND_DEPS, lib_base
 
 DEFAULT_URL = "https://github.com/kvcache-ai/Mooncake.git"
@@ -34,7 +38,6 @@ DEFAULT_PREFIX = "/usr/local"
 # What Mooncake's Ascend CI passes to skip what a runtime install does not need.
 CI_OPTIONS = ("-DBUILD_EXAMPLES=OFF", "-DBUILD_UNIT_TESTS=OFF", "-DBUILD_BENCHMARK=OFF", "-DENABLE_DEBUG_SYMBOLS=OFF")
 ASCEND_BASE = "/usr/local/Ascend"
-ASIDE = ".ascend-doctor-old"
 
 # Runs in the target interpreter: what Mooncake's CMake will pick as the install directory
 # (mooncake-integration/CMakeLists.txt), and facts about the interpreter.
@@ -42,7 +45,8 @@ PREFLIGHT = r"""
 import json, sys, sysconfig
 paths = [s for s in sys.path if 'packages' in s]
 print(json.dumps({"site": paths[0] if paths else "", "version": sys.version.split()[0],
-                  "executable": sys.executable, "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX") or ""}))
+                  "executable": sys.executable, "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX") or "",
+                  "prefix": sys.prefix, "base_prefix": sys.base_prefix, "paths": paths}))
 """
 # Runs in the target interpreter after the install: the import vllm-ascend does.
 VERIFY = r"""
@@ -90,6 +94,7 @@ class BuildOptions:
     url: str = DEFAULT_URL
     env: Optional[Dict[str, str]] = None  # default: os.environ
     timeouts: Timeouts = field(default_factory=Timeouts)
+    stage_into: Optional[str] = None  # only build and stage there (fix --apply places the tree itself)
 
 
 @dataclass
@@ -102,6 +107,7 @@ class StepResult:
     timed_out: bool = False
     skipped: Optional[str] = None  # why it did not run
     error: Optional[str] = None  # could not start
+    output: List[str] = field(default_factory=list)  # its last lines (not in --json)
 
     @property
     def ok(self) -> bool:
@@ -260,133 +266,27 @@ def match_known(text: str, extra_signatures: Sequence = ()) -> List[KnownError]:
             if not m.benign]
 
 
-# -- the transaction ------------------------------------------------------------------------------
-
-
-@dataclass
-class Swap:
-    """Put a staged install tree in place; set aside what it replaces; undo on demand."""
-
-    stage: str
-    site: str = ""
-    placed: List[str] = field(default_factory=list)  # new files and package dirs, in order
-    aside: List[Tuple[str, str]] = field(default_factory=list)  # (original, set-aside name)
-    made_dirs: List[str] = field(default_factory=list)
-
-    def units(self) -> List[Tuple[str, str, bool]]:
-        """(staged path, destination, is a whole package directory)."""
-        out: List[Tuple[str, str, bool]] = []
-        for dirpath, dirnames, filenames in os.walk(self.stage):
-            rel = os.path.relpath(dirpath, self.stage)
-            dest_dir = "/" + ("" if rel == "." else rel)
-            keep = []
-            for d in dirnames:
-                src = os.path.join(dirpath, d)
-                dest = os.path.join(dest_dir, d)
-                if d == "mooncake" and os.path.isfile(os.path.join(src, "__init__.py")) and not os.path.islink(src):
-                    out.append((src, dest, True))  # the Python package: replaced as a whole
-                elif os.path.islink(src):
-                    out.append((src, dest, False))
-                else:
-                    keep.append(d)
-            dirnames[:] = keep
-            for f in filenames:
-                out.append((os.path.join(dirpath, f), os.path.join(dest_dir, f), False))
-        return out
-
-    def apply(self) -> None:
-        suffix = f"{ASIDE}-{os.getpid()}"
-        for src, dest, whole in self.units():
-            parent = os.path.dirname(dest)
-            self._makedirs(parent)
-            if os.path.lexists(dest):
-                aside = dest + suffix
-                os.rename(dest, aside)  # same directory, same file system: atomic and exact
-                self.aside.append((dest, aside))
-            if whole:
-                shutil.copytree(src, dest, symlinks=True)
-            elif os.path.islink(src):
-                os.symlink(os.readlink(src), dest)
-            else:
-                shutil.copy2(src, dest)
-            self.placed.append(dest)
-
-    def _makedirs(self, path: str) -> None:
-        missing = []
-        p = path
-        while p and p != "/" and not os.path.isdir(p):
-            missing.append(p)
-            p = os.path.dirname(p)
-        for d in reversed(missing):
-            os.mkdir(d)
-            self.made_dirs.append(d)
-
-    def rollback(self) -> None:
-        for dest in reversed(self.placed):
-            if os.path.isdir(dest) and not os.path.islink(dest):
-                shutil.rmtree(dest, ignore_errors=True)
-            elif os.path.lexists(dest):
-                os.unlink(dest)
-        for dest, aside in reversed(self.aside):
-            if os.path.lexists(aside):
-                os.rename(aside, dest)
-        for d in reversed(self.made_dirs):
-            try:
-                os.rmdir(d)
-            except OSError:
-                pass
-        self.placed, self.aside, self.made_dirs = [], [], []
-
-    def commit(self) -> None:
-        for _dest, aside in self.aside:
-            if os.path.isdir(aside) and not os.path.islink(aside):
-                shutil.rmtree(aside, ignore_errors=True)
-            elif os.path.lexists(aside):
-                os.unlink(aside)
-
-
 # -- running ---------------------------------------------------------------------------------------
 
 
-class Runner:
-    """Runs one build step through shell.proc (own process group, dies with the doctor): its
-    output goes to the log line by line, the last line to the progress display."""
-
-    def __init__(self, log_path: str, reporter: Reporter):
-        self.log_path = log_path
-        self.reporter = reporter
-        self.log = open(log_path, "a", encoding="utf-8", errors="replace")
-        self.last = ""
-
-    def close(self) -> None:
-        self.log.close()
-
-    def note(self, text: str) -> None:
-        self.log.write(text.rstrip("\n") + "\n")
-        self.log.flush()
-
-    def _line(self, line: str) -> None:
-        self.log.write(line + "\n")
-        if line.strip():
-            self.last = line.strip()
-
-    def run(self, name: str, argv: List[str], cwd: str, timeout: float, env: Dict[str, str]) -> StepResult:
-        res = StepResult(name=name, argv=list(argv), cwd=cwd)
-        self.note(f"\n===== {name}: {shlex.join(argv)}\n===== cwd {cwd}, timeout {timeout:g}s")
-        self.reporter.start(name, argv)
-        self.last = ""
-        done = proc.stream(argv, timeout, env=env, cwd=cwd, on_line=self._line,
-                           tick=lambda: self.reporter.tick(name, self.last))
-        self.log.flush()
-        if done.error is not None:
-            res.error = f"cannot run {argv[0]}: {done.error}"
-            self.note(res.error)
-            self.reporter.finish(name, res)
-            return res
-        res.returncode, res.timed_out, res.duration_s = done.returncode, done.timed_out, done.duration_s
-        self.note(f"===== {name}: " + ("timed out" if res.timed_out else f"exit {res.returncode}") + f" after {res.duration_s:.1f}s")
-        self.reporter.finish(name, res)
+def run_step(runner: Runner, reporter: Reporter, name: str, argv: List[str], cwd: str, timeout: float,
+             env: Dict[str, str]) -> StepResult:
+    """One build step through the shared runner: its output to the log, the last line to the
+    progress display."""
+    res = StepResult(name=name, argv=list(argv), cwd=cwd)
+    runner.note(f"\n===== {name}: {shlex.join(argv)}\n===== cwd {cwd}, timeout {timeout:g}s")
+    reporter.start(name, argv)
+    done = runner.run(argv, env, timeout, cwd=cwd, tick=lambda: reporter.tick(name, runner.last))
+    res.output = list(done.tail)
+    if done.error is not None:
+        res.error = f"cannot run {argv[0]}: {done.error}"
+        runner.note(res.error)
+        reporter.finish(name, res)
         return res
+    res.returncode, res.timed_out, res.duration_s = done.returncode, done.timed_out, done.duration_s
+    runner.note(f"===== {name}: " + ("timed out" if res.timed_out else f"exit {res.returncode}") + f" after {res.duration_s:.1f}s")
+    reporter.finish(name, res)
+    return res
 
 
 def default_log() -> str:
@@ -436,7 +336,7 @@ def _writable(path: str) -> bool:
     return bool(p) and os.access(p, os.W_OK)
 
 
-def _owning_dist(site: str) -> Optional[str]:
+def owning_dist(site: str) -> Optional[str]:
     """A pip distribution whose RECORD lists mooncake/ files in this site-packages."""
     try:
         entries = os.listdir(site)
@@ -462,51 +362,44 @@ def run_build(opts: BuildOptions, reporter: Optional[Reporter] = None,
     os.makedirs(os.path.dirname(res.log), exist_ok=True)
     work = tempfile.mkdtemp(prefix="ascend-doctor-mooncake-")
     res.workdir = work
-    runner = Runner(res.log, reporter)
-    swap: Optional[Swap] = None
+    runner = Runner(Path(res.log))
+    placed = False
     try:
         runner.note(f"ascend-doctor mooncake build: tag={opts.tag} source={res.source} python={opts.python} "
                     f"prefix={opts.prefix} workdir={work}")
-        build_env, pre = _preflight(opts, env, work, runner, res)
+        build_env, pre = _preflight(opts, env, work, runner, reporter, res)
+        if not opts.stage_into:  # an hour of compiling is not started for a swap that would be refused
+            from doctor.errors import UsageError
+            from doctor.shell.transaction.recovery import refuse_if_unfinished
+
+            try:
+                refuse_if_unfinished(_target(opts, pre), env)
+            except UsageError as e:
+                raise BuildFailed("preflight", T("mooncake_build.error.blocked", error=e))
         src = os.path.join(work, "src")
-        _fetch(opts, src, build_env, runner, res)
-        _dependencies(opts, src, build_env, runner, res)
+        _fetch(opts, src, build_env, runner, reporter, res)
+        _dependencies(opts, src, build_env, runner, reporter, res)
         build_dir = os.path.join(src, "build")
-        stage = os.path.join(work, "stage")
-        _step(res, runner.run("configure", cmake_argv(src, build_dir, opts.python, opts.prefix, opts.cmake_args),
-                              src, opts.timeouts.configure, build_env), "configure")
+        stage = opts.stage_into or os.path.join(work, "stage")
+        _step(res, run_step(runner, reporter, "configure",
+                            cmake_argv(src, build_dir, opts.python, opts.prefix, opts.cmake_args), src,
+                            opts.timeouts.configure, build_env), "configure")
         jobs = opts.jobs or os.cpu_count() or 1
-        _step(res, runner.run("build", ["make", f"-j{jobs}"], build_dir, opts.timeouts.build, build_env), "build")
-        _step(res, runner.run("install", ["make", "install", f"DESTDIR={stage}"], build_dir, opts.timeouts.install,
-                              build_env), "install")
-        swap = Swap(stage=stage, site=pre["site"])
-        if not swap.units():
+        _step(res, run_step(runner, reporter, "build", ["make", f"-j{jobs}"], build_dir, opts.timeouts.build,
+                            build_env), "build")
+        _step(res, run_step(runner, reporter, "install", ["make", "install", f"DESTDIR={stage}"], build_dir,
+                            opts.timeouts.install, build_env), "install")
+        if not units(Path(stage)):
             raise BuildFailed("install", T("mooncake_build.error.nothing_installed"))
-        runner.note("===== replacing the installed Mooncake")
-        try:
-            swap.apply()
-        except OSError as e:
-            swap.rollback()
-            raise BuildFailed("install", T("mooncake_build.error.swap", error=e))
-        res.installed = list(swap.placed)
-        res.replaced = [d for d, _a in swap.aside]
-        runner.note("\n".join(["placed: " + p for p in swap.placed] + ["set aside: " + d for d, _ in swap.aside]))
-        ok, detail = _verify(opts, build_env, swap, runner, res)
-        if not ok:
-            swap.rollback()
-            res.restored = True
-            runner.note("===== verification failed, the previous install was put back")
-            raise BuildFailed("verify", T("mooncake_build.error.verify", detail=detail))
-        swap.commit()
+        if opts.stage_into:  # fix --apply: its transaction places the tree and verifies it
+            res.ok, res.stage = True, "staged"
+            return res
+        placed = True
+        _place(opts, pre, Path(stage), build_env, runner, reporter, res)
         res.ok, res.stage = True, "done"
         _post_notes(opts, res)
     except BuildFailed as e:
         res.stage, res.error, res.message = e.stage, e.message.text("en"), e.message
-    except BaseException:
-        if swap is not None and swap.placed:
-            swap.rollback()
-            res.restored = True
-        raise
     finally:
         runner.close()
         if not res.ok:
@@ -517,12 +410,65 @@ def run_build(opts: BuildOptions, reporter: Optional[Reporter] = None,
                 text = ""
             res.tail = tail(text)
             res.known = match_known(text, signatures)
+            res.restored = placed and res.restored
         if opts.keep_build:
             res.notes.append(f"build directory kept: {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
             res.workdir = None
     return res
+
+
+def _place(opts: BuildOptions, pre: Dict, stage: Path, env: Dict[str, str], runner: Runner, reporter: Reporter,
+           res: BuildResult) -> None:
+    """Put the staged tree in place through the environment's transaction (lock, journal,
+    synced backups): ``rollback`` undoes it later, and finishes it after a kill."""
+    from doctor.errors import DoctorError
+    from doctor.shell.transaction.engine import Transaction
+    from doctor.shell.transaction.runner import StepFailed
+    target = _target(opts, pre)
+    runner.note("===== replacing the installed Mooncake")
+    try:
+        with Transaction.open(target, env, "mooncake build", runner.note) as txn:
+            txn.start(plan={"steps": [{"kind": "build", "action": "build", "argv": ["mooncake", "build", str(opts.tag)]}]})
+            txn.begin([], steps=[{"index": 0, "action": "build", "argv": None, "status": "running"}])
+            try:
+                try:
+                    placed = txn.place(stage)
+                except (OSError, StepFailed) as e:
+                    raise BuildFailed("install", T("mooncake_build.error.swap", error=e))
+                res.installed = list(placed)
+                res.replaced = sorted({d for d in placed if _replaced(d, txn)})
+                runner.note("\n".join("placed: " + p for p in placed))
+                ok, detail = _verify(opts, env, placed, runner, reporter, res)
+                if not ok:
+                    raise BuildFailed("verify", T("mooncake_build.error.verify", detail=detail))
+            except BaseException as e:
+                problems = txn.fail(str(e) or type(e).__name__)
+                res.restored = not problems
+                runner.note("===== the previous install was put back" if not problems else
+                            "===== the previous install could not be put back: " + "; ".join(problems[:3]))
+                raise
+            txn.journal.data["steps"][0]["status"] = "done"
+            txn.commit()
+    except DoctorError as e:  # the lock is held, an unfinished transaction, state not to be trusted
+        raise BuildFailed("install", T("mooncake_build.error.swap", error=e))
+
+
+def _target(opts: BuildOptions, pre: Dict):
+    """The environment of the target interpreter, as fix --apply sees it (its prefix and site
+    directories), with this build's --prefix allowed for this run."""
+    from doctor.shell.transaction.target import Target, site_roots
+
+    prefix = os.path.normpath(pre.get("prefix") or os.path.dirname(os.path.dirname(opts.python)))
+    roots = site_roots(prefix, [p for p in pre.get("paths", []) if os.path.isdir(p)]) or [pre["site"]]
+    return Target(python=opts.python, prefix=prefix, base_prefix=pre.get("base_prefix") or prefix, roots=roots,
+                  install_prefixes=[opts.prefix])
+
+
+def _replaced(dest: str, txn) -> bool:
+    files = (txn.backups.get(":placed") or {}).get("files", [])
+    return any(f == dest or f.startswith(dest.rstrip("/") + "/") for f in files)
 
 
 def _step(res: BuildResult, step: StepResult, stage: str) -> StepResult:
@@ -533,7 +479,8 @@ def _step(res: BuildResult, step: StepResult, stage: str) -> StepResult:
     return step
 
 
-def _preflight(opts: BuildOptions, env: Dict[str, str], work: str, runner: Runner, res: BuildResult):
+def _preflight(opts: BuildOptions, env: Dict[str, str], work: str, runner: Runner, reporter: Reporter,
+               res: BuildResult):
     tools = ["cmake", "make"] + (["git"] if (opts.tag or not opts.source) else [])
     missing = [t for t in tools if shutil.which(t, path=env.get("PATH")) is None]
     if not any(shutil.which(c, path=env.get("PATH")) for c in ("c++", "g++", "clang++")):
@@ -560,23 +507,23 @@ def _preflight(opts: BuildOptions, env: Dict[str, str], work: str, runner: Runne
         fh.write(f"#!/bin/sh\nexec {shlex.quote(opts.python)} \"$@\"\n")
     os.chmod(shim, 0o755)
     build_env["PATH"] = bin_dir + os.pathsep + build_env.get("PATH", "")
-    step = runner.run("python", [opts.python, "-c", PREFLIGHT], work, opts.timeouts.preflight, build_env)
+    step = run_step(runner, reporter, "python", [opts.python, "-c", PREFLIGHT], work, opts.timeouts.preflight,
+                    build_env)
     res.steps.append(step)
     info: Dict = {}
     if step.ok:
+        lines = [line for line in step.output if line.startswith("{\"site\"")]
         try:
-            with open(runner.log_path, encoding="utf-8", errors="replace") as fh:
-                lines = [line for line in fh.read().splitlines() if line.startswith("{\"site\"")]
             info = json.loads(lines[-1]) if lines else {}
-        except (OSError, ValueError):
+        except ValueError:
             info = {}
     if not info:
         raise BuildFailed("preflight", T("mooncake_build.error.python", python=opts.python))
     if not info.get("site"):
         raise BuildFailed("preflight", T("mooncake_build.error.no_site", python=opts.python))
     res.site_packages = info["site"]
-    owner = _owning_dist(info["site"])
-    if owner:
+    owner = owning_dist(info["site"])
+    if owner and not opts.stage_into:  # fix --apply removes a wrong wheel itself before it places the tree
         raise BuildFailed("preflight", T("mooncake_build.error.pip_owned", site=info["site"], owner=owner, python=opts.python))
     for target in (info["site"], opts.prefix):
         if not _writable(target):
@@ -584,7 +531,8 @@ def _preflight(opts: BuildOptions, env: Dict[str, str], work: str, runner: Runne
     return build_env, info
 
 
-def _fetch(opts: BuildOptions, src: str, env: Dict[str, str], runner: Runner, res: BuildResult) -> None:
+def _fetch(opts: BuildOptions, src: str, env: Dict[str, str], runner: Runner, reporter: Reporter,
+           res: BuildResult) -> None:
     t = opts.timeouts
     if opts.source and not os.path.isdir(opts.source):
         raise BuildFailed("clone", T("mooncake_build.error.source_not_dir", source=opts.source))
@@ -598,18 +546,21 @@ def _fetch(opts: BuildOptions, src: str, env: Dict[str, str], runner: Runner, re
         argv = ["git", "clone", "--depth", "1", "--branch", opts.tag, opts.url, src]
     else:  # preflight refused this already
         raise BuildFailed("preflight", T("mooncake_build.error.no_source"))
-    _step(res, runner.run("clone" if argv[0] == "git" else "copy", argv, os.path.dirname(src), t.clone, env), "clone")
+    _step(res, run_step(runner, reporter, "clone" if argv[0] == "git" else "copy", argv, os.path.dirname(src),
+                        t.clone, env), "clone")
     shutil.rmtree(os.path.join(src, "build"), ignore_errors=True)
     if os.path.isfile(os.path.join(src, ".gitmodules")):
         # A local mirror's submodules are local paths, which git refuses by default (CVE-2022-39253).
         local = ["-c", "protocol.file.allow=always"] if opts.source else []
-        _step(res, runner.run("submodules", ["git"] + local + ["submodule", "update", "--init", "--recursive"], src,
-                              t.submodules, env), "submodules")
+        _step(res, run_step(runner, reporter, "submodules",
+                            ["git"] + local + ["submodule", "update", "--init", "--recursive"], src, t.submodules, env),
+              "submodules")
     else:
         res.steps.append(StepResult(name="submodules", argv=[], skipped="no .gitmodules"))
 
 
-def _dependencies(opts: BuildOptions, src: str, env: Dict[str, str], runner: Runner, res: BuildResult) -> None:
+def _dependencies(opts: BuildOptions, src: str, env: Dict[str, str], runner: Runner, reporter: Reporter,
+                  res: BuildResult) -> None:
     script = os.path.join(src, "dependencies.sh")
     if not os.path.isfile(script):
         res.steps.append(StepResult(name="dependencies", argv=[], skipped="no dependencies.sh"))
@@ -622,8 +573,8 @@ def _dependencies(opts: BuildOptions, src: str, env: Dict[str, str], runner: Run
     except OSError:
         family = ""
     if opts.with_system_deps:
-        _step(res, runner.run("dependencies", ["bash", "dependencies.sh", "-y"], src, opts.timeouts.dependencies, env),
-              "dependencies")
+        _step(res, run_step(runner, reporter, "dependencies", ["bash", "dependencies.sh", "-y"], src,
+                            opts.timeouts.dependencies, env), "dependencies")
         return
     res.steps.append(StepResult(name="dependencies", argv=["bash", "dependencies.sh", "-y"],
                                 skipped="system packages are a manual step (use --with-system-deps to run it)"))
@@ -634,40 +585,60 @@ def _dependencies(opts: BuildOptions, src: str, env: Dict[str, str], runner: Run
     res.manual.append(f"once per machine, for yalantinglibs (and Go): cd <Mooncake checkout {opts.tag or ''}> && bash dependencies.sh -y")
 
 
-def _verify(opts: BuildOptions, env: Dict[str, str], swap: Swap, runner: Runner, res: BuildResult) -> Tuple[bool, str]:
+def _verify(opts: BuildOptions, env: Dict[str, str], placed: List[str], runner: Runner, reporter: Reporter,
+            res: BuildResult) -> Tuple[bool, str]:
     lib = os.path.join(opts.prefix, "lib")
+    step, info, problem = verify_placed(opts.python, placed, env, runner, reporter, [lib], opts.timeouts.verify)
+    res.steps.append(step)
+    res.transport = info.pop("transport", None) if problem is None else None
+    res.verify = info
+    return problem is None, problem or ""
+
+
+def verify_placed(python: str, placed: Sequence[str], env: Dict[str, str], runner: Runner,
+                  reporter: Optional[Reporter] = None, libs: Sequence[str] = (),
+                  timeout: float = 120) -> Tuple[StepResult, Dict, Optional[str]]:
+    """The import vllm-ascend does, in the target interpreter, with the placed libraries on the
+    loader path; then the Ascend transport must be among what was placed, linked against CANN.
+    Returns (the step, what the import said, the problem or None)."""
+    lib_dirs = list(libs) or sorted({os.path.dirname(p) for p in placed if p.endswith(".so") and "/lib" in p
+                                     and "-packages" not in p})
     venv = dict(env)
     ld = [p for p in venv.get("LD_LIBRARY_PATH", "").split(":") if p]
-    venv["LD_LIBRARY_PATH"] = ":".join([lib] + [p for p in ld if p != lib])
-    step = runner.run("verify", [opts.python, "-c", VERIFY], os.path.dirname(swap.stage), opts.timeouts.verify, venv)
-    res.steps.append(step)
+    venv["LD_LIBRARY_PATH"] = ":".join(list(lib_dirs) + [p for p in ld if p not in lib_dirs])
+    step = run_step(runner, reporter or Reporter(), "verify", [python, "-c", VERIFY], "/", timeout, venv)
     if not step.ok:
-        return False, step.error or ("timed out" if step.timed_out else f"the import check exited {step.returncode}")
+        return step, {}, step.error or ("timed out" if step.timed_out else f"the import check exited {step.returncode}")
+    lines = [line for line in step.output if line.startswith("{\"python\"")]
     try:
-        with open(runner.log_path, encoding="utf-8", errors="replace") as fh:
-            lines = [line for line in fh.read().splitlines() if line.startswith("{\"python\"")]
-        res.verify = json.loads(lines[-1])
-    except (OSError, ValueError, IndexError):
-        return False, "the import check printed nothing readable"
-    if res.verify.get("error"):
-        return False, res.verify["error"]
-    package = res.verify.get("package", "")
-    if not any(package == p for p in swap.placed):
-        return False, f"`import mooncake` found {package}, not the new install (another copy comes first on sys.path)"
-    candidates = [p for p in swap.placed if os.path.basename(p).startswith("ascend_transport")]
-    candidates += [os.path.join(package, f) for f in res.verify.get("files", []) if f.startswith("ascend_transport")]
+        info = json.loads(lines[-1])
+    except (ValueError, IndexError):
+        return step, {}, "the import check printed nothing readable"
+    if info.get("error"):
+        return step, info, info["error"]
+    package = info.get("package", "")
+    if not any(package == p for p in placed):
+        return step, info, f"`import mooncake` found {package}, not the new install (another copy comes first on sys.path)"
+    candidates = [p for p in placed if os.path.basename(p).startswith("ascend_transport")]
+    candidates += [os.path.join(package, f) for f in info.get("files", []) if f.startswith("ascend_transport")]
     for path in candidates:
         try:
-            info = elf.read_elf(path)
+            found = elf.read_elf(path)
         except elf.ElfError:
             continue
-        deps = [n for n in info.needed if lib_base(n).startswith(ASCEND_DEPS)]
+        deps = [n for n in found.needed if lib_base(n).startswith(ASCEND_DEPS)]
         if deps:
-            res.transport = path
-            runner.note(f"Ascend transport: {path} (NEEDED {', '.join(info.needed)})")
-            return True, ""
-    return False, ("no ascend_transport.so linked against libascendcl/libllm_datadist was installed "
-                   "(the source does not build USE_ASCEND_DIRECT?)")
+            info["transport"] = path
+            runner.note(f"Ascend transport: {path} (NEEDED {', '.join(found.needed)})")
+            return step, info, None
+    return step, info, ("no ascend_transport.so linked against libascendcl/libllm_datadist was installed "
+                        "(the source does not build USE_ASCEND_DIRECT?)")
+
+
+def check_placed(python: str, placed: Sequence[str], env: Dict[str, str], runner: Runner) -> Optional[str]:
+    """fix --apply: the problem with a placed Mooncake, or None."""
+    _step, _info, problem = verify_placed(python, placed, env, runner)
+    return problem
 
 
 def _post_notes(opts: BuildOptions, res: BuildResult) -> None:

@@ -62,14 +62,22 @@ _PYTHON_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONSAFEPATH",
 
 
 def default_python(env: Mapping[str, str]) -> str:
-    """The active virtualenv/conda env's interpreter, else ``python3`` from PATH."""
+    """The active virtualenv/conda env's interpreter, else ``python3`` from PATH; never the
+    doctor's own environment (the README's set-up activates it: the serving environment is
+    another one), so its prefix and its bin directory on PATH are passed over."""
+    own_bin = os.path.dirname(os.path.abspath(sys.executable))
+    own = {os.path.abspath(p) for p in (sys.prefix, os.path.dirname(own_bin))}
     for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
         prefix = env.get(var)
-        if prefix:
+        if prefix and os.path.abspath(prefix) not in own:
             for name in ("python3", "python"):
                 candidate = os.path.join(prefix, "bin", name)
                 if os.path.exists(candidate):
                     return candidate
+    dirs = env.get("PATH", "").split(os.pathsep)
+    if any(d and os.path.abspath(d) == own_bin for d in dirs):
+        found = find_executable("python3", [d for d in dirs if d and os.path.abspath(d) != own_bin])
+        return found or "python3"
     return "python3"
 
 

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from typing import IO, Callable, Deque, List, Mapping, Optional, Sequence, Set, Union
 
 MAX_OUTPUT = 256 * 1024  # kept per stream; npu-smi on 16 dies is ~10 KB
@@ -79,7 +79,7 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
         pass
 
 
-@dataclass
+@record
 class Finished:
     argv: List[str]
     returncode: Optional[int] = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 Callback = Callable[[str, int, int], None]
 
@@ -14,15 +14,84 @@ def bytes_bar(enabled: bool, label: str) -> Iterator[Optional[Callback]]:
     if not enabled or not sys.stderr.isatty():
         yield None
         return
-    from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-    bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=30), DownloadColumn(), TimeRemainingColumn(),
-                   console=Console(stderr=True, highlight=False), transient=True)
-    task = bar.add_task(label, total=None)
+    from doctor import terminal, textsafe
 
-    def update(name: str, done: int, total: int) -> None:
-        bar.update(task, description=f"{label} {name}", completed=done, total=total or None)
+    bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=30), DownloadColumn(), TimeRemainingColumn(),
+                   console=terminal.console(stderr=True, highlight=False), transient=True)
+    task = bar.add_task(textsafe.markup(label), total=None)
+
+    def update(name: str, done: int, total: int) -> None:  # a shard's name is data: shown as written
+        bar.update(task, description=textsafe.markup(f"{label} {name}"), completed=done, total=total or None)
 
     with bar:
         yield update
+
+
+class StepProgress:
+    """Per-step progress of a transaction on stderr: rich bars on a terminal, one plain line per
+    step in logs. Key -1 is the download phase; 0.. the plan's steps."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.bar: Any = None
+        self.tasks: dict = {}
+        self.texts: dict = {}
+        self.plain = enabled and not sys.stderr.isatty()
+
+    def __enter__(self) -> "StepProgress":
+        if self.enabled and not self.plain:
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=20),
+                                TimeElapsedColumn(), console=Console(stderr=True, highlight=False), transient=False)
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            try:
+                self.bar.__exit__(*exc)
+            except OSError:  # the terminal is gone (SIGHUP): the outcome matters, not the bar
+                pass
+
+    def _count(self) -> int:
+        return len([k for k in self.texts if k >= 0])
+
+    def add(self, key: int, text: str) -> None:
+        self.texts[key] = text
+        if self.bar is not None:
+            self.tasks[key] = self.bar.add_task(text, total=1, start=False)
+
+    def start(self, key: int) -> None:
+        if self.plain:
+            where = "download" if key < 0 else f"{key + 1}/{self._count()}"
+            self._print(f"[{where}] {self.texts.get(key, '')}")
+        if self.bar is not None and key in self.tasks:
+            self.bar.start_task(self.tasks[key])
+
+    def skip(self, key: int, note: str) -> None:
+        if self.plain:
+            self._print(f"[{key + 1}/{self._count()}] {self.texts.get(key, '')}: skipped ({note})")
+        self.done(key)
+
+    def done(self, key: int) -> None:
+        if self.bar is not None and key in self.tasks:
+            self.bar.update(self.tasks[key], completed=1)
+
+    def _print(self, line: str) -> None:
+        try:
+            print(line, file=sys.stderr, flush=True)
+        except OSError:
+            pass
+
+    def echo(self, line: str) -> None:
+        try:
+            if self.bar is not None:
+                self.bar.console.print(line, markup=False, highlight=False, style="dim")
+            else:
+                print(line, file=sys.stderr)
+        except OSError:
+            pass

@@ -2,9 +2,10 @@
 
 The file (TOML; docs/smoke.md) has one table per stage; the command line overrides it key by
 key. The stages that run are the ones the options ask for: --model alone runs the model stage,
-vllm arguments add the vllm stage, --endpoint the endpoint stage, --devices the collective
-stage; with none of them, the model stage runs with the seeded tiny model. ``stages = [...]``
-(or --stages) names them explicitly.
+vllm arguments add the vllm stage, --endpoint the endpoint stage (with --peer-endpoint or
+--sweep: the kvpool stage instead, and --model is then only the model's config.json for it),
+--devices the collective stage; with none of them, the model stage runs with the seeded tiny
+model. ``stages = [...]`` (or --stages) names them explicitly.
 """
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Mapping, Optional
 
-STAGES = ("model", "vllm", "endpoint", "collective")
+STAGES = ("model", "vllm", "endpoint", "kvpool", "collective")
+KV_MAX_REQUESTS = 100_000    # requests of one data set of the kvpool stage
+KV_MAX_WORDS = 2_000_000     # words of one prompt: beyond any model's context
 APIS = ("completions", "chat")
 
 
@@ -54,6 +57,21 @@ class SmokeOptions:
     stall_timeout: float = 30.0
     request_timeout: float = 600.0
     server_pid: Optional[int] = None
+    # kvpool (the request shape: None takes seed 003's 100 requests x 1024 in / 10 out at 25)
+    peer_endpoint: Optional[str] = None
+    master: Optional[str] = None
+    mooncake_config: Optional[str] = None
+    server_log: Optional[str] = None
+    peer_server_log: Optional[str] = None
+    kv_requests: Optional[int] = None
+    kv_concurrency: Optional[int] = None
+    kv_input_len: Optional[int] = None
+    kv_output_len: Optional[int] = None
+    sweep: bool = False
+    sweep_docs: Optional[str] = None
+    sweep_concurrency: int = 4         # a sequential scan thrashes only with few documents in flight
+    doc_len: int = 10000
+    report: Optional[str] = None
     # collective
     devices: Optional[str] = None
 
@@ -63,12 +81,15 @@ class SmokeOptions:
             return [s for s in STAGES if s in self.stages]
         out = []
         vllm = self.vllm or bool(self.serve_args or self.serve_args_file or self.vllm_args) or self.eager
-        if self.model or not (vllm or self.endpoint or self.devices):
+        kvpool = bool(self.peer_endpoint or self.sweep)
+        if (self.model and not kvpool) or not (vllm or self.endpoint or self.devices or kvpool):
             out.append("model")
         if vllm:
             out.append("vllm")
-        if self.endpoint:
+        if self.endpoint and not kvpool:
             out.append("endpoint")
+        if kvpool:
+            out.append("kvpool")
         if self.devices:
             out.append("collective")
         return out
@@ -85,6 +106,11 @@ _FILE_KEYS = {
                  "warmup": "warmup", "prefix_cache": "prefix_cache", "slo": "slo", "duration": "duration",
                  "sample_every": "sample_every", "stall_timeout": "stall_timeout",
                  "request_timeout": "request_timeout", "server_pid": "server_pid"},
+    "kvpool": {"peer_url": "peer_endpoint", "master": "master", "mooncake_config": "mooncake_config",
+               "server_log": "server_log", "peer_server_log": "peer_server_log", "requests": "kv_requests",
+               "concurrency": "kv_concurrency", "input_len": "kv_input_len", "output_len": "kv_output_len",
+               "sweep": "sweep", "sweep_docs": "sweep_docs", "sweep_concurrency": "sweep_concurrency",
+               "doc_len": "doc_len", "report": "report"},
     "collective": {"devices": "devices"},
 }
 _TYPES = {f.name: f.type for f in fields(SmokeOptions)}
@@ -105,6 +131,8 @@ def from_file(data: Mapping[str, Any], where: str = "smoke config") -> Dict[str,
                 raise ConfigError(f"{where}: unknown key {table}.{key} (keys: {', '.join(_FILE_KEYS[table])})")
             if name == "duration" and isinstance(value, str):
                 value = parse_duration(value)
+            if name == "sweep_docs" and isinstance(value, list):
+                value = ",".join(str(v) for v in value)
             out[name] = value
     return out
 
@@ -137,8 +165,22 @@ def validate(o: SmokeOptions) -> None:
         raise ConfigError(f"warmup must be 0 or more, not {o.warmup!r}")
     if o.duration is not None:
         positive("duration", o.duration)
-    if o.endpoint is not None and not re.match(r"^https?://[^/\s]+", str(o.endpoint)):
-        raise ConfigError(f"endpoint {o.endpoint!r}: write the server's URL, e.g. http://127.0.0.1:8000")
+    for name in ("endpoint", "peer_endpoint"):
+        url = getattr(o, name)
+        if url is not None and not re.match(r"^https?://[^/\s]+", str(url)):
+            raise ConfigError(f"{name.replace('_', '-')} {url!r}: write the server's URL, e.g. http://127.0.0.1:8000")
+    for name in ("kv_requests", "kv_concurrency", "kv_input_len", "kv_output_len"):
+        if getattr(o, name) is not None:
+            positive(name[3:], getattr(o, name), integer=True)
+    positive("doc_len", o.doc_len, integer=True)
+    positive("sweep_concurrency", o.sweep_concurrency, integer=True)
+    for name, most in (("kv_requests", KV_MAX_REQUESTS), ("kv_input_len", KV_MAX_WORDS), ("doc_len", KV_MAX_WORDS),
+                       ("kv_concurrency", 4096), ("sweep_concurrency", 4096)):
+        value = getattr(o, name)
+        if value is not None and value > most:
+            raise ConfigError(f"{name.replace('kv_', '')} {value}: at most {most:,} for the kvpool stage")
+    if "kvpool" in o.wanted():
+        _validate_kvpool(o)
     if o.stages is not None:
         bad = [s for s in o.stages if s not in STAGES]
         if bad or not o.stages:
@@ -150,6 +192,23 @@ def validate(o: SmokeOptions) -> None:
         raise ConfigError("the vllm stage needs a model: --model PATH or a vllm serve command with one")
 
 
+def _validate_kvpool(o: SmokeOptions) -> None:
+    from doctor.smoke.kvpool_sweep import SweepError, parse_docs
+
+    if not o.endpoint:
+        raise ConfigError("the kvpool stage needs --endpoint URL (instance 1; --peer-endpoint URL2 is instance 2)")
+    if o.peer_endpoint and o.peer_endpoint.rstrip("/") == o.endpoint.rstrip("/"):
+        raise ConfigError("--peer-endpoint must be another instance than --endpoint")
+    if o.sweep_docs is not None:
+        try:
+            parse_docs(o.sweep_docs)
+        except SweepError as e:
+            raise ConfigError(f"sweep-docs {o.sweep_docs!r}: {e}") from None
+    if o.master is not None and not _MASTER.match(str(o.master).strip()):
+        raise ConfigError(f"master {o.master!r}: write HOST:PORT[:METRICS_PORT] or http://HOST:METRICS_PORT")
+
+
+_MASTER = re.compile(r"^(https?://[^/\s]+/?|(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.\-]+):\d{1,5}(:\d{1,5})?)$")
 _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m(?!s))?\s*(?:(\d+(?:\.\d+)?)s)?\s*$")
 
 

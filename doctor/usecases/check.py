@@ -6,9 +6,9 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from doctor.record import field, record
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # imported where used: the matrix and the rules load while th
 MAX_SNAPSHOT = 64 * 1024 * 1024
 
 
-@dataclass
+@record
 class CheckOptions:
     root: str = "/"
     python: Optional[str] = None
@@ -55,7 +55,7 @@ class CheckOptions:
     image: Optional["ImageRequest"] = None  # --image / --image-tar (usecases/image.py)
 
 
-@dataclass
+@record
 class CheckResult:
     facts: Facts
     ctx: Context
@@ -325,17 +325,19 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
     if image_build:
         ctx.stage_reason = "image"
     ctx.pip_conflicts = cached_pip_conflicts(facts)
-    if not opts.snapshot and facts.image is None:
-        ctx.doctor_python = sys.executable  # the commands findings offer may drive the target's pip with it
+    if facts.image is None:  # the commands findings offer may drive the target's pip with it
+        ctx.doctor_python = sys.executable if not opts.snapshot else facts.host.doctor_python or sys.executable
+    ctx.follow_up = follow_up_args(opts, target)
     if target and ctx.release is None:
         raise UsageError(f"--target vllm-ascend=={target}: not in the matrix (see ascend-doctor matrix show)")
     rules_start = time.perf_counter()
     verdict = run_rules(ctx)
     judgement = None
     if facts.image is not None:  # an image: documented deviations of official images, layer of origin
+        from doctor.matrix.images import official_images
         from doctor.rules.image import judge_image
 
-        verdict, judgement = judge_image(verdict, facts, matrix.images)
+        verdict, judgement = judge_image(verdict, facts, official_images(matrix))
     timings = dict(facts.timings_ms)
     timings["rules"] = round((time.perf_counter() - rules_start) * 1000, 2)
     timings["total"] = round((time.perf_counter() - start) * 1000, 2)
@@ -347,8 +349,7 @@ def cached_pip_conflicts(facts: Facts):
     before (it depends only on names, versions, requirements and markers)."""
     if facts.packages is None:
         return None
-    import dataclasses
-
+    from doctor.record import asdict
     from doctor.rules import pipcheck
     from doctor.shell import cache
 
@@ -361,7 +362,7 @@ def cached_pip_conflicts(facts: Facts):
         except TypeError:  # written by another version of the doctor
             pass
     out = pipcheck.check(facts.packages.dists, markers)
-    cache.write("pipcheck", k, [dataclasses.asdict(c) for c in out])
+    cache.write("pipcheck", k, [asdict(c) for c in out])
     return out
 
 
@@ -380,3 +381,45 @@ def target_info(ctx: "Context") -> Dict[str, Optional[str]]:
         return {"vllm_ascend": ctx.facts.version_of("vllm-ascend"), "matrix_row": None}
     return {"vllm_ascend": ctx.facts.version_of("vllm-ascend") or ctx.release.vllm_ascend,
             "matrix_row": ctx.release.key}
+
+
+def follow_up_args(opts: CheckOptions, target: Optional[str]) -> Tuple[str, ...]:
+    """The options of this check, besides the root and the interpreter (named from the facts),
+    that a follow-up ``fix`` needs to judge the same thing the same way. A snapshot is judged
+    where it was taken, an image's options come from its facts: neither repeats them here."""
+    if opts.snapshot:
+        return ()
+
+    def path(p: str) -> str:  # the command may be pasted in another directory
+        return os.path.abspath(p) if "/" in p else p
+
+    out: List[str] = []
+    if opts.npu_smi and opts.image is None:
+        out += ["--npu-smi", path(opts.npu_smi)]
+    if opts.npu_smi_timeout != CheckOptions.npu_smi_timeout:
+        out += ["--npu-smi-timeout", f"{opts.npu_smi_timeout:g}"]
+    if opts.stage != "auto":
+        out += ["--stage", opts.stage]
+    if target:
+        out += ["--target", f"vllm-ascend=={target}"]
+    for m in opts.matrix:
+        out += ["--matrix", os.path.abspath(m)]
+    if not opts.python:
+        for d in opts.site_packages:
+            out += ["--site-packages", os.path.abspath(d)]
+    if opts.serve_args:
+        out += ["--serve-args", opts.serve_args]
+    if opts.serve_args_file:
+        out += ["--serve-args-file", os.path.abspath(opts.serve_args_file)]
+    if opts.model:
+        out += ["--model", os.path.abspath(opts.model)]
+    return tuple(out)
+
+
+def no_ascend_stack(result: CheckResult) -> bool:
+    """Nothing of an Ascend stack was found: no NPU device, no driver and no CANN (a laptop, a CI
+    runner, a container started without the mounts or the toolkit). The report says so first."""
+    f = result.facts
+    if f.image is not None or result.ctx.stage_reason != "build.auto":
+        return False
+    return not (f.cann is not None and f.cann.found)

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from doctor.errors import UsageError
 from doctor.facts import DevicesFacts, Facts, ImageFacts, ImageLayer, PythonFacts
 from doctor.i18n import tr
-from doctor.parse import oci
+from doctor.parse import oci, redact
 from doctor.probes.base import Probe, ProbeOptions
 
 
@@ -30,6 +30,15 @@ class ImageRequest:
     pull: bool = False  # --pull
     lang: str = "en"
     progress: bool = True  # a progress bar on stderr (only drawn on a terminal)
+    max_entries: Optional[int] = None  # --max-image-entries (default: image_archive.Limits)
+    max_disk_mb: Optional[int] = None  # --max-image-disk, in MiB
+
+    def limits(self):
+        from doctor.shell.image_archive import MIB, Limits
+
+        base = Limits()
+        return dataclasses.replace(base, entries=self.max_entries or base.entries,
+                                   disk=(self.max_disk_mb * MIB) if self.max_disk_mb else base.disk)
 
     @property
     def wanted(self) -> bool:
@@ -55,6 +64,9 @@ def validate(req: ImageRequest, *, root: str, python: Optional[str], site_packag
         raise UsageError(tr("image.error.runtime", lang))
     if req.image_tar and not os.path.isfile(req.image_tar):
         raise UsageError(tr("image.error.no_file", lang, path=req.image_tar))
+    for option, value in (("--max-image-entries", req.max_entries), ("--max-image-disk", req.max_disk_mb)):
+        if value is not None and value <= 0:
+            raise UsageError(tr("image.error.bad_bound", lang, option=option, value=value))
     if req.platform is None:
         return None
     platform = oci.parse_platform(req.platform)
@@ -77,15 +89,32 @@ def gather_image(req: ImageRequest, platform: Optional[oci.Platform], options: P
             facts.timings_ms["image.total"] = round((time.perf_counter() - start) * 1000, 2)
             return facts
     except ArchiveError as e:
+        if e.key == "image.error.limit":
+            raise UsageError(limit_message(label, e.params["bound"], e.params["limit"], lang)) from None
         raise UsageError(tr(e.key, lang, **_params(e.params, label))) from None
     except Deadline:
         raise UsageError(tr("image.error.timeout", lang, ref=label, seconds=_deadline_of(req))) from None
+    except oci.LimitError as e:
+        raise UsageError(limit_message(label, e.bound, e.limit, lang)) from None
     except oci.PlatformChoiceError as e:
         raise UsageError(_platform_message(e, req, platform)) from None
     except oci.ImageFormatError as e:
         raise UsageError(tr("image.error.not_image", lang, path=label, why=str(e))) from None
     except _DaemonFailure as e:
         raise UsageError(tr(e.key, lang, **e.params)) from None
+
+
+def limit_message(label: str, bound: str, limit: int, lang: str) -> str:
+    """One line: which bound the image went past, and the option that raises it (if any)."""
+    from doctor.shell.image_archive import MIB, OPTIONS
+
+    option = OPTIONS.get(bound)
+    shown = f"{limit // MIB} MiB" if bound in ("disk", "json_member", "json_total", "header") else f"{limit:,}"
+    what = tr(f"image.limit.{bound}", lang)
+    if option:
+        value = limit // MIB * 2 if bound == "disk" else limit * 2
+        return tr("image.error.limit", lang, path=label, what=what, limit=shown, option=option, example=value)
+    return tr("image.error.limit_fixed", lang, path=label, what=what, limit=shown)
 
 
 class _DaemonFailure(Exception):
@@ -116,6 +145,7 @@ class _Source:
     contents: Any  # image_archive.Contents
     selected: oci.Selected
     inspect: Dict[str, Any]
+    reader: Any  # image_archive.Reader: its deadline, bounds and what it has written
 
 
 def _read(req: ImageRequest, platform: Optional[oci.Platform], ws) -> Tuple[_Source, Dict[str, float]]:
@@ -129,11 +159,11 @@ def _read(req: ImageRequest, platform: Optional[oci.Platform], ws) -> Tuple[_Sou
     chosen: Dict[str, oci.Selected] = {}
     with ByteProgress(tr("image.progress", req.lang, ref=label), enabled=req.progress) as bar:
         if req.image_tar:
-            reader = Reader(ws, progress=bar.update, deadline=time.monotonic() + TAR_DEADLINE)
+            reader = Reader(ws, progress=bar.update, deadline=time.monotonic() + TAR_DEADLINE, limits=req.limits())
             bar.total(os.path.getsize(req.image_tar))
 
             def choose(contents) -> List[str]:
-                sel = oci.select(contents.doc, contents.names, platform, machine)
+                sel = oci.select(contents.doc, contents.names, platform, machine, reader.tick)
                 chosen["sel"] = sel
                 reader.extra = frozenset(_config_paths(sel.config))
                 reader.media_types = dict(zip(sel.manifest.layers, sel.manifest.layer_media_types))
@@ -143,30 +173,33 @@ def _read(req: ImageRequest, platform: Optional[oci.Platform], ws) -> Tuple[_Sou
             inspect: Dict[str, Any] = {}
             kind = "tar"
         else:
-            contents, inspect = _from_daemon(label, req.pull, platform, ws, bar)  # label is req.image here
+            reader, contents, inspect = _from_daemon(label, req.pull, platform, ws, bar, req.limits())  # label is req.image
             kind = "daemon"
         timings["image.read"] = round((time.perf_counter() - t0) * 1000, 2)
-    sel = chosen.get("sel") or _select_streamed(contents, platform, machine, inspect)
-    return _Source(label, kind, contents, sel, inspect), timings
+    sel = chosen.get("sel") or _select_streamed(contents, platform, machine, inspect, reader.tick)
+    return _Source(label, kind, contents, sel, inspect, reader), timings
 
 
-def _from_daemon(ref: str, pull: bool, platform: Optional[oci.Platform], ws, bar):
+def _from_daemon(ref: str, pull: bool, platform: Optional[oci.Platform], ws, bar, limits):
     from doctor.shell import image_docker
     from doctor.shell.image_archive import Reader
 
     host = image_docker.docker_host()
     try:
         image = image_docker.open_image(ref, pull_first=pull, platform=platform, progress=bar.status)
-        conf = image.inspect.get("Config") or {}
-        extra = _config_paths(oci.ImageConfig(platform=None, env=oci.env_dict(conf.get("Env") or []),
-                                              working_dir=str(conf.get("WorkingDir") or "")))
+        conf = image.inspect.get("Config")
+        conf = conf if isinstance(conf, dict) else {}  # what the engine says the image config holds
+        workdir = conf.get("WorkingDir")
+        extra = _config_paths(oci.ImageConfig(platform=None, env=oci.env_dict(conf.get("Env")),
+                                              working_dir=workdir if isinstance(workdir, str) else ""))
         size = image.inspect.get("Size")
         if isinstance(size, int) and size > 0:
             bar.total(size)
         stream = image_docker.save_stream(image, platform, host)
     except image_docker.DaemonError as e:
         raise _DaemonFailure(e.key, e.params) from None
-    reader = Reader(ws, extra=extra, progress=bar.update, deadline=time.monotonic() + image_docker.SAVE_DEADLINE)
+    reader = Reader(ws, extra=extra, progress=bar.update, deadline=time.monotonic() + image_docker.SAVE_DEADLINE,
+                    limits=limits)
     try:
         contents = reader.read_stream(stream, ref)
     except OSError as e:
@@ -174,20 +207,21 @@ def _from_daemon(ref: str, pull: bool, platform: Optional[oci.Platform], ws, bar
     inspect = dict(image.inspect)
     inspect["_platform"] = str(image.platform)
     inspect["_repo_digest"] = image.repo_digest
-    return contents, inspect
+    return reader, contents, inspect
 
 
-def _select_streamed(contents, platform: Optional[oci.Platform], machine: str, inspect: Dict[str, Any]) -> oci.Selected:
+def _select_streamed(contents, platform: Optional[oci.Platform], machine: str, inspect: Dict[str, Any],
+                     tick) -> oci.Selected:
     """The exported archive may hold several platforms (containerd image store); without
     --platform, the one the engine reports for the reference."""
     wanted = platform
     if wanted is None and inspect.get("_platform"):
         wanted = oci.parse_platform(inspect["_platform"])
     try:
-        return oci.select(contents.doc, contents.names, wanted, machine)
+        return oci.select(contents.doc, contents.names, wanted, machine, tick)
     except oci.PlatformChoiceError:
         if platform is None and wanted is not None:
-            return oci.select(contents.doc, contents.names, None, machine)
+            return oci.select(contents.doc, contents.names, None, machine, tick)
         raise
 
 
@@ -224,11 +258,10 @@ def _probe(source: _Source, ws, options: ProbeOptions) -> Facts:
     t0 = time.perf_counter()
     refetch = None
     if source.kind == "tar":
-        from doctor.shell.image_archive import Reader
-
-        refetch = lambda wanted: Reader(ws).fetch(source.label, wanted)  # noqa: E731
+        refetch = lambda wanted: source.reader.fetch(source.label, wanted)  # noqa: E731
     env_dirs = [p for v in sel.config.env.values() for p in v.split(":") if p.startswith("/")]
-    view = build(ws, source.contents, sel.manifest.layers, refetch, env_dirs + [sel.config.working_dir or "/"])
+    view = build(ws, source.contents, sel.manifest.layers, refetch, env_dirs + [sel.config.working_dir or "/"],
+                 source.reader.tick)
     materialised = round((time.perf_counter() - t0) * 1000, 2)
     machine = sel.config.platform.machine if sel.config.platform else os.uname().machine
     env = dict(sel.config.env)
@@ -338,7 +371,8 @@ def _image_facts(source: _Source, view, facts: Facts, machine: str) -> ImageFact
         size = sel.manifest.layer_sizes[i] if i < len(sel.manifest.layer_sizes) else -1
         idx = source.contents.layers.get(source.contents.resolve(key))
         step = steps[i]
-        layers.append(ImageLayer(index=i + 1, digest=_digest(key, conf, i), created_by=step.created_by if step else "",
+        layers.append(ImageLayer(index=i + 1, digest=_digest(key, conf, i),
+                                 created_by=redact.step(step.created_by) if step else "",
                                  size=size if size >= 0 else (idx.bytes if idx else -1)))
     names = list(sel.names)
     digest = sel.manifest.digest
@@ -361,11 +395,14 @@ def _image_facts(source: _Source, view, facts: Facts, machine: str) -> ImageFact
              "layer_bytes": sum(x.bytes for x in source.contents.layers.values()),
              "kept_bytes": sum(x.kept_bytes for x in source.contents.layers.values()),
              "missing_links": len(view.stats.missing_links)}
+    # the image's own strings are data: a secret in them is redacted in every output, as a
+    # snapshot redacts it (Dockerfile steps by redact.step: ENV API_KEY=..., --token ...)
     return ImageFacts(
         ref=source.label, source=source.kind, platform=str(conf.platform or ""), machine=machine,
-        id=sel.config_digest, digest=digest, names=names, created=conf.created, base=base, base_source=how,
-        working_dir=conf.working_dir, user=conf.user, layers=layers, dist_layers=dist_layers,
-        available_platforms=[str(p) for p in sel.available], stats=stats)
+        id=sel.config_digest, digest=digest, names=[redact.value(n) for n in names], created=conf.created,
+        base=redact.value(base) if base else base, base_source=how,
+        working_dir=redact.value(conf.working_dir), user=redact.value(conf.user), layers=layers,
+        dist_layers=dist_layers, available_platforms=[str(p) for p in sel.available], stats=stats)
 
 
 def _digest(key: str, conf: oci.ImageConfig, i: int) -> str:
@@ -391,3 +428,31 @@ def _dist_layer(view, dist) -> Optional[int]:
     if meta.endswith(".egg-info"):
         return view.layer_of(posixpath.join(meta, "PKG-INFO")) or view.layer_of(meta)
     return view.layer_of(meta)
+
+
+# ---------------------------------------------------------------------------------------------
+# resolving an image's plan
+
+
+def resolution_for(facts: Facts, choice):
+    """How ``fix --image...`` proves its plan without running anything from the image: the
+    doctor's own pip resolves for the image's platform (its machine, glibc, Python version and
+    ABI, as a bundle is resolved for a node: shell/bundle.platform_for), never the interpreter
+    path the image names (on this machine that path may be another program, or another Python
+    with other packages). The commands shown keep the image's interpreter: they are the RUN step
+    of a Dockerfile built FROM the image. Returns (choice, TargetPlatform), or None when the
+    image's platform has no wheel tags (the plan is then shown unresolved)."""
+    import sys
+
+    from doctor.shell.bundle import platform_for
+    from doctor.shell.installer import PIP, Choice, Downloader, Installer
+
+    try:
+        tp = platform_for(facts)
+    except UsageError:
+        return None
+    own = (sys.executable, "-m", "pip")
+    # the doctor's own pip resolves (with the platform's tags: shell/resolver.TargetPlatform);
+    # the commands shown stay those of the image's interpreter
+    return Choice(choice.installer, Downloader(own), list(choice.notes), resolve_with=Installer(PIP, sys.executable, own),
+                  show_with=choice.shown, index=choice.index), tp

@@ -530,8 +530,15 @@ def collective_stage(ctx: Context, prompts: str) -> StageResult:
     return collective_result(run.seconds, o.device, run.ranks, rows, o.timeout, run.logs, ctx.explain, len(sizes))
 
 
+def kvpool_stage(ctx: Context, prompts: str) -> StageResult:
+    from doctor.usecases.smoke_kvpool import kvpool_stage as run_kvpool
+
+    return run_kvpool(ctx, prompts)
+
+
 RUNNERS: Dict[str, Callable[[Context, str], StageResult]] = {
-    "model": model_stage, "vllm": vllm_stage, "endpoint": endpoint_stage, "collective": collective_stage,
+    "model": model_stage, "vllm": vllm_stage, "endpoint": endpoint_stage, "kvpool": kvpool_stage,
+    "collective": collective_stage,
 }
 
 

@@ -92,6 +92,8 @@ def _pythonpath_shadows_vllm(f: FakeHost) -> None:
 
 SCENARIOS: Dict[str, Builder] = {
     "healthy_a2": lambda f: ascend_host(f, "0.11.0rc3", container=False, torch_npu="2.7.1.post1"),
+    # CANN 8.5.0 with driver 25.0.rc1.1: a pairing its release notes document (the README's example)
+    "healthy_a2_documented": lambda f: ascend_host(f, "0.13.0", container=False),
     "healthy_a2_container": lambda f: ascend_host(f, "0.11.0rc3"),
     "seed_001_official_image": _seed_001,
     "torch_moved_by_vllm": lambda f: ascend_host(f, "0.11.0rc3", torch="2.8.0"),

@@ -42,6 +42,20 @@ def test_torch_moved_by_vllm_names_the_culprit():
     assert lines[1] == ("/env/bin/python -m pip install --no-deps --extra-index-url https://download.pytorch.org/whl/cpu "
                         "torch==2.7.1+cpu")  # the CPU build, from the index that has it, by the judged interpreter
     assert [c.label.key for c in found.commands if c.label] == ["cmd.fix_apply", "cmd.by_hand"]
+    assert "torch-npu" not in shells(found)  # the installed torch-npu 2.7.1 is one the release accepts: kept
+
+
+def test_torch_companions_are_judged_against_the_torch_the_release_needs():
+    """torch 2.8.0 pulled in by vllm: the installed torchvision 0.22.1 is torch 2.7.1's, the one
+    the plan puts back, so there is nothing to change (not "install 0.23.0" against the plan);
+    a torchvision 0.23.0 that came with it goes back to 0.22.1, and torch.version's hand steps say so."""
+    moved = with_dists(torch=dist("torch", "2.8.0"), torchvision=dist("torchvision", "0.22.1"))
+    expect(judge(rules.torch_companions, context(moved)), "torch.companions", "ok")
+    both = with_dists(torch=dist("torch", "2.8.0"), torchvision=dist("torchvision", "0.23.0"))
+    f = expect(judge(rules.torch_companions, context(both)), "torch.companions", "fail")
+    assert "does not belong to torch 2.7.1 (needs 0.22.1)" in f.title.text("en") and "torchvision==0.22.1" in shells(f)
+    root = expect(judge(rules.torch_version, context(both)), "torch.version", "fail")
+    assert "torch==2.7.1+cpu torchvision==0.22.1+cpu" in shells(root)
 
 
 def test_torch_moved_by_a_companion_names_it():
@@ -118,8 +132,10 @@ def test_torch_npu_cann():
 def test_vllm_version():
     expect(judge(rules.vllm_version, context()), "vllm.version", "ok")
     f = expect(judge(rules.vllm_version, context(with_stack(vllm="0.11.2+empty"))), "vllm.version", "fail")
-    assert str(f.expected) == "0.11.0" and "/env/bin/python -m pip install --no-deps vllm==0.11.0" in shells(f)
-    assert shells(f).splitlines()[-1] == "ascend-doctor fix --apply --vllm-from source --python /env/bin/python"
+    # the plan only: vllm --no-deps by hand would leave its other requirements uninstalled
+    assert str(f.expected) == "0.11.0" and "pip install" not in shells(f)
+    assert shells(f).splitlines() == ["ascend-doctor fix --apply --python /env/bin/python",
+                                      "ascend-doctor fix --apply --vllm-from source --python /env/bin/python"]
     expect(judge(rules.vllm_version, context(with_stack(vllm=None))), "vllm.version", "fail")
     expect(judge(rules.vllm_version, context(row=None)), "vllm.version", "info")
     absent(judge(rules.vllm_version, context(with_stack(vllm=None), row=None)), "vllm.version")

@@ -206,7 +206,7 @@ def _row():
 
 @pytest.mark.parametrize("fid,check,versions", [
     ("torch_npu.version", stack.torch_npu_version, dict(torch="2.8.0+cpu", torch_npu="2.8.0")),
-    ("torch.version", stack.torch_version, dict(torch="2.8.0+cpu")),
+    ("torch.version", stack.torch_version, dict(torch="2.8.0+cpu", torch_npu="2.8.0")),
 ])
 def test_hand_fix_for_a_post_build_carries_the_mirror_of_the_matrix(fid, check, versions):
     m = _shipped()

@@ -1,0 +1,221 @@
+"""Where a transaction keeps its state, and the only way state files are opened.
+
+Everything under the state directory is untrusted input: it travels with the environment (a
+copied venv, a Docker layer, a prefix another user can write) and ``fix``/``rollback`` often run
+as root. So, as ssh does for its keys, a state directory or file that belongs to another user
+(root excepted) or that others can write is refused, never used; every file is opened with
+O_NOFOLLOW (a planted symlink is refused, not written through), created with O_EXCL, checked to
+be a regular file, and synced before the step that depends on it.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import shlex
+import stat
+from pathlib import Path
+from typing import IO, Mapping, Optional
+
+from doctor.errors import DoctorError, UsageError
+
+STATE_NAME = ".ascend-doctor"
+MIN_FREE = 1024 * 1024  # below this a transaction cannot even keep its journal and log
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class UntrustedState(UsageError):
+    """A state directory or file the doctor will not act on (exit 2, what to do by hand)."""
+
+
+def _trusted_owner(uid: int) -> bool:
+    return uid in (os.geteuid(), 0)
+
+
+def check_stat(path: Path, st: os.stat_result, what: str) -> None:
+    """Refuse state that another user owns or that others may write (ssh's StrictModes)."""
+    if not _trusted_owner(st.st_uid):
+        raise UntrustedState(
+            f"the doctor's state {what} {path} belongs to uid {st.st_uid}, not to you (uid {os.geteuid()}) or "
+            f"root: what it says could have been planted, so it is not used; run ascend-doctor as its owner, "
+            f"or check it and remove it")
+    if st.st_mode & 0o022:
+        raise UntrustedState(
+            f"the doctor's state {what} {path} can be written by others (mode {stat.S_IMODE(st.st_mode):o}): what "
+            f"it says could have been planted, so it is not used; check it, then take the write bits away:\n"
+            f"{shlex.join(['chmod', 'go-w', '--', str(path)])}")
+
+
+def check_dir(path: Path) -> None:
+    """An existing state directory: a real directory (not a symlink), ours or root's, private."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise UntrustedState(f"the doctor's state directory {path} is {'a symbolic link' if stat.S_ISLNK(st.st_mode) else 'not a directory'}: "
+                             "it is not used; check it and remove it")
+    check_stat(path, st, "directory")
+
+
+def make_dir(path: Path) -> Path:
+    """A private state directory: created 0700, or an existing one checked."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    check_dir(path)
+    return path
+
+
+def state_dir(prefix: str, env: Mapping[str, str]) -> Path:
+    """Where the transactions of one environment live: next to it when writable (it travels
+    with the environment, e.g. a Docker layer), else under the user's XDG state home."""
+    own = Path(prefix) / STATE_NAME
+    try:
+        make_dir(own)
+        if os.access(own, os.W_OK):
+            return own
+    except UntrustedState:
+        raise
+    except OSError:
+        pass
+    home = Path(env.get("XDG_STATE_HOME") or Path(env.get("HOME") or os.path.expanduser("~")) / ".local" / "state")
+    alt = home / "ascend-doctor" / (str(Path(prefix).resolve()).strip("/").replace("/", "_") or "root")
+    try:
+        alt.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_dir(alt)
+    except UntrustedState:
+        raise
+    except OSError as e:
+        raise DoctorError(f"cannot create a state directory ({own} or {alt}): {e.strerror or e}")
+    return alt
+
+
+def existing_state_dirs(prefix: str, env: Mapping[str, str]) -> list:
+    """The state directories of an environment that exist now (nothing is created)."""
+    own = Path(prefix) / STATE_NAME
+    home = Path(env.get("XDG_STATE_HOME") or Path(env.get("HOME") or os.path.expanduser("~")) / ".local" / "state")
+    alt = home / "ascend-doctor" / (str(Path(prefix).resolve()).strip("/").replace("/", "_") or "root")
+    out = []
+    for d in (own, alt):
+        if os.path.lexists(d) and d not in out:
+            check_dir(d)
+            out.append(d)
+    return out
+
+
+def planned_state_dir(prefix: Optional[str]) -> str:
+    """The state directory a dry run names (nothing is created)."""
+    return str(Path(prefix or "/") / STATE_NAME)
+
+
+def free_space(path: Path) -> Optional[int]:
+    try:
+        st = os.statvfs(path)
+    except (OSError, AttributeError):
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+# ---------------------------------------------------------------------------------------------
+# files
+
+
+def open_state(path: Path, flags: int, mode: int = 0o600) -> int:
+    """A state file's descriptor: never through a symlink, a regular file, ours and private."""
+    try:
+        fd = os.open(path, flags | NOFOLLOW | CLOEXEC | os.O_NONBLOCK, mode)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise UntrustedState(f"the doctor's state file {path} is a symbolic link: it is not used (nothing is "
+                                 "written through it); check it and remove it") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UntrustedState(f"the doctor's state file {path} is not a regular file: it is not used; check it "
+                                 "and remove it")
+        check_stat(path, st, "file")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_state(path: Path, cap: int) -> Optional[bytes]:
+    """At most ``cap`` bytes of a state file; None when it does not exist. A symlink, a FIFO or
+    a device in its place is refused (UntrustedState), as is one bigger than the cap."""
+    try:
+        fd = open_state(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        chunks = []
+        left = cap + 1
+        while left > 0:
+            block = os.read(fd, min(left, 1 << 20))
+            if not block:
+                break
+            chunks.append(block)
+            left -= len(block)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > cap:
+        raise UntrustedState(f"the doctor's state file {path} is larger than {cap} bytes: it is not used")
+    return data
+
+
+def write_new(path: Path, data: bytes, sync: bool = True) -> None:
+    """Create a state file that must not exist yet (O_EXCL: never through a planted link)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC, 0o600)
+    except FileExistsError:
+        if os.path.islink(path):
+            raise UntrustedState(f"the doctor's state file {path} is a symbolic link: nothing is written through it; "
+                                 "check it and remove it") from None
+        raise
+    try:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Atomically replace a state file: a fresh temporary file (O_EXCL), synced, renamed over
+    it (a rename replaces a symlink itself, never what it points to), the directory synced."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        write_new(tmp, data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | NOFOLLOW | CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def append_log(path: Path) -> IO[str]:
+    """The transaction's log, opened for appending (O_NOFOLLOW, private)."""
+    fd = open_state(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    return os.fdopen(fd, "a", encoding="utf-8", errors="replace")
