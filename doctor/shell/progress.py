@@ -95,3 +95,38 @@ class StepProgress:
                 print(line, file=sys.stderr)
         except OSError:
             pass
+
+
+@contextlib.contextmanager
+def waiting(enabled: bool, text: str, after: float = 2.0) -> Iterator[None]:
+    """A spinner line on stderr with ``text`` once the wait has lasted ``after`` seconds (a wait
+    on npu-smi, an image being read, a remote host), gone when it ends; only on a terminal, so
+    a pipe, a log and --json output get nothing extra."""
+    if not enabled or not sys.stderr.isatty():
+        yield
+        return
+    import threading
+
+    from rich.console import Console
+
+    status = Console(stderr=True, highlight=False).status(text)
+    lock = threading.Lock()
+    shown = {"on": False, "done": False}
+
+    def show() -> None:
+        with lock:
+            if not shown["done"]:
+                status.start()
+                shown["on"] = True
+
+    timer = threading.Timer(after, show)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        with lock:
+            shown["done"] = True
+            if shown["on"]:
+                status.stop()
