@@ -218,3 +218,36 @@ def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timi
 
 def summary_line(verdict: Verdict, lang: str, exit_code: int) -> str:
     return tr("render.summary", lang, code=exit_code, **verdict.counts())
+
+
+def print_fitted_table(console, title: Optional[str], headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A table that fits the console's width (COLUMNS, or the terminal's) and never splits a
+    word (a version, a URL, a path): every column is at least as wide as its longest word, cells
+    wrap between words only. When even that does not fit, each row is printed as one record
+    line per row instead ("header: value · header: value"), which the terminal may wrap but no
+    cell is cut."""
+    from rich.table import Table
+
+    def longest_word(cells) -> int:
+        return max((len(w) for c in cells for w in str(c).split()), default=0)
+
+    mins = [max(longest_word([h]), longest_word([r[i] for r in rows])) for i, h in enumerate(headers)]
+    needed = sum(mins) + 3 * len(headers) + 1  # rich's box: a border and a space each side of a cell
+    if needed > console.width:
+        if title:
+            console.print(title, markup=False, highlight=False, soft_wrap=True)
+        for r in rows:
+            cells = [f"{h}: {v}" for h, v in zip(headers, r) if str(v)]
+            console.print(" · ".join(cells), markup=False, highlight=False, soft_wrap=True)
+        return
+    # the widths, given: each column its longest word, the room left shared by what each lacks
+    natural = [max([len(h)] + [len(str(r[i])) for r in rows]) for i, h in enumerate(headers)]
+    room = console.width - needed
+    lack = [n - m for n, m in zip(natural, mins)]
+    widths = natural if sum(lack) <= room else [m + room * x // max(1, sum(lack)) for m, x in zip(mins, lack)]
+    table = Table(title=title, show_lines=False)
+    for h, w in zip(headers, widths):
+        table.add_column(h, width=w, overflow="fold")
+    for r in rows:
+        table.add_row(*[str(c) for c in r])
+    print_unpadded(console, table)

@@ -43,7 +43,7 @@ def test_passing_layers_collapse_and_problems_show_in_full():
     lines = text.splitlines()
     # the verdict first, then the root cause and what to run, then the detail
     assert code == 3 and lines[0].startswith("ascend-doctor ")
-    assert lines[1] == "✗ Broken: 3 check(s) fail, 1 warn (exit 3); the root cause comes first"
+    assert lines[1] == "✗ Broken: 4 check(s) fail, 1 warn (exit 3); the root cause comes first"
     assert lines[2].startswith("Root cause: torch.version")
     assert lines[3] == "    repair it with the plan (one transaction, which can be rolled back):"
     assert lines[4].startswith("      ") and lines[4].split()[1:3] == ["fix", "--apply"]
@@ -56,7 +56,7 @@ def test_passing_layers_collapse_and_problems_show_in_full():
     # notes that ask for nothing are left out, by id; -v shows everything
     assert lines[-2].startswith("i 4 note(s) with nothing to do: firmware.installed, devices.busy")
     assert "devices.busy" not in "".join(x for x in lines if x.startswith("i devices"))
-    assert lines[-1] == "25 ok · 1 warn · 3 fail · 0 skipped · 4 info  →  exit 3"
+    assert lines[-1] == "24 ok · 1 warn · 4 fail · 0 skipped · 4 info  →  exit 3"
     verbose = run_cli(kit_run("seed_001_naive_fix").fake, ("check", "-v"))[1]
     doc = json.loads(kit_run("seed_001_naive_fix").out["check.json"][1])
     assert all(f"{f['id']} " in verbose for f in doc["findings"])
@@ -278,3 +278,69 @@ def test_snapshot_output_replaces_only_a_regular_file(tmp_path):
     proc = fake.run("snapshot", "--output", str(tmp_path / "to-real"), timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "to-real").is_symlink() and json.loads((tmp_path / "real.json").read_text())["host"]
+
+
+@pytest.mark.parametrize("columns", ["240", "100"])
+def test_matrix_tables_fit_the_terminal_and_never_split_a_version_or_a_url(columns, monkeypatch):
+    """COLUMNS is the width: the table fits it, with every version and URL whole (a column is as
+    wide as its longest word); too narrow for that, one record line per row instead."""
+    from doctor.matrix import load_matrix
+
+    monkeypatch.setenv("COLUMNS", columns)
+    code, out, _ = main("matrix", "show")
+    assert code == 0
+    words = set(out.split())
+    for r in load_matrix(user_overlays=False).releases:
+        assert r.vllm_ascend in words and r.torch_npu in words, r.vllm_ascend
+    if columns == "240":
+        assert "┃" in out and max(len(x) for x in out.splitlines()) <= 240
+    else:
+        assert "┃" not in out
+    code, out, _ = main("matrix", "show", "--release", "0.11.0rc3")
+    assert code == 0 and "https://github.com/vllm-project/vllm-ascend/blob/" in out
+    for url in (w for w in out.split() if w.startswith("https://")):
+        assert url.count("/") >= 4, url  # not cut
+    table = [x for x in out.splitlines() if x[:1] in "┏┃┡│└"]
+    assert all(len(x) <= int(columns) for x in table) and (bool(table) == (columns == "240"))
+
+
+def test_a_long_wait_shows_a_line_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
+    """check waiting on a slow npu-smi (6 s): a spinner line on the terminal's stderr after 2 s,
+    and nothing on stderr when it is a pipe."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+
+    fake = kit_run("healthy_a2_documented").fake
+    slow = tmp_path / "npu-smi"
+    slow.write_text(f"#!/bin/sh\nsleep 6\ncat {fake.npu_smi_binary()}\n".replace(str(fake.npu_smi_binary()),
+                    str(fake.root / "usr/local/bin/.npu-smi-output")))
+    slow.chmod(0o755)
+    argv = [sys.executable, "-m", "doctor", "check", "--root", str(fake.root), "--python", str(fake.python),
+            "--npu-smi", str(slow), "--npu-smi-timeout", "20"]
+    env = dict(fake.env, PYTHONPATH=str(__import__("fakehost").REPO))
+    piped = subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=120)
+    assert piped.stderr == "" and piped.stdout.startswith("ascend-doctor ")
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(argv, env=env, cwd=fake.workdir, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=secondary)
+    os.close(secondary)
+    seen, end = b"", time.monotonic() + 120
+    while time.monotonic() < end:
+        ready, _, _ = select.select([primary], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=60)
+    os.close(primary)
+    assert "probing the stack".encode() in seen

@@ -25,7 +25,16 @@ def tmpdir_env(tmp_path, monkeypatch):
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
-    return d
+    yield d
+    _remove_any_depth(d)
+
+
+def _remove_any_depth(path) -> None:
+    """What a failed run left, however deep: pytest's own clean-up of old temporary directories
+    recurses and would crash the next session on a tree 1,000 levels deep (rm does not recurse)."""
+    import subprocess
+
+    subprocess.run(["rm", "-rf", "--", str(path)], timeout=120, check=False)
 
 
 # runs the doctor as its only child and writes the child's peak RSS (KB) to a file
@@ -349,8 +358,11 @@ def test_workspace_close_survives_any_depth(tmp_path):
             fh.write("x")
     finally:
         os.chdir(here)
-    ws.close()
-    assert not os.path.exists(ws.dir)
+    try:
+        ws.close()
+        assert not os.path.exists(ws.dir)
+    finally:
+        _remove_any_depth(ws.dir)
 
 
 # -- item 13: secrets of the image's own strings are redacted in every output ----------------------

@@ -221,17 +221,23 @@ def test_uv_commands_carry_the_users_pip_index_configuration(tmp_path):
                     "trusted-host = mirror.example\n")
     cfg = pip_index_config({"PIP_CONFIG_FILE": str(conf), "HOME": str(tmp_path), "PIP_FIND_LINKS": "/wheels /more"},
                            files=[conf])
-    assert uv_flags(cfg) == ["--index-url", "https://mirror.example/simple", "--extra-index-url",
+    assert uv_flags(cfg) == ["--no-config", "--index-url", "https://mirror.example/simple", "--extra-index-url",
                              "https://extra.example/simple", "--find-links", "/wheels", "--find-links", "/more",
-                             "--allow-insecure-host", "mirror.example"]
+                             "--allow-insecure-host", "mirror.example", "--index-strategy", "unsafe-best-match"]
     offline = pip_index_config({"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "/wheels"}, files=[])
-    assert uv_flags(offline) == ["--no-index", "--find-links", "/wheels"]
+    assert uv_flags(offline) == ["--no-config", "--no-index", "--find-links", "/wheels"]
     c = choose("uv", "/env/bin/python", "/doctor/python", True, "/usr/bin/uv", cfg)
     argv = c.installer.install(["torch==2.7.1+cpu"], extra_index_urls=[TORCH_CPU_INDEX])
     assert argv[:4] == ["/usr/bin/uv", "pip", "install", "--python"] and "--index-strategy" in argv
     assert c.downloader.prefix == ("/env/bin/python", "-m", "pip")  # uv cannot download
     with pytest.raises(LookupError, match="uv is not on PATH"):
         choose("uv", "/env/bin/python", "/doctor/python", True, None, cfg)
+    auto = choose("auto", "/env/bin/python", "/doctor/python", True, "/usr/bin/uv", cfg)
+    assert (auto.resolver.kind, auto.installer.kind, auto.shown.kind) == ("uv", "uv", "pip")
+    no_uv = choose("auto", "/env/bin/python", "/doctor/python", True, None, cfg)
+    assert (no_uv.resolver.kind, no_uv.installer.kind) == ("pip", "pip") and "uv is not on PATH" in no_uv.notes[-1]
+    refused = choose("auto", "/env/bin/python", "/doctor/python", True, "/usr/bin/uv", cfg, "it is EXTERNALLY-MANAGED")
+    assert (refused.resolver.kind, refused.installer.kind) == ("uv", "pip")
     nopip = choose("pip", "/env/bin/python", "/doctor/python", False, None, None)
     assert nopip.installer.prefix == ("/doctor/python", "-m", "pip", "--python", "/env/bin/python")
 

@@ -119,3 +119,16 @@ def test_every_step_kind_is_registered_and_shown():
     assert Step("fetch", why, "fetch", argv=["git"]).runs and not Step("vendor", why).runs
     with pytest.raises(ValueError):
         kind_of(Step("teleport", why))
+
+
+def test_pins_and_requirements_are_decoded_once():
+    from doctor.plan.pins import Pin, Spec, constraint_lines, exact_names, names
+
+    values = {"torch": "2.7.1+cpu", "transformers": ">=4.57.3,<5", "numpy": "any", "vllm": "0.11.2+empty"}
+    assert exact_names(values) == ["torch", "vllm"]
+    assert constraint_lines(values) == ["torch==2.7.1+cpu", "transformers>=4.57.3,<5", "vllm==0.11.2+empty"]
+    assert Pin("numpy", "any").requirement() == "numpy" and Pin("numpy", "any").constraint() is None
+    assert Pin("Torch_NPU", "2.7.1").requirement() == "torch-npu==2.7.1"
+    assert Spec.parse("ray[cgraph]>=2.48").name == "ray" and Spec.parse("vllm==0.11.0").exact == "0.11.0"
+    assert Spec.parse("numpy<2").exact is None and Spec.parse("not a requirement!") is None
+    assert names(["Torch_NPU==2.7.1", "bad spec!", "vllm"]) == ["torch-npu", "vllm"]

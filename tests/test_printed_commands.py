@@ -419,8 +419,8 @@ def test_the_dockerfile_example_installs_the_doctor_in_its_own_venv_and_runs():
 # parsed by sh (no docker engine here); `mooncake build` is parsed only (it would install into
 # /usr/local and the target).
 
-README_HOSTS = ("seed_001_official_image", "seed_001_naive_fix", "cuda_torch", "cann_not_sourced", "cann_too_old_073",
-                "stale_vllm_version_env", "healthy_a2_documented")
+# one host per kind of command (the in-process test above covers every scenario's commands)
+README_HOSTS = ("seed_001_official_image", "seed_001_naive_fix", "cuda_torch", "cann_too_old_073", "healthy_a2_documented")
 SHELL_LINE = re.compile(r"^\s+((\S*/)?ascend-doctor |source |export |unset |npu-smi |reboot$|RUN |\S*/python\S* -m pip "
                         r"|python3 -m pip )")
 
@@ -613,7 +613,10 @@ def test_every_command_runs_as_printed_after_the_readme_set_up(readme_env, kit_h
             if os.path.basename(program) == "ascend-doctor" and program != shell.doctor:
                 problems.append(f"{where}: printed for another doctor than the one started: {line}")
             key = line.replace(str(shell.fake.base), "<BASE>").replace(shell.doctor, "<DOCTOR>")
-            todo.setdefault(f"{shell.activated} {key}", (line, shell))
+            # a doctor command runs in the shell it was printed in (its spelling is the point); a
+            # plan carried out under --apply, pip and the builtins are the same line in both
+            doctor = os.path.basename(program) == "ascend-doctor" and "--apply" not in line
+            todo.setdefault(f"{shell.activated} {key}" if doctor else key, (line, shell))
 
     for name in README_HOSTS:
         fake = FakeHost(tmp_path / name)

@@ -48,6 +48,7 @@ def test_fix_apply_text_ends_with_every_failing_stage(tmp_path, house):  # noqa:
     lines = proc.stdout.rstrip().splitlines()
     assert proc.returncode == 3, proc.stderr[-2000:]
     assert "All good" not in proc.stdout and "consistent." not in proc.stdout
-    assert lines[-3].startswith("check after the fix: ")
-    assert lines[-2].startswith("smoke: ✗ exit ") and "endpoint" in lines[-2]
-    assert lines[-1] == "✗ failing: smoke (endpoint)  →  exit 3"
+    # the verdict first (issue 22), then the check after the fix and the smoke stage that failed
+    verdict = lines.index("✗ failing: smoke (endpoint)  →  exit 3")
+    after = next(i for i, line in enumerate(lines) if line.startswith("check after the fix: "))
+    assert verdict < after and lines[after + 1].startswith("smoke: ✗ exit ") and "endpoint" in lines[after + 1]

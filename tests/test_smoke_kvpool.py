@@ -21,6 +21,12 @@ MODEL_CONFIG = {"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value
                 "torch_dtype": "bfloat16"}
 
 
+# Latencies for the tests that judge: a hit is 32 % of cold at any factor, but a loaded machine adds
+# the same stall to both; at 0.25 (cold 580 ms, local hit 185 ms) a stall of 250 ms still leaves the
+# hits clearly faster.
+VERDICT = 0.25
+
+
 def files(tmp_path, pool_tokens=16384, protocol="ascend"):
     model = tmp_path / "model"
     model.mkdir()
@@ -46,19 +52,25 @@ def truth(c):
     """The servers' own TTFT medians per send (request read -> first chunk written), in ms."""
     one, two = c.timings("one"), c.timings("two")
     sent = lambda rows: statistics.median(r["first"] - r["read"] for r in rows) * 1000  # noqa: E731
-    return {"cold": sent(one[:20]), "local": sent(one[40:60]), "remote": sent(two[:20]),
-            "aimed_local": statistics.median(r["aimed"] for r in one[40:60]) * 1000}
+    return {"cold": sent(one[:6]), "local": sent(one[9:15]), "remote": sent(two[:6]),
+            "aimed_local": statistics.median(r["aimed"] for r in one[9:15]) * 1000}
 
 
 def test_pool_proven_and_the_three_ttfts_match_the_servers(tmp_path):
     """Seed 003's protocol: TTFT1 cold, TTFT2 local DRAM hit, TTFT3 cross-node hit, each within
     15 % of what the servers did; dataset B sized from vllm:cache_config_info; the counters of
     both servers and of the master agree."""
-    factor = 0.2
+    # TTFT2 370 ms in two waves per send: on a machine with ten runnable tasks per core the client
+    # wakes some 50 ms late, which stays inside 15 % of it
+    factor = 0.5
     _, cfg = files(tmp_path)
-    with ProcessCluster(time_factor=factor, num_gpu_blocks=64, block_size=16) as c:
-        st, report = stage(c, cfg, warmup=0)
+    with ProcessCluster(time_factor=factor, num_gpu_blocks=8, block_size=16) as c:
+        st, report = stage(c, cfg, requests=6, concurrency=3, warmup=0)
         real = truth(c)
+        connections = c.connections("one"), c.connections("two")
+    # 15 completions to instance 1 and 6 to instance 2 on 3 kept-alive connections each: no TTFT
+    # paid for a new connection
+    assert connections == (3, 3)
     m = st.metrics
     assert st.status == "ok", (st.title.text("en"), st.hint and st.hint.text("en"))
     assert report.exit_code() == 0
@@ -68,10 +80,10 @@ def test_pool_proven_and_the_three_ttfts_match_the_servers(tmp_path):
         assert abs(got - real[phase]) <= 0.15 * real[phase], (key, got, real[phase])
         assert m[f"ttft_{key}_p90_ms"] >= got and m[f"ttft_{key}_p99_ms"] >= m[f"ttft_{key}_p90_ms"]
     b = m["datasets"]["b"]
-    assert b["requests"] == 20  # ceil(1.25 x 64 blocks x 16 tokens / 64 tokens per prompt)
-    assert "vllm:cache_config_info num_gpu_blocks=64 × block_size=16" in b["sized_from"]
-    assert m["datasets"]["a"] == {"requests": 20, "concurrency": 10, "input_len": 64, "output_len": 10,
-                                  "prompt_tokens": 1280}
+    assert b["requests"] == 3  # ceil(1.25 x 8 blocks x 16 tokens / 64 tokens per prompt)
+    assert "vllm:cache_config_info num_gpu_blocks=8 × block_size=16" in b["sized_from"]
+    assert m["datasets"]["a"] == {"requests": 6, "concurrency": 3, "input_len": 64, "output_len": 10,
+                                  "prompt_tokens": 384}
     assert m["counter_names"]["pool_hits"] == "vllm:external_prefix_cache_hits_total"
     phases = m["phases"]
     assert phases["cold"]["master"]["puts"] > 0 and phases["local"]["master"]["gets"] > 0
@@ -87,7 +99,7 @@ def test_a_pool_that_shares_nothing_does_not_pass(tmp_path):
     """Keys per node (as with a PYTHONHASHSEED of its own): instance 2 finds nothing. The causes
     come from the counters and from the Mooncake config check `ascend-doctor check` runs."""
     _, cfg = files(tmp_path, protocol="tcp")
-    with ProcessCluster(time_factor=0.1, pool="isolated", num_gpu_blocks=64) as c:
+    with ProcessCluster(time_factor=VERDICT, pool="isolated", num_gpu_blocks=32) as c:
         st, report = stage(c, cfg, requests=10, warmup=0)
     assert st.status == "fail" and report.exit_code() == 3
     assert st.title.text("en").startswith("no cross-node hit: transport or metadata server")
@@ -100,7 +112,7 @@ def test_a_pool_that_shares_nothing_does_not_pass(tmp_path):
 
 def test_no_pool_at_all_is_no_local_hit(tmp_path):
     _, cfg = files(tmp_path, protocol="tcp")
-    with ProcessCluster(time_factor=0.1, pool="none", num_gpu_blocks=64) as c:
+    with ProcessCluster(time_factor=VERDICT, pool="none", num_gpu_blocks=32) as c:
         st, _ = stage(c, cfg, master=False, requests=10, warmup=0)
     assert st.status == "fail" and st.title.text("en").startswith("no local DRAM hit: the pool is not used")
     # the master named by the config (127.0.0.1:1, metrics on 9003) does not answer: said, not hidden
@@ -111,7 +123,7 @@ def test_an_older_vllm_is_confirmed_by_the_masters_gets(tmp_path):
     """vllm 0.10 exports no connector counters (and the gpu_ twins of the HBM ones): the
     master's Gets confirm the pool hits instead."""
     _, cfg = files(tmp_path)
-    with ProcessCluster(time_factor=0.1, release="0.10", num_gpu_blocks=64) as c:
+    with ProcessCluster(time_factor=VERDICT, release="0.10", num_gpu_blocks=32) as c:
         st, _ = stage(c, cfg, requests=10)
     assert st.status == "ok", st.title.text("en")
     assert st.metrics["tiers"]["local"]["confirmed_by"] == "master Gets"
@@ -133,7 +145,7 @@ def test_the_vllm_log_sizes_dataset_b_when_metrics_do_not(tmp_path):
 
 # -- the capacity sweep, through the command line ---------------------------------------------
 
-SWEEP = dict(time_factor=0.05, num_gpu_blocks=8, block_size=16, pool_tokens=1024)
+SWEEP = dict(time_factor=0.1, num_gpu_blocks=8, block_size=16, pool_tokens=1024)
 
 
 class Done:
@@ -195,6 +207,7 @@ def test_a_pool_smaller_than_configured_moves_the_knee_and_the_verdict_says_so(t
     assert "the master reports 128.00 KB mounted, less than the 256.00 KB configured" in st["hint"]
 
 
+@pytest.mark.slow  # a browser starts: seconds of its own
 def test_the_html_report_is_self_contained_and_renders_in_chromium(swept, tmp_path):
     _, report = swept
     text = report.read_text(encoding="utf-8")
@@ -255,7 +268,7 @@ def test_an_endpoint_that_is_not_a_server(tmp_path):
 
 def test_the_terminal_shows_the_bars(tmp_path):
     _, cfg = files(tmp_path)
-    with ProcessCluster(time_factor=0.1) as c:
+    with ProcessCluster(time_factor=VERDICT, num_gpu_blocks=32) as c:
         proc = cli(c, "--master", c.urls["master"], "--mooncake-config", cfg, "--requests", "10", "--warmup", "0",
                    "--input-len", "64")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -264,3 +277,51 @@ def test_the_terminal_shows_the_bars(tmp_path):
     assert len(bars) == 3 and "TTFT1 cold" in bars[0] and "TTFT3 remote hit" in bars[2]
     assert len(bars[0]) > len(bars[1])  # the cold bar is the longest
     assert proc.stderr == ""  # not a terminal: no progress bar
+
+
+def test_a_server_that_drips_its_metrics_is_cut_off():
+    """/metrics sent one byte every 50 ms (a Content-Length it never reaches): the read ends at
+    its total deadline and the stage says why, in about the stall timeout, not in hours."""
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    stop = threading.Event()
+
+    class Drip(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            if self.path == "/v1/models":
+                body = json.dumps({"object": "list", "data": [{"id": "qwen", "max_model_len": 4096}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", "1000000")
+            self.end_headers()
+            while not stop.wait(0.05):
+                self.wfile.write(b"#")
+                self.wfile.flush()
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Drip)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        opts = SmokeOptions(device="cpu", endpoint=f"http://127.0.0.1:{httpd.server_address[1]}", stages=["kvpool"],
+                            stall_timeout=0.5, warmup=0)
+        began = time.monotonic()
+        (st,) = run(opts, sys.executable, Host(env={"PATH": "/usr/bin:/bin"}), explain=lambda text: None).stages
+        took = time.monotonic() - began
+    finally:
+        stop.set()
+        httpd.shutdown()
+        httpd.server_close()
+    assert took < 5, took
+    assert st.status == "fail" and "cannot size dataset B" in st.title.text("en")
+    assert "GET /metrics: no complete answer within 1s" in st.title.text("en")

@@ -55,7 +55,9 @@ def test_hbm_cache_from_vllm_metrics_labels():
            "# TYPE vllm:cache_config_info gauge\n" + CACHE_INFO + "\n"
     hbm = calc.hbm_from_metrics(parse(text))
     assert (hbm.tokens, hbm.blocks, hbm.block_size, hbm.engines) == (369280, 2885, 128, 1)
-    assert hbm.source == "vllm:cache_config_info num_gpu_blocks=2885 × block_size=128"
+    assert hbm.source == "vllm:cache_config_info num_gpu_blocks=2885 × block_size=128" and hbm.cache_dtype == "auto"
+    fp8 = calc.hbm_from_metrics(parse(CACHE_INFO.replace('cache_dtype="auto"', 'cache_dtype="fp8"')))
+    assert calc.kv_bytes_per_token(QWEN25_7B, fp8.cache_dtype).bytes_per_token == 28672
     two = text + CACHE_INFO.replace('engine="0"', 'engine="1"') + "\n"
     assert calc.hbm_from_metrics(parse(two)).tokens == 2 * 369280
     before_profiling = CACHE_INFO.replace('num_gpu_blocks="2885"', 'num_gpu_blocks="None"')
@@ -337,3 +339,28 @@ def test_kvpool_options_refused(flags, words):
     with pytest.raises(ConfigError, match=None) as e:
         merge({}, dict({"endpoint": "http://a:1", "stages": ["kvpool"]}, **flags))
     assert words in str(e.value)
+
+
+def test_the_html_report_escapes_what_servers_say_and_draws_without_a_sweep():
+    """A model name or error from a server is text in the page, never markup; without a sweep
+    the page has the bars only; the Chinese page is Chinese."""
+    import xml.etree.ElementTree as ET
+
+    from doctor.smoke.kvpool_report import html_report
+
+    evil = '<img src=x onerror=alert(1)>"'
+    stage = {"name": "kvpool", "status": "fail", "title": f"no local DRAM hit {evil}", "hint": evil,
+             "metrics": {"model": evil, "url": "http://a:1", "peer_url": None, "ttft_cold_p50_ms": 2322.0,
+                         "ttft_cold_p90_ms": 2400.0, "ttft_local_hit_p50_ms": 2300.0, "ttft_local_hit_p90_ms": None,
+                         "ttft_remote_hit_p50_ms": None,
+                         "phases": {"cold": {"url": evil, "requests": 10, "completed": 10, "prompt_tokens": 10240,
+                                             "ttft_ms": {"mean": 2322.0, "p50": 2322.0, "p90": 2400.0, "p99": 2500.0},
+                                             "counters": None, "master": None}},
+                         "mooncake_config": {"path": evil, "error": None, "protocol": evil, "global_segment_size": 1}}}
+    page = html_report(stage, "en")
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;&quot;" in page
+    svgs = [page[i:page.index("</svg>", i) + 6] for i in range(len(page)) if page.startswith("<svg", i)]
+    assert len(svgs) == 1 and ET.fromstring(svgs[0]) is not None  # the bars; no sweep, no curve
+    assert "not measured" in page and "-1%" in page  # TTFT3 missing, TTFT2 barely below cold
+    zh = html_report(stage, "zh")
+    assert '<html lang="zh">' in zh and "未测量" in zh and "TTFT2 本地命中" in zh

@@ -33,7 +33,7 @@ def fix_command(
     with_mooncake: bool = typer.Option(False, "--with-mooncake", help="Also install the row's Mooncake."),
     vllm_from: str = typer.Option("index", "--vllm-from", help="index (wheel, --no-deps) or source (VLLM_TARGET_DEVICE=empty build from the git tag)."),
     vllm_repo: str = typer.Option("https://github.com/vllm-project/vllm", "--vllm-repo", help="git URL (or a mirror) for --vllm-from source."),
-    installer: str = typer.Option("pip", "--installer", help="pip (default) or uv (when on PATH)."),
+    installer: str = typer.Option("auto", "--installer", help="auto (default: uv resolves, and installs where the target allows it; pip otherwise), pip, or uv (everything, printed commands too)."),
     apply: bool = typer.Option(False, "--apply", help="Carry the plan out as one transaction (else: dry run)."),
     offline: bool = typer.Option(False, "--offline", help="Do not ask the resolver: the matrix-only plan, marked 'not resolved'."),
     bundle: Optional[str] = typer.Option(None, "--bundle", help="Write a bundle for an offline node to DIR; with --apply, install only from DIR."),
@@ -80,7 +80,7 @@ def fix_command(
         step_timeout=step_timeout, verbose=verbose, lang=language, tuning_patch=tuning_patch)
 
     def resolving(installer_kind: str) -> "_busy":
-        return _busy(tr("plan.resolving", language, installer=installer_kind))
+        return _busy(tr("plan.resolving", language, installer=installer_kind), language, enabled=not as_json)
 
     if bundle and not apply:
         from doctor.cli.bundle import print_bundle
@@ -220,19 +220,30 @@ def apply_verdict_lines(final, smoke, smoke_skipped: bool, smoke_wanted: bool, c
 
 
 class _busy:
-    """A spinner on stderr while the resolver runs (only on a terminal)."""
+    """A spinner on stderr while the resolver runs (only on a terminal, never with --json), with
+    what it is doing (which index, how many packages) and the seconds it has waited."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, lang: str = "en", enabled: bool = True):
         self.text = text
+        self.lang = lang
+        self.enabled = enabled
         self.status: Optional["Status"] = None
+        self.began = 0.0
 
     def __enter__(self):
-        if sys.stderr.isatty():
+        import time
+
+        self.began = time.monotonic()
+        if self.enabled and sys.stderr.isatty():
             from doctor import terminal
 
             self.status = terminal.console(stderr=True).status(self.text)
             self.status.__enter__()
         return self
+
+    def update(self, key: str, **values) -> None:
+        if self.status is not None:
+            self.status.update(tr(key, self.lang, **values))
 
     def __exit__(self, *exc):
         if self.status is not None:

@@ -40,7 +40,11 @@ def guard_command(
         raise UsageError("guard: give the command after --, e.g. ascend-doctor guard -- pip install vllm==0.11.0")
     opts = CheckOptions(root=root, python=python, stage=stage, matrix=list(matrix))
     env = dict(os.environ)
-    result = guard_run = run_guard(argv, opts, env, requirement_files=list(requirement), timeout=timeout)
+    from doctor.cli.fix import _busy
+
+    with _busy(tr("plan.resolving", language, installer="pip"), language, enabled=not as_json) as busy:
+        result = guard_run = run_guard(argv, opts, env, requirement_files=list(requirement), timeout=timeout,
+                                       progress=busy.update)
     j = result.judgement
     code = j.exit_code
     if as_json:

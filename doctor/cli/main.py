@@ -75,7 +75,8 @@ def check(
     requirements: List[str] = typer.Option([], "--requirements", help="Judge the environment as it would be after `pip install -r FILE` (nothing is installed; docs/guard.md)."),
 ) -> None:
     """Probe every layer of the stack and give one verdict, root cause first."""
-    from doctor.shell.progress import bytes_bar
+    from doctor.i18n import tr
+    from doctor.shell.progress import bytes_bar, waiting
     from doctor.usecases.check import CheckOptions, run_check, target_info
 
     if fail_on not in ("fail", "warn"):
@@ -87,7 +88,8 @@ def check(
         check_requirements(CheckOptions(root=root, python=python, stage=stage, target=target, matrix=list(matrix),
                                         npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi), requirements, as_json, lang,
                            verbose, fail_on)
-    with bytes_bar(verify_weights, "sha256") as progress:
+    with bytes_bar(verify_weights, "sha256") as progress, \
+            waiting(not as_json and not verify_weights, tr("render.probing", lang)):
         result = run_check(CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot,
                                         stage=stage, target=target, matrix=list(matrix), npu_smi_timeout=npu_smi_timeout,
                                         npu_smi=npu_smi, serve_args=serve_args, serve_args_file=serve_args_file,
@@ -144,14 +146,17 @@ def snapshot(
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the snapshot to FILE instead of stdout."),
 ) -> None:
     """Write every observed fact as JSON on stdout (secrets in env vars redacted)."""
+    from doctor.i18n import tr
+    from doctor.shell.progress import waiting
     from doctor.usecases.check import CheckOptions, gather, snapshot_json
 
-    facts = gather(CheckOptions(root=root, python=python, site_packages=list(site_packages),
-                                npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi, serve_args=serve_args,
-                                serve_args_file=serve_args_file, mooncake_master=mooncake_master,
-                                hccn_tool=hccn_tool, hccn_timeout=hccn_timeout, ping_npu=list(ping_npu), model=model,
-                                image=image_request(image, image_tar, platform, pull, None, max_image_entries,
-                                                    max_image_disk)))
+    with waiting(output is not None, tr("render.probing", pick_language(None))):
+        facts = gather(CheckOptions(root=root, python=python, site_packages=list(site_packages),
+                                    npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi, serve_args=serve_args,
+                                    serve_args_file=serve_args_file, mooncake_master=mooncake_master,
+                                    hccn_tool=hccn_tool, hccn_timeout=hccn_timeout, ping_npu=list(ping_npu), model=model,
+                                    image=image_request(image, image_tar, platform, pull, None, max_image_entries,
+                                                        max_image_disk)))
     text = snapshot_json(facts) + "\n"
     if output is None:
         sys.stdout.write(text)

@@ -92,8 +92,10 @@ def _fmt(value) -> str:
 def _console():
     from doctor import terminal
 
+    import os
+
     console = terminal.console(highlight=False, soft_wrap=True)
-    if not console.is_terminal:  # piped or captured: do not squeeze the wide table into 80 columns
+    if not console.is_terminal and not os.environ.get("COLUMNS"):  # piped, no width asked for: do not squeeze
         console.width = max(console.width, 180)
     return console
 
@@ -119,13 +121,11 @@ def show(
     if release:
         _print_release(rows[0], language)
         return
-    from rich.table import Table
+    from doctor.render import print_fitted_table
 
-    table = Table(title=tr("matrix.title", language),
-                  show_lines=False)
-    for col in ("vllm-ascend", "vLLM", "Python", "CANN", "torch / torch-npu", "triton-ascend",
-                "Mooncake", "glibc", tr("matrix.col.hardware", language), tr("matrix.col.notes", language)):
-        table.add_column(col, overflow="fold", no_wrap=col == "vllm-ascend")
+    headers = ("vllm-ascend", "vLLM", "Python", "CANN", "torch / torch-npu", "triton-ascend",
+               "Mooncake", "glibc", tr("matrix.col.hardware", language), tr("matrix.col.notes", language))
+    rows = []
     for r in m.releases:
         npu = r.torch_npu + (f" ({r.torch_npu_recommended})" if r.torch_npu_recommended else "")
         cann = ", ".join(r.cann) + "".join(f"; {k}: {v}" for k, v in r.cann_by_hardware.items())
@@ -138,24 +138,19 @@ def show(
             flags.append("sdist")
         if r.known_problems:
             flags.append(tr("matrix.flag.known_problems", language, count=len(r.known_problems)))
-        table.add_row(r.vllm_ascend, " / ".join(r.vllm_accepted), r.python, cann, f"{r.torch} / {npu}",
-                      r.triton_ascend or "", r.mooncake or "", r.glibc_min, ", ".join(r.hardware), "; ".join(flags))
-    _console().print(table)
+        rows.append((r.vllm_ascend, " / ".join(r.vllm_accepted), r.python, cann, f"{r.torch} / {npu}",
+                     r.triton_ascend or "", r.mooncake or "", r.glibc_min, ", ".join(r.hardware), "; ".join(flags)))
+    print_fitted_table(_console(), tr("matrix.title", language), headers, rows)
 
 
 def _print_release(row, lang: str) -> None:
-    from rich.table import Table
+    from doctor.render import print_fitted_table
 
-    table = Table(title=f"vllm-ascend {row.vllm_ascend}  ({row.origin})", show_lines=False)
-    table.add_column(tr("matrix.col.fact", lang))
-    table.add_column(tr("matrix.col.value", lang), overflow="fold")
-    table.add_column(tr("matrix.col.source", lang), overflow="fold")
     d = release_dict(row)
-    for key in FIELDS:
-        if key in d:
-            table.add_row(key, _fmt(d[key]), row.source_of(key))
+    rows = [(key, _fmt(d[key]), row.source_of(key)) for key in FIELDS if key in d]
     console = _console()
-    console.print(table)
+    print_fitted_table(console, f"vllm-ascend {row.vllm_ascend}  ({row.origin})",
+                       (tr("matrix.col.fact", lang), tr("matrix.col.value", lang), tr("matrix.col.source", lang)), rows)
     _print_problems(console, row, lang)
 
 

@@ -103,18 +103,18 @@ def _print(result, lang: str) -> None:
 
     from doctor import terminal
 
-    plain = terminal.console(highlight=False)
+    plain = terminal.console(highlight=False, soft_wrap=True)  # never wrapped by us: a command in a line stays whole
 
     class _Out:  # build output and known-error texts are data: never read as markup
-        def print(self, what) -> None:
+        def print(self, what, markup: bool = False) -> None:
             plain.print(what, markup=False)
 
     out = _Out()
     if result.ok:
         tag = result.tag or tr("mooncake_build.local_source", lang)
         out.print(Text(tr("mooncake_build.built", lang, tag=tag), style="bold green"))
-        out.print(f"  package:   {result.verify.get('package', '?')}")
-        out.print(f"  transport: {result.transport}")
+        out.print("  " + tr("mooncake_build.package", lang, package=result.verify.get('package', '?')), markup=False)
+        out.print("  " + tr("mooncake_build.transport", lang, transport=result.transport), markup=False)
         if result.replaced:
             out.print("  " + tr("mooncake_build.replaced", lang, count=len(result.replaced)))
     else:
@@ -123,9 +123,10 @@ def _print(result, lang: str) -> None:
         if result.restored:
             out.print("  " + tr("mooncake_build.restored", lang))
         for k in result.known:
-            out.print(Text(f"  known error {k.id} (log line {k.line}): {k.text.strip()[:200]}", style="yellow"))
-            out.print(f"    cause: {k.cause}")
-            out.print(f"    fix:   {k.fix}")
+            out.print(Text("  " + tr("mooncake_build.known", lang, id=k.id, line=k.line, text=k.text.strip()[:200]),
+                           style="yellow"))
+            out.print("    " + tr("mooncake_build.known_cause", lang, cause=k.cause), markup=False)
+            out.print("    " + tr("mooncake_build.known_fix", lang, fix=k.fix), markup=False)
         if result.tail:
             out.print("  " + tr("mooncake_build.log_tail", lang))
             for line in result.tail[-20:]:

@@ -52,7 +52,7 @@ IMAGE_TAR = typer.Option(None, "--image-tar", help="Judge a `docker save` or OCI
 PLATFORM = typer.Option(None, "--platform", help="Variant of a multi-platform image: linux/arm64 or linux/amd64.")
 PULL = typer.Option(False, "--pull", help="Pull --image first (with --platform, that variant).")
 MAX_IMAGE_ENTRIES = typer.Option(None, "--max-image-entries",
-                                 help="Most entries an image's layers may hold, in all (default 2000000).")
+                                 help="Most entries an image's layers may hold, in all (default 1000000).")
 MAX_IMAGE_DISK = typer.Option(None, "--max-image-disk",
                               help="Most MiB reading an image may write to the temporary directory (default 2048).")
 

@@ -54,8 +54,8 @@ def print_plan(plan, lang: str, file=None, rerun: Optional[Rerun] = None, dry_ru
         out(tr("fix.steps", lang), "bold")
         for i, s in enumerate(auto, 1):
             out.parts((f"{i}. [{s.kind}/{s.action}] ", "bold"), (s.why.text(lang), None))
-            for shown in kind_of(s).show(s, lang):
-                out(STEP + shown, "cyan")
+            for shown in kind_of(s).show(s, lang):  # an image's steps run in it: Dockerfile lines
+                out(STEP + ("RUN " if image_ref is not None else "") + shown, "cyan")
     if hand:
         out(tr("fix.manual", lang), "bold yellow")
         for s in hand:

@@ -7,6 +7,7 @@ from typing import Optional, Tuple
 
 import typer
 
+from doctor import textsafe
 from doctor.cli.options import JSON, LANG, float_option, pick_language
 from doctor.errors import UsageError
 
@@ -114,7 +115,7 @@ def _collect(endpoint: Optional[str], profile_dir: Optional[str], path: Optional
 
 def _say(line: str) -> None:
     try:
-        print(line, file=sys.stderr)
+        print(textsafe.clean_block(line), file=sys.stderr)  # a server's answer or a file name: data
     except OSError:
         pass
 
@@ -166,14 +167,17 @@ class _progress:
         if self.bar is None:
             if total < (4 << 20):
                 return
-            from rich.console import Console
             from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
+            from doctor import terminal
+
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=30), DownloadColumn(),
-                                TransferSpeedColumn(), console=Console(stderr=True, highlight=False), transient=True)
-            self.task = self.bar.add_task(name, total=total)
+                                TransferSpeedColumn(), console=terminal.console(stderr=True, highlight=False),
+                                transient=True)
+            self.task = self.bar.add_task(textsafe.markup(name), total=total)
             self.bar.start()
-        self.bar.update(self.task, description=f"reading {name}", completed=done, total=total)
+        # a file name is data: shown as written (doctor/textsafe.py)
+        self.bar.update(self.task, description=textsafe.markup(f"reading {name}"), completed=done, total=total)
 
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:

@@ -153,6 +153,6 @@ def fill_placeholders(text: str, log: Sequence[str], lang: str) -> str:
         return f"{m.group(1)}=={found.group(1)}" if found else m.group(0)
 
     out = _PINNED.sub(pin, text)
-    if re.search(r"<[^<>\s`]*(pin|version|固定版本|版本)[^<>\s`]*>", out):
+    if _PINNED.search(out):  # a pin the log does not name
         out += tr("explain.placeholder", lang)
     return out

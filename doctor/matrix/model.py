@@ -273,6 +273,9 @@ class TorchNpu:
     python: str = column(check_specifier, required=True)
     source: str = column(check_text, required=True)
     cann: Optional[str] = column(check_ascend, doc="CANN the build targets; absent when no document says")
+    torch_x86_64: Optional[str] = column(check_pep440, doc="the torch its x86_64 wheels require when it is not "
+                                         "`torch` itself (2.7.1+cpu: PyTorch's CPU build; aarch64 wheels require "
+                                         "plain `torch`), from the wheels' METADATA")
     extension: Optional[str] = column(check_text, doc="Ascend/pytorch branch suffix (7.2.0, 26.0.0 ...)")
     index: str = column(one_of("pypi", "ascend-mirror", "obs"), default="pypi")
     arch: Optional[str] = column(one_of(*ARCHES), doc="the build exists for this architecture only")

@@ -36,6 +36,9 @@ class Resolved:
     requires: List[str] = field(default_factory=list)
     requires_python: Optional[str] = None
     is_direct: bool = False
+    # requires/requires_python were read from the file's metadata (pip's report carries it;
+    # uv's lock does not, so doctor.shell.wheelmeta reads it)
+    metadata_known: bool = True
 
     @property
     def is_wheel(self) -> bool:
@@ -128,7 +131,8 @@ def parse_pylock(text: str) -> List[Resolved]:
         url = chosen.get("url") or chosen.get("path") or ""
         out.append(Resolved(name=canonicalize_name(name), version=version, url=url,
                             filename=chosen.get("name") or filename_of(url),
-                            hashes=dict(chosen.get("hashes") or {}), size=chosen.get("size")))
+                            hashes=dict(chosen.get("hashes") or {}), size=chosen.get("size"),
+                            metadata_known=False))
     return out
 
 

@@ -163,6 +163,7 @@ class Plan:
     notes: List[Note] = field(default_factory=list)
     installer: str = "pip"
     not_on_ascend: Tuple[str, ...] = ()  # vllm requirements the Ascend stack never installs
+    cuda_only: Tuple[str, ...] = ()  # distributions left out of the whole resolved closure
     # what the resolver said (doctor.plan.resolve): status, files with hashes and sizes, failure
     resolution: Optional[Dict] = None
     resolved_files: List = field(default_factory=list)  # parse.pipreport.Resolved, for --apply
@@ -328,7 +329,9 @@ def choose_target(matrix: Matrix, facts: Facts, hardware: Optional[str], target:
 def exact_pins(pins: Dict[str, str]) -> List[str]:
     """Names pinned to one version: their own step installs them, so requirement steps leave
     them out. Range pins (``transformers>=4.57.3``) stay in, so pip intersects the ranges."""
-    return sorted(n for n, v in pins.items() if v[:1].isdigit())
+    from doctor.plan.pins import exact_names
+
+    return exact_names(pins)
 
 
 def excluded(owner: str, name: str, stack: Sequence[str], not_on_ascend: Sequence[str] = ()) -> bool:
@@ -468,7 +471,8 @@ def build_plan(facts: Facts, verdict: Verdict, matrix: Matrix, row: Release, har
         b.notes.append(T("plan.vendor.first", n=len(vpath.layers)))
     return Plan(target=row.vllm_ascend, row=row.key, choice=choice.choice, choice_why=choice.why, pins=b.pins,
                 steps=steps, expected_residual=b.residual, alternatives=alternatives, notes=b.notes,
-                installer=opts.installer.kind, not_on_ascend=b.not_on_ascend, ranges=dict(b.ranges))
+                installer=opts.installer.kind, not_on_ascend=b.not_on_ascend, ranges=dict(b.ranges),
+                cuda_only=package_set(matrix, "cuda_only"))
 
 
 def _torch(b: _Builder) -> None:
@@ -481,11 +485,13 @@ def _torch(b: _Builder) -> None:
         b.remove(n, T("plan.torch.cuda_runtime", name=n))
     specs: List[Tuple[str, str]] = []
     why: List[Text] = []
-    torch_ok = torch is not None and same_release(torch.version, row.torch) and not accelerator_build(torch)
+    npu_wants = _npu_wants_torch(b)  # torch-npu's x86_64 wheels require torch==X+cpu exactly
+    torch_ok = torch is not None and same_release(torch.version, row.torch) and not accelerator_build(torch) and \
+        (npu_wants is None or local_label(torch.version) == local_label(npu_wants))
     if torch is not None and torch_ok:
         b.pins["torch"] = torch.version
     else:
-        want = cpu_spec(row.torch, arch)
+        want = npu_wants if npu_wants and same_release(npu_wants, row.torch) else cpu_spec(row.torch, arch)
         specs.append(("torch", f"=={want}"))
         b.pins["torch"] = want
         why.append(T("plan.torch.needed", have=_have("torch", torch), release=row.vllm_ascend, torch=row.torch))
@@ -512,6 +518,17 @@ def _torch(b: _Builder) -> None:
     if specs:
         index = [TORCH_CPU_INDEX] if arch == "x86_64" else []
         b.install_step(specs, join(why, "sep.semi"), index=index, finding="torch.version")
+
+
+def _npu_wants_torch(b: _Builder) -> Optional[str]:
+    """The torch the plan's torch-npu requires on this architecture when it is not plain torch
+    (its x86_64 wheels up to 2.11.0.post3: torch==X+cpu; matrices/torch-npu.toml torch_x86_64)."""
+    if b.arch != "x86_64":
+        return None
+    npu = b.dist("torch-npu")
+    keep = npu is not None and any(same_release(npu.version, v) for v in b.row.torch_npu_accepted)
+    r = torch_npu_row(b.matrix, npu.version if keep and npu is not None else b.torch_npu)
+    return r.torch_x86_64 if r is not None else None
 
 
 def _torch_npu(b: _Builder) -> None:
@@ -810,26 +827,17 @@ def requirements_text(plan: Plan, extra_index_urls: Sequence[str]) -> str:
              "# pip install --no-deps -r THIS_FILE installs the stack; pip install -c THIS_FILE keeps it"]
     for u in extra_index_urls:
         lines.append(f"--extra-index-url {u}")
-    for name in sorted(plan.pins):
-        value = plan.pins[name]
-        if value == "any":
-            lines.append(name)
-        elif value[:1] in "<>=!~":
-            lines.append(f"{name}{value}")
-        else:
-            lines.append(f"{name}=={value}")
+    from doctor.plan.pins import Pin
+
+    lines += [Pin(name, plan.pins[name]).requirement() for name in sorted(plan.pins)]
     return "\n".join(lines) + "\n"
 
 
 def constraints_text(pins: Dict[str, str]) -> str:
     """The pins as a pip constraints file: exact pins and ranges, no options."""
-    out = []
-    for name in sorted(pins):
-        value = pins[name]
-        if value == "any":
-            continue
-        out.append(f"{name}{value}" if value[:1] in "<>=!~" else f"{name}=={value}")
-    return "\n".join(out) + "\n"
+    from doctor.plan.pins import constraint_lines
+
+    return "\n".join(constraint_lines(pins)) + "\n"
 
 
 def vendor_only(plan: Plan) -> Plan:

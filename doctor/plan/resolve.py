@@ -29,10 +29,13 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from doctor.facts import Distribution, Facts
+from doctor.findings import Finding, Verdict
 from doctor.i18n import T
 from doctor.parse.pipreport import Failure, Resolved
 from doctor.plan.builder import Installer, Plan, Step, Why, exact_pins, unmet_requirements
+from doctor.plan.closure import Pruned, is_cuda_only, prune
 from doctor.plan.indexes import TORCH_CPU_INDEX, remedies
+from doctor.rules.pipcheck import Conflict
 
 RESOLVED, NOT_RESOLVED, FAILED = "resolved", "not resolved", "failed"
 
@@ -65,6 +68,16 @@ def exact_ask(plan: Plan) -> Optional[Ask]:
     if not reqs:
         return None
     return Ask(reqs, extra_index_urls=_union(s.extra_index_urls for s in steps), no_deps=True, ignore_installed=True)
+
+
+def fingerprint(plan: Plan) -> Dict:
+    """What of a plan decides its resolution: the target, the pins and ranges, and what each
+    step installs or removes from where. Not the printed commands: a dry run spells the stack's
+    pins on them where ``--apply`` uses a constraints file, and both resolve alike."""
+    return {"target": plan.target, "row": plan.row, "pins": dict(plan.pins), "ranges": dict(plan.ranges),
+            "steps": [[s.kind, s.action, list(s.packages), list(s.removes), s.no_deps, list(s.extra_index_urls),
+                       list(s.requirements_of)] for s in plan.steps if s.runs],
+            "cuda_only": list(plan.cuda_only), "not_on_ascend": list(plan.not_on_ascend)}
 
 
 def after_plan(facts: Facts, plan: Plan, installed: Sequence[Resolved]) -> Dict[str, Distribution]:
@@ -106,7 +119,9 @@ def deps_requirements(plan: Plan, facts: Facts, exact: Sequence[Resolved], marke
         if prefix and d.location and not _under(d.location, prefix):
             continue  # on PYTHONPATH or the user site, not in this environment: not ours to repair
         for r in unmet_requirements(name, d.requires, stack, post, markers, plan.not_on_ascend):
-            if _name(r) not in asked and r not in out:
+            # every requirer's specifier counts, also for a name the plan asks for itself
+            # (vllm-ascend's "numba" and vllm's "numba==0.61.2": the resolver intersects them)
+            if r not in out:
                 out.append(r)
     return out
 
@@ -148,12 +163,27 @@ def expected_conflict(requirer: str, required: str, not_on_ascend: Sequence[str]
     return requirer == "vllm" and any(fnmatch.fnmatch(required, p) for p in not_on_ascend)
 
 
+def cuda_residual(c: Conflict, cuda_only: Sequence[str]) -> bool:
+    """Anyone requiring a CUDA-only distribution that is not installed (xgrammar -> triton): the
+    plan leaves it out on purpose (doctor.plan.closure)."""
+    return c.installed is None and is_cuda_only(c.required, cuda_only)
+
+
 def apply(plan: Plan, facts: Facts, exact: Sequence[Resolved], deps: Sequence[Resolved], installer: Installer,
-          markers: Dict[str, str], installer_name: str = "pip") -> Plan:
-    """The plan with exact pins, exact --no-deps install steps of the resolved files, the total
-    download and the pip-check residual it leaves (computed, not guessed)."""
+          markers: Dict[str, str], installer_name: str = "pip", *, only_needed: bool = False) -> Plan:
+    """The plan with exact pins, exact --no-deps install steps of the resolved files (the closure
+    without what only CUDA uses; with ``only_needed``, without what is installed already), the
+    total download and the pip-check residual it leaves (computed, not guessed)."""
     from doctor.rules import pipcheck
 
+    # the graph: what the resolver chose, and what stays installed (its requirements are edges too)
+    chosen = {r.name for r in deps}
+    kept_nodes = [Resolved(name=d.name, version=d.version, requires=list(d.requires))
+                  for d in after_plan(facts, plan, exact).values() if d.name not in chosen] if only_needed else []
+    pruned = prune(deps_requirements(plan, facts, exact, markers), list(deps) + kept_nodes, plan.cuda_only, markers)
+    pruned.kept = [r for r in pruned.kept if r.name in chosen]
+    pruned.dropped = [r for r in pruned.dropped if r.name in chosen]
+    deps = needed(pruned.kept, facts) if only_needed else pruned.kept
     out = copy.deepcopy(plan)
     by_name: Dict[str, Resolved] = {}
     for r in list(exact) + list(deps):
@@ -211,7 +241,8 @@ def apply(plan: Plan, facts: Facts, exact: Sequence[Resolved], deps: Sequence[Re
     # what pip check says afterwards
     post = after_plan(facts, out, list(by_name.values()))
     conflicts = pipcheck.check(post, markers)
-    unexpected = [c for c in conflicts if not expected_conflict(c.requirer, c.required, plan.not_on_ascend)]
+    unexpected = [c for c in conflicts if not expected_conflict(c.requirer, c.required, plan.not_on_ascend)
+                  and not cuda_residual(c, plan.cuda_only)]
     files = list(exact) + [r for r in deps]
     out.resolution = {
         "status": RESOLVED, "installer": installer_name,
@@ -220,12 +251,41 @@ def apply(plan: Plan, facts: Facts, exact: Sequence[Resolved], deps: Sequence[Re
         "unknown_sizes": sum(1 for r in files if r.size is None),
         "pip_check_after": [c.describe() for c in conflicts],
         "unexpected_after": [c.describe() for c in unexpected],
+        "excluded": excluded_json(pruned, plan.cuda_only),
     }
     out.resolved_files = files
     out.expected_residual = [m for m in out.expected_residual if not _is_generic_residual(m)] + [
-        T("plan.resolved.residual", conflict=c.words()) for c in conflicts if expected_conflict(c.requirer, c.required, plan.not_on_ascend)]
+        T("plan.resolved.residual", conflict=c.words()) for c in conflicts if expected_conflict(c.requirer, c.required, plan.not_on_ascend)] + [
+        T("plan.closure.residual", conflict=c.words(), name=c.required) for c in conflicts
+        if cuda_residual(c, plan.cuda_only) and not expected_conflict(c.requirer, c.required, plan.not_on_ascend)]
+    out.notes.extend(closure_notes(pruned))
     for c in unexpected:
         out.notes.append(T("plan.resolved.unexpected", conflict=c.words()))
+    return out
+
+
+def excluded_json(pruned: Pruned, cuda_only: Sequence[str]) -> List[Dict]:
+    """What the plan leaves out of the resolved closure, and why."""
+    out = []
+    for r in pruned.dropped:
+        by = sorted({c.requirer or "the plan" for c in pruned.cuts if c.excluded == r.name})
+        out.append({"name": r.name, "version": r.version,
+                    "why": "cuda-only" if is_cuda_only(r.name, cuda_only) else "needed only by what is left out",
+                    "required_by": by})
+    return out
+
+
+def closure_notes(pruned: Pruned) -> List[Why]:
+    """Which requirement goes without what, and why: one note per requirer and excluded name."""
+    out: List[Why] = []
+    for c in pruned.cuts:
+        if not c.requirer:
+            continue
+        if c.extra:
+            out.append(T("plan.closure.extra", requirer=c.requirer, version=c.requirer_version, extra=c.extra,
+                         name=c.excluded))
+        else:
+            out.append(T("plan.closure.plain", requirer=c.requirer, version=c.requirer_version, name=c.excluded))
     return out
 
 
@@ -242,6 +302,39 @@ def failed(plan: Plan, failure: Failure, ask: Ask, pip_install: Sequence[str], i
                       "remedies": remedies(failure, ask.requirements, pip_install).to_json()}
     out.resolution_failure = failure
     out.remedies = remedies(failure, ask.requirements, pip_install)
+    return out
+
+
+CHECK = "check"  # a failure kind: the resolved plan is one check would fail
+_LEVEL = {"warn": 1, "fail": 2}
+
+
+def unexpected_after(before: Verdict, after: Verdict, repaired: Sequence[str]) -> List[Finding]:
+    """What check would report after the plan that the plan does not expect: a failure of a
+    finding the plan repairs (``repaired``: the ids fixers handle), or anything worse than it is
+    now. Vendor and manual findings are the user's steps: they are not the plan's to judge."""
+    was: Dict[str, int] = {}
+    for f in before.findings:
+        was[f.id] = max(was.get(f.id, 0), _LEVEL.get(f.status, 0))
+    out: List[Finding] = []
+    for f in after.findings:
+        level = _LEVEL.get(f.status, 0)
+        if not level or f.fixable in ("vendor", "manual"):
+            continue
+        if (f.id in repaired and level == 2) or level > was.get(f.id, 0):
+            if all(g.id != f.id for g in out):
+                out.append(f)
+    return out
+
+
+def refuted(plan: Plan, findings: Sequence[Finding], lang: str = "en") -> Plan:
+    """The resolved plan would leave what check fails: it is never shown as runnable."""
+    out = copy.deepcopy(plan)
+    words = "; ".join(f"{f.id}: {f.title.text(lang) if hasattr(f.title, 'text') else f.title}" for f in findings)
+    failure = Failure(CHECK, f"after this plan, check would still report: {words}")
+    out.resolution = dict(plan.resolution or {}, status=FAILED, failure=failure.to_json(),
+                          check_after=[f.id for f in findings])
+    out.resolution_failure = failure
     return out
 
 

@@ -98,6 +98,14 @@ class Releases:
         answers = {x >= v for x in self.versions}
         return answers.pop() if len(answers) == 1 else None
 
+    def within(self, lo: str, hi: str) -> Optional[bool]:
+        """Every release in [lo, hi) (True), none (False), or unknown/mixed (None)."""
+        a, b = pep440(lo), pep440(hi)
+        if not self.versions or a is None or b is None:
+            return None
+        answers = {a <= x < b for x in self.versions}
+        return answers.pop() if len(answers) == 1 else None
+
     def label(self) -> Optional[str]:
         if not self.versions:
             return None
@@ -121,16 +129,17 @@ def _graph(rel: Releases) -> List[Advice]:
 
 
 def _cpu_binding(rel: Releases) -> Advice:
-    default_on = rel.at_least("0.15.0rc1")
-    has_option = rel.at_least("0.11.0")
-    if default_on:
+    """enable_cpu_binding exists in v0.9.1rc2..v0.9.1 and from v0.11.0rc1 (ascend_config.py at those
+    tags), opt-in until it became the default on ARM in v0.15.0rc1."""
+    if rel.at_least("0.15.0rc1"):
         return Advice("cpu_binding", T("profile.advice.cpu_binding_default"), SRC_CPU_BINDING)
-    if has_option:
+    new, old = rel.at_least("0.11.0rc1"), rel.within("0.9.1rc2", "0.9.2rc1")
+    if new or old:
         return Advice("cpu_binding", T("profile.advice.cpu_binding_enable"), SRC_CPU_BINDING, CPU_BINDING)
-    if has_option is False:
+    if new is False and old is False:
         return Advice("cpu_binding", T("profile.advice.cpu_affinity"), SRC_AFFINITY, "CPU_AFFINITY_CONF=1")
     return Advice("cpu_binding", T("profile.advice.cpu_binding_unknown"), SRC_CPU_BINDING, CPU_BINDING,
-                  "v0.11.0 .. v0.14.x (on by default on ARM from v0.15.0rc1)")
+                  "v0.9.1rc2 .. v0.9.1, v0.11.0rc1 .. v0.14.x (on by default on ARM from v0.15.0rc1)")
 
 
 def advise(f: RankFigures, verdict: Verdict, rel: Releases, slow_rank: Optional[str] = None) -> List[Advice]:

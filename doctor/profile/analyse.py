@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from doctor.profile import intervals as iv
 from doctor.profile.kernels import KernelTable, first_dim
 from doctor.profile.steps import Segmentation, Step, segment
-from doctor.profile.view import COMMUNICATION, COMPUTE, COPY, Rank
+from doctor.profile.view import COMMUNICATION, COMPUTE, COPY, HOST_BUCKET, Rank
 
 KERNEL_WAIT_US = 2.0
 SYNC_RETURN_US = 50.0  # after a synchronising call returns: the return and the next launch are the sync's  # a queued kernel starting this soon after the previous one: device-side latency
@@ -158,9 +158,11 @@ def _quantile(values: Sequence[float], q: float) -> float:
     return v[lo] + (v[hi] - v[lo]) * (k - lo)
 
 
-def _host_rate(rank: Rank, lo: float, hi: float) -> float:
-    n = bisect_left(rank.host_starts, hi) - bisect_left(rank.host_starts, lo)
-    return n / (hi - lo) if hi > lo else 0.0
+def _host_active(rank: Rank, lo: float, hi: float) -> bool:
+    """Some host event started in [lo, hi) (to the HOST_BUCKET)."""
+    marks = rank.host_marks
+    i = bisect_left(marks, lo - HOST_BUCKET)
+    return i < len(marks) and marks[i] < hi and marks[i] + HOST_BUCKET > lo
 
 
 def dropped_windows(rank: Rank, busy: List[iv.Span], seg: Segmentation) -> List[iv.Span]:
@@ -180,11 +182,13 @@ def dropped_windows(rank: Rank, busy: List[iv.Span], seg: Segmentation) -> List[
             continue
         # the quiet part only: the longest stretch without a host event (the host's work at the
         # end of one request and the start of the next stays in the steps)
-        a, b = bisect_left(rank.host_starts, g0), bisect_left(rank.host_starts, g1)
-        points = [g0] + list(rank.host_starts[a:b]) + [g1]
-        q0, q1 = max(zip(points, points[1:]), key=lambda p: p[1] - p[0])
-        if q1 - q0 >= limit:
-            out.append((q0, q1))
+        a, b = bisect_left(rank.host_marks, g0 - HOST_BUCKET), bisect_left(rank.host_marks, g1)
+        active = [(m, m + HOST_BUCKET) for m in rank.host_marks[a:b]]
+        quiet = iv.gaps(active, g0, g1)
+        if quiet:
+            q0, q1 = max(quiet, key=lambda q: q[1] - q[0])
+            if q1 - q0 >= limit:
+                out.append((q0, q1))
     return out
 
 
@@ -207,7 +211,7 @@ def classify_gap(rank: Rank, g0: float, g1: float) -> List[Tuple[str, float]]:
     length = g1 - g0
     if j >= len(rank):
         # after the last kernel: the host has not launched anything yet
-        return [("host_late" if (rank.host_lane or rank.has_cann) and _host_rate(rank, g0, g1) > 0 else "unattributed",
+        return [("host_late" if (rank.host_lane or rank.has_cann) and _host_active(rank, g0, g1) else "unattributed",
                  length)]
     launch = rank.launch[j]
     if math.isnan(launch):

@@ -94,8 +94,8 @@ class Trace:
     process_names: Dict[int, str]
     thread_names: Dict[Tuple[int, int], str]
     lanes: Dict[int, str]
-    # device kernels' launch times on the host, per device process: (tid, ts) -> host ts
-    launches: Dict[int, Dict[Tuple[int, float], float]]
+    # device kernels' launch times on the host, per process, aligned with its columns (nan: no flow)
+    launches: Dict[int, array]
     base_us: int  # absolute µs of relative time 0
     events: int  # events read
     skipped: int  # events of the wrong shape or types
@@ -140,8 +140,9 @@ class TraceBuilder:
         self.memory_events = 0
         self.container = "list"
         # HostToDevice flows: start (host) by id, finish (device) as columns
-        self._h2d_start: Dict[Any, float] = {}
-        self._h2d_finish: List[Tuple[int, int, float, Any]] = []
+        # (as columns: half a million flows are a few MB, not a few hundred)
+        self._s_id, self._s_ts = array("q"), array("d")
+        self._f_id, self._f_ts, self._f_pid, self._f_tid = array("q"), array("d"), array("q"), array("q")
         self._kind_ids: Dict[Any, int] = {}
         self._cat_ids: Dict[Any, int] = {}
 
@@ -321,12 +322,57 @@ class TraceBuilder:
         pid = self._pid(event)
         if ts is None or pid is None:
             return
+        key = _flow_key(fid)
         if ph == "s":
-            self._h2d_start[fid] = ts
+            self._s_id.append(key)
+            self._s_ts.append(ts)
         else:
-            self._h2d_finish.append((pid, self._tid(event), ts, fid))
+            self._f_id.append(key)
+            self._f_ts.append(ts)
+            self._f_pid.append(pid)
+            self._f_tid.append(self._tid(event))
 
     # -- the result ---------------------------------------------------------------------------
+
+    def _launches(self) -> Tuple[Dict[int, array], int]:
+        """Join the flow starts (host) and finishes (device) by id, then the finishes to the
+        device events they point at by (process, thread, ts); by sorting, not dictionaries."""
+        s_order = sorted(range(len(self._s_id)), key=self._s_id.__getitem__)
+        f_order = sorted(range(len(self._f_id)), key=self._f_id.__getitem__)
+        start_of = array("d", [math.nan]) * len(self._f_id)
+        i = 0
+        for j in f_order:
+            key = self._f_id[j]
+            while i < len(s_order) and self._s_id[s_order[i]] < key:
+                i += 1
+            if i < len(s_order) and self._s_id[s_order[i]] == key:
+                start_of[j] = self._s_ts[s_order[i]]
+        del s_order, f_order
+        self._s_id, self._s_ts = array("q"), array("d")
+        by_pid: Dict[int, List[int]] = {}
+        for j in range(len(self._f_id)):
+            if start_of[j] == start_of[j]:  # not nan
+                by_pid.setdefault(self._f_pid[j], []).append(j)
+        out: Dict[int, array] = {}
+        pairs = 0
+        for pid, flows in by_pid.items():
+            cols = self.processes.get(pid)
+            if cols is None:
+                continue
+            flows.sort(key=lambda j: (self._f_tid[j], self._f_ts[j]))
+            rows = sorted(range(len(cols)), key=lambda r: (cols.tid[r], cols.ts[r]))
+            got = array("d", [math.nan]) * len(cols)
+            k = 0
+            for r in rows:
+                key2 = (cols.tid[r], cols.ts[r])
+                while k < len(flows) and (self._f_tid[flows[k]], self._f_ts[flows[k]]) < key2:
+                    k += 1
+                if k < len(flows) and (self._f_tid[flows[k]], self._f_ts[flows[k]]) == key2:
+                    got[r] = start_of[flows[k]]
+                    pairs += 1
+            out[pid] = got
+        self._f_id, self._f_ts, self._f_pid, self._f_tid = array("q"), array("d"), array("q"), array("q")
+        return out, pairs
 
     def finish(self) -> Trace:
         lanes: Dict[int, str] = {}
@@ -339,20 +385,21 @@ class TraceBuilder:
                 # a Kineto CPU trace names no process "Python": its ops say what they are
                 cats = {names[k] for k in set(cols.kind[:1000])}
                 lanes[pid] = PYTHON if cats & set(HOST_CATS) else OTHER
-        launches: Dict[int, Dict[Tuple[int, float], float]] = {}
-        pairs = 0
-        for pid, tid, ts, fid in self._h2d_finish:
-            start = self._h2d_start.get(fid)
-            if start is None:
-                continue
-            launches.setdefault(pid, {})[(tid, ts)] = start
-            pairs += 1
-        self._h2d_start.clear()
-        self._h2d_finish.clear()
+        launches, pairs = self._launches()
         return Trace(names=names, processes=self.processes, process_names=self.process_names,
                      thread_names=self.thread_names, lanes=lanes, launches=launches, base_us=self.base or 0,
                      events=self.events, skipped=self.skipped, container=self.container, flows_h2d=pairs,
                      memory_events=self.memory_events)
+
+
+def _flow_key(fid: Any) -> int:
+    """A flow id as a 63-bit integer (ids are numeric strings in torch_npu's traces)."""
+    if isinstance(fid, int):
+        return fid & 0x7FFFFFFFFFFFFFFF
+    try:
+        return int(fid) & 0x7FFFFFFFFFFFFFFF
+    except ValueError:
+        return hash(fid) & 0x7FFFFFFFFFFFFFFF
 
 
 def build(events: Any) -> Trace:

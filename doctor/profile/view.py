@@ -12,12 +12,13 @@ import re
 from array import array
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 
 from doctor.profile.kernels import COMM_CORES, KernelTable
 from doctor.profile.trace import CANN, COMM, DEVICE, GC, OVERLAP, PYTHON, Interner, Trace
 
 COMPUTE, COMMUNICATION, COPY = 0, 1, 2
+HOST_BUCKET = 1000.0  # µs
 CATEGORY_NAMES = ("compute", "comm", "copy")
 _COLLECTIVE = re.compile(r"allreduce|allgather|alltoall|reducescatter|broadcast|all_reduce|all_gather|reduce_scatter",
                          re.I)
@@ -85,7 +86,9 @@ class Rank:
     category: array = field(default_factory=lambda: array("b"))
     launch: array = field(default_factory=lambda: array("d"))  # host launch ts (nan: no flow)
     stream: array = field(default_factory=lambda: array("q"))
-    host_starts: array = field(default_factory=lambda: array("d"))  # every host event's start, sorted
+    # the HOST_BUCKET-µs buckets in which some host event started, sorted (where the host was active:
+    # a set of milliseconds instead of millions of timestamps)
+    host_marks: array = field(default_factory=lambda: array("d"))
     sync: Calls = field(default_factory=Calls)
     sync_reach: array = field(default_factory=lambda: array("d"))  # running max of sync ends, by start
     alloc: Calls = field(default_factory=Calls)
@@ -141,14 +144,14 @@ def from_trace(trace: Trace, label: str, table: Optional[KernelTable] = None) ->
     device = trace.of(DEVICE)
     rank.devices = len(device)
     for pid, cols in device:
-        launches = trace.launches.get(pid, {})
+        launches = trace.launches.get(pid)
         for i in range(len(cols)):
             name = names[cols.name[i]]
             cat = task_category(name, names[cols.kind[i]])
             if cat is None:
                 continue
             s = cols.ts[i]
-            tasks.add(s, s + cols.dur[i], name, cat, launches.get((cols.tid[i], s), math.nan), cols.tid[i])
+            tasks.add(s, s + cols.dur[i], name, cat, launches[i] if launches is not None else math.nan, cols.tid[i])
     for pid, cols in trace.of(COMM):
         for i in range(len(cols)):
             thread = trace.thread_names.get((pid, cols.tid[i]), "")
@@ -158,11 +161,11 @@ def from_trace(trace: Trace, label: str, table: Optional[KernelTable] = None) ->
             tasks.add(s, s + cols.dur[i], names[cols.name[i]], COMMUNICATION, math.nan, -1)
     tasks.into(rank)
     del tasks
-    starts = array("d")
+    starts: Set[int] = set()
     for _, cols in trace.of(CANN):
         rank.has_cann = True
         rank.api_calls += len(cols)
-        starts.extend(cols.ts)
+        starts.update(int(t // HOST_BUCKET) for t in cols.ts)
         for i in range(len(cols)):
             name = names[cols.name[i]]
             if SYNC_API.search(name):
@@ -175,7 +178,7 @@ def from_trace(trace: Trace, label: str, table: Optional[KernelTable] = None) ->
     for _, cols in trace.of(PYTHON):
         rank.host_lane = True
         rank.host_ops += len(cols)
-        starts.extend(cols.ts)
+        starts.update(int(t // HOST_BUCKET) for t in cols.ts)
         for i in range(len(cols)):
             name = names[cols.name[i]]
             if not queue and (name == "Enqueue" or name.startswith("Dequeue@")):
@@ -187,7 +190,7 @@ def from_trace(trace: Trace, label: str, table: Optional[KernelTable] = None) ->
     for _, cols in trace.of(GC):
         for i in range(len(cols)):
             rank.gc.add(cols.ts[i], cols.ts[i] + cols.dur[i], names[cols.name[i]])
-    rank.host_starts = array("d", sorted(starts))
+    rank.host_marks = array("d", (b * HOST_BUCKET for b in sorted(starts)))
     del starts
     rank.sync, rank.alloc, rank.compile = rank.sync.sorted(), rank.alloc.sorted(), rank.compile.sorted()
     reach = -math.inf

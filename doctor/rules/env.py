@@ -120,10 +120,22 @@ def cwd_shadow(ctx: Context) -> Iterable[Finding]:
 
 
 def _residual(ctx: Context, c: pipcheck.Conflict) -> bool:
+    if c.installed is None and c.requirer not in STACK and _cuda_only(ctx, c.required):
+        return True  # xgrammar -> triton: what fix leaves out on purpose (matrix package set cuda_only)
     if c.requirer != "vllm" or not any(fnmatch.fnmatch(c.required, p) for p in VLLM_RESIDUAL):
         return False
     torch = ctx.facts.version_of("torch")
     return bool(ctx.release and torch and same_release(torch, ctx.release.torch))
+
+
+def _cuda_only(ctx: Context, name: str) -> bool:
+    from doctor.matrix.query import package_set
+
+    try:
+        patterns = package_set(ctx.matrix, "cuda_only")
+    except KeyError:
+        return False
+    return any(fnmatch.fnmatch(name, p) for p in patterns)
 
 
 def _covered(ctx: Context, c: pipcheck.Conflict) -> bool:

@@ -4,7 +4,7 @@ its schema, roots, files, snapshot, processes, runner, engine, recovery, rollbac
 kinds' fetching and applying is doctor/shell/steps/."""
 from __future__ import annotations
 
-from doctor.shell.transaction.installers import detect_installer
+from doctor.shell.installer import detect as detect_installer
 from doctor.shell.transaction.recovery import RollbackResult, refuse_if_unfinished
 from doctor.shell.transaction.rollback import rollback_last
 from doctor.shell.transaction.run_plan import ApplyResult, apply_plan

@@ -6,7 +6,7 @@ from __future__ import annotations
 import tarfile
 import zipfile
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from packaging.requirements import Requirement
 from packaging.utils import (InvalidSdistFilename, InvalidWheelFilename, canonicalize_name, parse_sdist_filename,
@@ -90,3 +90,178 @@ def contains(req: Requirement, version: str) -> bool:
         return req.specifier.contains(Version(version), prereleases=True)
     except (InvalidVersion, ValueError):
         return False
+
+
+# ---------------------------------------------------------------------------------------------
+# the resolved files, fetched by the doctor itself: in parallel, hash-checked, resumable from the
+# doctor's cache (a dry run or an earlier --apply leaves them there), with a byte count
+
+
+WHEEL_CACHE = "wheels"
+PARALLEL = 4
+CHUNK = 1 << 20
+Progress = Callable[[int, int, str], None]  # (bytes done, bytes total, file name)
+
+
+def cached_path(sha256: str, filename: str) -> Path:
+    from doctor.shell.cache import _dir
+
+    return _dir(WHEEL_CACHE) / sha256[:2] / sha256 / filename
+
+
+def _sha256_file(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _place(src: Path, dest: Path) -> None:
+    import os
+    import shutil
+
+    if dest.exists():
+        dest.unlink()
+    try:
+        os.link(src, dest)
+    except OSError:
+        shutil.copyfile(src, dest)
+
+
+def _auth_for(url: str, index_urls: Sequence[str]):
+    """Credentials of the index a file lies on (user:password@ in the index URL; uv and pip
+    drop them from the file URLs they report)."""
+    from urllib.parse import urlparse
+
+    host = urlparse(url).hostname
+    for i in index_urls:
+        u = urlparse(i)
+        if u.hostname == host and u.username:
+            from urllib.parse import unquote
+
+            return (unquote(u.username), unquote(u.password or ""))
+    return None
+
+
+def fetch_resolved(files: Sequence, dest: Path, *, cert: Optional[str] = None, proxy: Optional[str] = None,
+                   index_urls: Sequence[str] = (), deadline: float = 3600.0,
+                   progress: Optional[Progress] = None) -> Dict[str, Path]:
+    """name -> the file in ``dest`` for every resolved file (parse.pipreport.Resolved), each one's
+    sha256 checked. Taken from the doctor's cache when it is there, else copied (file://) or
+    downloaded (4 at a time, one total ``deadline``) into the cache first. Raises DoctorError
+    (one line) for a file that cannot be had or does not match its hash: nothing is changed."""
+    import concurrent.futures
+    import os
+    import threading
+    import time
+    from urllib.parse import unquote, urlparse
+
+    dest.mkdir(parents=True, exist_ok=True)
+    total = sum(r.size or 0 for r in files)
+    done = [0]
+    lock = threading.Lock()
+    stop = threading.Event()  # set when the phase ends: no thread goes on reading
+    end = time.monotonic() + deadline
+
+    def advance(n: int, name: str) -> None:
+        with lock:
+            done[0] += n
+            if progress is not None:
+                progress(done[0], total, name)
+
+    todo = []
+    out: Dict[str, Path] = {}
+    for r in files:
+        digest = r.hashes.get("sha256")
+        if not digest:
+            raise DoctorError(f"{r.filename}: the resolver gave no sha256 to check it against")
+        cached = cached_path(digest, r.filename)
+        if cached.is_file() and _sha256_file(cached) == digest:
+            _place(cached, dest / r.filename)
+            out[r.name] = dest / r.filename
+            advance(r.size or cached.stat().st_size, r.filename)
+        else:
+            todo.append(r)
+    session = None
+    if any(urlparse(r.url).scheme in ("http", "https") for r in todo):
+        import requests
+
+        session = requests.Session()
+        session.headers["User-Agent"] = "ascend-doctor (fix --apply)"
+        if cert:
+            session.verify = cert
+        if proxy:
+            session.proxies = {"http": proxy, "https": proxy}
+
+    def one(r) -> Path:
+        digest = r.hashes["sha256"]
+        cached = cached_path(digest, r.filename)
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_name(f".{r.filename}.{os.getpid()}.{threading.get_ident()}.part")
+        u = urlparse(r.url)
+        import hashlib
+
+        h = hashlib.sha256()
+        try:
+            if u.scheme == "file" or not u.scheme:
+                src = unquote(u.path) if u.scheme else r.url
+                with open(src, "rb") as fin, open(tmp, "wb") as fout:
+                    for block in iter(lambda: fin.read(CHUNK), b""):
+                        h.update(block)
+                        fout.write(block)
+                        advance(len(block), r.filename)
+            else:
+                assert session is not None
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise DoctorError(f"{r.filename}: the download deadline of {deadline:g} s is spent")
+                resp = session.get(r.url, stream=True, timeout=(min(30.0, left), min(60.0, left)),
+                                   auth=_auth_for(r.url, index_urls))
+                try:
+                    if resp.status_code != 200:
+                        raise DoctorError(f"{r.filename}: {u.hostname} answered HTTP {resp.status_code}")
+                    with open(tmp, "wb") as fout:
+                        for block in resp.iter_content(CHUNK):
+                            h.update(block)
+                            fout.write(block)
+                            advance(len(block), r.filename)
+                            if stop.is_set():
+                                raise DoctorError(f"{r.filename}: stopped")
+                            if time.monotonic() > end:
+                                raise DoctorError(f"{r.filename}: the download deadline of {deadline:g} s is spent")
+                finally:
+                    resp.close()
+            if h.hexdigest() != digest:
+                raise DoctorError(f"{r.filename}: sha256 {h.hexdigest()} does not match the resolved {digest} "
+                                  "(file altered or corrupt)")
+            os.replace(tmp, cached)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+        _place(cached, dest / r.filename)
+        return dest / r.filename
+
+    if todo:
+        import requests
+
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL)
+        try:
+            futures = {pool.submit(one, r): r for r in sorted(todo, key=lambda r: -(r.size or 0))}
+            for f in concurrent.futures.as_completed(futures, timeout=max(1.0, end - time.monotonic())):
+                r = futures[f]
+                try:
+                    out[r.name] = f.result()
+                except requests.RequestException as e:
+                    raise DoctorError(f"{r.filename}: cannot download from {urlparse(r.url).hostname}: "
+                                      f"{str(e).splitlines()[0][:200] if str(e) else type(e).__name__}")
+                except OSError as e:
+                    raise DoctorError(f"{r.filename}: {e.strerror or e}")
+        except concurrent.futures.TimeoutError:
+            raise DoctorError(f"the downloads did not finish within {deadline:g} s")
+        finally:
+            stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+    return out

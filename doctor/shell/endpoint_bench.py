@@ -22,6 +22,8 @@ from doctor.smoke.endpoint import RequestRecord
 CONNECT_TIMEOUT = 10.0
 MAX_ERROR_BODY = 2048
 MAX_EVENT_BYTES = 1024 * 1024  # one SSE event longer than this is not a completion chunk
+DRAIN_TIMEOUT = 0.2            # after [DONE]: the end of the body is due at once (else: closed, as before)
+DRAIN_BYTES = 64 * 1024
 WORDS = ("the", "of", "and", "to", "in", "is", "it", "that", "for", "on", "was", "with", "as", "at", "by", "be")
 
 
@@ -96,32 +98,46 @@ def model_cards(cfg: BenchConfig, session: Any = None) -> List[Dict[str, Any]]:
 
 
 def get_text(cfg: BenchConfig, path: str, cap: int, session: Any = None) -> str:
-    """GET ``path`` of the server within CONNECT_TIMEOUT + stall timeout in all, at most ``cap``
-    bytes; EndpointError when it cannot be had (no server, HTTP error)."""
+    """GET ``path`` of the server, at most ``cap`` bytes, within a total deadline (the connect
+    and the stall timeouts: a server that drips its answer is cut off like one that never
+    answers); EndpointError when it cannot be had (no server, HTTP error, the deadline)."""
     import requests
 
     s = session or requests.Session()
-    deadline = time.monotonic() + CONNECT_TIMEOUT + cfg.stall_timeout
+    total = min(CONNECT_TIMEOUT, cfg.stall_timeout) + cfg.stall_timeout
+    deadline = time.monotonic() + total
     try:
         resp = s.get(base(cfg.base_url) + path, headers=_headers(cfg), timeout=_timeout(cfg, deadline), stream=True)
-        body = _read_capped(resp, deadline, cap)
+        body, complete = _read_capped(resp, deadline, cap)
     except requests.exceptions.RequestException as e:
         raise EndpointError(f"GET {path}: {_reason(e)}") from None
     if resp.status_code != 200:
         raise EndpointError(f"GET {path}: HTTP {resp.status_code} {body[:200].decode('utf-8', 'replace').strip()}")
+    if not complete:
+        raise EndpointError(f"GET {path}: no complete answer within {total:g}s ({len(body)} bytes)")
     return body.decode("utf-8", "replace")
 
 
-def _read_capped(resp: Any, deadline: float, cap: int) -> bytes:
+def _read_capped(resp: Any, deadline: float, cap: int) -> Tuple[bytes, bool]:
+    """(at most ``cap`` bytes of the body, whether it ended or reached the cap before the
+    deadline). One socket read at a time (read1), so the deadline is checked between reads
+    however slowly the bytes come; a broken or timed-out read ends it, incomplete."""
     out = bytearray()  # appending to bytes would copy the whole body at every chunk
+    raw = resp.raw
+    read1 = getattr(raw, "read1", None)
     try:
-        for chunk in resp.iter_content(chunk_size=16384):
-            out += chunk
-            if len(out) >= cap or time.monotonic() > deadline:
-                break
+        while len(out) < cap:
+            if time.monotonic() > deadline:
+                return bytes(out), False
+            data = read1(16384, decode_content=True) if read1 is not None else raw.read(1024, decode_content=True)
+            if not data:
+                return bytes(out), True
+            out += data
+        return bytes(out[:cap]), True
+    except Exception:  # noqa: BLE001 - urllib3's read errors are not requests'; what was read stands
+        return bytes(out), False
     finally:
         resp.close()
-    return bytes(out[:cap])
 
 
 def _reason(e: BaseException) -> str:
@@ -201,13 +217,14 @@ def stream_request(session: Any, cfg: BenchConfig, model: str, prompt: str, star
         return fail("connect", _reason(e))
     try:
         if resp.status_code != 200:
-            body = _read_capped(resp, min(end, time.monotonic() + cfg.stall_timeout), MAX_ERROR_BODY)
+            body, _ = _read_capped(resp, min(end, time.monotonic() + cfg.stall_timeout), MAX_ERROR_BODY)
             return fail("http", f"HTTP {resp.status_code}: {_error_text(body)}")
         sse, last, done = _SSE(), sent, False
         # chunked responses are handed over chunk by chunk; others byte by byte (a larger read
         # would wait for the whole amount and spoil the timing)
         size = None if getattr(resp.raw, "chunked", False) else 1
-        for chunk in resp.iter_content(chunk_size=size):
+        stream = resp.iter_content(chunk_size=size)
+        for chunk in stream:
             now = time.perf_counter()
             if time.monotonic() > end:
                 return fail("deadline", f"still streaming after {cfg.request_timeout:g}s "
@@ -239,6 +256,9 @@ def stream_request(session: Any, cfg: BenchConfig, model: str, prompt: str, star
                         rec.prompt_tokens = usage["prompt_tokens"]
             if done:
                 break
+        if done:
+            done_at = time.monotonic()
+            _drain(resp, stream)
     except requests.exceptions.ConnectionError as e:
         if "timed out" in str(e).lower():
             return fail("stall", f"no data for {cfg.stall_timeout:g}s after {rec.chunks} chunks")
@@ -257,8 +277,27 @@ def stream_request(session: Any, cfg: BenchConfig, model: str, prompt: str, star
         return fail("truncated", f"the stream ended without [DONE] after {rec.chunks} chunks")
     rec.ok = True
     rec.latency = last - sent
-    rec.done_at = round(time.monotonic() - started, 4)
+    rec.done_at = round(done_at - started, 4)
     return rec
+
+
+def _drain(resp: Any, stream: Any) -> None:
+    """Read what follows ``[DONE]`` (the end of the chunked body) so that the connection goes
+    back to the session's pool instead of being closed: the next request then does not pay for
+    a new connection inside its TTFT. Bounded: DRAIN_TIMEOUT in all and DRAIN_BYTES; a server
+    that keeps sending gets its connection closed, as before."""
+    sock = getattr(getattr(getattr(resp, "raw", None), "connection", None), "sock", None)
+    if sock is None:
+        return
+    try:
+        sock.settimeout(DRAIN_TIMEOUT)  # the pool sets its own timeouts again on the next request
+        left, until = DRAIN_BYTES, time.monotonic() + DRAIN_TIMEOUT
+        for data in stream:  # the same iterator: it knows where the chunked body stands
+            left -= len(data)
+            if left <= 0 or time.monotonic() > until:  # a drip after [DONE]: the connection is closed
+                return
+    except Exception:  # noqa: BLE001 - a connection we could not drain is closed; the figures stand
+        return
 
 
 def _error_text(body: bytes) -> str:
@@ -315,20 +354,65 @@ def run_bench(cfg: BenchConfig, progress: Optional[Progress] = None,
     return BenchResult(model=model, records=records, duration=seconds, warmup=warm)
 
 
+class Sessions:
+    """Keep-alive connections to one server, shared by the passes sent to it (as a benchmark
+    client's connection pool): a worker takes one for its life and gives it back, so a pass does
+    not pay for connecting, and the first pass need not either once :meth:`open` made them."""
+
+    def __init__(self) -> None:
+        self.free: List[Any] = []
+        self.lock = threading.Lock()
+
+    def take(self) -> Any:
+        import requests
+
+        with self.lock:
+            if self.free:
+                return self.free.pop()
+        return requests.Session()
+
+    def give(self, session: Any) -> None:
+        with self.lock:
+            self.free.append(session)
+
+    def open(self, cfg: BenchConfig, n: int) -> None:
+        """``n`` connections, made at once by GET /v1/models (nothing is computed, nothing cached)."""
+        taken = [self.take() for _ in range(n)]
+
+        def touch(s: Any) -> None:
+            try:
+                get_text(cfg, "/v1/models", 1024 * 1024, s)
+            except EndpointError:
+                pass
+
+        threads = [threading.Thread(target=touch, args=(s,), daemon=True) for s in taken]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(CONNECT_TIMEOUT + cfg.stall_timeout)
+        for s in taken:
+            self.give(s)
+
+
 def run_pass(cfg: BenchConfig, model: str, tags: List[str], progress: Optional[Progress] = None, phase: str = "run",
-             deadline: Optional[float] = None) -> Tuple[List[RequestRecord], float]:
+             deadline: Optional[float] = None, sessions: Optional[Sessions] = None) -> Tuple[List[RequestRecord], float]:
     """One measured pass: a prompt of ``cfg.input_len`` words per tag, ``cfg.concurrency`` in
     flight; no request starts after ``deadline`` (monotonic) and none runs past it."""
-    import requests
-
+    pool = sessions or Sessions()
     local = threading.local()
+    taken: List[Any] = []
 
     def session() -> Any:
         if not hasattr(local, "s"):
-            local.s = requests.Session()
+            local.s = pool.take()
+            taken.append(local.s)
         return local.s
 
-    return _measure(cfg, model, tags, session, progress, None, phase, deadline)
+    try:
+        return _measure(cfg, model, tags, session, progress, None, phase, deadline)
+    finally:
+        for s in taken:
+            pool.give(s)
 
 
 def _measure(cfg: BenchConfig, model: str, tags: List[str], session: Callable[[], Any],

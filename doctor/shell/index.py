@@ -69,11 +69,37 @@ class IndexConfig:
     trusted_hosts: List[str] = field(default_factory=list)
     no_index: bool = False
     cert: Optional[str] = None  # pip's `cert`: the CA bundle pip trusts for HTTPS
+    # what else of pip's configuration decides what is resolved (carried over to uv)
+    constraints: List[str] = field(default_factory=list)  # constraint files
+    proxy: Optional[str] = None
+    client_cert: Optional[str] = None
+    timeout: Optional[str] = None  # seconds, as written
+    retries: Optional[str] = None
+    pre: bool = False
+    only_binary: List[str] = field(default_factory=list)
+    no_binary: List[str] = field(default_factory=list)
+    keyring_provider: Optional[str] = None  # subprocess | disabled (what uv also speaks)
+    # options that change what pip resolves and that uv has no equivalent for: (option, where)
+    uv_cannot: List[Tuple[str, str]] = field(default_factory=list)
+    files: List[str] = field(default_factory=list)  # the configuration files read, in pip's order
 
     @property
     def urls(self) -> List[str]:
         out = [self.index_url] if self.index_url else []
         return out + [u for u in self.extra_index_urls if u not in out]
+
+    def fingerprint(self) -> List[object]:
+        """What decides a resolution, for cache keys (the constraint files' contents included)."""
+        cons = []
+        for c in self.constraints:
+            try:
+                from doctor.shell.files import open_regular
+
+                cons.append([c, open_regular(c, 4 * 1024 * 1024).decode("utf-8", "replace")])
+            except OSError as e:
+                cons.append([c, f"unreadable: {e.strerror or e}"])
+        return [self.index_url, self.extra_index_urls, self.find_links, self.trusted_hosts, self.no_index, self.cert,
+                cons, self.proxy, self.client_cert, self.pre, self.only_binary, self.no_binary]
 
 
 def pip_config_files(env: Mapping[str, str], prefix: Optional[str] = None) -> List[Path]:
@@ -104,67 +130,103 @@ def _split_urls(value: str) -> List[str]:
     return [u for u in re.split(r"\s+", value.strip()) if u]
 
 
+def _true(value: str) -> bool:
+    return value.strip().lower() in ("1", "true", "yes", "on", "y")
+
+
+# pip options that change what is resolved and that uv cannot be told (fix resolves with pip then)
+_UV_CANNOT = frozenset({"use-feature", "use-deprecated", "platform", "abi", "implementation", "python-version",
+                        "prefer-binary"})
+
+
+def read_pip_options(env: Mapping[str, str], prefix: Optional[str] = None,
+                     files: Optional[Sequence[Path]] = None) -> Tuple[Dict[str, Tuple[str, str]], List[str]]:
+    """pip install's options from its configuration, as pip reads them: the files in pip's order
+    ([global], then [install] on top), then the PIP_* variables; later wins. Returns option ->
+    (value, where it came from) and the files read. A file that exists but cannot be read or
+    parsed is a one-line IndexFetchError (exit 2): pip would stop on it too, or silently read
+    something else than the user thinks."""
+    from doctor.shell.files import open_regular
+
+    options: Dict[str, Tuple[str, str]] = {}
+    read: List[str] = []
+    for path in (pip_config_files(env, prefix) if files is None else files):
+        try:
+            os.stat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            raise IndexFetchError(f"cannot read pip configuration {path}: {e.strerror or e}")
+        parser = configparser.RawConfigParser()
+        try:
+            raw = open_regular(str(path), 1024 * 1024)
+            parser.read_string(raw.decode("utf-8"), source=str(path))
+        except (configparser.Error, OSError, UnicodeDecodeError) as e:
+            why = getattr(e, "strerror", None) or str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise IndexFetchError(f"cannot read pip configuration {path}: {why}")
+        read.append(str(path))
+        for section in ("global", "install"):
+            if not parser.has_section(section):
+                continue
+            for key, value in parser.items(section):
+                options[key.replace("_", "-").lower()] = (value, str(path))
+    for var, value in env.items():
+        if var.startswith("PIP_") and var != "PIP_CONFIG_FILE" and value is not None:
+            options[var[4:].lower().replace("_", "-")] = (value, var)
+    return options, read
+
+
 def pip_index_config(
     env: Optional[Mapping[str, str]] = None,
     prefix: Optional[str] = None,
     files: Optional[Sequence[Path]] = None,
 ) -> IndexConfig:
-    """The index URLs ``pip install`` would use, read the way pip reads them."""
+    """The index URLs (and the rest of what decides a resolution) ``pip install`` would use,
+    read the way pip reads them."""
     env = os.environ if env is None else env
-    index_url: Optional[str] = None
-    extra: List[str] = []
+    options, read = read_pip_options(env, prefix, files)
+
+    def get(name: str) -> Optional[str]:
+        v = options.get(name)
+        return v[0].strip() if v is not None else None
+
+    def where(name: str) -> str:
+        return options[name][1]
+
     origin: List[str] = []
-    no_index = False
-    find_links: List[str] = []
-    trusted: List[str] = []
-    cert: Optional[str] = None
-    for path in (pip_config_files(env, prefix) if files is None else files):
-        if not path.is_file():
-            continue
-        parser = configparser.RawConfigParser()
-        try:
-            parser.read(path, encoding="utf-8")
-        except (configparser.Error, OSError, UnicodeDecodeError) as e:
-            raise IndexFetchError(f"cannot read pip configuration {path}: {str(e).splitlines()[0]}")
-        # pip install reads [global], then [install] on top of it.
-        for section in ("global", "install"):
-            if not parser.has_section(section):
-                continue
-            for key, value in parser.items(section):
-                key = key.replace("_", "-")
-                if key == "index-url":
-                    index_url = value.strip()
-                    origin.append(f"index-url from {path}")
-                elif key == "extra-index-url":
-                    extra = _split_urls(value)
-                    origin.append(f"extra-index-url from {path}")
-                elif key == "no-index":
-                    no_index = value.strip().lower() in ("1", "true", "yes", "on")
-                elif key == "cert":
-                    cert = value.strip()
-                elif key == "find-links":
-                    find_links = _split_urls(value)
-                elif key == "trusted-host":
-                    trusted = _split_urls(value)
-    if env.get("PIP_INDEX_URL"):
-        index_url = env["PIP_INDEX_URL"].strip()
-        origin.append("index-url from PIP_INDEX_URL")
-    if env.get("PIP_EXTRA_INDEX_URL"):
-        extra = _split_urls(env["PIP_EXTRA_INDEX_URL"])
-        origin.append("extra-index-url from PIP_EXTRA_INDEX_URL")
-    if env.get("PIP_NO_INDEX", "").strip().lower() in ("1", "true", "yes", "on"):
-        no_index = True
-    if env.get("PIP_FIND_LINKS"):
-        find_links = _split_urls(env["PIP_FIND_LINKS"])
-    if env.get("PIP_TRUSTED_HOST"):
-        trusted = _split_urls(env["PIP_TRUSTED_HOST"])
-    cert = env.get("PIP_CERT") or cert
+    index_url = get("index-url") or None
+    if index_url:
+        origin.append(f"index-url from {where('index-url')}")
+    extra = _split_urls(get("extra-index-url") or "")
+    if extra:
+        origin.append(f"extra-index-url from {where('extra-index-url')}")
+    no_index = _true(get("no-index") or "")
+    find_links = _split_urls(get("find-links") or "")
+    trusted = _split_urls(get("trusted-host") or "")
+    cert = get("cert") or None
+    constraints = _split_urls(get("constraint") or "")
+    uv_cannot = [(k, src) for k, (_, src) in sorted(options.items()) if k in _UV_CANNOT]
+    keyring = get("keyring-provider")
+    if keyring and keyring not in ("subprocess", "disabled"):
+        uv_cannot.append((f"keyring-provider = {keyring}", where("keyring-provider")))
+    cfg = IndexConfig(index_url, extra, origin, find_links, trusted, no_index, cert, constraints=constraints,
+                      proxy=get("proxy") or None, client_cert=get("client-cert") or None,
+                      timeout=get("timeout") or get("default-timeout") or None, retries=get("retries") or None,
+                      pre=_true(get("pre") or ""), only_binary=_split_list(get("only-binary")),
+                      no_binary=_split_list(get("no-binary")), uv_cannot=uv_cannot, files=read,
+                      keyring_provider=keyring if keyring in ("subprocess", "disabled") else None)
     if no_index:
-        return IndexConfig(None, [], origin + ["no-index is set"], find_links, trusted, True, cert)
+        cfg.index_url, cfg.extra_index_urls = None, []
+        cfg.origin.append("no-index is set")
+        return cfg
     if index_url is None:
-        index_url = PIP_DEFAULT_INDEX
-        origin.append("pip's default index (nothing configured)")
-    return IndexConfig(index_url, extra, origin, find_links, trusted, False, cert)
+        cfg.index_url = PIP_DEFAULT_INDEX
+        cfg.origin.append("pip's default index (nothing configured)")
+    return cfg
+
+
+def _split_list(value: Optional[str]) -> List[str]:
+    return [x for x in re.split(r"[\s,]+", value or "") if x]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ import contextlib
 import sys
 from typing import Any, Callable, Iterator, Optional
 
+from doctor import textsafe
+
 Callback = Callable[[str, int, int], None]
 
 
@@ -16,7 +18,7 @@ def bytes_bar(enabled: bool, label: str) -> Iterator[Optional[Callback]]:
         return
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from doctor import terminal, textsafe
+    from doctor import terminal
 
     bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=30), DownloadColumn(), TimeRemainingColumn(),
                    console=terminal.console(stderr=True, highlight=False), transient=True)
@@ -42,11 +44,13 @@ class StepProgress:
 
     def __enter__(self) -> "StepProgress":
         if self.enabled and not self.plain:
-            from rich.console import Console
             from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+            from doctor import terminal
+
             self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=20),
-                                TimeElapsedColumn(), console=Console(stderr=True, highlight=False), transient=False)
+                                TimeElapsedColumn(), console=terminal.console(stderr=True, highlight=False),
+                                transient=False)
             self.bar.__enter__()
         return self
 
@@ -63,7 +67,7 @@ class StepProgress:
     def add(self, key: int, text: str) -> None:
         self.texts[key] = text
         if self.bar is not None:
-            self.tasks[key] = self.bar.add_task(text, total=1, start=False)
+            self.tasks[key] = self.bar.add_task(textsafe.markup(text), total=1, start=False)  # names data
 
     def start(self, key: int) -> None:
         if self.plain:
@@ -83,7 +87,7 @@ class StepProgress:
 
     def _print(self, line: str) -> None:
         try:
-            print(line, file=sys.stderr, flush=True)
+            print(textsafe.clean_block(line), file=sys.stderr, flush=True)
         except OSError:
             pass
 
@@ -92,6 +96,41 @@ class StepProgress:
             if self.bar is not None:
                 self.bar.console.print(line, markup=False, highlight=False, style="dim")
             else:
-                print(line, file=sys.stderr)
+                print(textsafe.clean_block(line), file=sys.stderr)  # a step's output: data
         except OSError:
             pass
+
+
+@contextlib.contextmanager
+def waiting(enabled: bool, text: str, after: float = 2.0) -> Iterator[None]:
+    """A spinner line on stderr with ``text`` once the wait has lasted ``after`` seconds (a wait
+    on npu-smi, an image being read, a remote host), gone when it ends; only on a terminal, so
+    a pipe, a log and --json output get nothing extra."""
+    if not enabled or not sys.stderr.isatty():
+        yield
+        return
+    import threading
+
+    from rich.console import Console
+
+    status = Console(stderr=True, highlight=False).status(text)
+    lock = threading.Lock()
+    shown = {"on": False, "done": False}
+
+    def show() -> None:
+        with lock:
+            if not shown["done"]:
+                status.start()
+                shown["on"] = True
+
+    timer = threading.Timer(after, show)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        with lock:
+            shown["done"] = True
+            if shown["on"]:
+                status.stop()

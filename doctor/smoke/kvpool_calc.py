@@ -97,6 +97,7 @@ class HbmCache:
     block_size: Optional[int] = None
     engines: int = 1
     source: str = ""
+    cache_dtype: Optional[str] = None  # the label of vllm:cache_config_info ("auto": the model's dtype)
 
 
 def _label_int(labels: Mapping[str, str], key: str) -> Optional[int]:
@@ -111,12 +112,14 @@ def hbm_from_metrics(samples: Sequence[Sample]) -> Optional[HbmCache]:
     """num_gpu_blocks x block_size from ``vllm:cache_config_info``, one series per engine (data
     parallel); None when the server does not say (not vllm, or before its KV cache exists)."""
     engines: Dict[str, Tuple[int, int]] = {}
+    dtype: Optional[str] = None
     for s in samples:
         if s.name != "vllm:cache_config_info":
             continue
         blocks, size = _label_int(s.labels, "num_gpu_blocks"), _label_int(s.labels, "block_size")
         if blocks and size:
             engines[s.labels.get("engine", str(len(engines)))] = (blocks, size)
+            dtype = s.labels.get("cache_dtype") or dtype
     if not engines:
         return None
     tokens = sum(b * z for b, z in engines.values())
@@ -126,7 +129,7 @@ def hbm_from_metrics(samples: Sequence[Sample]) -> Optional[HbmCache]:
     src = f"vllm:cache_config_info num_gpu_blocks={blocks} × block_size={size}"
     if len(engines) > 1:
         src += f" × {len(engines)} engines"
-    return HbmCache(tokens, blocks, size, len(engines), src)
+    return HbmCache(tokens, blocks, size, len(engines), src, dtype)
 
 
 _KV_LINE = re.compile(r"KV cache size:\s*([\d,]+)\s*tokens")

@@ -19,22 +19,12 @@ STATUS_COLOURS = {"ok": "#1b7f3b", "warn": "#b26a00", "fail": "#b3261e", "skip":
 SPARK = "▁▂▃▄▅▆▇█"
 
 
-_BIDI = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A)) | {0x200E, 0x200F, 0x061C}
-
-
 def inert(value: Any, limit: int = 300) -> str:
-    """A string from a server or a file, safe to print on a terminal: control characters (ESC
-    sequences, carriage returns, C1 codes) and bidirectional overrides are shown escaped."""
-    out = []
-    for ch in str(value)[:limit]:
-        o = ord(ch)
-        if o < 0x20 or 0x7F <= o < 0xA0:
-            out.append(f"\\x{o:02x}")
-        elif o in _BIDI:
-            out.append(f"\\u{o:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    """A string from a server or a file, for titles and the terminal: the doctor's one
+    terminal-safe filter (doctor.textsafe.clean), at most ``limit`` characters of it."""
+    from doctor.textsafe import clean
+
+    return clean(str(value)[:limit])
 
 
 def _e(value: Any) -> str:
@@ -343,14 +333,15 @@ def text_lines(m: Dict[str, Any], lang: str, width: int = 30) -> List[str]:
     if top <= 0:
         return out
     cold = bars[0][2]
-    label_w = max(len(label) for _, label, _, _ in bars)
+    label_w = max(_width(label) for _, label, _, _ in bars)
     for tier, label, p50, _ in bars:
+        padded = label + " " * (label_w - _width(label))  # CJK labels are two columns a character
         if p50 is None:
-            out.append(f"  {label.ljust(label_w)}  {tr('smoke.kvpool.report.not_measured', lang)}")
+            out.append(f"  {padded}  {tr('smoke.kvpool.report.not_measured', lang)}")
             continue
         n = max(1, round(p50 / top * width))
         gain = f" ({(p50 / cold - 1) * 100:+.0f}%)" if tier != "cold" and cold else ""
-        out.append(f"  {label.ljust(label_w)}  {'█' * n} {_ms(p50)}{gain}")
+        out.append(f"  {padded}  {'█' * n} {_ms(p50)}{gain}")
     out += ["  " + line for line in text_facts(m, lang)[:2]]
     sweep = m.get("sweep")
     if sweep and sweep.get("points"):

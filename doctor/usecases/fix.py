@@ -37,6 +37,12 @@ def _quiet(installer: str) -> ContextManager:
     return contextlib.nullcontext()
 
 
+def _progress_of(busy: object) -> Callable[..., None]:
+    """The resolving spinner's update (key, **values), or nothing (piped, --json, tests)."""
+    update = getattr(busy, "update", None)
+    return update if callable(update) else (lambda key, **values: None)
+
+
 class Declined(Exception):
     """The user answered no: nothing was changed."""
 
@@ -49,7 +55,7 @@ class FixOptions:
     with_mooncake: bool = False
     vllm_from: str = "index"
     vllm_repo: str = "https://github.com/vllm-project/vllm"
-    installer: str = "pip"
+    installer: str = "auto"  # auto (uv resolves and installs where it can), pip, uv
     apply: bool = False
     requirements: Optional[str] = None  # write the pins there
     offline: bool = False  # no resolver: the matrix-only plan, marked "not resolved"
@@ -104,8 +110,8 @@ class BundleOutcome:
 
 
 def validate(opts: FixOptions) -> None:
-    if opts.installer not in ("pip", "uv"):
-        raise UsageError(f"--installer {opts.installer!r}: use pip or uv")
+    if opts.installer not in ("auto", "pip", "uv"):
+        raise UsageError(f"--installer {opts.installer!r}: use auto, pip or uv")
     if opts.vllm_from not in ("index", "source"):
         raise UsageError(f"--vllm-from {opts.vllm_from!r}: use index or source")
     if opts.step_timeout <= 0:
@@ -132,8 +138,9 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     ``resolving`` wraps the resolver's run (a spinner)."""
     from doctor.plan.builder import PlanOptions, plan_for, requirements_text, vendor_only
     from doctor.rules.engine import make_context, run_rules
-    from doctor.shell.apply import apply_plan, detect_installer, refuse_if_unfinished, target_from_facts
+    from doctor.shell.apply import apply_plan, refuse_if_unfinished, target_from_facts
     from doctor.shell.apply import planned_state_dir, state_dir
+    from doctor.shell.installer import detect as detect_installer
 
     validate(opts)
     assert not (opts.bundle and not opts.apply), "fix --bundle DIR without --apply writes a bundle: make_bundle"
@@ -164,7 +171,7 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     # a dry run creates nothing; --apply uses the state directory it will really write to (and
     # only --apply writes the constraints file: printed commands carry the pins themselves)
     state = str(state_dir(prefix, env)) if opts.apply and prefix else planned_state_dir(prefix)
-    popts = PlanOptions(installer=choice.installer, target=wanted, prefer=opts.prefer, with_mooncake=opts.with_mooncake,
+    popts = PlanOptions(installer=choice.shown, target=wanted, prefer=opts.prefer, with_mooncake=opts.with_mooncake,
                         vllm_from=opts.vllm_from, vllm_repo=opts.vllm_repo, doctor_python=doctor_python,
                         constraint_file=os.path.join(state, "constraints.txt") if opts.apply else None,
                         src_dir=os.path.join(state, "src"))
@@ -179,7 +186,7 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
 
         bundle_dir = open_bundle(opts.bundle, facts, plan)
         install_env = bundle_dir.pip_env(env)
-        choice = detect_installer(opts.installer, facts, install_env)
+        choice = detect_installer(opts.installer, facts, install_env, doctor_python)
     image_platform = None
     if facts.image is not None:  # nothing of the image runs here: resolved for its platform (usecases/image.py)
         from doctor.usecases.image import resolution_for
@@ -189,7 +196,8 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
             live = False  # no wheel tags for its machine: shown unresolved
         else:
             choice, image_platform = resolved_as
-    plan = _prove(plan, facts, choice, install_env, opts, no_cann, live, bundle_dir, resolving, image_platform)
+    plan = _prove(plan, facts, choice, install_env, opts, no_cann, live, bundle_dir, resolving, image_platform,
+                  judge=lambda p: check_after_plan(p, facts, mx, opts.check.stage, before, opts.lang))
     doc = plan.to_json(opts.lang)
     doc["installer_notes"] = choice.notes
     outcome = FixOutcome(plan=plan, doc=doc, before=before, choice=choice, exit_code=before.exit_code(),
@@ -229,7 +237,8 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
 
 def _prove(plan: "Plan", facts: "Facts", choice: "Choice", env: Dict[str, str], opts: FixOptions, no_cann: bool,
            live: bool, bundle_dir: Optional["Bundle"], resolving: Resolving,
-           platform: Optional["TargetPlatform"] = None) -> "Plan":
+           platform: Optional["TargetPlatform"] = None,
+           judge: Optional[Callable[["Plan"], "Plan"]] = None) -> "Plan":
     """The plan as the resolver proves it (exact pins, the files and their hashes), or marked
     "not resolved" and why: --offline, a bare machine (vendor steps only), no interpreter to
     resolve for (--from, --site-packages)."""
@@ -239,15 +248,36 @@ def _prove(plan: "Plan", facts: "Facts", choice: "Choice", env: Dict[str, str], 
         return not_resolved(plan, "offline" if opts.offline else "no-cann" if no_cann else "no-interpreter")
     from doctor.usecases.prove import prove
 
-    with resolving(choice.installer.kind):
+    with resolving(choice.resolver.kind) as busy:
         plan = prove(plan, facts, choice, env, platform=platform,
                      find_links=[str(bundle_dir.wheels)] if bundle_dir else [],
-                     no_index=bundle_dir is not None, timeout=opts.resolve_timeout)
+                     no_index=bundle_dir is not None, timeout=opts.resolve_timeout, progress=_progress_of(busy))
+    if judge is not None and (plan.resolution or {}).get("status") == "resolved":
+        plan = judge(plan)
     if bundle_dir is not None:
         if plan.resolution:
             plan.resolution["source"] = "bundle"
         bundle_dir.check_plan(plan)
     return plan
+
+
+def check_after_plan(plan: "Plan", facts: "Facts", mx: "Matrix", stage: str, before: "Verdict", lang: str) -> "Plan":
+    """A plan is never one our own check would fail: check's rules run over the package set the
+    resolved plan leaves (installed, less what it removes, plus every file it installs, with the
+    requirements read from them); a failure of what the plan repairs, or anything worse than now,
+    refutes the plan (it is shown with why, and --apply refuses it)."""
+    from doctor.plan.builder import fixed_by_plan
+    from doctor.plan.resolve import refuted, unexpected_after
+    from doctor.rules.engine import make_context, run_rules
+    from doctor.usecases.guard import would_be
+
+    removes = [n for s in plan.steps for n in s.removes]
+    after = would_be(facts, plan.resolved_files, removes)
+    verdict = run_rules(make_context(after, mx, stage, plan.target))
+    bad = unexpected_after(before, verdict, list(fixed_by_plan()))
+    if plan.resolution is not None:
+        plan.resolution["check_after"] = {"exit_code": verdict.exit_code(), "unexpected": [f.id for f in bad]}
+    return refuted(plan, bad, lang) if bad else plan
 
 
 def _write_requirements(path: str, plan: "Plan", render: Callable, mx: "Matrix") -> None:
@@ -284,7 +314,7 @@ def make_bundle(opts: FixOptions, env: Dict[str, str], resolving: Resolving = _q
 
     validate(opts)
     assert opts.bundle and not opts.apply
-    if opts.installer != "pip":
+    if opts.installer == "uv":
         raise UsageError("--bundle downloads with pip (uv has no download command): leave out --installer")
     mx = load_matrix_or_exit(opts.check.matrix)
     facts = gather(opts.check, env)
@@ -298,8 +328,9 @@ def make_bundle(opts: FixOptions, env: Dict[str, str], resolving: Resolving = _q
                         doctor_python="ascend-doctor")
     plan = plan_for(facts, mx, lambda version: run_rules(make_context(facts, mx, opts.check.stage, version)),
                     ctx0.hardware, popts)
-    with resolving(choice.installer.kind):
-        plan = prove(plan, facts, choice, env, platform=tp, bundle=True, timeout=opts.resolve_timeout)
+    with resolving(choice.installer.kind) as busy:
+        plan = prove(plan, facts, choice, env, platform=tp, bundle=True, timeout=opts.resolve_timeout,
+                     progress=_progress_of(busy))
     outcome = BundleOutcome(plan=plan, platform=tp, directory=opts.bundle)
     if (plan.resolution or {}).get("status") == "failed":
         return outcome

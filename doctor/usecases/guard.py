@@ -38,6 +38,11 @@ SOURCES = {"install": ("--requirement", "--editable", "--group", "--requirements
            "uninstall": ("--requirement",)}
 # options of the command the resolution leaves out: the resolver sets its own output and log
 NOT_RESOLVED = ("--verbose", "--quiet", "--log", "--progress-bar")
+# pip install options that ``uv pip install`` takes with the same meaning (guard resolves with uv
+# then); any other option leaves the resolution to pip
+UV_INDEX = ("--index-url", "--extra-index-url", "--no-index", "--find-links", "--pre", "--only-binary", "--no-binary")
+UV_SAME = UV_INDEX + ("--requirement", "--constraint", "--no-deps", "--upgrade", "--disable-pip-version-check",
+                      "--no-cache-dir")
 STACK = ("torch", "torch-npu", "torchvision", "torchaudio", "vllm", "vllm-ascend", "triton-ascend", "triton",
          "numpy", "transformers")
 WORSE = {"ok": 0, "skip": 0, "info": 0, WARN: 1, FAIL: 2}
@@ -76,6 +81,28 @@ class PipCommand:
         """The values given to the options ``names`` (canonical), in the general options too."""
         general = pipargs.tokens(self.general, pipargs.GENERAL, prefixes=self.tool == "pip")[0]
         return [t.value for t in general + self.tokens if t.value is not None and t.names[-1] in names]
+
+    def uv_args(self) -> Optional[Tuple[List[str], List[str]]]:
+        """(all arguments, index arguments) for uv's resolver when every option of the command
+        means the same to ``uv pip install`` (None: leave it to pip)."""
+        general = pipargs.tokens(self.general, pipargs.GENERAL, prefixes=self.tool == "pip")[0]
+        every: List[str] = []
+        index: List[str] = []
+        for t in general + self.tokens:
+            if t.positional:
+                every += t.words
+                continue
+            if any(n in NOT_RESOLVED for n in t.names) and len(t.names) == 1:
+                continue
+            if not all(n in UV_SAME or n in NOT_RESOLVED for n in t.names):
+                return None
+            words = [f"--{n.lstrip('-')}" for n in t.names if n not in NOT_RESOLVED]
+            if t.value is not None:
+                words[-1] += "=" + t.value
+            every += words
+            if any(n in UV_INDEX for n in t.names):
+                index += words
+        return every, index
 
     def resolve_args(self) -> List[str]:
         """The command's options and requirements for the resolver: the general options too (an
@@ -375,13 +402,14 @@ class GuardRun:
 
 
 def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_files: Sequence[str] = (),
-              timeout: float = 600.0) -> GuardRun:
+              timeout: float = 600.0, progress: Callable[..., None] = lambda key, **values: None) -> GuardRun:
     """Gather the facts of the target environment (``opts``: CheckOptions), resolve the command
     with its pip in report mode and judge the result."""
     from doctor.matrix.query import pins_for
     from doctor.rules.engine import make_context, run_rules
-    from doctor.shell.apply import detect_installer
+    from doctor.shell.installer import detect as detect_installer
     from doctor.shell.resolver import Request, resolve_pip, resolve_uv
+    from doctor.usecases.prove import where
     from doctor.usecases.check import cached_pip_conflicts, gather, load_matrix_or_exit
 
     words = list(argv)
@@ -397,7 +425,7 @@ def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_
     ctx = make_context(facts, mx, opts.stage)
     ctx.pip_conflicts = cached_pip_conflicts(facts)
     before = run_rules(ctx)
-    choice = detect_installer("pip", facts, env)
+    choice = detect_installer("auto" if cmd_.tool == "pip" else "pip", facts, env)
     prefix = list(choice.downloader.prefix)
 
     def verdict_of(after: Facts) -> Verdict:
@@ -407,6 +435,8 @@ def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_
 
     def resolve(args: List[str]):
         left = max(0.0, end - time.monotonic())
+        # the alternative the guard proposes is a pip command of the doctor's own making: pip
+        uv_args = cmd_.uv_args() if args == cmd_.resolve_args() else None
         if cmd_.tool == "uv":
             import shutil
 
@@ -414,7 +444,15 @@ def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_
             if uv is None:
                 raise UsageError("guard: uv is not on PATH")
             r = resolve_uv(uv, python_exe, Request(args=args), env, sizes=False, timeout=left)
+        elif choice.resolver.is_uv and uv_args is not None:
+            every, index = uv_args
+            cfg = choice.index
+            progress("guard.progress", installer="uv", index=where(choice), n=len(cmd_.requirements))
+            r = resolve_uv(choice.resolver.prefix[0], python_exe, Request(args=every, index_args=index),
+                           choice.resolver.environ(env), choice.resolver.uv_index_args, sizes=False, timeout=left,
+                           cert=cfg.cert if cfg else None, proxy=cfg.proxy if cfg else None)
         else:
+            progress("guard.progress", installer="pip", index=where(choice), n=len(cmd_.requirements))
             r = resolve_pip(prefix, Request(args=args), env, sizes=False, timeout=left)
         return r.packages, r.failure
 

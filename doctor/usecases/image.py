@@ -445,11 +445,14 @@ def resolution_for(facts: Facts, choice):
     import sys
 
     from doctor.shell.bundle import platform_for
-    from doctor.shell.installer import Choice, Downloader
+    from doctor.shell.installer import PIP, Choice, Downloader, Installer
 
     try:
         tp = platform_for(facts)
     except UsageError:
         return None
-    own_pip = Downloader((sys.executable, "-m", "pip"))
-    return Choice(choice.installer, own_pip, list(choice.notes)), tp
+    own = (sys.executable, "-m", "pip")
+    # the doctor's own pip resolves (with the platform's tags: shell/resolver.TargetPlatform);
+    # the commands shown stay those of the image's interpreter
+    return Choice(choice.installer, Downloader(own), list(choice.notes), resolve_with=Installer(PIP, sys.executable, own),
+                  show_with=choice.shown, index=choice.index), tp

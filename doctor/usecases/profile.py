@@ -169,6 +169,8 @@ def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
 
 
 def run(opts: ProfileOptions, progress: Optional[ProgressFn] = None) -> Report:
+    if opts.release is not None and pep440(opts.release.lstrip("v")) is None:
+        raise pf.ProfileInputError(f"--release {opts.release!r}: a vllm-ascend version such as 0.11.0rc3")
     layout = pf.find(opts.path)
     if opts.only:
         keep = set(opts.only)

@@ -68,7 +68,7 @@ def _model_dir(opts: Any, card: Dict[str, Any]) -> Optional[str]:
 
 def kvpool_stage(ctx: Any, prompts: str) -> StageResult:
     from doctor.shell import kvpool_bench as io
-    from doctor.shell.endpoint_bench import BenchConfig, EndpointError, model_cards, run_pass
+    from doctor.shell.endpoint_bench import BenchConfig, EndpointError, Sessions, model_cards, run_pass
     from doctor.smoke import kvpool_calc as calc
     from doctor.smoke import kvpool_sweep as sweep
     from doctor.smoke.endpoint import metrics as figures_of
@@ -139,7 +139,7 @@ def kvpool_stage(ctx: Any, prompts: str) -> StageResult:
                      T("smoke.kvpool.hint.no_hbm"), why)
     metrics["hbm_cache"] = {"tokens": hbm.tokens, "blocks": hbm.blocks, "block_size": hbm.block_size,
                             "engines": hbm.engines, "source": hbm.source}
-    kv = _kv_bytes(o, card, io, calc)
+    kv = _kv_bytes(o, card, io, calc, hbm.cache_dtype)
     metrics["kv_bytes_per_token"] = kv
     pool_cfg = _pool_config(o, ctx.host.env, io, calc)
     metrics["mooncake_config"] = None if pool_cfg is None else {
@@ -152,16 +152,23 @@ def kvpool_stage(ctx: Any, prompts: str) -> StageResult:
                          "at_start": master0.to_json() if master0 else None}
 
     def master_now() -> Any:
-        if not master_url or master_error:
+        """The master's counts now; after one failed read it is not asked again (each read may
+        take its whole timeout), and the loss is recorded."""
+        if not master_url or master_error or metrics["master"].get("lost"):
             return None
-        counts, _ = io.read_master_counts(master_url)
+        counts, error = io.read_master_counts(master_url)
+        if counts is None:
+            metrics["master"]["lost"] = inert(error or "no answer")
         return counts
 
     # -- warm-up, then the four sends ------------------------------------------------------------
+    pools: Dict[str, Sessions] = {}
     for cfg in [c for c in (one, two) if c is not None]:
+        pools[cfg.base_url] = Sessions()
+        pools[cfg.base_url].open(cfg, max(shape.concurrency, o.sweep_concurrency if o.sweep else 0))
         if o.warmup:
             tags = [f"kvpool {run_id} warmup {i}" for i in range(o.warmup)]
-            recs, _ = run_pass(cfg, model, tags, ctx.progress.count, "warmup", deadline)
+            recs, _ = run_pass(cfg, model, tags, ctx.progress.count, "warmup", deadline, pools[cfg.base_url])
             if recs and not any(r.ok for r in recs):
                 first_error = inert(next((r.error for r in recs if r.error), "") or "")
                 return _fail(elapsed(), metrics, T("smoke.kvpool.warmup", url=inert(cfg.base_url), first=first_error),
@@ -174,7 +181,8 @@ def kvpool_stage(ctx: Any, prompts: str) -> StageResult:
     def send(name: str, cfg: Any, tags: List[str]) -> Phase:
         before = io.read_server(cfg)
         m0 = master_now()
-        recs, secs = run_pass(cfg, model, tags, ctx.progress.count, PHASE_LABELS.get(name, name), deadline)
+        recs, secs = run_pass(cfg, model, tags, ctx.progress.count, PHASE_LABELS.get(name, name), deadline,
+                              pools[cfg.base_url])
         figs = figures_of(recs, secs)
         after = io.settled(cfg, before.counters if not before.error else None, figs["input_tokens"])
         counter_names.update(after.counters.names)
@@ -246,7 +254,8 @@ def kvpool_stage(ctx: Any, prompts: str) -> StageResult:
             tags = [f"kvpool {run_id} doc{n} {i}" for i in range(n)]
             pair = []
             for ask in (1, 2):
-                recs, secs = run_pass(doc, model, tags, ctx.progress.count, f"sweep {n} docs, ask {ask}", deadline)
+                recs, secs = run_pass(doc, model, tags, ctx.progress.count, f"sweep {n} docs, ask {ask}", deadline,
+                                      pools[doc.base_url])
                 figs = figures_of(recs, secs)
                 if figs["failed"] or len(recs) < n:
                     phases[f"sweep{n}"] = Phase("sweep", doc.base_url, n, figs["completed"],
@@ -278,9 +287,13 @@ def kvpool_stage(ctx: Any, prompts: str) -> StageResult:
     if objectives:
         metrics["slo"] = [dict(c.to_json(), phase=name) for name, c in evaluated]
     facts = PoolFacts(config=pool_cfg, master_url=master_url, master_error=master_error, bytes_per_token=bpt,
-                      pool_bytes=pool, master_capacity=master0.capacity if master0 else None,
-                      config_problems=_config_problems(pool_cfg, ctx.host.env, io))
-    return judge(phases, facts, evaluated, elapsed(), metrics, knee, agreement, timed_out=stop)
+                      pool_bytes=pool, master_capacity=master0.capacity if master0 else None)
+    result = judge(phases, facts, evaluated, elapsed(), metrics, knee, agreement, timed_out=stop)
+    tiers = metrics.get("tiers") or {}
+    if any(t.get("state") == "missed" for t in tiers.values()):  # only then is the config check worth its time
+        facts.config_problems = _config_problems(pool_cfg, ctx.host.env, io)
+        result = judge(phases, facts, evaluated, elapsed(), metrics, knee, agreement, timed_out=stop)
+    return result
 
 
 def _check_lengths(o: Any, shape: Shape, max_len: Optional[int]) -> None:
@@ -305,15 +318,19 @@ def _finish(metrics: Dict[str, Any], phases: Dict[str, Any], names: Dict[str, st
     return metrics
 
 
-def _kv_bytes(o: Any, card: Dict[str, Any], io: Any, calc: Any) -> Dict[str, Any]:
+def _kv_bytes(o: Any, card: Dict[str, Any], io: Any, calc: Any, cache_dtype: Optional[str]) -> Dict[str, Any]:
+    """Bytes per token from the model's config.json, in the server's KV cache dtype when it is
+    not the model's own (vllm:cache_config_info cache_dtype, e.g. fp8)."""
     directory = _model_dir(o, card)
     if directory is None:
         return {"bytes": None, "model_dir": None, "error": "no model directory (give --model DIR)"}
     data, error = io.read_model_config(directory)
     if data is None:
-        return {"bytes": None, "model_dir": directory, "error": error}
-    kv = calc.kv_bytes_per_token(data)
-    return {"bytes": kv.bytes_per_token, "formula": kv.formula, "model_dir": directory, "error": kv.error}
+        return {"bytes": None, "model_dir": inert(directory), "error": inert(error)}
+    kv_dtype = cache_dtype if cache_dtype and cache_dtype.lower() not in ("auto", "none") else None
+    kv = calc.kv_bytes_per_token(data, kv_dtype)
+    return {"bytes": kv.bytes_per_token, "formula": kv.formula, "model_dir": inert(directory), "error": kv.error,
+            "cache_dtype": inert(cache_dtype) if cache_dtype else None}
 
 
 def _pool_config(o: Any, env: Dict[str, str], io: Any, calc: Any) -> Any:

@@ -23,7 +23,7 @@ def uv_index_flags() -> List[str]:
     from doctor.shell.installer import uv_flags
 
     flags = uv_flags(pip_index_config(dict(os.environ)))
-    if "--extra-index-url" in flags:
+    if "--extra-index-url" in flags and "--index-strategy" not in flags:
         flags += ["--index-strategy", "unsafe-best-match"]
     return flags
 

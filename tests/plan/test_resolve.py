@@ -36,7 +36,10 @@ def test_the_two_asks():
     assert exact.no_deps and exact.ignore_installed
     deps = resolve.deps_ask(plan, FRESH, EXACT, b.python().markers)
     # the plan's ranges, then what the resolved files require (less the pinned stack)
-    assert deps.requirements == ["transformers>=4.57.0", "pybind11>=2.0", "pyyaml", "requests>=2", "numpy<2"]
+    # (every requirer's specifier, also for a name the plan asks for: vllm-ascend's plain "pybind11"
+    # beside the row's "pybind11>=2.0", as vllm 0.11.0's "numba==0.61.2" beside vllm-ascend's "numba")
+    assert deps.requirements == ["transformers>=4.57.0", "pybind11>=2.0", "pyyaml", "requests>=2", "numpy<2",
+                                 "pybind11"]
     assert "torch==2.8.0+cpu" in deps.constraints and "transformers>=4.57.0" in deps.constraints
     assert not deps.no_deps and not deps.ignore_installed  # against the installed environment ...
     assert resolve.deps_ask(plan, FRESH, EXACT, b.python().markers, bundle=True).ignore_installed  # ... or none

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
+import struct
 import threading
 import time
 from collections import OrderedDict
@@ -91,6 +93,7 @@ class Instance:
         self.hbm: "OrderedDict[str, bool]" = OrderedDict()
         self.c = {"hbm_q": 0, "hbm_h": 0, "ext_q": 0, "ext_h": 0, "prompt": 0}
         self.timings: List[Dict[str, Any]] = []
+        self.posted_on: set = set()  # the connections completions came in on (keep-alive or not)
         self.lock = threading.Lock()
         self.stop = threading.Event()
 
@@ -206,6 +209,21 @@ def master_summary(pool: Pool) -> str:
             f"{pool.evicted}, keys={pool.evicted}, size=0 B\n")
 
 
+def arrival(conn: socket.socket) -> Optional[float]:
+    """The monotonic time the next request's first bytes arrived (SO_TIMESTAMPNS), or None."""
+    if not hasattr(socket, "SO_TIMESTAMPNS"):
+        return None
+    try:
+        data, ancillary, _, _ = conn.recvmsg(1, socket.CMSG_SPACE(16), socket.MSG_PEEK)
+    except OSError:
+        return None
+    for level, kind, raw in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SO_TIMESTAMPNS and len(raw) >= 16:
+            sec, nsec = struct.unpack("qq", raw[:16])
+            return sec + nsec / 1e9 - (time.time() - time.monotonic())
+    return None
+
+
 def instance_handler(inst: Instance):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -213,10 +231,21 @@ def instance_handler(inst: Instance):
         def log_message(self, *args):
             pass
 
+        def setup(self):
+            super().setup()
+            if hasattr(socket, "SO_TIMESTAMPNS"):
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_TIMESTAMPNS, 1)
+
+        def handle_one_request(self):
+            # The server's clock for a request starts when its first bytes reached the socket (the
+            # kernel's receive time, peeked), so its own wake-up, parsing and lookups are part of
+            # the TTFT it serves, as in a real server under load.
+            self.arrived = arrival(self.connection)
+            super().handle_one_request()
+
         def parse_request(self):
-            # the request line has just been read: the server's clock for this request starts here,
-            # so its own parsing and lookups are part of the TTFT it serves, as in a real server
-            self.arrived = time.monotonic()
+            if self.arrived is None:
+                self.arrived = time.monotonic()
             return super().parse_request()
 
         def _send(self, code: int, body: bytes, ctype: str) -> None:
@@ -237,6 +266,10 @@ def instance_handler(inst: Instance):
                 with inst.lock:
                     body = json.dumps(inst.timings).encode()
                 self._send(200, body, "application/json")
+            elif self.path == "/debug/connections":
+                with inst.lock:
+                    body = json.dumps({"posted_on": len(inst.posted_on)}).encode()
+                self._send(200, body, "application/json")
             else:
                 self._send(404, b'{"error": {"message": "not found"}}', "application/json")
 
@@ -250,6 +283,8 @@ def instance_handler(inst: Instance):
         def do_POST(self):
             req = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
             t0 = self.arrived
+            with inst.lock:
+                inst.posted_on.add(id(self.connection))
             if req.get("model") != inst.model:
                 body = {"error": {"message": f"The model `{req.get('model')}` does not exist.", "type": "NotFoundError",
                                   "code": 404}}
@@ -367,9 +402,16 @@ class ProcessCluster:
         self.urls: Dict[str, Optional[str]] = json.loads(line)
 
     def timings(self, which: str) -> List[Dict[str, Any]]:
+        return self._debug(which, "timings")
+
+    def connections(self, which: str) -> int:
+        """How many connections the completions to ``which`` came in on."""
+        return self._debug(which, "connections")["posted_on"]
+
+    def _debug(self, which: str, what: str) -> Any:
         import urllib.request
 
-        with urllib.request.urlopen(f"{self.urls[which]}/debug/timings", timeout=10) as resp:
+        with urllib.request.urlopen(f"{self.urls[which]}/debug/{what}", timeout=10) as resp:
             return json.loads(resp.read())
 
     def __enter__(self) -> "ProcessCluster":

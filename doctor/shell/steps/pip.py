@@ -54,17 +54,22 @@ def verify(files: Sequence, directory: Path) -> Dict[str, Path]:
 
 
 def download_resolved(ctx: Fetching, indexes: List[str]) -> None:
-    """A plan the resolver proved: one download of exactly its files, every one hash-checked."""
+    """A plan the resolver proved: exactly its files, every one hash-checked. The doctor fetches
+    them itself (in parallel, from its cache when a dry run or an earlier --apply left them
+    there: doctor.shell.downloads), so no child process reads the index here."""
+    from doctor.shell.downloads import fetch_resolved
+    from doctor.shell.progress import bytes_bar
     from doctor.shell.downloads import read_metadata
 
     files = list(ctx.plan.resolved_files)
     req = ctx.exact_dir.parent / "resolved-requirements.txt"
-    req.write_text(hashed_requirements(files))
-    argv = list(ctx.choice.downloader.prefix) + ["download", "--no-deps", "--require-hashes", "--dest",
-                                                 str(ctx.exact_dir), "-r", str(req)]
-    for u in indexes:
-        argv += ["--extra-index-url", u]
-    ctx.txn.fetch(argv, ctx.env, ctx.timeout)
+    req.write_text(hashed_requirements(files))  # kept for the record
+    cfg = ctx.choice.index
+    with bytes_bar(True, "download") as bar:
+        fetch_resolved(files, ctx.exact_dir, cert=cfg.cert if cfg else None, proxy=cfg.proxy if cfg else None,
+                       index_urls=list(cfg.urls if cfg else ()) + list(indexes), deadline=ctx.timeout,
+                       progress=(lambda d, t, name: bar(name, d, t)) if bar else None)
+    ctx.txn.runner.note(f"downloaded {len(files)} files ({sum(r.size or 0 for r in files)} bytes), sha256 checked")
     paths = verify(files, ctx.exact_dir)
     for p in paths.values():
         read_metadata(p)  # every file readable before anything changes

@@ -205,7 +205,7 @@ def _carry_out(plan: Plan, txn: Transaction, choice: Choice, env: Mapping[str, s
         for i in (group.steps if group else []):
             journal.data["steps"][i].update(status=StepStatus.FAILED.value, error=reason)
         problems = txn.fail(reason)
-        what = _failed_what(current, steps)
+        what = _failed_what(current, steps, group)
         if problems:
             raise DoctorError(f"{what} failed ({reason}) and the rollback is incomplete: "
                               f"{'; '.join(problems[:3])}; backups kept in {journal.backup_root} "
@@ -330,9 +330,12 @@ def _overwritten(exact_dir: Path, deps_dir: Path, roots: Sequence[str]) -> List[
     return sorted(set(out))
 
 
-def _failed_what(current: int, steps: List[Step]) -> str:
+def _failed_what(current: int, steps: List[Step], group: Optional[Group] = None) -> str:
     if current >= len(steps):
         return "the import check"
+    if group is not None and len(group.steps) > 1:
+        shown = ", ".join(group.action.packages[:4]) + (", ..." if len(group.action.packages) > 4 else "")
+        return f"steps {group.steps[0] + 1}-{group.steps[-1] + 1}/{len(steps)} (one installer run: {shown})"
     if 0 <= current < len(steps):
         return f"step {current + 1}/{len(steps)} ({steps[current].why.text('en')})"
     return "a step"

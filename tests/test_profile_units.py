@@ -1,0 +1,143 @@
+"""The pieces of profile on plain data: intervals, the streaming reader at every chunk boundary,
+header aliases, release-aware advice, the verdict thresholds."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+import profilegen as pg
+from fakehost import REPO
+
+from doctor.profile import advice, intervals as iv, kernels, trace, view
+from doctor.profile.analyse import Idle, StepFigures, analyse
+from doctor.profile.verdict import judge
+from doctor.shell import profile_files as pf
+
+LEVEL1 = REPO / "tests" / "data" / "profile" / "mstt_level1_trace_view.json"
+
+
+def test_intervals():
+    assert iv.union([(5, 6), (1, 3), (2, 4), (7, 7)]) == [(1, 4), (5, 6)]
+    assert iv.subtract([(0, 10)], [(2, 3), (5, 12)]) == [(0, 2), (3, 5)]
+    assert iv.intersect([(0, 4), (6, 9)], [(3, 7)]) == [(3, 4), (6, 7)]
+    assert iv.gaps([(1, 2), (4, 5)], 0, 6) == [(0, 1), (2, 4), (5, 6)]
+    assert iv.clip([(0, 2), (3, 8)], 1, 5) == [(1, 2), (3, 5)]
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+def test_the_streaming_reader_matches_json_load_at_any_chunk_size(monkeypatch, chunk):
+    monkeypatch.setattr(pf, "CHUNK", chunk)
+    events = []
+    res = pf.stream_trace(str(LEVEL1), events.append)
+    assert res.complete and events == json.loads(LEVEL1.read_text())
+
+
+def test_a_kineto_object_streams_its_events_only(tmp_path, monkeypatch):
+    monkeypatch.setattr(pf, "CHUNK", 5)
+    doc = {"schemaVersion": 1, "deviceProperties": [{"name": "x" * 50}], "traceEvents": [{"ph": "X", "ts": 1.5}] * 3,
+           "traceName": "t"}
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(doc))
+    got = []
+    res = pf.stream_trace(str(p), got.append)
+    assert res.container == "object" and got == doc["traceEvents"]
+
+
+def test_timestamps_keep_their_nanoseconds():
+    b = trace.TraceBuilder()
+    b.add({"ph": "X", "pid": 1, "tid": 1, "ts": "1704161511420306.491", "dur": 1.0, "name": "a"})
+    b.add({"ph": "X", "pid": 1, "tid": 1, "ts": "1704161511420306.492", "dur": 1.0, "name": "a"})
+    t = b.finish()
+    ts = t.processes[1].ts
+    assert ts[1] - ts[0] == pytest.approx(0.001, abs=1e-9)  # a float of the whole value would lose it
+
+
+def test_wrong_types_are_skipped_and_counted():
+    b = trace.TraceBuilder()
+    for e in ([1], "x", {"ph": "X", "ts": [], "dur": 1, "pid": 1}, {"ph": "X", "ts": "1", "dur": "nan", "pid": 1},
+              {"ph": "X", "ts": "1", "dur": -1, "pid": 1}, {"ph": "X", "ts": True, "dur": 1, "pid": 1}):
+        b.add(e)
+    t = b.finish()
+    assert t.skipped == 6 and not t.processes
+
+
+def test_header_aliases_and_cleaning():
+    t = kernels.table(["Op Name", "OP Type", "Task Type", "Task Start Time(us)", "Task Duration(us)", "Block Num"],
+                      [["mm", "MatMulV2", "AI_CORE", '"1736413971558972.912\t"', "185.5", "24"],
+                       ["x", "Cast", "AI_VECTOR_CORE", "N/A", "N/A", "1"]], base_us=1736413971558900)
+    assert len(t) == 1 and t.skipped == 1
+    assert t.start[0] == pytest.approx(72.912) and t.dur[0] == 185.5 and t.text(t.type[0]) == "MatMulV2"
+    assert kernels.first_dim('"81920,4096;8192,512"') == 81920
+    with pytest.raises(ValueError):
+        kernels.table(["Name", "Type"], [])
+
+
+def _figures(p):
+    g = pg.simulate(p)
+    return analyse(view.from_trace(trace.build(g.events), "r"))
+
+
+@pytest.fixture(scope="module")
+def host_bound():
+    f = _figures(pg.HOST_BOUND)
+    return f, judge(f.totals)
+
+
+def _ids(f, v, release):
+    return {a.id: a for a in advice.advise(f, v, advice.Releases([release] if release else []))}
+
+
+@pytest.mark.parametrize("release,graph,setting", [
+    ("0.11.0rc3", "graph_mode", advice.FULL_DECODE_ONLY),
+    ("0.13.0", "graph_mode", advice.FULL_DECODE_ONLY),
+    ("0.10.0rc1", "graph_mode_torchair", advice.TORCHAIR),
+    ("0.8.5rc1", "graph_mode_upgrade", None),
+])
+def test_graph_mode_advice_follows_the_release(host_bound, release, graph, setting):
+    f, v = host_bound
+    got = _ids(f, v, release)
+    assert graph in got and got[graph].setting == setting and got[graph].releases is None
+    assert not ({"graph_mode", "graph_mode_torchair", "graph_mode_upgrade"} - {graph}) & set(got)
+
+
+@pytest.mark.parametrize("release,setting", [
+    ("0.9.1", advice.CPU_BINDING), ("0.10.0rc1", "CPU_AFFINITY_CONF=1"), ("0.11.0rc1", advice.CPU_BINDING),
+    ("0.14.0rc1", advice.CPU_BINDING), ("0.15.0rc1", None), ("0.18.0", None),
+])
+def test_cpu_binding_advice_follows_the_release(host_bound, release, setting):
+    f, v = host_bound
+    assert _ids(f, v, release)["cpu_binding"].setting == setting
+
+
+def test_unknown_release_gives_every_form_with_its_releases(host_bound):
+    f, v = host_bound
+    got = _ids(f, v, None)
+    assert got["graph_mode"].releases == "v0.11.0rc1+" and got["graph_mode_torchair"].releases
+    assert advice.Releases(["0.10.0", "0.13.0"]).at_least("0.11.0rc1") is None
+    assert advice.Releases([]).label() is None and advice.Releases(["0.11.0", "0.9.1"]).label() == "v0.9.1 .. v0.11.0"
+
+
+def test_task_queue_off_is_seen(tmp_path):
+    f = _figures(replace(pg.HOST_BOUND, task_queue=False, steps=8))
+    got = {a.id: a for a in advice.advise(f, judge(f.totals), advice.Releases([]))}
+    assert f.task_queue is False and got["task_queue"].setting == "TASK_QUEUE_ENABLE=1"
+
+
+def _step(busy, comm_exposed=0.0, host=0.0, other=0.0, unattributed=0.0, comm=None):
+    wall = busy + host + other + unattributed
+    return StepFigures(0, "s", 0.0, wall, wall, busy, busy - comm_exposed, comm if comm is not None else comm_exposed,
+                       comm_exposed, 0.0, Idle(host_late=host, other=other, unattributed=unattributed), 10)
+
+
+@pytest.mark.parametrize("step,bound", [
+    (_step(70, host=30), "host"), (_step(80, host=20), "device"), (_step(60, comm_exposed=25, host=15), "communication"),
+    (_step(65, comm_exposed=10, host=20, other=15), "balanced"), (_step(30, comm_exposed=25, host=45), "host"),
+    (_step(60, unattributed=40), "host"),
+])
+def test_verdict_thresholds(step, bound):
+    v = judge(step)
+    assert v.bound == bound, v.shares
+    if step.idle.unattributed:
+        assert v.basis == "idle"
