@@ -327,6 +327,10 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
     ctx.pip_conflicts = cached_pip_conflicts(facts)
     if facts.image is None:  # the commands findings offer may drive the target's pip with it
         ctx.doctor_python = sys.executable if not opts.snapshot else facts.host.doctor_python or sys.executable
+        if facts.python is not None and facts.python.externally_managed and not opts.snapshot:
+            from doctor.shell.installer import own_pip_version
+
+            ctx.doctor_pip = own_pip_version()
     ctx.follow_up = follow_up_args(opts, target)
     if target and ctx.release is None:
         raise UsageError(f"--target vllm-ascend=={target}: not in the matrix (see ascend-doctor matrix show)")
