@@ -18,6 +18,7 @@ from doctor.i18n import T, Text, join
 from doctor.parse import jsontext
 from doctor.rules.mooncake_config import at_least, window_state
 from doctor.rules.issues import FAIL, INFO, OK, WARN, Issue, issue
+from doctor.lazyre import lazy
 
 MOONCAKE_DOC = "docs/sources/mooncake.md"
 SOURCE = f"{MOONCAKE_DOC}#serve-args"
@@ -71,18 +72,18 @@ class ServeCommand:
             num("data-parallel-size-local", "dpl", "data-parallel-size", "dp")
 
 
-_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
-_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_ASSIGN = lazy(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+_VAR = lazy(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _SHORT = {"-tp": "tp", "-pp": "pp", "-dp": "dp", "-dpl": "dpl"}
 
 
-_SECRET_OPTION = re.compile(r"(--?[\w.-]*(?:key|token|secret|password|passwd|credential)[\w.-]*)(=|[ \t]+)(\"[^\"]*\"|'[^']*'|\S+)",
+_SECRET_OPTION = lazy(r"(--?[\w.-]*(?:key|token|secret|password|passwd|credential)[\w.-]*)(=|[ \t]+)(\"[^\"]*\"|'[^']*'|\S+)",
                            re.IGNORECASE)
-_ASSIGNMENT = re.compile(r"\b([A-Za-z_]\w*)=(?!<redacted>)(\"[^\"]*\"|'[^']*'|\S+)")
-_JSON_KEY = re.compile(r'(?<!\\)"([\w.-]+)"\s*:[ \t]*')
+_ASSIGNMENT = lazy(r"\b([A-Za-z_]\w*)=(?!<redacted>)(\"[^\"]*\"|'[^']*'|\S+)")
+_JSON_KEY = lazy(r'(?<!\\)"([\w.-]+)"\s*:[ \t]*')
 # The same JSON inside a double-quoted shell word: \"api_key\": \"value\" (a string value; an
 # object value under a secret key stays, its own keys are judged one by one)
-_ESCAPED_JSON_STRING = re.compile(r'(\\"([\w.-]+)\\"\s*:\s*\\")((?:[^"\\]|\\(?!"))*)(\\")')
+_ESCAPED_JSON_STRING = lazy(r'(\\"([\w.-]+)\\"\s*:\s*\\")((?:[^"\\]|\\(?!"))*)(\\")')
 
 
 def redact(text: str) -> str:
