@@ -150,3 +150,22 @@ def test_the_cache_never_writes_through_a_file_planted_at_its_temporary_name(pri
     cache.write("matrix", k, {"a": 1})
     assert victim.read_text() == "keep"
     assert cache.read("matrix", k) is None  # not written at all: a later run writes it
+
+
+def test_the_doctors_own_which_is_shutils(tmp_path, monkeypatch):
+    import shutil
+
+    from doctor.cli.invocation import _which
+
+    for d in ("plain", "dir", "exe", "dangling"):
+        (tmp_path / d).mkdir()
+    (tmp_path / "plain" / "tool").write_text("")
+    (tmp_path / "dir" / "tool").mkdir()
+    (tmp_path / "exe" / "tool").write_text("")
+    (tmp_path / "exe" / "tool").chmod(0o755)
+    (tmp_path / "dangling" / "tool").symlink_to(tmp_path / "nowhere")
+    monkeypatch.chdir(tmp_path)
+    t = str(tmp_path)
+    for path in (f"{t}/plain:{t}/dir:{t}/exe", f"{t}/dangling:{t}/exe", ":exe", "exe:exe", f"{t}/plain", "::",
+                 "exe/../exe", f"{t}/exe/"):
+        assert _which("tool", path) == shutil.which("tool", path=path), path

@@ -1,7 +1,6 @@
 """Load and validate matrices/*.toml (shipped in the wheel) plus user overlays."""
 from __future__ import annotations
 
-import datetime
 import os
 import re
 import sys
@@ -81,12 +80,15 @@ SCHEMA_VERSION = 1
 def shipped_dir() -> Path:
     """The matrices/ directory: inside the installed package, or the source tree's top level."""
     try:
-        from importlib.resources import files
+        # the package's own directory, as importlib.resources.files() gives it for a package on
+        # disk (importlib.resources itself pulls in tempfile, zipfile and random: ~5 ms of check)
+        import doctor.matrices as shipped
 
-        path = Path(str(files("doctor.matrices")))
-        if path.is_dir() and any(path.glob("*.toml")):
-            return path
-    except (ImportError, ModuleNotFoundError, TypeError):
+        for location in getattr(shipped, "__path__", []):
+            path = Path(location)
+            if path.is_dir() and any(path.glob("*.toml")):
+                return path
+    except ImportError:
         pass
     return Path(__file__).resolve().parents[2] / "matrices"
 
@@ -152,6 +154,7 @@ def _build_cached(rows: Any) -> Optional[Dict[str, list]]:
 
 
 def _validate_file(label: str, raw: bytes) -> Dict[str, List[Tuple[dict, str]]]:
+    import datetime  # here too: with the cache warm, check never needs it
     # Imported here: with the cache warm, check never parses TOML (saves ~30 ms per run).
     if sys.version_info >= (3, 11):
         import tomllib
@@ -196,7 +199,7 @@ def _validate_file(label: str, raw: bytes) -> Dict[str, List[Tuple[dict, str]]]:
                 raise MatrixError(label, locate(text, array, i, unique.split("/")[-1]),
                                   f"[[{array}]] #{i + 1}: duplicate {unique} {key!r} (first at #{seen[key] + 1})")
             seen[key] = i
-            clean = {k: (v.isoformat() if isinstance(v, (datetime.date, datetime.datetime)) else v)
+            clean = {k: (v.isoformat() if isinstance(v, (datetime.date, datetime.datetime)) else v)  # (TOML dates)
                      for k, v in row.items()}
             out[array].append((clean, f"{label}:{headers[i] if i < len(headers) else '?'}"))
     return out
