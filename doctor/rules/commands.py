@@ -9,7 +9,7 @@ in order. Pure: facts and the matrix only.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from doctor.record import replace
 from typing import List, Optional, Sequence, Tuple
 
 from doctor.findings import Command, cmd
