@@ -27,14 +27,14 @@ RESIDUAL_SOURCE = f"{VLLM_ASCEND_ISSUES}/5710"
 
 
 def _ld_path(ctx: Context) -> List[str]:
-    return [p.rstrip("/") for p in ctx.facts.env.get("LD_LIBRARY_PATH", "").split(":") if p]
+    return [p.rstrip("/") for p in ctx.env.get("LD_LIBRARY_PATH", "").split(":") if p]
 
 
 def cann_env(ctx: Context) -> Iterable[Finding]:
     c = ctx.facts.cann
     if c is None or not c.found:
         return []
-    env = ctx.facts.env
+    env = ctx.env
     ld = _ld_path(ctx)
     problems: List[Text] = []
     homes = [h.rstrip("/") for h in (c.home, c.real_home) if h]
@@ -64,7 +64,7 @@ def nnal_env(ctx: Context) -> Iterable[Finding]:
     c = ctx.facts.cann
     if c is None or not c.nnal.found:
         return []
-    atb = ctx.facts.env.get("ATB_HOME_PATH")
+    atb = ctx.env.get("ATB_HOME_PATH")
     set_env = c.nnal.set_env or f"{c.nnal.path}/set_env.sh"
     if not atb:
         return [Finding("env.nnal_env", WARN if ctx.build else FAIL, T("env.nnal_env.unset"),
@@ -78,7 +78,7 @@ def nnal_env(ctx: Context) -> Iterable[Finding]:
 
 
 def vllm_version_override(ctx: Context) -> Iterable[Finding]:
-    override = ctx.facts.env.get("VLLM_VERSION")
+    override = ctx.env.get("VLLM_VERSION")
     vllm = ctx.facts.version_of("vllm")
     if not (override and vllm):
         return []
@@ -94,7 +94,7 @@ def vllm_version_override(ctx: Context) -> Iterable[Finding]:
 
 
 def vllm_target_device(ctx: Context) -> Iterable[Finding]:
-    target = ctx.facts.env.get("VLLM_TARGET_DEVICE")
+    target = ctx.env.get("VLLM_TARGET_DEVICE")
     if not target or target in ("empty", "npu"):
         return []
     return [Finding("env.vllm_target_device", WARN, T("env.vllm_target_device.other", target=target),

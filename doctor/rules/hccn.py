@@ -15,7 +15,7 @@ from doctor.findings import FAIL, INFO, OK, WARN, Command, Finding, cmd
 from doctor.i18n import T
 from doctor.parse import hccn as parse
 from doctor.parse import serveargs
-from doctor.rules.base import Check, Context, Rule
+from doctor.rules.base import Context, rule
 
 VA = "https://github.com/vllm-project/vllm-ascend/blob/main/docs/source"
 PD_COLOCATED = f"{VA}/tutorials/features/pd_colocated_mooncake_multi_instance.md"
@@ -338,11 +338,7 @@ def check_ping(ctx: Context) -> Iterable[Finding]:
 
 def launch_env(ctx: Context) -> Dict[str, str]:
     """The environment the serving processes get: the host's, then the exports of the launch script."""
-    env = dict(ctx.facts.env)
-    m = ctx.facts.mooncake
-    if m is not None:
-        env.update(m.serve_env)
-    return env
+    return ctx.env
 
 
 def serve_options(ctx: Context) -> Dict[str, str]:
@@ -486,23 +482,19 @@ def check_dp_master(ctx: Context) -> Iterable[Finding]:
     return out
 
 
-def _rule(fid: str, check: Check, source: str) -> Rule:
-    return Rule(fid, "hccn", check, why=T(f"why.hccn.{fid.split('.', 1)[1]}"), source=source)
-
-
 RULES = (
-    _rule("hccn.tool", check_tool, f"{PD_COLOCATED}; {LARGE_EP}"),
-    _rule("hccn.link", check_link, f"{PD_COLOCATED}; {LARGE_EP}"),
-    _rule("hccn.net_health", check_net_health, f"{PD_COLOCATED}; {LARGE_EP}"),
-    _rule("hccn.ip", check_ip, f"{PD_COLOCATED}; {LARGE_EP}"),
-    _rule("hccn.gateway", check_gateway, f"{PD_COLOCATED}; {LARGE_EP}"),
-    _rule("hccn.lldp", check_lldp, f"{PD_COLOCATED}; {LARGE_EP}"),
-    _rule("hccn.tls", check_tls, f"{PD_COLOCATED}; {PD_MULTI_NODE}"),
-    _rule("hccn.conf", check_conf, PD_COLOCATED),
-    _rule("hccn.vnic", check_vnic, f"{LARGE_EP}; {HCCN_TOOL_DOC}"),
-    _rule("hccn.superpod", check_superpod, LARGE_EP),
-    _rule("hccn.ping", check_ping, f"{PD_COLOCATED}; {LARGE_EP}"),
-    _rule("hccn.hccl_if_ip", check_hccl_if_ip, f"{LARGE_EP}; {CANN_IFNAME}"),
-    _rule("hccn.socket_ifname", check_socket_ifname, f"{LARGE_EP}; {CANN_IFNAME}; {TORCH_GLOO}; {TORCH_TP}"),
-    _rule("hccn.dp_master", check_dp_master, f"{LARGE_EP}; {VLLM_DP}"),
+    rule("hccn.tool", check_tool, f"{PD_COLOCATED}; {LARGE_EP}"),
+    rule("hccn.link", check_link, f"{PD_COLOCATED}; {LARGE_EP}"),
+    rule("hccn.net_health", check_net_health, f"{PD_COLOCATED}; {LARGE_EP}"),
+    rule("hccn.ip", check_ip, f"{PD_COLOCATED}; {LARGE_EP}"),
+    rule("hccn.gateway", check_gateway, f"{PD_COLOCATED}; {LARGE_EP}"),
+    rule("hccn.lldp", check_lldp, f"{PD_COLOCATED}; {LARGE_EP}"),
+    rule("hccn.tls", check_tls, f"{PD_COLOCATED}; {PD_MULTI_NODE}"),
+    rule("hccn.conf", check_conf, PD_COLOCATED),
+    rule("hccn.vnic", check_vnic, f"{LARGE_EP}; {HCCN_TOOL_DOC}"),
+    rule("hccn.superpod", check_superpod, LARGE_EP),
+    rule("hccn.ping", check_ping, f"{PD_COLOCATED}; {LARGE_EP}"),
+    rule("hccn.hccl_if_ip", check_hccl_if_ip, f"{LARGE_EP}; {CANN_IFNAME}"),
+    rule("hccn.socket_ifname", check_socket_ifname, f"{LARGE_EP}; {CANN_IFNAME}; {TORCH_GLOO}; {TORCH_TP}"),
+    rule("hccn.dp_master", check_dp_master, f"{LARGE_EP}; {VLLM_DP}"),
 )

@@ -25,7 +25,7 @@ from doctor.versions import pep440, same_release
 from doctor.matrix.model import Matrix
 from doctor.matrix.query import key_windows, threshold
 from doctor.rules import commands as C
-from doctor.rules.base import Context, Rule, rule
+from doctor.rules.base import Context, rule
 from doctor.rules.sources import MOONCAKE, VLLM_ASCEND_ISSUES
 
 LAYER = "mooncake"
@@ -44,11 +44,7 @@ def _m(ctx: Context) -> Optional[MooncakeFacts]:
 
 
 def _env(ctx: Context) -> Dict[str, str]:
-    env = dict(ctx.facts.env)
-    m = _m(ctx)
-    if m is not None:
-        env.update(m.serve_env)
-    return env
+    return ctx.env
 
 
 def _vllm_ascend(ctx: Context) -> Optional[str]:
@@ -601,5 +597,5 @@ RULES = (
     rule("mooncake.serve_args", mooncake_serve_args, f"{DOC}#serve-args"),
     rule("mooncake.master", mooncake_master, f"{DOC}#master"),
     # the generic <layer>.probe_error, for the parts of the Mooncake probe that failed
-    Rule("mooncake.probe_error", LAYER, mooncake_probe_errors, T("why.generic.probe_error"), "docs/findings.md"),
+    rule("mooncake.probe_error", mooncake_probe_errors, "docs/findings.md", why="why.generic.probe_error"),
 )

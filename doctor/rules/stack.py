@@ -263,7 +263,7 @@ def vllm_local_version(ctx: Context) -> Iterable[Finding]:
     if vllm is None or r is None or not _vllm_matches(r, vllm):
         return []
     label = local_label(vllm.version)
-    if not label or ctx.facts.env.get("VLLM_VERSION"):
+    if not label or ctx.env.get("VLLM_VERSION"):
         return []
     return [Finding("vllm.local_version", INFO, T("vllm.local_version.label", version=vllm.version, label=label),
                     observed=vllm.version, expected=public(vllm.version),
@@ -310,7 +310,7 @@ def vllm_ascend_plugin(ctx: Context) -> Iterable[Finding]:
     if va is None or r is None:
         return []
     plugins = va.entry_points.get("vllm.platform_plugins", {})
-    selected = ctx.facts.env.get("VLLM_PLUGINS")
+    selected = ctx.env.get("VLLM_PLUGINS")
     if "ascend" not in plugins:
         return [Finding("vllm_ascend.plugin", FAIL, T("vllm_ascend.plugin.missing"),
                         observed=", ".join(f"{k}={v}" for k, v in plugins.items()) or "no vllm.platform_plugins entry point",

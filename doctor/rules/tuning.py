@@ -15,7 +15,7 @@ from doctor.findings import FAIL, INFO, OK, WARN, Command, Edit, Finding, cmd
 from doctor.i18n import T, Text
 from doctor.matrix.model import TuningAdvice, TuningFact, TuningVar
 from doctor.parse.procfs import parse_cpulist, parse_size
-from doctor.rules.base import Context, Rule
+from doctor.rules.base import Context, rule
 from doctor.versions import satisfies
 from doctor.rules.tuning_common import GIB, View, Words, compact_cpus, gib, joined, kernel_tuple, used_chips, view
 
@@ -456,30 +456,26 @@ def _rejected(row: TuningFact, title: Text, observed: str, edits: List[Edit], co
                    evidence=[row.note or ""], hint=T("tuning.rejected.hint"), edits=edits, commands=commands)
 
 
-def _why(key: str) -> Text:
-    return T(f"why.tuning.{key}")
-
-
 RULES = (
-    Rule("tuning.cpu_governor", "tuning", cpu_governor, _why("cpu_governor"), OS_GUIDE),
-    Rule("tuning.swappiness", "tuning", swappiness, _why("swappiness"), OS_GUIDE),
-    Rule("tuning.numa_balancing", "tuning", numa_balancing, _why("numa_balancing"), OS_GUIDE),
-    Rule("tuning.thp", "tuning", thp, _why("thp"),
+    rule("tuning.cpu_governor", cpu_governor, OS_GUIDE),
+    rule("tuning.swappiness", swappiness, OS_GUIDE),
+    rule("tuning.numa_balancing", numa_balancing, OS_GUIDE),
+    rule("tuning.thp", thp,
          "https://www.hiascend.com/doc_center/source/zh/mindie/20RC1/AcceleratePlugin/turbodev/mindie-turbo-0009.html"),
-    Rule("tuning.kernel", "tuning", kernel, _why("kernel"), "https://pypi.org/project/msprechecker/"),
-    Rule("tuning.virtual_machine", "tuning", virtual_machine, _why("virtual_machine"), "https://pypi.org/project/msprechecker/"),
-    Rule("tuning.numa_affinity", "tuning", numa_affinity, _why("numa_affinity"), CPU_BINDING_DOC),
-    Rule("tuning.cpu_binding", "tuning", cpu_binding, _why("cpu_binding"), CPU_BINDING_DOC),
-    Rule("tuning.shm", "tuning", shm, _why("shm"), SHM_SOURCE),
-    Rule("tuning.nofile", "tuning", nofile, _why("nofile"),
+    rule("tuning.kernel", kernel, "https://pypi.org/project/msprechecker/"),
+    rule("tuning.virtual_machine", virtual_machine, "https://pypi.org/project/msprechecker/"),
+    rule("tuning.numa_affinity", numa_affinity, CPU_BINDING_DOC),
+    rule("tuning.cpu_binding", cpu_binding, CPU_BINDING_DOC),
+    rule("tuning.shm", shm, SHM_SOURCE),
+    rule("tuning.nofile", nofile,
          "https://github.com/vllm-project/vllm/blob/8a8fc946398c34a3b23786c9cb7bf217e223b268/vllm/utils/__init__.py#L2725"),
-    Rule("tuning.memlock", "tuning", memlock, _why("memlock"),
+    rule("tuning.memlock", memlock,
          "https://github.com/kvcache-ai/Mooncake/blob/main/docs/source/deployment/kubernetes-deployment-guide/rbg-integration.md"),
-    Rule("tuning.hugepages", "tuning", hugepages, _why("hugepages"),
+    rule("tuning.hugepages", hugepages,
          "https://github.com/kvcache-ai/Mooncake/blob/main/docs/source/deployment/mooncake-store-deployment-guide.md"),
-    Rule("tuning.env_recommended", "tuning", env_recommended, _why("env_recommended"), "matrices/tuning.toml"),
-    Rule("tuning.env_ignored", "tuning", env_ignored, _why("env_ignored"), "matrices/tuning.toml"),
-    Rule("tuning.env_harmful", "tuning", env_harmful, _why("env_harmful"),
+    rule("tuning.env_recommended", env_recommended, "matrices/tuning.toml"),
+    rule("tuning.env_ignored", env_ignored, "matrices/tuning.toml"),
+    rule("tuning.env_harmful", env_harmful,
          "https://github.com/Ascend/pytorch/blob/master/docs/zh/api/environment_variable/op_execution/TASK_QUEUE_ENABLE.md"),
-    Rule("tuning.rejected", "tuning", rejected, _why("rejected"), "matrices/tuning.toml"),
+    rule("tuning.rejected", rejected, "matrices/tuning.toml"),
 )

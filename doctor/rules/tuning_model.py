@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Iterable, List
 
 from doctor.findings import FAIL, INFO, OK, Finding
-from doctor.i18n import T, Text
-from doctor.rules.base import Context, Rule
+from doctor.i18n import T
+from doctor.rules.base import Context, rule
 from doctor.rules.tuning_common import GIB, view
 
 HF_CONFIG = "https://huggingface.co/docs/transformers/main_classes/configuration"
@@ -125,14 +125,10 @@ def model_tokenizer(ctx: Context) -> Iterable[Finding]:
                     source=HF_TOKENIZER)]
 
 
-def _why(key: str) -> Text:
-    return T(f"why.tuning.{key}")
-
-
 RULES = (
-    Rule("tuning.model_config", "tuning", model_config, _why("model_config"), HF_CONFIG),
-    Rule("tuning.model_weights", "tuning", model_weights, _why("model_weights"), SAFETENSORS),
-    Rule("tuning.model_index", "tuning", model_index, _why("model_index"), HF_SHARDS),
-    Rule("tuning.model_checksums", "tuning", model_checksums, _why("model_checksums"), HF_DOWNLOAD),
-    Rule("tuning.model_tokenizer", "tuning", model_tokenizer, _why("model_tokenizer"), HF_TOKENIZER),
+    rule("tuning.model_config", model_config, HF_CONFIG),
+    rule("tuning.model_weights", model_weights, SAFETENSORS),
+    rule("tuning.model_index", model_index, HF_SHARDS),
+    rule("tuning.model_checksums", model_checksums, HF_DOWNLOAD),
+    rule("tuning.model_tokenizer", model_tokenizer, HF_TOKENIZER),
 )

@@ -9,7 +9,7 @@ from typing import Any, Iterable, List, Optional, Tuple
 
 from doctor.findings import FAIL, INFO, OK, WARN, Edit, Finding, cmd
 from doctor.i18n import T, Text
-from doctor.rules.base import Context, Rule
+from doctor.rules.base import Context, rule
 from doctor.rules.tuning_common import GIB, View, joined, used_chips, view, visible_ids
 from doctor.versions import satisfies
 
@@ -367,28 +367,24 @@ def kv_cache(ctx: Context) -> Iterable[Finding]:
                           seqs_lo=lo_tokens // length, seqs_hi=hi_tokens // length))]
 
 
-def _why(key: str) -> Text:
-    return T(f"why.tuning.{key}")
-
-
 VA = "https://github.com/vllm-project/vllm-ascend"
 RULES = (
-    Rule("tuning.visible_devices", "tuning", visible_devices, _why("visible_devices"),
+    rule("tuning.visible_devices", visible_devices,
          "https://www.hiascend.com/document/detail/en/canncommercial/850/maintenref/envvar/envref_07_0028.html"),
-    Rule("tuning.parallel_size", "tuning", parallel_size, _why("parallel_size"),
+    rule("tuning.parallel_size", parallel_size,
          "https://docs.vllm.ai/en/latest/serving/parallelism_scaling.html"),
-    Rule("tuning.devices_busy", "tuning", devices_busy, _why("devices_busy"), f"{VA}/issues/632"),
-    Rule("tuning.k8s_devices", "tuning", k8s_devices, _why("k8s_devices"), f"{VA}/issues/9428"),
-    Rule("tuning.dtype", "tuning", dtype, _why("dtype"), f"{VA}/blob/v0.25.1rc1/docs/source/quick_start.md"),
-    Rule("tuning.block_size", "tuning", block_size, _why("block_size"), f"{VA}/blob/v0.13.0/vllm_ascend/utils.py"),
-    Rule("tuning.graph_310p", "tuning", graph_310p, _why("graph_310p"),
+    rule("tuning.devices_busy", devices_busy, f"{VA}/issues/632"),
+    rule("tuning.k8s_devices", k8s_devices, f"{VA}/issues/9428"),
+    rule("tuning.dtype", dtype, f"{VA}/blob/v0.25.1rc1/docs/source/quick_start.md"),
+    rule("tuning.block_size", block_size, f"{VA}/blob/v0.13.0/vllm_ascend/utils.py"),
+    rule("tuning.graph_310p", graph_310p,
          f"{VA}/blob/v0.18.0rc1/docs/source/tutorials/hardwares/310p.md"),
-    Rule("tuning.max_model_len_310p", "tuning", max_model_len_310p, _why("max_model_len_310p"),
+    rule("tuning.max_model_len_310p", max_model_len_310p,
          f"{VA}/blob/v0.18.0/docs/source/tutorials/hardwares/310p.md"),
-    Rule("tuning.ignored_config", "tuning", ignored_config, _why("ignored_config"),
+    rule("tuning.ignored_config", ignored_config,
          f"{VA}/blob/v0.25.1rc1/docs/source/user_guide/release_notes.md"),
-    Rule("tuning.quantization", "tuning", quantization, _why("quantization"), "matrices/tuning.toml"),
-    Rule("tuning.heads_tp", "tuning", heads_tp, _why("heads_tp"), "https://github.com/vllm-project/vllm/blob/main/vllm/config/model.py"),
-    Rule("tuning.kv_cache", "tuning", kv_cache, _why("kv_cache"),
+    rule("tuning.quantization", quantization, "matrices/tuning.toml"),
+    rule("tuning.heads_tp", heads_tp, "https://github.com/vllm-project/vllm/blob/main/vllm/config/model.py"),
+    rule("tuning.kv_cache", kv_cache,
          "https://github.com/vllm-project/vllm/blob/main/vllm/v1/kv_cache_interface.py"),
 )
