@@ -101,6 +101,11 @@ def config_knowledge(matrix: Matrix) -> Dict[str, Any]:
                 since={t.name: t.version for t in matrix.thresholds})
 
 
+def env_knowledge(matrix: Matrix) -> Dict[str, Any]:
+    """What the environment check reads from the matrix (check_env keyword arguments)."""
+    return dict(since={t.name: t.version for t in matrix.thresholds})
+
+
 def serve_knowledge(matrix: Matrix) -> Dict[str, Any]:
     """What the serve-command check reads from the matrix (ServeContext keyword arguments)."""
     return dict(extra_keys={f: key_windows(matrix, f) for f in ("p2p", "layerwise", "store")},
@@ -476,7 +481,7 @@ def mooncake_env(ctx: Context) -> Iterable[Finding]:
         return []
     cann = ctx.facts.cann.version if ctx.facts.cann else None
     issues = envvars.check_env(_env(ctx), vllm_ascend=_vllm_ascend(ctx), mooncake=m.version, cann=cann,
-                               hardware=ctx.hardware)
+                               hardware=ctx.hardware, **env_knowledge(ctx.matrix))
     return [_finding("mooncake.env", i) for i in worst_first(issues)]
 
 
