@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import posixpath
 import shlex
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from packaging.version import Version
 
@@ -22,7 +22,8 @@ from doctor.rules.issues import Issue, worst_first
 from doctor.parse.libnames import ASCEND_DEPS, CUDA_DEPS, is_mooncake_lib, lib_base
 from doctor.parse.sizes import human
 from doctor.versions import pep440, same_release
-from doctor.matrix.model import Matrix
+from doctor.matrix.model import Matrix, Release
+from doctor.record import record
 from doctor.matrix.query import key_windows, threshold
 from doctor.rules import commands as C
 from doctor.rules.base import Context, rule
@@ -156,74 +157,126 @@ def _connector_needs_mooncake(cmd: Optional[serveargs.ServeCommand]) -> Optional
 # -- installed -------------------------------------------------------------------------------------
 
 
+@record(frozen=True)
+class _Inputs:
+    """What every check of mooncake.installed reads, made once per run."""
+
+    ctx: Context
+    m: MooncakeFacts
+    kind: str  # install_kind(m)
+    remedy: Text  # what installs the right Mooncake for this host and release
+    fixable: str
+    fix_cmds: List[Command]
+    wanted: Optional[str]  # the release row's Mooncake
+    source: str
+    needs: Optional[str]  # the serve command's connector that needs Mooncake
+    python: str
+
+
 def mooncake_installed(ctx: Context) -> Iterable[Finding]:
+    """One check per way Mooncake can be installed (install_kind), each a few lines."""
     m, r, pk = _m(ctx), ctx.release, ctx.facts.packages
     if m is None:
         return _installed_from_dists(ctx, pk) if pk is not None else []
-    kind = install_kind(m)
     remedy, fixable, fix_cmds = _remedy(ctx)
-    wanted = r.mooncake if r else None
-    source = r.source_of("mooncake") if r else SOURCE
-    needs = _connector_needs_mooncake(_serve(ctx))
-    py = _python(ctx)
-    if kind == "none":
-        env = _env(ctx)
-        if needs:
-            return [Finding("mooncake.installed", FAIL, T("mooncake.installed.needed", needs=needs, python=py),
-                            observed="not installed", expected=wanted or NPU_DIST,
-                            hint=remedy, commands=fix_cmds, fixable=fixable, source=source)]
-        if env.get("MOONCAKE_CONFIG_PATH"):
-            return [Finding("mooncake.installed", WARN, T("mooncake.installed.config_without_mooncake"),
-                            observed="not installed", expected=wanted or NPU_DIST,
-                            hint=remedy, commands=fix_cmds, fixable=fixable, source=source)]
-        if r is not None and r.mooncake:
-            return [Finding("mooncake.installed", INFO, T("mooncake.installed.optional"),
-                            observed="not installed", expected=r.mooncake, hint=remedy, commands=fix_cmds,
-                            source=source)]
-        return []
-    if kind == "off-path":
-        where = m.off_path_dirs[0]
-        site = posixpath.dirname(where)
-        return [Finding("mooncake.installed", FAIL if needs else WARN, T("mooncake.installed.off_path", site=site, python=py),
-                        observed=where, expected="on sys.path", hint=T("mooncake.installed.off_path.hint", site=shlex.quote(site)),
-                        fixable="manual", source=f"{DOC}#install")]
-    if kind == "metadata-only":
-        d = m.dists[0]
-        return [Finding("mooncake.installed", FAIL, T("mooncake.installed.metadata_only", name=d.name, version=d.version),
-                        observed=f"{d.name} {d.version} (no mooncake/)", expected="mooncake/ in " + d.location,
-                        hint=T("mooncake.installed.reinstall_hint"),
-                        commands=[C.pip_install(ctx, f"{d.name}=={d.version}", force=True)],
-                        fixable="auto", source=SOURCE)]
-    owner = _owner(m)
+    i = _Inputs(ctx=ctx, m=m, kind=install_kind(m), remedy=remedy, fixable=fixable, fix_cmds=fix_cmds,
+                wanted=r.mooncake if r else None, source=r.source_of("mooncake") if r else SOURCE,
+                needs=_connector_needs_mooncake(_serve(ctx)), python=_python(ctx))
+    early = _INSTALL_KINDS.get(i.kind)
+    if early is not None:
+        return early(i)
+    mixed = _mixed(i)
+    if mixed:
+        return mixed
+    if i.kind == "other-wheel":
+        return _other_wheel(i)
+    return _package(i)
+
+
+def _not_installed(i: _Inputs) -> List[Finding]:
+    r = i.ctx.release
+    if i.needs:
+        return [Finding("mooncake.installed", FAIL, T("mooncake.installed.needed", needs=i.needs, python=i.python),
+                        observed="not installed", expected=i.wanted or NPU_DIST,
+                        hint=i.remedy, commands=i.fix_cmds, fixable=i.fixable, source=i.source)]
+    if _env(i.ctx).get("MOONCAKE_CONFIG_PATH"):
+        return [Finding("mooncake.installed", WARN, T("mooncake.installed.config_without_mooncake"),
+                        observed="not installed", expected=i.wanted or NPU_DIST,
+                        hint=i.remedy, commands=i.fix_cmds, fixable=i.fixable, source=i.source)]
+    if r is not None and r.mooncake:
+        return [Finding("mooncake.installed", INFO, T("mooncake.installed.optional"),
+                        observed="not installed", expected=r.mooncake, hint=i.remedy, commands=i.fix_cmds,
+                        source=i.source)]
+    return []
+
+
+def _off_path(i: _Inputs) -> List[Finding]:
+    where = i.m.off_path_dirs[0]
+    site = posixpath.dirname(where)
+    return [Finding("mooncake.installed", FAIL if i.needs else WARN, T("mooncake.installed.off_path", site=site, python=i.python),
+                    observed=where, expected="on sys.path", hint=T("mooncake.installed.off_path.hint", site=shlex.quote(site)),
+                    fixable="manual", source=f"{DOC}#install")]
+
+
+def _metadata_only(i: _Inputs) -> List[Finding]:
+    d = i.m.dists[0]
+    return [Finding("mooncake.installed", FAIL, T("mooncake.installed.metadata_only", name=d.name, version=d.version),
+                    observed=f"{d.name} {d.version} (no mooncake/)", expected="mooncake/ in " + d.location,
+                    hint=T("mooncake.installed.reinstall_hint"),
+                    commands=[C.pip_install(i.ctx, f"{d.name}=={d.version}", force=True)],
+                    fixable="auto", source=SOURCE)]
+
+
+# install kinds judged before the package directory is looked at (they have none)
+_INSTALL_KINDS: Dict[str, Callable[[_Inputs], List[Finding]]] = {
+    "none": _not_installed, "off-path": _off_path, "metadata-only": _metadata_only}
+
+
+def _site(m: MooncakeFacts) -> str:
     package_dir = m.package_dir
-    assert package_dir is not None  # install_kind: only none, off-path and metadata-only (all above) lack one
-    site = posixpath.dirname(package_dir)
+    assert package_dir is not None  # install_kind: only none, off-path and metadata-only (judged first) lack one
+    return posixpath.dirname(package_dir)
+
+
+def _mixed(i: _Inputs) -> List[Finding]:
+    """Several distributions own the imported package: uninstall them, then install one."""
+    m, site = i.m, _site(i.m)
     sharing = [d for d in m.dists if d.owns_package and d.location.rstrip("/") == site.rstrip("/")]
-    if len(sharing) > 1:
-        names = [d.name for d in sharing]
+    if len(sharing) <= 1:
+        return []
+    names = [d.name for d in sharing]
+    return [Finding("mooncake.installed", FAIL,
+                    T("mooncake.installed.mixed", dists=join((f"{d.name} {d.version}" for d in sharing), "sep.and"),
+                      package=m.package_dir),
+                    observed=", ".join(d.name for d in sharing), expected=f"{NPU_DIST} only",
+                    hint=T("mooncake.installed.uninstall_then", names=join(names), remedy=i.remedy),
+                    commands=[C.pip_uninstall(i.ctx, *names)] + i.fix_cmds,
+                    fixable=i.fixable, source=i.source, evidence=[f"package: {m.package_dir}"])]
+
+
+def _other_wheel(i: _Inputs) -> List[Finding]:
+    """A wheel other than the NPU one owns the package: fine when it has the Ascend transport."""
+    m, owner = i.m, _owner(i.m)
+    assert owner is not None  # install_kind: a wheel other than the NPU one owns the package
+    state = transport_state(m, package_only=True)
+    if state[0] != "ascend":
         return [Finding("mooncake.installed", FAIL,
-                        T("mooncake.installed.mixed", dists=join((f"{d.name} {d.version}" for d in sharing), "sep.and"),
-                          package=m.package_dir),
-                        observed=", ".join(d.name for d in sharing), expected=f"{NPU_DIST} only",
-                        hint=T("mooncake.installed.uninstall_then", names=join(names), remedy=remedy),
-                        commands=[C.pip_uninstall(ctx, *names)] + fix_cmds,
-                        fixable=fixable, source=source, evidence=[f"package: {m.package_dir}"])]
-    if kind == "other-wheel":
-        assert owner is not None  # install_kind: a wheel other than the NPU one owns the package
-        state = transport_state(m, package_only=True)
-        if state[0] != "ascend":
-            return [Finding("mooncake.installed", FAIL,
-                            T("mooncake.installed.not_ascend_build", name=owner.name, version=owner.version, npu=NPU_DIST,
-                              first=threshold(ctx.matrix, "mooncake_first_npu_wheel")),
-                            observed=f"{owner.name} {owner.version}", expected=f"{NPU_DIST} {wanted or ''}".strip(),
-                            hint=T("mooncake.installed.uninstall_then", names=owner.name, remedy=remedy),
-                            commands=[C.pip_uninstall(ctx, owner.name)] + fix_cmds,
-                            fixable=fixable, source=source,
-                            evidence=[f"package: {m.package_dir}", f"installer: {owner.installer or '?'}"])]
-        return [Finding("mooncake.installed", INFO, T("mooncake.installed.local_wheel", name=owner.name, version=owner.version),
-                        observed=f"{owner.name} {owner.version}", expected=wanted, source=source)]
+                        T("mooncake.installed.not_ascend_build", name=owner.name, version=owner.version, npu=NPU_DIST,
+                          first=threshold(i.ctx.matrix, "mooncake_first_npu_wheel")),
+                        observed=f"{owner.name} {owner.version}", expected=f"{NPU_DIST} {i.wanted or ''}".strip(),
+                        hint=T("mooncake.installed.uninstall_then", names=owner.name, remedy=i.remedy),
+                        commands=[C.pip_uninstall(i.ctx, owner.name)] + i.fix_cmds,
+                        fixable=i.fixable, source=i.source,
+                        evidence=[f"package: {m.package_dir}", f"installer: {owner.installer or '?'}"])]
+    return [Finding("mooncake.installed", INFO, T("mooncake.installed.local_wheel", name=owner.name, version=owner.version),
+                    observed=f"{owner.name} {owner.version}", expected=i.wanted, source=i.source)]
+
+
+def _package(i: _Inputs) -> List[Finding]:
+    """The NPU wheel or a source build: what it is, then how it compares with the release row."""
+    m, r, kind = i.m, i.ctx.release, i.kind
     version = m.version
-    where = posixpath.dirname(package_dir)
+    where = _site(m)
     label = T("mooncake.installed.wheel", name=NPU_DIST, version=version) if kind == "npu-wheel" else \
         (T("mooncake.installed.source_build", version=version, where=where) if version
          else T("mooncake.installed.source_build_unknown", where=where))
@@ -234,42 +287,50 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
         evidence.append("other copies (not imported): " + ", ".join(m.package_dirs[1:]))
     if r is None or not r.mooncake:
         return [Finding("mooncake.installed", INFO, label, observed=version or kind,
-                        evidence=evidence, source=source)]
-    if kind == "npu-wheel":
-        if same_release(version, r.mooncake):
-            key = "mooncake.installed.wheel_ok_pip" if r.mooncake_install == "pip" else "mooncake.installed.wheel_ok"
-            return [Finding("mooncake.installed", OK, T(key, label=label, release=r.vllm_ascend),
-                            observed=version, expected=r.mooncake, evidence=evidence, source=source)]
-        older = (pep440(version) or _ZERO) < (pep440(r.mooncake) or _ZERO)
-        if r.mooncake_install == "source" and not older:
-            return [Finding("mooncake.installed", INFO,
-                            T("mooncake.installed.wheel_newer_than_source", label=label, release=r.vllm_ascend, row=r.mooncake),
-                            observed=version, expected=r.mooncake, evidence=evidence, source=source)]
-        return [Finding("mooncake.installed", WARN if older else INFO,
-                        T("mooncake.installed.wheel_other", label=label, release=r.vllm_ascend, row=r.mooncake),
-                        observed=version, expected=r.mooncake,
-                        hint=remedy if older else None, fixable=fixable if older else "none",
-                        commands=fix_cmds if older else [],
-                        evidence=evidence, source=source)]
-    # a source build
+                        evidence=evidence, source=i.source)]
+    judge = _npu_wheel if kind == "npu-wheel" else _source_build
+    return judge(i, r, label, evidence)
+
+
+def _npu_wheel(i: _Inputs, r: Release, label: Text, evidence: List[str]) -> List[Finding]:
+    version = i.m.version
+    if same_release(version, r.mooncake):
+        key = "mooncake.installed.wheel_ok_pip" if r.mooncake_install == "pip" else "mooncake.installed.wheel_ok"
+        return [Finding("mooncake.installed", OK, T(key, label=label, release=r.vllm_ascend),
+                        observed=version, expected=r.mooncake, evidence=evidence, source=i.source)]
+    older = (pep440(version) or _ZERO) < (pep440(r.mooncake) or _ZERO)
+    if r.mooncake_install == "source" and not older:
+        return [Finding("mooncake.installed", INFO,
+                        T("mooncake.installed.wheel_newer_than_source", label=label, release=r.vllm_ascend, row=r.mooncake),
+                        observed=version, expected=r.mooncake, evidence=evidence, source=i.source)]
+    return [Finding("mooncake.installed", WARN if older else INFO,
+                    T("mooncake.installed.wheel_other", label=label, release=r.vllm_ascend, row=r.mooncake),
+                    observed=version, expected=r.mooncake,
+                    hint=i.remedy if older else None, fixable=i.fixable if older else "none",
+                    commands=i.fix_cmds if older else [],
+                    evidence=evidence, source=i.source)]
+
+
+def _source_build(i: _Inputs, r: Release, label: Text, evidence: List[str]) -> List[Finding]:
+    version = i.m.version
     if version and same_release(version, r.mooncake):
         return [Finding("mooncake.installed", OK, T("mooncake.installed.source_ok", label=label, release=r.vllm_ascend,
                                                     row=r.mooncake),
-                        observed=version, expected=r.mooncake, evidence=evidence, source=source)]
+                        observed=version, expected=r.mooncake, evidence=evidence, source=i.source)]
     if r.mooncake_install == "pip":
-        note = T("mooncake.installed.note_old_glibc") if _glibc_too_old(ctx) else T("mooncake.installed.note_pip", remedy=remedy)
+        note = T("mooncake.installed.note_old_glibc") if _glibc_too_old(i.ctx) else T("mooncake.installed.note_pip", remedy=i.remedy)
         return [Finding("mooncake.installed", INFO,
                         T("mooncake.installed.source_vs_pip", label=label, release=r.vllm_ascend, npu=NPU_DIST, row=r.mooncake,
                           note=note),
-                        observed=version or "source build", expected=r.mooncake, evidence=evidence, source=source)]
+                        observed=version or "source build", expected=r.mooncake, evidence=evidence, source=i.source)]
     if not version:
         return [Finding("mooncake.installed", INFO,
                         T("mooncake.installed.source_unknown_version", label=label, release=r.vllm_ascend, row=r.mooncake),
-                        observed="unknown", expected=r.mooncake, evidence=evidence, source=source)]
+                        observed="unknown", expected=r.mooncake, evidence=evidence, source=i.source)]
     return [Finding("mooncake.installed", WARN,
                     T("mooncake.installed.source_other", label=label, release=r.vllm_ascend, row=r.mooncake),
-                    observed=version, expected=r.mooncake, hint=remedy, commands=fix_cmds, fixable=fixable,
-                    evidence=evidence, source=source)]
+                    observed=version, expected=r.mooncake, hint=i.remedy, commands=i.fix_cmds, fixable=i.fixable,
+                    evidence=evidence, source=i.source)]
 
 
 def _installed_from_dists(ctx: Context, pk: PackagesFacts) -> List[Finding]:
