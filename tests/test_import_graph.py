@@ -11,6 +11,7 @@ DOCTOR = ROOT / "doctor"
 # Judgement in pure functions: these read facts and data, never the host.
 PURE_PACKAGES = ("doctor.rules", "doctor.plan", "doctor.parse", "doctor.profile")
 PURE_MODULES = ("doctor.matrix.query", "doctor.matrix.model", "doctor.matrix.schema", "doctor.matrix.load",
+                "doctor.matrix.sync", "doctor.matrix.verify", "doctor.matrix.images",
                 "doctor.findings", "doctor.layers", "doctor.versions", "doctor.facts", "doctor.i18n", "doctor.textsafe")
 # What touches the world or drives the workflow.
 FORBIDDEN = ("doctor.shell", "doctor.probes", "doctor.usecases", "doctor.cli")
