@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from packaging.version import Version
 
 from doctor.facts import ElfFacts, MooncakeDist, MooncakeFacts, PackagesFacts
-from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Command, Datum, Finding, cmd
+from doctor.findings import Fixable, FAIL, INFO, OK, SKIP, WARN, Command, Datum, Finding, cmd
 from doctor.i18n import T, Text, join
 from doctor.rules import mooncake_config as mconfig
 from doctor.rules import mooncake_env as envvars
@@ -66,7 +66,7 @@ def _serve(ctx: Context) -> Optional[serveargs.ServeCommand]:
 
 def _finding(fid: str, i: Issue, **kw: Any) -> Finding:
     return Finding(fid, i.status, i.title, observed=i.observed, expected=i.expected, hint=i.hint,
-                   fixable=i.fixable if i.status in (FAIL, WARN) else "none", source=i.source,
+                   fixable=i.fixable if i.status in (FAIL, WARN) else Fixable.NONE, source=i.source,
                    evidence=list(i.evidence), **kw)
 
 
@@ -123,7 +123,7 @@ def _glibc_too_old(ctx: Context) -> bool:
     return bool(gv and want and gv < want)
 
 
-def _remedy(ctx: Context) -> Tuple[Text, str, List[Command]]:
+def _remedy(ctx: Context) -> Tuple[Text, Fixable, List[Command]]:
     """(what installs the right Mooncake for this host and release, fixable, the command)."""
     r = ctx.release
     py = _python(ctx)
@@ -131,10 +131,10 @@ def _remedy(ctx: Context) -> Tuple[Text, str, List[Command]]:
     want = r.mooncake if r and r.mooncake else first
     pip_ok = (r is None or r.mooncake_install == "pip" or not r.mooncake) and not _glibc_too_old(ctx)
     if pip_ok:
-        return T("mooncake.remedy.pip"), "auto", [C.pip_install(ctx, f"{NPU_DIST}=={want}", no_deps=False)]
+        return T("mooncake.remedy.pip"), Fixable.AUTO, [C.pip_install(ctx, f"{NPU_DIST}=={want}", no_deps=False)]
     why = T("mooncake.remedy.no_wheel", want=want, first=first) if not _glibc_too_old(ctx) \
         else T("mooncake.remedy.old_glibc", glibc=_host_glibc(ctx), needs=glibc_need)
-    return T("mooncake.remedy.build", why=why), "auto", [cmd("ascend-doctor", "mooncake", "build", "--tag", f"v{want}",
+    return T("mooncake.remedy.build", why=why), Fixable.AUTO, [cmd("ascend-doctor", "mooncake", "build", "--tag", f"v{want}",
                                                            "--python", py)]
 
 
@@ -165,7 +165,7 @@ class _Inputs:
     m: MooncakeFacts
     kind: str  # install_kind(m)
     remedy: Text  # what installs the right Mooncake for this host and release
-    fixable: str
+    fixable: Fixable
     fix_cmds: List[Command]
     wanted: Optional[str]  # the release row's Mooncake
     source: str
@@ -215,7 +215,7 @@ def _off_path(i: _Inputs) -> List[Finding]:
     site = posixpath.dirname(where)
     return [Finding("mooncake.installed", FAIL if i.needs else WARN, T("mooncake.installed.off_path", site=site, python=i.python),
                     observed=where, expected="on sys.path", hint=T("mooncake.installed.off_path.hint", site=shlex.quote(site)),
-                    fixable="manual", source=f"{DOC}#install")]
+                    fixable=Fixable.MANUAL, source=f"{DOC}#install")]
 
 
 def _metadata_only(i: _Inputs) -> List[Finding]:
@@ -224,7 +224,7 @@ def _metadata_only(i: _Inputs) -> List[Finding]:
                     observed=f"{d.name} {d.version} (no mooncake/)", expected="mooncake/ in " + d.location,
                     hint=T("mooncake.installed.reinstall_hint"),
                     commands=[C.pip_install(i.ctx, f"{d.name}=={d.version}", force=True)],
-                    fixable="auto", source=SOURCE)]
+                    fixable=Fixable.AUTO, source=SOURCE)]
 
 
 # install kinds judged before the package directory is looked at (they have none)
@@ -306,7 +306,7 @@ def _npu_wheel(i: _Inputs, r: Release, label: Text, evidence: List[str]) -> List
     return [Finding("mooncake.installed", WARN if older else INFO,
                     T("mooncake.installed.wheel_other", label=label, release=r.vllm_ascend, row=r.mooncake),
                     observed=version, expected=r.mooncake,
-                    hint=i.remedy if older else None, fixable=i.fixable if older else "none",
+                    hint=i.remedy if older else None, fixable=i.fixable if older else Fixable.NONE,
                     commands=i.fix_cmds if older else [],
                     evidence=evidence, source=i.source)]
 
@@ -346,7 +346,7 @@ def _installed_from_dists(ctx: Context, pk: PackagesFacts) -> List[Finding]:
         d = pk.dists[builds[0]]
         return [Finding("mooncake.installed", FAIL,
                         T("mooncake.installed.no_transport_dist", name=d.display_name or d.name, version=d.version),
-                        observed=f"{d.name} {d.version}", expected=NPU_DIST, fixable="auto")]
+                        observed=f"{d.name} {d.version}", expected=NPU_DIST, fixable=Fixable.AUTO)]
     d = pk.dists[NPU_DIST]
     return [Finding("mooncake.installed", OK, T("mooncake.installed.wheel", name=NPU_DIST, version=d.version),
                     observed=d.version, expected=r.mooncake if r else None)]
@@ -432,7 +432,7 @@ def mooncake_transport(ctx: Context) -> Iterable[Finding]:
         return [Finding("mooncake.transport", WARN, T("mooncake.transport.unknown", package=m.package_dir),
                         observed="no engine*.so / ascend_transport.so", evidence=evidence, blocked_by=blocked,
                         hint=T("mooncake.transport.unknown.hint", python=shlex.quote(_python(ctx))),
-                        fixable="manual", source=f"{DOC}#transport")]
+                        fixable=Fixable.MANUAL, source=f"{DOC}#transport")]
     what = {
         "cuda": T("mooncake.transport.what_cuda", deps=", ".join(_deps(obj, CUDA_DEPS)) if obj else "CUDA"),
         "legacy-hccl": T("mooncake.transport.what_legacy"),
@@ -484,7 +484,7 @@ def mooncake_loader_path(ctx: Context) -> Iterable[Finding]:
             title = T("mooncake.loader_path.nowhere", name=first.name, needed_by=_base(first.needed_by))
             hint = _remedy(ctx)[0]
         out.insert(0, Finding("mooncake.loader_path", status, title, observed=f"{first.name} not found",
-                              expected=where or first.name, hint=hint, fixable="manual", evidence=evidence,
+                              expected=where or first.name, hint=hint, fixable=Fixable.MANUAL, evidence=evidence,
                               source=LOADER_ISSUE))
         return out
     c = ctx.facts.cann
@@ -496,7 +496,7 @@ def mooncake_loader_path(ctx: Context) -> Iterable[Finding]:
     else:
         title, hint = T("mooncake.loader_path.cann_missing", names=names), T("mooncake.loader_path.cann_missing.hint")
     out.insert(0, Finding("mooncake.loader_path", status, title, observed=names, hint=hint,
-                          fixable="manual" if on_disk else "vendor", evidence=evidence, source=f"{DOC}#transport"))
+                          fixable=Fixable.MANUAL if on_disk else Fixable.VENDOR, evidence=evidence, source=f"{DOC}#transport"))
     return out
 
 
@@ -520,7 +520,7 @@ def mooncake_config(ctx: Context) -> Iterable[Finding]:
         return [Finding("mooncake.config", WARN if ctx.build else FAIL,
                         T("mooncake.config.file.missing", var=var, reason=reason, where=where),
                         observed=reason, expected="a JSON file", hint=T("mooncake.config.file.missing.hint"),
-                        fixable="manual", source=mconfig.SOURCE)]
+                        fixable=Fixable.MANUAL, source=mconfig.SOURCE)]
     cmd = _serve(ctx)
     # The build machine's memory says nothing about the serving host's.
     mem = (None, None) if ctx.build else (m.mem_total_kb, m.mem_available_kb)
@@ -583,7 +583,7 @@ def mooncake_master(ctx: Context) -> Iterable[Finding]:
                                                    reason=ctx.stage_reason_text()), source=src)]
     if mf.error:
         return [Finding("mooncake.master", FAIL, T("mooncake.master.bad_address", where=where, error=mf.error),
-                        observed=mf.address, expected="host:port", fixable="manual", source=src)]
+                        observed=mf.address, expected="host:port", fixable=Fixable.MANUAL, source=src)]
     out: List[Finding] = []
     health = master.parse_health(mf.health)
     ev = [f"TCP {mf.host}:{mf.port}: " + ("connected" if mf.tcp_ok else (mf.tcp_error or "not tried")) + f" ({mf.tcp_ms:g} ms)"
@@ -597,14 +597,14 @@ def mooncake_master(ctx: Context) -> Iterable[Finding]:
         out.append(Finding("mooncake.master", FAIL, T(key, where=where, error=mf.tcp_error),
                            observed=mf.tcp_error, expected="a listening mooncake_master",
                            hint=T("mooncake.master.down.hint", host=mf.host, port=mf.port),
-                           fixable="manual", evidence=ev, source=src))
+                           fixable=Fixable.MANUAL, evidence=ev, source=src))
     if not health.reachable:
         if out:
             out[0].evidence = list(out[0].evidence) + [f"metrics endpoint {mf.metrics_url}: {health.detail}"]
             return out
         return [Finding("mooncake.master", WARN, T("mooncake.master.no_http", where=where, url=mf.metrics_url, detail=health.detail),
                         observed=health.detail, expected=f"{mf.metrics_url}/health",
-                        hint=T("mooncake.master.no_http.hint"), fixable="manual", evidence=ev, source=src)]
+                        hint=T("mooncake.master.no_http.hint"), fixable=Fixable.MANUAL, evidence=ev, source=src)]
     fmt = {"plain": T("mooncake.master.health_plain"),
            "json": T("mooncake.master.health_json", role=health.role, ha_state=health.ha_state, ready=health.ready),
            "other": T("mooncake.master.health_other", detail=health.detail)}[health.format]
@@ -612,10 +612,10 @@ def mooncake_master(ctx: Context) -> Iterable[Finding]:
         out.append(Finding("mooncake.master", WARN, T("mooncake.master.not_ready", where=where, health=fmt),
                            observed=health.detail, expected="service_ready=true",
                            hint=T("mooncake.master.not_ready.hint", url=mf.metrics_url),
-                           fixable="manual", evidence=ev, source=src))
+                           fixable=Fixable.MANUAL, evidence=ev, source=src))
     elif health.format == "other":
         out.append(Finding("mooncake.master", WARN, T("mooncake.master.not_mooncake", url=mf.metrics_url, health=fmt),
-                           observed=health.detail, evidence=ev, fixable="manual", source=src))
+                           observed=health.detail, evidence=ev, fixable=Fixable.MANUAL, source=src))
     elif not out:
         out.append(Finding("mooncake.master", OK, T("mooncake.master.ok", where=where, health=fmt),
                            observed=health.format, evidence=ev, source=src))
@@ -638,7 +638,7 @@ def mooncake_master(ctx: Context) -> Iterable[Finding]:
     elif st.allocated is not None and st.allocated / st.capacity >= 0.95:
         out.append(Finding("mooncake.master", WARN, T("mooncake.master.nearly_full", figures=figures),
                            observed=f"{st.allocated / st.capacity:.0%}", expected="< 95%",
-                           hint=T("mooncake.master.nearly_full.hint"), fixable="manual", evidence=ev2, source=src))
+                           hint=T("mooncake.master.nearly_full.hint"), fixable=Fixable.MANUAL, evidence=ev2, source=src))
     else:
         out.append(Finding("mooncake.master", INFO, T("mooncake.master.storage", figures=figures),
                            observed=f"{human(int(st.capacity))} capacity", evidence=ev2, source=src))
