@@ -87,13 +87,17 @@ class Rule:
     why: Optional[Text] = None  # why the rule exists (matrix explain, docs/findings.md)
     source: Optional[str] = None  # where the knowledge comes from: a public URL or a repo file
     fixer: Optional[str] = None  # the plan fixer that repairs it (doctor.plan.fixers), or None
+    # its failing, auto-fixable finding makes the fixer act although the installed versions are
+    # the plan's (an install of the right version that is broken: reinstall it, complete it)
+    reinstall: bool = False
 
 
-def rule(fid: str, check: Check, source: str, fixer: Optional[str] = None, *, why: Optional[str] = None) -> Rule:
+def rule(fid: str, check: Check, source: str, fixer: Optional[str] = None, *, why: Optional[str] = None,
+         reinstall: bool = False) -> Rule:
     """The record of finding id ``fid``: its layer is the id's first part, its why-text the
     catalogue message ``why.<fid>`` (or ``why``, a catalogue key several rules share, such as
     ``why.generic.probe_error``). The one way to write a rule."""
-    return Rule(fid, fid.split(".", 1)[0], check, T(why or f"why.{fid}"), source, fixer)
+    return Rule(fid, fid.split(".", 1)[0], check, T(why or f"why.{fid}"), source, fixer, reinstall)
 
 
 Rules = Tuple[Rule, ...]

@@ -214,7 +214,7 @@ RULES = (
     # vllm_ascend.requirements is judged here, from the same pip check (its layer is vllm_ascend)
     rule("vllm_ascend.requirements", vllm_ascend_requirements,
          "https://packaging.python.org/en/latest/specifications/core-metadata/#requires-dist-multiple-use",
-         fixer="requirements"),
+         fixer="requirements", reinstall=True),
     rule("env.pip_check", pip_check, f"{RESIDUAL_SOURCE}; {VLLM_ASCEND_ISSUES}/3266", fixer="requirements"),
     rule("env.shadowed_dists", shadowed_dists,
          "https://docs.python.org/3/library/importlib.metadata.html#distributions"),

@@ -656,7 +656,7 @@ def mooncake_probe_errors(ctx: Context) -> Iterable[Finding]:
 
 RULES = (
     rule("mooncake.installed", mooncake_installed, f"{DOC}#install", fixer="mooncake"),
-    rule("mooncake.transport", mooncake_transport, f"{DOC}#transport", fixer="mooncake"),
+    rule("mooncake.transport", mooncake_transport, f"{DOC}#transport", fixer="mooncake", reinstall=True),
     rule("mooncake.loader_path", mooncake_loader_path, f"{LOADER_ISSUE}; {DOC}#transport"),
     rule("mooncake.config", mooncake_config, f"{DOC}#config"),
     rule("mooncake.env", mooncake_env, f"{DOC}#environment"),

@@ -414,7 +414,7 @@ RULES = (
     rule("vllm.version", vllm_version, VERSIONING, fixer="vllm"),
     rule("vllm.local_version", vllm_local_version, f"{VLLM_ASCEND}/vllm_ascend/utils.py"),
     rule("vllm_ascend.installed", vllm_ascend_installed, "matrices/vllm-ascend.toml", fixer="vllm_ascend"),
-    rule("vllm_ascend.plugin", vllm_ascend_plugin, f"{VLLM_ASCEND}/setup.py", fixer="vllm_ascend"),
+    rule("vllm_ascend.plugin", vllm_ascend_plugin, f"{VLLM_ASCEND}/setup.py", fixer="vllm_ascend", reinstall=True),
     rule("vllm_ascend.triton", vllm_ascend_triton, f"{VLLM_ASCEND}/Dockerfile; {WHEEL_METADATA}", fixer="triton"),
     rule("vllm_ascend.numpy", vllm_ascend_numpy, WHEEL_METADATA, fixer="row_packages"),
     rule("vllm_ascend.transformers", vllm_ascend_transformers, WHEEL_METADATA, fixer="row_packages"),
