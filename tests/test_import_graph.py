@@ -155,3 +155,21 @@ def test_no_import_circles():
 
 def test_the_cycle_finder_finds_one():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_parsers_open_nothing():
+    """doctor/parse reads the bytes, text and readers it is given: no module there imports what
+    opens files or processes, nor calls open()."""
+    touching = {"os", "io.open", "mmap", "subprocess", "socket", "shutil", "glob", "tempfile", "pathlib"}
+    found = []
+    for name, path in MODULES.items():
+        if not name.startswith("doctor.parse"):
+            continue
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(n, ast.Import):
+                found += [f"{name} imports {a.name}" for a in n.names if a.name.split(".")[0] in touching]
+            elif isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in touching:
+                found.append(f"{name} imports from {n.module}")
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "open":
+                found.append(f"{name}:{n.lineno} calls open()")
+    assert not found, found

@@ -29,6 +29,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from doctor.i18n import T, Text
 from doctor.parse import elf
+from doctor.shell import files as host_files
 from doctor.shell.transaction.placing import units
 from doctor.shell.transaction.runner import Runner
 from doctor.parse.libnames import ASCEND_DEPS, lib_base
@@ -623,7 +624,7 @@ def verify_placed(python: str, placed: Sequence[str], env: Dict[str, str], runne
     candidates += [os.path.join(package, f) for f in info.get("files", []) if f.startswith("ascend_transport")]
     for path in candidates:
         try:
-            found = elf.read_elf(path)
+            found = host_files.read_elf(path)
         except elf.ElfError:
             continue
         deps = [n for n in found.needed if lib_base(n).startswith(ASCEND_DEPS)]
