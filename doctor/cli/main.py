@@ -246,7 +246,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     except typer.Exit as e:
         code = e.exit_code
     except DoctorError as e:
-        _say(f"ascend-doctor: error: {e}")
+        _say(f"ascend-doctor: error: {e.text(_error_lang(sys.argv[1:] if argv is None else argv))}")
         code = e.exit_code
     except (KeyboardInterrupt, proc.Terminated) as e:
         code = _stopped(e)
@@ -287,6 +287,20 @@ def _stopped(stop: BaseException) -> int:
         return 128 + stop.signum
     _say("ascend-doctor: interrupted")
     return 130
+
+
+def _error_lang(args: List[str]) -> str:
+    """The language of an error message: the command line's --lang (when it is one the doctor
+    speaks), else the environment's; never an error of its own."""
+    from doctor.i18n import LANGS, resolve_lang
+
+    option = None
+    for i, a in enumerate(args):
+        if a == "--lang" and i + 1 < len(args):
+            option = args[i + 1]
+        elif a.startswith("--lang="):
+            option = a.split("=", 1)[1]
+    return resolve_lang(option if option in LANGS else None, os.environ)
 
 
 def _say(line: str) -> None:
