@@ -120,9 +120,10 @@ def pip_config_files(env: Mapping[str, str], prefix: Optional[str] = None) -> Li
     files = [Path(d) / "pip" / "pip.conf" for d in xdg_dirs.split(os.pathsep) if d]
     files.append(Path("/etc/pip.conf"))
     if not (env_file and Path(env_file).exists()):
-        home = Path(env.get("HOME") or os.path.expanduser("~"))
-        files.append(home / ".pip" / "pip.conf")
-        files.append(Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "pip" / "pip.conf")
+        from doctor import xdg
+
+        files.append(xdg.home(env) / ".pip" / "pip.conf")
+        files.append(xdg.config_home(env) / "pip" / "pip.conf")
     site = prefix or env.get("VIRTUAL_ENV")
     if site:
         files.append(Path(site) / "pip.conf")

@@ -291,8 +291,9 @@ def run_step(runner: Runner, reporter: Reporter, name: str, argv: List[str], cwd
 
 
 def default_log() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    d = os.path.join(base, "ascend-doctor")
+    from doctor import xdg
+
+    d = str(xdg.cache_dir())
     os.makedirs(d, exist_ok=True)
     return os.path.join(d, time.strftime("mooncake-build-%Y%m%d-%H%M%S.log"))
 
