@@ -131,5 +131,5 @@ def main() -> None:
     if params is None:
         cli_main()
         return
-    run_guarded(lambda: as_click_runs(lambda: run_check_command(**params)))
+    run_guarded(lambda: as_click_runs(lambda: run_check_command(**params)), args)
 

@@ -198,4 +198,4 @@ def main(argv: Optional[List[str]] = None) -> None:
             return e.exit_code
         return result if isinstance(result, int) else 0
 
-    run_guarded(body)
+    run_guarded(body, sys.argv[1:] if argv is None else list(argv))

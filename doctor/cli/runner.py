@@ -7,13 +7,15 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, List, NoReturn, Sequence
 
 from doctor.errors import DoctorError
 
 
-def run_guarded(body: Callable[[], int]) -> NoReturn:
-    """Run ``body`` (it returns the exit code) and exit with the code the contract gives."""
+def run_guarded(body: Callable[[], int], args: Sequence[str]) -> NoReturn:
+    """Run ``body`` (it returns the exit code) and exit with the code the contract gives; an
+    error is said in the language of the command line ``args`` (its --lang, else the
+    environment's)."""
     from doctor.shell import proc
 
     from doctor import program
@@ -25,7 +27,7 @@ def run_guarded(body: Callable[[], int]) -> NoReturn:
         program.use(doctor_program(os.environ))
         code = body()
     except DoctorError as e:
-        say(f"ascend-doctor: error: {e}")
+        say(f"ascend-doctor: error: {e.text(error_lang(list(args)))}")
         code = e.exit_code
     except (KeyboardInterrupt, proc.Terminated) as e:
         code = stopped(e)
@@ -103,6 +105,20 @@ def stopped(stop: BaseException) -> int:
         return 128 + stop.signum
     say("ascend-doctor: interrupted")
     return 130
+
+
+def error_lang(args: List[str]) -> str:
+    """The language of an error message: the command line's --lang (when it is one the doctor
+    speaks), else the environment's; never an error of its own."""
+    from doctor.i18n import LANGS, resolve_lang
+
+    option = None
+    for i, a in enumerate(args):
+        if a == "--lang" and i + 1 < len(args):
+            option = args[i + 1]
+        elif a.startswith("--lang="):
+            option = a.split("=", 1)[1]
+    return resolve_lang(option if option in LANGS else None, os.environ)
 
 
 def say(line: str) -> None:

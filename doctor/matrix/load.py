@@ -94,9 +94,9 @@ def shipped_dir() -> Path:
 
 
 def user_overlay_dir(env: Optional[Mapping[str, str]] = None) -> Path:
-    environ = os.environ if env is None else env
-    base = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".config")
-    return Path(base) / "ascend-doctor"
+    from doctor import xdg
+
+    return xdg.config_dir(env)
 
 
 class RowCache(Protocol):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -23,7 +23,7 @@ from packaging.utils import canonicalize_name
 
 from doctor.errors import UsageError
 from doctor.versions import pep440, satisfies, valid_pep440
-from doctor.shell.index import IndexClient, glibc_of, pick_file
+from doctor.parse.indexfiles import glibc_of, pick_file
 from doctor.matrix.model import Matrix, Release
 from doctor.matrix.query import release_row
 
@@ -203,7 +203,23 @@ def verify(
     return out
 
 
-def fetch_index_metadata(client: IndexClient, project: str = PROJECT,
+class PackageIndex(Protocol):
+    """What ``matrix verify`` and ``matrix sync`` read from a package index; the shell implements
+    it (``doctor.shell.index.IndexClient``), the matrix never imports the shell."""
+
+    urls: List[str]
+
+    def project_files(self, project: str) -> List[Any]:
+        """Every file of ``project`` (``doctor.parse.indexfiles`` reads them); a LookupError when
+        no configured index has the project."""
+        ...
+
+    def metadata(self, f: Any) -> Dict[str, object]:
+        """One file's core metadata, in the index-metadata.json shape."""
+        ...
+
+
+def fetch_index_metadata(client: PackageIndex, project: str = PROJECT,
                          progress: Optional[Callable[[int, int, str], None]] = None,
                          ) -> Tuple[List[Dict[str, object]], List[str]]:
     """(metadata packages, listed versions) of every release of ``project`` on the index:
@@ -283,15 +299,11 @@ def verify_torch_npu(matrix: Matrix, filenames: Iterable[str]) -> List[Disagreem
     return out
 
 
-def torch_npu_files(client: IndexClient) -> Optional[List[str]]:
+def torch_npu_files(client: PackageIndex) -> Optional[List[str]]:
     """File names of torch-npu on the index, yanked ones left out; None when the index does not
     have the project (a private index of vllm-ascend only: nothing to compare)."""
-    from doctor.shell.index import IndexFetchError
-
     try:
         files = client.project_files(TORCH_NPU)
-    except IndexFetchError as e:
-        if "not found on" in str(e):
-            return None
-        raise
+    except LookupError:
+        return None
     return [f.filename for f in files if not f.is_yanked]

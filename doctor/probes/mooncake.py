@@ -166,7 +166,7 @@ def _elf_fact(host: Host, path: str, strings: bool) -> ElfFacts:
         with host.open_binary(path) as fh:
             info = elf.read_elf_file(fh)
             if strings:
-                fact.ascend_strings = elf.contains_in(fh, ASCEND_STRINGS)
+                fact.ascend_strings = files.contains(fh, ASCEND_STRINGS)
     except OSError as e:
         fact.error = e.strerror or str(e)
         return fact

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from doctor.i18n import T, Text, join
 from doctor.versions import pep440
 from doctor.parse import jsontext
-from doctor.rules.issues import FAIL, INFO, OK, WARN, Issue, issue
+from doctor.rules.issues import FAIL, INFO, OK, WARN, Fixable, Issue, issue
 from doctor.parse.sizes import GIB, human, parse_size
 from doctor.lazyre import lazy
 
@@ -324,7 +324,7 @@ def _ssd_issues(data: Dict[str, Any], ctx: ConfigContext) -> List[Issue]:
     if ctx.mooncake and need and at_least(ctx.mooncake, need) is False:
         out.append(issue(FAIL, T("mooncake.config.ssd_old_mooncake", version=ctx.mooncake, need=need),
                          T("mooncake.config.ssd_old_mooncake.hint"),
-                         observed=ctx.mooncake, expected=f">= {need}", fixable="auto", source=SOURCE))
+                         observed=ctx.mooncake, expected=f">= {need}", fixable=Fixable.AUTO, source=SOURCE))
     return out
 
 

@@ -11,7 +11,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Optional
 
-from doctor import __version__
+from doctor import __version__, xdg
 
 
 def key(*parts: Any) -> str:
@@ -24,8 +24,7 @@ def key(*parts: Any) -> str:
 
 
 def _dir(kind: str) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ascend-doctor" / kind
+    return xdg.cache_dir() / kind
 
 
 MAX_ENTRY = 16 * 1024 * 1024

@@ -36,9 +36,9 @@ def _shipped() -> Matrix:
 
 def mooncake_knowledge() -> Dict[str, Dict]:
     """What the Mooncake rules hand the pure checks, from the shipped matrix."""
-    from doctor.rules.mooncake import config_knowledge, serve_knowledge
+    from doctor.rules.mooncake import config_knowledge, env_knowledge, serve_knowledge
 
-    return {"config": config_knowledge(_shipped()), "serve": serve_knowledge(_shipped())}
+    return {"config": config_knowledge(_shipped()), "serve": serve_knowledge(_shipped()), "env": env_knowledge(_shipped())}
 
 
 def matrix(releases: Iterable[Release] = (), cann_driver: Iterable[CannDriver] = (), torch_npu: Iterable[TorchNpu] = (),
