@@ -13,6 +13,8 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 
 from doctor.explain.answers import primary, select
 from doctor.parse.logscan import scan_text
@@ -99,3 +101,67 @@ def test_held_out_share_explained():
     share = 1 - len(misses) / len(held)
     print(f"held out: {len(held) - len(misses)} of {len(held)} explained ({share:.0%})")
     assert share >= HELD_OUT_FLOOR, f"{share:.0%} explained; misses:\n" + "\n".join(misses)
+
+
+# Healthy lines next to the serving-stack classes above: no real signature answer may come out.
+NEAR_MISSES = [
+    "I0521 16:22:21.694042   162 transfer_engine.cpp:146] Transfer Engine RPC using P2P handshake, listening on 10.0.0.2:15523",
+    "I0708 09:25:56.160874   366 tcp_transport.cpp:241] TcpTransport: listen on port 15606",
+    "I0709 21:40:35.397544 12449 rpc_service.cpp:251] HTTP metrics server started on port 9003",
+    "mooncake_master --rpc_address=0.0.0.0 --rpc_port=50051",
+    "export ASCEND_MF_STORE_URL=\"tcp://10.0.0.1:24666\"",
+    "I0805 09:42:09.763092 80495 ascend_direct_transport.cpp:444] AscendDirectTransport register mem addr:0x12da73a00000, length:183369728",
+    "max_mr_size:                    0x1000000000",
+    "Successfully installed mooncake-transfer-engine-0.3.11",
+    "export HCCL_IF_BASE_PORT=60100",
+    "HCCL_HOST_SOCKET_PORT_RANGE=auto",
+    "bishengir-compile --target=Ascend910B3 /tmp/kernel.ttadapter.mlir",
+    "[INFO]: The compiled kernel cache is in /root/.triton/cache/bqVQ8Qyv6VxjF26uwYSgIU3aPYssG68esGVDjNtRZ2I",
+    "# keep BLOCK_SIZE small to avoid ub overflow",
+    "grid = (triton.cdiv(n_elements, BLOCK_SIZE),)",
+    "export TRITON_ALL_BLOCKS_PARALLEL=1",
+    "@triton.autotune(configs=configs, key=['M', 'N', 'K'])",
+    "-- Found ASC: /usr/local/Ascend/cann-8.5.0/aarch64-linux/tikcpp/ascendc_kernel_cmake",
+    "#include \"hccl/hccl.h\"",
+    "INFO 03-18 08:08:14 [platform.py:120] runner_type='generate' on 310P",
+    "torch_npu.npu.set_device(0)",
+]
+
+
+@pytest.mark.parametrize("line", NEAR_MISSES)
+def test_near_miss_lines_explain_nothing_real(line):
+    cat = shipped_catalog()
+    real = [a.id for a in select(cat.answers(scan_text(line, cat.compiled)))
+            if not a.benign and a.kind == "signature"]
+    assert real == [], (line, real)
+
+
+# A line of one class must not be taken by the signature of a neighbouring class.
+CROSS_CLASS = [
+    # an HCCL socket timeout is not a bind collision; a port in use by Mooncake is not an HCCL bind
+    ("[ERROR] HCCL(2717288,python3):2025-07-23-03:49:57.177.194 [hccl_socket_manager.cc:778] wait socket establish timeout, role[1] rank[12] timeout[120]",
+     "cann.hccl_bind_ip_port"),
+    ("[client.cpp:196] tcp_transport_install_failed error_message=\"bind: Address already in use\"", "cann.hccl_bind_ip_port"),
+    ("EJ0003: Failed to bind the IP port. Reason: The IP address and port have been bound already.", "mooncake.te_port_in_use"),
+    # the UB prose signature must not take a grid/coreDim line, nor the grid signature a UB line
+    ("coreDim=13824000 can't be greater than UINT16_MAX", "vllm_ascend.triton_ub_overflow_prose"),
+    ("error: ub overflow, requires 3072000 bits while 1572864 bits available", "vllm_ascend.triton_grid_limit"),
+    # a target the compiler lacks is not a UB overflow; the autotuner's axis limit is not a grid limit
+    ("bishengir-compile: for the --target option: Cannot find option named 'Ascend310P3'!", "vllm_ascend.triton_ub_overflow"),
+    ("ValueError: Number of parameters exceeds the number of available axes.", "vllm_ascend.triton_grid_limit"),
+    # max_mr_size is a registration limit, not a missing local segment; a missing device context is neither
+    ("W0717 18:50:07.754983 3957032 rdma_context.cpp:199] The buffer length exceeds device max_mr_size, shrink it to 68719476736",
+     "mooncake.local_segment_missing"),
+    ("E0521 16:22:21.694042   162 transfer_metadata.cpp:877] Local segment descriptor not found", "mooncake.mr_size_exceeded"),
+    ("[Usage]: AscendDirectTransport fails with “ctx js NULL” on CANN 9.1.0 and Mooncake 0.3.12", "mooncake.ascend_te_init"),
+    # custom-op header mismatches are not the AscendC cmake layout, and vice versa
+    ("fatal error: hccl/hccl_network_pub.h: No such file or directory", "cann.ascendc_cmake_missing"),
+    ("ascendc_kernel_cmake does not exist ,please check whether the can package", "cann.custom_op_cann_mismatch"),
+]
+
+
+@pytest.mark.parametrize("line,signature", CROSS_CLASS)
+def test_cross_class_near_misses(line, signature):
+    cat = shipped_catalog()
+    got = {a.id for a in cat.answers(scan_text(line, cat.compiled))}
+    assert signature not in got, (line, got)
