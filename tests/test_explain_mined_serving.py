@@ -125,6 +125,8 @@ NEAR_MISSES = [
     "#include \"hccl/hccl.h\"",
     "INFO 03-18 08:08:14 [platform.py:120] runner_type='generate' on 310P",
     "torch_npu.npu.set_device(0)",
+    "I0414 11:10:42.514200 18822 client.cpp:170] Put operation succeeded, key=vllm@model@0",
+    "store = MooncakeDistributedStore()",
 ]
 
 
@@ -157,6 +159,10 @@ CROSS_CLASS = [
     # custom-op header mismatches are not the AscendC cmake layout, and vice versa
     ("fatal error: hccl/hccl_network_pub.h: No such file or directory", "cann.ascendc_cmake_missing"),
     ("ascendc_kernel_cmake does not exist ,please check whether the can package", "cann.custom_op_cann_mismatch"),
+    # a full store is not a store API mismatch, nor an RPC failure a missing method
+    ("E0414 11:10:42.514200 18822 client.cpp:170] Failed to start put operation: NO_AVAILABLE_HANDLE", "mooncake.store_api_missing"),
+    ("E0606 09:39:00.285537   382 client.cpp:323] Failed to start put operation: RPC_FAIL", "mooncake.no_available_handle"),
+    ("AttributeError: 'mooncake.store.MooncakeDistributedStore' object has no attribute 'batch_get_buffer'", "mooncake.no_available_handle"),
 ]
 
 
