@@ -163,6 +163,9 @@ CROSS_CLASS = [
     ("E0414 11:10:42.514200 18822 client.cpp:170] Failed to start put operation: NO_AVAILABLE_HANDLE", "mooncake.store_api_missing"),
     ("E0606 09:39:00.285537   382 client.cpp:323] Failed to start put operation: RPC_FAIL", "mooncake.no_available_handle"),
     ("AttributeError: 'mooncake.store.MooncakeDistributedStore' object has no attribute 'batch_get_buffer'", "mooncake.no_available_handle"),
+    # an ADXL connect failure with status 103900 is the older transport's class, not the HIXL segment limit
+    ("E20260106 06:43:02.966156  5793 ascend_direct_transport.cpp:820] Failed to connect to target: 172.17.0.16:25482, status: 103900",
+     "mooncake.hixl_channel_segment"),
 ]
 
 
