@@ -24,7 +24,7 @@ from tests.test_explain_heldout import judge
 
 DATA = Path(__file__).parent / "data"
 MINED = DATA / "explain_mined_serving.jsonl"
-HELD_OUT_FLOOR = 0.0  # frozen below at the share reached when the signatures were written
+HELD_OUT_FLOOR = 8 / 14  # frozen: 8 of 14 held-out cases explained at the time of writing (the issue aims at 90%)
 
 
 def rows(path: Path = MINED):
