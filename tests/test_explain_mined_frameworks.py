@@ -25,7 +25,7 @@ from tests.test_explain_heldout import judge
 
 DATA = Path(__file__).parent / "data"
 MINED = DATA / "explain_mined_frameworks.jsonl"
-HELD_OUT_GOAL = 0.6  # 3 of 5 at the time of writing (before the signatures: 2 of 5)
+HELD_OUT_GOAL = 0.66  # 4 of 6 at the time of writing (current signatures before mine-c: 2 of 5)
 # Training cases no signature may take, each with why (listed, not hidden).
 TRAINING_GAPS = {
     # Chinese prose only ("设置了ddp_backend为nccl，但是还是会跳到mpi"), no Ascend word in it: a
@@ -54,7 +54,7 @@ def explain_line(row, cat) -> str:
 
 def test_the_split_is_the_fixed_rule_and_every_case_is_sourced():
     got = rows()
-    assert len(got) >= 17
+    assert len(got) >= 18
     for r in got:
         assert r["source"].startswith("https://github.com/"), r
         owner, name, kind, number = r["source"].split("/")[3:7]
@@ -102,7 +102,7 @@ def test_every_training_case_is_explained():
 def test_held_out_share_explained():
     cat = shipped_catalog()
     held = [r for r in rows() if r["split"] == "heldout"]
-    assert len(held) >= 5
+    assert len(held) >= 6
     misses = [explain_line(r, cat) for r in held if not judge(r, cat)]
     share = 1 - len(misses) / len(held)
     print(f"held out: {len(held) - len(misses)} of {len(held)} explained ({share:.0%})")
