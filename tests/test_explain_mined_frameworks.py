@@ -54,7 +54,7 @@ def explain_line(row, cat) -> str:
 
 def test_the_split_is_the_fixed_rule_and_every_case_is_sourced():
     got = rows()
-    assert len(got) >= 18
+    assert len(got) >= 19
     for r in got:
         assert r["source"].startswith("https://github.com/"), r
         owner, name, kind, number = r["source"].split("/")[3:7]
