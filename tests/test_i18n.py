@@ -124,7 +124,7 @@ def test_nested_entries_are_both_messages(tmp_path):
     assert set(load_files([tmp_path / "n.toml"])) == {"n.title", "n.title.hint"}
 
 
-def test_the_catalogue_is_cached_by_content(tmp_path, monkeypatch):
+def test_the_catalogue_is_cached_by_the_files_identity(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     src = tmp_path / "m.toml"
     src.write_text('[m.a]\nen = "one"\nzh = "一"\n', encoding="utf-8")
