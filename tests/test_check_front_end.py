@@ -141,19 +141,49 @@ def _strip(text: str) -> str:
     return json.dumps(doc, indent=1)
 
 
-@pytest.mark.parametrize("extra", [
+def _in_process(argv: List[str], via: str) -> Tuple[int, str, str]:
+    """``ascend-doctor ARGV`` in this process, through the console entry point (the front end)
+    or straight into the typer app."""
+    from doctor.cli import main as cli
+
+    out, err = io.StringIO(), io.StringIO()
+    code = None
+    with pytest.MonkeyPatch.context() as mp, redirect_stdout(out), redirect_stderr(err):
+        mp.setattr(sys, "argv", ["ascend-doctor", *argv])
+        try:
+            entry.main() if via == "entry" else cli.main()
+        except SystemExit as e:
+            code = e.code
+    return code, out.getvalue(), err.getvalue()
+
+
+HELP_AND_ERRORS = [
     ["--help"], ["-h"], ["--json", "--help"], ["--bogus"], ["--jsn"], ["--json=yes"], ["--npu-smi-timeout", "nan"],
     ["--npu-smi-timeout", "soon"], ["--verify-sample", "x"], ["--stage"], ["surplus"], ["--", "--json"],
     ["--fail-on", "never"], ["--lang", "fr"], ["--stage", "later"], ["--root", "/no/such/dir"],
-])
-def test_help_and_errors_are_typers_own_byte_for_byte(extra, tmp_path):
+]
+
+
+def test_help_and_errors_are_typers_own_byte_for_byte(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    for extra in HELP_AND_ERRORS:
+        argv = ["check", "--site-packages", str(tmp_path), *extra]
+        front = _in_process(argv, "entry")
+        assert front == _in_process(argv, "typer"), extra
+        assert front[0] in (0, 2), (extra, front)
+        if front[0] == 2:  # an error: one line
+            assert front[1] == "" and len(front[2].splitlines()) == 1, (extra, front)
+        else:
+            assert front[1].startswith("Usage: ascend-doctor check"), extra
+
+
+def test_help_is_the_same_from_a_real_process(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": REPO, "HOME": str(tmp_path), "COLUMNS": "100", "LANG": "C.UTF-8"}
-    argv = ["check", "--site-packages", str(tmp_path), *extra]
+    argv = ["check", "--help"]
     front = _run(argv, "entry", env, str(tmp_path))
-    assert front == _run(argv, "typer", env, str(tmp_path))
-    assert front[0] in (0, 2), front
-    if front[0] == 2:  # an error: one line
-        assert front[1] == "" and len(front[2].splitlines()) == 1, front
+    assert front == _run(argv, "typer", env, str(tmp_path)) and front[0] == 0 and "--npu-smi-timeout" in front[1]
 
 
 @pytest.mark.parametrize("extra", [["--json"], [], ["--lang", "zh", "--fail-on", "warn"]])  # (-v prints timings)

@@ -124,7 +124,7 @@ def test_nested_entries_are_both_messages(tmp_path):
     assert set(load_files([tmp_path / "n.toml"])) == {"n.title", "n.title.hint"}
 
 
-def test_the_catalogue_is_cached_by_content(tmp_path, monkeypatch):
+def test_the_catalogue_is_cached_by_the_files_identity(tmp_path, monkeypatch):
     from doctor.shell import cache
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -163,7 +163,7 @@ def test_a_fifo_planted_in_the_cache_does_not_hang_the_catalogue(tmp_path, monke
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     src = tmp_path / "m.toml"
     src.write_text('[m.a]\nen = "one"\nzh = "一"\n', encoding="utf-8")
-    k = cache.key("i18n", i18n.checksum([(src.name, src.read_bytes())]))
+    k = cache.key("i18n", i18n.identities([src]))
     (tmp_path / "cache" / "ascend-doctor" / "i18n").mkdir(parents=True)
     os.mkfifo(tmp_path / "cache" / "ascend-doctor" / "i18n" / f"{k}.json")
     assert i18n.load_cached([src], cache)["m.a"]["en"] == "one"

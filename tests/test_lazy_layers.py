@@ -20,7 +20,7 @@ from doctor.rules.base import Context
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GATED_MODULES = ("doctor.rules.hccn", "doctor.rules.tuning", "doctor.rules.tuning_serve", "doctor.rules.tuning_model",
                  "doctor.rules.tuning_common", "doctor.parse.hccn", "doctor.parse.serving", "doctor.probes.hccn",
-                 "doctor.probes.model", "doctor.parse.safetensors")
+                 "doctor.probes.model", "doctor.parse.safetensors", "doctor.probes.tuning", "doctor.parse.procfs")
 
 
 def _contexts() -> List[Tuple[str, Context]]:
@@ -100,10 +100,11 @@ def test_check_of_a_host_without_network_tuning_or_model_input_imports_none_of_t
 
 
 @pytest.mark.parametrize("extra, env_extra, wanted", [
-    (["--serve-args", "vllm serve /m -tp 2"], {}, {"doctor.rules.tuning", "doctor.rules.tuning_serve", "doctor.parse.serving"}),
+    (["--serve-args", "vllm serve /m -tp 2"], {}, {"doctor.rules.tuning", "doctor.rules.tuning_serve", "doctor.parse.serving",
+                                                   "doctor.probes.tuning"}),
     ([], {"HCCL_IF_IP": "10.0.0.1"}, {"doctor.rules.hccn", "doctor.probes.hccn", "doctor.parse.hccn"}),
     ([], {"TASK_QUEUE_ENABLE": "0"}, {"doctor.rules.tuning"}),
-    (["--stage", "runtime"], {}, {"doctor.rules.tuning", "doctor.rules.tuning_serve"}),
+    (["--stage", "runtime"], {}, {"doctor.rules.tuning", "doctor.rules.tuning_serve", "doctor.probes.tuning"}),
 ])
 def test_a_layer_with_input_is_judged(build_host, tmp_path, extra, env_extra, wanted):
     fake = build_host
@@ -114,3 +115,21 @@ def test_a_layer_with_input_is_judged(build_host, tmp_path, extra, env_extra, wa
         assert any(f["id"] == "tuning.env_harmful" for f in doc["findings"])
     if "HCCL_IF_IP" in env_extra:
         assert any(f["id"] == "hccn.hccl_if_ip" for f in doc["findings"])
+
+
+def test_at_the_build_stage_without_a_serve_command_no_rule_reads_the_tuning_probe():
+    """check skips the tuning probe there (doctor/probes/inputs.py): every rule must say the same
+    with the host's settings as without them."""
+    from doctor.rules import all_rules
+
+    compared = 0
+    for name, ctx in _contexts():
+        t = ctx.facts.tuning
+        if not ctx.build or t is None or t.serve is not None:
+            continue
+        without = replace(ctx, facts=replace(ctx.facts, tuning=None), memo={})
+        for module in all_rules.NAMES:
+            for r in importlib.import_module(f"doctor.rules.{module}").RULES:
+                assert list(r.check(replace(ctx, memo={}))) == list(r.check(replace(without, memo={}))), (name, r.id)
+        compared += 1
+    assert compared >= 10, compared

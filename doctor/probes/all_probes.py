@@ -93,6 +93,11 @@ def _hccn(host: Host, facts: Facts, options: ProbeOptions):
 
 
 def _tuning(host: Host, facts: Facts, options: ProbeOptions):
+    if options.skip_idle:
+        from doctor.probes.inputs import tuning_wanted
+
+        if not tuning_wanted(facts, options):
+            return None
     from doctor.probes.tuning import probe_tuning
 
     return probe_tuning(host, facts, options.serve_args, options.serve_args_file)
