@@ -76,7 +76,7 @@ def validate(req: ImageRequest, *, root: str, python: Optional[str], site_packag
 
 
 def gather_image(req: ImageRequest, platform: Optional[oci.Platform], options: ProbeOptions) -> Facts:
-    from doctor.shell.image_archive import ArchiveError, Deadline, Workspace
+    from doctor.shell.image_archive import ArchiveError, DeadlinePassed, Workspace
 
     lang = req.lang
     label = req.image or req.image_tar or ""
@@ -92,7 +92,7 @@ def gather_image(req: ImageRequest, platform: Optional[oci.Platform], options: P
         if e.key == "image.error.limit":
             raise UsageError(limit_message(label, e.params["bound"], e.params["limit"], lang)) from None
         raise UsageError(tr(e.key, lang, **_params(e.params, label))) from None
-    except Deadline:
+    except DeadlinePassed:
         raise UsageError(tr("image.error.timeout", lang, ref=label, seconds=_deadline_of(req))) from None
     except oci.LimitError as e:
         raise UsageError(limit_message(label, e.bound, e.limit, lang)) from None
