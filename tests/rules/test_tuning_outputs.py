@@ -1,5 +1,5 @@
 """Every tuning finding word for word in both languages (title, hint, commands, the launch-script
-edits), on the plain facts of tests/test_tuning_rules.py and the shipped matrices/tuning.toml.
+edits), on the plain facts of tests/rules/test_tuning.py and the shipped matrices/tuning.toml.
 
 Each case is kept as its difference from the untouched host judged against the same release
 (``healthy <release>``, kept in full). ``UPDATE_GOLDENS=1 pytest tests/rules/test_tuning_outputs.py``
@@ -14,7 +14,7 @@ from doctor.facts import ModelFacts, MooncakeFacts, MountFact, ShardFact, Tuning
 from doctor.matrix import load_matrix
 from doctor.rules.engine import make_context, run_rules
 
-from test_tuning_rules import DUO, RULES, TP2, bad_model, facts, host
+from .test_tuning import DUO, RULES, TP2, bad_model, facts, host
 
 from .test_outputs import _render
 from goldens import match
@@ -56,7 +56,7 @@ def _verified(*checks: WeightCheck) -> ModelFacts:
 
 
 def cases() -> Dict[str, Tuple[dict, str]]:
-    """name -> (keywords of test_tuning_rules.facts(), release)."""
+    """name -> (keywords of test_tuning.facts(), release)."""
     w4a4 = ModelFacts(path="/m", exists=True, is_dir=True, quant_types=["W4A4_DYNAMIC"])
     w8a8 = ModelFacts(path="/m", exists=True, is_dir=True, quant_types=["W8A8"])
     heads = ModelFacts(path="/m", exists=True, is_dir=True, config=dict(num_attention_heads=40, num_key_value_heads=8,
