@@ -41,12 +41,10 @@ def _status_call(node):
     return None
 
 
-# Layers whose rules are tested in files of their own, on whole fake hosts (hccn) or on literal
-# tuning facts: there, each id must at least be named by those tests.
-# (paths under tests/). Still exempt: 13 tuning ids have no expect()/status() == X here yet and 19
-# no absent()/status() is None; no hccn id has a rule test on literal facts.
-OWN_TESTS = {"hccn": ("test_hccn_check.py",), "tuning": ("rules/test_tuning.py", "test_tuning_model.py",
-                                                         "test_tuning_host.py")}
+# Layers whose rules are tested in files of their own, on whole fake hosts: there, each id must
+# at least be named by those tests (paths under tests/). Still exempt: hccn, whose 14 ids have no
+# rule test on literal facts yet.
+OWN_TESTS = {"hccn": ("test_hccn_check.py",)}
 
 
 def test_every_finding_id_is_produced_and_not_produced_by_some_test():
