@@ -41,21 +41,8 @@ def _status_call(node):
     return None
 
 
-# Layers whose rules are tested in files of their own, on whole fake hosts: there, each id must
-# at least be named by those tests (paths under tests/). Still exempt: hccn, whose 14 ids have no
-# rule test on literal facts yet.
-OWN_TESTS = {"hccn": ("test_hccn_check.py",)}
-
-
 def test_every_finding_id_is_produced_and_not_produced_by_some_test():
     expected, absent = _calls()
-    ids = {r.id for r in RULES if r.layer not in OWN_TESTS} | {"python.probe_error", "torch.rule_error"}
+    ids = {r.id for r in RULES} | {"python.probe_error", "torch.rule_error"}
     assert not sorted(ids - expected), f"no expect(findings, id, status) for {sorted(ids - expected)}"
     assert not sorted(ids - absent), f"no absent(findings, id) for {sorted(ids - absent)}"
-
-
-def test_layers_with_their_own_tests_name_every_id():
-    for layer, files in OWN_TESTS.items():
-        text = "".join((HERE.parent / f).read_text(encoding="utf-8") for f in files)
-        missing = sorted(r.id for r in RULES if r.layer == layer and f'"{r.id}"' not in text)
-        assert not missing, f"{layer}: no test names {missing}"
