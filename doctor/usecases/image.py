@@ -149,7 +149,7 @@ class _Source:
 
 
 def _read(req: ImageRequest, platform: Optional[oci.Platform], ws) -> Tuple[_Source, Dict[str, float]]:
-    from doctor.render_image import ByteProgress
+    from doctor.shell.progress import ByteBar
     from doctor.shell.image_archive import Reader
 
     machine = os.uname().machine
@@ -157,7 +157,7 @@ def _read(req: ImageRequest, platform: Optional[oci.Platform], ws) -> Tuple[_Sou
     t0 = time.perf_counter()
     label = req.image or req.image_tar or ""
     chosen: Dict[str, oci.Selected] = {}
-    with ByteProgress(tr("image.progress", req.lang, ref=label), enabled=req.progress) as bar:
+    with ByteBar(tr("image.progress", req.lang, ref=label), enabled=req.progress, speed=True, width=24) as bar:
         if req.image_tar:
             reader = Reader(ws, progress=bar.update, deadline=time.monotonic() + TAR_DEADLINE, limits=req.limits())
             bar.total(os.path.getsize(req.image_tar))
