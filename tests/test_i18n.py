@@ -224,7 +224,7 @@ def test_error_messages_move_to_the_catalogue():
 
 
 def test_an_error_speaks_the_users_language():
-    from doctor.cli.main import _error_lang
+    from doctor.cli.runner import error_lang as _error_lang
     from doctor.errors import UsageError
 
     e = UsageError(T("bundle.error.not_dir", path="/srv/b"))

@@ -12,7 +12,8 @@ DOCTOR = ROOT / "doctor"
 PURE_PACKAGES = ("doctor.rules", "doctor.plan", "doctor.parse", "doctor.profile")
 PURE_MODULES = ("doctor.matrix.query", "doctor.matrix.model", "doctor.matrix.schema", "doctor.matrix.load",
                 "doctor.matrix.sync", "doctor.matrix.verify", "doctor.matrix.images",
-                "doctor.findings", "doctor.layers", "doctor.versions", "doctor.facts", "doctor.i18n", "doctor.textsafe")
+                "doctor.findings", "doctor.layers", "doctor.versions", "doctor.facts", "doctor.i18n", "doctor.textsafe",
+                "doctor.pep668")
 # What touches the world or drives the workflow.
 FORBIDDEN = ("doctor.shell", "doctor.probes", "doctor.usecases", "doctor.cli")
 

@@ -406,6 +406,11 @@ class _Builder:
         ids = _reinstalled_by().get(fixer, frozenset())
         return any(f.id in ids and f.status == FAIL and f.fixable == Fixable.AUTO for f in self.verdict.findings)
 
+    def failing(self, fixer: str) -> bool:
+        """A rule that names ``fixer`` fails, whatever its fixability."""
+        ids = _fixed_by().get(fixer, frozenset())
+        return any(f.id in ids and f.status == FAIL for f in self.verdict.findings)
+
     def remove(self, name: str, why: Why) -> None:
         if self.dist(name) is not None and all(n != name for n, _ in self.removes):
             self.removes.append((name, why))
@@ -680,20 +685,27 @@ def _requirements(b: _Builder) -> None:
     installed = b.ctx_facts.packages.dists if b.ctx_facts.packages else {}
     deferred: List[str] = []
     known: List[str] = []
-    va_failing = b.asked("requirements")
+    # an installed one whose requirements are broken, as the rules that name this fixer say:
+    # vllm-ascend's own finding, or pip check's (e.g. vllm put in by hand with --no-deps: its
+    # fastapi, openai ... are missing); what is missing is read from each one's metadata
+    broken = ({"vllm-ascend"} if b.asked("requirements") else set()) | ({"vllm"} if b.failing("requirements") else set())
+    owners: List[str] = []
     for name in ("vllm", "vllm-ascend"):
         if name in b.installs:
             deferred.append(f"{name}{b.installs[name]}")
-        elif name == "vllm-ascend" and va_failing and (va := b.dist(name)) is not None:
-            for r in unmet_requirements(name, va.requires, stack, installed, markers, b.not_on_ascend):
+        elif name in broken and (d := b.dist(name)) is not None:
+            for r in unmet_requirements(name, d.requires, stack, installed, markers, b.not_on_ascend):
                 if r not in known:
                     known.append(r)
+                    if name not in owners:
+                        owners.append(name)
     excl = sorted(set(stack) | set(b.not_on_ascend))
     inst = b.opts.installer
     if known:
-        b.steps.append(Step("pip", T("plan.requirements.installed"), "install",
+        b.steps.append(Step("pip", T("plan.requirements.installed", owners=" ".join(owners)), "install",
                             argv=inst.install(known, no_deps=False, constraint=b.opts.constraint_file),
-                            packages=known, no_deps=False, finding="vllm_ascend.requirements"))
+                            packages=known, no_deps=False,
+                            finding="vllm_ascend.requirements" if "vllm-ascend" in owners else "env.pip_check"))
     if deferred:
         b.steps.append(Step("pip", T("plan.requirements.downloaded", owners=", ".join(deferred)), "requirements",
             argv=None, no_deps=False, requirements_of=deferred, exclude=excl, finding="vllm_ascend.requirements"))
@@ -744,6 +756,18 @@ FIXERS: Dict[str, Callable[[_Builder], None]] = {
     "requirements": _requirements,
     "mooncake": _mooncake,
 }
+
+
+@functools.lru_cache(maxsize=1)
+def _fixed_by() -> Dict[str, FrozenSet[str]]:
+    """fixer -> the finding ids of the rules that name it."""
+    from doctor.rules.engine import all_rules
+
+    out: Dict[str, Set[str]] = {}
+    for r in all_rules():
+        if r.fixer:
+            out.setdefault(r.fixer, set()).add(r.id)
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 @functools.lru_cache(maxsize=1)

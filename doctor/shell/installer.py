@@ -20,6 +20,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlparse
 
 from doctor.shell.index import IndexConfig
+from doctor.pep668 import break_system
 
 PIP, UV, AUTO = "pip", "uv", "auto"
 INSTALLERS = (AUTO, PIP, UV)
@@ -33,6 +34,7 @@ class Installer:
     uv_index_args: Tuple[str, ...] = ()  # the user's pip configuration, as uv flags
     note: Optional[str] = None  # "the target has no pip: using the doctor's pip with --python"
     uv_env: Tuple[Tuple[str, str], ...] = ()  # the rest of it, as uv's environment variables
+    system: Tuple[str, ...] = ()  # pip's --break-system-packages for an EXTERNALLY-MANAGED target
 
     def environ(self, env: Mapping[str, str]) -> Dict[str, str]:
         """The environment a uv command runs in: the user's, without uv's own configuration
@@ -48,7 +50,7 @@ class Installer:
     def _cmd(self, sub: str) -> List[str]:
         if self.is_uv:
             return list(self.prefix) + [sub, "--python", self.python]
-        return list(self.prefix) + [sub]
+        return list(self.prefix) + [sub] + (list(self.system) if sub in ("install", "uninstall") else [])
 
     def install(self, specs: Sequence[str], *, no_deps: bool = True, extra_index_urls: Sequence[str] = (),
                 constraint: Optional[str] = None) -> List[str]:
@@ -222,7 +224,7 @@ class Choice:
 
 
 def choose(kind: str, target_python: str, doctor_python: str, target_has_pip: bool, uv_path: Optional[str],
-           cfg: Optional[IndexConfig], uv_refused: Optional[str] = None) -> Choice:
+           cfg: Optional[IndexConfig], uv_refused: Optional[str] = None, system: Sequence[str] = ()) -> Choice:
     """Pure decision. pip: the target's pip when it has one, else the doctor's pip with
     --python (pip >= 22.3). ``auto`` (the default): uv resolves, and installs where the target
     allows it (``uv_refused`` says why not), while the printed commands stay pip's (what a person
@@ -235,7 +237,7 @@ def choose(kind: str, target_python: str, doctor_python: str, target_has_pip: bo
         pip_prefix = (doctor_python, "-m", "pip", "--python", target_python)
         notes.append(f"{target_python} has no pip: using the doctor's pip with --python {target_python}")
     downloader = Downloader(pip_prefix)
-    pip = Installer(PIP, target_python, pip_prefix, note=notes[0] if notes else None)
+    pip = Installer(PIP, target_python, pip_prefix, note=notes[0] if notes else None, system=tuple(system))
     if kind == PIP:
         return Choice(pip, downloader, notes, index=cfg)
     cannot: Optional[str] = None
@@ -330,7 +332,21 @@ def detect(kind: str, facts, env: Mapping[str, str], doctor_python: Optional[str
     if py is not None:
         refused = uv_allowed(py.prefix, py.version, externally_managed(py.base_prefix, py.version),
                              bool(py.prefix and py.base_prefix and py.prefix != py.base_prefix))
+    managed = bool(py is not None and (py.externally_managed or (
+        py.source != "image" and not (py.prefix and py.base_prefix and py.prefix != py.base_prefix)
+        and externally_managed(py.base_prefix, py.version))))
+    pip_version = facts.packages.dists["pip"].version if has_pip else own_pip_version()
     try:
-        return choose(kind, python, doctor_python or sys.executable, has_pip, uv, cfg, refused)
+        return choose(kind, python, doctor_python or sys.executable, has_pip, uv, cfg, refused,
+                      system=break_system(managed, pip_version))
     except (LookupError, UvCannot) as e:
         raise UsageError(str(e))
+
+
+def own_pip_version() -> Optional[str]:
+    from importlib import metadata
+
+    try:
+        return metadata.version("pip")
+    except metadata.PackageNotFoundError:
+        return None
