@@ -31,7 +31,7 @@ def _contexts() -> List[Tuple[str, Context]]:
     from rules import build as b
     from rules.test_outputs import cases
     from rules.test_tuning_outputs import cases as tuning_cases
-    from test_tuning_rules import facts
+    from rules.test_tuning import facts
 
     out = [(name, b.context(**kw)) for name, kw in cases().items()]
     matrix = load_matrix(user_overlays=False)

@@ -20,6 +20,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from doctor.errors import DoctorError
+from doctor.i18n import T
 from doctor.versions import pep440, satisfies, valid_pep440
 from doctor.parse.indexfiles import pick_file, release_glibc, upload_date
 from doctor.matrix.load import user_overlay_dir
@@ -187,7 +188,7 @@ def sync(matrix: Matrix, client: PackageIndex, *, path: Optional[Path] = None, d
     path = path or overlay_path(env)
     base = newest_curated(matrix)
     if base is None:
-        raise DoctorError("the matrix has no curated release row to start from")
+        raise DoctorError(T("matrix.error.no_curated_row"))
     result = SyncResult(path=path, newest_curated=base.vllm_ascend)
     files = client.project_files(PROJECT)
     floor = valid_pep440(base.vllm_ascend)

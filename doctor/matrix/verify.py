@@ -22,6 +22,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
 from doctor.errors import UsageError
+from doctor.i18n import T
 from doctor.versions import pep440, satisfies, valid_pep440
 from doctor.parse.indexfiles import glibc_of, pick_file
 from doctor.matrix.model import Matrix, Release
@@ -65,17 +66,17 @@ def load_metadata_file(path: Path) -> List[dict]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
-        raise UsageError(f"cannot read metadata file {path}: {e.strerror or e}")
+        raise UsageError(T("matrix.error.metadata_unreadable", path=path, why=e.strerror or str(e)))
     except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path} is not valid JSON: {str(e).splitlines()[0]}")
+        raise UsageError(T("matrix.error.metadata_not_json", path=path, why=str(e).splitlines()[0]))
     packages = data.get("packages") if isinstance(data, dict) else None
     if not isinstance(packages, list):
-        raise UsageError(f"{path}: expected an object with a \"packages\" list")
+        raise UsageError(T("matrix.error.metadata_no_packages", path=path))
     for i, p in enumerate(packages):
         if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not isinstance(p.get("version"), str):
-            raise UsageError(f"{path}: packages[{i}] needs string \"name\" and \"version\"")
+            raise UsageError(T("matrix.error.metadata_no_name", path=path, i=i))
         if not isinstance(p.get("requires_dist") or [], list):
-            raise UsageError(f"{path}: packages[{i}].requires_dist must be a list")
+            raise UsageError(T("matrix.error.metadata_requires", path=path, i=i))
     return packages
 
 

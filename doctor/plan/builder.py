@@ -279,18 +279,18 @@ def _fits_here(matrix: Matrix, facts: Facts, hardware: Optional[str]) -> Optiona
 def choose_target(matrix: Matrix, facts: Facts, hardware: Optional[str], target: Optional[str],
                   prefer: Optional[str]) -> TargetChoice:
     if prefer not in (None, KEEP_CANN, KEEP_RELEASE):
-        raise UsageError(f"--prefer {prefer!r}: use keep-cann or keep-release")
+        raise UsageError(T("plan.error.prefer", prefer=repr(prefer)))
     if target:
         row = release_row(matrix, target)
         if row is None:
-            raise UsageError(f"--target vllm-ascend=={target}: not in the matrix (see ascend-doctor matrix show)")
+            raise UsageError(T("plan.error.target_unknown", target=target))
         base = TargetChoice(row, "target", T("plan.target.given", release=row.vllm_ascend))
     else:
         installed = facts.version_of("vllm-ascend")
         if installed:
             row, note = release_for_installed(matrix, installed)
             if row is None:
-                raise UsageError(f"cannot plan: {note}; pass --target vllm-ascend==<version>")
+                raise UsageError(T("plan.error.installed_unknown", note=note))
             base = TargetChoice(row, "installed", T("plan.target.installed", version=installed))
         else:
             row = _fits_here(matrix, facts, hardware)
@@ -300,8 +300,7 @@ def choose_target(matrix: Matrix, facts: Facts, hardware: Optional[str], target:
 
                 best, others = cheapest(matrix, facts, hardware)
                 if best is None:
-                    raise UsageError("cannot plan: no vllm-ascend release in the matrix runs on this Python/arch; "
-                                     "pass --target vllm-ascend==<version>")
+                    raise UsageError(T("plan.error.nothing_fits"))
                 return TargetChoice(best.release, "vendor-upgrade", T("plan.vendor.choice", cost=best.describe()),
                                     [{"prefer": "target", "target": o.release.vllm_ascend, "cost": o.to_json(),
                                       "how": o.describe()} for o in others])

@@ -30,7 +30,6 @@ import re
 import struct
 import sys
 import tarfile
-import time
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ from urllib.parse import unquote, urlparse
 from doctor.errors import UsageError
 from doctor.versions import pep440, valid_pep440
 from doctor.parse.indexfiles import glibc_of, pick_file, release_glibc, upload_date, wheel_tags  # noqa: F401 (re-exported)
+from doctor.shell.deadline import Deadline
 
 if TYPE_CHECKING:  # pragma: no cover
     from pypi_simple import DistributionPackage
@@ -239,19 +239,14 @@ def _split_list(value: Optional[str]) -> List[str]:
 # transport: a total deadline, capped bodies, file:// URLs
 
 
-class Deadline:
-    """Seconds left of a total budget; raises IndexFetchError once it is spent."""
+def _exceeded(d: Deadline, url: str) -> IndexFetchError:
+    where = f" (reading {url})" if url else ""
+    return IndexFetchError(f"index deadline of {d.seconds:g} s exceeded{where}")
 
-    def __init__(self, seconds: float):
-        self.seconds = seconds
-        self.end = time.monotonic() + seconds
 
-    def left(self, url: str = "") -> float:
-        rest = self.end - time.monotonic()
-        if rest <= 0:
-            where = f" (reading {url})" if url else ""
-            raise IndexFetchError(f"index deadline of {self.seconds:g} s exceeded{where}")
-        return rest
+def index_deadline(seconds: float) -> Deadline:
+    """The shell's one Deadline, spent as an IndexFetchError naming the URL being read."""
+    return Deadline(seconds, _exceeded)
 
 
 def deadline_session(deadline: Deadline, timeout: Tuple[float, float] = TIMEOUT, cap: int = MAX_PAGE):
@@ -396,7 +391,7 @@ class IndexClient:
         if not urls:
             raise IndexFetchError("no package index configured (pip has no-index set)")
         self.urls = list(urls)
-        self.deadline = Deadline(deadline)
+        self.deadline = index_deadline(deadline)
         self.session = session if session is not None else deadline_session(self.deadline, timeout)
 
     def _call(self, what: str, fn: Callable[[], Any]) -> Any:

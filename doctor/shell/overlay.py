@@ -6,6 +6,7 @@ import tempfile
 from pathlib import Path
 
 from doctor.errors import DoctorError
+from doctor.i18n import T
 from doctor.matrix.load import parse_file
 from doctor.matrix.schema import MatrixError
 
@@ -21,7 +22,7 @@ def write_validated(path: Path, text: str) -> None:
         try:
             parse_file(Path(tmp), cache=None)  # a temp name: nothing worth caching
         except MatrixError as e:
-            raise DoctorError(f"generated overlay does not validate, {path} left unchanged: {e.message}")
+            raise DoctorError(T("matrix.error.overlay_invalid", path=path, why=e.message))
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
