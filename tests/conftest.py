@@ -43,6 +43,19 @@ def pytest_collection(session):
         sys.dont_write_bytecode = saved
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _kit_runs_shared(tmp_path_factory):
+    """The kit scenarios' check and fix runs (tests/kitrun.py) made once per test run and read
+    by every worker, not made again in each of them."""
+    import kitrun
+    from fakehost.shared import run_root
+
+    kitrun.SHARED = run_root(tmp_path_factory) / "kit-runs"
+    kitrun.SHARED.mkdir(parents=True, exist_ok=True)
+    yield
+    kitrun.SHARED = None
+
+
 @pytest.fixture
 def fake(tmp_path):
     return FakeHost(tmp_path)
