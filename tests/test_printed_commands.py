@@ -321,6 +321,7 @@ def all_printed() -> List[Printed]:
     return out
 
 
+@pytest.mark.slow  # ~50 real pip runs and every kit scenario: 65 s of CPU, the longest test of the suite
 def test_every_printed_command_runs_as_printed(kit_house, tmp_path):
     unique: Dict[str, Printed] = {}
     for p in all_printed():
