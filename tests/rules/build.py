@@ -3,7 +3,6 @@ vllm-ascend 0.11.0rc3 by default, every section overridable. No files, no proces
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Dict, Iterable, List, Optional
 
 from doctor.facts import (
@@ -27,11 +26,10 @@ def release(**kw) -> Release:
     return Release(**base)
 
 
-@functools.lru_cache(maxsize=1)
 def _shipped() -> Matrix:
-    from doctor.matrix.load import load_matrix
+    from shipped import matrix  # loaded once per process (tests/shipped.py)
 
-    return load_matrix()
+    return matrix()
 
 
 def mooncake_knowledge() -> Dict[str, Dict]:
