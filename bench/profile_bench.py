@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import List, Optional, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
-WORK = REPO / "bench" / ".work" / "profile"
-DEFAULT_MSPROF = REPO / ".cache" / "msprof-venv" / "bin" / "msprof-analyze"
+WORK = Path(os.environ.get("PROFILE_BENCH_DIR", "/tmp/ascend-doctor-profile-bench"))  # big traces: never in the repo
+DEFAULT_MSPROF = Path(os.environ.get("MSPROF_ANALYZE", str(REPO / ".cache" / "msprof-venv" / "bin" / "msprof-analyze")))
 sys.path.insert(0, str(REPO / "tests"))
 
 

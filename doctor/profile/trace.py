@@ -206,13 +206,13 @@ class TraceBuilder:
         else:
             return False
         if type(ts) is str:
-            dot = ts.find(".")
+            whole_text, _, frac_text = ts.partition(".")
             try:
-                if dot < 0:
-                    rel = float(int(ts) - self.base)
-                else:
-                    rel = float(int(ts[:dot]) - self.base) + (float(ts[dot:]) if dot + 1 < len(ts) else 0.0)
+                whole = int(whole_text)
+                rel = float(whole - self.base) + (float("." + frac_text) if frac_text else 0.0)
             except ValueError:
+                return False
+            if whole < 0:  # the careful way keeps the sign of the fraction
                 return False
         elif type(ts) is float or type(ts) is int:
             rel = float(ts) - self.base
@@ -244,6 +244,89 @@ class TraceBuilder:
         cols.tid.append(tid)
         cols.kind.append(k)
         return True
+
+    def add_many(self, events: List[Any]) -> None:
+        """The same as :meth:`add` on each event in turn (a decoded run of the file): complete
+        events and HostToDevice flows of the usual shape (int pid and tid, ts a string of a
+        non-negative number, a known name and kind) go into the columns in this one loop,
+        anything else through :meth:`add`. tests/test_profile_reader.py checks that the end
+        state is that of ``add``."""
+        add = self.add
+        processes = self.processes
+        ids_get = self.intern.ids.get
+        kind_get, cat_get = self._kind_ids.get, self._cat_ids.get
+        s_id, s_ts = self._s_id.append, self._s_ts.append
+        f_id, f_ts, f_pid, f_tid = self._f_id.append, self._f_ts.append, self._f_pid.append, self._f_tid.append
+        base = self.base
+        last_pid: Optional[int] = None
+        cols = Columns()
+        done = 0
+        for e in events:
+            if base is None or type(e) is not dict:
+                add(e)
+                base = self.base
+                continue
+            ph = e.get("ph")
+            if ph == "X":
+                pid, tid, ts, dur = e.get("pid"), e.get("tid"), e.get("ts"), e.get("dur")
+                if type(pid) is int and type(tid) is int and type(ts) is str and (type(dur) is float or type(dur) is int) \
+                        and -(1 << 62) < tid < (1 << 62):
+                    whole_text, _, frac_text = ts.partition(".")
+                    try:
+                        whole = int(whole_text)
+                        rel = float(whole - base) + (float("." + frac_text) if frac_text else 0.0)
+                    except ValueError:
+                        whole = -1
+                    dur = float(dur)
+                    if whole >= 0 and 0 <= dur < 1e15 and -1e15 < rel < 1e15:
+                        args = e.get("args")
+                        kind = args.get("Task Type") if type(args) is dict else None
+                        if kind is None:
+                            kind = e.get("cat")
+                            k = cat_get(kind) if type(kind) is str or kind is None else None
+                        else:
+                            k = kind_get(kind) if type(kind) is str else None
+                        name = e.get("name")
+                        n = ids_get(name) if type(name) is str else None
+                        if k is not None and n is not None:
+                            if pid != last_pid:
+                                got = processes.get(pid)
+                                if got is None:
+                                    got = processes[pid] = Columns()
+                                cols, last_pid = got, pid
+                            cols.ts.append(rel)
+                            cols.dur.append(dur)
+                            cols.name.append(n)
+                            cols.tid.append(tid)
+                            cols.kind.append(k)
+                            done += 1
+                            continue
+            elif (ph == "s" or ph == "f") and e.get("cat") == "HostToDevice":
+                fid, pid, ts = e.get("id"), e.get("pid"), e.get("ts")
+                if type(pid) is int and type(ts) is str and (type(fid) is str or type(fid) is int):
+                    whole_text, _, frac_text = ts.partition(".")
+                    try:
+                        whole = int(whole_text)
+                        rel = float(whole - base) + (float("." + frac_text) if frac_text else 0.0)
+                        key = (int(fid) if type(fid) is str else fid) & 0x7FFFFFFFFFFFFFFF
+                    except ValueError:
+                        whole = -1
+                    if whole >= 0:
+                        if ph == "s":
+                            s_id(key)
+                            s_ts(rel)
+                            done += 1
+                            continue
+                        tid = e.get("tid")
+                        if type(tid) is int and -(1 << 62) < tid < (1 << 62):
+                            f_id(key)
+                            f_ts(rel)
+                            f_pid(pid)
+                            f_tid(tid)
+                            done += 1
+                            continue
+            add(e)
+        self.events += done
 
     def _pid(self, event: Dict[str, Any]) -> Optional[int]:
         pid = event.get("pid")

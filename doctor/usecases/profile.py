@@ -122,7 +122,8 @@ def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
     table: Optional[kernels.KernelTable] = None
     if files.trace:
         b = trace.TraceBuilder()
-        res = pf.stream_trace(files.trace, b.add, bytes_progress.file(files.trace), follow=files.producer == "bare")
+        res = pf.stream_trace(files.trace, b.add, bytes_progress.file(files.trace), follow=files.producer == "bare",
+                             on_events=b.add_many)
         b.container = res.container
         tr = b.finish()
         if tr.events and tr.skipped == tr.events:
