@@ -308,7 +308,7 @@ class TraceBuilder:
                     try:
                         whole = int(whole_text)
                         rel = float(whole - base) + (float("." + frac_text) if frac_text else 0.0)
-                        key = (int(fid) if type(fid) is str else fid) & 0x7FFFFFFFFFFFFFFF
+                        key = int(fid) & 0x7FFFFFFFFFFFFFFF  # an int stays itself
                     except ValueError:
                         whole = -1
                     if whole >= 0:
