@@ -77,11 +77,11 @@ def write_big(target_mb: int) -> Path:
     span = int(g.steps[-1][1] - g.steps[0][0]) + 1000
     meta = [e for e in g.events if e["ph"] == "M"]
     body = [e for e in g.events if e["ph"] != "M"]
-    block = sum(len(json.dumps(e)) + 2 for e in body)
-    repeats = max(1, int(target_mb * 1e6 // block))
     with open(trace, "w") as fh:
         fh.write("[\n" + ",\n".join(json.dumps(e) for e in meta))
-        for r in range(repeats):
+        r = -1
+        while fh.tell() < target_mb * 1e6 - 5e6:  # whole blocks (~10 MB each): the nearest size
+            r += 1
             shift = r * span
             for e in body:
                 e2 = dict(e)

@@ -114,7 +114,10 @@ def _num(value: Any) -> Optional[float]:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        v = float(value)
+        try:
+            v = float(value)
+        except OverflowError:  # an integer of hundreds of digits
+            return None
         return v if math.isfinite(v) else None
     if isinstance(value, str):
         try:
@@ -164,14 +167,20 @@ class TraceBuilder:
                 whole, frac = int(math.floor(v)), v - math.floor(v)
             if self.base is None:
                 self.base = whole
-            return float(whole - self.base) + (frac if whole >= 0 else -frac)
+            try:
+                return float(whole - self.base) + (frac if whole >= 0 else -frac)
+            except OverflowError:  # hundreds of digits
+                return None
         v = _num(value)
         if v is None:
             return None
         whole = int(math.floor(v))
         if self.base is None:
             self.base = whole
-        return float(whole - self.base) + (v - whole)
+        try:
+            return float(whole - self.base) + (v - whole)
+        except OverflowError:
+            return None
 
     # -- events -------------------------------------------------------------------------------
 
@@ -202,7 +211,10 @@ class TraceBuilder:
         if type(pid) is not int or type(tid) is not int or self.base is None:
             return False
         if type(raw_dur) is float or type(raw_dur) is int:
-            dur = float(raw_dur)
+            try:
+                dur = float(raw_dur)
+            except OverflowError:
+                return False
         else:
             return False
         if type(ts) is str:
@@ -210,12 +222,15 @@ class TraceBuilder:
             try:
                 whole = int(whole_text)
                 rel = float(whole - self.base) + (float("." + frac_text) if frac_text else 0.0)
-            except ValueError:
+            except (ValueError, OverflowError):
                 return False
             if whole < 0:  # the careful way keeps the sign of the fraction
                 return False
         elif type(ts) is float or type(ts) is int:
-            rel = float(ts) - self.base
+            try:
+                rel = float(ts) - self.base
+            except OverflowError:
+                return False
         else:
             return False
         if not (dur >= 0 and dur < 1e15) or not (-1e15 < rel < 1e15) or not (-(1 << 62) < tid < (1 << 62)):
@@ -275,9 +290,9 @@ class TraceBuilder:
                     try:
                         whole = int(whole_text)
                         rel = float(whole - base) + (float("." + frac_text) if frac_text else 0.0)
-                    except ValueError:
+                        dur = float(dur)
+                    except (ValueError, OverflowError):
                         whole = -1
-                    dur = float(dur)
                     if whole >= 0 and 0 <= dur < 1e15 and -1e15 < rel < 1e15:
                         args = e.get("args")
                         kind = args.get("Task Type") if type(args) is dict else None
@@ -303,13 +318,14 @@ class TraceBuilder:
                             continue
             elif (ph == "s" or ph == "f") and e.get("cat") == "HostToDevice":
                 fid, pid, ts = e.get("id"), e.get("pid"), e.get("ts")
-                if type(pid) is int and type(ts) is str and (type(fid) is str or type(fid) is int):
+                if type(pid) is int and type(ts) is str and (type(fid) is str or type(fid) is int) \
+                        and -(1 << 62) < pid < (1 << 62):
                     whole_text, _, frac_text = ts.partition(".")
                     try:
                         whole = int(whole_text)
                         rel = float(whole - base) + (float("." + frac_text) if frac_text else 0.0)
                         key = int(fid) & 0x7FFFFFFFFFFFFFFF  # an int stays itself
-                    except ValueError:
+                    except (ValueError, OverflowError):
                         whole = -1
                     if whole >= 0:
                         if ph == "s":
@@ -347,9 +363,10 @@ class TraceBuilder:
             return tid
         if isinstance(tid, str):
             try:
-                return int(tid)
+                v = int(tid)
             except ValueError:
                 return hash(tid) & 0x7FFFFFFF
+            return v if -(1 << 62) < v < (1 << 62) else hash(tid) & 0x7FFFFFFF  # kept in a 64-bit column
         return 0
 
     def _complete(self, event: Dict[str, Any]) -> None:
@@ -403,7 +420,7 @@ class TraceBuilder:
             return
         ts = self._ts(event.get("ts"))
         pid = self._pid(event)
-        if ts is None or pid is None:
+        if ts is None or pid is None or not -(1 << 62) < pid < (1 << 62):  # kept in 64-bit columns
             return
         key = _flow_key(fid)
         if ph == "s":

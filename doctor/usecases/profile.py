@@ -109,6 +109,15 @@ def _table(path: str, base: Optional[int], progress: Callable[[int], None]) -> k
     return t
 
 
+def read_trace(path: str, progress: Optional[Callable[[int], None]] = None,
+               follow: bool = True) -> Tuple[trace.Trace, pf.StreamResult]:
+    """A trace file as columns: streamed, runs of whole events added in one go."""
+    b = trace.TraceBuilder()
+    res = pf.stream_trace(path, b.add, progress, follow=follow, on_events=b.add_many)
+    b.container = res.container
+    return b.finish(), res
+
+
 def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
     info = None
     notes: List[str] = []
@@ -121,11 +130,7 @@ def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
     tr: Optional[trace.Trace] = None
     table: Optional[kernels.KernelTable] = None
     if files.trace:
-        b = trace.TraceBuilder()
-        res = pf.stream_trace(files.trace, b.add, bytes_progress.file(files.trace), follow=files.producer == "bare",
-                             on_events=b.add_many)
-        b.container = res.container
-        tr = b.finish()
+        tr, res = read_trace(files.trace, bytes_progress.file(files.trace), follow=files.producer == "bare")
         if tr.events and tr.skipped == tr.events:
             raise pf.ProfileInputError(f"{files.trace}: no event has the fields of a trace event (ph, ts, dur, pid)")
         if not res.complete:
