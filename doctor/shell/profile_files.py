@@ -33,6 +33,7 @@ _WS_SEP = re.compile(r"[ \t\n\r]*(,)?[ \t\n\r]*")  # between two events: blanks,
 # string or a nested value: then the run does not decode, and the events go one at a time)
 _CUT = re.compile(r"\}[ \t\n\r]*,[ \t\n\r]*(?=\{)")
 _TAIL = 16 << 10  # characters searched for the last cut, widened when none is found
+_RUN = 128 << 10  # characters decoded at a time, about: the events of a run are added while in the cache
 
 Progress = Callable[[int], None]
 
@@ -440,7 +441,9 @@ def stream_trace(path: str, on_event: Callable[[Any], None], progress: Optional[
                     return
                 buf, pos = r.buf, r.pos
                 if on_events is not None and r.dropped + pos >= one_by_one_until:
-                    cut = _last_cut(buf, pos)
+                    cut = _CUT.search(buf, pos + _RUN) if len(buf) - pos > 2 * _RUN else None
+                    if cut is None:
+                        cut = _last_cut(buf, pos)
                     if cut is not None:
                         try:
                             run = loads("[" + buf[pos:cut.start() + 1] + "]")
