@@ -28,6 +28,7 @@ class RankResult:
     figures: RankFigures
     verdict: Verdict
     notes: List[str] = field(default_factory=list)
+    memory: Optional[Dict[str, Any]] = None  # memory_record.csv: peaks and the rise inside the loop
 
 
 @dataclass
@@ -117,6 +118,7 @@ def rank_json(r: RankResult, lang: str) -> Dict[str, Any]:
                           "overlapped_us": _us(t.comm - t.comm_exposed)},
         "allocations": {"calls": t.alloc_calls, "total_us": _us(t.alloc_us),
                         "steps_with_calls": sum(1 for s in f.steps if s.alloc_calls)},
+        "memory": r.memory,
         "sync_calls": t.sync_calls,
         "compile_calls": t.compile_calls,
         "task_queue": f.task_queue,

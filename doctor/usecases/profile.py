@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from doctor.findings import Command
-from doctor.profile import cluster, kernels, trace, view
+from doctor.profile import cluster, kernels, memory, trace, view
 from doctor.profile.analyse import analyse
 from doctor.profile.identify import identify
 from doctor.profile.report import RankResult, Report, assemble
@@ -118,6 +118,22 @@ def read_trace(path: str, progress: Optional[Callable[[int], None]] = None,
     return b.finish(), res
 
 
+def _memory(path: str, base: Optional[int], progress: Callable[[int], None]) -> Optional[memory.MemorySeries]:
+    """memory_record.csv as one series (the framework's component); ProfileInputError when it
+    cannot be read."""
+    rows = pf.csv_rows(path, progress, follow=False)
+    head = next(rows, None)
+    if head is None:
+        raise pf.ProfileInputError(f"{path}: empty file")
+    try:
+        b = memory.MemoryRecordBuilder(head, base)
+    except ValueError as e:
+        raise pf.ProfileInputError(f"{path}: not a memory record ({e})") from None
+    for row in rows:
+        b.add(row)
+    return b.finish()
+
+
 def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
     info = None
     notes: List[str] = []
@@ -142,6 +158,12 @@ def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
         table = _table(files.table, base, bytes_progress.file(files.table))
         if table.skipped:
             notes.append(f"skipped {table.skipped} kernel rows without a duration")
+    series: Optional[memory.MemorySeries] = None
+    if files.memory_record:
+        try:
+            series = _memory(files.memory_record, base, bytes_progress.file(files.memory_record))
+        except pf.ProfileInputError as e:
+            notes.append(f"memory_record unreadable: {e}")
     step_header: List[str] = []
     if files.step_trace:
         try:
@@ -171,7 +193,12 @@ def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
     verdict = judge(figures.totals, figures.device_kind, figures.device_kind_measured)
     present = {"trace": files.trace, "kernel_table": files.table, "profiler_info": files.info,
                "step_trace_time": files.step_trace}
-    return RankResult(label, present, ident, figures, verdict, notes)
+    held = None
+    if series is not None:
+        ident.profile_memory = True  # the file is written only with profile_memory=True
+        present["memory_record"] = files.memory_record
+        held = memory.summarise(series, [(s.start, s.end) for s in figures.steps])
+    return RankResult(label, present, ident, figures, verdict, notes, memory=held)
 
 
 def run(opts: ProfileOptions, progress: Optional[ProgressFn] = None) -> Report:
@@ -198,7 +225,7 @@ def run(opts: ProfileOptions, progress: Optional[ProgressFn] = None) -> Report:
             raise pf.ProfileInputError(f"{layout.cluster_step_trace}: {e}") from None
         if not cluster_only:
             raise pf.ProfileInputError(f"{layout.cluster_step_trace}: no rank rows")
-    counter = _Bytes(progress, _total_bytes([p for r in layout.ranks for p in (r.trace, r.table)]))
+    counter = _Bytes(progress, _total_bytes([p for r in layout.ranks for p in (r.trace, r.table, r.memory_record)]))
     results = [load_rank(r, counter) for r in layout.ranks]
     if len(results) > 1:
         labels = [r.label for r in results]
