@@ -389,6 +389,25 @@ def memory_record_csv(g: Generated, reserved_mb: float = 20480.0, per_malloc_mb:
     return out.getvalue()
 
 
+def communication_json(steps: int, transit_ms: float, wait_ms: float, sync_ms: float = 0.0) -> dict:
+    """communication.json of one rank (PTA _communication_parser.py; keys as in MSTT's
+    cluster_communication.json): two all-reduces per step, with the group's "Total Op Info"."""
+    def op(t: float, w: float, s: float) -> dict:
+        return {"Communication Time Info": {"Start Timestamp(us)": 1735689600000000.0, "Elapse Time(ms)": t + w + s,
+                                            "Transit Time(ms)": t, "Wait Time(ms)": w, "Synchronization Time(ms)": s,
+                                            "Idle Time(ms)": 0.0, "Wait Time Ratio": round(w / (w + t), 4) if w + t else 0,
+                                            "Synchronization Time Ratio": round(s / (s + t), 4) if s + t else 0},
+                "Communication Bandwidth Info": {"HCCS": {"Transit Size(MB)": 8.0, "Transit Time(ms)": t,
+                                                          "Bandwidth(GB/s)": 8.0 / t if t else 0,
+                                                          "Large Packet Ratio": 1.0, "Size Distribution": {"8.0": [1, t]}}}}
+    doc = {}
+    for n in range(steps):
+        collective = {f"hcom_allReduce__{n}{k}_0_1@7366524846": op(transit_ms, wait_ms, sync_ms) for k in range(2)}
+        collective["Total Op Info"] = op(2 * transit_ms, 2 * wait_ms, 2 * sync_ms)
+        doc[f"step{n + 1}"] = {"collective": collective, "p2p": {}}
+    return doc
+
+
 def profiler_info(p: Decode) -> dict:
     return {
         "config": {

@@ -269,6 +269,27 @@ def test_memory_record_flat_after_the_first_step_and_a_broken_one(tmp_path):
     assert any(n.startswith("memory_record unreadable") and "not a memory record" in n for n in doc["ranks"][0]["notes"])
 
 
+@pytest.mark.parametrize("wait_ms,slow", [(0.5, True), (0.05, False)])
+def test_communication_json_wait_ratio_names_a_rank_waiting_on_its_peer(tmp_path, wait_ms, slow):
+    root = write(tmp_path, pg.COMM_BOUND)
+    doc_in = pg.communication_json(steps=3, transit_ms=1.0, wait_ms=wait_ms, sync_ms=0.1)
+    (root / "ASCEND_PROFILER_OUTPUT" / "communication.json").write_text(json.dumps(doc_in))
+    doc = profile_json(str(root))
+    c = doc["ranks"][0]["communication"]["operators"]
+    # the operators of every step, not the groups' totals
+    ops = [v for step in doc_in.values() for k, v in step["collective"].items() if k != "Total Op Info"]
+    wait = sum(o["Communication Time Info"]["Wait Time(ms)"] for o in ops)
+    transit = sum(o["Communication Time Info"]["Transit Time(ms)"] for o in ops)
+    assert c["ops"] == len(ops) == 6 and c["wait_ms"] == pytest.approx(wait) and c["transit_ms"] == pytest.approx(transit)
+    assert c["wait_ratio"] == pytest.approx(wait / (wait + transit), abs=1e-4) and c["waits_on_slower_peer"] is slow
+    text = cli(str(root)).stdout
+    assert ("waits on a slower peer" in text) is slow and "communication.json: 6 operator(s)" in text, text
+    (root / "ASCEND_PROFILER_OUTPUT" / "communication.json").write_text("{" * 10)
+    doc = profile_json(str(root))
+    assert doc["ranks"][0]["communication"]["operators"] is None
+    assert any(n.startswith("communication.json unreadable") for n in doc["ranks"][0]["notes"])
+
+
 def test_tensor_parallel_ranks_find_the_slow_rank(tmp_path):
     parent = tmp_path / "vllm_profile"
     for r, scale in enumerate((1.0, 1.0, 1.25, 1.0)):

@@ -7,10 +7,10 @@ import gc
 import os
 import shlex
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from doctor.findings import Command
-from doctor.profile import cluster, kernels, memory, trace, view
+from doctor.profile import cluster, commstats, kernels, memory, trace, view
 from doctor.profile.analyse import analyse
 from doctor.profile.identify import identify
 from doctor.profile.report import RankResult, Report, assemble
@@ -118,6 +118,9 @@ def read_trace(path: str, progress: Optional[Callable[[int], None]] = None,
     return b.finish(), res
 
 
+MAX_COMMUNICATION_JSON = 16 << 20  # bytes: decoded whole (a few hundred bytes per operator and step)
+
+
 def _memory(path: str, base: Optional[int], progress: Callable[[int], None]) -> Optional[memory.MemorySeries]:
     """memory_record.csv as one series (the framework's component); ProfileInputError when it
     cannot be read."""
@@ -164,6 +167,12 @@ def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
             series = _memory(files.memory_record, base, bytes_progress.file(files.memory_record))
         except pf.ProfileInputError as e:
             notes.append(f"memory_record unreadable: {e}")
+    comm: Optional[Dict[str, Any]] = None
+    if files.communication:
+        try:
+            comm = commstats.summarise(pf.read_json(files.communication, MAX_COMMUNICATION_JSON))
+        except pf.ProfileInputError as e:
+            notes.append(f"communication.json unreadable: {e}")
     step_header: List[str] = []
     if files.step_trace:
         try:
@@ -198,7 +207,9 @@ def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
         ident.profile_memory = True  # the file is written only with profile_memory=True
         present["memory_record"] = files.memory_record
         held = memory.summarise(series, [(s.start, s.end) for s in figures.steps])
-    return RankResult(label, present, ident, figures, verdict, notes, memory=held)
+    if comm is not None:
+        present["communication_json"] = files.communication
+    return RankResult(label, present, ident, figures, verdict, notes, memory=held, communication=comm)
 
 
 def run(opts: ProfileOptions, progress: Optional[ProgressFn] = None) -> Report:
