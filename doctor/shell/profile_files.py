@@ -371,17 +371,21 @@ class _Reader:
             buf, pos = self.buf, self.pos
             end = -1
             obj: Any = None
+            # scanned from a copy of what is left: an error's line count then covers the event,
+            # not the whole buffer before it
+            rest = buf[pos:] if pos else buf
             try:
-                obj, end = self.scan(buf, pos)
+                obj, end = self.scan(rest, 0)
+                end += pos
             except StopIteration as e:
-                at = e.value if isinstance(e.value, int) else pos
+                at = (e.value if isinstance(e.value, int) else 0) + pos
                 if self.eof or len(buf) - at > 8:
                     raise self.fail(f"not valid JSON at byte ~{self.offset()}") from None
             except RecursionError:
                 raise self.fail(f"nested too deeply at byte ~{self.offset()} (not a profiler trace)") from None
             except ValueError as e:
                 # an error before the end of what was read is in the file, not in the next chunk
-                at = getattr(e, "pos", len(buf))
+                at = getattr(e, "pos", len(rest)) + pos
                 unterminated = str(getattr(e, "msg", "")).startswith("Unterminated string")
                 if self.eof or (len(buf) - at > 8 and not unterminated):
                     raise self.fail(f"not valid JSON at byte ~{self.dropped + at} ({getattr(e, 'msg', e)})") from None
@@ -440,6 +444,7 @@ def stream_trace(path: str, on_event: Callable[[Any], None], progress: Optional[
                     r.pos += 1
                     return
                 buf, pos = r.buf, r.pos
+                last = False
                 if on_events is not None and r.dropped + pos >= one_by_one_until:
                     cut = _CUT.search(buf, pos + _RUN) if len(buf) - pos > 2 * _RUN else None
                     if cut is None:
@@ -457,10 +462,14 @@ def stream_trace(path: str, on_event: Callable[[Any], None], progress: Optional[
                             c = "{"
                             del run
                             continue
-                try:
-                    obj, end = scan(buf, pos)
-                except (StopIteration, ValueError, RecursionError):
-                    end = -1
+                    elif len(buf) - pos < _TAIL:
+                        last = True  # one event, likely cut by the chunk's end: the careful way
+                end = -1
+                if not last:
+                    try:
+                        obj, end = scan(buf, pos)
+                    except (StopIteration, ValueError, RecursionError):
+                        end = -1
                 if 0 <= end < len(buf) - 1:
                     r.pos = end
                 else:
