@@ -11,6 +11,7 @@ import math
 import re
 from array import array
 from bisect import bisect_left
+from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set
 
@@ -129,19 +130,12 @@ class _Tasks:
         self.launch.append(launch)
         self.stream.append(stream)
 
-    def add_id(self, start: float, end: float, name: int, category: int, launch: float, stream: int) -> None:
-        self.start.append(start)
-        self.end.append(end)
-        self.name.append(name)
-        self.category.append(category)
-        self.launch.append(launch)
-        self.stream.append(stream)
-
     def into(self, rank: "Rank") -> None:
         order = sorted(range(len(self.start)), key=self.start.__getitem__)
+        pick = itemgetter(*order) if len(order) > 1 else None
         for src, dst in ((self.start, rank.start), (self.end, rank.end), (self.launch, rank.launch),
                          (self.name, rank.name), (self.category, rank.category), (self.stream, rank.stream)):
-            dst.extend(src[i] for i in order)
+            dst.extend(pick(src) if pick is not None else src)
         rank.names = self.intern.names
 
 
@@ -155,6 +149,8 @@ def from_trace(trace: Trace, label: str, table: Optional[KernelTable] = None) ->
     categories: Dict[int, Optional[int]] = {}
     task_ids: Dict[int, int] = {}
     wide = len(names) + 1
+    t_start, t_end, t_name = tasks.start.append, tasks.end.append, tasks.name.append
+    t_cat, t_launch, t_stream = tasks.category.append, tasks.launch.append, tasks.stream.append
     for pid, cols in device:
         launches = trace.launches.get(pid)
         for i, (n, s, d, k, tid) in enumerate(zip(cols.name, cols.ts, cols.dur, cols.kind, cols.tid)):
@@ -168,7 +164,12 @@ def from_trace(trace: Trace, label: str, table: Optional[KernelTable] = None) ->
             t = task_ids.get(n)
             if t is None:
                 t = task_ids[n] = tasks.intern(names[n])
-            tasks.add_id(s, s + d, t, cat, launches[i] if launches is not None else math.nan, tid)
+            t_start(s)
+            t_end(s + d)
+            t_name(t)
+            t_cat(cat)
+            t_launch(launches[i] if launches is not None else math.nan)
+            t_stream(tid)
     for pid, cols in trace.of(COMM):
         for i in range(len(cols)):
             thread = trace.thread_names.get((pid, cols.tid[i]), "")
