@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -34,31 +35,25 @@ def measure(argv: List[str], cwd: Optional[Path] = None, timeout: float = 1800) 
     """(wall seconds, CPU seconds, peak RSS MB, exit code, output) of a child process. CPU time
     is what the run costs whatever else the machine is doing (2 cores shared here)."""
     t0 = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)))
-    out = b""
     deadline = t0 + timeout
-    assert proc.stdout is not None
-    os.set_blocking(proc.stdout.fileno(), False)
-    while True:
-        try:
+    with tempfile.TemporaryFile() as sink:  # a file, not a pipe: nothing to drain while it runs
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=sink, stderr=subprocess.STDOUT,
+                                env=dict(os.environ, PYTHONPATH=str(REPO)))
+        while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        except ChildProcessError:
-            break
-        chunk = proc.stdout.read()
-        if chunk:
-            out += chunk[-200_000:]
-        if pid:
-            rest = proc.stdout.read()
-            out += rest or b""
-            return time.monotonic() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, \
-                os.waitstatus_to_exitcode(status), out.decode("utf-8", "replace")
-        if time.monotonic() > deadline:
-            proc.kill()
-            proc.wait()
-            return time.monotonic() - t0, 0.0, 0.0, -9, out.decode("utf-8", "replace") + "\n(timed out)"
-        time.sleep(0.05)
-    return time.monotonic() - t0, 0.0, 0.0, proc.returncode or 0, out.decode("utf-8", "replace")
+            if pid:
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                sink.seek(0)
+                out = sink.read().decode("utf-8", "replace")
+                return time.monotonic() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, \
+                    proc.returncode, out
+            if time.monotonic() > deadline:
+                proc.kill()
+                proc.wait()
+                sink.seek(0)
+                return time.monotonic() - t0, 0.0, 0.0, -9, sink.read()[-20_000:].decode("utf-8", "replace") + \
+                    "\n(timed out)"
+            time.sleep(0.05)
 
 
 def write_big(target_mb: int) -> Path:
