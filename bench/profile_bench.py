@@ -1,14 +1,18 @@
 """ascend-doctor profile against msprof-analyze advisor on the same files, in one run, with the
 floor beside them (json.load of the trace: what any reader that parses the JSON pays).
 
-    python bench/profile_bench.py                      # a ~500 MB generated decode loop + the real Level1 fixture
+    python bench/profile_bench.py                      # ~500 MB and ~50 MB generated decode loops + the real Level1 fixture
     python bench/profile_bench.py --mb 100 --msprof-analyze /path/to/venv/bin/msprof-analyze
+    python bench/profile_bench.py --skip-peer          # the doctor and the floor only
 
-msprof-analyze comes from the package index, in a venv of its own (it pins its own pandas,
-numpy...):  python3 -m venv .cache/msprof-venv && .cache/msprof-venv/bin/pip install msprof-analyze
-(the default path below). Each tool runs as a child process; its wall time and peak RSS
-(getrusage of the child) are printed, and what each concluded. Targets (issue 24): 500 MB in
-<= 15 s and <= 300 MB RSS for ascend-doctor.
+The traces are written under $PROFILE_BENCH_DIR (default /tmp/ascend-doctor-profile-bench), never
+in the repository, and reused while their size fits. msprof-analyze comes from the package index,
+in a venv of its own (it pins its own pandas, numpy...):
+python3 -m venv /tmp/msprof-venv && /tmp/msprof-venv/bin/pip install msprof-analyze, then
+MSPROF_ANALYZE=/tmp/msprof-venv/bin/msprof-analyze (default: .cache/msprof-venv in the checkout).
+Each tool runs as a child process; its wall time, CPU time and peak RSS (getrusage of the child)
+are printed, and what each concluded. Targets (issue 24): 500 MB in <= 15 s and <= 300 MB RSS
+for ascend-doctor.
 """
 from __future__ import annotations
 
