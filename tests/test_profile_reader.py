@@ -160,7 +160,7 @@ def test_generated_decode_loops_read_the_same_and_mostly_the_fast_way(tmp_path, 
     assert b.careful < len(events) * 0.05, (b.careful, len(events))
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("chunk", [613, 1 << 13, 1 << 20])
 def test_awkward_traces_read_the_same_both_ways(tmp_path, monkeypatch, seed, chunk):
     monkeypatch.setattr(pf, "CHUNK", chunk)
