@@ -146,6 +146,7 @@ class TraceBuilder:
         # (as columns: half a million flows are a few MB, not a few hundred)
         self._s_id, self._s_ts = array("q"), array("d")
         self._f_id, self._f_ts, self._f_pid, self._f_tid = array("q"), array("d"), array("q"), array("q")
+        self._fracs: Dict[str, float] = {}  # "491" -> 0.491: a capture's timestamps share few fractions
         self._kind_ids: Dict[Any, int] = {}
         self._cat_ids: Dict[Any, int] = {}
 
@@ -276,6 +277,7 @@ class TraceBuilder:
         last_pid: Optional[int] = None
         cols = Columns()
         done = 0
+        fracs = self._fracs
         for e in events:
             if base is None or type(e) is not dict:
                 add(e)
@@ -289,7 +291,12 @@ class TraceBuilder:
                     whole_text, _, frac_text = ts.partition(".")
                     try:
                         whole = int(whole_text)
-                        rel = float(whole - base) + (float("." + frac_text) if frac_text else 0.0)
+                        frac = fracs.get(frac_text)
+                        if frac is None:
+                            frac = float("." + frac_text) if frac_text else 0.0
+                            if len(fracs) < 4096:
+                                fracs[frac_text] = frac
+                        rel = float(whole - base) + frac
                         dur = float(dur)
                     except (ValueError, OverflowError):
                         whole = -1
@@ -323,7 +330,12 @@ class TraceBuilder:
                     whole_text, _, frac_text = ts.partition(".")
                     try:
                         whole = int(whole_text)
-                        rel = float(whole - base) + (float("." + frac_text) if frac_text else 0.0)
+                        frac = fracs.get(frac_text)
+                        if frac is None:
+                            frac = float("." + frac_text) if frac_text else 0.0
+                            if len(fracs) < 4096:
+                                fracs[frac_text] = frac
+                        rel = float(whole - base) + frac
                         key = int(fid) & 0x7FFFFFFFFFFFFFFF  # an int stays itself
                     except (ValueError, OverflowError):
                         whole = -1
