@@ -20,6 +20,7 @@ from doctor.profile.kernels import clean, number
 
 PREFERRED = ("PTA+GE", "PTA", "APP", "GE")  # the framework's own view first
 MAX_COMPONENTS = 16
+MAX_SAMPLES = 2_000_000  # rows kept of one component (24 bytes each); the rest are counted as skipped
 
 
 @dataclass
@@ -84,6 +85,9 @@ class MemoryRecordBuilder:
                 self.skipped += 1
                 return
             s = self.series[comp] = MemorySeries(comp)
+        if len(s.ts) >= MAX_SAMPLES:
+            self.skipped += 1
+            return
         allocated = number(row[self.alloc_col]) if self.alloc_col is not None and self.alloc_col < len(row) else None
         s.ts.append(ts)
         s.reserved.append(reserved * self.res_factor)
