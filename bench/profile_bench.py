@@ -1,14 +1,18 @@
 """ascend-doctor profile against msprof-analyze advisor on the same files, in one run, with the
 floor beside them (json.load of the trace: what any reader that parses the JSON pays).
 
-    python bench/profile_bench.py                      # a ~500 MB generated decode loop + the real Level1 fixture
+    python bench/profile_bench.py                      # ~500 MB and ~50 MB generated decode loops + the real Level1 fixture
     python bench/profile_bench.py --mb 100 --msprof-analyze /path/to/venv/bin/msprof-analyze
+    python bench/profile_bench.py --skip-peer          # the doctor and the floor only
 
-msprof-analyze comes from the package index, in a venv of its own (it pins its own pandas,
-numpy...):  python3 -m venv .cache/msprof-venv && .cache/msprof-venv/bin/pip install msprof-analyze
-(the default path below). Each tool runs as a child process; its wall time and peak RSS
-(getrusage of the child) are printed, and what each concluded. Targets (issue 24): 500 MB in
-<= 15 s and <= 300 MB RSS for ascend-doctor.
+The traces are written under $PROFILE_BENCH_DIR (default /tmp/ascend-doctor-profile-bench), never
+in the repository, and reused while their size fits. msprof-analyze comes from the package index,
+in a venv of its own (it pins its own pandas, numpy...):
+python3 -m venv /tmp/msprof-venv && /tmp/msprof-venv/bin/pip install msprof-analyze, then
+MSPROF_ANALYZE=/tmp/msprof-venv/bin/msprof-analyze (default: .cache/msprof-venv in the checkout).
+Each tool runs as a child process; its wall time, CPU time and peak RSS (getrusage of the child)
+are printed, and what each concluded. Targets (issue 24): 500 MB in <= 15 s and <= 300 MB RSS
+for ascend-doctor.
 """
 from __future__ import annotations
 
@@ -19,14 +23,15 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import List, Optional, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
-WORK = REPO / "bench" / ".work" / "profile"
-DEFAULT_MSPROF = REPO / ".cache" / "msprof-venv" / "bin" / "msprof-analyze"
+WORK = Path(os.environ.get("PROFILE_BENCH_DIR", "/tmp/ascend-doctor-profile-bench"))  # big traces: never in the repo
+DEFAULT_MSPROF = Path(os.environ.get("MSPROF_ANALYZE", str(REPO / ".cache" / "msprof-venv" / "bin" / "msprof-analyze")))
 sys.path.insert(0, str(REPO / "tests"))
 
 
@@ -34,31 +39,25 @@ def measure(argv: List[str], cwd: Optional[Path] = None, timeout: float = 1800) 
     """(wall seconds, CPU seconds, peak RSS MB, exit code, output) of a child process. CPU time
     is what the run costs whatever else the machine is doing (2 cores shared here)."""
     t0 = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)))
-    out = b""
     deadline = t0 + timeout
-    assert proc.stdout is not None
-    os.set_blocking(proc.stdout.fileno(), False)
-    while True:
-        try:
+    with tempfile.TemporaryFile() as sink:  # a file, not a pipe: nothing to drain while it runs
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=sink, stderr=subprocess.STDOUT,
+                                env=dict(os.environ, PYTHONPATH=str(REPO)))
+        while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        except ChildProcessError:
-            break
-        chunk = proc.stdout.read()
-        if chunk:
-            out += chunk[-200_000:]
-        if pid:
-            rest = proc.stdout.read()
-            out += rest or b""
-            return time.monotonic() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, \
-                os.waitstatus_to_exitcode(status), out.decode("utf-8", "replace")
-        if time.monotonic() > deadline:
-            proc.kill()
-            proc.wait()
-            return time.monotonic() - t0, 0.0, 0.0, -9, out.decode("utf-8", "replace") + "\n(timed out)"
-        time.sleep(0.05)
-    return time.monotonic() - t0, 0.0, 0.0, proc.returncode or 0, out.decode("utf-8", "replace")
+            if pid:
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                sink.seek(0)
+                out = sink.read().decode("utf-8", "replace")
+                return time.monotonic() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, \
+                    proc.returncode, out
+            if time.monotonic() > deadline:
+                proc.kill()
+                proc.wait()
+                sink.seek(0)
+                return time.monotonic() - t0, 0.0, 0.0, -9, sink.read()[-20_000:].decode("utf-8", "replace") + \
+                    "\n(timed out)"
+            time.sleep(0.05)
 
 
 def write_big(target_mb: int) -> Path:
@@ -77,11 +76,11 @@ def write_big(target_mb: int) -> Path:
     span = int(g.steps[-1][1] - g.steps[0][0]) + 1000
     meta = [e for e in g.events if e["ph"] == "M"]
     body = [e for e in g.events if e["ph"] != "M"]
-    block = sum(len(json.dumps(e)) + 2 for e in body)
-    repeats = max(1, int(target_mb * 1e6 // block))
     with open(trace, "w") as fh:
         fh.write("[\n" + ",\n".join(json.dumps(e) for e in meta))
-        for r in range(repeats):
+        r = -1
+        while fh.tell() < target_mb * 1e6 - 5e6:  # whole blocks (~10 MB each): the nearest size
+            r += 1
             shift = r * span
             for e in body:
                 e2 = dict(e)

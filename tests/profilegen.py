@@ -359,6 +359,55 @@ def step_trace_csv(g: Generated) -> str:
     return header + "\n" + ",".join(row[h] for h in header.split(",")) + "\n"
 
 
+# memory_record.csv (PTA _memory_view_parser.py HEADERS_RECORD; 5.0.rc3 without Total Active / Stream Ptr)
+MEMORY_RECORD = {
+    "5.0.rc3": "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Device Type",
+    "7.3.0": "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Stream Ptr,Device Type",
+}
+
+
+def memory_record_csv(g: Generated, reserved_mb: float = 20480.0, per_malloc_mb: float = 512.0) -> str:
+    """The framework's reserved memory over the capture: a sample at each step start and one after
+    each device allocation of the trace (the caching allocator growing by ``per_malloc_mb``); a GE
+    series beside it, flat, as real files interleave components."""
+    header = MEMORY_RECORD["5.0.rc3" if g.params.version == "5.0.rc3" else "7.3.0"].split(",")
+    mallocs = sorted(float(e["ts"]) - BASE_US + e["dur"] for e in g.events
+                     if e.get("ph") == "X" and "Malloc" in e.get("name", ""))
+    samples = sorted([(s, "step") for s, _ in g.steps] + [(m, "malloc") for m in mallocs])
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(header)
+    reserved = reserved_mb
+    for t, what in samples:
+        if what == "malloc":
+            reserved += per_malloc_mb
+        for comp, value in (("PTA", reserved), ("GE", 128.0)):
+            row = {"Component": comp, "Timestamp(us)": _ts(t) + "\t", "Total Allocated(MB)": f"{value * 0.8:.3f}",
+                   "Total Reserved(MB)": f"{value:.3f}", "Total Active(MB)": f"{value * 0.8:.3f}",
+                   "Stream Ptr": "187651234", "Device Type": "NPU:0"}
+            w.writerow([row[h] for h in header])
+    return out.getvalue()
+
+
+def communication_json(steps: int, transit_ms: float, wait_ms: float, sync_ms: float = 0.0) -> dict:
+    """communication.json of one rank (PTA _communication_parser.py; keys as in MSTT's
+    cluster_communication.json): two all-reduces per step, with the group's "Total Op Info"."""
+    def op(t: float, w: float, s: float) -> dict:
+        return {"Communication Time Info": {"Start Timestamp(us)": 1735689600000000.0, "Elapse Time(ms)": t + w + s,
+                                            "Transit Time(ms)": t, "Wait Time(ms)": w, "Synchronization Time(ms)": s,
+                                            "Idle Time(ms)": 0.0, "Wait Time Ratio": round(w / (w + t), 4) if w + t else 0,
+                                            "Synchronization Time Ratio": round(s / (s + t), 4) if s + t else 0},
+                "Communication Bandwidth Info": {"HCCS": {"Transit Size(MB)": 8.0, "Transit Time(ms)": t,
+                                                          "Bandwidth(GB/s)": 8.0 / t if t else 0,
+                                                          "Large Packet Ratio": 1.0, "Size Distribution": {"8.0": [1, t]}}}}
+    doc = {}
+    for n in range(steps):
+        collective = {f"hcom_allReduce__{n}{k}_0_1@7366524846": op(transit_ms, wait_ms, sync_ms) for k in range(2)}
+        collective["Total Op Info"] = op(2 * transit_ms, 2 * wait_ms, 2 * sync_ms)
+        doc[f"step{n + 1}"] = {"collective": collective, "p2p": {}}
+    return doc
+
+
 def profiler_info(p: Decode) -> dict:
     return {
         "config": {

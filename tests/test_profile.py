@@ -237,6 +237,59 @@ def test_prefill_spike_malloc_in_the_loop_and_idle_between_requests(tmp_path):
     assert max(s["wall_us"] for s in rank["steps"]) < 100_000
 
 
+@pytest.mark.parametrize("version", ["5.0.rc3", "7.3.0"])
+def test_memory_record_shows_the_reserved_memory_rising_inside_the_loop(tmp_path, version):
+    p = replace(pg.HOST_BOUND, version=version, malloc_steps=(0, 20, 24))
+    root = write(tmp_path, p)
+    g = pg.simulate(p)
+    (root / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv").write_text(pg.memory_record_csv(g, 20480.0, 512.0))
+    doc = profile_json(str(root))
+    m = doc["ranks"][0]["memory"]
+    # three allocations: the one of the first step is held by its end, the two later ones rise inside the loop
+    assert m["component"] == "PTA" and m["peak_reserved_mb"] == pytest.approx(20480 + 3 * 512)
+    assert m["reserved_after_first_step_mb"] == pytest.approx(20480 + 512)
+    assert m["rise_in_loop_mb"] == pytest.approx(2 * 512)
+    assert m["peak_allocated_mb"] == pytest.approx((20480 + 3 * 512) * 0.8)
+    assert doc["ranks"][0]["identity"]["profile_memory"] is True
+    assert "memory" not in {c["id"] for c in doc["cannot_tell"]}
+    text = cli(str(root)).stdout
+    assert "1,024 MB more inside the loop (peak 22,016 MB)" in text, text
+
+
+def test_memory_record_flat_after_the_first_step_and_a_broken_one(tmp_path):
+    p = replace(pg.HOST_BOUND, malloc_steps=(0,))
+    root = write(tmp_path, p)
+    out = root / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv"
+    out.write_text(pg.memory_record_csv(pg.simulate(p)))
+    m = profile_json(str(root))["ranks"][0]["memory"]
+    assert m["rise_in_loop_mb"] == 0 and m["peak_reserved_mb"] == pytest.approx(20480 + 512)
+    out.write_text("Name,Size\nx,1\n")  # not a memory record: said in the notes, the rest still read
+    doc = profile_json(str(root))
+    assert doc["ranks"][0]["memory"] is None and doc["summary"]["bound"] == "host"
+    assert any(n.startswith("memory_record unreadable") and "not a memory record" in n for n in doc["ranks"][0]["notes"])
+
+
+@pytest.mark.parametrize("wait_ms,slow", [(0.5, True), (0.05, False)])
+def test_communication_json_wait_ratio_names_a_rank_waiting_on_its_peer(tmp_path, wait_ms, slow):
+    root = write(tmp_path, pg.COMM_BOUND)
+    doc_in = pg.communication_json(steps=3, transit_ms=1.0, wait_ms=wait_ms, sync_ms=0.1)
+    (root / "ASCEND_PROFILER_OUTPUT" / "communication.json").write_text(json.dumps(doc_in))
+    doc = profile_json(str(root))
+    c = doc["ranks"][0]["communication"]["operators"]
+    # the operators of every step, not the groups' totals
+    ops = [v for step in doc_in.values() for k, v in step["collective"].items() if k != "Total Op Info"]
+    wait = sum(o["Communication Time Info"]["Wait Time(ms)"] for o in ops)
+    transit = sum(o["Communication Time Info"]["Transit Time(ms)"] for o in ops)
+    assert c["ops"] == len(ops) == 6 and c["wait_ms"] == pytest.approx(wait) and c["transit_ms"] == pytest.approx(transit)
+    assert c["wait_ratio"] == pytest.approx(wait / (wait + transit), abs=1e-4) and c["waits_on_slower_peer"] is slow
+    text = cli(str(root)).stdout
+    assert ("waits on a slower peer" in text) is slow and "communication.json: 6 operator(s)" in text, text
+    (root / "ASCEND_PROFILER_OUTPUT" / "communication.json").write_text("{" * 10)
+    doc = profile_json(str(root))
+    assert doc["ranks"][0]["communication"]["operators"] is None
+    assert any(n.startswith("communication.json unreadable") for n in doc["ranks"][0]["notes"])
+
+
 def test_tensor_parallel_ranks_find_the_slow_rank(tmp_path):
     parent = tmp_path / "vllm_profile"
     for r, scale in enumerate((1.0, 1.0, 1.25, 1.0)):

@@ -141,3 +141,28 @@ def test_verdict_thresholds(step, bound):
     assert v.bound == bound, v.shares
     if step.idle.unattributed:
         assert v.basis == "idle"
+
+
+def test_msprof_memory_record_is_in_kb():
+    from doctor.profile import memory
+
+    b = memory.MemoryRecordBuilder(["Device_id", "Component", "Timestamp(us)", "Total Allocated(KB)",
+                                    "Total Reserved(KB)", "Device"], 1000)
+    for ts, kb in (("1000.5", 2048), ("1010.0", 4096), ("1020.0", 4096)):
+        b.add(["0", "APP", ts, "1024", str(kb), "NPU:0"])
+    b.add(["0", "APP", "x", "1", "1", "NPU:0"])
+    s = b.finish()
+    assert s is not None and b.skipped == 1 and list(s.reserved) == [2.0, 4.0, 4.0] and s.ts[0] == 0.5
+    got = memory.summarise(s, [(0.0, 5.0), (5.0, 15.0), (15.0, 25.0)])
+    assert got["reserved_after_first_step_mb"] == 2.0 and got["rise_in_loop_mb"] == 2.0 and got["peak_allocated_mb"] == 1.0
+
+
+def test_memory_record_rows_are_bounded(monkeypatch):
+    from doctor.profile import memory
+
+    monkeypatch.setattr(memory, "MAX_SAMPLES", 3)
+    b = memory.MemoryRecordBuilder(["Component", "Timestamp(us)", "Total Reserved(MB)"], None)
+    for i in range(5):
+        b.add(["PTA", f"{100 + i}.0", "1"])
+    s = b.finish()
+    assert s is not None and len(s.ts) == 3 and b.skipped == 2 and b.rows == 5

@@ -28,6 +28,8 @@ class RankResult:
     figures: RankFigures
     verdict: Verdict
     notes: List[str] = field(default_factory=list)
+    memory: Optional[Dict[str, Any]] = None  # memory_record.csv: peaks and the rise inside the loop
+    communication: Optional[Dict[str, Any]] = None  # communication.json: transit, wait, sync totals
 
 
 @dataclass
@@ -114,9 +116,10 @@ def rank_json(r: RankResult, lang: str) -> Dict[str, Any]:
                         "histogram_edges_us": list(GAP_BUCKETS), "histogram": f.gap_histogram},
         "launch_latency": {k: (_us(v) if k != "count" else int(v)) for k, v in f.launch_latency.items()},
         "communication": {"total_us": _us(t.comm), "exposed_us": _us(t.comm_exposed),
-                          "overlapped_us": _us(t.comm - t.comm_exposed)},
+                          "overlapped_us": _us(t.comm - t.comm_exposed), "operators": r.communication},
         "allocations": {"calls": t.alloc_calls, "total_us": _us(t.alloc_us),
                         "steps_with_calls": sum(1 for s in f.steps if s.alloc_calls)},
+        "memory": r.memory,
         "sync_calls": t.sync_calls,
         "compile_calls": t.compile_calls,
         "task_queue": f.task_queue,

@@ -106,6 +106,18 @@ def _rank_lines(r: RankResult, lang: str, many: bool) -> List[Line]:
         later = sum(1 for x in f.steps[1:] if x.alloc_calls)
         key = "profile.alloc" if later else "profile.alloc_first"
         out.append((ind + tr(key, lang, calls=t.alloc_calls, total=dur(t.alloc_us), steps=later), None))
+    c = r.communication
+    if c and c.get("wait_ratio") is not None:
+        key = "profile.commjson.slow_peer" if c.get("waits_on_slower_peer") else "profile.commjson"
+        out.append((ind + tr(key, lang, ops=c["ops"], wait=dur(c["wait_ms"] * 1000), transit=dur(c["transit_ms"] * 1000),
+                             ratio=pct(c["wait_ratio"])), "bold" if c.get("waits_on_slower_peer") else None))
+    m = r.memory
+    if m and m.get("peak_reserved_mb") is not None:
+        rise = m.get("rise_in_loop_mb")
+        key = "profile.memory.rise" if rise else "profile.memory.flat" if rise is not None else "profile.memory.peak"
+        out.append((ind + tr(key, lang, peak=f"{m['peak_reserved_mb']:,.0f} MB", rise=f"{rise or 0:,.0f} MB",
+                             held=f"{m.get('reserved_after_first_step_mb') or 0:,.0f} MB",
+                             component=shown(str(m.get("component") or "?"))), "bold" if rise else None))
     if t.compile_calls:
         out.append((ind + tr("profile.compile", lang, calls=t.compile_calls), None))
     for j in f.jitter[:5]:

@@ -114,7 +114,10 @@ def _num(value: Any) -> Optional[float]:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        v = float(value)
+        try:
+            v = float(value)
+        except OverflowError:  # an integer of hundreds of digits
+            return None
         return v if math.isfinite(v) else None
     if isinstance(value, str):
         try:
@@ -143,6 +146,7 @@ class TraceBuilder:
         # (as columns: half a million flows are a few MB, not a few hundred)
         self._s_id, self._s_ts = array("q"), array("d")
         self._f_id, self._f_ts, self._f_pid, self._f_tid = array("q"), array("d"), array("q"), array("q")
+        self._fracs: Dict[str, float] = {}  # "491" -> 0.491: a capture's timestamps share few fractions
         self._kind_ids: Dict[Any, int] = {}
         self._cat_ids: Dict[Any, int] = {}
 
@@ -164,14 +168,20 @@ class TraceBuilder:
                 whole, frac = int(math.floor(v)), v - math.floor(v)
             if self.base is None:
                 self.base = whole
-            return float(whole - self.base) + (frac if whole >= 0 else -frac)
+            try:
+                return float(whole - self.base) + (frac if whole >= 0 else -frac)
+            except OverflowError:  # hundreds of digits
+                return None
         v = _num(value)
         if v is None:
             return None
         whole = int(math.floor(v))
         if self.base is None:
             self.base = whole
-        return float(whole - self.base) + (v - whole)
+        try:
+            return float(whole - self.base) + (v - whole)
+        except OverflowError:
+            return None
 
     # -- events -------------------------------------------------------------------------------
 
@@ -202,20 +212,26 @@ class TraceBuilder:
         if type(pid) is not int or type(tid) is not int or self.base is None:
             return False
         if type(raw_dur) is float or type(raw_dur) is int:
-            dur = float(raw_dur)
+            try:
+                dur = float(raw_dur)
+            except OverflowError:
+                return False
         else:
             return False
         if type(ts) is str:
-            dot = ts.find(".")
+            whole_text, _, frac_text = ts.partition(".")
             try:
-                if dot < 0:
-                    rel = float(int(ts) - self.base)
-                else:
-                    rel = float(int(ts[:dot]) - self.base) + (float(ts[dot:]) if dot + 1 < len(ts) else 0.0)
-            except ValueError:
+                whole = int(whole_text)
+                rel = float(whole - self.base) + (float("." + frac_text) if frac_text else 0.0)
+            except (ValueError, OverflowError):
+                return False
+            if whole < 0:  # the careful way keeps the sign of the fraction
                 return False
         elif type(ts) is float or type(ts) is int:
-            rel = float(ts) - self.base
+            try:
+                rel = float(ts) - self.base
+            except OverflowError:
+                return False
         else:
             return False
         if not (dur >= 0 and dur < 1e15) or not (-1e15 < rel < 1e15) or not (-(1 << 62) < tid < (1 << 62)):
@@ -245,6 +261,101 @@ class TraceBuilder:
         cols.kind.append(k)
         return True
 
+    def add_many(self, events: List[Any]) -> None:
+        """The same as :meth:`add` on each event in turn (a decoded run of the file): complete
+        events and HostToDevice flows of the usual shape (int pid and tid, ts a string of a
+        non-negative number, a known name and kind) go into the columns in this one loop,
+        anything else through :meth:`add`. tests/test_profile_reader.py checks that the end
+        state is that of ``add``."""
+        add = self.add
+        processes = self.processes
+        ids_get = self.intern.ids.get
+        kind_get, cat_get = self._kind_ids.get, self._cat_ids.get
+        s_id, s_ts = self._s_id.append, self._s_ts.append
+        f_id, f_ts, f_pid, f_tid = self._f_id.append, self._f_ts.append, self._f_pid.append, self._f_tid.append
+        base = self.base
+        last_pid: Optional[int] = None
+        cols = Columns()
+        done = 0
+        fracs = self._fracs
+        for e in events:
+            if base is None or type(e) is not dict:
+                add(e)
+                base = self.base
+                continue
+            ph = e.get("ph")
+            if ph == "X":
+                pid, tid, ts, dur = e.get("pid"), e.get("tid"), e.get("ts"), e.get("dur")
+                if type(pid) is int and type(tid) is int and type(ts) is str and (type(dur) is float or type(dur) is int) \
+                        and -(1 << 62) < tid < (1 << 62):
+                    whole_text, _, frac_text = ts.partition(".")
+                    try:
+                        whole = int(whole_text)
+                        frac = fracs.get(frac_text)
+                        if frac is None:
+                            frac = float("." + frac_text) if frac_text else 0.0
+                            if len(fracs) < 4096:
+                                fracs[frac_text] = frac
+                        rel = float(whole - base) + frac
+                        dur = float(dur)
+                    except (ValueError, OverflowError):
+                        whole = -1
+                    if whole >= 0 and 0 <= dur < 1e15 and -1e15 < rel < 1e15:
+                        args = e.get("args")
+                        kind = args.get("Task Type") if type(args) is dict else None
+                        if kind is None:
+                            kind = e.get("cat")
+                            k = cat_get(kind) if type(kind) is str or kind is None else None
+                        else:
+                            k = kind_get(kind) if type(kind) is str else None
+                        name = e.get("name")
+                        n = ids_get(name) if type(name) is str else None
+                        if k is not None and n is not None:
+                            if pid != last_pid:
+                                got = processes.get(pid)
+                                if got is None:
+                                    got = processes[pid] = Columns()
+                                cols, last_pid = got, pid
+                            cols.ts.append(rel)
+                            cols.dur.append(dur)
+                            cols.name.append(n)
+                            cols.tid.append(tid)
+                            cols.kind.append(k)
+                            done += 1
+                            continue
+            elif (ph == "s" or ph == "f") and e.get("cat") == "HostToDevice":
+                fid, pid, ts = e.get("id"), e.get("pid"), e.get("ts")
+                if type(pid) is int and type(ts) is str and (type(fid) is str or type(fid) is int) \
+                        and -(1 << 62) < pid < (1 << 62):
+                    whole_text, _, frac_text = ts.partition(".")
+                    try:
+                        whole = int(whole_text)
+                        frac = fracs.get(frac_text)
+                        if frac is None:
+                            frac = float("." + frac_text) if frac_text else 0.0
+                            if len(fracs) < 4096:
+                                fracs[frac_text] = frac
+                        rel = float(whole - base) + frac
+                        key = int(fid) & 0x7FFFFFFFFFFFFFFF  # an int stays itself
+                    except (ValueError, OverflowError):
+                        whole = -1
+                    if whole >= 0:
+                        if ph == "s":
+                            s_id(key)
+                            s_ts(rel)
+                            done += 1
+                            continue
+                        tid = e.get("tid")
+                        if type(tid) is int and -(1 << 62) < tid < (1 << 62):
+                            f_id(key)
+                            f_ts(rel)
+                            f_pid(pid)
+                            f_tid(tid)
+                            done += 1
+                            continue
+            add(e)
+        self.events += done
+
     def _pid(self, event: Dict[str, Any]) -> Optional[int]:
         pid = event.get("pid")
         if isinstance(pid, bool):
@@ -264,9 +375,10 @@ class TraceBuilder:
             return tid
         if isinstance(tid, str):
             try:
-                return int(tid)
+                v = int(tid)
             except ValueError:
                 return hash(tid) & 0x7FFFFFFF
+            return v if -(1 << 62) < v < (1 << 62) else hash(tid) & 0x7FFFFFFF  # kept in a 64-bit column
         return 0
 
     def _complete(self, event: Dict[str, Any]) -> None:
@@ -320,7 +432,7 @@ class TraceBuilder:
             return
         ts = self._ts(event.get("ts"))
         pid = self._pid(event)
-        if ts is None or pid is None:
+        if ts is None or pid is None or not -(1 << 62) < pid < (1 << 62):  # kept in 64-bit columns
             return
         key = _flow_key(fid)
         if ph == "s":

@@ -11,6 +11,7 @@ import math
 import re
 from array import array
 from bisect import bisect_left
+from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set
 
@@ -131,9 +132,10 @@ class _Tasks:
 
     def into(self, rank: "Rank") -> None:
         order = sorted(range(len(self.start)), key=self.start.__getitem__)
+        pick = itemgetter(*order) if len(order) > 1 else None
         for src, dst in ((self.start, rank.start), (self.end, rank.end), (self.launch, rank.launch),
                          (self.name, rank.name), (self.category, rank.category), (self.stream, rank.stream)):
-            dst.extend(src[i] for i in order)
+            dst.extend(pick(src) if pick is not None else src)
         rank.names = self.intern.names
 
 
@@ -143,15 +145,31 @@ def from_trace(trace: Trace, label: str, table: Optional[KernelTable] = None) ->
     tasks = _Tasks()
     device = trace.of(DEVICE)
     rank.devices = len(device)
+    # a category per (name, task type) and a rank name id per trace name id, worked out once each
+    categories: Dict[int, Optional[int]] = {}
+    task_ids: Dict[int, int] = {}
+    wide = len(names) + 1
+    t_start, t_end, t_name = tasks.start.append, tasks.end.append, tasks.name.append
+    t_cat, t_launch, t_stream = tasks.category.append, tasks.launch.append, tasks.stream.append
     for pid, cols in device:
         launches = trace.launches.get(pid)
-        for i in range(len(cols)):
-            name = names[cols.name[i]]
-            cat = task_category(name, names[cols.kind[i]])
+        for i, (n, s, d, k, tid) in enumerate(zip(cols.name, cols.ts, cols.dur, cols.kind, cols.tid)):
+            key = n * wide + k
+            if key in categories:
+                cat = categories[key]
+            else:
+                cat = categories[key] = task_category(names[n], names[k])
             if cat is None:
                 continue
-            s = cols.ts[i]
-            tasks.add(s, s + cols.dur[i], name, cat, launches[i] if launches is not None else math.nan, cols.tid[i])
+            t = task_ids.get(n)
+            if t is None:
+                t = task_ids[n] = tasks.intern(names[n])
+            t_start(s)
+            t_end(s + d)
+            t_name(t)
+            t_cat(cat)
+            t_launch(launches[i] if launches is not None else math.nan)
+            t_stream(tid)
     for pid, cols in trace.of(COMM):
         for i in range(len(cols)):
             thread = trace.thread_names.get((pid, cols.tid[i]), "")
@@ -162,29 +180,36 @@ def from_trace(trace: Trace, label: str, table: Optional[KernelTable] = None) ->
     tasks.into(rank)
     del tasks
     starts: Set[int] = set()
+    bucket = HOST_BUCKET.__rfloordiv__  # t // HOST_BUCKET
+    # what each name is, once per name: 0 nothing, else the host calls it goes to
+    api_kind: Dict[int, Optional[Calls]] = {}
     for _, cols in trace.of(CANN):
         rank.has_cann = True
         rank.api_calls += len(cols)
-        starts.update(int(t // HOST_BUCKET) for t in cols.ts)
-        for i in range(len(cols)):
-            name = names[cols.name[i]]
-            if SYNC_API.search(name):
-                rank.sync.add(cols.ts[i], cols.ts[i] + cols.dur[i], name)
-            elif ALLOC_API.search(name):
-                rank.alloc.add(cols.ts[i], cols.ts[i] + cols.dur[i], name)
-            elif COMPILE_API.search(name):
-                rank.compile.add(cols.ts[i], cols.ts[i] + cols.dur[i], name)
+        starts.update(map(int, map(bucket, cols.ts)))
+        for n, s, d in zip(cols.name, cols.ts, cols.dur):
+            if n in api_kind:
+                calls = api_kind[n]
+            else:
+                name = names[n]
+                calls = api_kind[n] = rank.sync if SYNC_API.search(name) else rank.alloc if ALLOC_API.search(name) \
+                    else rank.compile if COMPILE_API.search(name) else None
+            if calls is not None:
+                calls.add(s, s + d, names[n])
     queue = False
+    marker: Dict[int, bool] = {}
     for _, cols in trace.of(PYTHON):
         rank.host_lane = True
         rank.host_ops += len(cols)
-        starts.update(int(t // HOST_BUCKET) for t in cols.ts)
-        for i in range(len(cols)):
-            name = names[cols.name[i]]
-            if not queue and (name == "Enqueue" or name.startswith("Dequeue@")):
-                queue = True
-            if MARKER.match(name):
-                rank.markers.add(cols.ts[i], cols.ts[i] + cols.dur[i], name)
+        starts.update(map(int, map(bucket, cols.ts)))
+        if not queue:
+            queue = any(names[n] == "Enqueue" or names[n].startswith("Dequeue@") for n in set(cols.name))
+        for n, s, d in zip(cols.name, cols.ts, cols.dur):
+            is_marker = marker.get(n)
+            if is_marker is None:
+                is_marker = marker[n] = MARKER.match(names[n]) is not None
+            if is_marker:
+                rank.markers.add(s, s + d, names[n])
     if rank.host_lane:
         rank.task_queue = queue
     for _, cols in trace.of(GC):

@@ -29,6 +29,11 @@ MAX_INFO = 4 << 20  # bytes of profiler_info.json / profiler_metadata.json / com
 _WS = re.compile(r"[ \t\n\r]*")
 _WS_COMMA = re.compile(r"[ \t\n\r,]*")
 _WS_SEP = re.compile(r"[ \t\n\r]*(,)?[ \t\n\r]*")  # between two events: blanks, one comma, blanks
+# the end of an object followed by the next one: where a run of whole events may end (or inside a
+# string or a nested value: then the run does not decode, and the events go one at a time)
+_CUT = re.compile(r"\}[ \t\n\r]*,[ \t\n\r]*(?=\{)")
+_TAIL = 16 << 10  # characters searched for the last cut, widened when none is found
+_RUN = 128 << 10  # characters decoded at a time, about: the events of a run are added while in the cache
 
 Progress = Callable[[int], None]
 
@@ -366,17 +371,21 @@ class _Reader:
             buf, pos = self.buf, self.pos
             end = -1
             obj: Any = None
+            # scanned from a copy of what is left: an error's line count then covers the event,
+            # not the whole buffer before it
+            rest = buf[pos:] if pos else buf
             try:
-                obj, end = self.scan(buf, pos)
+                obj, end = self.scan(rest, 0)
+                end += pos
             except StopIteration as e:
-                at = e.value if isinstance(e.value, int) else pos
+                at = (e.value if isinstance(e.value, int) else 0) + pos
                 if self.eof or len(buf) - at > 8:
                     raise self.fail(f"not valid JSON at byte ~{self.offset()}") from None
             except RecursionError:
                 raise self.fail(f"nested too deeply at byte ~{self.offset()} (not a profiler trace)") from None
             except ValueError as e:
                 # an error before the end of what was read is in the file, not in the next chunk
-                at = getattr(e, "pos", len(buf))
+                at = getattr(e, "pos", len(rest)) + pos
                 unterminated = str(getattr(e, "msg", "")).startswith("Unterminated string")
                 if self.eof or (len(buf) - at > 8 and not unterminated):
                     raise self.fail(f"not valid JSON at byte ~{self.dropped + at} ({getattr(e, 'msg', e)})") from None
@@ -393,20 +402,38 @@ class _Reader:
                 raise self.fail(f"truncated at byte {self.size} (inside {what}): the trace was not written completely")
 
 
+def _last_cut(buf: str, pos: int) -> Optional["re.Match[str]"]:
+    """The last place in ``buf[pos:]`` where one object ends and the next begins."""
+    start = max(pos, len(buf) - _TAIL)
+    while True:
+        last = None
+        for m in _CUT.finditer(buf, start):
+            last = m
+        if last is not None or start == pos:
+            return last
+        start = max(pos, start - 4 * (len(buf) - start))
+
+
 def stream_trace(path: str, on_event: Callable[[Any], None], progress: Optional[Progress] = None,
-                 follow: bool = True) -> StreamResult:
-    """Decode the events of a Chrome trace (a bare list, or an object with ``traceEvents``) one
-    at a time. A file that ends after a complete event but without its closing bracket (the
-    writer was stopped) is accepted and says so; anything else malformed is an error."""
+                 follow: bool = True, on_events: Optional[Callable[[List[Any]], None]] = None) -> StreamResult:
+    """Decode the events of a Chrome trace (a bare list, or an object with ``traceEvents``) in
+    file order. With ``on_events``, the whole events in what has been read go to it as one list
+    (one ``json.loads`` of the run: the C decoder does the work), the rest one at a time to
+    ``on_event``; without it, every event goes to ``on_event``. A file that ends after a complete
+    event but without its closing bracket (the writer was stopped) is accepted and says so;
+    anything else malformed is an error, the same error whichever way the events went."""
     fh, size = _open(path, follow)
     r = _Reader(path, fh, size, progress)
     result = StreamResult()
+    loads = json.loads
 
     def events() -> None:
-        # the hot loop: one C scan per event, whitespace skipped by one regex match; the slow
-        # path (a value split across chunks, the end of the buffer) goes through the reader
+        # the hot loop: runs of whole events decoded by one C call each; between them (a value
+        # split across chunks, a run that does not decode) one C scan per event, whitespace
+        # skipped by one regex match, and the slow path (the end of the buffer) through the reader
         scan, ws = r.scan, _WS_SEP.match
         count = 0
+        one_by_one_until = -1  # file offset (characters) up to which runs are not tried again
         c = r.skip(_WS)
         try:
             while True:
@@ -417,10 +444,32 @@ def stream_trace(path: str, on_event: Callable[[Any], None], progress: Optional[
                     r.pos += 1
                     return
                 buf, pos = r.buf, r.pos
-                try:
-                    obj, end = scan(buf, pos)
-                except (StopIteration, ValueError, RecursionError):
-                    end = -1
+                last = False
+                if on_events is not None and r.dropped + pos >= one_by_one_until:
+                    cut = _CUT.search(buf, pos + _RUN) if len(buf) - pos > 2 * _RUN else None
+                    if cut is None:
+                        cut = _last_cut(buf, pos)
+                    if cut is not None:
+                        try:
+                            run = loads("[" + buf[pos:cut.start() + 1] + "]")
+                        except (ValueError, RecursionError):
+                            # an error in the file is found again, and said, one event at a time
+                            one_by_one_until = r.dropped + cut.end()
+                        else:
+                            on_events(run)
+                            count += len(run)
+                            r.pos = cut.end()
+                            c = "{"
+                            del run
+                            continue
+                    elif len(buf) - pos < _TAIL:
+                        last = True  # one event, likely cut by the chunk's end: the careful way
+                end = -1
+                if not last:
+                    try:
+                        obj, end = scan(buf, pos)
+                    except (StopIteration, ValueError, RecursionError):
+                        end = -1
                 if 0 <= end < len(buf) - 1:
                     r.pos = end
                 else:

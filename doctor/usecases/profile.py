@@ -7,10 +7,10 @@ import gc
 import os
 import shlex
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from doctor.findings import Command
-from doctor.profile import cluster, kernels, trace, view
+from doctor.profile import cluster, commstats, kernels, memory, trace, view
 from doctor.profile.analyse import analyse
 from doctor.profile.identify import identify
 from doctor.profile.report import RankResult, Report, assemble
@@ -109,6 +109,34 @@ def _table(path: str, base: Optional[int], progress: Callable[[int], None]) -> k
     return t
 
 
+def read_trace(path: str, progress: Optional[Callable[[int], None]] = None,
+               follow: bool = True) -> Tuple[trace.Trace, pf.StreamResult]:
+    """A trace file as columns: streamed, runs of whole events added in one go."""
+    b = trace.TraceBuilder()
+    res = pf.stream_trace(path, b.add, progress, follow=follow, on_events=b.add_many)
+    b.container = res.container
+    return b.finish(), res
+
+
+MAX_COMMUNICATION_JSON = 16 << 20  # bytes: decoded whole (a few hundred bytes per operator and step)
+
+
+def _memory(path: str, base: Optional[int], progress: Callable[[int], None]) -> Optional[memory.MemorySeries]:
+    """memory_record.csv as one series (the framework's component); ProfileInputError when it
+    cannot be read."""
+    rows = pf.csv_rows(path, progress, follow=False)
+    head = next(rows, None)
+    if head is None:
+        raise pf.ProfileInputError(f"{path}: empty file")
+    try:
+        b = memory.MemoryRecordBuilder(head, base)
+    except ValueError as e:
+        raise pf.ProfileInputError(f"{path}: not a memory record ({e})") from None
+    for row in rows:
+        b.add(row)
+    return b.finish()
+
+
 def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
     info = None
     notes: List[str] = []
@@ -121,10 +149,7 @@ def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
     tr: Optional[trace.Trace] = None
     table: Optional[kernels.KernelTable] = None
     if files.trace:
-        b = trace.TraceBuilder()
-        res = pf.stream_trace(files.trace, b.add, bytes_progress.file(files.trace), follow=files.producer == "bare")
-        b.container = res.container
-        tr = b.finish()
+        tr, res = read_trace(files.trace, bytes_progress.file(files.trace), follow=files.producer == "bare")
         if tr.events and tr.skipped == tr.events:
             raise pf.ProfileInputError(f"{files.trace}: no event has the fields of a trace event (ph, ts, dur, pid)")
         if not res.complete:
@@ -136,6 +161,18 @@ def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
         table = _table(files.table, base, bytes_progress.file(files.table))
         if table.skipped:
             notes.append(f"skipped {table.skipped} kernel rows without a duration")
+    series: Optional[memory.MemorySeries] = None
+    if files.memory_record:
+        try:
+            series = _memory(files.memory_record, base, bytes_progress.file(files.memory_record))
+        except pf.ProfileInputError as e:
+            notes.append(f"memory_record unreadable: {e}")
+    comm: Optional[Dict[str, Any]] = None
+    if files.communication:
+        try:
+            comm = commstats.summarise(pf.read_json(files.communication, MAX_COMMUNICATION_JSON))
+        except pf.ProfileInputError as e:
+            notes.append(f"communication.json unreadable: {e}")
     step_header: List[str] = []
     if files.step_trace:
         try:
@@ -165,7 +202,14 @@ def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
     verdict = judge(figures.totals, figures.device_kind, figures.device_kind_measured)
     present = {"trace": files.trace, "kernel_table": files.table, "profiler_info": files.info,
                "step_trace_time": files.step_trace}
-    return RankResult(label, present, ident, figures, verdict, notes)
+    held = None
+    if series is not None:
+        ident.profile_memory = True  # the file is written only with profile_memory=True
+        present["memory_record"] = files.memory_record
+        held = memory.summarise(series, [(s.start, s.end) for s in figures.steps])
+    if comm is not None:
+        present["communication_json"] = files.communication
+    return RankResult(label, present, ident, figures, verdict, notes, memory=held, communication=comm)
 
 
 def run(opts: ProfileOptions, progress: Optional[ProgressFn] = None) -> Report:
@@ -192,7 +236,7 @@ def run(opts: ProfileOptions, progress: Optional[ProgressFn] = None) -> Report:
             raise pf.ProfileInputError(f"{layout.cluster_step_trace}: {e}") from None
         if not cluster_only:
             raise pf.ProfileInputError(f"{layout.cluster_step_trace}: no rank rows")
-    counter = _Bytes(progress, _total_bytes([p for r in layout.ranks for p in (r.trace, r.table)]))
+    counter = _Bytes(progress, _total_bytes([p for r in layout.ranks for p in (r.trace, r.table, r.memory_record)]))
     results = [load_rank(r, counter) for r in layout.ranks]
     if len(results) > 1:
         labels = [r.label for r in results]
