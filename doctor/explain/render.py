@@ -9,6 +9,7 @@ from doctor.explain.answers import Answer
 from doctor.explain.nodes import Origin
 from doctor.findings import cmd
 from doctor.i18n import Text, tr
+from doctor.parse.logscan import MAX_LINE
 from doctor.parse.logtime import format_stamp
 from doctor.textsafe import clean
 
@@ -22,6 +23,7 @@ class FileSummary:
     lines: int
     bytes: int
     cut_lines: int = 0
+    dropped: int = 0  # hits past the scanner's bounds on what it keeps (counted, not shown)
 
 
 @dataclass
@@ -45,7 +47,8 @@ def to_json(report: Report, lang: str) -> str:
                   "time": format_stamp(o.answer.time) if o.answer and o.answer.time else None}
     doc: Dict[str, object] = {
         "schema_version": JSON_SCHEMA_VERSION,
-        "files": [{"path": f.path, "lines": f.lines, "bytes": f.bytes, "cut_lines": f.cut_lines} for f in report.files],
+        "files": [{"path": f.path, "lines": f.lines, "bytes": f.bytes, "cut_lines": f.cut_lines,
+                   "dropped_hits": f.dropped} for f in report.files],
         "primary": ({"id": report.primary.id, "file": report.primary.file, "line": report.primary.line}
                     if report.primary else None),
         "matches": [a.to_json(lang) for a in report.answers],
@@ -133,6 +136,11 @@ def to_text(report: Report, lang: str) -> str:
         parts.append(tr("explain.benign", lang, items=items))
     for note in report.notes:
         parts.append(note.text(lang))
+    for f in report.files:
+        if f.cut_lines:
+            parts.append(tr("explain.cut_lines", lang, path=clean(f.path), n=f.cut_lines, kib=MAX_LINE // 1024))
+        if f.dropped:
+            parts.append(tr("explain.dropped_hits", lang, path=clean(f.path), n=f.dropped))
     if report.host_exit is not None:
         parts.append(tr("explain.host.summary", lang, code=report.host_exit,
                         root=report.host_root_cause or tr("explain.host.no_root", lang)))

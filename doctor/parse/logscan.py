@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 if sys.version_info >= (3, 11):  # Python 3.11 moved the regex parser (the old names are deprecated there)
     from re import _constants as sre_c
@@ -495,6 +496,12 @@ def _regex(shapes: List[Tuple[int, Shape]], rank: Dict[int, int]) -> str:
 # ---------------------------------------------------------------------------------------------
 # streaming
 
+MAX_LINE = 64 * 1024  # bytes of a line that are matched; a longer line is cut there (and counted)
+KEEP_CHARS = 2048  # characters a hit keeps of each string it stores (its line, context, groups, key)
+MAX_HITS = 1000  # hits kept besides each matcher's first; more are counted in `dropped`
+MAX_KEPT = 2 * 1024 * 1024  # characters those hits may keep in all (the context after them aside)
+PIECE = 256 * 1024  # bytes of complete lines scanned at a time: bounds the table of candidate lines
+
 
 class Compiled:
     """The matchers compiled once (prefilter and regexes), for any number of scanners."""
@@ -504,26 +511,65 @@ class Compiled:
         self.prefilter = Prefilter(self.matchers)
         self.regexes = [re.compile(m.pattern, re.IGNORECASE if m.ignore_case else 0) for m in self.matchers]
         self.lookbehind = [re.compile(m.context) if m.context else None for m in self.matchers]
+        # the matchers a prefilter token or anchor stands for, as a bit mask (bit i: matcher i)
+        self.token_masks: Dict[str, int] = {f"t{i}": _mask(o) for i, o in enumerate(self.prefilter.owners)}
+        self.anchor_masks: List[Tuple[bytes, int]] = [(a, _mask(o)) for a, o in self.prefilter.anchors.items()]
+
+
+def _mask(indexes: Iterable[int]) -> int:
+    out = 0
+    for i in indexes:
+        out |= 1 << i
+    return out
+
+
+def _bits(mask: int) -> List[int]:
+    """The indexes of the set bits, lowest first."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+class ScanTimeout(Exception):
+    """The scanner's deadline passed (a regex can take long on a crafted line: the deadline is
+    checked before each candidate line)."""
 
 
 class LogScanner:
     """Feed bytes, then ``finish()``: the first line of every (matcher, key), with context.
 
-    Memory stays flat: the buffer holds the unread tail, ``keep`` recent lines for context and
-    lookback, and lines longer than ``max_line`` bytes are cut (the rest of the line skipped).
+    Memory stays flat whatever the input: the buffer holds the unread tail, ``keep`` recent
+    lines for context and lookback; every line longer than ``max_line`` bytes is matched on its
+    first ``max_line`` bytes and counted in ``cut_lines``; a hit keeps at most KEEP_CHARS of each
+    string; and besides each matcher's first hit at most ``max_hits`` hits holding ``max_kept``
+    characters are kept (a matcher keeps at most its ``max_keys`` keys): the hits past those
+    bounds are counted in ``dropped``, like repeats of a kept hit in its ``count``.
     """
 
-    def __init__(self, matchers: Union[Sequence[Matcher], "Compiled"], context: int = 2, max_line: int = 64 * 1024):
+    def __init__(self, matchers: Union[Sequence[Matcher], "Compiled"], context: int = 2, max_line: int = MAX_LINE,
+                 max_hits: int = MAX_HITS, max_kept: int = MAX_KEPT,
+                 deadline: Optional[float] = None, clock: Callable[[], float] = time.monotonic):
         compiled = matchers if isinstance(matchers, Compiled) else Compiled(matchers)
+        self.compiled_matchers = compiled
         self.matchers = compiled.matchers
         self.prefilter = compiled.prefilter
         self.compiled = compiled.regexes
         self.lookbehind = compiled.lookbehind
         self.context = context
         self.max_line = max_line
+        self.max_hits = max_hits
+        self.max_kept = max_kept
+        self.deadline = deadline  # on ``clock``: past it, ScanTimeout
+        self.clock = clock
         self.keep = max([context] + [m.lookback for m in self.matchers])
         self.hits: Dict[Tuple[int, str], Hit] = {}
         self._keys: Dict[int, int] = {}
+        self._matched: Set[int] = set()  # matchers with a kept hit
+        self._kept_hits = 0
+        self._kept_chars = 0
         self._pending: List[Hit] = []  # hits still collecting lines after them
         self._recent: List[str] = []  # the last `keep` complete lines (decoded), for context
         self._buf = b""
@@ -531,6 +577,7 @@ class LogScanner:
         self.lines = 0
         self.bytes = 0
         self.cut_lines = 0
+        self.dropped = 0
 
     # -- input --
 
@@ -547,7 +594,7 @@ class LogScanner:
         buf = self._buf + data if self._buf else data
         end = buf.rfind(b"\n") + 1
         if end:
-            self._scan(buf, end)
+            self._region(buf, end)
         rest = buf[end:]
         if len(rest) > self.max_line:
             rest = rest[: self.max_line]
@@ -557,55 +604,90 @@ class LogScanner:
 
     def finish(self) -> List[Hit]:
         if self._buf:
-            self._scan(self._buf + b"\n", len(self._buf) + 1)
+            self._region(self._buf + b"\n", len(self._buf) + 1)
             self._buf = b""
         self._pending = []
         return sorted(self.hits.values(), key=lambda h: (h.line, h.matcher))
 
     # -- scanning --
 
-    def _scan(self, buf: bytes, end: int) -> None:
-        base = self.lines
-        candidates: Dict[int, Set[int]] = {}  # line start -> matcher indexes
-        spans: Dict[int, int] = {}
-        prefilter = self.prefilter
+    def _region(self, buf: bytes, end: int) -> None:
+        """Scan the complete lines ``buf[:end]`` (``buf[end - 1]`` is a newline)."""
+        buf, end = self._cut_long(buf, end)
+        self._fill_pending(buf, 0, end)
+        translated = buf.translate(self.prefilter.table) if self.prefilter.regex is not None else buf
+        pos = 0
+        while pos < end:
+            stop = end
+            if end - pos > PIECE:
+                nl = buf.rfind(b"\n", pos, pos + PIECE)
+                stop = nl + 1 if nl >= 0 else buf.find(b"\n", pos + PIECE) + 1
+            self._scan(buf, translated, pos, stop)
+            pos = stop
+        self._remember(buf, end)
 
-        def candidate(pos: int) -> int:
-            """Register the line holding ``pos``; return where it ends."""
-            line_start = buf.rfind(b"\n", 0, pos) + 1
-            if line_start not in candidates:
-                candidates[line_start] = set()
-                spans[line_start] = buf.find(b"\n", pos, end)
-            return line_start
+    def _cut_long(self, buf: bytes, end: int) -> Tuple[bytes, int]:
+        """``buf`` with every complete line longer than ``max_line`` bytes cut to that many."""
+        limit = self.max_line
+        pos, last = 0, 0
+        parts: List[bytes] = []
+        while end - 1 - pos > limit:  # lines from pos on may be too long
+            nl = buf.rfind(b"\n", pos, pos + limit + 1)
+            if nl >= 0:  # every line from pos to nl fits
+                pos = nl + 1
+                continue
+            nl = buf.find(b"\n", pos + limit)
+            parts.append(buf[last: pos + limit])
+            last = nl  # keeps the newline
+            self.cut_lines += 1
+            pos = nl + 1
+        if not parts:
+            return buf, end
+        parts.append(buf[last:])
+        out = b"".join(parts)
+        return out, end - (len(buf) - len(out))
 
-        if prefilter.regex is not None:
-            translated = buf.translate(prefilter.table)
+    def _scan(self, buf: bytes, translated: bytes, begin: int, end: int) -> None:
+        """The candidate lines of ``buf[begin:end]`` (complete lines), matched for real."""
+        compiled = self.compiled_matchers
+        candidates: Dict[int, int] = {}  # line start -> mask of matchers
+        spans: Dict[int, int] = {}  # line start -> its newline
+        rfind, find = buf.rfind, buf.find
+        regex = self.prefilter.regex
+        if regex is not None:
+            masks = compiled.token_masks
             line_start, line_end = -1, -1
-            for m in prefilter.regex.finditer(translated, 0, end):
+            for m in regex.finditer(translated, begin, end):
                 pos = m.start()
                 if pos >= line_end:
-                    line_start = candidate(pos)
-                    line_end = spans[line_start]
-                group = m.lastgroup
-                assert group is not None  # every alternative of the prefilter ends in a group t<id>
-                candidates[line_start] |= prefilter.owners[int(group[1:])]
-        for anchor, owners in prefilter.anchors.items():
-            pos = buf.find(anchor, 0, end)
+                    line_start = rfind(b"\n", 0, pos) + 1
+                    line_end = find(b"\n", pos, end)
+                    spans[line_start] = line_end
+                    candidates[line_start] = candidates.get(line_start, 0) | masks[m.lastgroup]  # type: ignore[index]
+                else:
+                    candidates[line_start] |= masks[m.lastgroup]  # type: ignore[index]
+        for anchor, mask in compiled.anchor_masks:
+            pos = find(anchor, begin, end)
             while pos >= 0:
-                line_start = candidate(pos)
-                candidates[line_start] |= owners
-                pos = buf.find(anchor, spans[line_start], end)
-        self._fill_pending(buf, 0, end)
-        counted, lineno = 0, base
+                line_start = rfind(b"\n", 0, pos) + 1
+                known = spans.get(line_start)
+                line_end = known if known is not None else find(b"\n", pos, end)
+                spans[line_start] = line_end
+                candidates[line_start] = candidates.get(line_start, 0) | mask
+                pos = find(anchor, line_end, end)
+        base = self.lines
+        counted, lineno = begin, base
+        count = buf.count
+        deadline, clock = self.deadline, self.clock
         for start in sorted(candidates):
-            lineno += buf.count(b"\n", counted, start)
+            if deadline is not None and clock() > deadline:
+                raise ScanTimeout()
+            lineno += count(b"\n", counted, start)
             counted = start
             text = _decode(buf[start:spans[start]])
-            for index in sorted(candidates[start]):
+            for index in _bits(candidates[start]):
                 self._try(index, text, lineno + 1, buf, start)
-        total_lines = base + buf.count(b"\n", 0, end)
-        self.lines = total_lines
-        self._remember(buf, end)
+        self.lines = base + count(b"\n", begin, end)
 
     def _try(self, index: int, text: str, lineno: int, buf: bytes, start: int) -> None:
         m = self.compiled[index].search(text)
@@ -617,19 +699,29 @@ class LogScanner:
                 not any(look.search(t) for t in self._before(buf, start, spec.lookback)):
             return
         key = m.group(spec.key) if spec.key and m.group(spec.key) is not None else ""
+        key = key[:KEEP_CHARS]
         slot = (index, key)
         hit = self.hits.get(slot)
         if hit is not None:
             hit.count += 1
             return
-        if key and self._keys.get(index, 0) >= spec.max_keys:
+        first = index not in self._matched
+        if (key and self._keys.get(index, 0) >= spec.max_keys) or \
+                (not first and (self._kept_hits >= self.max_hits or self._kept_chars >= self.max_kept)):
+            self.dropped += 1
             return
         self._keys[index] = self._keys.get(index, 0) + (1 if key else 0)
-        groups = {k: v for k, v in m.groupdict().items() if v is not None}
-        hit = Hit(spec.id, key, lineno, text.rstrip(), groups, before=self._before(buf, start, self.context))
+        groups = {k: v[:KEEP_CHARS] for k, v in m.groupdict().items() if v is not None}
+        before = [t[:KEEP_CHARS] for t in self._before(buf, start, self.context)]
+        hit = Hit(spec.id, key, lineno, text.rstrip()[:KEEP_CHARS], groups, before=before)
+        if first:
+            self._matched.add(index)
+        else:
+            self._kept_hits += 1
+            self._kept_chars += len(key) + len(hit.text) + sum(map(len, before)) + sum(map(len, groups.values()))
         self.hits[slot] = hit
         if self.context:
-            after = _lines_after(buf, start, self.context)
+            after = [t[:KEEP_CHARS] for t in _lines_after(buf, start, self.context)]
             hit.after = after
             if len(after) < self.context:
                 self._pending.append(hit)
@@ -651,7 +743,7 @@ class LogScanner:
         if not self._pending:
             return
         need = max(self.context - len(h.after) for h in self._pending)
-        lines = _lines_from(buf, start, end, need)
+        lines = [t[:KEEP_CHARS] for t in _lines_from(buf, start, end, need)]
         for hit in self._pending:
             hit.after.extend(lines[: self.context - len(hit.after)])
         self._pending = [h for h in self._pending if len(h.after) < self.context]
