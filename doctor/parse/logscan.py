@@ -246,13 +246,62 @@ def _single_atom(sub: Items, icase: bool) -> Optional[Atom]:
     return None
 
 
+@lru_cache(maxsize=1024)
+def _parse(pattern: str, ignore_case: bool) -> Any:
+    return sre_parse.parse(pattern, re.IGNORECASE if ignore_case else 0)
+
+
+def line_literals(pattern: str, ignore_case: bool = False) -> Optional[List[List[str]]]:
+    """Text every line the pattern matches contains: a list of alternatives, each a list of
+    strings that must all occur in the line (or None when nothing cheap is known). Cheaper to
+    test with ``in`` than the pattern's search, which is run only on lines that pass."""
+    parsed = _parse(pattern, ignore_case)
+    if parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE:
+        return None
+    items = list(parsed.data)
+    branches = [list(b) for b in items[0][1][1]] if len(items) == 1 and str(items[0][0]) == "BRANCH" else [items]
+    out: List[List[str]] = []
+    for branch in branches:
+        runs = _literal_runs(branch)
+        if not runs:
+            return None  # this alternative asks for no literal text: nothing to test cheaply
+        out.append(runs)
+    return out
+
+
+def _literal_runs(items: Items) -> List[str]:
+    """The runs of literal characters of a sequence and of the groups it must match: those of
+    3 characters or more, and shorter ones outside ASCII (a Chinese word of two characters)."""
+    out: List[str] = []
+    run: List[str] = []
+
+    def flush() -> None:
+        if len(run) >= MIN_NEEDLE or (run and any(ord(ch) > 127 for ch in run)):
+            out.append("".join(run))
+        run.clear()
+
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL":
+            run.append(chr(av))
+            continue
+        flush()
+        if name == "SUBPATTERN":
+            _group, add, delete, sub = av
+            if not (add & sre_c.SRE_FLAG_IGNORECASE):
+                sub_items = list(sub)
+                if not (len(sub_items) == 1 and str(sub_items[0][0]) == "BRANCH"):
+                    out.extend(_literal_runs(sub_items))
+    flush()
+    return out
+
+
 def required(pattern: str, ignore_case: bool = False) -> List[Needle]:
     """Needles such that every match of ``pattern`` contains at least one of them.
 
     Raises PatternError when the pattern has no literal run of MIN_NEEDLE characters on every
     path (a pattern like ``.*error`` with ``error`` optional cannot be prefiltered)."""
-    flags = re.IGNORECASE if ignore_case else 0
-    parsed = sre_parse.parse(pattern, flags)
+    parsed = _parse(pattern, ignore_case)
     icase = bool(parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE)
     got = _sequence(parsed.data, icase)  # the (opcode, argument) list SubPattern iterates over
     if not got:
@@ -350,13 +399,16 @@ class Prefilter:
                     owners.append(set())
                     shapes.append(key)
                 owners[ids[key]].add(index)
-        # The regex reports one token per marker, but tokens with character classes or of other
-        # lengths can match the same text: every token at the same marker whose atoms overlap
-        # the reported one, position by position on both sides of the marker, may match too, so
-        # its matchers are candidates as well.
-        self.owners: List[FrozenSet[int]] = [frozenset(o) for o in _overlap_closure(shapes, owners)]
+        # The regex reports one token per marker: the first, in the order it tries them, that
+        # matches. Tokens with character classes or of other lengths can match the same text:
+        # every token tried after the reported one, at the same marker, whose atoms overlap the
+        # reported one's position by position on both sides of the marker, may match too, so
+        # its matchers are candidates as well (one tried before it did not match, or it would
+        # have been reported).
         rank = {c: i for i, c in enumerate(dict.fromkeys(self.code[b] for b in ordered))}
-        self.regex = re.compile(_regex(shapes, rank).encode("latin-1")) if shapes else None
+        source, order = _regex(shapes, rank) if shapes else ("", [])
+        self.owners: List[FrozenSet[int]] = [frozenset(o) for o in _overlap_closure(shapes, owners, order)]
+        self.regex = re.compile(source.encode("latin-1")) if shapes else None
 
     def _translated(self, atom: Atom) -> FrozenSet[int]:
         return frozenset(self.code.get(b, b) for b in atom)
@@ -450,14 +502,16 @@ def _class(atom: FrozenSet[int]) -> str:
 Shape = Tuple[Tuple[FrozenSet[int], ...], Tuple[FrozenSet[int], ...]]  # (behind, ahead), translated
 
 
-def _overlap_closure(shapes: List[Tuple[int, Shape]], owners: List[Set[int]]) -> List[Set[int]]:
+def _overlap_closure(shapes: List[Tuple[int, Shape]], owners: List[Set[int]], order: List[int]) -> List[Set[int]]:
+    """Each token's matchers with those of the tokens tried after it that can match with it."""
     out = [set(o) for o in owners]
+    tried = {tid: i for i, tid in enumerate(order)}
     by_marker: Dict[int, List[int]] = {}
     for tid, (c, _) in enumerate(shapes):
         by_marker.setdefault(c, []).append(tid)
     for tid, (c, (behind, ahead)) in enumerate(shapes):
         for other in by_marker[c]:
-            if other == tid:
+            if tried[other] <= tried[tid]:
                 continue
             their_behind, their_ahead = shapes[other][1]
             if all(x & y for x, y in zip(ahead, their_ahead)) and \
@@ -466,12 +520,14 @@ def _overlap_closure(shapes: List[Tuple[int, Shape]], owners: List[Set[int]]) ->
     return out
 
 
-def _regex(shapes: List[Tuple[int, Shape]], rank: Dict[int, int]) -> str:
+def _regex(shapes: List[Tuple[int, Shape]], rank: Dict[int, int]) -> Tuple[str, List[int]]:
     """One regex for all tokens: an alternative per marker byte (the commonest first, so the
     engine tries few), each a trie over the atoms ahead of the marker; at each token's end a
     lookbehind checks the atoms behind the marker and an empty named group ``t<id>`` reports
     the token (longer lookbehinds first, so the most specific one wins). Every alternative
-    starts with its marker byte, so the engine skips all other bytes in C."""
+    starts with its marker byte, so the engine skips all other bytes in C. Also returns the
+    token ids in the order the engine tries them at one marker (depth first, as written)."""
+    order: List[int] = []
     roots: Dict[int, Dict] = {}
     for tid, (c, (behind, ahead)) in enumerate(shapes):
         node = roots.setdefault(c, {})
@@ -480,8 +536,9 @@ def _regex(shapes: List[Tuple[int, Shape]], rank: Dict[int, int]) -> str:
         node.setdefault(None, []).append((behind, ahead, tid))
 
     def build(node: Dict, c: int) -> str:
-        parts = [sym + build(child, c) for sym, child in sorted((k, v) for k, v in node.items() if k is not None)]
+        parts = [sym + build(node[sym], c) for sym in sorted(k for k in node if k is not None)]
         for behind, ahead, tid in sorted(node.get(None, []), key=lambda e: (-len(e[0]), e[2])):
+            order.append(tid)
             group = f"(?P<t{tid}>)"
             if behind:  # last: a longer token wins
                 back = "".join(_class(a) for a in behind) + _class(frozenset({c})) + "".join(_class(a) for a in ahead)
@@ -490,7 +547,7 @@ def _regex(shapes: List[Tuple[int, Shape]], rank: Dict[int, int]) -> str:
         return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
 
     alts = [_class(frozenset({c})) + "(?=" + build(roots[c], c) + ")" for c in sorted(roots, key=lambda c: rank.get(c, 0))]
-    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+    return (alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"), order
 
 
 # ---------------------------------------------------------------------------------------------
@@ -511,6 +568,7 @@ class Compiled:
         self.prefilter = Prefilter(self.matchers)
         self.regexes = [re.compile(m.pattern, re.IGNORECASE if m.ignore_case else 0) for m in self.matchers]
         self.lookbehind = [re.compile(m.context) if m.context else None for m in self.matchers]
+        self.literals = [line_literals(m.pattern, m.ignore_case) for m in self.matchers]
         # the matchers a prefilter token or anchor stands for, as a bit mask (bit i: matcher i)
         self.token_masks: Dict[str, int] = {f"t{i}": _mask(o) for i, o in enumerate(self.prefilter.owners)}
         self.anchor_masks: List[Tuple[bytes, int]] = [(a, _mask(o)) for a, o in self.prefilter.anchors.items()]
@@ -558,6 +616,7 @@ class LogScanner:
         self.prefilter = compiled.prefilter
         self.compiled = compiled.regexes
         self.lookbehind = compiled.lookbehind
+        self.literals = compiled.literals
         self.context = context
         self.max_line = max_line
         self.max_hits = max_hits
@@ -690,6 +749,9 @@ class LogScanner:
         self.lines = base + count(b"\n", begin, end)
 
     def _try(self, index: int, text: str, lineno: int, buf: bytes, start: int) -> None:
+        literals = self.literals[index]
+        if literals is not None and not any(all(t in text for t in alt) for alt in literals):
+            return
         m = self.compiled[index].search(text)
         if m is None:
             return
