@@ -187,6 +187,7 @@ class PythonFacts:
     glibc: Optional[str] = None
     prefix: Optional[str] = None
     base_prefix: Optional[str] = None
+    externally_managed: bool = False  # PEP 668: outside a venv, its stdlib has EXTERNALLY-MANAGED
     sys_path: List[str] = field(default_factory=list)
     markers: Dict[str, str] = field(default_factory=dict)  # PEP 508 marker environment
 

@@ -220,34 +220,83 @@ def summary_line(verdict: Verdict, lang: str, exit_code: int) -> str:
     return tr("render.summary", lang, code=exit_code, **verdict.counts())
 
 
-def print_fitted_table(console, title: Optional[str], headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+def _plain(cell) -> str:
+    return cell.plain if hasattr(cell, "plain") else str(cell)
+
+
+def wrap_words(words: Sequence[Tuple[str, str]], width: int, indent: str = "    ") -> List[List[Tuple[str, str]]]:
+    """Greedy lines of at most ``width`` cells from (word, style) pairs, broken between words only
+    (a word longer than the line gets a line of its own, whole); later lines start with ``indent``."""
+    from rich.cells import cell_len
+
+    lines: List[List[Tuple[str, str]]] = [[]]
+    used, fresh = 0, True
+    for word, style in words:
+        n = cell_len(word)
+        if not fresh and used + 1 + n > width:
+            lines.append([(indent, "")] if indent else [])
+            used, fresh = cell_len(indent), True
+        if not fresh:
+            lines[-1].append((" ", ""))
+            used += 1
+        lines[-1].append((word, style))
+        used, fresh = used + n, False
+    return lines
+
+
+def print_fitted_table(console, title: Optional[str], headers: Sequence, rows: Sequence[Sequence], *,
+                       boxed: bool = True) -> None:
     """A table that fits the console's width (COLUMNS, or the terminal's) and never splits a
     word (a version, a URL, a path): every column is at least as wide as its longest word, cells
-    wrap between words only. When even that does not fit, each row is printed as one record
-    line per row instead ("header: value · header: value"), which the terminal may wrap but no
-    cell is cut."""
+    wrap between words only. When even that does not fit, each row becomes a record
+    ("header: value · header: value") wrapped between words at the width, its later lines
+    indented. Cells are strings or rich Text (whose style is kept); ``boxed=False`` lays the
+    table out without borders, columns two spaces apart."""
+    from rich.cells import cell_len
     from rich.table import Table
+    from rich.text import Text as RichText
 
     def longest_word(cells) -> int:
-        return max((len(w) for c in cells for w in str(c).split()), default=0)
+        return max((cell_len(w) for c in cells for w in _plain(c).split()), default=0)
 
+    width = console.width
     mins = [max(longest_word([h]), longest_word([r[i] for r in rows])) for i, h in enumerate(headers)]
-    needed = sum(mins) + 3 * len(headers) + 1  # rich's box: a border and a space each side of a cell
-    if needed > console.width:
+    # rich's box: a border and a space each side of a cell; unboxed: one space each side, no edges
+    overhead = 3 * len(headers) + 1 if boxed else 2 * (len(headers) - 1)
+    needed = sum(mins) + overhead
+    if needed > width:
         if title:
-            console.print(title, markup=False, highlight=False, soft_wrap=True)
+            for line in wrap_words([(w, "") for w in title.split()], width):
+                console.print(RichText("".join(w for w, _ in line)), soft_wrap=True)
         for r in rows:
-            cells = [f"{h}: {v}" for h, v in zip(headers, r) if str(v)]
-            console.print(" · ".join(cells), markup=False, highlight=False, soft_wrap=True)
+            words: List[Tuple[str, str]] = []
+            for h, v in zip(headers, r):
+                if not _plain(v).strip():
+                    continue
+                if words:
+                    words.append(("·", "dim"))
+                style = str(v.style) if isinstance(v, RichText) and v.style else ""
+                label = _plain(h).split()
+                words.extend((w, "dim") for w in label[:-1])
+                words.append(((label[-1] if label else "") + ":", "dim"))
+                words.extend((w, style) for w in _plain(v).split())
+            for line in wrap_words(words, width):
+                text = RichText()
+                for w, style in line:
+                    text.append(w, style=style)
+                console.print(text, soft_wrap=True)
         return
     # the widths, given: each column its longest word, the room left shared by what each lacks
-    natural = [max([len(h)] + [len(str(r[i])) for r in rows]) for i, h in enumerate(headers)]
-    room = console.width - needed
+    natural = [max([cell_len(_plain(h))] + [cell_len(_plain(r[i])) for r in rows]) for i, h in enumerate(headers)]
+    room = width - needed
     lack = [n - m for n, m in zip(natural, mins)]
     widths = natural if sum(lack) <= room else [m + room * x // max(1, sum(lack)) for m, x in zip(mins, lack)]
-    table = Table(title=title, show_lines=False)
-    for h, w in zip(headers, widths):
-        table.add_column(h, width=w, overflow="fold")
+    if boxed:
+        table = Table(title=title, show_lines=False)
+    else:
+        table = Table(title=title, show_header=True, header_style="bold", box=None, pad_edge=False, padding=(0, 1))
+    for h, col_width in zip(headers, widths):
+        table.add_column(h if isinstance(h, RichText) else RichText(_plain(h)), width=col_width, overflow="fold")
     for r in rows:
-        table.add_row(*[str(c) for c in r])
+        table.add_row(*[c if isinstance(c, RichText) else RichText(_plain(c)) for c in r])
     print_unpadded(console, table)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import time
+from typing import List
 from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
@@ -280,15 +282,25 @@ def test_snapshot_output_replaces_only_a_regular_file(tmp_path):
     assert (tmp_path / "to-real").is_symlink() and json.loads((tmp_path / "real.json").read_text())["host"]
 
 
-@pytest.mark.parametrize("columns", ["240", "100"])
+def fits(out: str, columns: int) -> List[str]:
+    """The lines wider than ``columns`` that are more than one word (a word is never split, so a
+    URL longer than the line has a line of its own)."""
+    from rich.cells import cell_len
+
+    return [x for x in out.splitlines() if cell_len(x) > columns and len(x.split()) > 1]
+
+
+@pytest.mark.parametrize("columns", ["240", "100", "60"])
 def test_matrix_tables_fit_the_terminal_and_never_split_a_version_or_a_url(columns, monkeypatch):
     """COLUMNS is the width: the table fits it, with every version and URL whole (a column is as
-    wide as its longest word); too narrow for that, one record line per row instead."""
+    wide as its longest word); too narrow for that, one record per row, wrapped between words at
+    the width."""
     from doctor.matrix import load_matrix
 
     monkeypatch.setenv("COLUMNS", columns)
     code, out, _ = main("matrix", "show")
     assert code == 0
+    assert not fits(out, int(columns)), fits(out, int(columns))[:3]
     words = set(out.split())
     for r in load_matrix(user_overlays=False).releases:
         assert r.vllm_ascend in words and r.torch_npu in words, r.vllm_ascend
@@ -298,15 +310,18 @@ def test_matrix_tables_fit_the_terminal_and_never_split_a_version_or_a_url(colum
         assert "┃" not in out
     code, out, _ = main("matrix", "show", "--release", "0.11.0rc3")
     assert code == 0 and "https://github.com/vllm-project/vllm-ascend/blob/" in out
+    table_part = re.split(r"^(?:Known problem|Notes): ", out, flags=re.M)[0]  # then prose, which the terminal wraps
+    assert table_part.count("\n") > 10 and not fits(table_part, int(columns)), fits(table_part, int(columns))[:3]
     for url in (w for w in out.split() if w.startswith("https://")):
         assert url.count("/") >= 4, url  # not cut
     table = [x for x in out.splitlines() if x[:1] in "┏┃┡│└"]
     assert all(len(x) <= int(columns) for x in table) and (bool(table) == (columns == "240"))
 
 
-def test_a_long_wait_shows_a_line_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
-    """check waiting on a slow npu-smi (6 s): a spinner line on the terminal's stderr after 2 s,
-    and nothing on stderr when it is a pipe."""
+@pytest.mark.parametrize("command", [("check",), ("fix", "--offline")])
+def test_a_long_wait_shows_a_line_on_a_terminal_and_nothing_in_a_pipe(tmp_path, command):
+    """check and fix waiting on a slow npu-smi (6 s): a spinner line on the terminal's stderr
+    after 2 s, and nothing on stderr when it is a pipe."""
     import os
     import pty
     import select
@@ -319,11 +334,11 @@ def test_a_long_wait_shows_a_line_on_a_terminal_and_nothing_in_a_pipe(tmp_path):
     slow.write_text(f"#!/bin/sh\nsleep 6\ncat {fake.npu_smi_binary()}\n".replace(str(fake.npu_smi_binary()),
                     str(fake.root / "usr/local/bin/.npu-smi-output")))
     slow.chmod(0o755)
-    argv = [sys.executable, "-m", "doctor", "check", "--root", str(fake.root), "--python", str(fake.python),
+    argv = [sys.executable, "-m", "doctor", *command, "--root", str(fake.root), "--python", str(fake.python),
             "--npu-smi", str(slow), "--npu-smi-timeout", "20"]
     env = dict(fake.env, PYTHONPATH=str(__import__("fakehost").REPO))
     piped = subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=120)
-    assert piped.stderr == "" and piped.stdout.startswith("ascend-doctor ")
+    assert piped.stderr == "" and piped.stdout.startswith(("ascend-doctor ", "Plan for ")), piped.stdout[:300]
     primary, secondary = pty.openpty()
     proc = subprocess.Popen(argv, env=env, cwd=fake.workdir, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=secondary)

@@ -177,3 +177,29 @@ def test_unanswered_node_and_ping_pairs(facts):
     pairs = ping_pairs(nodes(facts, "node1", "node2"))
     assert pairs["node1"] == ["0:29.1.2.10", "1:29.1.2.11", "2:29.1.2.12", "3:29.1.2.13"]
     assert pairs["node2"][0] == "0:29.1.1.10"
+
+
+@pytest.mark.parametrize("columns", ["80", "100", "200"])
+def test_the_verdict_comes_first_and_the_table_fits_the_width(columns):
+    """fleet compare: the verdict line first, then the findings with what to do, then the table,
+    which fits COLUMNS with every version, address and name whole (too narrow: records wrapped
+    between words); a healthy pair says so first, in en and zh."""
+    from rich.cells import cell_len
+
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS=columns)
+    proc = subprocess.run([sys.executable, "-m", "doctor", "fleet", "compare", NODE1, DRIFTED], capture_output=True,
+                          text=True, env=env, timeout=120)
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 3 and lines[0].startswith("✗ Broken: 3 cross-node check(s) fail, 3 warn on 2 node(s)"), lines[:2]
+    assert lines[1].startswith("✗ fleet.") and lines[-1].endswith("exit 3")
+    first_row = next(i for i, x in enumerate(lines) if x.split()[:2] in (["driver", "driver"], ["layer:", "driver"]))
+    assert first_row > max(i for i, x in enumerate(lines) if x.startswith(("✗ fleet.", "! fleet.")))
+    table = lines[first_row:-1]
+    assert [x for x in table if cell_len(x) > int(columns)] == []
+    words = set(" ".join(table).split())
+    for whole in ("MooncakeConnectorStoreV1", "0.22.1rc1", "0.3.11.post1", "127.0.0.1:37813", "29.1.2.13", "enp189s0f0"):
+        assert whole in words, (whole, columns)
+    for lang, healthy in (("en", "✓ The nodes agree"), ("zh", "✓ 各节点一致")):
+        proc = subprocess.run([sys.executable, "-m", "doctor", "fleet", "compare", NODE1, NODE2, "--lang", lang],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0 and proc.stdout.startswith(healthy), proc.stdout[:200]

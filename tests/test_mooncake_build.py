@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -138,7 +139,7 @@ def test_build_installs_and_verifies(repo, host, tmp_path):
                           timeout=30).stdout.startswith("mooncake_master version 0.3.9")
     assert not list(host.site.glob("*ascend-doctor-old*")) and not list((host.prefix / "lib").glob("*ascend-doctor-old*"))
     assert set(res.replaced) >= {str(pkg), str(host.prefix / "lib" / "ascend_transport.so")}
-    assert any("LD_LIBRARY_PATH" in n and "ldconfig is not enough" in n for n in res.notes)
+    assert any("LD_LIBRARY_PATH" in str(n) and "ldconfig is not enough" in str(n) for n in res.notes)
     workdir = next(w.split("=", 1)[1] for w in Path(res.log).read_text().split() if w.startswith("workdir="))
     assert res.workdir is None and not os.path.exists(workdir)  # the temporary build tree is gone
     if os.geteuid() == 0:  # dependencies.sh ran with -y, through the recorder
@@ -165,11 +166,11 @@ def test_compile_error_with_a_known_signature(repo, host, tmp_path):
     assert any("transport_mem.h: No such file or directory" in line for line in res.tail)
     known = {k.id: k for k in res.known}
     assert "mooncake.transport_mem_header" in known and "-DUSE_ASCEND_DIRECT=ON -DUSE_ASCEND=OFF" in known["mooncake.transport_mem_header"].fix
-    assert any("legacy HCCL transport" in n for n in res.notes)
+    assert any("legacy HCCL transport" in str(n) for n in res.notes)
     assert tree(host.site, host.prefix) == before  # nothing was touched
     # Without --with-system-deps the system packages are a manual step, read from dependencies.sh.
-    assert any(m.startswith(("apt-get install -y build-essential cmake git libgoogle-glog-dev",
-                             "yum install -y build-essential")) for m in res.manual) or not Path("/etc/os-release").exists()
+    assert any((m.command or "").startswith(("apt-get install -y build-essential cmake git libgoogle-glog-dev",
+                                             "yum install -y build-essential")) for m in res.manual) or not Path("/etc/os-release").exists()
 
 
 def test_missing_cann_headers(repo, host, tmp_path):
@@ -178,6 +179,8 @@ def test_missing_cann_headers(repo, host, tmp_path):
     assert not res.ok and res.stage == "build"
     ids = [k.id for k in res.known]
     assert "env.mooncake_cann_headers" in ids and "build.acl_header_missing" in ids
+    zh = rendered(res, "zh")
+    assert "原因：CANN 头文件不在 ASCEND_HOME_PATH 所指的位置" in zh and "The CANN headers are not" not in zh, zh
 
 
 def test_verification_failure_restores_the_old_install(repo, host, tmp_path):
@@ -212,6 +215,28 @@ def test_preflight_without_cann(repo, host, tmp_path):
     del opts.env["ASCEND_HOME_PATH"]
     res = build.run_build(opts)
     assert not res.ok and res.stage == "preflight" and "no CANN toolkit found" in res.error and not res.steps
+    for lang in ("en", "zh"):  # the commands are lines of their own, never inside (or wrapped with) the words
+        lines = rendered(res, lang, columns=40).splitlines()
+        assert "      source /usr/local/Ascend/ascend-toolkit/set_env.sh" in lines, lines
+        assert "      source /usr/local/Ascend/cann/set_env.sh" in lines, lines
+        assert not [x for x in lines if "source " in x and not x.startswith("      source ")], lines
+    zh = rendered(res, "zh")
+    assert "未找到 CANN toolkit" in zh and not re.search(r"\b(toolkit's|found|manual step|note)\b", zh), zh
+
+
+def rendered(res, lang: str, columns: int = 200) -> str:
+    """What `mooncake build` prints after the steps, in ``lang`` (the CLI's own printer)."""
+    import io
+    from contextlib import redirect_stdout
+
+    from doctor.cli.mooncake import _print
+
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("COLUMNS", str(columns))
+        with redirect_stdout(out):
+            _print(res, lang)
+    return out.getvalue()
 
 
 def test_unknown_tag(repo, host, tmp_path):

@@ -403,6 +403,44 @@ def test_the_dockerfile_example_installs_the_doctor_in_its_own_venv_and_runs():
                 argv = shlex.split(line.replace('"$(command -v python3)"', "/usr/bin/python3"))
                 parse_doctor(argv)
         assert re.search(r"python3 -m venv /opt/ascend-doctor\b", block), name
+        _the_doctor_installs_from_what_the_block_copies(name, block)
+
+
+_BUILT: Dict[str, bool] = {}
+
+
+def _the_doctor_installs_from_what_the_block_copies(name: str, block: str) -> None:
+    """The package is not on PyPI: the doctor's pip installs a directory the block's COPY lines
+    fill from the build context (the repository), and that directory builds a wheel with the
+    doctor's code and its data (matrices, texts)."""
+    import tempfile
+    import zipfile
+
+    repo = Path(__file__).resolve().parents[1]
+    installs = re.findall(r"/opt/ascend-doctor/bin/pip install (?:--\S+ )*(\S+)", block)
+    assert installs and all(x.startswith("/") for x in installs), f"{name}: the doctor is not installed from the checkout: {installs}"
+    key = "\n".join(x for x in block.splitlines() if x.startswith("COPY ")) + repr(installs)
+    if key in _BUILT:  # the Chinese page's block copies and installs the same (one build proves both)
+        return
+    _BUILT[key] = True
+    with tempfile.TemporaryDirectory(prefix="dockerfile-") as tmp:
+        image = Path(tmp) / "image"
+        for line in block.splitlines():
+            if line.startswith("COPY "):  # COPY SRC... DIR/ puts each in DIR; COPY SRC DEST names it
+                *sources, dest = line.split()[1:]
+                for s in sources:
+                    target = image / dest.lstrip("/") / Path(s).name if dest.endswith("/") else image / dest.lstrip("/")
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    (shutil.copytree if (repo / s).is_dir() else shutil.copy)(repo / s, target)
+        for src in installs:
+            where = image / src.lstrip("/")
+            assert (where / "pyproject.toml").exists(), f"{name}: nothing COPYed to {src}"
+            proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet",
+                                   "-w", str(Path(tmp) / "wheels"), str(where)], capture_output=True, text=True, timeout=300)
+            assert proc.returncode == 0, f"{name}: {src} does not build: {proc.stderr[-1500:]}"
+            wheel = next((Path(tmp) / "wheels").glob("ascend_doctor-*.whl"))
+            files = set(zipfile.ZipFile(wheel).namelist())
+            assert {"doctor/entry.py", "doctor/matrices/vllm-ascend.toml", "doctor/i18n/common.toml"} <= files, name
 
 
 # ---------------------------------------------------------------------------------------------

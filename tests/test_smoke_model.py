@@ -33,15 +33,17 @@ def smoke(py, host=None, **kw):
 
 
 def test_cli_tiny_model_on_cpu(py):
-    proc = subprocess.run([sys.executable, "-m", "doctor", "smoke", "--python", py, "--device", "cpu", "--json"],
-                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    proc = subprocess.run([sys.executable, "-m", "doctor", "smoke", "--python", py, "--device", "cpu", "--json",
+                           "--lang", "zh"], capture_output=True, text=True, timeout=300, cwd=REPO)
     doc = json.loads(proc.stdout)
     assert proc.returncode == 0, proc.stderr
     (st,) = doc["stages"]
     assert st["name"] == "model" and st["status"] == "ok" and st["seconds"] > 0
     assert st["metrics"]["versions"]["torch"].startswith("2.13.0")
     assert st["metrics"]["comparison"]["ok"] is True and st["metrics"]["tokens"] == 24
-    assert "same output as the CPU" in st["title"]
+    # in Chinese, the model's words too (the target's script reports facts, the catalogue says them)
+    assert st["title"].startswith("固定种子的微型 transformer（2 层，磁盘上没有权重） 在 cpu 上"), st["title"]
+    assert "输出与 CPU 一致" in st["title"]
     assert [f["id"] for f in doc["findings"]] == ["smoke.model"]
 
 
@@ -141,3 +143,19 @@ def test_bad_usage_is_one_line_exit_2(tmp_path):
                               timeout=60, cwd=REPO)
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1, (args, proc.stderr)
         assert "Traceback" not in proc.stderr
+
+
+def test_what_the_load_step_loaded_is_said_in_the_reports_language():
+    """The target's script reports facts (metrics); the words come from the catalogue, so a
+    Chinese report says in Chinese which model ran (issue 22)."""
+    from doctor.i18n import Text
+    from doctor.usecases.smoke import loaded_model_words
+
+    tiny = loaded_model_words({"detail": "seeded tiny transformer", "metrics": {"model": "tiny", "parameters": 12288}}, "tiny")
+    assert isinstance(tiny, Text)
+    assert tiny.text("en") == "seeded tiny transformer (2 layers, no weights on disk)"
+    assert tiny.text("zh") == "固定种子的微型 transformer（2 层，磁盘上没有权重）"
+    hf = loaded_model_words({"metrics": {"model": "/models/Qwen2-0.5B/", "parameters": 494_032_768, "dtype": "bfloat16"}}, "x")
+    assert hf.text("en") == "Qwen2-0.5B (494.0M parameters, bfloat16)" and hf.text("zh") == "Qwen2-0.5B（494.0M 参数，bfloat16）"
+    assert loaded_model_words({}, "/m") == "/m"  # an older script without metrics: its own words
+

@@ -101,7 +101,10 @@ def fix_command(
             print_plan(plan, language, rerun=rerun)
 
     try:
-        outcome = run_fix(opts, dict(os.environ), confirm, say=_err, show_plan=show_plan, resolving=resolving)
+        from doctor.shell.progress import waiting
+
+        outcome = run_fix(opts, dict(os.environ), confirm, say=_err, show_plan=show_plan, resolving=resolving,
+                          probing=lambda: waiting(not as_json, tr("render.probing", language)))
     except Declined:
         raise typer.Exit(1)
     if outcome.messages and not as_json:

@@ -125,14 +125,19 @@ def _print(result, lang: str) -> None:
         for k in result.known:
             out.print(Text("  " + tr("mooncake_build.known", lang, id=k.id, line=k.line, text=k.text.strip()[:200]),
                            style="yellow"))
-            out.print("    " + tr("mooncake_build.known_cause", lang, cause=k.cause), markup=False)
-            out.print("    " + tr("mooncake_build.known_fix", lang, fix=k.fix), markup=False)
+            cause, fix = (k.cause_zh or k.cause, k.fix_zh or k.fix) if lang == "zh" else (k.cause, k.fix)
+            out.print("    " + tr("mooncake_build.known_cause", lang, cause=cause), markup=False)
+            out.print("    " + tr("mooncake_build.known_fix", lang, fix=fix), markup=False)
         if result.tail:
             out.print("  " + tr("mooncake_build.log_tail", lang))
             for line in result.tail[-20:]:
                 out.print(Text("    " + line, style="dim"))
     for m in ([] if result.ok else result.manual):
-        out.print("  " + tr("mooncake_build.manual_step", lang, step=m))
+        out.print("  " + tr("mooncake_build.manual_step", lang, step=m.text.text(lang)))
+        if m.command:  # a command is a line of its own, never inside the words
+            out.print("      " + m.command)
     for n in result.notes:
-        out.print("  " + tr("mooncake_build.note", lang, note=n))
+        out.print("  " + tr("mooncake_build.note", lang, note=n.text.text(lang)))
+        if n.command:
+            out.print("      " + n.command)
     out.print("  " + tr("mooncake_build.log", lang, log=result.log))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 from doctor import __version__
 from doctor.findings import EXIT_FAIL, EXIT_WARN, FAIL, INFO, OK, SKIP, WARN, Verdict
@@ -56,11 +56,25 @@ def report_json(report: FleetReport, lang: str) -> str:
     return json.dumps(doc, ensure_ascii=False, indent=2)
 
 
+def verdict_line(report: FleetReport, lang: str) -> Tuple[str, str]:
+    """The first line of the report: (text, style)."""
+    counts = {s: sum(1 for f in report.findings if f.status == s) for s in (FAIL, WARN)}
+    code = report.exit_code()
+    if code == 0:
+        return "✓ " + tr("fleet.healthy", lang), "green"
+    key = "fleet.verdict.fail" if counts[FAIL] else ("fleet.verdict.warn" if code == EXIT_WARN else "fleet.verdict.other")
+    symbol = "✗ " if counts[FAIL] or code not in (EXIT_WARN,) else "! "
+    return symbol + tr(key, lang, fail=counts[FAIL], warn=counts[WARN], nodes=len(report.nodes), code=code), \
+        "bold red" if symbol == "✗ " else "yellow"
+
+
 def print_report(report: FleetReport, lang: str, verbose: bool = False, file=None) -> None:
-    from rich.table import Table
+    """The verdict first, then what is wrong with what to do, then the table of layers x nodes
+    (fitted to the width: a version, an address or a URL is never split), then the counts."""
     from rich.text import Text
 
     from doctor import terminal
+    from doctor.render import print_fitted_table
 
     # host names, values and findings come from the nodes: every one is data (a Text is never
     # read as markup, so root@[fd00::1] stays whole; clean() shows control characters escaped)
@@ -69,20 +83,8 @@ def print_report(report: FleetReport, lang: str, verbose: bool = False, file=Non
     tty = hasattr(stream, "isatty") and stream.isatty()
     width = None if os.environ.get("COLUMNS") or tty else max(120, 40 + 26 * len(names))
     console = terminal.console(file=stream, highlight=False, width=width)
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False, padding=(0, 1))
-    table.add_column(Text(tr("fleet.table.layer", lang)), no_wrap=True, style="dim")
-    table.add_column(Text(tr("fleet.table.item", lang)), no_wrap=True)
-    for name in names:
-        table.add_column(Text(clean(name)), overflow="fold")
-    for row in report.rows:
-        style = "bold red" if row.bad and row.rule != "show" else ("yellow" if row.differs and row.rule == "show" else "")
-        cells = [Text(clean(row.values.get(n) or "-"), style=style) if n in row.values else Text("") for n in names]
-        table.add_row(Text(clean(row.layer)), Text(clean(row.item), style=style), *cells)
-    table.add_row("", Text(tr("fleet.table.verdict", lang), style="bold"),
-                  *[Text(verdict_cell(n, lang), style=_verdict_style(n)) for n in report.nodes])
-    from doctor.render import print_unpadded
-
-    print_unpadded(console, table)
+    text, style = verdict_line(report, lang)
+    console.print(Text(text, style=style), soft_wrap=True)
     problems = [f for f in report.findings if f.status in (FAIL, WARN, INFO) or verbose]
     for f in problems:
         line = Text()
@@ -94,12 +96,18 @@ def print_report(report: FleetReport, lang: str, verbose: bool = False, file=Non
         if f.hint and f.status in (FAIL, WARN):
             line.append(f"\n    → {clean(f.hint.text(lang))}")
         console.print(line, soft_wrap=True)
+    headers = [Text(tr("fleet.table.layer", lang)), Text(tr("fleet.table.item", lang))] + [Text(clean(n)) for n in names]
+    rows = []
+    for row in report.rows:
+        style = "bold red" if row.bad and row.rule != "show" else ("yellow" if row.differs and row.rule == "show" else "")
+        cells = [Text(clean(row.values.get(n) or "-"), style=style) if n in row.values else Text("") for n in names]
+        rows.append([Text(clean(row.layer), style="dim"), Text(clean(row.item), style=style), *cells])
+    rows.append([Text(""), Text(tr("fleet.table.verdict", lang), style="bold"),
+                 *[Text(verdict_cell(n, lang), style=_verdict_style(n)) for n in report.nodes]])
+    print_fitted_table(console, None, headers, rows, boxed=False)
     counts = {s: sum(1 for f in report.findings if f.status == s) for s in (FAIL, WARN)}
-    code = report.exit_code()
-    if code == 0:
-        console.print(Text(tr("fleet.healthy", lang), style="green"))
     console.print(Text(tr("fleet.summary", lang, nodes=len(report.nodes), answered=sum(1 for n in report.nodes if n.answered),
-                          fail=counts[FAIL], warn=counts[WARN], code=code), style="bold"))
+                          fail=counts[FAIL], warn=counts[WARN], code=report.exit_code()), style="bold"))
 
 
 def _verdict_style(node: Node) -> str:

@@ -670,20 +670,28 @@ def _requirements(b: _Builder) -> None:
     installed = b.ctx_facts.packages.dists if b.ctx_facts.packages else {}
     deferred: List[str] = []
     known: List[str] = []
-    va_failing = any(f.id == "vllm_ascend.requirements" and f.status == FAIL for f in b.verdict.findings)
+    # an installed one whose requirements are broken: vllm-ascend's own finding, or pip check's
+    # (e.g. vllm put in by hand with --no-deps: its fastapi, openai ... are missing)
+    failing = {"vllm-ascend": "vllm_ascend.requirements", "vllm": "env.pip_check"}
+    broken = {name for name, fid in failing.items()
+              if any(f.id == fid and f.status == FAIL for f in b.verdict.findings)}
+    owners: List[str] = []
     for name in ("vllm", "vllm-ascend"):
         if name in b.installs:
             deferred.append(f"{name}{b.installs[name]}")
-        elif name == "vllm-ascend" and va_failing and (va := b.dist(name)) is not None:
-            for r in unmet_requirements(name, va.requires, stack, installed, markers, b.not_on_ascend):
+        elif name in broken and (d := b.dist(name)) is not None:
+            for r in unmet_requirements(name, d.requires, stack, installed, markers, b.not_on_ascend):
                 if r not in known:
                     known.append(r)
+                    if name not in owners:
+                        owners.append(name)
     excl = sorted(set(stack) | set(b.not_on_ascend))
     inst = b.opts.installer
     if known:
-        b.steps.append(Step("pip", T("plan.requirements.installed"), "install",
+        b.steps.append(Step("pip", T("plan.requirements.installed", owners=" ".join(owners)), "install",
                             argv=inst.install(known, no_deps=False, constraint=b.opts.constraint_file),
-                            packages=known, no_deps=False, finding="vllm_ascend.requirements"))
+                            packages=known, no_deps=False,
+                            finding="vllm_ascend.requirements" if "vllm-ascend" in owners else "env.pip_check"))
     if deferred:
         b.steps.append(Step("pip", T("plan.requirements.downloaded", owners=", ".join(deferred)), "requirements",
             argv=None, no_deps=False, requirements_of=deferred, exclude=excl, finding="vllm_ascend.requirements"))

@@ -63,6 +63,7 @@ def probe_python(host: Host, executable: str, timeout: float = 15.0) -> PythonFa
     facts.glibc = data.get("glibc") or None
     facts.prefix = data.get("prefix")
     facts.base_prefix = data.get("base_prefix")
+    facts.externally_managed = data.get("externally_managed") is True
     facts.sys_path = list(data.get("sys_path") or [])
     facts.markers = dict(data.get("markers") or {})
     # The interpreter's own directories are live paths, taken as given even under --root

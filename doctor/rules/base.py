@@ -34,6 +34,7 @@ class Context:
     # what several rules derive from the facts, made once per run (the tuning rules' View)
     memo: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     doctor_python: Optional[str] = None  # the doctor's interpreter here (its pip drives a target without pip)
+    doctor_pip: Optional[str] = "23.0"  # that pip's version (--break-system-packages since 23.0)
     # the options besides the root and the interpreter that shaped this verdict (--npu-smi PATH,
     # --stage, --target, --matrix ...): a follow-up ``fix`` command repeats them
     follow_up: Tuple[str, ...] = ()

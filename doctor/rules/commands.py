@@ -9,7 +9,7 @@ in order. Pure: facts and the matrix only.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from doctor.record import replace
 from typing import List, Optional, Sequence, Tuple
 
 from doctor.findings import Command, cmd
@@ -83,7 +83,15 @@ def pip(ctx: Context, *args: str, label: Optional[Text] = None) -> Command:
     if ctx.facts.image is not None:
         return cmd("RUN", target, "-m", "pip", *args, label=label)
     pk = ctx.facts.packages
-    if pk is not None and "pip" not in pk.dists and ctx.doctor_python:
+    py = ctx.facts.python
+    own = pk is None or "pip" in pk.dists or not ctx.doctor_python
+    if args and args[0] in ("install", "uninstall") and py is not None and py.externally_managed:
+        from doctor.shell.installer import break_system
+
+        # PEP 668: the judged interpreter is the system's; pip's documented override
+        version = pk.dists["pip"].version if pk is not None and "pip" in pk.dists else ctx.doctor_pip
+        args = (args[0], *break_system(True, version), *args[1:])
+    if not own and ctx.doctor_python:
         return cmd(ctx.doctor_python, "-m", "pip", "--python", target, *args, label=label)
     return cmd(target, "-m", "pip", *args, label=label)
 

@@ -8,7 +8,6 @@ docs/sources/mooncake.md (config).
 """
 from __future__ import annotations
 
-import re
 from doctor.record import record
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -17,6 +16,7 @@ from doctor.versions import pep440
 from doctor.parse import jsontext
 from doctor.rules.issues import FAIL, INFO, OK, WARN, Issue, issue
 from doctor.parse.sizes import GIB, human, parse_size
+from doctor.lazyre import lazy
 
 MOONCAKE_DOC = "docs/sources/mooncake.md"
 SOURCE = f"{MOONCAKE_DOC}#config"
@@ -31,8 +31,8 @@ UNUSED = ("local_hostname",)
 # Shown in a doc example (v0.12.0rc1 kv_pool.md) but never parsed by any version.
 MISLEADING = {"alloc_in_same_node": "prefer_alloc_in_same_node"}
 
-PLACEHOLDER = re.compile(r"(?i)^[x.]+$|[<>]|your")
-HOST_PORT = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.\-]+):(\d{1,5})$")
+PLACEHOLDER = lazy(r"(?i)^[x.]+$|[<>]|your")
+HOST_PORT = lazy(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.\-]+):(\d{1,5})$")
 
 
 def at_least(version: Optional[str], floor: Optional[str]) -> Optional[bool]:

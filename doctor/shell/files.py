@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import io
 import os
-import secrets
 import stat
 from typing import BinaryIO, Iterator, Optional
 
@@ -139,6 +138,8 @@ def write_atomic(path: str, text: str) -> None:
     path = _replaceable(path)
     directory = os.path.dirname(os.path.abspath(path))
     # O_EXCL and a random name: a file (or symlink) already at the temporary name is never written through
+    import secrets  # here: random, hmac and hashlib are ~4 ms that check never needs
+
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
                  0o666)

@@ -33,6 +33,7 @@ class Installer:
     uv_index_args: Tuple[str, ...] = ()  # the user's pip configuration, as uv flags
     note: Optional[str] = None  # "the target has no pip: using the doctor's pip with --python"
     uv_env: Tuple[Tuple[str, str], ...] = ()  # the rest of it, as uv's environment variables
+    system: Tuple[str, ...] = ()  # pip's --break-system-packages for an EXTERNALLY-MANAGED target
 
     def environ(self, env: Mapping[str, str]) -> Dict[str, str]:
         """The environment a uv command runs in: the user's, without uv's own configuration
@@ -48,7 +49,7 @@ class Installer:
     def _cmd(self, sub: str) -> List[str]:
         if self.is_uv:
             return list(self.prefix) + [sub, "--python", self.python]
-        return list(self.prefix) + [sub]
+        return list(self.prefix) + [sub] + (list(self.system) if sub in ("install", "uninstall") else [])
 
     def install(self, specs: Sequence[str], *, no_deps: bool = True, extra_index_urls: Sequence[str] = (),
                 constraint: Optional[str] = None) -> List[str]:
@@ -222,7 +223,7 @@ class Choice:
 
 
 def choose(kind: str, target_python: str, doctor_python: str, target_has_pip: bool, uv_path: Optional[str],
-           cfg: Optional[IndexConfig], uv_refused: Optional[str] = None) -> Choice:
+           cfg: Optional[IndexConfig], uv_refused: Optional[str] = None, system: Sequence[str] = ()) -> Choice:
     """Pure decision. pip: the target's pip when it has one, else the doctor's pip with
     --python (pip >= 22.3). ``auto`` (the default): uv resolves, and installs where the target
     allows it (``uv_refused`` says why not), while the printed commands stay pip's (what a person
@@ -235,7 +236,7 @@ def choose(kind: str, target_python: str, doctor_python: str, target_has_pip: bo
         pip_prefix = (doctor_python, "-m", "pip", "--python", target_python)
         notes.append(f"{target_python} has no pip: using the doctor's pip with --python {target_python}")
     downloader = Downloader(pip_prefix)
-    pip = Installer(PIP, target_python, pip_prefix, note=notes[0] if notes else None)
+    pip = Installer(PIP, target_python, pip_prefix, note=notes[0] if notes else None, system=tuple(system))
     if kind == PIP:
         return Choice(pip, downloader, notes, index=cfg)
     cannot: Optional[str] = None
@@ -286,6 +287,25 @@ def find_uv(env: Mapping[str, str]) -> Optional[str]:
     return shutil.which("uv", path=env.get("PATH"))
 
 
+# pip 23.0 refuses to change an interpreter marked EXTERNALLY-MANAGED (PEP 668) and documents
+# --break-system-packages as the way to do it anyway (pip.pypa.io/en/stable/cli/pip_install/);
+# older pips ignore the marker and do not know the option
+BREAK_SYSTEM = "--break-system-packages"
+BREAK_SYSTEM_SINCE = (23, 0)
+
+
+def break_system(externally_managed: bool, pip_version: Optional[str]) -> List[str]:
+    """The option a pip install/uninstall needs to change the judged interpreter: the flag for an
+    externally managed one, when the pip that runs it enforces the marker."""
+    if not externally_managed or not pip_version:
+        return []
+    try:
+        parts = tuple(int(x) for x in pip_version.split(".")[:2])
+    except ValueError:
+        return [BREAK_SYSTEM]
+    return [BREAK_SYSTEM] if parts >= BREAK_SYSTEM_SINCE else []
+
+
 def externally_managed(base_prefix: Optional[str], version: Optional[str]) -> bool:
     """PEP 668: the distribution's interpreter says its packages belong to the system."""
     import os
@@ -330,7 +350,21 @@ def detect(kind: str, facts, env: Mapping[str, str], doctor_python: Optional[str
     if py is not None:
         refused = uv_allowed(py.prefix, py.version, externally_managed(py.base_prefix, py.version),
                              bool(py.prefix and py.base_prefix and py.prefix != py.base_prefix))
+    managed = bool(py is not None and (py.externally_managed or (
+        py.source != "image" and not (py.prefix and py.base_prefix and py.prefix != py.base_prefix)
+        and externally_managed(py.base_prefix, py.version))))
+    pip_version = facts.packages.dists["pip"].version if has_pip else own_pip_version()
     try:
-        return choose(kind, python, doctor_python or sys.executable, has_pip, uv, cfg, refused)
+        return choose(kind, python, doctor_python or sys.executable, has_pip, uv, cfg, refused,
+                      system=break_system(managed, pip_version))
     except (LookupError, UvCannot) as e:
         raise UsageError(str(e))
+
+
+def own_pip_version() -> Optional[str]:
+    from importlib import metadata
+
+    try:
+        return metadata.version("pip")
+    except metadata.PackageNotFoundError:
+        return None

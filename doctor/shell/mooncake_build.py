@@ -120,12 +120,26 @@ class StepResult:
 
 
 @dataclass
+class BuildNote:
+    """A note after the build: words from the catalogue, and the one command it asks for (printed
+    on a line of its own, never inside the words)."""
+
+    text: Text
+    command: Optional[str] = None
+
+    def __str__(self) -> str:
+        return self.text.text("en") + (f" {self.command}" if self.command else "")
+
+
+@dataclass
 class KnownError:
     id: str
     cause: str
     fix: str
     line: int
     text: str
+    cause_zh: str = ""
+    fix_zh: str = ""
 
 
 @dataclass
@@ -142,8 +156,8 @@ class BuildResult:
     site_packages: str = ""
     prefix: str = ""
     cann_home: Optional[str] = None
-    manual: List[str] = field(default_factory=list)
-    notes: List[str] = field(default_factory=list)
+    manual: List[BuildNote] = field(default_factory=list)
+    notes: List[BuildNote] = field(default_factory=list)
     installed: List[str] = field(default_factory=list)
     replaced: List[str] = field(default_factory=list)
     restored: bool = False
@@ -158,7 +172,7 @@ class BuildResult:
             "schema_version": 1, "ok": self.ok, "stage": self.stage, "error": self.error, "tag": self.tag,
             "source": self.source, "python": self.python, "site_packages": self.site_packages, "prefix": self.prefix,
             "cann_home": self.cann_home, "log": self.log, "steps": [s.to_json() for s in self.steps],
-            "manual_steps": self.manual, "notes": self.notes, "installed": self.installed, "replaced": self.replaced,
+            "manual_steps": [str(m) for m in self.manual], "notes": [str(n) for n in self.notes], "installed": self.installed, "replaced": self.replaced,
             "restored": self.restored, "verify": self.verify, "transport": self.transport,
             "known_errors": [k.__dict__ for k in self.known], "log_tail": self.tail, "workdir": self.workdir,
         }
@@ -227,31 +241,15 @@ def tail(text: str, n: int = 40) -> List[str]:
 
 # Build errors that matrices/signatures.toml does not cover (it holds runtime signatures; the
 # mooncake.transport_mem_header and env.mooncake_cann_headers ones apply here as well).
-BUILD_SIGNATURES = (
-    ("build.python_path_empty", r"Python path is empty! Please check the python env",
-     "No sys.path entry of the interpreter contains 'packages', so Mooncake's CMake has no install directory.",
-     "Pass a regular interpreter or venv: --python /path/to/venv/bin/python"),
-    ("build.yalantinglibs_missing", r"(?i)(could not find a package configuration file provided by \"?yalantinglibs|yalantinglibs.*not found)",
-     "yalantinglibs is not installed (dependencies.sh builds and installs it).",
-     "Rerun with --with-system-deps (as root), or once by hand: cd Mooncake && bash dependencies.sh -y"),
-    ("build.zstd_missing", r"zstd library not found",
-     "libzstd development files are missing (newer Mooncake stores also need xxhash and msgpack).",
-     "apt-get install -y libzstd-dev libxxhash-dev libmsgpack-dev, or rerun with --with-system-deps"),
-    ("build.mpi_missing", r"MPI::MPI",
-     "MPI is only needed by the legacy USE_ASCEND (HCCL) transport.",
-     "Do not pass -DUSE_ASCEND=ON; the build uses -DUSE_ASCEND_DIRECT=ON"),
-    ("build.acl_header_missing", r"acl/acl\w*\.h: No such file or directory",
-     "The CANN headers are not where ASCEND_HOME_PATH points (a runtime-only CANN, or the wrong arch directory).",
-     "Install the CANN toolkit (not only the runtime/nnrt) and source its set_env.sh; check $ASCEND_HOME_PATH/<arch>-linux/include"),
-    ("build.tag_not_found", r"Remote branch \S+ not found|did not match any file\(s\) known to git|couldn't find remote ref",
-     "The tag does not exist in the source repository.",
-     "List the tags: git ls-remote --tags <source> | grep v0.3"),
-    ("build.network", r"Could not resolve host|Failed to connect to github.com|unable to access 'https://",
-     "The clone needs network access to GitHub.",
-     "Use a local checkout or mirror: --source /path/to/Mooncake (with --tag to pick the tag)"),
-    ("build.not_root", r"Require root permission",
-     "dependencies.sh must run as root.",
-     "Run the build as root (sudo), or without --with-system-deps and install the listed packages yourself"),
+BUILD_SIGNATURES = (  # (id, pattern); cause and fix: mooncake_build.sig.<name>.cause/.fix in doctor/i18n
+    ("build.python_path_empty", r"Python path is empty! Please check the python env"),
+    ("build.yalantinglibs_missing", r"(?i)(could not find a package configuration file provided by \"?yalantinglibs|yalantinglibs.*not found)"),
+    ("build.zstd_missing", r"zstd library not found"),
+    ("build.mpi_missing", r"MPI::MPI"),
+    ("build.acl_header_missing", r"acl/acl\w*\.h: No such file or directory"),
+    ("build.tag_not_found", r"Remote branch \S+ not found|did not match any file\(s\) known to git|couldn't find remote ref"),
+    ("build.network", r"Could not resolve host|Failed to connect to github.com|unable to access 'https://"),
+    ("build.not_root", r"Require root permission"),
 )
 
 
@@ -259,11 +257,19 @@ def match_known(text: str, extra_signatures: Sequence = ()) -> List[KnownError]:
     from doctor.usecases.explain import match_log
     from doctor.matrix.model import Signature
 
-    local = [Signature(id=i, pattern=p, layer="mooncake", cause_en=c, cause_zh=c, fix_en=f, fix_zh=f, source="doctor/mooncake/build.py")
-             for i, p, c, f in BUILD_SIGNATURES]
+    from doctor.i18n import tr
+
+    def words(i: str, part: str, lang: str) -> str:
+        return tr(f"mooncake_build.sig.{i.split('.', 1)[1]}.{part}", lang)
+
+    local = [Signature(id=i, pattern=p, layer="mooncake", cause_en=words(i, "cause", "en"), cause_zh=words(i, "cause", "zh"),
+                       fix_en=words(i, "fix", "en"), fix_zh=words(i, "fix", "zh"), source="doctor/mooncake/build.py")
+             for i, p in BUILD_SIGNATURES]
     sigs = [s for s in extra_signatures if s.layer in ("mooncake", "env", "cann")] + local
-    return [KnownError(id=m.id, cause=m.cause, fix=m.fix, line=m.line, text=m.text) for m in match_log(text, sigs)
-            if not m.benign]
+    zh = {m.id: m for m in match_log(text, sigs, "zh")}
+    return [KnownError(id=m.id, cause=m.cause, fix=m.fix, line=m.line, text=m.text,
+                       cause_zh=zh[m.id].cause if m.id in zh else m.cause, fix_zh=zh[m.id].fix if m.id in zh else m.fix)
+            for m in match_log(text, sigs) if not m.benign]
 
 
 # -- running ---------------------------------------------------------------------------------------
@@ -412,7 +418,7 @@ def run_build(opts: BuildOptions, reporter: Optional[Reporter] = None,
             res.known = match_known(text, signatures)
             res.restored = placed and res.restored
         if opts.keep_build:
-            res.notes.append(f"build directory kept: {work}")
+            res.notes.append(BuildNote(T("mooncake_build.note.kept", dir=work)))
         else:
             shutil.rmtree(work, ignore_errors=True)
             res.workdir = None
@@ -495,10 +501,11 @@ def _preflight(opts: BuildOptions, env: Dict[str, str], work: str, runner: Runne
     build_env, home = cann_env(env, machine)
     res.cann_home = home
     if not home:
+        res.manual.append(BuildNote(T("mooncake_build.manual.source_cann"), "source /usr/local/Ascend/ascend-toolkit/set_env.sh"))
+        res.manual.append(BuildNote(T("mooncake_build.manual.source_cann9"), "source /usr/local/Ascend/cann/set_env.sh"))
         raise BuildFailed("preflight", T("mooncake_build.error.no_cann"))
     if any(re.match(r"-DUSE_ASCEND(:BOOL)?=(ON|1|TRUE)$", a, re.IGNORECASE) for a in opts.cmake_args):
-        res.notes.append("-DUSE_ASCEND=ON selects the legacy HCCL transport (needs MPI and private CANN headers); "
-                         "USE_ASCEND_DIRECT is what vllm-ascend uses")
+        res.notes.append(BuildNote(T("mooncake_build.note.use_ascend")))
     # Mooncake <= v0.3.9 runs a bare `python3` to find the install directory: make it the target.
     bin_dir = os.path.join(work, "bin")
     os.makedirs(bin_dir)
@@ -581,8 +588,8 @@ def _dependencies(opts: BuildOptions, src: str, env: Dict[str, str], runner: Run
     pkgs = packages.get(family) or packages.get("apt") or []
     if pkgs:
         tool = "yum install -y" if family == "yum" else "apt-get install -y"
-        res.manual.append(f"{tool} {' '.join(pkgs)}")
-    res.manual.append(f"once per machine, for yalantinglibs (and Go): cd <Mooncake checkout {opts.tag or ''}> && bash dependencies.sh -y")
+        res.manual.append(BuildNote(T("mooncake_build.manual.packages"), f"{tool} {' '.join(pkgs)}"))
+    res.manual.append(BuildNote(T("mooncake_build.manual.dependencies", tag=opts.tag or "main"), "bash dependencies.sh -y"))
 
 
 def _verify(opts: BuildOptions, env: Dict[str, str], placed: List[str], runner: Runner, reporter: Reporter,
@@ -641,10 +648,20 @@ def check_placed(python: str, placed: Sequence[str], env: Dict[str, str], runner
     return problem
 
 
+def set_env_of(cann_home: Optional[str]) -> str:
+    """CANN's set_env.sh for the toolkit the build used: next to its ``latest`` (8.x:
+    /usr/local/Ascend/ascend-toolkit/set_env.sh) or in it (9.x: /usr/local/Ascend/cann/set_env.sh)."""
+    if cann_home:
+        home = cann_home.rstrip("/")
+        for cand in (os.path.join(home, "set_env.sh"), os.path.join(os.path.dirname(home), "set_env.sh")):
+            if os.path.isfile(cand):
+                return cand
+    return "/usr/local/Ascend/ascend-toolkit/set_env.sh"
+
+
 def _post_notes(opts: BuildOptions, res: BuildResult) -> None:
     lib = os.path.join(opts.prefix, "lib")
     if res.transport and os.path.dirname(res.transport) == lib:
-        res.notes.append(f"the libraries are in {lib}: at run time it must be on the loader path: "
-                         f"export LD_LIBRARY_PATH={lib}:$LD_LIBRARY_PATH  (ldconfig is not enough: it does not cache "
-                         "ascend_transport.so, whose name does not start with 'lib')")
-    res.notes.append("source CANN's set_env.sh before starting vLLM (libascendcl / libllm_datadist come from CANN)")
+        res.notes.append(BuildNote(T("mooncake_build.note.loader_path", lib=lib),
+                                   f"export LD_LIBRARY_PATH={shlex.quote(lib)}:$LD_LIBRARY_PATH"))
+    res.notes.append(BuildNote(T("mooncake_build.note.source_cann"), f"source {shlex.quote(set_env_of(res.cann_home))}"))

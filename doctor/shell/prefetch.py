@@ -41,6 +41,8 @@ print(json.dumps({
     "glibc": libc.split()[-1] if libc.startswith("glibc") else "",
     "prefix": sys.prefix,
     "base_prefix": getattr(sys, "base_prefix", sys.prefix),
+    "externally_managed": sys.prefix == getattr(sys, "base_prefix", sys.prefix) and os.path.isfile(
+        os.path.join(__import__("sysconfig").get_path("stdlib"), "EXTERNALLY-MANAGED")),
     "sys_path": [p for p in sys.path[1:] if p],
     "markers": {
         "implementation_name": impl.name,

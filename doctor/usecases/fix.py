@@ -131,7 +131,8 @@ def validate(opts: FixOptions) -> None:
 
 
 def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callable[[str], None],
-            show_plan: Callable[["Plan"], None] = lambda plan: None, resolving: Resolving = _quiet) -> FixOutcome:
+            show_plan: Callable[["Plan"], None] = lambda plan: None, resolving: Resolving = _quiet,
+            probing: Callable[[], ContextManager[None]] = contextlib.nullcontext) -> FixOutcome:
     """Plan and prove the plan with the installer's resolver (unless --offline); with --apply,
     confirm, carry it out as one transaction (from the index, or from --bundle DIR only), check
     again and run the smoke test. ``show_plan`` is called before the question is asked;
@@ -146,7 +147,8 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     assert not (opts.bundle and not opts.apply), "fix --bundle DIR without --apply writes a bundle: make_bundle"
     mx = load_matrix_or_exit(opts.check.matrix)
     wanted = parse_target(opts.target)
-    facts = gather(opts.check, env)
+    with probing():  # a line on a terminal when it lasts (npu-smi, an image, the interpreter)
+        facts = gather(opts.check, env)
     live = not opts.check.site_packages and not opts.check.snapshot
     # a machine with no CANN and no --python gets the vendor layers only: no interpreter needed
     # (under --root none is run unless named)

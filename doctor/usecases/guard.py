@@ -379,6 +379,15 @@ def guard(cmd_: PipCommand, facts: Facts, before: Verdict, verdict_of: Callable[
         j.instead_why = why
         return j
     argv = instead_argv(cmd_, reqs, no_deps=True)
+    py, pk = facts.python, facts.packages
+    if py is not None and py.externally_managed and "--break-system-packages" not in argv:
+        from doctor.shell.installer import break_system, own_pip_version
+
+        # PEP 668: the judged interpreter is the system's; pip's documented override
+        own = pk is not None and "pip" in pk.dists and "--python" not in argv
+        flag = break_system(True, pk.dists["pip"].version if own and pk is not None else own_pip_version())
+        at = argv.index("install") + 1 if "install" in argv else len(argv)
+        argv = argv[:at] + flag + argv[at:]
     alt = parse_command(argv)
     got, fail = resolve(alt.resolve_args())
     if fail is None:

@@ -319,10 +319,22 @@ def model_stage(ctx: Context, prompts: str) -> StageResult:
     gen = res.run.step("generate") or {}
     gm = gen.get("metrics") or {}
     load = res.run.step("load") or {}
-    title = T("smoke.model.ok", model=(load.get("detail") or metrics["model"]), device=o.device,
+    title = T("smoke.model.ok", model=loaded_model_words(load, metrics["model"]), device=o.device,
               tokens=gm.get("tokens", 0), tps=gm.get("tokens_per_s"), load=f"{load.get('seconds', 0):.1f}",
               compared=compare_text(ref_name, cmp) if cmp is not None else T("smoke.compared.none"))
     return StageResult("model", OK, out.seconds, metrics, title)
+
+
+def loaded_model_words(load: Dict[str, Any], model: str) -> Any:
+    """What the target's load step loaded, in the report's language: the script in the target
+    reports facts (metrics), the words come from the catalogue."""
+    m = load.get("metrics") or {}
+    if m.get("model") == "tiny":
+        return T("smoke.model.tiny")
+    if isinstance(m.get("parameters"), (int, float)) and m.get("model"):
+        return T("smoke.model.hf", name=os.path.basename(os.path.normpath(str(m["model"]))),
+                 params=f"{m['parameters'] / 1e6:.1f}", dtype=str(m.get("dtype") or "?"))
+    return load.get("detail") or model
 
 
 # -- vllm -------------------------------------------------------------------------------------
