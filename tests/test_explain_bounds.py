@@ -78,6 +78,10 @@ def test_a_cut_line_is_said_in_the_text_report(tmp_path):
     code, out, err, _ = explain(["--lang", "en", str(log)])
     assert code == 0, err
     assert f"1 lines longer than {MAX_LINE // 1024} KiB were cut" in out
+    plain = tmp_path / "plain.log"
+    plain.write_bytes(b"q" * (MAX_LINE + 1) + b"\n")
+    code, out, err, _ = explain(["--lang", "en", str(plain)])
+    assert code == 0 and out.startswith("No known error signature matched.") and "1 lines longer than" in out
 
 
 @pytest.mark.slow

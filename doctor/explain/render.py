@@ -115,7 +115,7 @@ def to_text(report: Report, lang: str) -> str:
     real = [a for a in report.answers if not a.benign]
     benign = [a for a in report.answers if a.benign]
     if not report.answers:
-        return tr("explain.none", lang)
+        return "\n\n".join([tr("explain.none", lang)] + _bounds_said(report, lang))
     parts: List[str] = []
     if report.origin is not None and report.origin.answer is not None:
         o = report.origin
@@ -136,15 +136,22 @@ def to_text(report: Report, lang: str) -> str:
         parts.append(tr("explain.benign", lang, items=items))
     for note in report.notes:
         parts.append(note.text(lang))
-    for f in report.files:
-        if f.cut_lines:
-            parts.append(tr("explain.cut_lines", lang, path=clean(f.path), n=f.cut_lines, kib=MAX_LINE // 1024))
-        if f.dropped:
-            parts.append(tr("explain.dropped_hits", lang, path=clean(f.path), n=f.dropped))
+    parts.extend(_bounds_said(report, lang))
     if report.host_exit is not None:
         parts.append(tr("explain.host.summary", lang, code=report.host_exit,
                         root=report.host_root_cause or tr("explain.host.no_root", lang)))
     return "\n\n".join(parts)
+
+
+def _bounds_said(report: Report, lang: str) -> List[str]:
+    """A line per file whose lines were cut or whose hits were not all kept."""
+    out: List[str] = []
+    for f in report.files:
+        if f.cut_lines:
+            out.append(tr("explain.cut_lines", lang, path=clean(f.path), n=f.cut_lines, kib=MAX_LINE // 1024))
+        if f.dropped:
+            out.append(tr("explain.dropped_hits", lang, path=clean(f.path), n=f.dropped))
+    return out
 
 
 def summary_counts(answers: Sequence[Answer]) -> Dict[str, int]:
