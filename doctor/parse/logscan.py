@@ -263,10 +263,23 @@ def line_literals(pattern: str, ignore_case: bool = False) -> Optional[List[List
     out: List[List[str]] = []
     for branch in branches:
         runs = _literal_runs(branch)
+        if len(runs) > 4:  # enough to tell most lines apart: the longest
+            runs = sorted(runs, key=len, reverse=True)[:4]
         if not runs:
             return None  # this alternative asks for no literal text: nothing to test cheaply
         out.append(runs)
     return out
+
+
+def plain_literals(pattern: str, ignore_case: bool = False) -> bool:
+    """Whether the pattern is text or a choice of texts, nothing else: then a line matches it
+    exactly when it holds one of them (what ``line_literals`` gives)."""
+    parsed = _parse(pattern, ignore_case)
+    if parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE:
+        return False
+    items = list(parsed.data)
+    branches = [list(b) for b in items[0][1][1]] if len(items) == 1 and str(items[0][0]) == "BRANCH" else [items]
+    return all(b and all(str(op) == "LITERAL" for op, _ in b) and len(b) >= MIN_NEEDLE for b in branches)
 
 
 def _literal_runs(items: Items) -> List[str]:
@@ -569,6 +582,10 @@ class Compiled:
         self.regexes = [re.compile(m.pattern, re.IGNORECASE if m.ignore_case else 0) for m in self.matchers]
         self.lookbehind = [re.compile(m.context) if m.context else None for m in self.matchers]
         self.literals = [line_literals(m.pattern, m.ignore_case) for m in self.matchers]
+        # matchers whose first hit is all they keep and whose literal test is exact: once they
+        # have that hit, a line that passes the test only adds to its count
+        self.counted = [plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context
+                        for m in self.matchers]
         # the matchers a prefilter token or anchor stands for, as a bit mask (bit i: matcher i)
         self.token_masks: Dict[str, int] = {f"t{i}": _mask(o) for i, o in enumerate(self.prefilter.owners)}
         self.anchor_masks: List[Tuple[bytes, int]] = [(a, _mask(o)) for a, o in self.prefilter.anchors.items()]
@@ -617,6 +634,7 @@ class LogScanner:
         self.compiled = compiled.regexes
         self.lookbehind = compiled.lookbehind
         self.literals = compiled.literals
+        self.counted = compiled.counted
         self.context = context
         self.max_line = max_line
         self.max_hits = max_hits
@@ -738,20 +756,37 @@ class LogScanner:
         counted, lineno = begin, base
         count = buf.count
         deadline, clock = self.deadline, self.clock
+        attempt = self._try
         for start in sorted(candidates):
             if deadline is not None and clock() > deadline:
                 raise ScanTimeout()
             lineno += count(b"\n", counted, start)
             counted = start
-            text = _decode(buf[start:spans[start]])
-            for index in _bits(candidates[start]):
-                self._try(index, text, lineno + 1, buf, start)
+            text = buf[start:spans[start]].decode("utf-8", errors="replace").rstrip("\r")
+            mask = candidates[start]
+            if mask & (mask - 1):
+                for index in _bits(mask):
+                    attempt(index, text, lineno + 1, buf, start)
+            else:  # one matcher, most often
+                attempt(mask.bit_length() - 1, text, lineno + 1, buf, start)
         self.lines = base + count(b"\n", begin, end)
 
     def _try(self, index: int, text: str, lineno: int, buf: bytes, start: int) -> None:
         literals = self.literals[index]
-        if literals is not None and not any(all(t in text for t in alt) for alt in literals):
-            return
+        if literals is not None:
+            for alt in literals:
+                for t in alt:
+                    if t not in text:
+                        break
+                else:
+                    break  # every text of this alternative is in the line
+            else:
+                return
+            if self.counted[index]:
+                hit = self.hits.get((index, ""))
+                if hit is not None:
+                    hit.count += 1
+                    return
         m = self.compiled[index].search(text)
         if m is None:
             return
