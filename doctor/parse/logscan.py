@@ -19,7 +19,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set, Tuple, Union
 
 if sys.version_info >= (3, 11):  # Python 3.11 moved the regex parser (the old names are deprecated there)
     from re import _constants as sre_c
@@ -579,7 +579,8 @@ class Compiled:
     def __init__(self, matchers: Sequence[Matcher]):
         self.matchers = list(matchers)
         self.prefilter = Prefilter(self.matchers)
-        self.regexes = [re.compile(m.pattern, re.IGNORECASE if m.ignore_case else 0) for m in self.matchers]
+        # each matcher's regex is compiled when a line first needs it (most never do in a log)
+        self.regexes: List[Optional[Pattern[str]]] = [None] * len(self.matchers)
         self.lookbehind = [re.compile(m.context) if m.context else None for m in self.matchers]
         self.literals = [line_literals(m.pattern, m.ignore_case) for m in self.matchers]
         # matchers whose first hit is all they keep and whose literal test is exact: once they
@@ -589,6 +590,14 @@ class Compiled:
         # the matchers a prefilter token or anchor stands for, as a bit mask (bit i: matcher i)
         self.token_masks: Dict[str, int] = {f"t{i}": _mask(o) for i, o in enumerate(self.prefilter.owners)}
         self.anchor_masks: List[Tuple[bytes, int]] = [(a, _mask(o)) for a, o in self.prefilter.anchors.items()]
+
+
+    def regex(self, index: int) -> "Pattern[str]":
+        r = self.regexes[index]
+        if r is None:
+            m = self.matchers[index]
+            r = self.regexes[index] = re.compile(m.pattern, re.IGNORECASE if m.ignore_case else 0)
+        return r
 
 
 def _mask(indexes: Iterable[int]) -> int:
@@ -787,7 +796,7 @@ class LogScanner:
                 if hit is not None:
                     hit.count += 1
                     return
-        m = self.compiled[index].search(text)
+        m = (self.compiled[index] or self.compiled_matchers.regex(index)).search(text)
         if m is None:
             return
         spec = self.matchers[index]
