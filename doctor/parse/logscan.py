@@ -7,7 +7,8 @@ substring of that text is as good a witness as the whole. For each pattern we pi
 *token* that starts at a byte rare in logs ('E', 'x', 'j', ...). ``bytes.translate`` maps all
 those start bytes to one marker byte in a single pass, and one regex with that marker as a
 literal prefix and a trie of the tokens after it finds every candidate position in a second
-pass. Only lines holding a token are decoded and matched for real.
+pass. Only lines holding a token are decoded, and on them only the matchers the token stands
+for: first a test that the line holds the matcher's literal text (``in``), then its regex.
 
 Everything here is pure: :class:`LogScanner` is fed bytes and returns hits; reading files is
 the shell's job.
