@@ -130,7 +130,7 @@ def test_dev_zero_ends_at_the_byte_bound():
     assert code == 2 and out == ""
     assert err.strip().splitlines() == [
         "ascend-doctor: error: stopped reading /dev/zero: the logs reached 64 MiB, the bound on what explain reads; "
-        "to read more, give --max-bytes 1G"]
+        "to read more, give --max-bytes 128M"]
     assert rss < RSS_LIMIT_MB
 
 

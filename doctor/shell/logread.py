@@ -116,12 +116,10 @@ def chunks(log: LogInput, on_bytes: Optional[Callable[[int], None]] = None,
     """The bytes of ``log`` in chunks of at most CHUNK, within ``budget`` (LogBoundError past it)."""
     budget = budget if budget is not None else Budget()
     read = log.stream.read
-    fd = -1
-    if not log.regular:
-        try:
-            fd = log.stream.fileno()
-        except (OSError, ValueError, AttributeError):
-            fd = -1
+    try:  # polled before each read, a regular file too: one in /proc (kmsg) may wait for data
+        fd = log.stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        fd = -1
     while True:
         if budget.remaining() <= 0:
             raise LogBoundError(log.label, "seconds", budget.max_seconds)

@@ -155,8 +155,8 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
                                     more=f"{2 * budget.max_seconds:g}")) from None
             except LogBoundError as e:
                 if e.bound == "bytes":
-                    raise UsageError(tr("explain.error.max_bytes", lang, path=log.label, mib=f"{e.limit / 2 ** 20:g}",
-                                        more=f"{max(2 * int(e.limit) >> 30, 1)}G")) from None
+                    raise UsageError(tr("explain.error.max_bytes", lang, path=log.label, size=_size(int(e.limit)),
+                                        more=_size_option(2 * int(e.limit)))) from None
                 raise UsageError(tr("explain.error.max_seconds", lang, path=log.label, seconds=f"{e.limit:g}",
                                     more=f"{2 * e.limit:g}")) from None
             finally:
@@ -187,6 +187,24 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
             report.notes.append(note)
     _emit(to_json(report, lang) if as_json else to_text(report, lang))
     return 0
+
+
+def _size(n: int) -> str:
+    """A byte count as people read it: 2048 MiB, 1.5 MiB, 64 KiB, 700 bytes."""
+    mib = 1 << 20
+    if n % mib == 0:
+        return f"{n // mib} MiB"
+    if n >= mib:
+        return f"{n / mib:.1f} MiB"
+    return f"{n // 1024} KiB" if n % 1024 == 0 else f"{n} bytes"
+
+
+def _size_option(n: int) -> str:
+    """A byte count as --max-bytes takes it, rounded up to what the suffix can say."""
+    for suffix, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale:
+            return f"{-(-n // scale)}{suffix}"
+    return str(n)
 
 
 def _add_host(report, matrix, root: str, python: Optional[str], env: Optional[Dict[str, str]] = None,
