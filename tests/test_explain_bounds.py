@@ -170,10 +170,15 @@ def test_a_pipe_that_never_ends_ends_at_the_time_bound():
     assert code == 2 and "<stdin>" in err and "--max-seconds" in err
 
 
-def test_bad_bounds_are_usage_errors():
+def test_bad_bounds_are_usage_errors(capsys, monkeypatch, tmp_path):
+    from doctor.cli.main import main
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     for args in (["--max-bytes", "0"], ["--max-bytes", "lots"], ["--max-seconds", "0"], ["--max-seconds", "nan"]):
-        code, out, err, _ = explain([*args, "/dev/null"])
-        assert code == 2 and out == "" and "Traceback" not in err, (args, err)
+        with pytest.raises(SystemExit) as info:
+            main(["explain", *args, "/dev/null"])
+        out = capsys.readouterr()
+        assert info.value.code == 2 and out.out == "" and "Traceback" not in out.err, (args, out.err)
 
 
 @pytest.mark.slow

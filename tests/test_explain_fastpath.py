@@ -146,7 +146,7 @@ def test_random_logs_of_every_case_fed_in_random_pieces(seed, monkeypatch):
         monkeypatch.setattr(logscan, "PIECE", 997)
     rnd = random.Random(seed)
     pool = examples() + mined() + NOISE
-    lines = [rnd.choice(pool) if rnd.random() < 0.4 else rnd.choice(NOISE) for _ in range(1500)]
+    lines = [rnd.choice(pool) if rnd.random() < 0.4 else rnd.choice(NOISE) for _ in range(800)]
     data = "\n".join(lines).encode("utf-8")
     compiled = catalog().compiled
     same(data, compiled, sizes=[rnd.randint(1, 5000) for _ in range(50)])
