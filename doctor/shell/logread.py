@@ -45,7 +45,7 @@ class LogInput:
     path: str  # as the user gave it ('-' for standard input)
     stream: BinaryIO
     size: Optional[int]  # bytes, when known (a regular file)
-    regular: bool = False  # a regular file: reads never wait
+    regular: bool = False  # a regular file: its end is where a read gives nothing
 
     @property
     def label(self) -> str:
@@ -77,9 +77,9 @@ def open_log(path: str, stdin: Optional[BinaryIO] = None) -> LogInput:
         raise LogInputError(path, "is a directory", directory=True)
     if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode)):
         raise LogInputError(path, "not a file, pipe or character device")
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
-    if stat.S_ISFIFO(st.st_mode):
-        flags |= os.O_NONBLOCK  # opening a FIFO waits for a writer: poll for it instead, under the deadline
+    # Non-blocking: opening a FIFO (or a path swapped for one since the stat) would wait for a
+    # writer; reads are polled under the deadline instead (a regular file ignores the flag).
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
     except OSError as e:
