@@ -26,6 +26,14 @@ from tests.explain_kit import catalog, matrix
 DATA = Path(__file__).resolve().parent / "data"
 
 
+@pytest.fixture(autouse=True, params=["prefilter", "small"])
+def path(request, monkeypatch):
+    """Each comparison twice: through the prefilter, and as a small input (every line tried
+    with every matcher's literal test)."""
+    monkeypatch.setattr(logscan, "SMALL_INPUT", 0 if request.param == "prefilter" else 1 << 40)
+    return request.param
+
+
 def reference(data: bytes, compiled: Compiled, context: int = 2, max_line: int = MAX_LINE,
               max_hits: int = MAX_HITS, max_kept: int = MAX_KEPT) -> Tuple[List[Hit], int, int, int]:
     """(hits, lines, cut lines, dropped hits) of a plain scan: every line, every matcher."""

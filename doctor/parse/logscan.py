@@ -572,6 +572,9 @@ KEEP_CHARS = 2048  # characters a hit keeps of each string it stores (its line, 
 MAX_HITS = 1000  # hits kept besides each matcher's first; more are counted in `dropped`
 MAX_KEPT = 2 * 1024 * 1024  # characters those hits may keep in all (the context after them aside)
 PIECE = 256 * 1024  # bytes of complete lines scanned at a time: bounds the table of candidate lines
+# Up to this many bytes fed, every line is tried with every matcher's literal test (about 40 us a
+# line) instead of building the prefilter (about 0.15 s): a pasted traceback is read at once.
+SMALL_INPUT = 64 * 1024
 
 
 class Compiled:
@@ -579,7 +582,7 @@ class Compiled:
 
     def __init__(self, matchers: Sequence[Matcher]):
         self.matchers = list(matchers)
-        self.prefilter = Prefilter(self.matchers)
+        self._prefilter: Optional[Prefilter] = None
         # each matcher's regex is compiled when a line first needs it (most never do in a log)
         self.regexes: List[Optional[Pattern[str]]] = [None] * len(self.matchers)
         self.lookbehind = [re.compile(m.context) if m.context else None for m in self.matchers]
@@ -588,9 +591,20 @@ class Compiled:
         # have that hit, a line that passes the test only adds to its count
         self.counted = [plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context
                         for m in self.matchers]
-        # the matchers a prefilter token or anchor stands for, as a bit mask (bit i: matcher i)
-        self.token_masks: Dict[str, int] = {f"t{i}": _mask(o) for i, o in enumerate(self.prefilter.owners)}
-        self.anchor_masks: List[Tuple[bytes, int]] = [(a, _mask(o)) for a, o in self.prefilter.anchors.items()]
+        self.all_mask = (1 << len(self.matchers)) - 1
+        self.token_masks: Dict[str, int] = {}
+        self.anchor_masks: List[Tuple[bytes, int]] = []
+
+    @property
+    def prefilter(self) -> Prefilter:
+        """Built when first needed: a small input is scanned without it (see SMALL_INPUT)."""
+        if self._prefilter is None:
+            pf = Prefilter(self.matchers)
+            # the matchers a prefilter token or anchor stands for, as a bit mask (bit i: matcher i)
+            self.token_masks = {f"t{i}": _mask(o) for i, o in enumerate(pf.owners)}
+            self.anchor_masks = [(a, _mask(o)) for a, o in pf.anchors.items()]
+            self._prefilter = pf
+        return self._prefilter
 
 
     def regex(self, index: int) -> "Pattern[str]":
@@ -640,7 +654,6 @@ class LogScanner:
         compiled = matchers if isinstance(matchers, Compiled) else Compiled(matchers)
         self.compiled_matchers = compiled
         self.matchers = compiled.matchers
-        self.prefilter = compiled.prefilter
         self.compiled = compiled.regexes
         self.lookbehind = compiled.lookbehind
         self.literals = compiled.literals
@@ -665,6 +678,10 @@ class LogScanner:
         self.bytes = 0
         self.cut_lines = 0
         self.dropped = 0
+
+    @property
+    def prefilter(self) -> Prefilter:
+        return self.compiled_matchers.prefilter
 
     # -- input --
 
@@ -702,7 +719,12 @@ class LogScanner:
         """Scan the complete lines ``buf[:end]`` (``buf[end - 1]`` is a newline)."""
         buf, end = self._cut_long(buf, end)
         self._fill_pending(buf, 0, end)
-        translated = buf.translate(self.prefilter.table) if self.prefilter.regex is not None else buf
+        if self.bytes <= SMALL_INPUT:  # every line tried with every matcher's literal test
+            self._scan(buf, None, 0, end)
+            self._remember(buf, end)
+            return
+        prefilter = self.prefilter
+        translated = buf.translate(prefilter.table) if prefilter.regex is not None else buf
         pos = 0
         while pos < end:
             stop = end
@@ -734,14 +756,21 @@ class LogScanner:
         out = b"".join(parts)
         return out, end - (len(buf) - len(out))
 
-    def _scan(self, buf: bytes, translated: bytes, begin: int, end: int) -> None:
-        """The candidate lines of ``buf[begin:end]`` (complete lines), matched for real."""
+    def _scan(self, buf: bytes, translated: Optional[bytes], begin: int, end: int) -> None:
+        """The candidate lines of ``buf[begin:end]`` (complete lines), matched for real; with
+        no ``translated`` text (a small input), every line is a candidate of every matcher."""
         compiled = self.compiled_matchers
         candidates: Dict[int, int] = {}  # line start -> mask of matchers
         spans: Dict[int, int] = {}  # line start -> its newline
         rfind, find = buf.rfind, buf.find
-        regex = self.prefilter.regex
-        if regex is not None:
+        if translated is None:
+            pos = begin
+            while pos < end:
+                nl = find(b"\n", pos, end)
+                candidates[pos], spans[pos] = compiled.all_mask, nl
+                pos = nl + 1
+        regex = self.prefilter.regex if translated is not None else None
+        if regex is not None and translated is not None:
             masks = compiled.token_masks
             line_start, line_end = -1, -1
             for m in regex.finditer(translated, begin, end):
@@ -753,7 +782,7 @@ class LogScanner:
                     candidates[line_start] = candidates.get(line_start, 0) | masks[m.lastgroup]  # type: ignore[index]
                 else:
                     candidates[line_start] |= masks[m.lastgroup]  # type: ignore[index]
-        for anchor, mask in compiled.anchor_masks:
+        for anchor, mask in compiled.anchor_masks if translated is not None else ():
             pos = find(anchor, begin, end)
             while pos >= 0:
                 line_start = rfind(b"\n", 0, pos) + 1
@@ -767,6 +796,7 @@ class LogScanner:
         count = buf.count
         deadline, clock = self.deadline, self.clock
         attempt = self._try
+        all_mask, every = compiled.all_mask, range(len(self.matchers))
         for start in sorted(candidates):
             if deadline is not None and clock() > deadline:
                 raise ScanTimeout()
@@ -775,7 +805,7 @@ class LogScanner:
             text = buf[start:spans[start]].decode("utf-8", errors="replace").rstrip("\r")
             mask = candidates[start]
             if mask & (mask - 1):
-                for index in _bits(mask):
+                for index in (every if mask == all_mask else _bits(mask)):
                     attempt(index, text, lineno + 1, buf, start)
             else:  # one matcher, most often
                 attempt(mask.bit_length() - 1, text, lineno + 1, buf, start)
