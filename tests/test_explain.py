@@ -137,7 +137,8 @@ def test_json_report_shape(tmp_path, run):
     assert code == 0 and err == ""
     doc = json.loads(out)
     assert list(doc) == ["schema_version", "files", "primary", "matches", "origin", "notes", "host"]
-    assert doc["files"] == [{"path": str(log), "lines": 2, "bytes": log.stat().st_size, "cut_lines": 0}]
+    assert doc["files"] == [{"path": str(log), "lines": 2, "bytes": log.stat().st_size, "cut_lines": 0,
+                             "dropped_hits": 0}]
     assert doc["primary"] == {"id": "cann.libatb_missing", "file": str(log), "line": 2}
     m = doc["matches"][0]
     for key in ("id", "layer", "cause", "fix", "benign", "finding", "line", "text", "kind", "confidence", "source",

@@ -9,6 +9,7 @@ from doctor.explain.answers import Answer
 from doctor.explain.nodes import Origin
 from doctor.findings import cmd
 from doctor.i18n import Text, tr
+from doctor.parse.logscan import MAX_LINE
 from doctor.parse.logtime import format_stamp
 from doctor.textsafe import clean
 
@@ -22,6 +23,7 @@ class FileSummary:
     lines: int
     bytes: int
     cut_lines: int = 0
+    dropped: int = 0  # hits past the scanner's bounds on what it keeps (counted, not shown)
 
 
 @dataclass
@@ -45,7 +47,8 @@ def to_json(report: Report, lang: str) -> str:
                   "time": format_stamp(o.answer.time) if o.answer and o.answer.time else None}
     doc: Dict[str, object] = {
         "schema_version": JSON_SCHEMA_VERSION,
-        "files": [{"path": f.path, "lines": f.lines, "bytes": f.bytes, "cut_lines": f.cut_lines} for f in report.files],
+        "files": [{"path": f.path, "lines": f.lines, "bytes": f.bytes, "cut_lines": f.cut_lines,
+                   "dropped_hits": f.dropped} for f in report.files],
         "primary": ({"id": report.primary.id, "file": report.primary.file, "line": report.primary.line}
                     if report.primary else None),
         "matches": [a.to_json(lang) for a in report.answers],
@@ -112,7 +115,7 @@ def to_text(report: Report, lang: str) -> str:
     real = [a for a in report.answers if not a.benign]
     benign = [a for a in report.answers if a.benign]
     if not report.answers:
-        return tr("explain.none", lang)
+        return "\n\n".join([tr("explain.none", lang)] + _bounds_said(report, lang))
     parts: List[str] = []
     if report.origin is not None and report.origin.answer is not None:
         o = report.origin
@@ -133,10 +136,22 @@ def to_text(report: Report, lang: str) -> str:
         parts.append(tr("explain.benign", lang, items=items))
     for note in report.notes:
         parts.append(note.text(lang))
+    parts.extend(_bounds_said(report, lang))
     if report.host_exit is not None:
         parts.append(tr("explain.host.summary", lang, code=report.host_exit,
                         root=report.host_root_cause or tr("explain.host.no_root", lang)))
     return "\n\n".join(parts)
+
+
+def _bounds_said(report: Report, lang: str) -> List[str]:
+    """A line per file whose lines were cut or whose hits were not all kept."""
+    out: List[str] = []
+    for f in report.files:
+        if f.cut_lines:
+            out.append(tr("explain.cut_lines", lang, path=clean(f.path), n=f.cut_lines, kib=MAX_LINE // 1024))
+        if f.dropped:
+            out.append(tr("explain.dropped_hits", lang, path=clean(f.path), n=f.dropped))
+    return out
 
 
 def summary_counts(answers: Sequence[Answer]) -> Dict[str, int]:

@@ -7,7 +7,8 @@ substring of that text is as good a witness as the whole. For each pattern we pi
 *token* that starts at a byte rare in logs ('E', 'x', 'j', ...). ``bytes.translate`` maps all
 those start bytes to one marker byte in a single pass, and one regex with that marker as a
 literal prefix and a trie of the tokens after it finds every candidate position in a second
-pass. Only lines holding a token are decoded and matched for real.
+pass. Only lines holding a token are decoded, and on them only the matchers the token stands
+for: first a test that the line holds the matcher's literal text (``in``), then its regex.
 
 Everything here is pure: :class:`LogScanner` is fed bytes and returns hits; reading files is
 the shell's job.
@@ -16,9 +17,10 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set, Tuple, Union
 
 if sys.version_info >= (3, 11):  # Python 3.11 moved the regex parser (the old names are deprecated there)
     from re import _constants as sre_c
@@ -245,13 +247,75 @@ def _single_atom(sub: Items, icase: bool) -> Optional[Atom]:
     return None
 
 
+@lru_cache(maxsize=1024)
+def _parse(pattern: str, ignore_case: bool) -> Any:
+    return sre_parse.parse(pattern, re.IGNORECASE if ignore_case else 0)
+
+
+def line_literals(pattern: str, ignore_case: bool = False) -> Optional[List[List[str]]]:
+    """Text every line the pattern matches contains: a list of alternatives, each a list of
+    strings that must all occur in the line (or None when nothing cheap is known). Cheaper to
+    test with ``in`` than the pattern's search, which is run only on lines that pass."""
+    parsed = _parse(pattern, ignore_case)
+    if parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE:
+        return None
+    items = list(parsed.data)
+    branches = [list(b) for b in items[0][1][1]] if len(items) == 1 and str(items[0][0]) == "BRANCH" else [items]
+    out: List[List[str]] = []
+    for branch in branches:
+        runs = _literal_runs(branch)
+        if len(runs) > 4:  # enough to tell most lines apart: the longest
+            runs = sorted(runs, key=len, reverse=True)[:4]
+        if not runs:
+            return None  # this alternative asks for no literal text: nothing to test cheaply
+        out.append(runs)
+    return out
+
+
+def plain_literals(pattern: str, ignore_case: bool = False) -> bool:
+    """Whether the pattern is text or a choice of texts, nothing else: then a line matches it
+    exactly when it holds one of them (what ``line_literals`` gives)."""
+    parsed = _parse(pattern, ignore_case)
+    if parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE:
+        return False
+    items = list(parsed.data)
+    branches = [list(b) for b in items[0][1][1]] if len(items) == 1 and str(items[0][0]) == "BRANCH" else [items]
+    return all(b and all(str(op) == "LITERAL" for op, _ in b) and len(b) >= MIN_NEEDLE for b in branches)
+
+
+def _literal_runs(items: Items) -> List[str]:
+    """The runs of literal characters of a sequence and of the groups it must match: those of
+    3 characters or more, and shorter ones outside ASCII (a Chinese word of two characters)."""
+    out: List[str] = []
+    run: List[str] = []
+
+    def flush() -> None:
+        if len(run) >= MIN_NEEDLE or (run and any(ord(ch) > 127 for ch in run)):
+            out.append("".join(run))
+        run.clear()
+
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL":
+            run.append(chr(av))
+            continue
+        flush()
+        if name == "SUBPATTERN":
+            _group, add, delete, sub = av
+            if not (add & sre_c.SRE_FLAG_IGNORECASE):
+                sub_items = list(sub)
+                if not (len(sub_items) == 1 and str(sub_items[0][0]) == "BRANCH"):
+                    out.extend(_literal_runs(sub_items))
+    flush()
+    return out
+
+
 def required(pattern: str, ignore_case: bool = False) -> List[Needle]:
     """Needles such that every match of ``pattern`` contains at least one of them.
 
     Raises PatternError when the pattern has no literal run of MIN_NEEDLE characters on every
     path (a pattern like ``.*error`` with ``error`` optional cannot be prefiltered)."""
-    flags = re.IGNORECASE if ignore_case else 0
-    parsed = sre_parse.parse(pattern, flags)
+    parsed = _parse(pattern, ignore_case)
     icase = bool(parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE)
     got = _sequence(parsed.data, icase)  # the (opcode, argument) list SubPattern iterates over
     if not got:
@@ -349,13 +413,16 @@ class Prefilter:
                     owners.append(set())
                     shapes.append(key)
                 owners[ids[key]].add(index)
-        # The regex reports one token per marker, but tokens with character classes or of other
-        # lengths can match the same text: every token at the same marker whose atoms overlap
-        # the reported one, position by position on both sides of the marker, may match too, so
-        # its matchers are candidates as well.
-        self.owners: List[FrozenSet[int]] = [frozenset(o) for o in _overlap_closure(shapes, owners)]
+        # The regex reports one token per marker: the first, in the order it tries them, that
+        # matches. Tokens with character classes or of other lengths can match the same text:
+        # every token tried after the reported one, at the same marker, whose atoms overlap the
+        # reported one's position by position on both sides of the marker, may match too, so
+        # its matchers are candidates as well (one tried before it did not match, or it would
+        # have been reported).
         rank = {c: i for i, c in enumerate(dict.fromkeys(self.code[b] for b in ordered))}
-        self.regex = re.compile(_regex(shapes, rank).encode("latin-1")) if shapes else None
+        source, order = _regex(shapes, rank) if shapes else ("", [])
+        self.owners: List[FrozenSet[int]] = [frozenset(o) for o in _overlap_closure(shapes, owners, order)]
+        self.regex = re.compile(source.encode("latin-1")) if shapes else None
 
     def _translated(self, atom: Atom) -> FrozenSet[int]:
         return frozenset(self.code.get(b, b) for b in atom)
@@ -449,14 +516,16 @@ def _class(atom: FrozenSet[int]) -> str:
 Shape = Tuple[Tuple[FrozenSet[int], ...], Tuple[FrozenSet[int], ...]]  # (behind, ahead), translated
 
 
-def _overlap_closure(shapes: List[Tuple[int, Shape]], owners: List[Set[int]]) -> List[Set[int]]:
+def _overlap_closure(shapes: List[Tuple[int, Shape]], owners: List[Set[int]], order: List[int]) -> List[Set[int]]:
+    """Each token's matchers with those of the tokens tried after it that can match with it."""
     out = [set(o) for o in owners]
+    tried = {tid: i for i, tid in enumerate(order)}
     by_marker: Dict[int, List[int]] = {}
     for tid, (c, _) in enumerate(shapes):
         by_marker.setdefault(c, []).append(tid)
     for tid, (c, (behind, ahead)) in enumerate(shapes):
         for other in by_marker[c]:
-            if other == tid:
+            if tried[other] <= tried[tid]:
                 continue
             their_behind, their_ahead = shapes[other][1]
             if all(x & y for x, y in zip(ahead, their_ahead)) and \
@@ -465,12 +534,14 @@ def _overlap_closure(shapes: List[Tuple[int, Shape]], owners: List[Set[int]]) ->
     return out
 
 
-def _regex(shapes: List[Tuple[int, Shape]], rank: Dict[int, int]) -> str:
+def _regex(shapes: List[Tuple[int, Shape]], rank: Dict[int, int]) -> Tuple[str, List[int]]:
     """One regex for all tokens: an alternative per marker byte (the commonest first, so the
     engine tries few), each a trie over the atoms ahead of the marker; at each token's end a
     lookbehind checks the atoms behind the marker and an empty named group ``t<id>`` reports
     the token (longer lookbehinds first, so the most specific one wins). Every alternative
-    starts with its marker byte, so the engine skips all other bytes in C."""
+    starts with its marker byte, so the engine skips all other bytes in C. Also returns the
+    token ids in the order the engine tries them at one marker (depth first, as written)."""
+    order: List[int] = []
     roots: Dict[int, Dict] = {}
     for tid, (c, (behind, ahead)) in enumerate(shapes):
         node = roots.setdefault(c, {})
@@ -479,8 +550,9 @@ def _regex(shapes: List[Tuple[int, Shape]], rank: Dict[int, int]) -> str:
         node.setdefault(None, []).append((behind, ahead, tid))
 
     def build(node: Dict, c: int) -> str:
-        parts = [sym + build(child, c) for sym, child in sorted((k, v) for k, v in node.items() if k is not None)]
+        parts = [sym + build(node[sym], c) for sym in sorted(k for k in node if k is not None)]
         for behind, ahead, tid in sorted(node.get(None, []), key=lambda e: (-len(e[0]), e[2])):
+            order.append(tid)
             group = f"(?P<t{tid}>)"
             if behind:  # last: a longer token wins
                 back = "".join(_class(a) for a in behind) + _class(frozenset({c})) + "".join(_class(a) for a in ahead)
@@ -489,11 +561,20 @@ def _regex(shapes: List[Tuple[int, Shape]], rank: Dict[int, int]) -> str:
         return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
 
     alts = [_class(frozenset({c})) + "(?=" + build(roots[c], c) + ")" for c in sorted(roots, key=lambda c: rank.get(c, 0))]
-    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+    return (alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"), order
 
 
 # ---------------------------------------------------------------------------------------------
 # streaming
+
+MAX_LINE = 64 * 1024  # bytes of a line that are matched; a longer line is cut there (and counted)
+KEEP_CHARS = 2048  # characters a hit keeps of each string it stores (its line, context, groups, key)
+MAX_HITS = 1000  # hits kept besides each matcher's first; more are counted in `dropped`
+MAX_KEPT = 2 * 1024 * 1024  # characters those hits may keep in all (the context after them aside)
+PIECE = 256 * 1024  # bytes of complete lines scanned at a time: bounds the table of candidate lines
+# Up to this many bytes fed, every line is tried with every matcher's literal test (about 40 us a
+# line) instead of building the prefilter (about 0.15 s): a pasted traceback is read at once.
+SMALL_INPUT = 64 * 1024
 
 
 class Compiled:
@@ -501,29 +582,94 @@ class Compiled:
 
     def __init__(self, matchers: Sequence[Matcher]):
         self.matchers = list(matchers)
-        self.prefilter = Prefilter(self.matchers)
-        self.regexes = [re.compile(m.pattern, re.IGNORECASE if m.ignore_case else 0) for m in self.matchers]
+        self._prefilter: Optional[Prefilter] = None
+        # each matcher's regex is compiled when a line first needs it (most never do in a log)
+        self.regexes: List[Optional[Pattern[str]]] = [None] * len(self.matchers)
         self.lookbehind = [re.compile(m.context) if m.context else None for m in self.matchers]
+        self.literals = [line_literals(m.pattern, m.ignore_case) for m in self.matchers]
+        # matchers whose first hit is all they keep and whose literal test is exact: once they
+        # have that hit, a line that passes the test only adds to its count
+        self.counted = [plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context
+                        for m in self.matchers]
+        self.all_mask = (1 << len(self.matchers)) - 1
+        self.token_masks: Dict[str, int] = {}
+        self.anchor_masks: List[Tuple[bytes, int]] = []
+
+    @property
+    def prefilter(self) -> Prefilter:
+        """Built when first needed: a small input is scanned without it (see SMALL_INPUT)."""
+        if self._prefilter is None:
+            pf = Prefilter(self.matchers)
+            # the matchers a prefilter token or anchor stands for, as a bit mask (bit i: matcher i)
+            self.token_masks = {f"t{i}": _mask(o) for i, o in enumerate(pf.owners)}
+            self.anchor_masks = [(a, _mask(o)) for a, o in pf.anchors.items()]
+            self._prefilter = pf
+        return self._prefilter
+
+
+    def regex(self, index: int) -> "Pattern[str]":
+        r = self.regexes[index]
+        if r is None:
+            m = self.matchers[index]
+            r = self.regexes[index] = re.compile(m.pattern, re.IGNORECASE if m.ignore_case else 0)
+        return r
+
+
+def _mask(indexes: Iterable[int]) -> int:
+    out = 0
+    for i in indexes:
+        out |= 1 << i
+    return out
+
+
+def _bits(mask: int) -> List[int]:
+    """The indexes of the set bits, lowest first."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+class ScanTimeout(Exception):
+    """The scanner's deadline passed (a regex can take long on a crafted line: the deadline is
+    checked before each candidate line)."""
 
 
 class LogScanner:
     """Feed bytes, then ``finish()``: the first line of every (matcher, key), with context.
 
-    Memory stays flat: the buffer holds the unread tail, ``keep`` recent lines for context and
-    lookback, and lines longer than ``max_line`` bytes are cut (the rest of the line skipped).
+    Memory stays flat whatever the input: the buffer holds the unread tail, ``keep`` recent
+    lines for context and lookback; every line longer than ``max_line`` bytes is matched on its
+    first ``max_line`` bytes and counted in ``cut_lines``; a hit keeps at most KEEP_CHARS of each
+    string; and besides each matcher's first hit at most ``max_hits`` hits holding ``max_kept``
+    characters are kept (a matcher keeps at most its ``max_keys`` keys): the hits past those
+    bounds are counted in ``dropped``, like repeats of a kept hit in its ``count``.
     """
 
-    def __init__(self, matchers: Union[Sequence[Matcher], "Compiled"], context: int = 2, max_line: int = 64 * 1024):
+    def __init__(self, matchers: Union[Sequence[Matcher], "Compiled"], context: int = 2, max_line: int = MAX_LINE,
+                 max_hits: int = MAX_HITS, max_kept: int = MAX_KEPT,
+                 deadline: Optional[float] = None, clock: Callable[[], float] = time.monotonic):
         compiled = matchers if isinstance(matchers, Compiled) else Compiled(matchers)
+        self.compiled_matchers = compiled
         self.matchers = compiled.matchers
-        self.prefilter = compiled.prefilter
         self.compiled = compiled.regexes
         self.lookbehind = compiled.lookbehind
+        self.literals = compiled.literals
+        self.counted = compiled.counted
         self.context = context
         self.max_line = max_line
+        self.max_hits = max_hits
+        self.max_kept = max_kept
+        self.deadline = deadline  # on ``clock``: past it, ScanTimeout
+        self.clock = clock
         self.keep = max([context] + [m.lookback for m in self.matchers])
         self.hits: Dict[Tuple[int, str], Hit] = {}
         self._keys: Dict[int, int] = {}
+        self._matched: Set[int] = set()  # matchers with a kept hit
+        self._kept_hits = 0
+        self._kept_chars = 0
         self._pending: List[Hit] = []  # hits still collecting lines after them
         self._recent: List[str] = []  # the last `keep` complete lines (decoded), for context
         self._buf = b""
@@ -531,6 +677,11 @@ class LogScanner:
         self.lines = 0
         self.bytes = 0
         self.cut_lines = 0
+        self.dropped = 0
+
+    @property
+    def prefilter(self) -> Prefilter:
+        return self.compiled_matchers.prefilter
 
     # -- input --
 
@@ -547,7 +698,7 @@ class LogScanner:
         buf = self._buf + data if self._buf else data
         end = buf.rfind(b"\n") + 1
         if end:
-            self._scan(buf, end)
+            self._region(buf, end)
         rest = buf[end:]
         if len(rest) > self.max_line:
             rest = rest[: self.max_line]
@@ -557,58 +708,126 @@ class LogScanner:
 
     def finish(self) -> List[Hit]:
         if self._buf:
-            self._scan(self._buf + b"\n", len(self._buf) + 1)
+            self._region(self._buf + b"\n", len(self._buf) + 1)
             self._buf = b""
         self._pending = []
         return sorted(self.hits.values(), key=lambda h: (h.line, h.matcher))
 
     # -- scanning --
 
-    def _scan(self, buf: bytes, end: int) -> None:
-        base = self.lines
-        candidates: Dict[int, Set[int]] = {}  # line start -> matcher indexes
-        spans: Dict[int, int] = {}
-        prefilter = self.prefilter
-
-        def candidate(pos: int) -> int:
-            """Register the line holding ``pos``; return where it ends."""
-            line_start = buf.rfind(b"\n", 0, pos) + 1
-            if line_start not in candidates:
-                candidates[line_start] = set()
-                spans[line_start] = buf.find(b"\n", pos, end)
-            return line_start
-
-        if prefilter.regex is not None:
-            translated = buf.translate(prefilter.table)
-            line_start, line_end = -1, -1
-            for m in prefilter.regex.finditer(translated, 0, end):
-                pos = m.start()
-                if pos >= line_end:
-                    line_start = candidate(pos)
-                    line_end = spans[line_start]
-                group = m.lastgroup
-                assert group is not None  # every alternative of the prefilter ends in a group t<id>
-                candidates[line_start] |= prefilter.owners[int(group[1:])]
-        for anchor, owners in prefilter.anchors.items():
-            pos = buf.find(anchor, 0, end)
-            while pos >= 0:
-                line_start = candidate(pos)
-                candidates[line_start] |= owners
-                pos = buf.find(anchor, spans[line_start], end)
+    def _region(self, buf: bytes, end: int) -> None:
+        """Scan the complete lines ``buf[:end]`` (``buf[end - 1]`` is a newline)."""
+        buf, end = self._cut_long(buf, end)
         self._fill_pending(buf, 0, end)
-        counted, lineno = 0, base
-        for start in sorted(candidates):
-            lineno += buf.count(b"\n", counted, start)
-            counted = start
-            text = _decode(buf[start:spans[start]])
-            for index in sorted(candidates[start]):
-                self._try(index, text, lineno + 1, buf, start)
-        total_lines = base + buf.count(b"\n", 0, end)
-        self.lines = total_lines
+        if self.bytes <= SMALL_INPUT:  # every line tried with every matcher's literal test
+            self._scan(buf, None, 0, end)
+            self._remember(buf, end)
+            return
+        prefilter = self.prefilter
+        translated = buf.translate(prefilter.table) if prefilter.regex is not None else buf
+        pos = 0
+        while pos < end:
+            stop = end
+            if end - pos > PIECE:
+                nl = buf.rfind(b"\n", pos, pos + PIECE)
+                stop = nl + 1 if nl >= 0 else buf.find(b"\n", pos + PIECE) + 1
+            self._scan(buf, translated, pos, stop)
+            pos = stop
         self._remember(buf, end)
 
+    def _cut_long(self, buf: bytes, end: int) -> Tuple[bytes, int]:
+        """``buf`` with every complete line longer than ``max_line`` bytes cut to that many."""
+        limit = self.max_line
+        pos, last = 0, 0
+        parts: List[bytes] = []
+        while end - 1 - pos > limit:  # lines from pos on may be too long
+            nl = buf.rfind(b"\n", pos, pos + limit + 1)
+            if nl >= 0:  # every line from pos to nl fits
+                pos = nl + 1
+                continue
+            nl = buf.find(b"\n", pos + limit)
+            parts.append(buf[last: pos + limit])
+            last = nl  # keeps the newline
+            self.cut_lines += 1
+            pos = nl + 1
+        if not parts:
+            return buf, end
+        parts.append(buf[last:])
+        out = b"".join(parts)
+        return out, end - (len(buf) - len(out))
+
+    def _scan(self, buf: bytes, translated: Optional[bytes], begin: int, end: int) -> None:
+        """The candidate lines of ``buf[begin:end]`` (complete lines), matched for real; with
+        no ``translated`` text (a small input), every line is a candidate of every matcher."""
+        compiled = self.compiled_matchers
+        candidates: Dict[int, int] = {}  # line start -> mask of matchers
+        spans: Dict[int, int] = {}  # line start -> its newline
+        rfind, find = buf.rfind, buf.find
+        if translated is None:
+            pos = begin
+            while pos < end:
+                nl = find(b"\n", pos, end)
+                candidates[pos], spans[pos] = compiled.all_mask, nl
+                pos = nl + 1
+        regex = self.prefilter.regex if translated is not None else None
+        if regex is not None and translated is not None:
+            masks = compiled.token_masks
+            line_start, line_end = -1, -1
+            for m in regex.finditer(translated, begin, end):
+                pos = m.start()
+                if pos >= line_end:
+                    line_start = rfind(b"\n", 0, pos) + 1
+                    line_end = find(b"\n", pos, end)
+                    spans[line_start] = line_end
+                    candidates[line_start] = candidates.get(line_start, 0) | masks[m.lastgroup]  # type: ignore[index]
+                else:
+                    candidates[line_start] |= masks[m.lastgroup]  # type: ignore[index]
+        for anchor, mask in compiled.anchor_masks if translated is not None else ():
+            pos = find(anchor, begin, end)
+            while pos >= 0:
+                line_start = rfind(b"\n", 0, pos) + 1
+                known = spans.get(line_start)
+                line_end = known if known is not None else find(b"\n", pos, end)
+                spans[line_start] = line_end
+                candidates[line_start] = candidates.get(line_start, 0) | mask
+                pos = find(anchor, line_end, end)
+        base = self.lines
+        counted, lineno = begin, base
+        count = buf.count
+        deadline, clock = self.deadline, self.clock
+        attempt = self._try
+        all_mask, every = compiled.all_mask, range(len(self.matchers))
+        for start in sorted(candidates):
+            if deadline is not None and clock() > deadline:
+                raise ScanTimeout()
+            lineno += count(b"\n", counted, start)
+            counted = start
+            text = buf[start:spans[start]].decode("utf-8", errors="replace").rstrip("\r")
+            mask = candidates[start]
+            if mask & (mask - 1):
+                for index in (every if mask == all_mask else _bits(mask)):
+                    attempt(index, text, lineno + 1, buf, start)
+            else:  # one matcher, most often
+                attempt(mask.bit_length() - 1, text, lineno + 1, buf, start)
+        self.lines = base + count(b"\n", begin, end)
+
     def _try(self, index: int, text: str, lineno: int, buf: bytes, start: int) -> None:
-        m = self.compiled[index].search(text)
+        literals = self.literals[index]
+        if literals is not None:
+            for alt in literals:
+                for t in alt:
+                    if t not in text:
+                        break
+                else:
+                    break  # every text of this alternative is in the line
+            else:
+                return
+            if self.counted[index]:
+                hit = self.hits.get((index, ""))
+                if hit is not None:
+                    hit.count += 1
+                    return
+        m = (self.compiled[index] or self.compiled_matchers.regex(index)).search(text)
         if m is None:
             return
         spec = self.matchers[index]
@@ -617,19 +836,29 @@ class LogScanner:
                 not any(look.search(t) for t in self._before(buf, start, spec.lookback)):
             return
         key = m.group(spec.key) if spec.key and m.group(spec.key) is not None else ""
+        key = key[:KEEP_CHARS]
         slot = (index, key)
         hit = self.hits.get(slot)
         if hit is not None:
             hit.count += 1
             return
-        if key and self._keys.get(index, 0) >= spec.max_keys:
+        first = index not in self._matched
+        if (key and self._keys.get(index, 0) >= spec.max_keys) or \
+                (not first and (self._kept_hits >= self.max_hits or self._kept_chars >= self.max_kept)):
+            self.dropped += 1
             return
         self._keys[index] = self._keys.get(index, 0) + (1 if key else 0)
-        groups = {k: v for k, v in m.groupdict().items() if v is not None}
-        hit = Hit(spec.id, key, lineno, text.rstrip(), groups, before=self._before(buf, start, self.context))
+        groups = {k: v[:KEEP_CHARS] for k, v in m.groupdict().items() if v is not None}
+        before = [t[:KEEP_CHARS] for t in self._before(buf, start, self.context)]
+        hit = Hit(spec.id, key, lineno, text.rstrip()[:KEEP_CHARS], groups, before=before)
+        if first:
+            self._matched.add(index)
+        else:
+            self._kept_hits += 1
+            self._kept_chars += len(key) + len(hit.text) + sum(map(len, before)) + sum(map(len, groups.values()))
         self.hits[slot] = hit
         if self.context:
-            after = _lines_after(buf, start, self.context)
+            after = [t[:KEEP_CHARS] for t in _lines_after(buf, start, self.context)]
             hit.after = after
             if len(after) < self.context:
                 self._pending.append(hit)
@@ -651,7 +880,7 @@ class LogScanner:
         if not self._pending:
             return
         need = max(self.context - len(h.after) for h in self._pending)
-        lines = _lines_from(buf, start, end, need)
+        lines = [t[:KEEP_CHARS] for t in _lines_from(buf, start, end, need)]
         for hit in self._pending:
             hit.after.extend(lines[: self.context - len(hit.after)])
         self._pending = [h for h in self._pending if len(h.after) < self.context]

@@ -91,17 +91,19 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
                 extra_matrix: Sequence[Path] = (), *, check: bool = False, root: str = "/",
                 python: Optional[str] = None, stdin: Optional[BinaryIO] = None,
                 progress: Optional[bool] = None, env: Optional[Dict[str, str]] = None,
-                cwd: Optional[str] = None) -> int:
-    """Explain the logs; return the exit code (0, 2 for bad input, 1 when the shipped matrix is
-    broken). ``--check`` adds the findings of `check` on this host to the answers."""
+                cwd: Optional[str] = None, max_bytes: Optional[int] = None,
+                max_seconds: Optional[float] = None) -> int:
+    """Explain the logs; return the exit code (0, 2 for bad input or a bound hit, 1 when the
+    shipped matrix is broken). ``--check`` adds the findings of `check` on this host to the
+    answers. All logs together are read up to ``max_bytes`` and ``max_seconds``."""
     from doctor.explain.answers import primary, select
     from doctor.explain.catalog import Catalog, pair_note, vllm_versions
     from doctor.explain.nodes import FileReport, file_ranks, find_origin, stamp_answers, waits
     from doctor.explain.render import FileSummary, Report, to_json, to_text
     from doctor.i18n import resolve_lang, tr
     from doctor.matrix import MatrixError, load_matrix
-    from doctor.parse.logscan import LogScanner
-    from doctor.shell.logread import LogInputError, Progress, chunks, open_log
+    from doctor.parse.logscan import LogScanner, ScanTimeout
+    from doctor.shell.logread import MAX_BYTES, MAX_SECONDS, Budget, LogBoundError, LogInputError, Progress, chunks, open_log
 
     paths = [sources] if isinstance(sources, str) else list(sources) or ["-"]
     lang = resolve_lang(lang, os.environ)
@@ -134,19 +136,29 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
         raise UsageError(tr("explain.error.directory", lang, path=where) if e.directory
                          else tr("explain.error.cannot_read", lang, path=where, reason=e.reason)) from None
 
+    budget = Budget(max_bytes or MAX_BYTES, max_seconds or MAX_SECONDS)
     bar = Progress(inputs, lambda name: tr("explain.progress", lang, name=name), enabled=progress)
     reports: List[FileReport] = []
     summaries: List[FileSummary] = []
     versions: List[str] = []
     try:
         for log in inputs:
-            scanner = LogScanner(catalog.compiled, context=CONTEXT_LINES)
+            scanner = LogScanner(catalog.compiled, context=CONTEXT_LINES, deadline=budget.deadline, clock=budget.clock)
             bar.start(log.label)
             try:
-                for data in chunks(log, bar.advance):
+                for data in chunks(log, bar.advance, budget):
                     scanner.feed(data)
             except LogInputError as e:
                 raise UsageError(tr("explain.error.cannot_read", lang, path=log.label, reason=e.reason)) from None
+            except ScanTimeout:
+                raise UsageError(tr("explain.error.max_seconds", lang, path=log.label, seconds=f"{budget.max_seconds:g}",
+                                    more=f"{2 * budget.max_seconds:g}")) from None
+            except LogBoundError as e:
+                if e.bound == "bytes":
+                    raise UsageError(tr("explain.error.max_bytes", lang, path=log.label, size=_size(int(e.limit)),
+                                        more=_size_option(2 * int(e.limit)))) from None
+                raise UsageError(tr("explain.error.max_seconds", lang, path=log.label, seconds=f"{e.limit:g}",
+                                    more=f"{2 * e.limit:g}")) from None
             finally:
                 log.close()
             hits = scanner.finish()
@@ -154,10 +166,12 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
             stamp_answers(answers, log.label)
             chosen = select(answers)
             reports.append(FileReport(log.label, _node_name(log.path), chosen, waits(hits), file_ranks(chosen)))
-            summaries.append(FileSummary(log.label, scanner.lines, scanner.bytes, scanner.cut_lines))
+            summaries.append(FileSummary(log.label, scanner.lines, scanner.bytes, scanner.cut_lines, scanner.dropped))
             versions.extend(vllm_versions(hits))
     finally:
         bar.stop()
+        for i in inputs:  # the ones an error left unread (closing twice is harmless)
+            i.close()
 
     all_answers = [a for r in reports for a in r.answers]
     origin = find_origin(reports)
@@ -173,6 +187,24 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
             report.notes.append(note)
     _emit(to_json(report, lang) if as_json else to_text(report, lang))
     return 0
+
+
+def _size(n: int) -> str:
+    """A byte count as people read it: 2048 MiB, 1.5 MiB, 64 KiB, 700 bytes."""
+    mib = 1 << 20
+    if n % mib == 0:
+        return f"{n // mib} MiB"
+    if n >= mib:
+        return f"{n / mib:.1f} MiB"
+    return f"{n // 1024} KiB" if n % 1024 == 0 else f"{n} bytes"
+
+
+def _size_option(n: int) -> str:
+    """A byte count as --max-bytes takes it, rounded up to what the suffix can say."""
+    for suffix, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale:
+            return f"{-(-n // scale)}{suffix}"
+    return str(n)
 
 
 def _add_host(report, matrix, root: str, python: Optional[str], env: Optional[Dict[str, str]] = None,
