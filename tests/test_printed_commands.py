@@ -246,10 +246,24 @@ def run_pip_uninstall(kit, argv: List[str], fake, scratch: Path) -> subprocess.C
 PROVEN_PIP: Dict[str, bool] = {}
 
 
+PIP_VALUED = ("--index-url", "-i", "--extra-index-url", "-c", "--constraint", "-r", "--requirement")
+
+
 def pip_key(argv: List[str], base: str) -> str:
+    """What decides the outcome of a pip command: the judged interpreter, the subcommand, its
+    options and its requirements, as sets (pip's option parser reads `--no-deps X --extra-index-url
+    U` and `--no-deps --extra-index-url U X` alike; each spelling is still parsed on its own)."""
     program, sub, args = split_pip(argv)
     target = program[program.index("--python") + 1] if "--python" in program else program[0]
-    return shlex.join([target, sub, *args]).replace(base, "<BASE>")
+    options, reqs, i = [], [], 0
+    while i < len(args):
+        if args[i] in PIP_VALUED and i + 1 < len(args):
+            options.append(f"{args[i]} {args[i + 1]}")
+            i += 2
+            continue
+        (options if args[i].startswith("-") else reqs).append(args[i])
+        i += 1
+    return shlex.join([target, sub, *sorted(options), "--", *sorted(reqs)]).replace(base, "<BASE>")
 
 
 def parse_doctor(argv: List[str]) -> None:
@@ -340,8 +354,23 @@ def all_printed() -> List[Printed]:
 
 def test_every_printed_command_runs_as_printed(kit_house, tmp_path):
     unique: Dict[str, Printed] = {}
+    spellings: Dict[str, List[Printed]] = {}  # the other spellings of a pip command run once
     for p in all_printed():
-        unique.setdefault(normalised(p), p)
+        key = normalised(p)
+        if " -m pip " in p.shell and key not in unique:
+            words, env = shlex.split(p.shell), []
+            while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
+                env, words = env + [words[0]], words[1:]
+            meaning = "pip: " + " ".join(env) + " " + pip_key(words, str(kit_run(p.scenario).fake.base))
+            if meaning in unique:
+                spellings.setdefault(meaning, []).append(p)
+                continue
+            key = meaning
+        unique.setdefault(key, p)
+    for others in spellings.values():  # each spelling parses to the argv its JSON gives
+        for p in others:
+            words = shlex.split(p.shell)
+            assert p.argv is None or words == p.argv, (p.shell, p.argv)
     assert len(unique) > 20  # check's hints and fix's steps on 25 scenarios
     pips = {k: p for k, p in unique.items() if " -m pip " in p.shell}
     assert any("install" in k for k in pips) and any("uninstall" in k for k in pips)
