@@ -240,10 +240,20 @@ def run_pip_uninstall(kit, argv: List[str], fake, scratch: Path) -> subprocess.C
 
 # pip commands this run has run as printed and seen succeed, by what decides their outcome: the
 # judged interpreter and everything after pip's subcommand (the host's directory normalised).
-# The README-shell test runs the same commands spelled with its own doctor's interpreter: one of
-# them proven here is checked there for its spelling (that interpreter, its pip, the judged
-# target), not resolved a second time.
+# The in-process test and the README-shell test print the same commands, spelled with their own
+# doctor's interpreter: whichever runs one first resolves it; the other checks its spelling (that
+# interpreter starts pip, the target is the judged one), not resolving it a second time.
 PROVEN_PIP: Dict[str, bool] = {}
+_STARTS: Dict[Tuple[str, ...], Optional[str]] = {}
+
+
+def _pip_starts(program: Tuple[str, ...], env: Dict[str, str]) -> Optional[str]:
+    """None when ``program`` (``X -m pip``) starts pip (asked once per interpreter)."""
+    if program not in _STARTS:
+        proc = subprocess.run([*program, "--version"], env=env, capture_output=True, text=True, timeout=120)
+        _STARTS[program] = None if proc.returncode == 0 and proc.stdout.startswith("pip ") else \
+            f"{shlex.join(program)}: exit {proc.returncode}: {proc.stderr[-300:]}"
+    return _STARTS[program]
 
 
 PIP_VALUED = ("--index-url", "-i", "--extra-index-url", "-c", "--constraint", "-r", "--requirement")
@@ -324,7 +334,9 @@ def check_one(p: Printed, kit, scratch: Path, fake=None) -> Optional[str]:
     if program == "reboot":  # the host's own: parsed, never run
         return None if argv == ["reboot"] else "a reboot with options the test does not know"
     if "pip" in argv and argv[argv.index("pip") - 1] == "-m":
-        _, sub, _ = split_pip(argv)
+        program, sub, _ = split_pip(argv)
+        if pip_key(argv, str(fake.base)) in PROVEN_PIP:  # resolved as printed by the README-shell test
+            return _pip_starts(tuple(program[:3]), dict(os.environ))
         if sub == "install":
             proc = run_pip_install(kit, argv)
         elif sub == "uninstall":
@@ -670,7 +682,10 @@ def run_printed(line: str, shell: Shell, kit, scratch: Path) -> Optional[str]:
             proc = subprocess.run(["bash", "-c", line + " --dry-run --ignore-installed --no-cache-dir --quiet"],
                                   env=dict(shell.env, **{k: v for k, v in env.items() if k.startswith("PIP_")}),
                                   cwd=fake.workdir, capture_output=True, text=True, timeout=300)
-            return None if proc.returncode == 0 else f"pip: exit {proc.returncode}: {proc.stderr.strip()[-600:]}"
+            if proc.returncode == 0:
+                PROVEN_PIP[pip_key(words, str(fake.base))] = True
+                return None
+            return f"pip: exit {proc.returncode}: {proc.stderr.strip()[-600:]}"
     return check_one(Printed(line, None, "", "readme shell"), kit, scratch, fake)
 
 
