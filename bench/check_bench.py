@@ -1,17 +1,23 @@
-"""Benchmark: `ascend-doctor check --json` against `pip check` and torch's collect_env.
+"""Benchmark: `ascend-doctor check --json` beside its floor and its peer, in one interleaved run.
+
+    python bench/check_bench.py [--runs 15] [--venv DIR] [--rebuild] [--baseline REF]
 
 Builds (once, cached in bench/.work/) a virtualenv with the real torch CPU build and more than
 200 real distributions from the package index, plus the metadata of the Ascend stack
-(torch-npu, vllm, vllm-ascend as installed distributions, since the real ones need an NPU), then
-times each command several times in the same run and prints medians and ratios.
+(torch-npu, vllm, vllm-ascend as installed distributions, since the real ones need an NPU);
+``--venv DIR`` uses an existing one instead (the stack's metadata is added to it once). Then it
+times, interleaved (a load spike hits every command alike):
 
-    python bench/check_bench.py [--runs 9] [--rebuild] [--baseline REF]
+- ``ascend-doctor check --json --python VENV``: the doctor as users run it, installed (not
+  editable) in an environment of its own, like pipx;
+- the floor: a fresh ``VENV/python -c`` that reads every distribution's METADATA through
+  importlib.metadata (what any tool that looks at the installed packages pays);
+- the peer: ``VENV/python -m pip check``;
+- ``VENV/python -c pass``: the interpreter's own start.
 
-The doctor is timed the way users run it: installed (not editable) in an environment of its own,
-like pipx, looking at the serving environment with --python. ``--baseline REF`` also installs
-the doctor of a git ref (e.g. ``main``) in a venv of its own and times both in the same run,
-interleaved, each also without its prefetch (the CLI entered directly, as ``python -c``), to
-show what the prefetch of the interpreter and npu-smi probes buys.
+It prints median and min wall seconds and the median CPU seconds of each, and the ratios
+(issue 26's targets: check <= 0.10 s and <= 1.2x the floor). ``--baseline REF`` also installs the
+doctor of a git ref (e.g. ``main``) in a venv of its own and times it in the same run.
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -61,12 +67,6 @@ def baseline_exe(ref: str) -> str:
                              capture_output=True, timeout=300).stdout
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True, timeout=300)
     return doctor_exe(src, "baseline-venv")
-
-
-def no_prefetch(exe: str) -> List[str]:
-    """The same doctor entered at its CLI, past the entry point that prefetches."""
-    python = str(Path(exe).parent / "python")
-    return [python, "-c", "import sys; sys.argv[0] = 'ascend-doctor'; from doctor.cli.main import main; main()"]
 
 
 def build(rebuild: bool) -> Path:
@@ -121,41 +121,58 @@ def timed(argv, runs: int, env=None, name: str = "") -> list:
     return times
 
 
+FLOOR = "import importlib.metadata as m; [d.metadata['Version'] for d in m.distributions()]"
+
+
+def use_venv(path: Path) -> Path:
+    python = path / "bin" / "python"
+    marker = path / ".bench-ready"
+    if not python.exists():
+        raise SystemExit(f"--venv {path}: no bin/python")
+    if not marker.exists():
+        add_ascend_stack(python)
+        marker.write_text("ok\n")
+    return python
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--venv", type=Path, help="time against this existing virtualenv instead of building one")
     ap.add_argument("--baseline", metavar="REF", help="also time the doctor of this git ref (e.g. main)")
-    ap.add_argument("--doctor-only", action="store_true", help="leave out pip check and collect_env")
     args = ap.parse_args()
-    python = build(args.rebuild)
+    python = use_venv(args.venv) if args.venv else build(args.rebuild)
     env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
     exe = doctor_exe()
     check = ["check", "--json", "--python", str(python)]
-    commands = {"ascend-doctor check --json": [exe] + check}
+    doctor = "ascend-doctor check --json"
+    commands = {doctor: [exe] + check}
     if args.baseline:
-        base = baseline_exe(args.baseline)
-        commands["  ... without prefetch"] = no_prefetch(exe) + check
-        commands[f"{args.baseline}: check --json"] = [base] + check
-        commands[f"  ... {args.baseline} without prefetch"] = no_prefetch(base) + check
-    if not args.doctor_only:
-        commands["pip check"] = [str(python), "-m", "pip", "check"]
-        commands["torch.utils.collect_env"] = [str(python), "-m", "torch.utils.collect_env"]
-    for argv in commands.values():  # warm the page cache and the doctor's matrix cache
+        commands[f"{args.baseline}: check --json"] = [baseline_exe(args.baseline)] + check
+    floor, peer, bare = "floor: importlib.metadata", "peer: pip check", "python -c pass"
+    commands[floor] = [str(python), "-c", FLOOR]
+    commands[peer] = [str(python), "-m", "pip", "check"]
+    commands[bare] = [str(python), "-c", "pass"]
+    for argv in commands.values():  # warm the page cache, the .pyc files and the doctor's caches
         subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, timeout=600)
     results: Dict[str, list] = {name: [] for name in commands}
     for _ in range(args.runs):  # interleaved: a load spike hits every command alike
         for name, argv in commands.items():
             results[name] += timed(argv, 1, env, name)
-    doctor = statistics.median(results["ascend-doctor check --json"])
-    print(f"\n{count_dists(python)} distributions in {VENV}; {args.runs} runs each; CPU count {os.cpu_count()}")
-    print(f"{'command':36} {'median s':>9} {'min s':>7} {'max s':>7} {'vs doctor':>10} {'CPU s':>7}")
+    med = {name: statistics.median(times) for name, times in results.items()}
+    cpu = {name: statistics.median(CPU[name]) for name in results}
+    print(f"\n{count_dists(python)} distributions in {python.parent.parent}; {args.runs} runs each, interleaved; "
+          f"CPU count {os.cpu_count()}; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'command':30} {'median s':>9} {'min s':>7} {'CPU s':>7} {'vs floor':>9} {'CPU vs floor':>13}")
     for name, times in results.items():
-        med = statistics.median(times)
-        print(f"{name:36} {med:9.3f} {min(times):7.3f} {max(times):7.3f} {med / doctor:9.1f}x "
-              f"{statistics.median(CPU[name]):7.3f}")
-    print(f"load average: {os.getloadavg()[0]:.1f} (CPU s: median user+system seconds of the process and its children)")
-    probe = subprocess.run(commands["ascend-doctor check --json"], capture_output=True, text=True, env=env, timeout=600)
+        print(f"{name:30} {med[name]:9.3f} {min(times):7.3f} {cpu[name]:7.3f} {med[name] / med[floor]:8.2f}x "
+              f"{cpu[name] / cpu[floor]:12.2f}x")
+    print(f"\ncheck / floor: {med[doctor] / med[floor]:.2f}x wall, {cpu[doctor] / cpu[floor]:.2f}x CPU, "
+          f"{min(results[doctor]) / min(results[floor]):.2f}x best-of-run (target <= 1.2x)")
+    print(f"check: {med[doctor]:.3f} s wall (target <= 0.10 s), {cpu[doctor]:.3f} s CPU; "
+          f"pip check / check: {med[peer] / med[doctor]:.1f}x; check - python -c pass: {med[doctor] - med[bare]:.3f} s")
+    probe = subprocess.run(commands[doctor], capture_output=True, text=True, env=env, timeout=600)
     print("\ndoctor's own timings (ms):", json.loads(probe.stdout)["timings_ms"])
 
 

@@ -32,9 +32,9 @@ PURE_CORE = ["doctor/rules/*.py", "doctor/findings.py", "doctor/layers.py", "doc
              "doctor/matrix/query.py", "doctor/plan/*.py"]
 # The fast unit tests of the pure core: plain data in, no host, no processes. (tests/test_purity.py
 # is left out: it shuts os.environ, which mutmut's trampolines read on every call.)
-FAST_TESTS = ["tests/rules", "tests/plan", "tests/matrix", "tests/test_versions.py", "tests/test_verdict.py",
+FAST_TESTS = ["tests/rules", "tests/plan", "tests/matrix", "tests/test_versions.py",
               "tests/test_findings.py", "tests/test_catalog.py", "tests/test_matrix_query.py",
-              "tests/test_tuning_rules.py", "tests/test_tuning_parse.py", "tests/test_pipcheck.py",
+              "tests/test_tuning_parse.py", "tests/test_pipcheck.py",
               "tests/test_image_parse.py"]
 # Tests that read the source text (AST scans): they see mutmut's copies with every mutant inside.
 SOURCE_READERS = ["tests/rules/test_rule_sources.py::test_every_source_literal_in_the_rules_resolves"]

@@ -3,15 +3,43 @@ from __future__ import annotations
 
 from doctor.record import field, record
 import shlex
+from enum import Enum
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from doctor.i18n import Join, Text
 from doctor.layers import order, upstream_of
 from doctor.program import spelled
 
-OK, INFO, WARN, FAIL, SKIP = "ok", "info", "warn", "fail", "skip"
-STATUSES = (OK, INFO, WARN, FAIL, SKIP)
-FIXABLE = ("auto", "manual", "vendor", "none")
+class Status(str, Enum):
+    """What a finding says. A ``str``: it compares, hashes, formats and serialises as its value
+    (``"fail"``), so JSON, goldens and snapshots read by older doctors stay the same."""
+
+    OK = "ok"
+    INFO = "info"
+    WARN = "warn"
+    FAIL = "fail"
+    SKIP = "skip"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Fixable(str, Enum):
+    """Who repairs a finding: the plan (``fix --apply``), the user (its commands), the vendor's
+    installer, or nobody (an observation). A ``str`` like :class:`Status`."""
+
+    AUTO = "auto"
+    MANUAL = "manual"
+    VENDOR = "vendor"
+    NONE = "none"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+OK, INFO, WARN, FAIL, SKIP = Status.OK, Status.INFO, Status.WARN, Status.FAIL, Status.SKIP
+STATUSES = tuple(Status)
+FIXABLE = tuple(Fixable)
 
 EXIT_OK, EXIT_DOCTOR, EXIT_USAGE, EXIT_FAIL, EXIT_WARN = 0, 1, 2, 3, 4
 
@@ -108,12 +136,12 @@ class Edit:
 @record
 class Finding:
     id: str
-    status: str
+    status: Status  # a plain "fail" is taken and checked (Status("fail")): a typo is an error
     title: Message
     observed: Datum = None
     expected: Datum = None
     hint: Optional[Message] = None
-    fixable: str = "none"
+    fixable: Fixable = Fixable.NONE  # "manual" is taken and checked like the status
     source: Optional[str] = None
     # data (English in JSON); a Text shows translated. Sequence: a rule's List[str] is one too
     evidence: Sequence[Datum] = field(default_factory=list)
@@ -121,6 +149,10 @@ class Finding:
     blocked_by: Optional[str] = None
     commands: List[Command] = field(default_factory=list)  # each runnable as printed
     edits: List[Edit] = field(default_factory=list)  # launch-script changes (fix --tuning-patch)
+
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)
+        self.fixable = Fixable(self.fixable)
 
     @property
     def layer(self) -> str:
@@ -130,13 +162,13 @@ class Finding:
         return {
             "id": self.id,
             "layer": self.layer,
-            "status": self.status,
+            "status": self.status.value,
             "title": self.title.text(lang),
             "observed": _en(self.observed),
             "expected": _en(self.expected),
             "root_cause": self.root_cause,
             "blocked_by": self.blocked_by,
-            "fixable": self.fixable,
+            "fixable": self.fixable.value,
             "hint": self.hint.text(lang) if self.hint else None,
             "source": self.source,
             "evidence": [_en(e) for e in self.evidence],
@@ -151,9 +183,9 @@ class Verdict:
     root_cause: Optional[str]
 
     def counts(self) -> Dict[str, int]:
-        out = {s: 0 for s in (OK, WARN, FAIL, SKIP, INFO)}
+        out = {s.value: 0 for s in (OK, WARN, FAIL, SKIP, INFO)}
         for f in self.findings:
-            out[f.status] += 1
+            out[f.status.value] += 1
         return out
 
     def exit_code(self, fail_on: str = "fail") -> int:

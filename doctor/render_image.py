@@ -1,61 +1,18 @@
-"""Output of image checks: the image block above the verdict, its JSON, the read progress."""
+"""Output of image checks: the image block above the verdict, its JSON (the read progress is
+doctor.shell.progress.ByteBar)."""
 from __future__ import annotations
 
 import sys
-import time
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 if TYPE_CHECKING:  # rich is imported when a bar is shown
-    from rich.progress import Progress, TaskID
+    pass
 
 from doctor.facts import ImageFacts
 from doctor.i18n import tr
-from doctor.textsafe import clean, markup
+from doctor.textsafe import clean
 
 STEP_MAX = 200  # a Dockerfile step shown on one line; the whole text is in --json
-
-
-class ByteProgress:
-    """Bytes of the image read so far, as a rich bar on stderr, only on a terminal."""
-
-    def __init__(self, description: str, enabled: bool = True):
-        self.description = markup(description)  # it names the image: data, read as markup by the bar
-        self.enabled = enabled and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-        self.bar: Optional[Progress] = None
-        self.task: Optional[TaskID] = None
-        self._last = 0.0
-
-    def __enter__(self) -> "ByteProgress":
-        if self.enabled:
-            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn, TransferSpeedColumn
-
-            from doctor import terminal
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=24), DownloadColumn(),
-                                TransferSpeedColumn(), TimeElapsedColumn(), console=terminal.console(stderr=True),
-                                transient=True)
-            self.bar.__enter__()
-            self.task = self.bar.add_task(self.description, total=None)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
-
-    def total(self, n: int) -> None:
-        if self.bar is not None and self.task is not None:
-            self.bar.update(self.task, total=n)
-
-    def update(self, count: int) -> None:
-        now = time.monotonic()
-        if self.bar is not None and self.task is not None and now - self._last > 0.1:
-            self._last = now
-            self.bar.update(self.task, completed=count)
-
-    def status(self, text: str) -> None:
-        if self.bar is not None and self.task is not None:
-            # the engine's pull status: data from a registry
-            self.bar.update(self.task, description=f"{self.description}: {markup(text[:60])}")
 
 
 def short_id(digest: Optional[str]) -> str:

@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from doctor.lazyre import lazy
 
 # C0 controls, DEL, C1 controls; the Unicode characters that reorder or hide text (bidi
 # embeddings, overrides and isolates, marks, the line and paragraph separators, zero-width
 # joiners and spaces, the BOM used mid-text)
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
-_UNSAFE_KEEP_NL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_UNSAFE = lazy("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_UNSAFE_KEEP_NL = lazy("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # what rich reads as a markup tag: [bold], [/], [#fff], [@click], [link=...] (rich.markup.escape)
-_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+_TAG = lazy(r"(\\*)(\[[a-z#/@][^[]*?])")
 
 
 def _escape(m: "re.Match[str]") -> str:

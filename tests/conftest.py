@@ -1,4 +1,6 @@
 import json
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -7,6 +9,51 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fakehost import FakeHost  # noqa: E402
+
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_configure(config):
+    """Byte-compile the doctor (and the test helper modules) once, before any worker starts: hundreds
+    of tests run `python -m doctor` from this checkout, and where nothing may write bytecode
+    (PYTHONDONTWRITEBYTECODE, as on the shared build machines) each of them compiled ~200 modules
+    again (0.5-0.7 s of CPU where a check takes 0.3). py_compile writes the same
+    ``__pycache__/`` files (git-ignored) the first import would write without that setting, and
+    skips the files whose bytecode is current."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    import compileall
+
+    compileall.compile_dir(str(TESTS.parent / "doctor"), quiet=1)
+    helpers = r"(test_[^/]*|conftest)\.py$"  # pytest rewrites these itself (below)
+    for top in (TESTS, TESTS / "fakehost", TESTS / "rules"):
+        compileall.compile_dir(str(top), maxlevels=0, quiet=1, rx=re.compile(helpers))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session):
+    """While the test modules are imported, pytest keeps their assertion-rewritten bytecode in
+    ``__pycache__/`` even where PYTHONDONTWRITEBYTECODE is set: rewriting them costs ~4 s of CPU
+    in every xdist worker, every run. The setting is back for the tests themselves."""
+    saved = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = saved
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _kit_runs_shared(tmp_path_factory):
+    """The kit scenarios' check and fix runs (tests/kitrun.py) made once per test run and read
+    by every worker, not made again in each of them."""
+    import kitrun
+    from fakehost.shared import run_root
+
+    kitrun.SHARED = run_root(tmp_path_factory) / "kit-runs"
+    kitrun.SHARED.mkdir(parents=True, exist_ok=True)
+    yield
+    kitrun.SHARED = None
 
 
 @pytest.fixture

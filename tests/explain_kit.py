@@ -5,13 +5,8 @@ from functools import lru_cache
 
 from doctor.explain.answers import select
 from doctor.explain.catalog import Catalog
-from doctor.matrix.load import load_matrix
 from doctor.parse.logscan import scan_text
-
-
-@lru_cache(maxsize=None)
-def matrix():
-    return load_matrix(user_overlays=False)
+from shipped import matrix
 
 
 @lru_cache(maxsize=None)

@@ -61,3 +61,38 @@ def test_every_rule_module_is_listed():
                for n in tree.body) and path.stem != "all_rules":
             defining.add(path.stem)
     assert defining == listed, f"add to doctor/rules/all_rules.py: {sorted(defining - listed)}"
+
+
+def test_one_way_to_write_a_rule():
+    """Every rule is a ``rule(id, check, source, fixer)`` line: no module builds the ``Rule``
+    record by hand (its layer and why-key come from the id), and every why-text is the
+    catalogue's ``why.<id>`` or a generic one."""
+    import ast
+
+    for path in (ROOT / "doctor").rglob("*.py"):
+        if path.name == "base.py" and path.parent.name == "rules":
+            continue
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "Rule":
+                raise AssertionError(f"{path.relative_to(ROOT)}:{n.lineno}: write rule({n.args and ast.unparse(n.args[0])}, ...)")
+    for r in RULES:
+        assert r.why is not None and r.why.key in (f"why.{r.id}", "why.generic.probe_error"), r.id
+
+
+def test_vllm_versions_are_compared_with_the_matrix_not_with_literals():
+    """A vllm or vllm-ascend version a rule compares with is a matrix row ([[threshold]],
+    [[tuning_fact]], a release row): no call in doctor/rules passes a vllm version and a version
+    literal together."""
+    import ast
+    import re
+
+    literal = re.compile(r"^[<>=!~]*\d+\.\d+(\.\d+)?(rc\d+|\.post\d+|\.dev\d+)?$")
+    for path in (ROOT / "doctor" / "rules").glob("*.py"):
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(n, ast.Call):
+                continue
+            names = [ast.unparse(a) for a in n.args]
+            versions = [a.value for a in n.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                        and literal.match(a.value)]
+            if versions and any("vllm" in a for a in names):
+                raise AssertionError(f"{path.relative_to(ROOT)}:{n.lineno}: {ast.unparse(n)}: a [[threshold]] row")

@@ -14,8 +14,8 @@ from doctor.matrix.load import load_matrix
 from doctor.parse.logscan import scan_text
 from doctor.usecases.explain import match_log, run_explain
 from tests.explain_kit import catalog
-from tests.fakehost import FakeHost
-from tests.fakehost.scenarios import ascend_host
+from fakehost import FakeHost
+from fakehost.scenarios import ascend_host
 
 DATA = Path(__file__).parent / "data"
 REPO_ROOT = Path(__file__).resolve().parents[1]

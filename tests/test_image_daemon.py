@@ -1,6 +1,7 @@
 """check --image REF through the docker SDK, against a real HTTP server on a unix socket that
 answers the Engine API calls the doctor makes (tests/enginekit.py)."""
 import contextlib
+import importlib.util
 import io
 import json
 import os
@@ -12,7 +13,9 @@ import pytest
 import imagekit
 from enginekit import Engine
 
-docker = pytest.importorskip("docker")  # the [image] extra; installed with [test]
+# the [image] extra, installed with [test]; imported where a test uses it (not in every
+# collecting worker)
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("docker") is None, reason="the docker SDK (ascend-doctor[image])")
 
 SEED_TAG = imagekit.SEED_TAG
 REPO_DIGEST = "sha256:" + "5e" * 32
@@ -138,6 +141,8 @@ def test_socket_nobody_listens_on():
 def test_permission_denied_reads_as_the_docker_group_hint():
     """Tests run as root, which no socket refuses: the message comes from the exception the SDK
     raises for EACCES (its text, as docker-py 7 words it)."""
+    import docker
+
     from doctor.shell.image_docker import explain
 
     try:

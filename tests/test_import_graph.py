@@ -11,7 +11,9 @@ DOCTOR = ROOT / "doctor"
 # Judgement in pure functions: these read facts and data, never the host.
 PURE_PACKAGES = ("doctor.rules", "doctor.plan", "doctor.parse", "doctor.profile")
 PURE_MODULES = ("doctor.matrix.query", "doctor.matrix.model", "doctor.matrix.schema", "doctor.matrix.load",
-                "doctor.findings", "doctor.layers", "doctor.versions", "doctor.facts", "doctor.i18n", "doctor.textsafe")
+                "doctor.matrix.sync", "doctor.matrix.verify", "doctor.matrix.images",
+                "doctor.findings", "doctor.layers", "doctor.versions", "doctor.facts", "doctor.i18n", "doctor.textsafe",
+                "doctor.pep668")
 # What touches the world or drives the workflow.
 FORBIDDEN = ("doctor.shell", "doctor.probes", "doctor.usecases", "doctor.cli")
 
@@ -154,3 +156,21 @@ def test_no_import_circles():
 
 def test_the_cycle_finder_finds_one():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_parsers_open_nothing():
+    """doctor/parse reads the bytes, text and readers it is given: no module there imports what
+    opens files or processes, nor calls open()."""
+    touching = {"os", "io.open", "mmap", "subprocess", "socket", "shutil", "glob", "tempfile", "pathlib"}
+    found = []
+    for name, path in MODULES.items():
+        if not name.startswith("doctor.parse"):
+            continue
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(n, ast.Import):
+                found += [f"{name} imports {a.name}" for a in n.names if a.name.split(".")[0] in touching]
+            elif isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in touching:
+                found.append(f"{name} imports from {n.module}")
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "open":
+                found.append(f"{name}:{n.lineno} calls open()")
+    assert not found, found

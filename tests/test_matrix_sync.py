@@ -20,18 +20,11 @@ from pathlib import Path
 import pytest
 
 from doctor.errors import DoctorError
-from doctor.shell.index import (
-    IndexClient,
-    IndexFetchError,
-    glibc_of,
-    pick_file,
-    pip_config_files,
-    pip_index_config,
-    release_glibc,
-    upload_date,
-)
+from doctor.shell.index import IndexClient, IndexFetchError, pip_config_files, pip_index_config
+from doctor.parse.indexfiles import glibc_of, pick_file, release_glibc, upload_date
 from doctor.matrix.load import load_matrix, parse_file
-from doctor.matrix.sync import overlay_path, sync, write_validated
+from doctor.matrix.sync import overlay_path, sync
+from doctor.shell.overlay import write_validated
 
 DATA = Path(__file__).parent / "data"
 
@@ -464,7 +457,7 @@ def test_sync_writes_a_validated_uncurated_overlay(server, matrix, tmp_path):
     env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg")}
     path = overlay_path(env)
     assert path == tmp_path / "cfg" / "ascend-doctor" / "matrix-overlay.toml"
-    result = sync(matrix, IndexClient([server.url]), env=env, today="2026-11-29")
+    result = sync(matrix, IndexClient([server.url]), env=env, today="2026-11-29", write=write_validated)
     assert result.written and result.newest_curated == matrix.releases[-1].vllm_ascend == "0.30.0rc2"
     assert result.added == ["0.31.0rc1", "0.31.0rc2", "0.32.0rc1"]  # the yanked 0.33.0 is left out
     rows = {r.vllm_ascend: r for r in parse_file(path)["release"]}
@@ -512,7 +505,7 @@ def test_sync_dry_run_and_rerun(server, matrix, tmp_path):
     assert not dry.written and not path.exists() and "[[release]]" in dry.text
     path.parent.mkdir(parents=True)
     path.write_text("# old overlay\nschema_version = 1\n", encoding="utf-8")
-    sync(matrix, IndexClient([server.url]), env=env, today="2026-11-29")
+    sync(matrix, IndexClient([server.url]), env=env, today="2026-11-29", write=write_validated)
     assert path.read_text(encoding="utf-8") == dry.text
     assert [p.name for p in path.parent.iterdir()] == ["matrix-overlay.toml"]  # no temp file left
 

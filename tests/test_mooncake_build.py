@@ -132,7 +132,7 @@ def test_build_installs_and_verifies(repo, host, tmp_path):
     assert not (pkg / "stale_module.py").exists()  # the package directory was replaced as a whole
     transport = host.prefix / "lib" / "ascend_transport.so"
     assert res.transport == str(transport)
-    assert elf.read_elf(str(transport)).needed[:3] == ["libascendcl.so", "libllm_datadist.so", "libmetadef.so"]
+    assert elf.read_elf_bytes(transport.read_bytes()).needed[:3] == ["libascendcl.so", "libllm_datadist.so", "libmetadef.so"]
     assert res.verify["package"] == str(pkg) and res.verify["engine"].startswith(str(pkg / "engine."))
     assert subprocess.run([str(host.prefix / "bin" / "mooncake_master"), "--version"], capture_output=True, text=True,
                           env={"LD_LIBRARY_PATH": f"{host.prefix}/lib:{host.build_env['ASCEND_HOME_PATH']}/lib64"},

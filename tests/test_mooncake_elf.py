@@ -12,6 +12,7 @@ import pytest
 from fakehost.mooncake import CC, ElfKit
 
 from doctor.parse import elf
+from doctor.shell import files
 from doctor.parse import ldcache as loader
 
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler to build test libraries")
@@ -45,7 +46,7 @@ def test_matches_readelf_on_the_kit_and_system_libraries(kit):
         if not os.path.isfile(p) or os.path.islink(p):
             continue
         try:
-            info = elf.read_elf(p)
+            info = files.read_elf(p)
         except elf.ElfError:
             continue  # linker scripts (libc.so) are text
         want = readelf(p)
@@ -57,9 +58,9 @@ def test_matches_readelf_on_the_kit_and_system_libraries(kit):
 
 @needs_cc
 def test_kit_layouts(kit):
-    t = elf.read_elf(str(kit.npu / "ascend_transport.so"))
+    t = files.read_elf(str(kit.npu / "ascend_transport.so"))
     assert t.needed[:3] == ["libascendcl.so", "libllm_datadist.so", "libmetadef.so"] and t.runpath == ["$ORIGIN"]
-    engine = elf.read_elf(str(next(kit.src_ascend.glob("pkg/engine*.so"))))
+    engine = files.read_elf(str(next(kit.src_ascend.glob("pkg/engine*.so"))))
     assert engine.rpath == ["$ORIGIN"] and not engine.runpath  # old-style RPATH
 
 
@@ -67,13 +68,13 @@ def test_not_elf_and_truncated(tmp_path):
     text = tmp_path / "libc.so"
     text.write_text("/* GNU ld script */\nGROUP ( /lib/libc.so.6 )\n")
     with pytest.raises(elf.ElfError, match="not an ELF"):
-        elf.read_elf(str(text))
+        files.read_elf(str(text))
     stub = tmp_path / "libascendcl.so"
     stub.write_text("ELF stub\n")
     with pytest.raises(elf.ElfError):
-        elf.read_elf(str(stub))
+        files.read_elf(str(stub))
     with pytest.raises(elf.ElfError):
-        elf.read_elf(str(tmp_path / "missing.so"))
+        files.read_elf(str(tmp_path / "missing.so"))
 
 
 @needs_cc
@@ -82,7 +83,7 @@ def test_truncated_real_library(kit, tmp_path):
     cut = tmp_path / "cut.so"
     cut.write_bytes(data[:200])
     with pytest.raises(elf.ElfError):
-        elf.read_elf(str(cut))
+        files.read_elf(str(cut))
 
 
 def _elf32_be(needed, soname):
@@ -110,7 +111,7 @@ def _elf32_be(needed, soname):
 def test_big_endian_32_bit(tmp_path):
     p = tmp_path / "be.so"
     p.write_bytes(_elf32_be(["libascendcl.so", "libc.so.6"], "ascend_transport.so"))
-    info = elf.read_elf(str(p))
+    info = files.read_elf(str(p))
     assert (info.bits, info.machine, info.needed, info.soname) == (32, "20", ["libascendcl.so", "libc.so.6"], "ascend_transport.so")
 
 
@@ -120,8 +121,11 @@ def test_contains_finds_source_names(kit, tmp_path):
     from fakehost.mooncake import compile_so
 
     compile_so(lib, 'const char *f = "ascend_direct_transport.cpp";\n')
-    assert elf.contains(str(lib), [b"ascend_direct_transport"])
-    assert not elf.contains(str(kit.cuda / "libtransfer_engine.so"), [b"AscendDirectTransport"])
+    with files.open_binary(str(lib)) as fh:
+        assert files.contains(fh, [b"ascend_direct_transport"])
+        assert elf.read_elf_bytes(lib.read_bytes()).needed == elf.read_elf_file(fh).needed  # bytes or a reader
+    with files.open_binary(str(kit.cuda / "libtransfer_engine.so")) as fh:
+        assert not files.contains(fh, [b"AscendDirectTransport"])
 
 
 # -- loader ---------------------------------------------------------------------------------

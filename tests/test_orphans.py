@@ -42,6 +42,31 @@ def wait_for(path: Path, timeout: float = 30) -> int:
     raise AssertionError(f"{path} never appeared")
 
 
+def threads_asleep(pid: int) -> bool:
+    """Every thread of ``pid`` is blocked (state S: waiting on a pipe, a lock, a child), none
+    running or runnable."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        states = [Path(f"/proc/{pid}/task/{t}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] for t in tasks]
+    except (OSError, IndexError):
+        return False
+    return bool(states) and all(s == b"S" for s in states)
+
+
+def wait_until_blocked(pid: int, timeout: float = 60) -> None:
+    """Until the doctor has nothing left to do but wait (its probes done or stuck on npu-smi,
+    its imports finished), seen twice in a row: an event, however loaded the machine is, where a
+    fixed sleep was too short under load."""
+    deadline = time.monotonic() + timeout
+    seen = 0
+    while time.monotonic() < deadline:
+        seen = seen + 1 if threads_asleep(pid) else 0
+        if seen >= 2:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the doctor (pid {pid}) never settled on waiting for npu-smi")
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
                          ids=["ctrl-c", "sigterm", "sighup", "sigkill"])
 def test_children_die_with_the_doctor(fake, sig):
@@ -53,7 +78,7 @@ def test_children_die_with_the_doctor(fake, sig):
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=interruptible)
     try:
         smi, child = wait_for(fake.base / "npu-smi.pid"), wait_for(fake.base / "child.pid")
-        time.sleep(0.5)  # the doctor is past its imports, waiting on npu-smi
+        wait_until_blocked(doctor.pid)  # past its imports, waiting on npu-smi
         assert alive(smi) and alive(child) and doctor.poll() is None
         doctor.send_signal(sig)
         doctor.wait(timeout=20)

@@ -364,6 +364,7 @@ def all_printed() -> List[Printed]:
     return out
 
 
+@pytest.mark.slow  # ~50 real pip runs and every kit scenario: 65 s of CPU, the longest test of the suite
 def test_every_printed_command_runs_as_printed(kit_house, tmp_path):
     unique: Dict[str, Printed] = {}
     spellings: Dict[str, List[Printed]] = {}  # the other spellings of a pip command run once
@@ -399,6 +400,7 @@ def test_every_printed_command_runs_as_printed(kit_house, tmp_path):
     assert not bad, f"{len(bad)} of {len(unique)} printed commands do not run as printed:\n" + "\n".join(bad)
 
 
+@pytest.mark.slow  # real pip on a copy of the wheelhouse, like the test above
 def test_the_requirements_file_installs_the_stack_with_its_own_index_lines(kit_house, tmp_path):
     """fix --requirements FILE: `pip install --no-deps -r FILE` (its header's promise) resolves
     every pin with the index lines the file carries (the CPU torch, the Ascend mirror)."""
@@ -421,6 +423,7 @@ def test_the_requirements_file_installs_the_stack_with_its_own_index_lines(kit_h
         assert proc.returncode == 0, f"{name}: {text}\n{proc.stderr[-1500:]}"
 
 
+@pytest.mark.slow  # real pip on a copy of the wheelhouse, like the test above
 def test_a_command_without_its_index_fails_here(kit_house, tmp_path):
     """The test can fail: torch-npu 2.7.1.post1 without the Ascend mirror (the issue's case) does
     not resolve, and a torch +cpu pin without the CPU index does not either."""

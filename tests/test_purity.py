@@ -200,3 +200,19 @@ def test_profile_analysis_needs_no_world():
     with no_world():
         shut_run = run()
     assert shut_run == open_run
+
+
+def test_the_catalogue_reads_no_environment():
+    """doctor.i18n is pure: the language comes from the edge (resolve_lang is given the
+    environment), the parsed catalogue is kept by the shell's store; loading and rendering read
+    no variable (XDG_CACHE_HOME, LANG ...)."""
+    from doctor import i18n
+
+    paths = sorted(i18n.HERE.glob("*.toml"))
+    with mock.patch.object(os, "environ", _NoEnvironment()), mock.patch.object(os, "getenv", _shut("os.getenv")):
+        words = i18n.load_cached(paths)
+        assert i18n.resolve_lang(None, {"LANG": "zh_CN.UTF-8"}) == "zh"
+    assert words == i18n.load_files(paths)
+    catalogue()
+    with no_world():
+        assert i18n.T("stage.skipped_in_build", reason="x").text("zh")

@@ -18,6 +18,7 @@ def find_python(version):
     return None
 
 
+@pytest.mark.slow  # builds the wheel and installs it with its dependencies, per interpreter
 @pytest.mark.parametrize("version", ["3.9", "3.13"])
 def test_doctor_installs_and_checks_on(version, tmp_path, fake, doctor_wheel):
     python = find_python(version)

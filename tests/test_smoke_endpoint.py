@@ -54,8 +54,13 @@ def test_ttft_and_tpot_match_the_script(per_chunk):
     sent_ttft = statistics.median(t["first"] - t["read"] for t in truth) * 1000
     sent_tpot = statistics.median((t["last"] - t["first"]) / (t["tokens"] - 1) for t in truth) * 1000
     assert sent_ttft >= 199.0 and sent_tpot >= 19.5  # the server never runs ahead of its script
-    assert abs(m["ttft_ms"]["p50"] - sent_ttft) <= 0.10 * 200.0, (m["ttft_ms"], sent_ttft)
-    assert abs(m["tpot_ms"]["p50"] - sent_tpot) <= 0.10 * 20.0, (m["tpot_ms"], sent_tpot)
+    # A server late on its script means a loaded machine, where the client reads each chunk late
+    # too (31 and 63 ms after it was sent, under a load of 20): half the script then, 10% when
+    # the server kept to it. Either still tells a TPOT per chunk (3x) or a TTFT counted from the
+    # warm-up or the connection.
+    rel = 0.10 if sent_ttft <= 204.0 and sent_tpot <= 20.4 else 0.5
+    assert abs(m["ttft_ms"]["p50"] - sent_ttft) <= rel * 200.0, (m["ttft_ms"], sent_ttft)
+    assert abs(m["tpot_ms"]["p50"] - sent_tpot) <= rel * 20.0, (m["tpot_ms"], sent_tpot)
     assert m["ttft_ms"]["p50"] >= 200.0 and m["tpot_ms"]["p50"] >= 18.0
     if sent_ttft <= 204.0 and sent_tpot <= 20.4:  # the server kept to its script: so must we
         assert within(m["ttft_ms"]["mean"], 200.0) and within(m["tpot_ms"]["mean"], 20.0)

@@ -13,7 +13,7 @@ from doctor.rules.engine import make_context, run_rules
 from fakehost import FakeHost, finding
 from fakehost.models import tiny_llama
 from fakehost.scenarios import ascend_host
-from test_tuning_rules import facts, status
+from rules.test_tuning import facts, status
 
 # Making the model installs transformers into the shared CPU-torch venv and runs it once per
 # machine (cached under .cache/): minutes on a fresh CI machine, seconds afterwards.

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+from shipped import matrix as shipped_matrix
 
-from doctor.matrix.load import load_matrix
 from doctor.versions import AscendVersion, in_version_range, pep440
 
 DATA = Path(__file__).parent / "data"
@@ -20,7 +20,7 @@ DATA = Path(__file__).parent / "data"
 def _ascend_strings():
     lines = (DATA / "ascend-version-strings.txt").read_text(encoding="utf-8").splitlines()
     found = {line.strip() for line in lines if line.strip() and not line.startswith("#")}
-    m = load_matrix(user_overlays=False)
+    m = shipped_matrix()
     for r in m.cann_driver:
         found.update([r.cann, *r.compatible, *r.incompatible] + ([r.paired] if r.paired else []))
     for r in m.releases:
@@ -32,7 +32,7 @@ def _ascend_strings():
 
 
 def _pep440_strings():
-    m = load_matrix(user_overlays=False)
+    m = shipped_matrix()
     out = set()
     for r in m.releases:
         out.update([r.vllm_ascend, r.vllm, r.torch, r.torch_npu, r.glibc_min, *r.vllm_alternatives,
@@ -46,7 +46,7 @@ def _pep440_strings():
 
 
 def _specifiers():
-    m = load_matrix(user_overlays=False)
+    m = shipped_matrix()
     out = set()
     for r in m.releases:
         out.update(s for s in (r.python, r.requires_python, r.transformers, r.numpy, r.torchvision, r.torchaudio) if s)

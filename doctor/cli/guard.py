@@ -130,7 +130,7 @@ def check_requirements(opts, files: List[str], as_json: bool, lang: str, verbose
     installed the files (resolved by pip in report mode; nothing is installed)."""
     import time
 
-    from doctor.findings import Finding
+    from doctor.findings import FAIL, Finding
     from doctor.i18n import T, tr
     from doctor.usecases.guard import run_guard
 
@@ -139,7 +139,7 @@ def check_requirements(opts, files: List[str], as_json: bool, lang: str, verbose
     j = run.judgement
     verdict = j.after if j.after is not None else run.before
     if j.failure is not None:
-        verdict.findings.insert(0, Finding("env.requirements", "fail", T("guard.not_resolved", kind=j.failure.kind),
+        verdict.findings.insert(0, Finding("env.requirements", FAIL, T("guard.not_resolved", kind=j.failure.kind),
                                            observed=j.failure.message.splitlines()[0][:300] if j.failure.message else None,
                                            evidence=j.failure.message.splitlines()[1:20]))
     code = verdict.exit_code(fail_on)

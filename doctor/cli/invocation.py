@@ -53,6 +53,23 @@ def rerun_of(ctx) -> Rerun:
 
 
 
+def _which(name: str, path: str) -> Optional[str]:
+    """``shutil.which(name, path=path)`` on POSIX, for a bare name (shutil's import, ~2 ms, is
+    the only one a check would make for it): the first PATH entry, in order and once each, that
+    holds an executable that is not a directory."""
+    import os
+
+    seen = set()
+    for d in path.split(os.pathsep):
+        if d in seen:
+            continue
+        seen.add(d)
+        candidate = os.path.join(d, name)
+        if os.path.exists(candidate) and os.access(candidate, os.F_OK | os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return None
+
+
 def _same_file(a: str, b: str) -> bool:
     import os
 
@@ -82,13 +99,12 @@ def doctor_program(env, argv0: Optional[str] = None, executable: Optional[str] =
     """How a printed command starts this doctor: plain ``ascend-doctor`` when that name, looked up
     on the user's PATH, is this doctor; else the absolute entry point (nothing on PATH, another
     install first on it, a venv nobody activated)."""
-    import shutil
     import sys
 
     from doctor.program import DOCTOR
 
     entry = entry_point(sys.argv[0] if argv0 is None else argv0, sys.executable if executable is None else executable)
-    found = shutil.which(DOCTOR, path=env.get("PATH") or None) if env.get("PATH") else None
+    found = _which(DOCTOR, env["PATH"]) if env.get("PATH") else None
     if found and len(entry) == 1 and _same_file(found, entry[0]):
         return [DOCTOR]
     return entry

@@ -1,7 +1,6 @@
 """The ``ascend-doctor`` command line: thin typer commands over the pipeline modules."""
 from __future__ import annotations
 
-import os
 import sys
 from typing import List, Optional, Sequence, Tuple
 
@@ -10,7 +9,7 @@ import typer
 from doctor import __version__
 from doctor.cli.options import (HCCN_TIMEOUT, HCCN_TOOL, IMAGE, IMAGE_TAR, MAX_IMAGE_DISK, MAX_IMAGE_ENTRIES, JSON, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT,
                                 PLATFORM, PULL, PYTHON, ROOT, SITE, STAGE, image_request, pick_language)
-from doctor.errors import DoctorError, UsageError
+from doctor.errors import UsageError
 
 SETTINGS = dict(
     add_completion=False,
@@ -75,52 +74,10 @@ def check(
     requirements: List[str] = typer.Option([], "--requirements", help="Judge the environment as it would be after `pip install -r FILE` (nothing is installed; docs/guard.md)."),
 ) -> None:
     """Probe every layer of the stack and give one verdict, root cause first."""
-    from doctor.i18n import tr
-    from doctor.shell.progress import bytes_bar, waiting
-    from doctor.usecases.check import CheckOptions, run_check, target_info
+    options = dict(locals())  # the parameters, by name: the front end (doctor/entry.py) passes the same
+    from doctor.cli.check_command import run_check_command
 
-    if fail_on not in ("fail", "warn"):
-        raise UsageError(f"--fail-on {fail_on!r}: use fail or warn")
-    lang = pick_language(lang)
-    if requirements:
-        from doctor.cli.guard import check_requirements
-
-        check_requirements(CheckOptions(root=root, python=python, stage=stage, target=target, matrix=list(matrix),
-                                        npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi), requirements, as_json, lang,
-                           verbose, fail_on)
-    with bytes_bar(verify_weights, "sha256") as progress, \
-            waiting(not as_json and not verify_weights, tr("render.probing", lang)):
-        result = run_check(CheckOptions(root=root, python=python, site_packages=list(site_packages), snapshot=snapshot,
-                                        stage=stage, target=target, matrix=list(matrix), npu_smi_timeout=npu_smi_timeout,
-                                        npu_smi=npu_smi, serve_args=serve_args, serve_args_file=serve_args_file,
-                                        mooncake_master=mooncake_master, hccn_tool=hccn_tool, hccn_timeout=hccn_timeout,
-                                        model=model, verify_weights=verify_weights, verify_sample=verify_sample,
-                                        progress=progress, image=image_request(image, image_tar, platform, pull, lang,
-                                                            max_image_entries, max_image_disk)))
-    code = result.verdict.exit_code(fail_on)
-    if as_json:
-        from doctor.render import check_json
-
-        text = check_json(result.verdict, stage=result.ctx.stage, target=target_info(result.ctx), timings=result.timings,
-                          lang=lang)
-        if result.facts.image is not None:
-            from doctor.render_image import with_image
-
-            text = with_image(text, result, lang)
-        sys.stdout.write(text + "\n")
-    else:
-        from doctor.render import print_check
-        from doctor.usecases.check import no_ascend_stack
-
-        if result.facts.image is not None:
-            from doctor.render_image import print_image
-
-            print_image(result.facts.image, result.image, lang, part="identity")
-        print_check(result.verdict, stage=result.ctx.stage, target_row=result.ctx.release.key if result.ctx.release else None,
-                    timings=result.timings, lang=lang, verbose=verbose, exit_code=code, no_ascend=no_ascend_stack(result))
-        if result.facts.image is not None:  # detail: digest, base, the layer each problem came from
-            print_image(result.facts.image, result.image, lang, failing=code != 0, part="detail")
-    raise typer.Exit(code)
+    raise typer.Exit(run_check_command(**options))
 
 
 @app.command()
@@ -231,70 +188,14 @@ def named_command(argv: Sequence[str]) -> Optional[str]:
 def main(argv: Optional[List[str]] = None) -> None:
     """Console entry point: every error ends as one line on stderr with the contract's exit code,
     and every child process ends with the doctor (signals included: shell/proc.py)."""
-    from doctor.shell import proc
+    from doctor.cli.runner import run_guarded
 
-    from doctor import program
-    from doctor.cli.invocation import doctor_program
-
-    proc.install_signal_handlers()
-    code = 0
-    try:
-        program.use(doctor_program(os.environ))
+    def body() -> int:
         args = sys.argv[1:] if argv is None else argv
-        result = make_app(named_command(args))(args=args, prog_name="ascend-doctor", standalone_mode=False)
-        code = result if isinstance(result, int) else 0
-    except typer.Exit as e:
-        code = e.exit_code
-    except DoctorError as e:
-        _say(f"ascend-doctor: error: {e}")
-        code = e.exit_code
-    except (KeyboardInterrupt, proc.Terminated) as e:
-        code = _stopped(e)
-    except Exception as e:
-        stop = proc.stop_behind(e)
-        if stop is not None:
-            code = _stopped(stop)
-        elif type(e).__name__ == "NoArgsIsHelpError":  # bare `ascend-doctor` (or a group): its help, as pip does
-            print(e.ctx.get_help())  # type: ignore[attr-defined]
-            code = 0
-        elif hasattr(e, "exit_code") and hasattr(e, "format_message"):  # click usage errors
-            _say(f"ascend-doctor: error: {e.format_message()}")
-            code = e.exit_code
-        elif type(e).__name__ == "Abort":
-            code = 130
-        else:
-            if os.environ.get("ASCEND_DOCTOR_DEBUG"):
-                raise
-            _say(f"ascend-doctor: internal error: {type(e).__name__}: {e} "
-                 "(set ASCEND_DOCTOR_DEBUG=1 for a traceback)")
-            code = 1
-    finally:
-        proc.kill_all()
-        program.use([program.DOCTOR])  # an in-process caller (a test) starts from the plain name
-    stopped = proc.signalled()
-    if stopped is not None and code in (0, 3, 4):
-        code = 128 + stopped  # a signal whose exception Python swallowed still ends the run as stopped
-    sys.exit(code)
+        try:
+            result = make_app(named_command(args))(args=args, prog_name="ascend-doctor", standalone_mode=False)
+        except typer.Exit as e:
+            return e.exit_code
+        return result if isinstance(result, int) else 0
 
-
-def _stopped(stop: BaseException) -> int:
-    """Ctrl-C or SIGTERM/SIGHUP: the children die now; the exit code says which."""
-    from doctor.shell import proc
-
-    proc.kill_all()
-    if isinstance(stop, proc.Terminated):
-        _say(f"ascend-doctor: terminated by signal {stop.signum}")
-        return 128 + stop.signum
-    _say("ascend-doctor: interrupted")
-    return 130
-
-
-def _say(line: str) -> None:
-    """stderr may be gone (the terminal of a dropped SSH session): never fail on it. A message
-    quotes data (a path, a name from a file): its control characters are shown escaped."""
-    from doctor.textsafe import clean_block
-
-    try:
-        print(clean_block(line), file=sys.stderr)
-    except OSError:
-        pass
+    run_guarded(body, sys.argv[1:] if argv is None else list(argv))

@@ -336,11 +336,12 @@ def sync(
     """Add rows for vllm-ascend releases newer than the matrix, from the index pip is configured for."""
     from doctor.shell.index import client_from_pip
     from doctor.matrix.sync import sync as run_sync
+    from doctor.shell.overlay import write_validated
 
     language = pick_language(lang)
     m = _load(matrix)
     client, cfg = client_from_pip(deadline=timeout)
-    result = run_sync(m, client, dry_run=dry_run)
+    result = run_sync(m, client, dry_run=dry_run, write=write_validated)
     if dry_run:
         sys.stdout.write(result.text)
         print(tr("matrix.sync.dry_run", language, count=len(result.added), newest=result.newest_curated, path=result.path),

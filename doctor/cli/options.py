@@ -3,14 +3,11 @@ spells and documents them the same way."""
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Optional
 
 import typer
 
-from doctor.errors import UsageError
-
-
+from doctor.cli.common import image_request, pick_language  # noqa: F401  (the commands import them from here)
 
 
 def _finite(value: Optional[float]) -> Optional[float]:
@@ -38,13 +35,6 @@ NPU_SMI = typer.Option(None, "--npu-smi",
                        help="Run this npu-smi (with --root, nothing inside the root is run unless named).")
 
 
-def pick_language(option: Optional[str]) -> str:
-    """--lang checked, else the language of LC_ALL / LC_MESSAGES / LANG."""
-    from doctor.i18n import resolve_lang
-
-    if option not in (None, "en", "zh"):
-        raise UsageError(f"--lang {option!r}: use en or zh")
-    return resolve_lang(option, os.environ)
 HCCN_TOOL = typer.Option(None, "--hccn-tool", help="Run this hccn_tool for the NPU network checks (default: only on the live host).")
 HCCN_TIMEOUT = float_option(5.0, "--hccn-timeout", help="Seconds to wait for each hccn_tool call.")
 IMAGE = typer.Option(None, "--image", help="Judge a Docker image (from the local engine, docker SDK) without running it.")
@@ -55,15 +45,3 @@ MAX_IMAGE_ENTRIES = typer.Option(None, "--max-image-entries",
                                  help="Most entries an image's layers may hold, in all (default 1000000).")
 MAX_IMAGE_DISK = typer.Option(None, "--max-image-disk",
                               help="Most MiB reading an image may write to the temporary directory (default 2048).")
-
-
-def image_request(image: Optional[str], image_tar: Optional[str], platform: Optional[str], pull: bool,
-                  lang: Optional[str] = None, max_entries: Optional[int] = None, max_disk: Optional[int] = None):
-    """The --image/--image-tar/--platform/--pull/--max-image-* options of check, snapshot and fix
-    (None when none is given: a host check loads none of the image code)."""
-    if not (image or image_tar or platform or pull or max_entries or max_disk):
-        return None
-    from doctor.usecases.image import ImageRequest
-
-    return ImageRequest(image=image, image_tar=image_tar, platform=platform, pull=pull,
-                        lang=pick_language(lang), max_entries=max_entries, max_disk_mb=max_disk)

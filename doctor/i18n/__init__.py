@@ -14,28 +14,48 @@ literal brace is written ``{{`` in every message. The files are partitions of on
 one file per area whose keys start with the area (``cann.toml`` holds ``cann.*``); a key may be
 defined once only (tests/test_i18n.py checks both languages and the placeholders of every key).
 
-The language is resolved once per command (:func:`resolve_lang`) and passed down.
+The language is resolved once per command at the edge (:func:`resolve_lang`, given the
+environment) and passed down: nothing here reads the environment.
 
 Parsing TOML costs ~0.1 ms per message with the pure-Python ``tomllib``, so the merged
-catalogue is kept, keyed by a checksum of the files' bytes, as JSON in the user's cache
-directory ($XDG_CACHE_HOME/ascend-doctor/i18n): a run reads the files (to checksum them) and one
-JSON file. Best effort: a read-only home only means parsing every time.
+catalogue is kept, keyed by the files' identities (inode, size, times), in a :class:`Store` the
+shell hands over (:func:`use_store`; ``doctor.shell.cache``, whose reads refuse a FIFO or a symlink
+planted in the cache): a run stats the files and reads one cache entry. Without a store, or
+with a read-only home, the files are parsed every time.
 """
 from __future__ import annotations
 
-import json
-import os
 import string
 import sys
 import zlib
 from doctor.record import record
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Protocol, Sequence, Tuple
 
 LANGS = ("en", "zh")
 HERE = Path(__file__).resolve().parent
 
 _catalogue: Optional[Dict[str, Dict[str, str]]] = None
+
+
+class Store(Protocol):
+    """Where the parsed catalogue is kept between runs (``doctor.shell.cache`` is one, as for
+    the matrix's rows): the catalogue never decides where files go."""
+
+    def key(self, *parts: Any) -> str: ...
+
+    def read(self, kind: str, k: str) -> Optional[Any]: ...
+
+    def write(self, kind: str, k: str, data: Any) -> None: ...
+
+
+_store: Optional[Store] = None
+
+
+def use_store(store: Optional[Store]) -> None:
+    """The shell's store for the parsed catalogue (``doctor.shell`` hands it over on import)."""
+    global _store
+    _store = store
 
 
 class CatalogueError(ValueError):
@@ -80,43 +100,51 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[Tuple[str, D
         yield from _flatten(v, key + ".")
 
 
-def _cache_file(blobs: Iterable[Tuple[str, bytes]]) -> Path:
+def checksum(blobs: Iterable[Tuple[str, bytes]]) -> str:
+    """Of the files' names and bytes: two CRC-32s and the length (as doctor.shell.cache keys
+    do): hashlib's import alone costs ~7 ms."""
     data = b"".join(name.encode() + b"\0" + blob + b"\0" for name, blob in blobs)
-    # two CRC-32s and the length (as doctor.shell.cache does): hashlib's import alone costs ~7 ms
-    k = f"{zlib.crc32(data):08x}{zlib.crc32(data[::-1]):08x}{len(data):x}"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ascend-doctor" / "i18n" / f"{k}.json"
+    return f"{zlib.crc32(data):08x}{zlib.crc32(data[::-1]):08x}{len(data):x}"
 
 
 def catalogue() -> Dict[str, Dict[str, str]]:
     global _catalogue
     if _catalogue is None:
-        _catalogue = load_cached(sorted(HERE.glob("*.toml")))
+        _catalogue = load_cached(sorted(HERE.glob("*.toml")), _store)
     return _catalogue
 
 
-def load_cached(paths: Sequence[Path]) -> Dict[str, Dict[str, str]]:
-    """:func:`load_files`, through the JSON cache keyed by the files' names and bytes."""
-    cached = _cache_file((Path(p).name, Path(p).read_bytes()) for p in paths)
-    try:
-        data = json.loads(cached.read_text(encoding="utf-8"))
-        if isinstance(data, dict):
-            return data
-    except (OSError, ValueError):
-        pass
+def identities(paths: Sequence[Path]) -> Optional[str]:
+    """The files' names and identities (device, inode, size, modification and change times): a
+    check keys the cache by them instead of reading ~300 KB of TOML on every run. None when a
+    file cannot be stat'ed (then its bytes are the key)."""
+    import os
+
+    out = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            return None
+        out.append(f"{Path(p).name}:{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
+    return "\n".join(out)
+
+
+def load_cached(paths: Sequence[Path], store: Optional[Store] = None) -> Dict[str, Dict[str, str]]:
+    """:func:`load_files`, through ``store`` keyed by the files' names and identities (a file
+    that cannot be stat'ed: by their bytes)."""
+    if store is None:
+        return load_files(paths)
+    before = identities(paths)
+    ident = before if before is not None else checksum((Path(p).name, Path(p).read_bytes()) for p in paths)
+    k = store.key("i18n", ident)
+    data = store.read("i18n", k)
+    if isinstance(data, dict):
+        return data
     data = load_files(paths)
-    _store(cached, data)
+    if before is None or identities(paths) == before:  # not changed while they were read
+        store.write("i18n", k, data)
     return data
-
-
-def _store(path: Path, data: Dict[str, Dict[str, str]]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass
 
 
 def template(key: str, lang: str) -> str:

@@ -1,7 +1,6 @@
 """Load and validate matrices/*.toml (shipped in the wheel) plus user overlays."""
 from __future__ import annotations
 
-import datetime
 import os
 import re
 import sys
@@ -81,20 +80,23 @@ SCHEMA_VERSION = 1
 def shipped_dir() -> Path:
     """The matrices/ directory: inside the installed package, or the source tree's top level."""
     try:
-        from importlib.resources import files
+        # the package's own directory, as importlib.resources.files() gives it for a package on
+        # disk (importlib.resources itself pulls in tempfile, zipfile and random: ~5 ms of check)
+        import doctor.matrices as shipped
 
-        path = Path(str(files("doctor.matrices")))
-        if path.is_dir() and any(path.glob("*.toml")):
-            return path
-    except (ImportError, ModuleNotFoundError, TypeError):
+        for location in getattr(shipped, "__path__", []):
+            path = Path(location)
+            if path.is_dir() and any(path.glob("*.toml")):
+                return path
+    except ImportError:
         pass
     return Path(__file__).resolve().parents[2] / "matrices"
 
 
 def user_overlay_dir(env: Optional[Mapping[str, str]] = None) -> Path:
-    environ = os.environ if env is None else env
-    base = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".config")
-    return Path(base) / "ascend-doctor"
+    from doctor import xdg
+
+    return xdg.config_dir(env)
 
 
 class RowCache(Protocol):
@@ -111,24 +113,48 @@ class RowCache(Protocol):
 def parse_file(path: Path, cache: Optional[RowCache] = None) -> Dict[str, list]:
     """Read one matrix file; return validated rows per array. Raises MatrixError.
 
-    With a ``cache``, validated rows are kept by content hash: parsing and validating the full
-    matrix costs ~150 ms, a cache hit ~5 ms, and check runs on every build.
+    With a ``cache``, validated rows are kept by the file's identity (device, inode, size,
+    modification and change times): parsing and validating the full matrix costs ~150 ms, a
+    cache hit a few ms without reading the file, and check runs on every build. An entry that
+    does not make rows (corrupt, planted, written by another doctor) is a miss.
     """
     label = str(path)
+    before = _identity(path) if cache else None
+    k = cache.key("rows by identity", label, before) if cache and before else ""
+    if cache and k:
+        built = _build_cached(cache.read("matrix", k))
+        if built is not None:
+            return built
     try:
         raw = path.read_bytes()
     except OSError as e:
         raise MatrixError(label, None, f"cannot read: {e.strerror or e}")
-    k = cache.key(raw.decode("utf-8", errors="replace"), label) if cache else ""
-    rows = cache.read("matrix", k) if cache else None
-    if rows is None:
-        rows = _validate_file(label, raw)
-        if cache:
-            cache.write("matrix", k, rows)
+    rows = _validate_file(label, raw)
+    if cache and k and _identity(path) == before:  # not changed while it was read
+        cache.write("matrix", k, rows)
     return _build(rows)
 
 
+def _identity(path: Path) -> Optional[List[int]]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _build_cached(rows: Any) -> Optional[Dict[str, list]]:
+    """Rows from the cache, or None when the entry is not what ``_validate_file`` writes."""
+    if not isinstance(rows, dict) or not all(a in ARRAYS and isinstance(v, list) for a, v in rows.items()):
+        return None
+    try:
+        return _build({a: [(row, origin) for row, origin in items] for a, items in rows.items()})
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError):
+        return None
+
+
 def _validate_file(label: str, raw: bytes) -> Dict[str, List[Tuple[dict, str]]]:
+    import datetime  # here too: with the cache warm, check never needs it
     # Imported here: with the cache warm, check never parses TOML (saves ~30 ms per run).
     if sys.version_info >= (3, 11):
         import tomllib
@@ -173,7 +199,7 @@ def _validate_file(label: str, raw: bytes) -> Dict[str, List[Tuple[dict, str]]]:
                 raise MatrixError(label, locate(text, array, i, unique.split("/")[-1]),
                                   f"[[{array}]] #{i + 1}: duplicate {unique} {key!r} (first at #{seen[key] + 1})")
             seen[key] = i
-            clean = {k: (v.isoformat() if isinstance(v, (datetime.date, datetime.datetime)) else v)
+            clean = {k: (v.isoformat() if isinstance(v, (datetime.date, datetime.datetime)) else v)  # (TOML dates)
                      for k, v in row.items()}
             out[array].append((clean, f"{label}:{headers[i] if i < len(headers) else '?'}"))
     return out

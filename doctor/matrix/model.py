@@ -7,7 +7,8 @@ line here (and its documentation in docs/matrix.md, which a test checks).
 """
 from __future__ import annotations
 
-import datetime
+import sys
+
 from doctor.record import field, fields_of, record, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
@@ -86,6 +87,10 @@ R = TypeVar("R")
 def row_from(cls: Type[R], table: Dict[str, Any], **extra: Any) -> R:
     """A row from a validated table (lists become tuples, sub-tables rows, dates ISO strings)."""
     values: Dict[str, Any] = dict(extra)
+    # a date can only come from a TOML parse, which imported datetime: rows from the JSON cache
+    # (every check) need not import it
+    dates = sys.modules.get("datetime")
+    date_types = (dates.date, dates.datetime) if dates is not None else ()
     for name, how, sub in _columns_of(cls):
         if name not in table:
             continue
@@ -96,7 +101,7 @@ def row_from(cls: Type[R], table: Dict[str, Any], **extra: Any) -> R:
             value = tuple(value or ())
         elif how == "mapping":
             value = dict(value or {})
-        elif isinstance(value, (datetime.date, datetime.datetime)):
+        elif date_types and isinstance(value, date_types):
             value = value.isoformat()
         values[name] = value
     return cls(**values)

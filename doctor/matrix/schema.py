@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
+from doctor.lazyre import lazy
 
 
 class MatrixError(ValueError):
@@ -26,7 +27,7 @@ class MatrixError(ValueError):
 # ---------------------------------------------------------------------------------------------
 # value checkers: return an error message or None
 
-_ASCEND_RE = re.compile(r"^\d+(\.\d+)*([.\-]?(rc|RC|alpha|beta|b)\.?\d*)*(\.\d+)*(-beta\.\d+)?$")
+_ASCEND_RE = lazy(r"^\d+(\.\d+)*([.\-]?(rc|RC|alpha|beta|b)\.?\d*)*(\.\d+)*(-beta\.\d+)?$")
 
 
 def check_pep440(value: Any) -> Optional[str]:

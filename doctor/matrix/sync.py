@@ -12,23 +12,24 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional
+from typing import Callable, Dict, List, Mapping, Optional
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from doctor.errors import DoctorError
+from doctor.i18n import T
 from doctor.versions import pep440, satisfies, valid_pep440
-from doctor.shell.index import IndexClient, pick_file, release_glibc, upload_date
-from doctor.matrix.load import parse_file, user_overlay_dir
+from doctor.parse.indexfiles import pick_file, release_glibc, upload_date
+from doctor.matrix.load import user_overlay_dir
 from doctor.matrix.model import Matrix, Release
 from doctor.matrix.query import tuning_checked_through, unchecked_tuning
-from doctor.matrix.schema import MatrixError
-from doctor.matrix.verify import PROJECT, requirement_specs
+from doctor.matrix.verify import PROJECT, PackageIndex, requirement_specs
+
+# writes the overlay text to the path, validated, or leaves the old file (doctor.shell.overlay.write_validated)
+Writer = Callable[[Path, str], None]
 
 OVERLAY_NAME = "matrix-overlay.toml"
 NOT_CURATED = "from index metadata, not curated"
@@ -178,32 +179,16 @@ def render_overlay(rows: List[dict], today: str, index_urls: List[str],
     return "\n".join(lines) + "\n"
 
 
-def write_validated(path: Path, text: str) -> None:
-    """Write ``text`` next to ``path``, validate it with the matrix loader, then rename it over
-    ``path``. A file that does not validate never replaces the old overlay."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".matrix-overlay-", suffix=".toml", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        try:
-            parse_file(Path(tmp), cache=None)  # a temp name: nothing worth caching
-        except MatrixError as e:
-            raise DoctorError(f"generated overlay does not validate, {path} left unchanged: {e.message}")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def sync(matrix: Matrix, client: IndexClient, *, path: Optional[Path] = None, dry_run: bool = False,
-         today: Optional[str] = None, env: Optional[Mapping[str, str]] = None) -> SyncResult:
-    """Fetch metadata of releases newer than the newest curated row and write the overlay."""
+def sync(matrix: Matrix, client: PackageIndex, *, path: Optional[Path] = None, dry_run: bool = False,
+         today: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+         write: Optional[Writer] = None) -> SyncResult:
+    """Fetch metadata of releases newer than the newest curated row and write the overlay
+    (with ``write``, which the shell gives: the matrix touches no files)."""
     today = today or datetime.date.today().isoformat()
     path = path or overlay_path(env)
     base = newest_curated(matrix)
     if base is None:
-        raise DoctorError("the matrix has no curated release row to start from")
+        raise DoctorError(T("matrix.error.no_curated_row"))
     result = SyncResult(path=path, newest_curated=base.vllm_ascend)
     files = client.project_files(PROJECT)
     floor = valid_pep440(base.vllm_ascend)
@@ -223,6 +208,8 @@ def sync(matrix: Matrix, client: IndexClient, *, path: Optional[Path] = None, dr
     result.tuning_checked_through = tuning_checked_through(matrix)
     result.text = render_overlay(rows, today, client.urls, result.unchecked, result.tuning_checked_through)
     if not dry_run:
-        write_validated(path, result.text)
+        if write is None:
+            raise ValueError("sync: a writer is needed unless dry_run")
+        write(path, result.text)
         result.written = True
     return result

@@ -15,15 +15,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
 from doctor.errors import UsageError
+from doctor.i18n import T
 from doctor.versions import pep440, satisfies, valid_pep440
-from doctor.shell.index import IndexClient, glibc_of, pick_file
+from doctor.parse.indexfiles import glibc_of, pick_file
 from doctor.matrix.model import Matrix, Release
 from doctor.matrix.query import release_row
 
@@ -65,17 +66,17 @@ def load_metadata_file(path: Path) -> List[dict]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
-        raise UsageError(f"cannot read metadata file {path}: {e.strerror or e}")
+        raise UsageError(T("matrix.error.metadata_unreadable", path=path, why=e.strerror or str(e)))
     except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path} is not valid JSON: {str(e).splitlines()[0]}")
+        raise UsageError(T("matrix.error.metadata_not_json", path=path, why=str(e).splitlines()[0]))
     packages = data.get("packages") if isinstance(data, dict) else None
     if not isinstance(packages, list):
-        raise UsageError(f"{path}: expected an object with a \"packages\" list")
+        raise UsageError(T("matrix.error.metadata_no_packages", path=path))
     for i, p in enumerate(packages):
         if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not isinstance(p.get("version"), str):
-            raise UsageError(f"{path}: packages[{i}] needs string \"name\" and \"version\"")
+            raise UsageError(T("matrix.error.metadata_no_name", path=path, i=i))
         if not isinstance(p.get("requires_dist") or [], list):
-            raise UsageError(f"{path}: packages[{i}].requires_dist must be a list")
+            raise UsageError(T("matrix.error.metadata_requires", path=path, i=i))
     return packages
 
 
@@ -203,7 +204,23 @@ def verify(
     return out
 
 
-def fetch_index_metadata(client: IndexClient, project: str = PROJECT,
+class PackageIndex(Protocol):
+    """What ``matrix verify`` and ``matrix sync`` read from a package index; the shell implements
+    it (``doctor.shell.index.IndexClient``), the matrix never imports the shell."""
+
+    urls: List[str]
+
+    def project_files(self, project: str) -> List[Any]:
+        """Every file of ``project`` (``doctor.parse.indexfiles`` reads them); a LookupError when
+        no configured index has the project."""
+        ...
+
+    def metadata(self, f: Any) -> Dict[str, object]:
+        """One file's core metadata, in the index-metadata.json shape."""
+        ...
+
+
+def fetch_index_metadata(client: PackageIndex, project: str = PROJECT,
                          progress: Optional[Callable[[int, int, str], None]] = None,
                          ) -> Tuple[List[Dict[str, object]], List[str]]:
     """(metadata packages, listed versions) of every release of ``project`` on the index:
@@ -283,15 +300,11 @@ def verify_torch_npu(matrix: Matrix, filenames: Iterable[str]) -> List[Disagreem
     return out
 
 
-def torch_npu_files(client: IndexClient) -> Optional[List[str]]:
+def torch_npu_files(client: PackageIndex) -> Optional[List[str]]:
     """File names of torch-npu on the index, yanked ones left out; None when the index does not
     have the project (a private index of vllm-ascend only: nothing to compare)."""
-    from doctor.shell.index import IndexFetchError
-
     try:
         files = client.project_files(TORCH_NPU)
-    except IndexFetchError as e:
-        if "not found on" in str(e):
-            return None
-        raise
+    except LookupError:
+        return None
     return [f.filename for f in files if not f.is_yanked]

@@ -3,11 +3,12 @@
 Enough to tell an Ascend build of Mooncake from a CUDA one and to follow what the loader will
 look for, without loading the library (which is what ``import mooncake`` would do, and may be
 the thing that crashes). Handles 32/64-bit and both byte orders; never raises past ElfError.
+Pure: it reads an opened, seekable file or bytes it is given (``doctor.shell.files.read_elf``
+opens a path, regular files only).
 """
 from __future__ import annotations
 
-import mmap
-import os
+import io
 import struct
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, List, Optional, Tuple
@@ -41,18 +42,13 @@ def _read(fh: BinaryIO, offset: int, size: int) -> bytes:
     return data
 
 
-def read_elf(path: str) -> ElfInfo:
-    """For files the doctor made itself (a build's output); probes open through Host and use
-    read_elf_file (regular files only)."""
-    try:
-        with open(path, "rb") as fh:
-            return read_elf_file(fh)
-    except OSError as e:
-        raise ElfError(e.strerror or str(e)) from None
+def read_elf_bytes(data: bytes) -> ElfInfo:
+    """The dynamic section of a shared object held in memory."""
+    return read_elf_file(io.BytesIO(data))
 
 
 def read_elf_file(fh: BinaryIO) -> ElfInfo:
-    """The dynamic section of an opened (seekable) file."""
+    """The dynamic section of an opened (seekable) file: anything with ``seek`` and ``read``."""
     try:
         return _parse(fh)
     except OSError as e:
@@ -173,25 +169,3 @@ def _to_offset(loads: Iterable[Load], vaddr: int) -> Optional[int]:
         if start <= vaddr < start + filesz:
             return offset + (vaddr - start)
     return None
-
-
-def contains(path: str, needles: Iterable[bytes], limit: int = 512 * 1024 * 1024) -> bool:
-    """Any of the byte strings in the file (glog keeps source file names such as
-    ascend_direct_transport.cpp in the binary, even in stripped builds)."""
-    try:
-        with open(path, "rb") as fh:
-            return contains_in(fh, needles, limit)
-    except OSError:
-        return False
-
-
-def contains_in(fh: BinaryIO, needles: Iterable[bytes], limit: int = 512 * 1024 * 1024) -> bool:
-    """contains() on an opened regular file."""
-    try:
-        size = os.fstat(fh.fileno()).st_size
-        if size == 0 or size > limit:
-            return False
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            return any(mm.find(n) >= 0 for n in needles)
-    except (OSError, ValueError):
-        return False

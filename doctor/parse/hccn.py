@@ -11,26 +11,27 @@ import ipaddress
 import re
 from doctor.record import field, record
 from typing import Dict, List, Optional, Tuple
+from doctor.lazyre import lazy
 
 # `link status: UP`; a third-party test writes `Up`, so the value is matched case-insensitively.
-_LINK = re.compile(r"^\s*link status\s*:\s*(\S+)", re.I | re.M)
+_LINK = lazy(r"^\s*link status\s*:\s*(\S+)", re.I | re.M)
 # The value may hold spaces (`Socket fail`, `Receive timeout`, `Detect ip set`).
-_HEALTH = re.compile(r"^\s*net health status\s*:\s*(.+?)\s*$", re.I | re.M)
+_HEALTH = lazy(r"^\s*net health status\s*:\s*(.+?)\s*$", re.I | re.M)
 # Older tools print `dev_id:0, tls switch[0]`, newer ones `device 0, tls switch[0]`: the prefix is
 # not anchored on.
-_TLS_SWITCH = re.compile(r"tls switch\[(\d)\]", re.I)
-_TLS_PRESET = re.compile(r"tls preconfigured\[(\d)\]", re.I)
-_TLS_EXPIRY = re.compile(r"tls expiration status\[(\d)\]", re.I)
-_IP = re.compile(r"^\s*ipaddr\s*:\s*(\S+)", re.I | re.M)
-_MASK = re.compile(r"^\s*netmask\s*:\s*(\S+)", re.I | re.M)
-_GATEWAY = re.compile(r"default gateway\s*:\s*([^,\s]+)(?:\s*,\s*Iface\s*:\s*(\S+))?", re.I)
-_NETDETECT = re.compile(r"netdetect address\s*:\s*(\S+)", re.I)
-_VNIC_LINK = re.compile(r"^\s*vnic link status\s*:\s*(\S+)", re.I | re.M)
-_VNIC_IP = re.compile(r"^\s*vnic ipaddr\s*:\s*(\S+)", re.I | re.M)
-_VNIC_MASK = re.compile(r"^\s*vnic netmask\s*:\s*(\S+)", re.I | re.M)
+_TLS_SWITCH = lazy(r"tls switch\[(\d)\]", re.I)
+_TLS_PRESET = lazy(r"tls preconfigured\[(\d)\]", re.I)
+_TLS_EXPIRY = lazy(r"tls expiration status\[(\d)\]", re.I)
+_IP = lazy(r"^\s*ipaddr\s*:\s*(\S+)", re.I | re.M)
+_MASK = lazy(r"^\s*netmask\s*:\s*(\S+)", re.I | re.M)
+_GATEWAY = lazy(r"default gateway\s*:\s*([^,\s]+)(?:\s*,\s*Iface\s*:\s*(\S+))?", re.I)
+_NETDETECT = lazy(r"netdetect address\s*:\s*(\S+)", re.I)
+_VNIC_LINK = lazy(r"^\s*vnic link status\s*:\s*(\S+)", re.I | re.M)
+_VNIC_IP = lazy(r"^\s*vnic ipaddr\s*:\s*(\S+)", re.I | re.M)
+_VNIC_MASK = lazy(r"^\s*vnic netmask\s*:\s*(\S+)", re.I | re.M)
 # `3 packets transmitted, 3 received, 0.00% packet loss` (some builds write `packets loss`).
-_PING = re.compile(r"(\d+)\s+packets? transmitted,\s*(\d+)\s+received,\s*([\d.]+)%\s*packets?\s+loss", re.I)
-_CONF_KEY = re.compile(r"^([A-Za-z_]+?)_(\d+)$")
+_PING = lazy(r"(\d+)\s+packets? transmitted,\s*(\d+)\s+received,\s*([\d.]+)%\s*packets?\s+loss", re.I)
+_CONF_KEY = lazy(r"^([A-Za-z_]+?)_(\d+)$")
 
 
 def ipv4(value: Optional[str]) -> Optional[str]:

@@ -11,6 +11,7 @@ from doctor.record import field, record
 from typing import Dict, Optional
 
 from doctor.facts import HttpFact
+from doctor.lazyre import lazy
 
 
 @record
@@ -55,7 +56,7 @@ def parse_health(fact: Optional[HttpFact]) -> Health:
     return h
 
 
-_PROM = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+([-+0-9.eEnaNInf]+)(?:\s+\d+)?$")
+_PROM = lazy(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+([-+0-9.eEnaNInf]+)(?:\s+\d+)?$")
 
 
 def parse_metrics(text: str) -> Dict[str, float]:

@@ -58,8 +58,13 @@ class CoreMetadata:
 
 def header_block(data: bytes) -> bytes:
     """The RFC 822 header: everything before the first blank line (the long description)."""
-    ends = [i for i in (data.find(b"\n\n"), data.find(b"\n\r\n")) if i >= 0]
-    return data[: min(ends)] if ends else data
+    end = data.find(b"\n\n")
+    # a CRLF blank line counts only before the first LF one (not searched for past it: METADATA
+    # files are LF, and the rest of a 16 KB head would be read for nothing on every check)
+    crlf = data.find(b"\n\r\n", 0, end + 2 if end >= 0 else len(data))
+    if crlf >= 0:
+        return data[:crlf]
+    return data[:end] if end >= 0 else data
 
 
 def has_blank_line(data: bytes) -> bool:

@@ -9,10 +9,11 @@ import re
 from typing import List, Optional, Tuple
 
 from doctor.facts import Chip, NpuProcess, NpuSmiInfo
+from doctor.lazyre import lazy
 
-_HEADER = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
-_PAIR = re.compile(r"(\d+)\s*/\s*(\d+)")
-_ERRCODE = re.compile(r"ret is (-?\d+)")
+_HEADER = lazy(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
+_PAIR = lazy(r"(\d+)\s*/\s*(\d+)")
+_ERRCODE = lazy(r"ret is (-?\d+)")
 
 
 def _cells(line: str) -> List[str]:

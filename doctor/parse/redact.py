@@ -21,33 +21,34 @@ from __future__ import annotations
 import json
 import re
 from typing import Any, Callable, Dict, List, Mapping
+from doctor.lazyre import lazy
 
 REDACTED = "<redacted>"
 
 # Names of variables and keys that hold secrets (matched case-insensitively).
-_SECRET_NAME = re.compile(
+_SECRET_NAME = lazy(
     r"(TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIAL|KEY|COOKIE|(?:^|[_.-])PAT(?:$|[_.-])|(?:^|[_.-])AUTH(?:$|[_.-])"
     r"|AUTHORIZATION|(?:^|[_.-])PWD(?:$|[_.-])|(?:^|[_.-])PASS(?:$|[_.-])|(?<!BY)PASS$|DSN)",
     re.IGNORECASE)
 # Names that match the pattern but hold no secret (paths and switches users need to see).
-_NOT_SECRET = re.compile(r"^(PWD|OLDPWD|KEYTIMEOUT|.*_KEY_PATH|.*_KEY_FILE|.*_TOKEN_PATH|.*_TOKEN_FILE|SSH_AUTH_SOCK)$",
+_NOT_SECRET = lazy(r"^(PWD|OLDPWD|KEYTIMEOUT|.*_KEY_PATH|.*_KEY_FILE|.*_TOKEN_PATH|.*_TOKEN_FILE|SSH_AUTH_SOCK)$",
                          re.IGNORECASE)
 
 # The password runs to the last @ before the host (https://user:pa@ss@host: all of "pa@ss").
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{1,20}://)(?P<user>[^\s/@:'\"<>]*)(?::(?P<pw>[^\s/'\"<>]*))?@")
-_AUTH_SCHEME = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+|%20)(?!<redacted>)[A-Za-z0-9._~+/=:-]{6,}", re.IGNORECASE)
+_URL_USERINFO = lazy(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{1,20}://)(?P<user>[^\s/@:'\"<>]*)(?::(?P<pw>[^\s/'\"<>]*))?@")
+_AUTH_SCHEME = lazy(r"\b(Bearer|Basic|Token|Digest)(\s+|%20)(?!<redacted>)[A-Za-z0-9._~+/=:-]{6,}", re.IGNORECASE)
 # A query parameter whose name says secret: ?token=, ?sig=, X-Amz-Signature, X-Amz-Credential...
-_QUERY_SECRET = re.compile(
+_QUERY_SECRET = lazy(
     r"([?&;](?:[\w.-]*(?:token|key|secret|passw|credential|signature)[\w.-]*|sig|auth|pwd|pass)=)[^&#\s'\"]+",
     re.IGNORECASE)
 # A command-line option inside a value (A='--password=x', ARGS='--hf-token x'): is_secret_key decides.
-_OPTION = re.compile(r"(?<![\w-])(--?([A-Za-z][\w.-]*))(=|[ \t]+)(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s'\"-][^\s'\"]*)")
+_OPTION = lazy(r"(?<![\w-])(--?([A-Za-z][\w.-]*))(=|[ \t]+)(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s'\"-][^\s'\"]*)")
 # Word parts that make a key, option or parameter name secret (is_secret_key).
 _SECRET_PART = {"password", "passwd", "passphrase", "secret", "secrets", "token", "credential", "credentials",
                 "cookie", "apikey", "signature"}
 _SECRET_LAST = {"pass", "pwd", "auth"}  # only as the last part: "pass_config" is vLLM's compiler passes
 _KEY_OWNER = {"api", "access", "secret", "private", "auth", "signing", "encryption", "client"}
-_TOKEN_SHAPES = re.compile(
+_TOKEN_SHAPES = lazy(
     r"\b("
     r"gh[pousr]_[A-Za-z0-9]{30,}"  # GitHub tokens
     r"|github_pat_[A-Za-z0-9_]{22,}"  # GitHub fine-grained PATs
@@ -63,12 +64,12 @@ _TOKEN_SHAPES = re.compile(
     r")")
 _KEY_WORDS = (r"[\w.-]*(?:pass(?:word|wd|phrase)?|pwd|secret|token|auth|credential|access_?key|secret_?key|api_?key"
               r"|private_?key|cookie)[\w.-]*")
-_JSON_KEY = re.compile(r'(?<!\\)"(' + _KEY_WORDS + r')"\s*:[ \t]*', re.IGNORECASE)
-_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-_JSON_SCALAR = re.compile(r'[^,}\]\s][^,}\]\n]*')
-_ASSIGN_LINE = re.compile(r"^(\s*(?:export\s+)?" + _KEY_WORDS + r"\s*[:=]\s*)(?!<redacted>)(\S.*?)\s*$",
+_JSON_KEY = lazy(r'(?<!\\)"(' + _KEY_WORDS + r')"\s*:[ \t]*', re.IGNORECASE)
+_JSON_STRING = lazy(r'"(?:[^"\\\n]|\\.)*"')
+_JSON_SCALAR = lazy(r'[^,}\]\s][^,}\]\n]*')
+_ASSIGN_LINE = lazy(r"^(\s*(?:export\s+)?" + _KEY_WORDS + r"\s*[:=]\s*)(?!<redacted>)(\S.*?)\s*$",
                           re.IGNORECASE | re.MULTILINE)
-_NETRC = re.compile(r"(\b(?:password|passwd|account)\s+)(?![:=])(?!<redacted>)(\S+)", re.IGNORECASE)
+_NETRC = lazy(r"(\b(?:password|passwd|account)\s+)(?![:=])(?!<redacted>)(\S+)", re.IGNORECASE)
 
 
 def is_secret_name(name: str) -> bool:
@@ -98,10 +99,10 @@ def value(text: str) -> str:
 
 
 # NAME=value in a shell command or a Dockerfile step (ENV, ARG, RUN A=b cmd, export A=b)
-_ASSIGNMENT = re.compile(r"(?<![\w./-])([A-Za-z_][A-Za-z0-9_]*)=(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s'\"]+)")
+_ASSIGNMENT = lazy(r"(?<![\w./-])([A-Za-z_][A-Za-z0-9_]*)=(?!<redacted>)(\"[^\"]*\"|'[^']*'|[^\s'\"]+)")
 # the older ENV/ARG form without "=": ``ENV API_KEY abc``
-_ENV_WORD = re.compile(r"^((?:ENV|ARG)\s+([A-Za-z_][A-Za-z0-9_]*)\s+)(?!<redacted>)(\S.*)$", re.IGNORECASE)
-_NETRC_WORD = re.compile(r"(\b(?:password|passwd)\s+)(?![:=])(?!<redacted>)([^\s'\"]+)", re.IGNORECASE)
+_ENV_WORD = lazy(r"^((?:ENV|ARG)\s+([A-Za-z_][A-Za-z0-9_]*)\s+)(?!<redacted>)(\S.*)$", re.IGNORECASE)
+_NETRC_WORD = lazy(r"(\b(?:password|passwd)\s+)(?![:=])(?!<redacted>)([^\s'\"]+)", re.IGNORECASE)
 
 
 def step(text: str) -> str:

@@ -8,7 +8,6 @@ exports (MOONCAKE_CONFIG_PATH, ASCEND_BUFFER_POOL ... set there count for the ch
 """
 from __future__ import annotations
 
-import difflib
 import re
 import shlex
 from doctor.record import field, record
@@ -18,6 +17,7 @@ from doctor.i18n import T, Text, join
 from doctor.parse import jsontext
 from doctor.rules.mooncake_config import at_least, window_state
 from doctor.rules.issues import FAIL, INFO, OK, WARN, Issue, issue
+from doctor.lazyre import lazy
 
 MOONCAKE_DOC = "docs/sources/mooncake.md"
 SOURCE = f"{MOONCAKE_DOC}#serve-args"
@@ -71,18 +71,18 @@ class ServeCommand:
             num("data-parallel-size-local", "dpl", "data-parallel-size", "dp")
 
 
-_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
-_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_ASSIGN = lazy(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+_VAR = lazy(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _SHORT = {"-tp": "tp", "-pp": "pp", "-dp": "dp", "-dpl": "dpl"}
 
 
-_SECRET_OPTION = re.compile(r"(--?[\w.-]*(?:key|token|secret|password|passwd|credential)[\w.-]*)(=|[ \t]+)(\"[^\"]*\"|'[^']*'|\S+)",
+_SECRET_OPTION = lazy(r"(--?[\w.-]*(?:key|token|secret|password|passwd|credential)[\w.-]*)(=|[ \t]+)(\"[^\"]*\"|'[^']*'|\S+)",
                            re.IGNORECASE)
-_ASSIGNMENT = re.compile(r"\b([A-Za-z_]\w*)=(?!<redacted>)(\"[^\"]*\"|'[^']*'|\S+)")
-_JSON_KEY = re.compile(r'(?<!\\)"([\w.-]+)"\s*:[ \t]*')
+_ASSIGNMENT = lazy(r"\b([A-Za-z_]\w*)=(?!<redacted>)(\"[^\"]*\"|'[^']*'|\S+)")
+_JSON_KEY = lazy(r'(?<!\\)"([\w.-]+)"\s*:[ \t]*')
 # The same JSON inside a double-quoted shell word: \"api_key\": \"value\" (a string value; an
 # object value under a secret key stays, its own keys are judged one by one)
-_ESCAPED_JSON_STRING = re.compile(r'(\\"([\w.-]+)\\"\s*:\s*\\")((?:[^"\\]|\\(?!"))*)(\\")')
+_ESCAPED_JSON_STRING = lazy(r'(\\"([\w.-]+)\\"\s*:\s*\\")((?:[^"\\]|\\(?!"))*)(\\")')
 
 
 def redact(text: str) -> str:
@@ -333,6 +333,8 @@ def _connector_issues(name: str, data: Dict[str, Any], ctx: ServeContext) -> Lis
                          T("mooncake.serve_args.upstream_connector.hint", version=ctx.vllm_ascend, ours=ours),
                          observed=name, source=SOURCE))
         return out
+    import difflib  # here: ~2 ms with heapq, for a connector name nobody knows
+
     close = difflib.get_close_matches(name, list(ctx.connectors), n=1, cutoff=0.6)
     title = T("mooncake.serve_args.unregistered_close", name=repr(name), version=ctx.vllm_ascend, close=close[0]) if close \
         else T("mooncake.serve_args.unregistered", name=repr(name), version=ctx.vllm_ascend)

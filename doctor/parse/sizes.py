@@ -8,12 +8,12 @@ only an integer works there.
 from __future__ import annotations
 
 import math
-import re
 from doctor.record import record
 from typing import Any, Optional
+from doctor.lazyre import lazy
 
 UNITS = {"gb": 1024 ** 3, "mb": 1024 ** 2, "kb": 1024, "b": 1}
-_PATTERN = re.compile(r"^\s*([\d.]+)\s*(gb|mb|kb|b)?\s*$")
+_PATTERN = lazy(r"^\s*([\d.]+)\s*(gb|mb|kb|b)?\s*$")
 GIB = 1024 ** 3
 
 

@@ -16,15 +16,20 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import functools
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Protocol, Sequence, Set, Tuple, Union
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from doctor.errors import UsageError
+
+if TYPE_CHECKING:  # the resolver's answer, made by doctor.plan.resolve (which imports this module)
+    from doctor.parse.pipreport import Failure, Resolved
+    from doctor.plan.indexes import Remedies
 from doctor.facts import Distribution, Facts
-from doctor.findings import FAIL, WARN, Msg, Verdict, first_group
+from doctor.findings import FAIL, WARN, Fixable, Msg, Verdict, first_group
 from doctor.i18n import Join, T, Text, join
 from doctor.matrix.model import Matrix, Release
 from doctor.matrix.query import (
@@ -166,9 +171,9 @@ class Plan:
     cuda_only: Tuple[str, ...] = ()  # distributions left out of the whole resolved closure
     # what the resolver said (doctor.plan.resolve): status, files with hashes and sizes, failure
     resolution: Optional[Dict] = None
-    resolved_files: List = field(default_factory=list)  # parse.pipreport.Resolved, for --apply
-    resolution_failure: Optional[object] = None  # parse.pipreport.Failure
-    remedies: Optional[object] = None  # plan.indexes.Remedies
+    resolved_files: List["Resolved"] = field(default_factory=list)  # the files --apply downloads
+    resolution_failure: Optional["Failure"] = None
+    remedies: Optional["Remedies"] = None  # what works instead, when the resolver failed
     ranges: Dict[str, str] = field(default_factory=dict)  # the row's numpy/transformers ranges
 
     @property
@@ -274,18 +279,18 @@ def _fits_here(matrix: Matrix, facts: Facts, hardware: Optional[str]) -> Optiona
 def choose_target(matrix: Matrix, facts: Facts, hardware: Optional[str], target: Optional[str],
                   prefer: Optional[str]) -> TargetChoice:
     if prefer not in (None, KEEP_CANN, KEEP_RELEASE):
-        raise UsageError(f"--prefer {prefer!r}: use keep-cann or keep-release")
+        raise UsageError(T("plan.error.prefer", prefer=repr(prefer)))
     if target:
         row = release_row(matrix, target)
         if row is None:
-            raise UsageError(f"--target vllm-ascend=={target}: not in the matrix (see ascend-doctor matrix show)")
+            raise UsageError(T("plan.error.target_unknown", target=target))
         base = TargetChoice(row, "target", T("plan.target.given", release=row.vllm_ascend))
     else:
         installed = facts.version_of("vllm-ascend")
         if installed:
             row, note = release_for_installed(matrix, installed)
             if row is None:
-                raise UsageError(f"cannot plan: {note}; pass --target vllm-ascend==<version>")
+                raise UsageError(T("plan.error.installed_unknown", note=note))
             base = TargetChoice(row, "installed", T("plan.target.installed", version=installed))
         else:
             row = _fits_here(matrix, facts, hardware)
@@ -295,8 +300,7 @@ def choose_target(matrix: Matrix, facts: Facts, hardware: Optional[str], target:
 
                 best, others = cheapest(matrix, facts, hardware)
                 if best is None:
-                    raise UsageError("cannot plan: no vllm-ascend release in the matrix runs on this Python/arch; "
-                                     "pass --target vllm-ascend==<version>")
+                    raise UsageError(T("plan.error.nothing_fits"))
                 return TargetChoice(best.release, "vendor-upgrade", T("plan.vendor.choice", cost=best.describe()),
                                     [{"prefer": "target", "target": o.release.vllm_ascend, "cost": o.to_json(),
                                       "how": o.describe()} for o in others])
@@ -395,6 +399,17 @@ class _Builder:
 
     def dist(self, name: str) -> Optional[Distribution]:
         return self.ctx_facts.dist(name)
+
+    def asked(self, fixer: str) -> bool:
+        """The check asks ``fixer`` to act although the versions are the plan's: a failing,
+        auto-fixable finding of a rule that names it with ``reinstall=True`` (doctor.rules.base)."""
+        ids = _reinstalled_by().get(fixer, frozenset())
+        return any(f.id in ids and f.status == FAIL and f.fixable == Fixable.AUTO for f in self.verdict.findings)
+
+    def failing(self, fixer: str) -> bool:
+        """A rule that names ``fixer`` fails, whatever its fixability."""
+        ids = _fixed_by().get(fixer, frozenset())
+        return any(f.id in ids and f.status == FAIL for f in self.verdict.findings)
 
     def remove(self, name: str, why: Why) -> None:
         if self.dist(name) is not None and all(n != name for n, _ in self.removes):
@@ -582,7 +597,7 @@ def _vllm(b: _Builder) -> None:
 def _vllm_ascend(b: _Builder) -> None:
     row, retarget = b.row, b.retarget
     va = b.dist("vllm-ascend")
-    plugin_broken = any(f.id == "vllm_ascend.plugin" and f.status == FAIL and f.fixable == "auto" for f in b.verdict.findings)
+    plugin_broken = b.asked("vllm_ascend")
     ok = va is not None and (not retarget or _eq(public(va.version), row.vllm_ascend)) and not plugin_broken
     if va is not None and ok:
         b.pins["vllm-ascend"] = va.version
@@ -670,11 +685,10 @@ def _requirements(b: _Builder) -> None:
     installed = b.ctx_facts.packages.dists if b.ctx_facts.packages else {}
     deferred: List[str] = []
     known: List[str] = []
-    # an installed one whose requirements are broken: vllm-ascend's own finding, or pip check's
-    # (e.g. vllm put in by hand with --no-deps: its fastapi, openai ... are missing)
-    failing = {"vllm-ascend": "vllm_ascend.requirements", "vllm": "env.pip_check"}
-    broken = {name for name, fid in failing.items()
-              if any(f.id == fid and f.status == FAIL for f in b.verdict.findings)}
+    # an installed one whose requirements are broken, as the rules that name this fixer say:
+    # vllm-ascend's own finding, or pip check's (e.g. vllm put in by hand with --no-deps: its
+    # fastapi, openai ... are missing); what is missing is read from each one's metadata
+    broken = ({"vllm-ascend"} if b.asked("requirements") else set()) | ({"vllm"} if b.failing("requirements") else set())
     owners: List[str] = []
     for name in ("vllm", "vllm-ascend"):
         if name in b.installs:
@@ -709,8 +723,7 @@ def _mooncake(b: _Builder) -> None:
         b.pins[MOONCAKE_NPU] = npu.version
     # A source build without ascend_transport.so (built without -DUSE_ASCEND_DIRECT=ON) has no
     # wheel name to go by: the check's transport finding says it must be replaced.
-    no_transport = any(f.id == "mooncake.transport" and f.status == FAIL and f.fixable == "auto"
-                       for f in b.verdict.findings)
+    no_transport = b.asked("mooncake")
     wanted = b.opts.with_mooncake or (wrong and npu is None) or no_transport
     if not wanted:
         return
@@ -743,6 +756,30 @@ FIXERS: Dict[str, Callable[[_Builder], None]] = {
     "requirements": _requirements,
     "mooncake": _mooncake,
 }
+
+
+@functools.lru_cache(maxsize=1)
+def _fixed_by() -> Dict[str, FrozenSet[str]]:
+    """fixer -> the finding ids of the rules that name it."""
+    from doctor.rules.engine import all_rules
+
+    out: Dict[str, Set[str]] = {}
+    for r in all_rules():
+        if r.fixer:
+            out.setdefault(r.fixer, set()).add(r.id)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _reinstalled_by() -> Dict[str, FrozenSet[str]]:
+    """fixer -> the finding ids whose failure makes it act on an install of the right version."""
+    from doctor.rules.engine import all_rules
+
+    out: Dict[str, Set[str]] = {}
+    for r in all_rules():
+        if r.fixer and r.reinstall:
+            out.setdefault(r.fixer, set()).add(r.id)
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 def fixed_by_plan() -> Dict[str, str]:

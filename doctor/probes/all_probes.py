@@ -81,17 +81,31 @@ def _imports(host: Host, facts: Facts, options: ProbeOptions):
 
 
 def _hccn(host: Host, facts: Facts, options: ProbeOptions):
+    if options.skip_idle:
+        from doctor.probes.inputs import hccn_wanted
+
+        if not hccn_wanted(host, options):
+            return None
     from doctor.probes.hccn import HccnOptions, parse_ping_pairs, probe_hccn
 
     return probe_hccn(host, facts.devices, HccnOptions(tool=options.hccn_tool, timeout=options.hccn_timeout,
                                                        pings=parse_ping_pairs(options.ping_npu)))
+
+
 def _tuning(host: Host, facts: Facts, options: ProbeOptions):
+    if options.skip_idle:
+        from doctor.probes.inputs import tuning_wanted
+
+        if not tuning_wanted(facts, options):
+            return None
     from doctor.probes.tuning import probe_tuning
 
     return probe_tuning(host, facts, options.serve_args, options.serve_args_file)
 
 
 def _model(host: Host, facts: Facts, options: ProbeOptions):
+    if options.model is None and (facts.tuning is None or facts.tuning.serve is None):
+        return None  # no --model and no serve command to name one (model_location would say None)
     from doctor.probes.model import model_location, probe_model
 
     where = model_location(host, options.model, facts.tuning.serve if facts.tuning else None)

@@ -33,6 +33,7 @@ class ProbeOptions:
     verify_sample: int = 3  # shards hashed by --verify-weights (0: every shard with a known hash)
     progress: Optional[Callable[[str, int, int], None]] = None  # (label, done, total) for long reads
     stage: str = "auto"  # --stage: network probes (the Mooncake master) belong to the runtime stage
+    skip_idle: bool = False  # check: a probe whose layer has no input is not run (doctor/probes/inputs.py)
 
 
 @record(frozen=True)

@@ -13,12 +13,13 @@ from doctor.facts import CannFacts, DeniedPath, HostFacts, NnalFacts
 from doctor.probes.access import denied_path
 from doctor.shell.host import Host
 from doctor.parse.kvfile import parse_colon, parse_equals
+from doctor.lazyre import lazy
 
 DEFAULT_HOMES = (
     "/usr/local/Ascend/cann",
     "/usr/local/Ascend/ascend-toolkit/latest",
 )
-_VERSION_DIR = re.compile(r"^(cann-)?\d+\.\d+\.[\w.\-]+$", re.IGNORECASE)
+_VERSION_DIR = lazy(r"^(cann-)?\d+\.\d+\.[\w.\-]+$", re.IGNORECASE)
 
 
 def _candidates(host: Host) -> List[Tuple[str, str]]:

@@ -6,7 +6,6 @@ would queue for the GIL at every read). A probe runs once the probes it reads ar
 """
 from __future__ import annotations
 
-import datetime
 import threading
 import time
 from typing import Callable, Dict, Optional, Sequence
@@ -29,7 +28,8 @@ def collect(host: Host, options: ProbeOptions, while_waiting: Optional[Callable[
         probes = PROBES
     facts = Facts(
         tool_version=__version__,
-        collected_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        # datetime.now(timezone.utc).isoformat(timespec="seconds"), without datetime's import
+        collected_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
         host=probe_host(host),
         env=redact_env(host.env),
     )

@@ -9,15 +9,14 @@ the devices are asked in parallel, so a stuck driver costs one timeout, not one 
 from __future__ import annotations
 
 import os
-import socket
 from doctor.record import field, record
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from doctor.facts import CommandFact, DevicesFacts, HccnDevice, HccnFacts, NpuPing
 from doctor.parse import hccn as parse
+from doctor.probes.inputs import HCCN_DIRS
 from doctor.shell.host import Host
 
-HCCN_DIRS = ("/usr/local/Ascend/driver/tools", "/usr/local/bin", "/usr/bin", "/usr/local/sbin", "/usr/sbin")
 CONF = "/etc/hccn.conf"
 # What the vllm-ascend multi-node guides ask for on every device (A3 adds -vnic).
 QUERIES = ("link", "net_health", "ip", "gateway", "netdetect", "lldp", "tls")
@@ -62,7 +61,7 @@ def find_tool(host: Host, options: HccnOptions) -> Tuple[Optional[str], str, Opt
 
 def _hostname(host: Host) -> str:
     if host.is_live:
-        return socket.gethostname()
+        return os.uname().nodename  # what socket.gethostname() returns (glibc asks uname), without socket's ~3 ms import
     return (host.read_text("/etc/hostname", limit=256) or "").strip()
 
 

@@ -17,6 +17,7 @@ from doctor.parse import redact
 from doctor.shell import files
 from doctor.shell.host import Host
 from doctor.parse.libnames import interesting, is_mooncake_lib, lib_base
+from doctor.lazyre import lazy
 
 PACKAGE = "mooncake"
 NPU_DIST = "mooncake-transfer-engine-npu"
@@ -26,7 +27,7 @@ ASCEND_STRINGS = (b"AscendDirectTransport", b"ascend_direct_transport")
 MAX_CONFIG = 256 * 1024
 MAX_RECORD = 16 * 1024 * 1024
 MAX_LD_CACHE = 64 * 1024 * 1024
-VERSION_RE = re.compile(r"\bversion\s+v?(\d+\.\d+\.\d+(?:[.\-]?(?:post|rc|a|b|dev)\d+)*)")
+VERSION_RE = lazy(r"\bversion\s+v?(\d+\.\d+\.\d+(?:[.\-]?(?:post|rc|a|b|dev)\d+)*)")
 
 
 @record
@@ -165,7 +166,7 @@ def _elf_fact(host: Host, path: str, strings: bool) -> ElfFacts:
         with host.open_binary(path) as fh:
             info = elf.read_elf_file(fh)
             if strings:
-                fact.ascend_strings = elf.contains_in(fh, ASCEND_STRINGS)
+                fact.ascend_strings = files.contains(fh, ASCEND_STRINGS)
     except OSError as e:
         fact.error = e.strerror or str(e)
         return fact

@@ -10,7 +10,7 @@ import stat as stat_mod
 from typing import Iterable, List
 
 from doctor.facts import DeniedPath
-from doctor.findings import FAIL, Finding, cmd
+from doctor.findings import Fixable, FAIL, Finding, Status, cmd
 from doctor.i18n import T
 from doctor.rules.base import Context, rule
 from doctor.rules.sources import HOST_FORMATS
@@ -22,7 +22,7 @@ def group_may_read(d: DeniedPath) -> bool:
     return bool(d.group) and d.mode & need == need
 
 
-def denied_finding(fid: str, d: DeniedPath, ctx: Context, status: str = FAIL) -> Finding:
+def denied_finding(fid: str, d: DeniedPath, ctx: Context, status: Status = FAIL) -> Finding:
     user = ctx.facts.host.user or str(ctx.facts.host.uid)
     kind = stat_mod.S_IFDIR if d.is_dir else stat_mod.S_IFREG
     observed = f"{d.refused_by} {stat_mod.filemode(kind | d.mode)} {d.owner or d.uid}:{d.group or d.gid}"
@@ -35,7 +35,7 @@ def denied_finding(fid: str, d: DeniedPath, ctx: Context, status: str = FAIL) ->
     title = T("access.denied", user=user, path=d.path) if d.refused_by == d.path \
         else T("access.denied.above", user=user, path=d.path, refused=d.refused_by)
     return Finding(fid, status, title,
-                   observed=observed, expected=f"readable by {user}", hint=hint, fixable="manual",
+                   observed=observed, expected=f"readable by {user}", hint=hint, fixable=Fixable.MANUAL,
                    evidence=[d.path], commands=commands)
 
 

@@ -46,11 +46,35 @@ class Context:
     def version(self, name: str) -> Optional[str]:
         return self.facts.version_of(name)
 
+    @property
+    def env(self) -> Dict[str, str]:
+        """The one environment every rule reads: the host's, then the exports of the launch
+        script (``--serve-args``/``--serve-args-file``), as the serving processes get it. Made
+        once per context; rules read it, never change it."""
+        cached = self.memo.get("env")
+        if isinstance(cached, dict):
+            return cached
+        env = serving_env(self.facts)
+        self.memo["env"] = env
+        return env
+
     def stage_reason_text(self) -> Text:
         return T(f"stage.reason.{self.stage_reason}", stage=self.stage)
 
     def skip_build(self, fid: str) -> Finding:
         return Finding(fid, SKIP, T("stage.skipped_in_build", reason=self.stage_reason_text()))
+
+
+def serving_env(facts: Facts) -> Dict[str, str]:
+    """The host's environment with the launch script's exports applied (the Mooncake probe and
+    the tuning probe read the same script; both keep its exports)."""
+    env = dict(facts.env)
+    if facts.mooncake is not None:
+        env.update(facts.mooncake.serve_env)
+    serve = facts.tuning.serve if facts.tuning is not None else None
+    if serve is not None:
+        env.update(serve.exports)
+    return env
 
 
 Check = Callable[[Context], Iterable[Finding]]
@@ -64,12 +88,17 @@ class Rule:
     why: Optional[Text] = None  # why the rule exists (matrix explain, docs/findings.md)
     source: Optional[str] = None  # where the knowledge comes from: a public URL or a repo file
     fixer: Optional[str] = None  # the plan fixer that repairs it (doctor.plan.fixers), or None
+    # its failing, auto-fixable finding makes the fixer act although the installed versions are
+    # the plan's (an install of the right version that is broken: reinstall it, complete it)
+    reinstall: bool = False
 
 
-def rule(fid: str, check: Check, source: str, fixer: Optional[str] = None) -> Rule:
+def rule(fid: str, check: Check, source: str, fixer: Optional[str] = None, *, why: Optional[str] = None,
+         reinstall: bool = False) -> Rule:
     """The record of finding id ``fid``: its layer is the id's first part, its why-text the
-    catalogue message ``why.<fid>``."""
-    return Rule(fid, fid.split(".", 1)[0], check, T(f"why.{fid}"), source, fixer)
+    catalogue message ``why.<fid>`` (or ``why``, a catalogue key several rules share, such as
+    ``why.generic.probe_error``). The one way to write a rule."""
+    return Rule(fid, fid.split(".", 1)[0], check, T(why or f"why.{fid}"), source, fixer, reinstall)
 
 
 Rules = Tuple[Rule, ...]

@@ -5,7 +5,7 @@ import shlex
 from typing import Iterable, Optional
 
 from doctor.facts import CannFacts
-from doctor.findings import FAIL, OK, SKIP, WARN, Finding, cmd
+from doctor.findings import Fixable, FAIL, OK, SKIP, WARN, Finding, cmd
 from doctor.i18n import T, Text
 from doctor.matrix.query import INCOMPATIBLE, OK as DOCUMENTED, driver_compat
 from doctor.versions import AscendVersion
@@ -44,7 +44,7 @@ def cann_installed(ctx: Context) -> Iterable[Finding]:
             T("cann.install_hint_any", base=CANN_DOWNLOAD.split("{v}")[0])
         return [Finding("cann.installed", FAIL, T("cann.installed.missing"),
                         observed="not installed", expected=f"CANN {want}" if ctx.release else "CANN installed",
-                        hint=hint, fixable="vendor", evidence=[f"searched {', '.join(c.searched)}"],
+                        hint=hint, fixable=Fixable.VENDOR, evidence=[f"searched {', '.join(c.searched)}"],
                         commands=[] if want else [cmd("ascend-doctor", "matrix", "show", label=T("cann.matrix_show"))],
                         source=ctx.release.source_of("cann") if ctx.release else None)]
     missing_libs = [lib for lib, ok in sorted(c.libs.items()) if not ok]
@@ -54,12 +54,12 @@ def cann_installed(ctx: Context) -> Iterable[Finding]:
             else T("cann.installed.no_version", home=c.home)
         return [Finding("cann.installed", FAIL, title,
                         observed=c.malformed, hint=T("cann.installed.no_version.hint"),
-                        fixable="vendor", evidence=evidence)]
+                        fixable=Fixable.VENDOR, evidence=evidence)]
     if missing_libs:
         libs = ", ".join(missing_libs)
         return [Finding("cann.installed", FAIL, T("cann.installed.incomplete", version=c.version, home=c.home, libs=libs),
                         observed=f"missing {libs}", hint=T("cann.installed.incomplete.hint"),
-                        fixable="vendor", evidence=evidence)]
+                        fixable=Fixable.VENDOR, evidence=evidence)]
     note = f" ({c.malformed})" if c.malformed else ""
     return [Finding("cann.installed", WARN if c.malformed else OK,
                     T("cann.installed.ok", version=c.version, layout=c.layout, home=c.home, note=note),
@@ -74,17 +74,17 @@ def cann_kernels(ctx: Context) -> Iterable[Finding]:
     if not c.ops_found:
         return [Finding("cann.kernels", FAIL, T("cann.kernels.missing", version=c.version),
                         observed="not installed", expected=f"{c.version}",
-                        hint=T("cann.kernels.missing.hint", version=c.version, arch=_arch(ctx)), fixable="vendor")]
+                        hint=T("cann.kernels.missing.hint", version=c.version, arch=_arch(ctx)), fixable=Fixable.VENDOR)]
     if c.ops_malformed:
         return [Finding("cann.kernels", FAIL, T("cann.kernels.malformed", path=c.ops_path),
                         observed=c.ops_malformed, expected=c.version,
-                        hint=T("cann.kernels.mismatch.hint", version=c.version), fixable="vendor",
+                        hint=T("cann.kernels.mismatch.hint", version=c.version), fixable=Fixable.VENDOR,
                         evidence=[c.ops_path or ""])]
     if c.ops_version and AscendVersion(c.ops_version) != AscendVersion(c.version):
         return [Finding("cann.kernels", FAIL, T("cann.kernels.mismatch", ops=c.ops_version, version=c.version),
                         observed=c.ops_version, expected=c.version,
                         hint=T("cann.kernels.mismatch.hint", version=c.version),
-                        fixable="vendor", evidence=[c.ops_path or ""])]
+                        fixable=Fixable.VENDOR, evidence=[c.ops_path or ""])]
     return [Finding("cann.kernels", OK, T("cann.kernels.ok", version=c.ops_version or c.version, package=c.ops_package),
                     observed=c.ops_version, evidence=[c.ops_path or ""])]
 
@@ -97,15 +97,15 @@ def cann_nnal(ctx: Context) -> Iterable[Finding]:
     if not n.found:
         return [Finding("cann.nnal", FAIL, T("cann.nnal.missing"),
                         observed=f"{n.path} missing", expected=f"NNAL {c.version}",
-                        hint=T("cann.nnal.missing.hint", version=c.version, path=shlex.quote(n.path), arch=_arch(ctx)), fixable="vendor")]
+                        hint=T("cann.nnal.missing.hint", version=c.version, path=shlex.quote(n.path), arch=_arch(ctx)), fixable=Fixable.VENDOR)]
     if n.malformed:
         return [Finding("cann.nnal", FAIL, T("cann.nnal.malformed", path=n.path),
                         observed=n.malformed, expected=c.version,
-                        hint=T("cann.nnal.malformed.hint", version=c.version), fixable="vendor", evidence=[n.path])]
+                        hint=T("cann.nnal.malformed.hint", version=c.version), fixable=Fixable.VENDOR, evidence=[n.path])]
     if n.version and AscendVersion(n.version).release_line() != AscendVersion(c.version).release_line():
         return [Finding("cann.nnal", FAIL, T("cann.nnal.mismatch", nnal=n.version, version=c.version),
                         observed=n.version, expected=c.version,
-                        hint=T("cann.nnal.mismatch.hint", version=c.version), fixable="vendor", evidence=[n.path])]
+                        hint=T("cann.nnal.mismatch.hint", version=c.version), fixable=Fixable.VENDOR, evidence=[n.path])]
     return [Finding("cann.nnal", OK, T("cann.nnal.ok", version=n.version) if n.version else T("cann.nnal.ok_unknown"),
                     observed=n.version, evidence=[n.path])]
 
@@ -128,11 +128,11 @@ def cann_driver(ctx: Context) -> Iterable[Finding]:
         return [Finding("cann.driver_compat", FAIL, T("cann.driver_compat.unsupported", cann=c.version, driver=d.version),
                         observed=d.version, expected=supported,
                         hint=T("cann.driver_compat.unsupported.hint", supported=supported, driver=d.version),
-                        fixable="vendor", source=source)]
+                        fixable=Fixable.VENDOR, source=source)]
     if got.documented and all(AscendVersion(d.version) > AscendVersion(p) for p in got.documented):
         return [Finding("cann.driver_compat", WARN, T("cann.driver_compat.untested", cann=c.version, driver=d.version),
                         observed=d.version, expected=supported, hint=T("cann.driver_compat.untested.hint"),
-                        fixable="vendor", source=source)]
+                        fixable=Fixable.VENDOR, source=source)]
     near = got.nearest
     if near is not None:
         return [Finding("cann.driver_compat", WARN,
@@ -160,11 +160,11 @@ def cann_release(ctx: Context) -> Iterable[Finding]:
     if have < lowest:
         return [Finding("cann.release_match", FAIL, T("cann.release_match.too_old", cann=c.version, release=r.vllm_ascend),
                         observed=c.version, expected=", ".join(wanted),
-                        hint=install_hint(wanted[0], _arch(ctx)), fixable="vendor", source=source,
+                        hint=install_hint(wanted[0], _arch(ctx)), fixable=Fixable.VENDOR, source=source,
                         commands=[C.doctor(ctx, "fix", "--prefer", "keep-cann", label=T("cann.release_match.keep_cann"))])]
     return [Finding("cann.release_match", WARN, T("cann.release_match.other", cann=c.version, release=r.vllm_ascend),
                     observed=c.version, expected=", ".join(wanted),
-                    hint=T("cann.release_match.other.hint", supported=wanted[0]), fixable="vendor", source=source)]
+                    hint=T("cann.release_match.other.hint", supported=wanted[0]), fixable=Fixable.VENDOR, source=source)]
 
 
 RULES = (

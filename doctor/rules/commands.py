@@ -9,7 +9,7 @@ in order. Pure: facts and the matrix only.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from doctor.record import replace
 from typing import List, Optional, Sequence, Tuple
 
 from doctor.findings import Command, cmd
@@ -86,7 +86,7 @@ def pip(ctx: Context, *args: str, label: Optional[Text] = None) -> Command:
     py = ctx.facts.python
     own = pk is None or "pip" in pk.dists or not ctx.doctor_python
     if args and args[0] in ("install", "uninstall") and py is not None and py.externally_managed:
-        from doctor.shell.installer import break_system
+        from doctor.pep668 import break_system
 
         # PEP 668: the judged interpreter is the system's; pip's documented override
         version = pk.dists["pip"].version if pk is not None and "pip" in pk.dists else ctx.doctor_pip

@@ -40,9 +40,18 @@ def make_context(facts: Facts, matrix: Matrix, requested_stage: str = "auto",
 
 
 def all_rules() -> Rules:
-    from doctor.rules.all_rules import RULES  # ~40 ms of imports: check loads them while probes wait
+    """Every rule (the catalogue, the plan's fixers, explain): every rule module imported."""
+    from doctor.rules.all_rules import RULES
 
     return RULES
+
+
+def rules_for(ctx: Context) -> Rules:
+    """The rules a check of ``ctx`` runs: those of every layer that has input (the others would
+    say nothing, and their modules stay unimported: doctor/rules/gates.py)."""
+    from doctor.rules import all_rules as every
+
+    return every.rules_for(ctx)
 
 
 def run_rules(ctx: Context, rules: Optional[Rules] = None) -> Verdict:
@@ -51,7 +60,7 @@ def run_rules(ctx: Context, rules: Optional[Rules] = None) -> Verdict:
         layer = PROBE_LAYER.get(err.probe, "env")
         findings.append(Finding(f"{layer}.probe_error", WARN, T("rules.probe_error", probe=err.probe),
                                 observed=err.error))
-    for rule in rules if rules is not None else all_rules():
+    for rule in rules if rules is not None else rules_for(ctx):
         try:
             findings.extend(rule.check(ctx))
         except Exception as e:  # a bug in one rule must not hide the other findings

@@ -7,7 +7,7 @@ from typing import Iterable, List
 
 from doctor.facts import PackagesFacts
 from doctor.rules import pipcheck
-from doctor.findings import FAIL, INFO, OK, WARN, Finding, cmd
+from doctor.findings import Fixable, FAIL, INFO, OK, WARN, Finding, cmd
 from doctor.i18n import T, Text, join
 from doctor.versions import public, same_release
 from doctor.rules import commands as C
@@ -27,14 +27,14 @@ RESIDUAL_SOURCE = f"{VLLM_ASCEND_ISSUES}/5710"
 
 
 def _ld_path(ctx: Context) -> List[str]:
-    return [p.rstrip("/") for p in ctx.facts.env.get("LD_LIBRARY_PATH", "").split(":") if p]
+    return [p.rstrip("/") for p in ctx.env.get("LD_LIBRARY_PATH", "").split(":") if p]
 
 
 def cann_env(ctx: Context) -> Iterable[Finding]:
     c = ctx.facts.cann
     if c is None or not c.found:
         return []
-    env = ctx.facts.env
+    env = ctx.env
     ld = _ld_path(ctx)
     problems: List[Text] = []
     homes = [h.rstrip("/") for h in (c.home, c.real_home) if h]
@@ -55,7 +55,7 @@ def cann_env(ctx: Context) -> Iterable[Finding]:
         found = join(problems, "sep.semi")
         return [Finding("env.cann_env", WARN if ctx.build else FAIL, T("env.cann_env.not_set", problems=found),
                         observed=found, expected=f"variables exported by {set_env}",
-                        hint=T("env.cann_env.not_set.hint"), commands=[C.source(set_env)], fixable="manual",
+                        hint=T("env.cann_env.not_set.hint"), commands=[C.source(set_env)], fixable=Fixable.MANUAL,
                         evidence=[f"LD_LIBRARY_PATH={env.get('LD_LIBRARY_PATH', '')}"])]
     return [Finding("env.cann_env", OK, T("env.cann_env.ok"), observed=env.get("ASCEND_OPP_PATH"))]
 
@@ -64,21 +64,21 @@ def nnal_env(ctx: Context) -> Iterable[Finding]:
     c = ctx.facts.cann
     if c is None or not c.nnal.found:
         return []
-    atb = ctx.facts.env.get("ATB_HOME_PATH")
+    atb = ctx.env.get("ATB_HOME_PATH")
     set_env = c.nnal.set_env or f"{c.nnal.path}/set_env.sh"
     if not atb:
         return [Finding("env.nnal_env", WARN if ctx.build else FAIL, T("env.nnal_env.unset"),
-                        observed="ATB_HOME_PATH unset", commands=[C.source(set_env)], fixable="manual")]
+                        observed="ATB_HOME_PATH unset", commands=[C.source(set_env)], fixable=Fixable.MANUAL)]
     abi = [p for p in _ld_path(ctx) if "/nnal/atb/" in p and "cxx_abi_" in p]
     wanted = atb.rstrip("/").split("/")[-1]
     if abi and not any(wanted in p for p in abi):
         return [Finding("env.nnal_env", WARN, T("env.nnal_env.abi", wanted=wanted), observed=abi[0], expected=atb,
-                        hint=T("env.nnal_env.abi.hint"), commands=[C.source(set_env)], fixable="manual")]
+                        hint=T("env.nnal_env.abi.hint"), commands=[C.source(set_env)], fixable=Fixable.MANUAL)]
     return [Finding("env.nnal_env", OK, T("env.nnal_env.ok", atb=atb), observed=atb)]
 
 
 def vllm_version_override(ctx: Context) -> Iterable[Finding]:
-    override = ctx.facts.env.get("VLLM_VERSION")
+    override = ctx.env.get("VLLM_VERSION")
     vllm = ctx.facts.version_of("vllm")
     if not (override and vllm):
         return []
@@ -88,17 +88,17 @@ def vllm_version_override(ctx: Context) -> Iterable[Finding]:
     return [Finding("env.vllm_version_override", FAIL,
                     T("env.vllm_version_override.stale", override=override, vllm=vllm),
                     observed=override, expected=public(vllm),
-                    fixable="manual",
+                    fixable=Fixable.MANUAL,
                     commands=[cmd("unset", "VLLM_VERSION"),
                               cmd("export", f"VLLM_VERSION={public(vllm)}", label=T("env.vllm_version_override.keep"))])]
 
 
 def vllm_target_device(ctx: Context) -> Iterable[Finding]:
-    target = ctx.facts.env.get("VLLM_TARGET_DEVICE")
+    target = ctx.env.get("VLLM_TARGET_DEVICE")
     if not target or target in ("empty", "npu"):
         return []
     return [Finding("env.vllm_target_device", WARN, T("env.vllm_target_device.other", target=target),
-                    observed=target, expected="empty", hint=T("env.vllm_target_device.other.hint"), fixable="manual",
+                    observed=target, expected="empty", hint=T("env.vllm_target_device.other.hint"), fixable=Fixable.MANUAL,
                     commands=[cmd("export", "VLLM_TARGET_DEVICE=empty")])]
 
 
@@ -115,7 +115,7 @@ def cwd_shadow(ctx: Context) -> Iterable[Finding]:
         out.append(Finding("env.cwd_shadow", FAIL if trap else WARN,
                            T("env.cwd_shadow.trap" if trap else "env.cwd_shadow.package", path=s.path, name=s.name, cwd=w.cwd),
                            observed=s.path, expected=f"the installed {s.name}",
-                           hint=T("env.cwd_shadow.hint", path=shlex.quote(s.path)), fixable="manual"))
+                           hint=T("env.cwd_shadow.hint", path=shlex.quote(s.path)), fixable=Fixable.MANUAL))
     return out
 
 
@@ -166,7 +166,7 @@ def vllm_ascend_requirements(ctx: Context) -> Iterable[Finding]:
                     T("vllm_ascend.requirements.unmet", count=len(own), first=own[0].words()),
                     observed="; ".join(c.describe() for c in own[:5]),
                     commands=[C.fix_apply(ctx)] + C.by_hand([C.pip_install(ctx, *specs, no_deps=False)]),
-                    fixable="auto", evidence=[c.describe() for c in own])]
+                    fixable=Fixable.AUTO, evidence=[c.describe() for c in own])]
 
 
 def pip_check(ctx: Context) -> Iterable[Finding]:
@@ -184,7 +184,7 @@ def pip_check(ctx: Context) -> Iterable[Finding]:
                         observed=f"{len(real)} conflicts" + (f" (+{len(residual)} expected)" if residual else ""),
                         hint=T("env.pip_check.broken.hint"),
                         commands=[C.doctor(ctx, "fix", label=T("env.pip_check.broken.plan"))] if stack else [],
-                        fixable="auto" if stack else "manual", evidence=evidence)]
+                        fixable=Fixable.AUTO if stack else Fixable.MANUAL, evidence=evidence)]
     if residual:
         return [Finding("env.pip_check", INFO, T("env.pip_check.residual", first=residual[0].words()),
                         observed=f"{len(residual)} expected conflict(s)", source=RESIDUAL_SOURCE, evidence=evidence)]
@@ -200,7 +200,7 @@ def shadowed_dists(ctx: Context) -> Iterable[Finding]:
                     T("env.shadowed_dists.twice", count=len(pk.shadowed),
                       dists=join((f"{d.name} {d.version}" for d in pk.shadowed[:5]), "sep.comma")),
                     observed="; ".join(f"{d.name} {d.version} in {d.location}" for d in pk.shadowed[:5]),
-                    hint=T("env.shadowed_dists.twice.hint"), fixable="manual",
+                    hint=T("env.shadowed_dists.twice.hint"), fixable=Fixable.MANUAL,
                     evidence=[d.metadata_path for d in pk.shadowed])]
 
 
@@ -214,7 +214,7 @@ RULES = (
     # vllm_ascend.requirements is judged here, from the same pip check (its layer is vllm_ascend)
     rule("vllm_ascend.requirements", vllm_ascend_requirements,
          "https://packaging.python.org/en/latest/specifications/core-metadata/#requires-dist-multiple-use",
-         fixer="requirements"),
+         fixer="requirements", reinstall=True),
     rule("env.pip_check", pip_check, f"{RESIDUAL_SOURCE}; {VLLM_ASCEND_ISSUES}/3266", fixer="requirements"),
     rule("env.shadowed_dists", shadowed_dists,
          "https://docs.python.org/3/library/importlib.metadata.html#distributions"),

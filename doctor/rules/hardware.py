@@ -5,7 +5,7 @@ import shlex
 from typing import Iterable, Optional, Sequence, Union
 
 from doctor.facts import Chip, DevicesFacts, DriverFacts, NpuSmiInfo
-from doctor.findings import FAIL, INFO, OK, WARN, Finding, cmd
+from doctor.findings import Fixable, FAIL, INFO, OK, WARN, Finding, cmd
 from doctor.i18n import T, Text, join
 from doctor.parse.npusmi import error_code
 from doctor.versions import AscendVersion, in_version_range
@@ -48,14 +48,14 @@ def driver_installed(ctx: Context) -> Iterable[Finding]:
             return [Finding("driver.installed", FAIL, T("driver.installed.not_mounted"),
                             observed=f"{d.version_path} missing", expected="driver mounted from the host",
                             hint=T("driver.installed.not_mounted.hint", mounts=DRIVER_MOUNTS, devices=MANAGEMENT_DEVICES),
-                            fixable="manual", evidence=[d.version_path, d.install_info_path])]
+                            fixable=Fixable.MANUAL, evidence=[d.version_path, d.install_info_path])]
         return [Finding("driver.installed", FAIL, T("driver.installed.missing"),
                         observed=f"{d.version_path} missing", expected="Ascend HDK driver installed",
-                        hint=T("driver.installed.missing.hint"), fixable="vendor", evidence=[d.version_path])]
+                        hint=T("driver.installed.missing.hint"), fixable=Fixable.VENDOR, evidence=[d.version_path])]
     if d.malformed:
         return [Finding("driver.installed", FAIL, T("driver.installed.unreadable", path=d.version_path),
                         observed=d.malformed, hint=T("driver.installed.unreadable.hint"),
-                        fixable="vendor", evidence=[d.version_path])]
+                        fixable=Fixable.VENDOR, evidence=[d.version_path])]
     return [Finding("driver.installed", OK, T("driver.installed.ok", version=d.version),
                     observed=d.version, evidence=[d.version_path])]
 
@@ -74,7 +74,7 @@ def driver_reboot_pending(ctx: Context) -> Iterable[Finding]:
     return [Finding("driver.reboot_pending", WARN,
                     T("driver.reboot_pending", loaded=info.driver_version, installed=d.version, path=d.version_path),
                     observed=f"{info.driver_version} (npu-smi info)", expected=f"{d.version} ({d.version_path})",
-                    hint=T("driver.reboot_pending.hint", where=where), fixable="manual",
+                    hint=T("driver.reboot_pending.hint", where=where), fixable=Fixable.MANUAL,
                     evidence=[d.version_path, " ".join(dev.npu_smi.argv)],
                     commands=[cmd("npu-smi", "info", label=T("driver.reboot_pending.confirm")),
                               cmd("reboot", label=T("driver.reboot_pending.reboot", where=where))])]
@@ -95,7 +95,7 @@ def driver_libs(ctx: Context) -> Iterable[Finding]:
         else T("driver.libs.missing.hint_host")
     return [Finding("driver.libs", FAIL, T("driver.libs.missing"),
                     observed=f"{d.lib_dir}/driver/libascend_hal.so missing",
-                    hint=hint, fixable="manual" if container else "vendor", evidence=[d.lib_dir])]
+                    hint=hint, fixable=Fixable.MANUAL if container else Fixable.VENDOR, evidence=[d.lib_dir])]
 
 
 def firmware_installed(ctx: Context) -> Iterable[Finding]:
@@ -108,7 +108,7 @@ def firmware_installed(ctx: Context) -> Iterable[Finding]:
         return [denied_finding("firmware.installed", fw.denied, ctx, WARN)]
     if fw.found and fw.malformed:  # the file is there, its version is not one
         return [Finding("firmware.installed", WARN, T("firmware.installed.malformed", path=fw.version_path),
-                        observed=fw.malformed, hint=T("firmware.installed.missing.hint"), fixable="vendor",
+                        observed=fw.malformed, hint=T("firmware.installed.missing.hint"), fixable=Fixable.VENDOR,
                         evidence=[fw.version_path])]
     if not fw.found:
         if ctx.facts.host.in_container:
@@ -116,7 +116,7 @@ def firmware_installed(ctx: Context) -> Iterable[Finding]:
                             observed=f"{fw.version_path} missing", evidence=[fw.version_path])]
         return [Finding("firmware.installed", WARN, T("firmware.installed.missing"),
                         observed=fw.malformed or f"{fw.version_path} missing",
-                        hint=T("firmware.installed.missing.hint"), fixable="vendor", evidence=[fw.version_path])]
+                        hint=T("firmware.installed.missing.hint"), fixable=Fixable.VENDOR, evidence=[fw.version_path])]
     return [Finding("firmware.installed", OK, T("firmware.installed.ok", version=fw.version),
                     observed=fw.version, evidence=[fw.version_path])]
 
@@ -133,12 +133,12 @@ def firmware_compat(ctx: Context) -> Iterable[Finding]:
         fw_ranges = ",".join(f"[{lo},{hi}]" for lo, hi in d.compatible_fw)
         return [Finding("firmware.compat", FAIL, T("firmware.compat.driver_rejects", driver=d.version, firmware=fw.version),
                         observed=fw.version, expected=f"firmware in {fw_ranges}",
-                        hint=T("firmware.compat.driver_rejects.hint"), fixable="vendor", evidence=evidence)]
+                        hint=T("firmware.compat.driver_rejects.hint"), fixable=Fixable.VENDOR, evidence=evidence)]
     if not fw_ok:
         drv_ranges = ",".join(f"[{lo},{hi}]" for lo, hi in fw.compatible_drv)
         return [Finding("firmware.compat", WARN, T("firmware.compat.firmware_rejects", driver=d.version, firmware=fw.version),
                         observed=d.version, expected=f"driver in {drv_ranges}",
-                        hint=T("firmware.compat.firmware_rejects.hint"), fixable="vendor", evidence=evidence)]
+                        hint=T("firmware.compat.firmware_rejects.hint"), fixable=Fixable.VENDOR, evidence=evidence)]
     return [Finding("firmware.compat", OK, T("firmware.compat.ok", driver=d.version, firmware=fw.version),
                     observed=f"{d.version} / {fw.version}", evidence=evidence)]
 
@@ -160,12 +160,12 @@ def devices_nodes(ctx: Context) -> Iterable[Finding]:
         hint = T("devices.nodes.none.hint_container", devices=MANAGEMENT_DEVICES) if container \
             else T("devices.nodes.none.hint_host")
         return [Finding("devices.nodes", FAIL, T("devices.nodes.none"), observed="none", expected="/dev/davinci0 ...",
-                        hint=hint, fixable="manual" if container else "vendor")]
+                        hint=hint, fixable=Fixable.MANUAL if container else Fixable.VENDOR)]
     if missing_mgmt:
         return [Finding("devices.nodes", FAIL, T("devices.nodes.management", missing=", ".join(missing_mgmt)),
                         observed=f"{len(present)} davinci nodes, missing {' '.join(missing_mgmt)}",
                         hint=T("devices.nodes.management.hint", flags=" ".join(f"--device {p}" for p in missing_mgmt)),
-                        fixable="manual")]
+                        fixable=Fixable.MANUAL)]
     return [Finding("devices.nodes", OK, T("devices.nodes.ok", count=len(present)),
                     observed=" ".join(n.path.rsplit("/", 1)[-1] for n in present))]
 
@@ -185,7 +185,7 @@ def devices_permissions(ctx: Context) -> Iterable[Finding]:
                         observed=f"{blocked[0].path} mode {oct(blocked[0].mode)} group {group}",
                         expected=f"read/write, e.g. membership of {group}",
                         hint=T("devices.permissions.denied.hint", group=shlex.quote(group), user=shlex.quote(user)),
-                        fixable="manual", evidence=[n.path for n in blocked])]
+                        fixable=Fixable.MANUAL, evidence=[n.path for n in blocked])]
     if present:
         return [Finding("devices.permissions", OK, T("devices.permissions.ok"))]
     return []
@@ -202,12 +202,12 @@ def devices_npu_smi(ctx: Context) -> Iterable[Finding]:
     if not dev.npu_smi_path:
         hint = T("devices.npu_smi.missing.hint_container") if container else T("devices.npu_smi.missing.hint_host")
         return [Finding("devices.npu_smi", WARN, T("devices.npu_smi.missing"), observed="not on PATH", hint=hint,
-                        fixable="manual" if container else "vendor")]
+                        fixable=Fixable.MANUAL if container else Fixable.VENDOR)]
     assert cmd is not None
     evidence = [" ".join(cmd.argv)] + (cmd.stdout + cmd.stderr).strip().splitlines()[:3]
     if cmd.timed_out:
         return [Finding("devices.npu_smi", FAIL, T("devices.npu_smi.timeout", seconds=f"{dev.npu_smi_timeout_s:g}"),
-                        observed="timeout", hint=T("devices.npu_smi.timeout.hint"), fixable="vendor",
+                        observed="timeout", hint=T("devices.npu_smi.timeout.hint"), fixable=Fixable.VENDOR,
                         evidence=evidence[:1])]
     if not cmd.ok or dev.npu_smi_info is None:
         text = (cmd.stdout + "\n" + cmd.stderr).strip()
@@ -216,7 +216,7 @@ def devices_npu_smi(ctx: Context) -> Iterable[Finding]:
         last = text.splitlines()[-1] if text else (cmd.error or f"exit {cmd.returncode}")
         return [Finding("devices.npu_smi", FAIL, T("devices.npu_smi.failed", last=last),
                         observed=f"exit {cmd.returncode}" + (f", ret {code}" if code is not None else ""),
-                        hint=hint, fixable="manual", evidence=evidence)]
+                        hint=hint, fixable=Fixable.MANUAL, evidence=evidence)]
     info = dev.npu_smi_info
     names = ", ".join(sorted({c.name for c in info.chips}))
     return [Finding("devices.npu_smi", OK,
@@ -252,7 +252,7 @@ def devices_health(ctx: Context) -> Iterable[Finding]:
                       chips=join((T("devices.health.chip", npu=c.npu, chip=c.chip, health=c.health) for c in bad),
                                  "sep.comma")),
                     observed=", ".join(sorted({c.health for c in bad})), expected="OK",
-                    hint=T("devices.health.bad.hint"), fixable="vendor",
+                    hint=T("devices.health.bad.hint"), fixable=Fixable.VENDOR,
                     commands=[cmd("npu-smi", "info", "-t", "health", "-i", str(n)) for n in sorted({c.npu for c in bad})])]
 
 
@@ -280,7 +280,7 @@ def hardware_support(ctx: Context) -> Iterable[Finding]:
         return []
     if ctx.hardware == "910":
         return [Finding("devices.hardware_support", FAIL, T("devices.hardware_support.first_910"),
-                        observed="Ascend 910 (A1)", expected="Atlas A2 / A3 / 300I Duo", fixable="none")]
+                        observed="Ascend 910 (A1)", expected="Atlas A2 / A3 / 300I Duo", fixable=Fixable.NONE)]
     r = ctx.release
     if r is None:
         return [Finding("devices.hardware_support", INFO, T("devices.hardware_support.no_release", hardware=ctx.hardware),
@@ -289,7 +289,7 @@ def hardware_support(ctx: Context) -> Iterable[Finding]:
         return [Finding("devices.hardware_support", FAIL,
                         T("devices.hardware_support.unsupported", release=r.vllm_ascend, hardware=ctx.hardware),
                         observed=ctx.hardware, expected=", ".join(r.hardware),
-                        hint=T("devices.hardware_support.unsupported.hint"), fixable="auto", source=r.source_of("hardware"))]
+                        hint=T("devices.hardware_support.unsupported.hint"), fixable=Fixable.AUTO, source=r.source_of("hardware"))]
     return [Finding("devices.hardware_support", OK,
                     T("devices.hardware_support.ok", release=r.vllm_ascend, hardware=ctx.hardware),
                     observed=ctx.hardware, source=r.source_of("hardware"))]

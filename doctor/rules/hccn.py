@@ -11,11 +11,11 @@ import ipaddress
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from doctor.facts import CommandFact, HccnDevice, HccnFacts
-from doctor.findings import FAIL, INFO, OK, WARN, Command, Finding, cmd
+from doctor.findings import Fixable, FAIL, INFO, OK, WARN, Command, Finding, cmd
 from doctor.i18n import T
 from doctor.parse import hccn as parse
 from doctor.parse import serveargs
-from doctor.rules.base import Check, Context, Rule
+from doctor.rules.base import Context, rule
 
 VA = "https://github.com/vllm-project/vllm-ascend/blob/main/docs/source"
 PD_COLOCATED = f"{VA}/tutorials/features/pd_colocated_mooncake_multi_instance.md"
@@ -108,7 +108,7 @@ def check_tool(ctx: Context) -> Iterable[Finding]:
         c = next(iter(first.commands.values()), None)
         return [Finding("hccn.tool", FAIL, T("hccn.tool.failed", tool=h.tool), observed=_describe(c) if c else None,
                         hint=T("hccn.tool.failed_hint_container" if ctx.facts.host.in_container else "hccn.tool.failed_hint"),
-                        fixable="manual", commands=[cmd(h.tool, "-i", str(first.device), "-link", "-g")])]
+                        fixable=Fixable.MANUAL, commands=[cmd(h.tool, "-i", str(first.device), "-link", "-g")])]
     if hung:
         return [Finding("hccn.tool", WARN, T("hccn.tool.timeout", devices=_ids(hung), seconds=f"{h.timeout_s:g}"),
                         observed="timed out", hint=T("hccn.tool.timeout_hint"),
@@ -127,7 +127,7 @@ def check_link(ctx: Context) -> Iterable[Finding]:
     if down:
         return [Finding("hccn.link", FAIL, T("hccn.link.down", devices=_ids(down)),
                         observed=", ".join(f"{d.device}:{d.link}" for d in h.devices if d.device in down),
-                        expected="UP", hint=T("hccn.link.down_hint"), fixable="manual",
+                        expected="UP", hint=T("hccn.link.down_hint"), fixable=Fixable.MANUAL,
                         commands=_show(h, down, "-link", "-g") + _show(h, down[:1], "-link_stat", "-g"))]
     unknown = _failed_reading(h, "link")
     if unknown:
@@ -146,7 +146,7 @@ def check_net_health(ctx: Context) -> Iterable[Finding]:
         return [Finding("hccn.net_health", status,
                         T("hccn.net_health.bad" if faults else "hccn.net_health.init", devices=_ids(d.device for d in bad)),
                         observed=", ".join(f"{d.device}:{d.net_health}" for d in bad), expected="Success",
-                        hint=T("hccn.net_health.hint"), fixable="manual",
+                        hint=T("hccn.net_health.hint"), fixable=Fixable.MANUAL,
                         commands=_show(h, [d.device for d in bad], "-net_health", "-g")
                         + _show(h, [d.device for d in bad][:1], "-netdetect", "-g"))]
     unknown = _failed_reading(h, "net_health")
@@ -163,7 +163,7 @@ def check_ip(ctx: Context) -> Iterable[Finding]:
     missing = [d.device for d in h.devices if _answered(d, "ip") and not d.ip]
     if missing:
         out.append(Finding("hccn.ip", FAIL, T("hccn.ip.missing", devices=_ids(missing)), expected="ipaddr:<address>",
-                           hint=T("hccn.ip.hint"), fixable="manual", commands=_show(h, missing, "-ip", "-g")))
+                           hint=T("hccn.ip.hint"), fixable=Fixable.MANUAL, commands=_show(h, missing, "-ip", "-g")))
     seen: Dict[str, List[int]] = {}
     for d in h.devices:
         if d.ip:
@@ -171,7 +171,7 @@ def check_ip(ctx: Context) -> Iterable[Finding]:
     dups = {ip: devs for ip, devs in seen.items() if len(devs) > 1}
     if dups:
         out.append(Finding("hccn.ip", FAIL, T("hccn.ip.duplicate", pairs="; ".join(f"{ip} ({_ids(v)})" for ip, v in dups.items())),
-                           hint=T("hccn.ip.hint"), fixable="manual",
+                           hint=T("hccn.ip.hint"), fixable=Fixable.MANUAL,
                            commands=_show(h, [i for v in dups.values() for i in v], "-ip", "-g")))
     stale = [(d.device, d.ip, h.conf.get(str(d.device), {}).get("address")) for d in h.devices
              if d.ip and h.conf_found and h.conf.get(str(d.device), {}).get("address") not in (None, d.ip)]
@@ -205,11 +205,11 @@ def check_gateway(ctx: Context) -> Iterable[Finding]:
     outside = [d for d in h.devices if d.ip and d.gateway and _same_subnet(d.ip, d.netmask, d.gateway) is False]
     if missing:
         return [Finding("hccn.gateway", WARN, T("hccn.gateway.missing", devices=_ids(missing)),
-                        hint=T("hccn.gateway.hint"), fixable="manual", commands=_show(h, missing, "-gateway", "-g"))]
+                        hint=T("hccn.gateway.hint"), fixable=Fixable.MANUAL, commands=_show(h, missing, "-gateway", "-g"))]
     if outside:
         return [Finding("hccn.gateway", WARN, T("hccn.gateway.outside", devices=_ids(d.device for d in outside)),
                         observed=", ".join(f"{d.device}: {d.ip}/{d.netmask} via {d.gateway}" for d in outside),
-                        hint=T("hccn.gateway.hint"), fixable="manual",
+                        hint=T("hccn.gateway.hint"), fixable=Fixable.MANUAL,
                         commands=_show(h, [d.device for d in outside], "-gateway", "-g"))]
     unknown = _failed_reading(h, "gateway")
     if unknown:
@@ -251,13 +251,13 @@ def check_tls(ctx: Context) -> Iterable[Finding]:
         return [Finding("hccn.tls", FAIL, T("hccn.tls.mixed", on=_ids(d.device for d in known if d.tls_switch == 1),
                                              off=_ids(d.device for d in known if d.tls_switch == 0)),
                         observed=observed, expected="the same on every NPU of every node", hint=T("hccn.tls.hint"),
-                        fixable="manual", commands=_show(h, [d.device for d in known], "-tls", "-g"))]
+                        fixable=Fixable.MANUAL, commands=_show(h, [d.device for d in known], "-tls", "-g"))]
     expired = [d.device for d in known if d.tls_switch == 1 and 2 in d.tls_expiration]
     near = [d.device for d in known if d.tls_switch == 1 and 1 in d.tls_expiration]
     if expired or near:
         return [Finding("hccn.tls", FAIL if expired else WARN,
                         T("hccn.tls.expired" if expired else "hccn.tls.near", devices=_ids(expired or near)),
-                        observed=observed, hint=T("hccn.tls.cert_hint"), fixable="manual",
+                        observed=observed, hint=T("hccn.tls.cert_hint"), fixable=Fixable.MANUAL,
                         commands=_show(h, expired or near, "-tls", "-g"))]
     return [Finding("hccn.tls", OK, T("hccn.tls.ok", state=T("hccn.tls.on" if states == [1] else "hccn.tls.off"),
                                       count=len(known)), observed=observed)]
@@ -272,7 +272,7 @@ def check_conf(ctx: Context) -> Iterable[Finding]:
         return [Finding("hccn.conf", FAIL if container else WARN,
                         T("hccn.conf.missing_container" if container else "hccn.conf.missing", path=h.conf_path),
                         observed=f"{h.conf_path} missing",
-                        hint=T("hccn.conf.mount_hint" if container else "hccn.conf.hint"), fixable="manual",
+                        hint=T("hccn.conf.mount_hint" if container else "hccn.conf.hint"), fixable=Fixable.MANUAL,
                         commands=[cmd("cat", h.conf_path)])]
     if h.conf_bad_lines:
         return [Finding("hccn.conf", WARN, T("hccn.conf.bad_lines", path=h.conf_path, count=len(h.conf_bad_lines)),
@@ -288,7 +288,7 @@ def check_vnic(ctx: Context) -> Iterable[Finding]:
     if bad:
         return [Finding("hccn.vnic", FAIL, T("hccn.vnic.bad", devices=_ids(bad)),
                         observed=", ".join(f"{d.device}:{d.vnic_link or '?'}/{d.vnic_ip or '-'}" for d in h.devices if d.device in bad),
-                        expected="vnic link status: UP, vnic ipaddr set", hint=T("hccn.vnic.hint"), fixable="manual",
+                        expected="vnic link status: UP, vnic ipaddr set", hint=T("hccn.vnic.hint"), fixable=Fixable.MANUAL,
                         commands=_show(h, bad, "-vnic", "-g"))]
     asked = [d for d in h.devices if "vnic" in d.commands]
     if not asked:
@@ -314,7 +314,7 @@ def check_superpod(ctx: Context) -> Iterable[Finding]:
     observed = f"Super Pod ID {','.join(map(str, pods))}, Server Index {','.join(map(str, servers))}"
     if len(pods) > 1 or len(servers) > 1:
         return [Finding("hccn.superpod", FAIL, T("hccn.superpod.split"), observed=observed, hint=T("hccn.superpod.hint"),
-                        fixable="vendor", commands=spod_cmd)]
+                        fixable=Fixable.VENDOR, commands=spod_cmd)]
     return [Finding("hccn.superpod", OK, T("hccn.superpod.ok", pod=pods[0], server=servers[0]), observed=observed)]
 
 
@@ -328,7 +328,7 @@ def check_ping(ctx: Context) -> Iterable[Finding]:
                         observed="; ".join(f"{p.device} -> {p.address}{' (' + p.target + ')' if p.target else ''}: "
                                            + (f"{p.received}/{p.transmitted}" if p.transmitted is not None else
                                               (_describe(p.command) if p.command else "?")) for p in failed),
-                        hint=T("hccn.ping.hint"), fixable="manual",
+                        hint=T("hccn.ping.hint"), fixable=Fixable.MANUAL,
                         commands=[Command(tuple(p.command.argv)) for p in failed[:MAX_COMMANDS] if p.command])]
     return [Finding("hccn.ping", OK, T("hccn.ping.ok", total=len(h.pings)))]
 
@@ -338,11 +338,7 @@ def check_ping(ctx: Context) -> Iterable[Finding]:
 
 def launch_env(ctx: Context) -> Dict[str, str]:
     """The environment the serving processes get: the host's, then the exports of the launch script."""
-    env = dict(ctx.facts.env)
-    m = ctx.facts.mooncake
-    if m is not None:
-        env.update(m.serve_env)
-    return env
+    return ctx.env
 
 
 def serve_options(ctx: Context) -> Dict[str, str]:
@@ -373,7 +369,7 @@ def check_hccl_if_ip(ctx: Context) -> Iterable[Finding]:
     addr = parse.ipv4(value)
     if addr is None:
         return [Finding("hccn.hccl_if_ip", FAIL, T("hccn.hccl_if_ip.invalid", value=value), observed=value,
-                        expected="an IPv4 address of this node", hint=T("hccn.hccl_if_ip.hint"), fixable="manual",
+                        expected="an IPv4 address of this node", hint=T("hccn.hccl_if_ip.hint"), fixable=Fixable.MANUAL,
                         source=CANN_IFNAME)]
     if ifaces is None:
         return [_no_interfaces("hccn.hccl_if_ip", "HCCL_IF_IP")]
@@ -381,7 +377,7 @@ def check_hccl_if_ip(ctx: Context) -> Iterable[Finding]:
     if where is None:
         return [Finding("hccn.hccl_if_ip", FAIL, T("hccn.hccl_if_ip.not_here", value=addr), observed=addr,
                         expected=", ".join(a for n, addrs in ifaces.items() if n != "lo" for a in addrs if "." in a) or None,
-                        hint=T("hccn.hccl_if_ip.hint"), fixable="manual", commands=[cmd("ip", "-4", "addr", "show")])]
+                        hint=T("hccn.hccl_if_ip.hint"), fixable=Fixable.MANUAL, commands=[cmd("ip", "-4", "addr", "show")])]
     return [Finding("hccn.hccl_if_ip", OK, T("hccn.hccl_if_ip.ok", value=addr, iface=where), observed=f"{addr} on {where}")]
 
 
@@ -417,17 +413,17 @@ def check_socket_ifname(ctx: Context) -> Iterable[Finding]:
         if not chosen:
             out.append(Finding("hccn.socket_ifname", FAIL, T("hccn.socket_ifname.none", var=var, value=value),
                                observed=value, expected=", ".join(n for n in names if n != "lo"),
-                               hint=T("hccn.socket_ifname.hint"), fixable="manual",
+                               hint=T("hccn.socket_ifname.hint"), fixable=Fixable.MANUAL,
                                commands=[cmd("ip", "-4", "addr", "show")]))
             continue
         first = chosen[0]
         if not [a for a in ifaces.get(first, []) if "." in a]:
             out.append(Finding("hccn.socket_ifname", FAIL, T("hccn.socket_ifname.no_address", var=var, iface=first),
-                               observed=first, hint=T("hccn.socket_ifname.hint"), fixable="manual",
+                               observed=first, hint=T("hccn.socket_ifname.hint"), fixable=Fixable.MANUAL,
                                commands=[cmd("ip", "-4", "addr", "show", "dev", first)]))
         elif up.get(first) == "down":
             out.append(Finding("hccn.socket_ifname", FAIL, T("hccn.socket_ifname.down", var=var, iface=first),
-                               observed=f"{first}: down", hint=T("hccn.socket_ifname.hint"), fixable="manual",
+                               observed=f"{first}: down", hint=T("hccn.socket_ifname.hint"), fixable=Fixable.MANUAL,
                                commands=[cmd("ip", "link", "show", "dev", first)]))
         else:
             out.append(Finding("hccn.socket_ifname", OK, T("hccn.socket_ifname.ok", var=var, iface=first,
@@ -465,7 +461,7 @@ def check_dp_master(ctx: Context) -> Iterable[Finding]:
     out: List[Finding] = []
     if port is not None and not (port.isdigit() and 0 < int(port) < 65536):
         out.append(Finding("hccn.dp_master", FAIL, T("hccn.dp_master.bad_port", value=port), observed=port,
-                           expected="1-65535", fixable="manual", source=VLLM_DP))
+                           expected="1-65535", fixable=Fixable.MANUAL, source=VLLM_DP))
     addr = parse.ipv4(address) if address else None
     if address and addr is None:
         out.append(Finding("hccn.dp_master", WARN, T("hccn.dp_master.not_ipv4", value=address), observed=address,
@@ -473,12 +469,12 @@ def check_dp_master(ctx: Context) -> Iterable[Finding]:
     size, local = dp["size"], dp["size_local"]
     if size and local and size.isdigit() and local.isdigit() and int(local) > int(size):
         out.append(Finding("hccn.dp_master", FAIL, T("hccn.dp_master.local_too_big", size=size, local=local),
-                           observed=f"{local} > {size}", fixable="manual", source=VLLM_DP))
+                           observed=f"{local} > {size}", fixable=Fixable.MANUAL, source=VLLM_DP))
     master_here = dp["headless"] is None and (dp["start_rank"] in (None, "0"))
     ifaces = _ifaces(ctx)
     if addr and master_here and ifaces is not None and _where(ifaces, addr) is None and not ipaddress.IPv4Address(addr).is_loopback:
         out.append(Finding("hccn.dp_master", FAIL, T("hccn.dp_master.not_here", address=addr), observed=addr,
-                           hint=T("hccn.dp_master.hint"), fixable="manual", commands=[cmd("ip", "-4", "addr", "show")]))
+                           hint=T("hccn.dp_master.hint"), fixable=Fixable.MANUAL, commands=[cmd("ip", "-4", "addr", "show")]))
     if not out:
         out.append(Finding("hccn.dp_master", OK, T("hccn.dp_master.ok", address=address or "?", port=port or "?",
                                                    role=T("hccn.dp_master.role_master" if master_here else "hccn.dp_master.role_follower")),
@@ -486,23 +482,19 @@ def check_dp_master(ctx: Context) -> Iterable[Finding]:
     return out
 
 
-def _rule(fid: str, check: Check, source: str) -> Rule:
-    return Rule(fid, "hccn", check, why=T(f"why.hccn.{fid.split('.', 1)[1]}"), source=source)
-
-
 RULES = (
-    _rule("hccn.tool", check_tool, f"{PD_COLOCATED}; {LARGE_EP}"),
-    _rule("hccn.link", check_link, f"{PD_COLOCATED}; {LARGE_EP}"),
-    _rule("hccn.net_health", check_net_health, f"{PD_COLOCATED}; {LARGE_EP}"),
-    _rule("hccn.ip", check_ip, f"{PD_COLOCATED}; {LARGE_EP}"),
-    _rule("hccn.gateway", check_gateway, f"{PD_COLOCATED}; {LARGE_EP}"),
-    _rule("hccn.lldp", check_lldp, f"{PD_COLOCATED}; {LARGE_EP}"),
-    _rule("hccn.tls", check_tls, f"{PD_COLOCATED}; {PD_MULTI_NODE}"),
-    _rule("hccn.conf", check_conf, PD_COLOCATED),
-    _rule("hccn.vnic", check_vnic, f"{LARGE_EP}; {HCCN_TOOL_DOC}"),
-    _rule("hccn.superpod", check_superpod, LARGE_EP),
-    _rule("hccn.ping", check_ping, f"{PD_COLOCATED}; {LARGE_EP}"),
-    _rule("hccn.hccl_if_ip", check_hccl_if_ip, f"{LARGE_EP}; {CANN_IFNAME}"),
-    _rule("hccn.socket_ifname", check_socket_ifname, f"{LARGE_EP}; {CANN_IFNAME}; {TORCH_GLOO}; {TORCH_TP}"),
-    _rule("hccn.dp_master", check_dp_master, f"{LARGE_EP}; {VLLM_DP}"),
+    rule("hccn.tool", check_tool, f"{PD_COLOCATED}; {LARGE_EP}"),
+    rule("hccn.link", check_link, f"{PD_COLOCATED}; {LARGE_EP}"),
+    rule("hccn.net_health", check_net_health, f"{PD_COLOCATED}; {LARGE_EP}"),
+    rule("hccn.ip", check_ip, f"{PD_COLOCATED}; {LARGE_EP}"),
+    rule("hccn.gateway", check_gateway, f"{PD_COLOCATED}; {LARGE_EP}"),
+    rule("hccn.lldp", check_lldp, f"{PD_COLOCATED}; {LARGE_EP}"),
+    rule("hccn.tls", check_tls, f"{PD_COLOCATED}; {PD_MULTI_NODE}"),
+    rule("hccn.conf", check_conf, PD_COLOCATED),
+    rule("hccn.vnic", check_vnic, f"{LARGE_EP}; {HCCN_TOOL_DOC}"),
+    rule("hccn.superpod", check_superpod, LARGE_EP),
+    rule("hccn.ping", check_ping, f"{PD_COLOCATED}; {LARGE_EP}"),
+    rule("hccn.hccl_if_ip", check_hccl_if_ip, f"{LARGE_EP}; {CANN_IFNAME}"),
+    rule("hccn.socket_ifname", check_socket_ifname, f"{LARGE_EP}; {CANN_IFNAME}; {TORCH_GLOO}; {TORCH_TP}"),
+    rule("hccn.dp_master", check_dp_master, f"{LARGE_EP}; {VLLM_DP}"),
 )

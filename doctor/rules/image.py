@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from doctor.facts import Distribution, Facts, ImageFacts, canonical
-from doctor.findings import FAIL, INFO, WARN, Finding, Verdict, judge
+from doctor.findings import FAIL, INFO, WARN, Finding, Fixable, Verdict, judge
 from doctor.i18n import T
 from doctor.matrix.images import Deviation, OfficialImage, by_name, for_release
 
@@ -176,7 +176,7 @@ def _excuse(f: Finding, items: Sequence[Tuple[str, str, Deviation, OfficialImage
     f.title = T("image.deviation.title", packages=[f"{p} {v}" for p, v, _, _ in items], image=row.ref)
     f.hint = T("image.deviation.hint", dockerfile=row.dockerfile, step=dev.step)
     f.source = row.source
-    f.fixable = "none"
+    f.fixable = Fixable.NONE
     f.commands = []
     f.blocked_by = None
 

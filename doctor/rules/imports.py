@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional
 
-from doctor.findings import FAIL, Finding, cmd
+from doctor.findings import Fixable, FAIL, Finding, cmd
 from doctor.i18n import T
 from doctor.rules.base import Context, rule
 
@@ -44,7 +44,7 @@ def import_shadow(ctx: Context) -> Iterable[Finding]:
         out.append(Finding("env.import_shadow", FAIL,
                            T("env.import_shadow.title", name=loc.name, found=loc.found, dist=loc.dist, version=version,
                              installed=loc.installed),
-                           observed=loc.found, expected=loc.installed, hint=hint, fixable="manual",
+                           observed=loc.found, expected=loc.installed, hint=hint, fixable=Fixable.MANUAL,
                            evidence=[f"sys.path entry: {loc.entry} ({loc.kind})",
                                      f"PYTHONPATH ({im.python_path_source}): {':'.join(im.python_path) or '(empty)'}"],
                            commands=commands))

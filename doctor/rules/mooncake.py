@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import posixpath
 import shlex
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from packaging.version import Version
 
 from doctor.facts import ElfFacts, MooncakeDist, MooncakeFacts, PackagesFacts
-from doctor.findings import FAIL, INFO, OK, SKIP, WARN, Command, Datum, Finding, cmd
+from doctor.findings import Fixable, FAIL, INFO, OK, SKIP, WARN, Command, Datum, Finding, cmd
 from doctor.i18n import T, Text, join
 from doctor.rules import mooncake_config as mconfig
 from doctor.rules import mooncake_env as envvars
@@ -22,10 +22,11 @@ from doctor.rules.issues import Issue, worst_first
 from doctor.parse.libnames import ASCEND_DEPS, CUDA_DEPS, is_mooncake_lib, lib_base
 from doctor.parse.sizes import human
 from doctor.versions import pep440, same_release
-from doctor.matrix.model import Matrix
+from doctor.matrix.model import Matrix, Release
+from doctor.record import record
 from doctor.matrix.query import key_windows, threshold
 from doctor.rules import commands as C
-from doctor.rules.base import Context, Rule, rule
+from doctor.rules.base import Context, rule
 from doctor.rules.sources import MOONCAKE, VLLM_ASCEND_ISSUES
 
 LAYER = "mooncake"
@@ -44,11 +45,7 @@ def _m(ctx: Context) -> Optional[MooncakeFacts]:
 
 
 def _env(ctx: Context) -> Dict[str, str]:
-    env = dict(ctx.facts.env)
-    m = _m(ctx)
-    if m is not None:
-        env.update(m.serve_env)
-    return env
+    return ctx.env
 
 
 def _vllm_ascend(ctx: Context) -> Optional[str]:
@@ -69,7 +66,7 @@ def _serve(ctx: Context) -> Optional[serveargs.ServeCommand]:
 
 def _finding(fid: str, i: Issue, **kw: Any) -> Finding:
     return Finding(fid, i.status, i.title, observed=i.observed, expected=i.expected, hint=i.hint,
-                   fixable=i.fixable if i.status in (FAIL, WARN) else "none", source=i.source,
+                   fixable=i.fixable if i.status in (FAIL, WARN) else Fixable.NONE, source=i.source,
                    evidence=list(i.evidence), **kw)
 
 
@@ -105,6 +102,11 @@ def config_knowledge(matrix: Matrix) -> Dict[str, Any]:
                 since={t.name: t.version for t in matrix.thresholds})
 
 
+def env_knowledge(matrix: Matrix) -> Dict[str, Any]:
+    """What the environment check reads from the matrix (check_env keyword arguments)."""
+    return dict(since={t.name: t.version for t in matrix.thresholds})
+
+
 def serve_knowledge(matrix: Matrix) -> Dict[str, Any]:
     """What the serve-command check reads from the matrix (ServeContext keyword arguments)."""
     return dict(extra_keys={f: key_windows(matrix, f) for f in ("p2p", "layerwise", "store")},
@@ -121,7 +123,7 @@ def _glibc_too_old(ctx: Context) -> bool:
     return bool(gv and want and gv < want)
 
 
-def _remedy(ctx: Context) -> Tuple[Text, str, List[Command]]:
+def _remedy(ctx: Context) -> Tuple[Text, Fixable, List[Command]]:
     """(what installs the right Mooncake for this host and release, fixable, the command)."""
     r = ctx.release
     py = _python(ctx)
@@ -129,10 +131,10 @@ def _remedy(ctx: Context) -> Tuple[Text, str, List[Command]]:
     want = r.mooncake if r and r.mooncake else first
     pip_ok = (r is None or r.mooncake_install == "pip" or not r.mooncake) and not _glibc_too_old(ctx)
     if pip_ok:
-        return T("mooncake.remedy.pip"), "auto", [C.pip_install(ctx, f"{NPU_DIST}=={want}", no_deps=False)]
+        return T("mooncake.remedy.pip"), Fixable.AUTO, [C.pip_install(ctx, f"{NPU_DIST}=={want}", no_deps=False)]
     why = T("mooncake.remedy.no_wheel", want=want, first=first) if not _glibc_too_old(ctx) \
         else T("mooncake.remedy.old_glibc", glibc=_host_glibc(ctx), needs=glibc_need)
-    return T("mooncake.remedy.build", why=why), "auto", [cmd("ascend-doctor", "mooncake", "build", "--tag", f"v{want}",
+    return T("mooncake.remedy.build", why=why), Fixable.AUTO, [cmd("ascend-doctor", "mooncake", "build", "--tag", f"v{want}",
                                                            "--python", py)]
 
 
@@ -155,74 +157,126 @@ def _connector_needs_mooncake(cmd: Optional[serveargs.ServeCommand]) -> Optional
 # -- installed -------------------------------------------------------------------------------------
 
 
+@record(frozen=True)
+class _Inputs:
+    """What every check of mooncake.installed reads, made once per run."""
+
+    ctx: Context
+    m: MooncakeFacts
+    kind: str  # install_kind(m)
+    remedy: Text  # what installs the right Mooncake for this host and release
+    fixable: Fixable
+    fix_cmds: List[Command]
+    wanted: Optional[str]  # the release row's Mooncake
+    source: str
+    needs: Optional[str]  # the serve command's connector that needs Mooncake
+    python: str
+
+
 def mooncake_installed(ctx: Context) -> Iterable[Finding]:
+    """One check per way Mooncake can be installed (install_kind), each a few lines."""
     m, r, pk = _m(ctx), ctx.release, ctx.facts.packages
     if m is None:
         return _installed_from_dists(ctx, pk) if pk is not None else []
-    kind = install_kind(m)
     remedy, fixable, fix_cmds = _remedy(ctx)
-    wanted = r.mooncake if r else None
-    source = r.source_of("mooncake") if r else SOURCE
-    needs = _connector_needs_mooncake(_serve(ctx))
-    py = _python(ctx)
-    if kind == "none":
-        env = _env(ctx)
-        if needs:
-            return [Finding("mooncake.installed", FAIL, T("mooncake.installed.needed", needs=needs, python=py),
-                            observed="not installed", expected=wanted or NPU_DIST,
-                            hint=remedy, commands=fix_cmds, fixable=fixable, source=source)]
-        if env.get("MOONCAKE_CONFIG_PATH"):
-            return [Finding("mooncake.installed", WARN, T("mooncake.installed.config_without_mooncake"),
-                            observed="not installed", expected=wanted or NPU_DIST,
-                            hint=remedy, commands=fix_cmds, fixable=fixable, source=source)]
-        if r is not None and r.mooncake:
-            return [Finding("mooncake.installed", INFO, T("mooncake.installed.optional"),
-                            observed="not installed", expected=r.mooncake, hint=remedy, commands=fix_cmds,
-                            source=source)]
-        return []
-    if kind == "off-path":
-        where = m.off_path_dirs[0]
-        site = posixpath.dirname(where)
-        return [Finding("mooncake.installed", FAIL if needs else WARN, T("mooncake.installed.off_path", site=site, python=py),
-                        observed=where, expected="on sys.path", hint=T("mooncake.installed.off_path.hint", site=shlex.quote(site)),
-                        fixable="manual", source=f"{DOC}#install")]
-    if kind == "metadata-only":
-        d = m.dists[0]
-        return [Finding("mooncake.installed", FAIL, T("mooncake.installed.metadata_only", name=d.name, version=d.version),
-                        observed=f"{d.name} {d.version} (no mooncake/)", expected="mooncake/ in " + d.location,
-                        hint=T("mooncake.installed.reinstall_hint"),
-                        commands=[C.pip_install(ctx, f"{d.name}=={d.version}", force=True)],
-                        fixable="auto", source=SOURCE)]
-    owner = _owner(m)
+    i = _Inputs(ctx=ctx, m=m, kind=install_kind(m), remedy=remedy, fixable=fixable, fix_cmds=fix_cmds,
+                wanted=r.mooncake if r else None, source=r.source_of("mooncake") if r else SOURCE,
+                needs=_connector_needs_mooncake(_serve(ctx)), python=_python(ctx))
+    early = _INSTALL_KINDS.get(i.kind)
+    if early is not None:
+        return early(i)
+    mixed = _mixed(i)
+    if mixed:
+        return mixed
+    if i.kind == "other-wheel":
+        return _other_wheel(i)
+    return _package(i)
+
+
+def _not_installed(i: _Inputs) -> List[Finding]:
+    r = i.ctx.release
+    if i.needs:
+        return [Finding("mooncake.installed", FAIL, T("mooncake.installed.needed", needs=i.needs, python=i.python),
+                        observed="not installed", expected=i.wanted or NPU_DIST,
+                        hint=i.remedy, commands=i.fix_cmds, fixable=i.fixable, source=i.source)]
+    if _env(i.ctx).get("MOONCAKE_CONFIG_PATH"):
+        return [Finding("mooncake.installed", WARN, T("mooncake.installed.config_without_mooncake"),
+                        observed="not installed", expected=i.wanted or NPU_DIST,
+                        hint=i.remedy, commands=i.fix_cmds, fixable=i.fixable, source=i.source)]
+    if r is not None and r.mooncake:
+        return [Finding("mooncake.installed", INFO, T("mooncake.installed.optional"),
+                        observed="not installed", expected=r.mooncake, hint=i.remedy, commands=i.fix_cmds,
+                        source=i.source)]
+    return []
+
+
+def _off_path(i: _Inputs) -> List[Finding]:
+    where = i.m.off_path_dirs[0]
+    site = posixpath.dirname(where)
+    return [Finding("mooncake.installed", FAIL if i.needs else WARN, T("mooncake.installed.off_path", site=site, python=i.python),
+                    observed=where, expected="on sys.path", hint=T("mooncake.installed.off_path.hint", site=shlex.quote(site)),
+                    fixable=Fixable.MANUAL, source=f"{DOC}#install")]
+
+
+def _metadata_only(i: _Inputs) -> List[Finding]:
+    d = i.m.dists[0]
+    return [Finding("mooncake.installed", FAIL, T("mooncake.installed.metadata_only", name=d.name, version=d.version),
+                    observed=f"{d.name} {d.version} (no mooncake/)", expected="mooncake/ in " + d.location,
+                    hint=T("mooncake.installed.reinstall_hint"),
+                    commands=[C.pip_install(i.ctx, f"{d.name}=={d.version}", force=True)],
+                    fixable=Fixable.AUTO, source=SOURCE)]
+
+
+# install kinds judged before the package directory is looked at (they have none)
+_INSTALL_KINDS: Dict[str, Callable[[_Inputs], List[Finding]]] = {
+    "none": _not_installed, "off-path": _off_path, "metadata-only": _metadata_only}
+
+
+def _site(m: MooncakeFacts) -> str:
     package_dir = m.package_dir
-    assert package_dir is not None  # install_kind: only none, off-path and metadata-only (all above) lack one
-    site = posixpath.dirname(package_dir)
+    assert package_dir is not None  # install_kind: only none, off-path and metadata-only (judged first) lack one
+    return posixpath.dirname(package_dir)
+
+
+def _mixed(i: _Inputs) -> List[Finding]:
+    """Several distributions own the imported package: uninstall them, then install one."""
+    m, site = i.m, _site(i.m)
     sharing = [d for d in m.dists if d.owns_package and d.location.rstrip("/") == site.rstrip("/")]
-    if len(sharing) > 1:
-        names = [d.name for d in sharing]
+    if len(sharing) <= 1:
+        return []
+    names = [d.name for d in sharing]
+    return [Finding("mooncake.installed", FAIL,
+                    T("mooncake.installed.mixed", dists=join((f"{d.name} {d.version}" for d in sharing), "sep.and"),
+                      package=m.package_dir),
+                    observed=", ".join(d.name for d in sharing), expected=f"{NPU_DIST} only",
+                    hint=T("mooncake.installed.uninstall_then", names=join(names), remedy=i.remedy),
+                    commands=[C.pip_uninstall(i.ctx, *names)] + i.fix_cmds,
+                    fixable=i.fixable, source=i.source, evidence=[f"package: {m.package_dir}"])]
+
+
+def _other_wheel(i: _Inputs) -> List[Finding]:
+    """A wheel other than the NPU one owns the package: fine when it has the Ascend transport."""
+    m, owner = i.m, _owner(i.m)
+    assert owner is not None  # install_kind: a wheel other than the NPU one owns the package
+    state = transport_state(m, package_only=True)
+    if state[0] != "ascend":
         return [Finding("mooncake.installed", FAIL,
-                        T("mooncake.installed.mixed", dists=join((f"{d.name} {d.version}" for d in sharing), "sep.and"),
-                          package=m.package_dir),
-                        observed=", ".join(d.name for d in sharing), expected=f"{NPU_DIST} only",
-                        hint=T("mooncake.installed.uninstall_then", names=join(names), remedy=remedy),
-                        commands=[C.pip_uninstall(ctx, *names)] + fix_cmds,
-                        fixable=fixable, source=source, evidence=[f"package: {m.package_dir}"])]
-    if kind == "other-wheel":
-        assert owner is not None  # install_kind: a wheel other than the NPU one owns the package
-        state = transport_state(m, package_only=True)
-        if state[0] != "ascend":
-            return [Finding("mooncake.installed", FAIL,
-                            T("mooncake.installed.not_ascend_build", name=owner.name, version=owner.version, npu=NPU_DIST,
-                              first=threshold(ctx.matrix, "mooncake_first_npu_wheel")),
-                            observed=f"{owner.name} {owner.version}", expected=f"{NPU_DIST} {wanted or ''}".strip(),
-                            hint=T("mooncake.installed.uninstall_then", names=owner.name, remedy=remedy),
-                            commands=[C.pip_uninstall(ctx, owner.name)] + fix_cmds,
-                            fixable=fixable, source=source,
-                            evidence=[f"package: {m.package_dir}", f"installer: {owner.installer or '?'}"])]
-        return [Finding("mooncake.installed", INFO, T("mooncake.installed.local_wheel", name=owner.name, version=owner.version),
-                        observed=f"{owner.name} {owner.version}", expected=wanted, source=source)]
+                        T("mooncake.installed.not_ascend_build", name=owner.name, version=owner.version, npu=NPU_DIST,
+                          first=threshold(i.ctx.matrix, "mooncake_first_npu_wheel")),
+                        observed=f"{owner.name} {owner.version}", expected=f"{NPU_DIST} {i.wanted or ''}".strip(),
+                        hint=T("mooncake.installed.uninstall_then", names=owner.name, remedy=i.remedy),
+                        commands=[C.pip_uninstall(i.ctx, owner.name)] + i.fix_cmds,
+                        fixable=i.fixable, source=i.source,
+                        evidence=[f"package: {m.package_dir}", f"installer: {owner.installer or '?'}"])]
+    return [Finding("mooncake.installed", INFO, T("mooncake.installed.local_wheel", name=owner.name, version=owner.version),
+                    observed=f"{owner.name} {owner.version}", expected=i.wanted, source=i.source)]
+
+
+def _package(i: _Inputs) -> List[Finding]:
+    """The NPU wheel or a source build: what it is, then how it compares with the release row."""
+    m, r, kind = i.m, i.ctx.release, i.kind
     version = m.version
-    where = posixpath.dirname(package_dir)
+    where = _site(m)
     label = T("mooncake.installed.wheel", name=NPU_DIST, version=version) if kind == "npu-wheel" else \
         (T("mooncake.installed.source_build", version=version, where=where) if version
          else T("mooncake.installed.source_build_unknown", where=where))
@@ -233,42 +287,50 @@ def mooncake_installed(ctx: Context) -> Iterable[Finding]:
         evidence.append("other copies (not imported): " + ", ".join(m.package_dirs[1:]))
     if r is None or not r.mooncake:
         return [Finding("mooncake.installed", INFO, label, observed=version or kind,
-                        evidence=evidence, source=source)]
-    if kind == "npu-wheel":
-        if same_release(version, r.mooncake):
-            key = "mooncake.installed.wheel_ok_pip" if r.mooncake_install == "pip" else "mooncake.installed.wheel_ok"
-            return [Finding("mooncake.installed", OK, T(key, label=label, release=r.vllm_ascend),
-                            observed=version, expected=r.mooncake, evidence=evidence, source=source)]
-        older = (pep440(version) or _ZERO) < (pep440(r.mooncake) or _ZERO)
-        if r.mooncake_install == "source" and not older:
-            return [Finding("mooncake.installed", INFO,
-                            T("mooncake.installed.wheel_newer_than_source", label=label, release=r.vllm_ascend, row=r.mooncake),
-                            observed=version, expected=r.mooncake, evidence=evidence, source=source)]
-        return [Finding("mooncake.installed", WARN if older else INFO,
-                        T("mooncake.installed.wheel_other", label=label, release=r.vllm_ascend, row=r.mooncake),
-                        observed=version, expected=r.mooncake,
-                        hint=remedy if older else None, fixable=fixable if older else "none",
-                        commands=fix_cmds if older else [],
-                        evidence=evidence, source=source)]
-    # a source build
+                        evidence=evidence, source=i.source)]
+    judge = _npu_wheel if kind == "npu-wheel" else _source_build
+    return judge(i, r, label, evidence)
+
+
+def _npu_wheel(i: _Inputs, r: Release, label: Text, evidence: List[str]) -> List[Finding]:
+    version = i.m.version
+    if same_release(version, r.mooncake):
+        key = "mooncake.installed.wheel_ok_pip" if r.mooncake_install == "pip" else "mooncake.installed.wheel_ok"
+        return [Finding("mooncake.installed", OK, T(key, label=label, release=r.vllm_ascend),
+                        observed=version, expected=r.mooncake, evidence=evidence, source=i.source)]
+    older = (pep440(version) or _ZERO) < (pep440(r.mooncake) or _ZERO)
+    if r.mooncake_install == "source" and not older:
+        return [Finding("mooncake.installed", INFO,
+                        T("mooncake.installed.wheel_newer_than_source", label=label, release=r.vllm_ascend, row=r.mooncake),
+                        observed=version, expected=r.mooncake, evidence=evidence, source=i.source)]
+    return [Finding("mooncake.installed", WARN if older else INFO,
+                    T("mooncake.installed.wheel_other", label=label, release=r.vllm_ascend, row=r.mooncake),
+                    observed=version, expected=r.mooncake,
+                    hint=i.remedy if older else None, fixable=i.fixable if older else Fixable.NONE,
+                    commands=i.fix_cmds if older else [],
+                    evidence=evidence, source=i.source)]
+
+
+def _source_build(i: _Inputs, r: Release, label: Text, evidence: List[str]) -> List[Finding]:
+    version = i.m.version
     if version and same_release(version, r.mooncake):
         return [Finding("mooncake.installed", OK, T("mooncake.installed.source_ok", label=label, release=r.vllm_ascend,
                                                     row=r.mooncake),
-                        observed=version, expected=r.mooncake, evidence=evidence, source=source)]
+                        observed=version, expected=r.mooncake, evidence=evidence, source=i.source)]
     if r.mooncake_install == "pip":
-        note = T("mooncake.installed.note_old_glibc") if _glibc_too_old(ctx) else T("mooncake.installed.note_pip", remedy=remedy)
+        note = T("mooncake.installed.note_old_glibc") if _glibc_too_old(i.ctx) else T("mooncake.installed.note_pip", remedy=i.remedy)
         return [Finding("mooncake.installed", INFO,
                         T("mooncake.installed.source_vs_pip", label=label, release=r.vllm_ascend, npu=NPU_DIST, row=r.mooncake,
                           note=note),
-                        observed=version or "source build", expected=r.mooncake, evidence=evidence, source=source)]
+                        observed=version or "source build", expected=r.mooncake, evidence=evidence, source=i.source)]
     if not version:
         return [Finding("mooncake.installed", INFO,
                         T("mooncake.installed.source_unknown_version", label=label, release=r.vllm_ascend, row=r.mooncake),
-                        observed="unknown", expected=r.mooncake, evidence=evidence, source=source)]
+                        observed="unknown", expected=r.mooncake, evidence=evidence, source=i.source)]
     return [Finding("mooncake.installed", WARN,
                     T("mooncake.installed.source_other", label=label, release=r.vllm_ascend, row=r.mooncake),
-                    observed=version, expected=r.mooncake, hint=remedy, commands=fix_cmds, fixable=fixable,
-                    evidence=evidence, source=source)]
+                    observed=version, expected=r.mooncake, hint=i.remedy, commands=i.fix_cmds, fixable=i.fixable,
+                    evidence=evidence, source=i.source)]
 
 
 def _installed_from_dists(ctx: Context, pk: PackagesFacts) -> List[Finding]:
@@ -284,7 +346,7 @@ def _installed_from_dists(ctx: Context, pk: PackagesFacts) -> List[Finding]:
         d = pk.dists[builds[0]]
         return [Finding("mooncake.installed", FAIL,
                         T("mooncake.installed.no_transport_dist", name=d.display_name or d.name, version=d.version),
-                        observed=f"{d.name} {d.version}", expected=NPU_DIST, fixable="auto")]
+                        observed=f"{d.name} {d.version}", expected=NPU_DIST, fixable=Fixable.AUTO)]
     d = pk.dists[NPU_DIST]
     return [Finding("mooncake.installed", OK, T("mooncake.installed.wheel", name=NPU_DIST, version=d.version),
                     observed=d.version, expected=r.mooncake if r else None)]
@@ -370,7 +432,7 @@ def mooncake_transport(ctx: Context) -> Iterable[Finding]:
         return [Finding("mooncake.transport", WARN, T("mooncake.transport.unknown", package=m.package_dir),
                         observed="no engine*.so / ascend_transport.so", evidence=evidence, blocked_by=blocked,
                         hint=T("mooncake.transport.unknown.hint", python=shlex.quote(_python(ctx))),
-                        fixable="manual", source=f"{DOC}#transport")]
+                        fixable=Fixable.MANUAL, source=f"{DOC}#transport")]
     what = {
         "cuda": T("mooncake.transport.what_cuda", deps=", ".join(_deps(obj, CUDA_DEPS)) if obj else "CUDA"),
         "legacy-hccl": T("mooncake.transport.what_legacy"),
@@ -422,7 +484,7 @@ def mooncake_loader_path(ctx: Context) -> Iterable[Finding]:
             title = T("mooncake.loader_path.nowhere", name=first.name, needed_by=_base(first.needed_by))
             hint = _remedy(ctx)[0]
         out.insert(0, Finding("mooncake.loader_path", status, title, observed=f"{first.name} not found",
-                              expected=where or first.name, hint=hint, fixable="manual", evidence=evidence,
+                              expected=where or first.name, hint=hint, fixable=Fixable.MANUAL, evidence=evidence,
                               source=LOADER_ISSUE))
         return out
     c = ctx.facts.cann
@@ -434,7 +496,7 @@ def mooncake_loader_path(ctx: Context) -> Iterable[Finding]:
     else:
         title, hint = T("mooncake.loader_path.cann_missing", names=names), T("mooncake.loader_path.cann_missing.hint")
     out.insert(0, Finding("mooncake.loader_path", status, title, observed=names, hint=hint,
-                          fixable="manual" if on_disk else "vendor", evidence=evidence, source=f"{DOC}#transport"))
+                          fixable=Fixable.MANUAL if on_disk else Fixable.VENDOR, evidence=evidence, source=f"{DOC}#transport"))
     return out
 
 
@@ -458,7 +520,7 @@ def mooncake_config(ctx: Context) -> Iterable[Finding]:
         return [Finding("mooncake.config", WARN if ctx.build else FAIL,
                         T("mooncake.config.file.missing", var=var, reason=reason, where=where),
                         observed=reason, expected="a JSON file", hint=T("mooncake.config.file.missing.hint"),
-                        fixable="manual", source=mconfig.SOURCE)]
+                        fixable=Fixable.MANUAL, source=mconfig.SOURCE)]
     cmd = _serve(ctx)
     # The build machine's memory says nothing about the serving host's.
     mem = (None, None) if ctx.build else (m.mem_total_kb, m.mem_available_kb)
@@ -480,7 +542,7 @@ def mooncake_env(ctx: Context) -> Iterable[Finding]:
         return []
     cann = ctx.facts.cann.version if ctx.facts.cann else None
     issues = envvars.check_env(_env(ctx), vllm_ascend=_vllm_ascend(ctx), mooncake=m.version, cann=cann,
-                               hardware=ctx.hardware)
+                               hardware=ctx.hardware, **env_knowledge(ctx.matrix))
     return [_finding("mooncake.env", i) for i in worst_first(issues)]
 
 
@@ -521,7 +583,7 @@ def mooncake_master(ctx: Context) -> Iterable[Finding]:
                                                    reason=ctx.stage_reason_text()), source=src)]
     if mf.error:
         return [Finding("mooncake.master", FAIL, T("mooncake.master.bad_address", where=where, error=mf.error),
-                        observed=mf.address, expected="host:port", fixable="manual", source=src)]
+                        observed=mf.address, expected="host:port", fixable=Fixable.MANUAL, source=src)]
     out: List[Finding] = []
     health = master.parse_health(mf.health)
     ev = [f"TCP {mf.host}:{mf.port}: " + ("connected" if mf.tcp_ok else (mf.tcp_error or "not tried")) + f" ({mf.tcp_ms:g} ms)"
@@ -535,14 +597,14 @@ def mooncake_master(ctx: Context) -> Iterable[Finding]:
         out.append(Finding("mooncake.master", FAIL, T(key, where=where, error=mf.tcp_error),
                            observed=mf.tcp_error, expected="a listening mooncake_master",
                            hint=T("mooncake.master.down.hint", host=mf.host, port=mf.port),
-                           fixable="manual", evidence=ev, source=src))
+                           fixable=Fixable.MANUAL, evidence=ev, source=src))
     if not health.reachable:
         if out:
             out[0].evidence = list(out[0].evidence) + [f"metrics endpoint {mf.metrics_url}: {health.detail}"]
             return out
         return [Finding("mooncake.master", WARN, T("mooncake.master.no_http", where=where, url=mf.metrics_url, detail=health.detail),
                         observed=health.detail, expected=f"{mf.metrics_url}/health",
-                        hint=T("mooncake.master.no_http.hint"), fixable="manual", evidence=ev, source=src)]
+                        hint=T("mooncake.master.no_http.hint"), fixable=Fixable.MANUAL, evidence=ev, source=src)]
     fmt = {"plain": T("mooncake.master.health_plain"),
            "json": T("mooncake.master.health_json", role=health.role, ha_state=health.ha_state, ready=health.ready),
            "other": T("mooncake.master.health_other", detail=health.detail)}[health.format]
@@ -550,10 +612,10 @@ def mooncake_master(ctx: Context) -> Iterable[Finding]:
         out.append(Finding("mooncake.master", WARN, T("mooncake.master.not_ready", where=where, health=fmt),
                            observed=health.detail, expected="service_ready=true",
                            hint=T("mooncake.master.not_ready.hint", url=mf.metrics_url),
-                           fixable="manual", evidence=ev, source=src))
+                           fixable=Fixable.MANUAL, evidence=ev, source=src))
     elif health.format == "other":
         out.append(Finding("mooncake.master", WARN, T("mooncake.master.not_mooncake", url=mf.metrics_url, health=fmt),
-                           observed=health.detail, evidence=ev, fixable="manual", source=src))
+                           observed=health.detail, evidence=ev, fixable=Fixable.MANUAL, source=src))
     elif not out:
         out.append(Finding("mooncake.master", OK, T("mooncake.master.ok", where=where, health=fmt),
                            observed=health.format, evidence=ev, source=src))
@@ -576,7 +638,7 @@ def mooncake_master(ctx: Context) -> Iterable[Finding]:
     elif st.allocated is not None and st.allocated / st.capacity >= 0.95:
         out.append(Finding("mooncake.master", WARN, T("mooncake.master.nearly_full", figures=figures),
                            observed=f"{st.allocated / st.capacity:.0%}", expected="< 95%",
-                           hint=T("mooncake.master.nearly_full.hint"), fixable="manual", evidence=ev2, source=src))
+                           hint=T("mooncake.master.nearly_full.hint"), fixable=Fixable.MANUAL, evidence=ev2, source=src))
     else:
         out.append(Finding("mooncake.master", INFO, T("mooncake.master.storage", figures=figures),
                            observed=f"{human(int(st.capacity))} capacity", evidence=ev2, source=src))
@@ -594,12 +656,12 @@ def mooncake_probe_errors(ctx: Context) -> Iterable[Finding]:
 
 RULES = (
     rule("mooncake.installed", mooncake_installed, f"{DOC}#install", fixer="mooncake"),
-    rule("mooncake.transport", mooncake_transport, f"{DOC}#transport", fixer="mooncake"),
+    rule("mooncake.transport", mooncake_transport, f"{DOC}#transport", fixer="mooncake", reinstall=True),
     rule("mooncake.loader_path", mooncake_loader_path, f"{LOADER_ISSUE}; {DOC}#transport"),
     rule("mooncake.config", mooncake_config, f"{DOC}#config"),
     rule("mooncake.env", mooncake_env, f"{DOC}#environment"),
     rule("mooncake.serve_args", mooncake_serve_args, f"{DOC}#serve-args"),
     rule("mooncake.master", mooncake_master, f"{DOC}#master"),
     # the generic <layer>.probe_error, for the parts of the Mooncake probe that failed
-    Rule("mooncake.probe_error", LAYER, mooncake_probe_errors, T("why.generic.probe_error"), "docs/findings.md"),
+    rule("mooncake.probe_error", mooncake_probe_errors, "docs/findings.md", why="why.generic.probe_error"),
 )

@@ -8,15 +8,15 @@ docs/sources/mooncake.md (config).
 """
 from __future__ import annotations
 
-import re
 from doctor.record import record
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from doctor.i18n import T, Text, join
 from doctor.versions import pep440
 from doctor.parse import jsontext
-from doctor.rules.issues import FAIL, INFO, OK, WARN, Issue, issue
+from doctor.rules.issues import FAIL, INFO, OK, WARN, Fixable, Issue, issue
 from doctor.parse.sizes import GIB, human, parse_size
+from doctor.lazyre import lazy
 
 MOONCAKE_DOC = "docs/sources/mooncake.md"
 SOURCE = f"{MOONCAKE_DOC}#config"
@@ -31,8 +31,8 @@ UNUSED = ("local_hostname",)
 # Shown in a doc example (v0.12.0rc1 kv_pool.md) but never parsed by any version.
 MISLEADING = {"alloc_in_same_node": "prefer_alloc_in_same_node"}
 
-PLACEHOLDER = re.compile(r"(?i)^[x.]+$|[<>]|your")
-HOST_PORT = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.\-]+):(\d{1,5})$")
+PLACEHOLDER = lazy(r"(?i)^[x.]+$|[<>]|your")
+HOST_PORT = lazy(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.\-]+):(\d{1,5})$")
 
 
 def at_least(version: Optional[str], floor: Optional[str]) -> Optional[bool]:
@@ -324,7 +324,7 @@ def _ssd_issues(data: Dict[str, Any], ctx: ConfigContext) -> List[Issue]:
     if ctx.mooncake and need and at_least(ctx.mooncake, need) is False:
         out.append(issue(FAIL, T("mooncake.config.ssd_old_mooncake", version=ctx.mooncake, need=need),
                          T("mooncake.config.ssd_old_mooncake.hint"),
-                         observed=ctx.mooncake, expected=f">= {need}", fixable="auto", source=SOURCE))
+                         observed=ctx.mooncake, expected=f">= {need}", fixable=Fixable.AUTO, source=SOURCE))
     return out
 
 

@@ -29,8 +29,9 @@ def _cann_below(cann: Optional[str], floor: str) -> bool:
         return False
 
 
-def check_env(env: Mapping[str, str], *, vllm_ascend: Optional[str] = None, mooncake: Optional[str] = None,
-              cann: Optional[str] = None, hardware: Optional[str] = None) -> List[Issue]:
+def check_env(env: Mapping[str, str], *, since: Mapping[str, str], vllm_ascend: Optional[str] = None,
+              mooncake: Optional[str] = None, cann: Optional[str] = None, hardware: Optional[str] = None) -> List[Issue]:
+    """``since``: the matrix's thresholds, name -> version (``doctor.rules.mooncake.env_knowledge``)."""
     out: List[Issue] = []
     pool = env.get("ASCEND_BUFFER_POOL")
     async_set = "ASCEND_USE_ASYNC_TRANSFER" in env
@@ -51,7 +52,7 @@ def check_env(env: Mapping[str, str], *, vllm_ascend: Optional[str] = None, moon
         else:
             out.append(issue(OK, T("mooncake.env.pool_ok", pool=pool, count=m.group(1), size=m.group(2)),
                              observed=pool, source=SOURCE))
-            if at_least(vllm_ascend, "0.23.0"):
+            if at_least(vllm_ascend, since["mooncake_buffer_pool_undocumented"]):
                 out.append(issue(INFO, T("mooncake.env.pool_dropped_from_docs"), observed=pool,
                                  source="https://github.com/vllm-project/vllm-ascend/pull/13834"))
     if async_set:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from doctor.facts import PythonFacts
-from doctor.findings import FAIL, INFO, OK, WARN, Finding
+from doctor.findings import Fixable, FAIL, INFO, OK, WARN, Finding
 from doctor.i18n import T
 from doctor.versions import pep440, satisfies
 from doctor.rules.base import Context, rule
@@ -27,10 +27,10 @@ def python_interpreter(ctx: Context) -> Iterable[Finding]:
         return [Finding("python.interpreter", INFO, T("python.interpreter.site_packages"), observed=", ".join(p.sys_path))]
     if not p.found and p.source == "image":  # nothing in an image runs: there was no file to describe
         return [Finding("python.interpreter", FAIL, T("image.python.missing"), observed=p.error,
-                        hint=T("image.python.missing_hint"), fixable="manual")]
+                        hint=T("image.python.missing_hint"), fixable=Fixable.MANUAL)]
     if not p.found:
         return [Finding("python.interpreter", FAIL, T("python.interpreter.not_running"), observed=p.error,
-                        hint=T("python.interpreter.not_running.hint"), fixable="manual")]
+                        hint=T("python.interpreter.not_running.hint"), fixable=Fixable.MANUAL)]
     return []
 
 
@@ -46,12 +46,12 @@ def python_version(ctx: Context) -> Iterable[Finding]:
                         T("python.version.not_installable", version=p.version, release=r.vllm_ascend,
                           requires=r.requires_python),
                         observed=p.version, expected=r.python, hint=T("python.version.not_installable.hint", range=r.python),
-                        fixable="manual", source=r.source_of("requires_python"))]
+                        fixable=Fixable.MANUAL, source=r.source_of("requires_python"))]
     if satisfies(p.version, r.python) is False:
         return [Finding("python.version", WARN,
                         T("python.version.unsupported", version=p.version, release=r.vllm_ascend, range=r.python),
                         observed=p.version, expected=r.python, hint=T("python.version.unsupported.hint"),
-                        fixable="manual", source=r.source_of("python"))]
+                        fixable=Fixable.MANUAL, source=r.source_of("python"))]
     return [Finding("python.version", OK, T("python.version.ok", version=p.version),
                     observed=p.version, expected=r.python, source=r.source_of("python"))]
 
@@ -63,7 +63,7 @@ def python_arch(ctx: Context) -> Iterable[Finding]:
     if p.machine in ARCHES:
         return [Finding("python.arch", OK, T("python.arch.ok", machine=p.machine), observed=p.machine)]
     return [Finding("python.arch", FAIL, T("python.arch.unsupported", machine=p.machine),
-                    observed=p.machine, expected=" or ".join(ARCHES), fixable="none")]
+                    observed=p.machine, expected=" or ".join(ARCHES), fixable=Fixable.NONE)]
 
 
 def python_glibc(ctx: Context) -> Iterable[Finding]:
@@ -77,7 +77,7 @@ def python_glibc(ctx: Context) -> Iterable[Finding]:
         return [Finding("python.glibc", WARN,
                         T("python.glibc.too_old", glibc=p.glibc, needs=r.glibc_min, release=r.vllm_ascend),
                         observed=p.glibc, expected=f">={r.glibc_min}", hint=T("python.glibc.too_old.hint"),
-                        fixable="manual", source=r.source_of("glibc_min"))]
+                        fixable=Fixable.MANUAL, source=r.source_of("glibc_min"))]
     return [Finding("python.glibc", OK, T("python.glibc.ok", glibc=p.glibc), observed=p.glibc,
                     expected=f">={r.glibc_min}" if r else None)]
 

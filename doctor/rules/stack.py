@@ -5,7 +5,7 @@ import re
 from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 from doctor.facts import Distribution
-from doctor.findings import FAIL, INFO, OK, WARN, Command, Finding, cmd
+from doctor.findings import Fixable, FAIL, INFO, OK, WARN, Command, Finding, cmd
 from doctor.i18n import Join, T, Text, join
 from doctor.matrix.model import Release
 from doctor.matrix.query import torch_npu_row
@@ -22,7 +22,7 @@ def _mismatch(ctx: Context, fid: str, name: str, have: str, r: Release, expected
     """'<name> <have> does not match vllm-ascend <r> (needs <expected>)', fixable by the plan or
     by the given commands."""
     return Finding(fid, FAIL, T("stack.mismatch", name=name, have=have, release=r.vllm_ascend, expected=expected, why=why),
-                   observed=have, expected=expected, fixable="auto", source=source,
+                   observed=have, expected=expected, fixable=Fixable.AUTO, source=source,
                    commands=[C.fix_apply(ctx)] + C.by_hand(by_hand))
 
 
@@ -32,7 +32,7 @@ def _missing(fid: str, name: str, want: Optional[str], ctx: Context, source: Opt
                    observed="not installed", expected=want,
                    hint=T("stack.missing.hint", name=name, want=want, release=ctx.release.vllm_ascend)
                    if known and ctx.release is not None else None,
-                   commands=[C.fix_apply(ctx)] if known else [], fixable="auto", source=source)
+                   commands=[C.fix_apply(ctx)] if known else [], fixable=Fixable.AUTO, source=source)
 
 
 def _or(versions: Iterable[str]) -> Join:
@@ -126,14 +126,14 @@ def torch_build(ctx: Context) -> Iterable[Finding]:
                         observed=f"{torch.version} cuda={cuda or label}", expected="CPU build (+cpu)",
                         commands=[C.fix_apply(ctx)] + C.by_hand([C.pip_uninstall(ctx, "torch", *nvidia),
                                                                  C.pip_install(ctx, f"torch=={public(want)}")]),
-                        fixable="auto", evidence=nvidia[:10])]
+                        fixable=Fixable.AUTO, evidence=nvidia[:10])]
     if hip or label.startswith("rocm"):
         return [Finding("torch.build", FAIL, T("torch.build.rocm"), observed=torch.version, expected="CPU build",
-                        fixable="auto")]
+                        fixable=Fixable.AUTO)]
     if nvidia:
         return [Finding("torch.build", WARN, T("torch.build.nvidia_leftovers", count=len(nvidia)),
                         observed=", ".join(nvidia[:5]) + (" ..." if len(nvidia) > 5 else ""),
-                        commands=[C.pip_uninstall(ctx, *nvidia)], fixable="auto")]
+                        commands=[C.pip_uninstall(ctx, *nvidia)], fixable=Fixable.AUTO)]
     return [Finding("torch.build", OK, T("torch.build.cpu"), observed=label or "cpu")]
 
 
@@ -160,7 +160,7 @@ def torch_companions(ctx: Context) -> Iterable[Finding]:
                                observed=d.version, expected=expected,
                                commands=[C.fix_apply(ctx)] + C.by_hand(
                                    [C.pip_install(ctx, f"{name}=={want}" if want else f"{name}{expected}")]),
-                               fixable="auto", source=row.source if row else None))
+                               fixable=Fixable.AUTO, source=row.source if row else None))
         else:
             out.append(Finding("torch.companions", OK,
                                T("torch.companions.ok", name=name, version=d.version, torch=public(goal)),
@@ -189,13 +189,13 @@ def torch_npu_version(ctx: Context) -> Iterable[Finding]:
         return [Finding("torch_npu.version", FAIL,
                         T("torch_npu.version.wrong_torch", version=npu.version, wants=wants_torch, torch=torch.version),
                         observed=torch.version, expected=wants_torch,
-                        commands=[C.pip_install(ctx, f"torch=={public(wants_torch)}")], fixable="auto")]
+                        commands=[C.pip_install(ctx, f"torch=={public(wants_torch)}")], fixable=Fixable.AUTO)]
     if r is not None and r.torch_npu_recommended and not same_release(npu.version, r.torch_npu_recommended):
         return [Finding("torch_npu.version", INFO,
                         T("torch_npu.version.not_recommended", version=npu.version, recommended=r.torch_npu_recommended),
                         observed=npu.version, expected=r.torch_npu_recommended,
                         commands=[C.pip_install(ctx, f"torch-npu=={r.torch_npu_recommended}")],
-                        fixable="auto", source=r.source_of("torch_npu_recommended"))]
+                        fixable=Fixable.AUTO, source=r.source_of("torch_npu_recommended"))]
     if r is None:
         return [Finding("torch_npu.version", INFO, T("torch_npu.version.no_release", version=npu.version),
                         observed=npu.version)]
@@ -222,7 +222,7 @@ def torch_npu_cann(ctx: Context) -> Iterable[Finding]:
     if AscendVersion(c.version) < AscendVersion(row.cann):
         return [Finding("torch_npu.cann", FAIL, T("torch_npu.cann.too_old", version=npu.version, built=row.cann, cann=c.version),
                         observed=c.version, expected=f">={row.cann}", hint=T("torch_npu.cann.too_old.hint"),
-                        fixable="vendor", source=row.source)]
+                        fixable=Fixable.VENDOR, source=row.source)]
     return [Finding("torch_npu.cann", OK, T("torch_npu.cann.ok", version=npu.version, built=row.cann, cann=c.version),
                     observed=c.version, expected=f">={row.cann}", source=row.source)]
 
@@ -248,7 +248,7 @@ def vllm_version(ctx: Context) -> Iterable[Finding]:
         return [Finding("vllm.version", FAIL,
                         T("vllm.version.mismatch", version=vllm.version, where=where, release=r.vllm_ascend, needs=r.vllm),
                         observed=vllm.version, expected=_or(r.vllm_accepted),
-                        hint=T("vllm.version.mismatch.hint", needs=r.vllm), fixable="auto", source=r.source_of("vllm"),
+                        hint=T("vllm.version.mismatch.hint", needs=r.vllm), fixable=Fixable.AUTO, source=r.source_of("vllm"),
                         # no "by hand": vllm goes in without its dependencies (they would replace torch),
                         # and which of them are missing is known only from the wheel the plan downloads
                         # (`pip install --no-deps vllm==X` alone leaves dozens of requirements broken)
@@ -263,11 +263,11 @@ def vllm_local_version(ctx: Context) -> Iterable[Finding]:
     if vllm is None or r is None or not _vllm_matches(r, vllm):
         return []
     label = local_label(vllm.version)
-    if not label or ctx.facts.env.get("VLLM_VERSION"):
+    if not label or ctx.env.get("VLLM_VERSION"):
         return []
     return [Finding("vllm.local_version", INFO, T("vllm.local_version.label", version=vllm.version, label=label),
                     observed=vllm.version, expected=public(vllm.version),
-                    hint=T("vllm.local_version.label.hint"), fixable="manual",
+                    hint=T("vllm.local_version.label.hint"), fixable=Fixable.MANUAL,
                     commands=[cmd("export", f"VLLM_VERSION={public(vllm.version)}")])]
 
 
@@ -281,17 +281,17 @@ def vllm_ascend_installed(ctx: Context) -> Iterable[Finding]:
     r = ctx.release
     if va is None:
         return [Finding("vllm_ascend.installed", FAIL, T("vllm_ascend.installed.missing"), observed="not installed",
-                        hint=T("vllm_ascend.installed.missing.hint"), fixable="auto", commands=[C.fix_apply(ctx)])]
+                        hint=T("vllm_ascend.installed.missing.hint"), fixable=Fixable.AUTO, commands=[C.fix_apply(ctx)])]
     if r is None:
         return [Finding("vllm_ascend.installed", WARN, T("vllm_ascend.installed.unknown", version=va.version),
                         observed=va.version, expected="a release in the matrix",
-                        hint=T("vllm_ascend.installed.unknown.hint"), fixable="manual",
+                        hint=T("vllm_ascend.installed.unknown.hint"), fixable=Fixable.MANUAL,
                         commands=[cmd("ascend-doctor", "matrix", "sync", label=T("vllm_ascend.installed.unknown.sync")),
                                   cmd("ascend-doctor", "matrix", "show", label=T("vllm_ascend.installed.unknown.show"))])]
     if ctx.release_note:
         return [Finding("vllm_ascend.installed", WARN,
                         T("vllm_ascend.installed.dev_build", version=va.version, release=r.vllm_ascend, note=ctx.release_note),
-                        observed=va.version, expected=r.vllm_ascend, source=r.source, fixable="none")]
+                        observed=va.version, expected=r.vllm_ascend, source=r.source, fixable=Fixable.NONE)]
     return [Finding("vllm_ascend.installed", OK if r.curated else INFO,
                     T("vllm_ascend.installed.ok" if r.curated else "vllm_ascend.installed.generated", version=va.version),
                     observed=va.version, expected=r.key, source=r.source)]
@@ -310,23 +310,23 @@ def vllm_ascend_plugin(ctx: Context) -> Iterable[Finding]:
     if va is None or r is None:
         return []
     plugins = va.entry_points.get("vllm.platform_plugins", {})
-    selected = ctx.facts.env.get("VLLM_PLUGINS")
+    selected = ctx.env.get("VLLM_PLUGINS")
     if "ascend" not in plugins:
         return [Finding("vllm_ascend.plugin", FAIL, T("vllm_ascend.plugin.missing"),
                         observed=", ".join(f"{k}={v}" for k, v in plugins.items()) or "no vllm.platform_plugins entry point",
                         expected="ascend = vllm_ascend:register",
-                        hint=T("vllm_ascend.plugin.missing.hint"), fixable="auto", evidence=[va.metadata_path],
+                        hint=T("vllm_ascend.plugin.missing.hint"), fixable=Fixable.AUTO, evidence=[va.metadata_path],
                         commands=[C.pip_install(ctx, f"vllm-ascend=={va.version}", force=True)])]
     if selected is not None and "ascend" not in [p.strip() for p in selected.split(",")]:
         return [Finding("vllm_ascend.plugin", FAIL, T("vllm_ascend.plugin.not_selected", selected=repr(selected)),
                         observed=selected, expected="unset, or a list containing ascend",
-                        commands=[cmd("unset", "VLLM_PLUGINS")], fixable="manual")]
+                        commands=[cmd("unset", "VLLM_PLUGINS")], fixable=Fixable.MANUAL)]
     others = sorted(name for d in _all_dists(ctx).values() if d.name != "vllm-ascend"
                     for name in d.entry_points.get("vllm.platform_plugins", {}))
     if others:
         return [Finding("vllm_ascend.plugin", WARN, T("vllm_ascend.plugin.others", others=", ".join(others)),
                         observed=", ".join(["ascend"] + others), commands=[cmd("export", "VLLM_PLUGINS=ascend")],
-                        fixable="manual")]
+                        fixable=Fixable.MANUAL)]
     return [Finding("vllm_ascend.plugin", OK, T("vllm_ascend.plugin.ok", target=plugins["ascend"]), observed=plugins["ascend"])]
 
 
@@ -339,13 +339,13 @@ def vllm_ascend_triton(ctx: Context) -> Iterable[Finding]:
     if ta is not None and mainline is not None:
         return [Finding("vllm_ascend.triton", FAIL, T("vllm_ascend.triton.both", triton=mainline.version, version=ta.version),
                         observed=f"triton {mainline.version} + triton-ascend {ta.version}", expected="triton-ascend only",
-                        hint=T("vllm_ascend.triton.both.hint"), fixable="auto",
+                        hint=T("vllm_ascend.triton.both.hint"), fixable=Fixable.AUTO,
                         commands=[C.pip_uninstall(ctx, "triton", "triton-ascend"),
                                   C.pip_install(ctx, f"triton-ascend=={ta.version}")])]
     accepted = r.triton_ascend_accepted
     if ctx.hardware == "310P" and ta is not None:
         return [Finding("vllm_ascend.triton", WARN, T("vllm_ascend.triton.on_310p"), observed=ta.version,
-                        commands=[C.pip_uninstall(ctx, "triton-ascend")], fixable="auto")]
+                        commands=[C.pip_uninstall(ctx, "triton-ascend")], fixable=Fixable.AUTO)]
     if accepted and ta is None and ctx.hardware != "310P":
         return [_missing("vllm_ascend.triton", "triton-ascend", accepted[0], ctx, r.source_of("triton_ascend"))]
     if accepted and ta is not None and not any(same_release(ta.version, v) for v in accepted):
@@ -353,11 +353,11 @@ def vllm_ascend_triton(ctx: Context) -> Iterable[Finding]:
                           [C.pip_install(ctx, f"triton-ascend=={accepted[0]}")], r.source_of("triton_ascend"))]
     if mainline is not None:
         return [Finding("vllm_ascend.triton", WARN, T("vllm_ascend.triton.mainline", triton=mainline.version),
-                        observed=mainline.version, commands=[C.pip_uninstall(ctx, "triton")], fixable="auto")]
+                        observed=mainline.version, commands=[C.pip_uninstall(ctx, "triton")], fixable=Fixable.AUTO)]
     if ta is not None and not accepted:
         return [Finding("vllm_ascend.triton", WARN, T("vllm_ascend.triton.unused", version=ta.version, release=r.vllm_ascend),
                         observed=ta.version, expected="not installed", commands=[C.pip_uninstall(ctx, "triton-ascend")],
-                        fixable="auto")]
+                        fixable=Fixable.AUTO)]
     if ta is not None:
         return [Finding("vllm_ascend.triton", OK, T("vllm_ascend.triton.ok", version=ta.version),
                         observed=ta.version, expected=_or(accepted) if accepted else None)]
@@ -379,7 +379,7 @@ def _spec_check(ctx: Context, name: str, fid: str) -> Iterable[Finding]:
         return [Finding(fid, FAIL, T("vllm_ascend.spec.unsatisfied", name=name, version=d.version, release=r.vllm_ascend,
                                      spec=spec, why=why),
                         observed=d.version, expected=spec, commands=[C.pip_install(ctx, f"{name}{spec}")],
-                        fixable="auto", source=r.source_of(name))]
+                        fixable=Fixable.AUTO, source=r.source_of(name))]
     return [Finding(fid, OK, T("vllm_ascend.spec.ok", name=name, version=d.version, spec=spec),
                     observed=d.version, expected=spec, source=r.source_of(name))]
 
@@ -414,7 +414,7 @@ RULES = (
     rule("vllm.version", vllm_version, VERSIONING, fixer="vllm"),
     rule("vllm.local_version", vllm_local_version, f"{VLLM_ASCEND}/vllm_ascend/utils.py"),
     rule("vllm_ascend.installed", vllm_ascend_installed, "matrices/vllm-ascend.toml", fixer="vllm_ascend"),
-    rule("vllm_ascend.plugin", vllm_ascend_plugin, f"{VLLM_ASCEND}/setup.py", fixer="vllm_ascend"),
+    rule("vllm_ascend.plugin", vllm_ascend_plugin, f"{VLLM_ASCEND}/setup.py", fixer="vllm_ascend", reinstall=True),
     rule("vllm_ascend.triton", vllm_ascend_triton, f"{VLLM_ASCEND}/Dockerfile; {WHEEL_METADATA}", fixer="triton"),
     rule("vllm_ascend.numpy", vllm_ascend_numpy, WHEEL_METADATA, fixer="row_packages"),
     rule("vllm_ascend.transformers", vllm_ascend_transformers, WHEEL_METADATA, fixer="row_packages"),

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from typing import Dict, Iterable, List, Optional
 
-from doctor.findings import FAIL, INFO, OK, WARN, Command, Edit, Finding, cmd
+from doctor.findings import Fixable, FAIL, INFO, OK, WARN, Command, Edit, Finding, cmd
 from doctor.i18n import T, Text
 from doctor.matrix.model import TuningAdvice, TuningFact, TuningVar
 from doctor.parse.procfs import parse_cpulist, parse_size
-from doctor.rules.base import Context, Rule
+from doctor.rules.base import Context, rule
 from doctor.versions import satisfies
 from doctor.rules.tuning_common import GIB, View, Words, compact_cpus, gib, joined, kernel_tuple, used_chips, view
 
@@ -48,7 +48,7 @@ def cpu_governor(ctx: Context) -> Iterable[Finding]:
     observed = ", ".join(g if len(slow) == 1 else f"{g} ({n})" for g, n in sorted(slow.items()))
     return [Finding(
         "tuning.cpu_governor", WARN, T("tuning.cpu_governor.slow", governors=observed, n=sum(slow.values()), total=total),
-        observed=observed, expected="performance", hint=T("tuning.hint.host_only"), fixable="manual", source=source,
+        observed=observed, expected="performance", hint=T("tuning.hint.host_only"), fixable=Fixable.MANUAL, source=source,
         commands=[cmd("sh", "-c", "echo performance | tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor")])]
 
 
@@ -63,7 +63,7 @@ def swappiness(ctx: Context) -> Iterable[Finding]:
         return [Finding("tuning.swappiness", OK, T("tuning.swappiness.ok", value=h.swappiness, swap=swap),
                         observed=str(h.swappiness), source=source)]
     return [Finding("tuning.swappiness", WARN, T("tuning.swappiness.high", value=h.swappiness, swap=swap),
-                    observed=str(h.swappiness), expected="0 or 1", hint=T("tuning.hint.host_only"), fixable="manual",
+                    observed=str(h.swappiness), expected="0 or 1", hint=T("tuning.hint.host_only"), fixable=Fixable.MANUAL,
                     source=source, commands=[cmd("sysctl", "-w", "vm.swappiness=0")])]
 
 
@@ -77,7 +77,7 @@ def numa_balancing(ctx: Context) -> Iterable[Finding]:
         return [Finding("tuning.numa_balancing", OK, T("tuning.numa_balancing.ok", nodes=len(h.numa_nodes)),
                         observed="0", source=source)]
     return [Finding("tuning.numa_balancing", WARN, T("tuning.numa_balancing.on", nodes=len(h.numa_nodes)),
-                    observed=str(h.numa_balancing), expected="0", hint=T("tuning.hint.host_only"), fixable="manual",
+                    observed=str(h.numa_balancing), expected="0", hint=T("tuning.hint.host_only"), fixable=Fixable.MANUAL,
                     source=source, commands=[cmd("sysctl", "-w", "kernel.numa_balancing=0")])]
 
 
@@ -86,7 +86,7 @@ def thp(ctx: Context) -> Iterable[Finding]:
     if not v.runtime or v.host is None or v.host.thp is None or v.host.thp == "always":
         return []
     return [Finding("tuning.thp", INFO, T("tuning.thp.not_always", value=v.host.thp), observed=v.host.thp,
-                    expected="always", hint=T("tuning.hint.host_only"), fixable="manual", source=_source(v, "thp_always"),
+                    expected="always", hint=T("tuning.hint.host_only"), fixable=Fixable.MANUAL, source=_source(v, "thp_always"),
                     commands=[cmd("sh", "-c", "echo always > /sys/kernel/mm/transparent_hugepage/enabled")])]
 
 
@@ -135,7 +135,7 @@ def numa_affinity(ctx: Context) -> Iterable[Finding]:
                         observed=compact_cpus(sorted(allowed)), source=source)]
     return [Finding("tuning.numa_affinity", WARN, T("tuning.numa_affinity.far", n=len(far), cpus=compact_cpus(sorted(allowed))),
                     observed=compact_cpus(sorted(allowed)), evidence=far, hint=T("tuning.numa_affinity.hint"),
-                    fixable="manual", source=source)]
+                    fixable=Fixable.MANUAL, source=source)]
 
 
 def cpu_binding(ctx: Context) -> Iterable[Finding]:
@@ -159,7 +159,7 @@ def cpu_binding(ctx: Context) -> Iterable[Finding]:
     return [Finding("tuning.cpu_binding", WARN,
                     T("tuning.cpu_binding.short", version=v.version, cpus=have, npus=npus, per=least.value, need=need),
                     observed=f"{have} CPUs", expected=f">={need} CPUs", hint=T("tuning.cpu_binding.hint", need=need),
-                    fixable="manual", source=source, evidence=[least.note or ""])]
+                    fixable=Fixable.MANUAL, source=source, evidence=[least.note or ""])]
 
 
 def shm(ctx: Context) -> Iterable[Finding]:
@@ -181,10 +181,10 @@ def shm(ctx: Context) -> Iterable[Finding]:
     if size <= SHM_DOCKER_DEFAULT:
         status = FAIL if ranks is not None and ranks > 1 else WARN
         return [Finding("tuning.shm", status, T("tuning.shm.tiny", size=shown, ranks=ranks or "?"), observed=shown,
-                        expected=">=1g", hint=hint, fixable="manual", source=source, commands=commands)]
+                        expected=">=1g", hint=hint, fixable=Fixable.MANUAL, source=source, commands=commands)]
     status = WARN if ranks is not None and ranks > 1 else INFO
     return [Finding("tuning.shm", status, T("tuning.shm.small", size=shown), observed=shown, expected=">=1g",
-                    hint=hint, fixable="manual", source=source, commands=commands)]
+                    hint=hint, fixable=Fixable.MANUAL, source=source, commands=commands)]
 
 
 def nofile(ctx: Context) -> Iterable[Finding]:
@@ -201,7 +201,7 @@ def nofile(ctx: Context) -> Iterable[Finding]:
                         observed=str(hard), source=row.source)]
     return [Finding("tuning.nofile", WARN, T("tuning.nofile.low", soft=limit[0], hard=hard, target=target),
                     observed=f"{limit[0]}/{hard}", expected=f">={target}", hint=T("tuning.nofile.hint", target=target),
-                    fixable="manual", source=row.source, commands=[cmd("ulimit", "-n", str(target))])]
+                    fixable=Fixable.MANUAL, source=row.source, commands=[cmd("ulimit", "-n", str(target))])]
 
 
 def _mooncake_config(ctx: Context) -> dict:
@@ -226,7 +226,7 @@ def memlock(ctx: Context) -> Iterable[Finding]:
         return [Finding("tuning.memlock", OK, T("tuning.memlock.ok"), observed="unlimited",
                         source=row.source if row else None)]
     return [Finding("tuning.memlock", WARN, T("tuning.memlock.limited", kib=limit[0] // 1024), observed=f"{limit[0]} bytes",
-                    expected="unlimited", hint=T("tuning.memlock.hint"), fixable="manual",
+                    expected="unlimited", hint=T("tuning.memlock.hint"), fixable=Fixable.MANUAL,
                     source=row.source if row else None, commands=[cmd("ulimit", "-l", "unlimited")])]
 
 
@@ -247,7 +247,7 @@ def hugepages(ctx: Context) -> Iterable[Finding]:
                         T("tuning.hugepages.short", free=gib(free), segment=gib(segment) if segment else "?"),
                         observed=f"{h.meminfo_kb.get('HugePages_Free', 0)} free x {page_kb} kB",
                         expected=f">= {gib(segment)} GiB" if segment else "> 0", hint=T("tuning.hint.host_only"),
-                        fixable="manual", source=source, commands=commands)]
+                        fixable=Fixable.MANUAL, source=source, commands=commands)]
     return [Finding("tuning.hugepages", OK, T("tuning.hugepages.ok", free=gib(free)), observed=gib(free), source=source)]
 
 
@@ -307,7 +307,7 @@ def env_recommended(ctx: Context) -> Iterable[Finding]:
         out.append(Finding(
             "tuning.env_recommended", status,
             _missing_title(v, var, value, rows, status),
-            observed=value, expected=" | ".join(values), fixable="manual",
+            observed=value, expected=" | ".join(values), fixable=Fixable.MANUAL,
             hint=T("tuning.env_recommended.hint_one" if agreed else "tuning.env_recommended.hint_disagree",
                    var=var, value=_export_value(var, values[0], value, _arch(v))),
             source="; ".join(a.source for a in rows), evidence=_evidence(meta, rows),
@@ -399,14 +399,14 @@ def env_harmful(ctx: Context) -> Iterable[Finding]:
     if blocking and not (rejected and v.spec is not None and v.spec.graph_mode):
         key = "tuning.env_harmful.blocking_unknown" if rejected and v.spec is None else "tuning.env_harmful.blocking"
         out.append(Finding("tuning.env_harmful", WARN, T(key, version=v.version), observed="ASCEND_LAUNCH_BLOCKING=1",
-                           expected="unset", fixable="manual", hint=T("tuning.hint.unset", var="ASCEND_LAUNCH_BLOCKING"),
+                           expected="unset", fixable=Fixable.MANUAL, hint=T("tuning.hint.unset", var="ASCEND_LAUNCH_BLOCKING"),
                            source="; ".join(filter(None, [_source(v, "launch_blocking_disables_task_queue"),
                                                           rejected.source if rejected else None])),
                            commands=[cmd("unset", "ASCEND_LAUNCH_BLOCKING")], edits=[Edit("unset", "ASCEND_LAUNCH_BLOCKING")]))
     if v.env.get("TASK_QUEUE_ENABLE", "").strip() == "0":
         queue_var = v.var("TASK_QUEUE_ENABLE")
         out.append(Finding("tuning.env_harmful", WARN, T("tuning.env_harmful.task_queue_off"), observed="TASK_QUEUE_ENABLE=0",
-                           expected="1 | 2", fixable="manual", hint=T("tuning.hint.unset", var="TASK_QUEUE_ENABLE"),
+                           expected="1 | 2", fixable=Fixable.MANUAL, hint=T("tuning.hint.unset", var="TASK_QUEUE_ENABLE"),
                            source=queue_var.source if queue_var else None,
                            commands=[cmd("unset", "TASK_QUEUE_ENABLE")], edits=[Edit("unset", "TASK_QUEUE_ENABLE")]))
     conf = _alloc_conf(v)
@@ -414,14 +414,14 @@ def env_harmful(ctx: Context) -> Iterable[Finding]:
     split = any(k in conf for k in ("max_split_size_mb", "garbage_collection_threshold"))
     if split and "expandable_segments:True" in conf:
         out.append(Finding("tuning.env_harmful", WARN, T("tuning.env_harmful.alloc_conflict", value=conf),
-                           observed=conf, fixable="manual", source=exclusive.source if exclusive else None,
+                           observed=conf, fixable=Fixable.MANUAL, source=exclusive.source if exclusive else None,
                            hint=T("tuning.env_harmful.alloc_conflict_hint")))
     elif split and v.fact("alloc_conf_set_by_release"):
         out.append(Finding("tuning.env_harmful", INFO, T("tuning.env_harmful.alloc_split", value=conf, version=v.version),
                            observed=conf, source=_source(v, "alloc_conf_set_by_release")))
     if conf and v.env.get("PYTORCH_ALLOC_CONF"):
         out.append(Finding("tuning.env_harmful", WARN, T("tuning.env_harmful.alloc_both"), observed="PYTORCH_ALLOC_CONF + PYTORCH_NPU_ALLOC_CONF",
-                           fixable="manual", hint=T("tuning.hint.unset", var="PYTORCH_ALLOC_CONF"),
+                           fixable=Fixable.MANUAL, hint=T("tuning.hint.unset", var="PYTORCH_ALLOC_CONF"),
                            source=exclusive.source if exclusive else None,
                            commands=[cmd("unset", "PYTORCH_ALLOC_CONF")], edits=[Edit("unset", "PYTORCH_ALLOC_CONF")]))
     return out
@@ -452,34 +452,30 @@ def rejected(ctx: Context) -> Iterable[Finding]:
 
 
 def _rejected(row: TuningFact, title: Text, observed: str, edits: List[Edit], commands: List[Command]) -> Finding:
-    return Finding("tuning.rejected", FAIL, title, observed=observed, fixable="manual", source=row.source,
+    return Finding("tuning.rejected", FAIL, title, observed=observed, fixable=Fixable.MANUAL, source=row.source,
                    evidence=[row.note or ""], hint=T("tuning.rejected.hint"), edits=edits, commands=commands)
 
 
-def _why(key: str) -> Text:
-    return T(f"why.tuning.{key}")
-
-
 RULES = (
-    Rule("tuning.cpu_governor", "tuning", cpu_governor, _why("cpu_governor"), OS_GUIDE),
-    Rule("tuning.swappiness", "tuning", swappiness, _why("swappiness"), OS_GUIDE),
-    Rule("tuning.numa_balancing", "tuning", numa_balancing, _why("numa_balancing"), OS_GUIDE),
-    Rule("tuning.thp", "tuning", thp, _why("thp"),
+    rule("tuning.cpu_governor", cpu_governor, OS_GUIDE),
+    rule("tuning.swappiness", swappiness, OS_GUIDE),
+    rule("tuning.numa_balancing", numa_balancing, OS_GUIDE),
+    rule("tuning.thp", thp,
          "https://www.hiascend.com/doc_center/source/zh/mindie/20RC1/AcceleratePlugin/turbodev/mindie-turbo-0009.html"),
-    Rule("tuning.kernel", "tuning", kernel, _why("kernel"), "https://pypi.org/project/msprechecker/"),
-    Rule("tuning.virtual_machine", "tuning", virtual_machine, _why("virtual_machine"), "https://pypi.org/project/msprechecker/"),
-    Rule("tuning.numa_affinity", "tuning", numa_affinity, _why("numa_affinity"), CPU_BINDING_DOC),
-    Rule("tuning.cpu_binding", "tuning", cpu_binding, _why("cpu_binding"), CPU_BINDING_DOC),
-    Rule("tuning.shm", "tuning", shm, _why("shm"), SHM_SOURCE),
-    Rule("tuning.nofile", "tuning", nofile, _why("nofile"),
+    rule("tuning.kernel", kernel, "https://pypi.org/project/msprechecker/"),
+    rule("tuning.virtual_machine", virtual_machine, "https://pypi.org/project/msprechecker/"),
+    rule("tuning.numa_affinity", numa_affinity, CPU_BINDING_DOC),
+    rule("tuning.cpu_binding", cpu_binding, CPU_BINDING_DOC),
+    rule("tuning.shm", shm, SHM_SOURCE),
+    rule("tuning.nofile", nofile,
          "https://github.com/vllm-project/vllm/blob/8a8fc946398c34a3b23786c9cb7bf217e223b268/vllm/utils/__init__.py#L2725"),
-    Rule("tuning.memlock", "tuning", memlock, _why("memlock"),
+    rule("tuning.memlock", memlock,
          "https://github.com/kvcache-ai/Mooncake/blob/main/docs/source/deployment/kubernetes-deployment-guide/rbg-integration.md"),
-    Rule("tuning.hugepages", "tuning", hugepages, _why("hugepages"),
+    rule("tuning.hugepages", hugepages,
          "https://github.com/kvcache-ai/Mooncake/blob/main/docs/source/deployment/mooncake-store-deployment-guide.md"),
-    Rule("tuning.env_recommended", "tuning", env_recommended, _why("env_recommended"), "matrices/tuning.toml"),
-    Rule("tuning.env_ignored", "tuning", env_ignored, _why("env_ignored"), "matrices/tuning.toml"),
-    Rule("tuning.env_harmful", "tuning", env_harmful, _why("env_harmful"),
+    rule("tuning.env_recommended", env_recommended, "matrices/tuning.toml"),
+    rule("tuning.env_ignored", env_ignored, "matrices/tuning.toml"),
+    rule("tuning.env_harmful", env_harmful,
          "https://github.com/Ascend/pytorch/blob/master/docs/zh/api/environment_variable/op_execution/TASK_QUEUE_ENABLE.md"),
-    Rule("tuning.rejected", "tuning", rejected, _why("rejected"), "matrices/tuning.toml"),
+    rule("tuning.rejected", rejected, "matrices/tuning.toml"),
 )

@@ -33,7 +33,7 @@ class Words(Text):
 class View:
     ctx: Context
     version: Optional[str]  # the vllm-ascend release judged against
-    env: Dict[str, str]  # the process environment plus the exports of the launch script
+    env: Dict[str, str]  # Context.env: the process environment plus the exports of the launch script
     serve: Optional[ServeFacts]
     spec: Optional[ServeSpec]  # None without --serve-args / --serve-args-file
     host: Optional[TuningFacts]
@@ -104,9 +104,7 @@ def view(ctx: Context) -> View:
     facts = ctx.facts
     host = facts.tuning
     serve = host.serve if host else None
-    env = dict(facts.env)
-    if serve is not None:
-        env.update(serve.exports)
+    env = ctx.env
     version = ctx.release.vllm_ascend if ctx.release else facts.version_of("vllm-ascend")
     sp = spec(serve.options, serve.model) if serve is not None and not serve.error else None
     v = View(ctx=ctx, version=version, env=env, serve=serve, spec=sp, host=host, model=facts.model)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, List, Optional, Tuple
 
-from doctor.findings import FAIL, INFO, OK, WARN, Edit, Finding, cmd
+from doctor.findings import Fixable, FAIL, INFO, OK, WARN, Edit, Finding, Status, cmd
 from doctor.i18n import T, Text
-from doctor.rules.base import Context, Rule
+from doctor.rules.base import Context, rule
 from doctor.rules.tuning_common import GIB, View, joined, used_chips, view, visible_ids
 from doctor.versions import satisfies
 
@@ -49,7 +49,7 @@ def _container_devices(ctx: Context, v: View) -> Iterable[Finding]:
         return []
     return [Finding("tuning.visible_devices", WARN, T("tuning.visible_devices.container", value=given,
                                                       nodes=joined(nodes)),
-                    observed=f"/dev/davinci{{{joined(nodes)}}}", expected=given, fixable="manual",
+                    observed=f"/dev/davinci{{{joined(nodes)}}}", expected=given, fixable=Fixable.MANUAL,
                     hint=T("tuning.visible_devices.container_hint"),
                     source="https://github.com/vllm-project/vllm-ascend/issues/6942")]
 
@@ -77,9 +77,9 @@ def _rt_visible(v: View, raw: str, count: int) -> List[Finding]:
                     observed=raw, source=source)]
 
 
-def _visible(status: str, title: Text, raw: str, fixed: List[int], source: Optional[str]) -> Finding:
+def _visible(status: Status, title: Text, raw: str, fixed: List[int], source: Optional[str]) -> Finding:
     value = joined(fixed)
-    return Finding("tuning.visible_devices", status, title, observed=raw, expected=value or None, fixable="manual",
+    return Finding("tuning.visible_devices", status, title, observed=raw, expected=value or None, fixable=Fixable.MANUAL,
                    hint=T("tuning.visible_devices.hint"), source=source,
                    commands=[cmd("export", f"ASCEND_RT_VISIBLE_DEVICES={value}")] if value else [],
                    edits=[Edit("export", "ASCEND_RT_VISIBLE_DEVICES", value)] if value else [])
@@ -104,7 +104,7 @@ def parallel_size(ctx: Context) -> Iterable[Finding]:
     shape = f"tp {sp.tp} x pp {sp.pp} x dp {sp.dp_local}"
     if sp.ranks > visible:
         return [Finding("tuning.parallel_size", FAIL, T("tuning.parallel_size.short", ranks=sp.ranks, shape=shape, visible=visible),
-                        observed=f"{visible} visible", expected=f">={sp.ranks}", fixable="manual",
+                        observed=f"{visible} visible", expected=f">={sp.ranks}", fixable=Fixable.MANUAL,
                         hint=T("tuning.parallel_size.hint"), source="https://docs.vllm.ai/en/latest/serving/parallelism_scaling.html")]
     return [Finding("tuning.parallel_size", OK, T("tuning.parallel_size.ok", ranks=sp.ranks, shape=shape, visible=visible),
                     observed=shape, source="https://docs.vllm.ai/en/latest/serving/parallelism_scaling.html")]
@@ -126,7 +126,7 @@ def devices_busy(ctx: Context) -> Iterable[Finding]:
     return [Finding("tuning.devices_busy", FAIL if container else WARN,
                     T("tuning.devices_busy.container" if container else "tuning.devices_busy.host",
                       npus=joined(sorted({p.npu for p in busy}))),
-                    observed="; ".join(where[:4]), evidence=where, fixable="manual",
+                    observed="; ".join(where[:4]), evidence=where, fixable=Fixable.MANUAL,
                     hint=T("tuning.devices_busy.hint"), source=_source(v, "card_held_elsewhere"))]
 
 
@@ -140,7 +140,7 @@ def k8s_devices(ctx: Context) -> Iterable[Finding]:
     if not ids or ids == list(range(len(ids))):
         return []  # the first cards: reported to work
     return [Finding("tuning.k8s_devices", WARN, T("tuning.k8s_devices.non_first", value=given), observed=given,
-                    fixable="manual", hint=T("tuning.k8s_devices.hint"), source=_source(v, "k8s_non_first_cards"))]
+                    fixable=Fixable.MANUAL, hint=T("tuning.k8s_devices.hint"), source=_source(v, "k8s_non_first_cards"))]
 
 
 # -- serving arguments ---------------------------------------------------------------------
@@ -161,11 +161,11 @@ def dtype(ctx: Context) -> Iterable[Finding]:
     edits = [Edit("flag", "dtype", want)]
     if sp.dtype in ("bfloat16", "bf16"):
         return [Finding("tuning.dtype", FAIL, T("tuning.dtype.bf16", dtype=sp.dtype, version=v.version), observed=sp.dtype,
-                        expected=want, fixable="manual", hint=T("tuning.hint.flag", flag=f"--dtype {want}"),
+                        expected=want, fixable=Fixable.MANUAL, hint=T("tuning.hint.flag", flag=f"--dtype {want}"),
                         source=row.source, evidence=[row.note or ""], edits=edits)]
     if sp.dtype == "auto" and model_dtype == "bfloat16":
         return [Finding("tuning.dtype", WARN, T("tuning.dtype.auto_bf16"), observed="auto (bfloat16)", expected=want,
-                        fixable="manual", hint=T("tuning.hint.flag", flag=f"--dtype {want}"), source=row.source,
+                        fixable=Fixable.MANUAL, hint=T("tuning.hint.flag", flag=f"--dtype {want}"), source=row.source,
                         evidence=[row.note or ""], edits=edits)]
     return [Finding("tuning.dtype", OK, T("tuning.dtype.ok", dtype=sp.dtype), observed=sp.dtype, source=row.source)]
 
@@ -186,7 +186,7 @@ def block_size(ctx: Context) -> Iterable[Finding]:
     row = v.fact("block_size_prefix_rejected")
     if row and prefix:
         return [Finding("tuning.block_size", FAIL, T("tuning.block_size.rejected", size=sp.block_size, version=v.version),
-                        observed=str(sp.block_size), expected="128", fixable="manual", source=row.source,
+                        observed=str(sp.block_size), expected="128", fixable=Fixable.MANUAL, source=row.source,
                         hint=T("tuning.block_size.hint"), edits=[Edit("drop", "block-size")])]
     forced: Optional[Tuple[Text, Optional[str]]] = None  # (why, source)
     if v.fact("block_size_forced_prefix") and prefix:
@@ -214,14 +214,14 @@ def graph_310p(ctx: Context) -> Iterable[Finding]:
     row = v.fact("310p_eager_only")
     if row and sp.graph_mode:
         return [Finding("tuning.graph_310p", WARN, T("tuning.graph_310p.eager", version=v.version), observed="graph mode",
-                        expected="--enforce-eager", fixable="manual", hint=T("tuning.hint.flag", flag="--enforce-eager"),
+                        expected="--enforce-eager", fixable=Fixable.MANUAL, hint=T("tuning.hint.flag", flag="--enforce-eager"),
                         source=row.source, edits=[Edit("flag", "enforce-eager")])]
     row = v.fact("310p_no_npugraph_ex")
     compile_cfg = sp.additional_config.get("ascend_compilation_config")
     off = isinstance(compile_cfg, dict) and compile_cfg.get("enable_npugraph_ex") is False
     if row and sp.graph_mode and not off:
         return [Finding("tuning.graph_310p", WARN, T("tuning.graph_310p.npugraph_ex", version=v.version),
-                        observed="enable_npugraph_ex", expected="false", fixable="manual", source=row.source,
+                        observed="enable_npugraph_ex", expected="false", fixable=Fixable.MANUAL, source=row.source,
                         hint=T("tuning.hint.flag", flag="--additional-config '{\"ascend_compilation_config\": {\"enable_npugraph_ex\": false}}'"))]
     return []
 
@@ -235,7 +235,7 @@ def max_model_len_310p(ctx: Context) -> Iterable[Finding]:
     limit = _config(v).get("max_position_embeddings")
     value = str(min(16384, limit) if isinstance(limit, int) and limit > 0 else 16384)
     return [Finding("tuning.max_model_len_310p", WARN, T("tuning.max_model_len_310p.unset", version=v.version),
-                    observed="auto", expected=f"--max-model-len {value}", fixable="manual",
+                    observed="auto", expected=f"--max-model-len {value}", fixable=Fixable.MANUAL,
                     hint=T("tuning.hint.flag", flag=f"--max-model-len {value}"), source=row.source,
                     edits=[Edit("flag", "max-model-len", value)])]
 
@@ -250,7 +250,7 @@ def ignored_config(ctx: Context) -> Iterable[Finding]:
     if not stale:
         return []
     return [Finding("tuning.ignored_config", WARN, T("tuning.ignored_config.removed", keys=", ".join(stale), version=v.version),
-                    observed=", ".join(stale), fixable="manual", hint=T("tuning.ignored_config.hint", config="'{\"cudagraph_mode\": \"FULL_DECODE_ONLY\"}'"), source=row.source,
+                    observed=", ".join(stale), fixable=Fixable.MANUAL, hint=T("tuning.ignored_config.hint", config="'{\"cudagraph_mode\": \"FULL_DECODE_ONLY\"}'"), source=row.source,
                     evidence=[row.note or ""])]
 
 
@@ -265,7 +265,7 @@ def quantization(ctx: Context) -> Iterable[Finding]:
     if missing:
         first = known[missing[0]]
         out.append(Finding("tuning.quantization", FAIL, T("tuning.quantization.scheme", schemes=", ".join(missing), version=v.version),
-                           observed=", ".join(missing), fixable="manual", hint=T("tuning.quantization.scheme_hint",
+                           observed=", ".join(missing), fixable=Fixable.MANUAL, hint=T("tuning.quantization.scheme_hint",
                            windows="; ".join(f"{t}: {' | '.join(known[t].releases)}" for t in missing)),
                            source=first.source))
     sp = v.spec
@@ -273,7 +273,7 @@ def quantization(ctx: Context) -> Iterable[Finding]:
         row = v.any_fact("quant_auto_detect")
         out.append(Finding("tuning.quantization", FAIL, T("tuning.quantization.flag", version=v.version,
                                                           given=sp.quantization or "none"),
-                           observed=sp.quantization or "none", expected="ascend", fixable="manual",
+                           observed=sp.quantization or "none", expected="ascend", fixable=Fixable.MANUAL,
                            hint=T("tuning.hint.flag", flag="--quantization ascend"), source=row.source if row else None,
                            edits=[Edit("flag", "quantization", "ascend")]))
     if not out and sp is not None:
@@ -289,7 +289,7 @@ def heads_tp(ctx: Context) -> Iterable[Finding]:
     if sp is None or not isinstance(heads, int) or heads <= 0 or heads % sp.tp == 0:
         return []
     return [Finding("tuning.heads_tp", FAIL, T("tuning.heads_tp.indivisible", heads=heads, tp=sp.tp), observed=f"tp {sp.tp}",
-                    expected=f"a divisor of {heads}", fixable="manual", hint=T("tuning.heads_tp.hint"),
+                    expected=f"a divisor of {heads}", fixable=Fixable.MANUAL, hint=T("tuning.heads_tp.hint"),
                     source=_source(v, "heads_divisible_by_tp"))]
 
 
@@ -353,13 +353,13 @@ def kv_cache(ctx: Context) -> Iterable[Finding]:
     ]
     source = row.source if row else None
 
-    def finding(status: str, title: Text, **more: Any) -> Finding:
+    def finding(status: Status, title: Text, **more: Any) -> Finding:
         return Finding("tuning.kv_cache", status, title, observed=f"{lo_tokens}-{hi_tokens} tokens",
                        expected=f">={length} tokens", evidence=evidence, source=source, **more)
 
     if need > high:
         return [finding(WARN, T("tuning.kv_cache.none", length=length, lo=lo_tokens, hi=hi_tokens),
-                        fixable="manual", hint=T("tuning.kv_cache.hint"))]
+                        fixable=Fixable.MANUAL, hint=T("tuning.kv_cache.hint"))]
     if need > low:
         return [finding(INFO, T("tuning.kv_cache.tight", length=length, lo=lo_tokens, hi=hi_tokens),
                         hint=T("tuning.kv_cache.hint"))]
@@ -367,28 +367,24 @@ def kv_cache(ctx: Context) -> Iterable[Finding]:
                           seqs_lo=lo_tokens // length, seqs_hi=hi_tokens // length))]
 
 
-def _why(key: str) -> Text:
-    return T(f"why.tuning.{key}")
-
-
 VA = "https://github.com/vllm-project/vllm-ascend"
 RULES = (
-    Rule("tuning.visible_devices", "tuning", visible_devices, _why("visible_devices"),
+    rule("tuning.visible_devices", visible_devices,
          "https://www.hiascend.com/document/detail/en/canncommercial/850/maintenref/envvar/envref_07_0028.html"),
-    Rule("tuning.parallel_size", "tuning", parallel_size, _why("parallel_size"),
+    rule("tuning.parallel_size", parallel_size,
          "https://docs.vllm.ai/en/latest/serving/parallelism_scaling.html"),
-    Rule("tuning.devices_busy", "tuning", devices_busy, _why("devices_busy"), f"{VA}/issues/632"),
-    Rule("tuning.k8s_devices", "tuning", k8s_devices, _why("k8s_devices"), f"{VA}/issues/9428"),
-    Rule("tuning.dtype", "tuning", dtype, _why("dtype"), f"{VA}/blob/v0.25.1rc1/docs/source/quick_start.md"),
-    Rule("tuning.block_size", "tuning", block_size, _why("block_size"), f"{VA}/blob/v0.13.0/vllm_ascend/utils.py"),
-    Rule("tuning.graph_310p", "tuning", graph_310p, _why("graph_310p"),
+    rule("tuning.devices_busy", devices_busy, f"{VA}/issues/632"),
+    rule("tuning.k8s_devices", k8s_devices, f"{VA}/issues/9428"),
+    rule("tuning.dtype", dtype, f"{VA}/blob/v0.25.1rc1/docs/source/quick_start.md"),
+    rule("tuning.block_size", block_size, f"{VA}/blob/v0.13.0/vllm_ascend/utils.py"),
+    rule("tuning.graph_310p", graph_310p,
          f"{VA}/blob/v0.18.0rc1/docs/source/tutorials/hardwares/310p.md"),
-    Rule("tuning.max_model_len_310p", "tuning", max_model_len_310p, _why("max_model_len_310p"),
+    rule("tuning.max_model_len_310p", max_model_len_310p,
          f"{VA}/blob/v0.18.0/docs/source/tutorials/hardwares/310p.md"),
-    Rule("tuning.ignored_config", "tuning", ignored_config, _why("ignored_config"),
+    rule("tuning.ignored_config", ignored_config,
          f"{VA}/blob/v0.25.1rc1/docs/source/user_guide/release_notes.md"),
-    Rule("tuning.quantization", "tuning", quantization, _why("quantization"), "matrices/tuning.toml"),
-    Rule("tuning.heads_tp", "tuning", heads_tp, _why("heads_tp"), "https://github.com/vllm-project/vllm/blob/main/vllm/config/model.py"),
-    Rule("tuning.kv_cache", "tuning", kv_cache, _why("kv_cache"),
+    rule("tuning.quantization", quantization, "matrices/tuning.toml"),
+    rule("tuning.heads_tp", heads_tp, "https://github.com/vllm-project/vllm/blob/main/vllm/config/model.py"),
+    rule("tuning.kv_cache", kv_cache,
          "https://github.com/vllm-project/vllm/blob/main/vllm/v1/kv_cache_interface.py"),
 )

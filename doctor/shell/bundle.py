@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from doctor.errors import DoctorError, UsageError
+from doctor.i18n import T
 from doctor.facts import Facts
 from doctor.shell.resolver import TargetPlatform
 
@@ -47,11 +48,11 @@ def platform_for(facts: Facts, platforms: Sequence[str] = (), python_version: Op
     py = facts.python
     version = python_version or (".".join((py.version or "").split(".")[:2]) if py and py.version else None)
     if not version:
-        raise UsageError("--bundle: the target's Python is unknown: pass --python-version (e.g. 3.11) or --from SNAPSHOT")
+        raise UsageError(T("bundle.error.python_unknown"))
     if not platforms:
         arch = (py.machine if py and py.machine else None) or facts.host.machine
         if arch not in ("x86_64", "aarch64"):
-            raise UsageError(f"--bundle: no wheel platform for machine {arch!r}: pass --bundle-platform")
+            raise UsageError(T("bundle.error.no_platform", arch=repr(arch)))
         glibc = py.glibc if py and py.glibc else "2.17"
         try:
             minor = int(glibc.split(".")[1])
@@ -59,7 +60,7 @@ def platform_for(facts: Facts, platforms: Sequence[str] = (), python_version: Op
             minor = 17
         platforms = [f"manylinux_2_{m}_{arch}" for m in range(minor, 16, -1)] + [f"manylinux2014_{arch}", f"linux_{arch}"]
     if len({arch_of_platform(p) for p in platforms}) != 1 or arch_of_platform(platforms[0]) is None:
-        raise UsageError(f"--bundle-platform {', '.join(platforms)}: give tags of one machine (…_x86_64 or …_aarch64)")
+        raise UsageError(T("bundle.error.mixed_platforms", platforms=", ".join(platforms)))
     nodot = version.replace(".", "")
     return TargetPlatform(list(platforms), version, list(abis) or [f"cp{nodot}", "abi3", "none"])
 
@@ -95,7 +96,7 @@ def write_bundle(directory: str, plan, tp: TargetPlatform, choice, env: Mapping[
 
     d = Path(directory)
     if d.exists() and any(d.iterdir()) and not (d / MANIFEST).is_file():
-        raise UsageError(f"--bundle {directory}: the directory is not empty and holds no bundle; give a new directory")
+        raise UsageError(T("bundle.error.not_empty", path=directory))
     wheels = d / WHEELS
     wheels.mkdir(parents=True, exist_ok=True)
     files = list(plan.resolved_files)
@@ -113,7 +114,7 @@ def write_bundle(directory: str, plan, tp: TargetPlatform, choice, env: Mapping[
     done = proc.run(argv, runner_timeout, env=dict(env), max_output=16 * 1024 * 1024)
     if not done.ok:
         last = [x for x in (done.stderr or done.stdout).splitlines() if x.strip()][-3:]
-        raise DoctorError(f"downloading the bundle's files failed: {' '.join(last) or done.error or 'timed out'}")
+        raise DoctorError(T("bundle.error.download_failed", why=" ".join(last) or done.error or "timed out"))
     verify(files, wheels)
     manifest = {
         "schema_version": MANIFEST_SCHEMA,
@@ -156,9 +157,9 @@ class Bundle:
         known = {f["filename"]: f.get("sha256") for f in self.manifest.get("files", [])}
         for r in plan.resolved_files:
             if r.filename not in known:
-                raise UsageError(f"--bundle {self.path}: the plan needs {r.filename}, which the bundle does not hold")
+                raise UsageError(T("bundle.error.file_missing", path=self.path, file=r.filename))
             if known[r.filename] != r.hashes.get("sha256"):
-                raise UsageError(f"--bundle {self.path}: {r.filename} differs from the manifest's sha256")
+                raise UsageError(T("bundle.error.file_differs", path=self.path, file=r.filename))
 
 
 def load_manifest(path: Path) -> Dict:
@@ -166,23 +167,22 @@ def load_manifest(path: Path) -> Dict:
 
     m = path / MANIFEST
     if not m.exists():
-        raise UsageError(f"--bundle {path}: no {MANIFEST} (make one with ascend-doctor fix --bundle DIR)")
+        raise UsageError(T("bundle.error.no_manifest", path=path, manifest=MANIFEST))
     try:  # a regular file only (a FIFO is refused, never waited on), read up to the cap
         raw = files.open_regular(str(m), MAX_MANIFEST + 1)
     except OSError as e:
-        raise UsageError(f"--bundle {path}: cannot read {MANIFEST}: {e.strerror or e}") from None
+        raise UsageError(T("bundle.error.unreadable", path=path, file=MANIFEST, why=e.strerror or str(e))) from None
     if len(raw) > MAX_MANIFEST:
-        raise UsageError(f"--bundle {path}: {MANIFEST} is larger than {MAX_MANIFEST} bytes")
+        raise UsageError(T("bundle.error.too_large", path=path, file=MANIFEST, limit=MAX_MANIFEST))
     try:
         data = json.loads(raw.decode("utf-8"))
     except RecursionError:
-        raise UsageError(f"--bundle {path}: {MANIFEST} is nested too deeply to be a manifest") from None
+        raise UsageError(T("bundle.error.too_deep", path=path, manifest=MANIFEST)) from None
     except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError(f"--bundle {path}: {MANIFEST} is not JSON ({e})") from None
+        raise UsageError(T("bundle.error.not_json", path=path, manifest=MANIFEST, why=str(e))) from None
     why = manifest_problem(data)
     if why:
-        raise UsageError(f"--bundle {path}: {MANIFEST} is not an ascend-doctor bundle manifest (schema "
-                         f"{MANIFEST_SCHEMA}): {why}")
+        raise UsageError(T("bundle.error.not_manifest", path=path, manifest=MANIFEST, schema=MANIFEST_SCHEMA, why=why))
     return data
 
 
@@ -286,43 +286,42 @@ def verify_files(path: Path, manifest: Dict) -> None:
     for f in manifest["files"]:
         name = str(f.get("filename", ""))
         if not name or "/" in name or name.startswith(".") or "\0" in name:
-            raise UsageError(f"--bundle {path}: {MANIFEST} names a file outside the bundle: {name!r}")
+            raise UsageError(T("bundle.error.outside", path=path, manifest=MANIFEST, name=repr(name)))
         p = wheels / name
         try:  # a regular file of the bundle itself, never a FIFO, a device or a link out of it
             files.open_binary(str(p), follow=False).close()
         except OSError as e:
-            raise UsageError(f"--bundle {path}: {name} is missing or not a regular file ({e.strerror or e})") from None
+            raise UsageError(T("bundle.error.not_regular", path=path, name=name, why=e.strerror or str(e))) from None
         got = sha256_of(p)
         if got != f.get("sha256"):
-            raise UsageError(f"--bundle {path}: {name} has sha256 {got}, the manifest says {f.get('sha256')}: "
-                             "the file was altered or damaged; make the bundle again")
+            raise UsageError(T("bundle.error.sha256", path=path, name=name, got=got, want=f.get("sha256")))
     req = path / REQUIREMENTS
     if not os.path.lexists(req):
         return
     try:
         raw = files.open_regular(str(req), MAX_REQUIREMENTS + 1, follow=False)
     except OSError as e:
-        raise UsageError(f"--bundle {path}: cannot read {REQUIREMENTS}: {e.strerror or e}") from None
+        raise UsageError(T("bundle.error.unreadable", path=path, file=REQUIREMENTS, why=e.strerror or str(e))) from None
     if len(raw) > MAX_REQUIREMENTS:
-        raise UsageError(f"--bundle {path}: {REQUIREMENTS} is larger than {MAX_REQUIREMENTS} bytes")
+        raise UsageError(T("bundle.error.too_large", path=path, file=REQUIREMENTS, limit=MAX_REQUIREMENTS))
     try:
         pinned = pinned_requirements(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
-        raise UsageError(f"--bundle {path}: {REQUIREMENTS} is not a bundle's hash-pinned requirements: {e}") from None
+        raise UsageError(T("bundle.error.not_pinned", path=path, file=REQUIREMENTS, why=str(e))) from None
     by_name = {canonical(f["name"]): f for f in manifest["files"]}
     for name, hashes in pinned.items():
         f = by_name.get(name)
         if f is None or f.get("sha256") not in hashes:
-            raise UsageError(f"--bundle {path}: {REQUIREMENTS} and {MANIFEST} disagree about {name}")
+            raise UsageError(T("bundle.error.disagree", path=path, file=REQUIREMENTS, manifest=MANIFEST, name=name))
 
 
 def open_bundle(directory: str, facts: Facts, plan) -> Bundle:
     path = Path(directory)
     if not path.is_dir():
-        raise UsageError(f"--bundle {directory}: not a directory")
+        raise UsageError(T("bundle.error.not_dir", path=directory))
     manifest = load_manifest(path)
     why = refusal(manifest, facts, plan.target)
     if why:
-        raise UsageError(f"--bundle {directory} refused: {why}")
+        raise UsageError(T("bundle.error.refused", path=directory, why=why))
     verify_files(path, manifest)
     return Bundle(path, manifest)

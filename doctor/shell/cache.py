@@ -11,7 +11,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Optional
 
-from doctor import __version__
+from doctor import __version__, xdg
 
 
 def key(*parts: Any) -> str:
@@ -24,28 +24,45 @@ def key(*parts: Any) -> str:
 
 
 def _dir(kind: str) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ascend-doctor" / kind
+    return xdg.cache_dir() / kind
 
 
 MAX_ENTRY = 16 * 1024 * 1024
 
 
 def read(kind: str, k: str) -> Optional[Any]:
-    from doctor.shell.files import open_regular  # a FIFO planted in the cache must not hang check
+    """The entry, or None: none, unreadable, not JSON, or not a regular file (a FIFO planted in
+    the cache must not hang check; a symlink planted there is not followed)."""
+    from doctor.shell.files import open_regular
 
     try:
-        return json.loads(open_regular(str(_dir(kind) / f"{k}.json"), MAX_ENTRY))
+        return json.loads(open_regular(str(_dir(kind) / f"{k}.json"), MAX_ENTRY, follow=False))
     except (OSError, ValueError, RecursionError):
         return None
 
 
 def write(kind: str, k: str, data: Any) -> None:
+    """Write the entry whole (a temporary file renamed over it): never through a symlink or into
+    a file planted at the temporary name (O_NOFOLLOW, O_EXCL)."""
+    tmp = None
     try:
+        blob = json.dumps(data).encode("utf-8")
         d = _dir(kind)
         d.mkdir(parents=True, exist_ok=True)
         tmp = d / f".{k}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(data), encoding="utf-8")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                     0o644)
+        try:
+            view = memoryview(blob)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
         os.replace(tmp, d / f"{k}.json")
-    except (OSError, TypeError, ValueError):
-        pass
+        tmp = None
+    except (OSError, TypeError, ValueError, RecursionError):
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

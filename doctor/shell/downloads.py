@@ -14,6 +14,7 @@ from packaging.utils import (InvalidSdistFilename, InvalidWheelFilename, canonic
 from packaging.version import InvalidVersion, Version
 
 from doctor.errors import DoctorError
+from doctor.i18n import T
 from doctor.parse.metadata import CoreMetadata, parse_core_metadata
 
 MAX_METADATA = 4 * 1024 * 1024
@@ -41,26 +42,26 @@ def read_metadata(path: Path) -> CoreMetadata:
             with zipfile.ZipFile(path) as z:
                 bad = z.testzip()
                 if bad is not None:
-                    raise DoctorError(f"downloaded file {path.name} is corrupt ({bad} fails its CRC check)")
+                    raise DoctorError(T("shell.download.crc", file=path.name, member=bad))
                 names = [n for n in z.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
                 if not names:
-                    raise DoctorError(f"downloaded file {path.name} is not a wheel (no .dist-info/METADATA)")
+                    raise DoctorError(T("shell.download.not_wheel", file=path.name))
                 with z.open(names[0]) as fh:
                     raw = fh.read(MAX_METADATA)
         elif path.name.endswith(".tar.gz"):
             with tarfile.open(path, "r:gz") as tar:
                 member = next((m for m in tar if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO")), None)
                 if member is None or not member.isfile():
-                    raise DoctorError(f"downloaded file {path.name} has no PKG-INFO")
+                    raise DoctorError(T("shell.download.no_pkg_info", file=path.name))
                 member_file = tar.extractfile(member)
                 raw = member_file.read(MAX_METADATA) if member_file is not None else b""
         else:
-            raise DoctorError(f"downloaded file {path.name}: unknown format")
+            raise DoctorError(T("shell.download.unknown_format", file=path.name))
     except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as e:
-        raise DoctorError(f"downloaded file {path.name} is corrupt: {e}")
+        raise DoctorError(T("shell.download.corrupt", file=path.name, why=str(e)))
     meta = parse_core_metadata(raw)
     if meta.problem:
-        raise DoctorError(f"downloaded file {path.name}: {meta.problem}")
+        raise DoctorError(T("shell.download.bad_metadata", file=path.name, why=meta.problem))
     return meta
 
 
@@ -77,10 +78,10 @@ def match_downloads(specs: Sequence[str], directory: Path) -> Dict[str, Path]:
         name = canonicalize_name(req.name)
         cands = [p for v, p in files.get(name, []) if req.url or contains(req, v)]
         if not cands:
-            raise DoctorError(f"pip download did not produce {spec}")
+            raise DoctorError(T("shell.download.not_produced", spec=spec))
         meta = read_metadata(cands[0])
         if meta.canonical_name != name or (not req.url and not contains(req, meta.version)):
-            raise DoctorError(f"downloaded file {cands[0].name} holds {meta.canonical_name} {meta.version}, not {spec}")
+            raise DoctorError(T("shell.download.other_dist", file=cands[0].name, name=meta.canonical_name, version=meta.version, spec=spec))
         out[spec] = cands[0]
     return out
 
@@ -177,7 +178,7 @@ def fetch_resolved(files: Sequence, dest: Path, *, cert: Optional[str] = None, p
     for r in files:
         digest = r.hashes.get("sha256")
         if not digest:
-            raise DoctorError(f"{r.filename}: the resolver gave no sha256 to check it against")
+            raise DoctorError(T("shell.download.no_sha256", file=r.filename))
         cached = cached_path(digest, r.filename)
         if cached.is_file() and _sha256_file(cached) == digest:
             _place(cached, dest / r.filename)
@@ -217,26 +218,25 @@ def fetch_resolved(files: Sequence, dest: Path, *, cert: Optional[str] = None, p
                 assert session is not None
                 left = end - time.monotonic()
                 if left <= 0:
-                    raise DoctorError(f"{r.filename}: the download deadline of {deadline:g} s is spent")
+                    raise DoctorError(T("shell.download.deadline", file=r.filename, seconds=f"{deadline:g}"))
                 resp = session.get(r.url, stream=True, timeout=(min(30.0, left), min(60.0, left)),
                                    auth=_auth_for(r.url, index_urls))
                 try:
                     if resp.status_code != 200:
-                        raise DoctorError(f"{r.filename}: {u.hostname} answered HTTP {resp.status_code}")
+                        raise DoctorError(T("shell.download.http", file=r.filename, host=u.hostname, status=resp.status_code))
                     with open(tmp, "wb") as fout:
                         for block in resp.iter_content(CHUNK):
                             h.update(block)
                             fout.write(block)
                             advance(len(block), r.filename)
                             if stop.is_set():
-                                raise DoctorError(f"{r.filename}: stopped")
+                                raise DoctorError(T("shell.download.stopped", file=r.filename))
                             if time.monotonic() > end:
-                                raise DoctorError(f"{r.filename}: the download deadline of {deadline:g} s is spent")
+                                raise DoctorError(T("shell.download.deadline", file=r.filename, seconds=f"{deadline:g}"))
                 finally:
                     resp.close()
             if h.hexdigest() != digest:
-                raise DoctorError(f"{r.filename}: sha256 {h.hexdigest()} does not match the resolved {digest} "
-                                  "(file altered or corrupt)")
+                raise DoctorError(T("shell.download.sha256", file=r.filename, got=h.hexdigest(), want=digest))
             os.replace(tmp, cached)
         finally:
             if tmp.exists():
@@ -255,12 +255,12 @@ def fetch_resolved(files: Sequence, dest: Path, *, cert: Optional[str] = None, p
                 try:
                     out[r.name] = f.result()
                 except requests.RequestException as e:
-                    raise DoctorError(f"{r.filename}: cannot download from {urlparse(r.url).hostname}: "
-                                      f"{str(e).splitlines()[0][:200] if str(e) else type(e).__name__}")
+                    raise DoctorError(T("shell.download.failed", file=r.filename, host=urlparse(r.url).hostname,
+                                        why=str(e).splitlines()[0][:200] if str(e) else type(e).__name__))
                 except OSError as e:
-                    raise DoctorError(f"{r.filename}: {e.strerror or e}")
+                    raise DoctorError(T("shell.download.os_error", file=r.filename, why=e.strerror or str(e)))
         except concurrent.futures.TimeoutError:
-            raise DoctorError(f"the downloads did not finish within {deadline:g} s")
+            raise DoctorError(T("shell.download.timeout", seconds=f"{deadline:g}"))
         finally:
             stop.set()
             pool.shutdown(wait=False, cancel_futures=True)

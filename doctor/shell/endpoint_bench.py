@@ -460,7 +460,9 @@ def _measure(cfg: BenchConfig, model: str, tags: List[str], session: Callable[[]
             if every and time.monotonic() >= next_sample:
                 every[1](time.monotonic() - started)
                 next_sample = time.monotonic() + every[0]
-            _, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            # wake for the next sample too: a period under 0.5 s was otherwise stretched to 0.5 s
+            wake = 0.5 if not every else max(0.0, min(0.5, next_sample - time.monotonic()))
+            _, pending = wait(pending, timeout=wake, return_when=FIRST_COMPLETED)
         for f in futures:
             f.result()  # a bug in the worker is the doctor's failure, not the server's
     if every:

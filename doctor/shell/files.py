@@ -11,9 +11,11 @@ from __future__ import annotations
 import errno
 import io
 import os
-import secrets
 import stat
-from typing import BinaryIO, Iterator, Optional
+from typing import TYPE_CHECKING, BinaryIO, Iterable, Iterator, Optional
+
+if TYPE_CHECKING:
+    from doctor.parse.elf import ElfInfo
 
 DEFAULT_CAP = 1024 * 1024
 
@@ -139,6 +141,8 @@ def write_atomic(path: str, text: str) -> None:
     path = _replaceable(path)
     directory = os.path.dirname(os.path.abspath(path))
     # O_EXCL and a random name: a file (or symlink) already at the temporary name is never written through
+    import secrets  # here: random, hmac and hashlib are ~4 ms that check never needs
+
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
                  0o666)
@@ -149,3 +153,30 @@ def write_atomic(path: str, text: str) -> None:
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
+
+
+def read_elf(path: str) -> "ElfInfo":
+    """The dynamic section of the shared object at ``path`` (doctor.parse.elf reads it), opened
+    as a regular file only: a FIFO or a device planted there is an ElfError, never a hang."""
+    from doctor.parse import elf
+
+    try:
+        with open_binary(path) as fh:
+            return elf.read_elf_file(fh)
+    except OSError as e:
+        raise elf.ElfError(e.strerror or str(e)) from None
+
+
+def contains(fh: BinaryIO, needles: Iterable[bytes], limit: int = 512 * 1024 * 1024) -> bool:
+    """Any of the byte strings in an opened regular file, mapped rather than read (glog keeps
+    source file names such as ascend_direct_transport.cpp in the binary, even stripped)."""
+    import mmap
+
+    try:
+        size = os.fstat(fh.fileno()).st_size
+        if size == 0 or size > limit:
+            return False
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return any(mm.find(n) >= 0 for n in needles)
+    except (OSError, ValueError):
+        return False

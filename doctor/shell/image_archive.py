@@ -83,8 +83,8 @@ def limit_error(bound: str, limit: int) -> ArchiveError:
     return ArchiveError("image.error.limit", bound=bound, limit=limit)
 
 
-class Deadline(Exception):
-    pass
+class DeadlinePassed(Exception):
+    """The image read's total deadline passed (Workspace.tick)."""
 
 
 def _rmtree(top: str) -> None:
@@ -280,7 +280,7 @@ class _Counter(io.RawIOBase):
         b[:n] = data
         self.count += n
         if self.deadline is not None and time.monotonic() > self.deadline:
-            raise Deadline()
+            raise DeadlinePassed()
         if self.progress is not None and n:
             self.progress(self.count)
         return n
@@ -301,7 +301,7 @@ class _Ticking(io.RawIOBase):
         n = len(data)
         b[:n] = data
         if self.deadline is not None and time.monotonic() > self.deadline:
-            raise Deadline()
+            raise DeadlinePassed()
         return n
 
 
@@ -495,9 +495,9 @@ class Reader:
         self.written = 0  # bytes written to the workspace so far
 
     def tick(self) -> None:
-        """Raises Deadline once the total deadline has passed (called inside every walk)."""
+        """Raises DeadlinePassed once the total deadline has passed (called inside every walk)."""
         if self.deadline is not None and time.monotonic() > self.deadline:
-            raise Deadline()
+            raise DeadlinePassed()
 
     def _write(self, n: int) -> None:
         self.written += n
@@ -529,7 +529,7 @@ class Reader:
                     idx.members += 1
                     idx.bytes += m.size
                     self._member(tf, m, layer_dir, idx, out, wh, kept)
-        except (SourceError, ArchiveError, Deadline):
+        except (SourceError, ArchiveError, DeadlinePassed):
             raise
         except _decode_errors() as e:
             raise ArchiveError("image.error.bad_layer", layer=key, error=_short(e)) from None
@@ -706,7 +706,7 @@ class Reader:
                                     self.written -= im.size
                                 self._write(im.size)
                                 out[(blob, p)] = self._keep(inner, im, layer_dir)
-        except (SourceError, ArchiveError, Deadline):
+        except (SourceError, ArchiveError, DeadlinePassed):
             raise
         except _decode_errors() as e:
             raise ArchiveError("image.error.truncated", path=path, error=_short(e)) from None
@@ -770,7 +770,7 @@ class Reader:
             if not contents.names:
                 raise ArchiveError("image.error.not_tar", path=label) from None
             raise ArchiveError("image.error.truncated", path=label, error=_short(e)) from None
-        except (SourceError, ArchiveError, Deadline):
+        except (SourceError, ArchiveError, DeadlinePassed):
             raise
         except _decode_errors() as e:
             raise ArchiveError("image.error.truncated", path=label, error=_short(e)) from None

@@ -30,16 +30,17 @@ import re
 import struct
 import sys
 import tarfile
-import time
 import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote, urlparse
 
 from doctor.errors import UsageError
 from doctor.versions import pep440, valid_pep440
+from doctor.parse.indexfiles import glibc_of, pick_file, release_glibc, upload_date, wheel_tags  # noqa: F401 (re-exported)
+from doctor.shell.deadline import Deadline
 
 if TYPE_CHECKING:  # pragma: no cover
     from pypi_simple import DistributionPackage
@@ -53,6 +54,10 @@ MAX_DOWNLOAD = 512 * 1024 * 1024  # a whole-file fallback never reads more than 
 
 class IndexFetchError(UsageError):
     """The index could not be read (network, HTTP status, malformed page or file)."""
+
+
+class ProjectNotFound(IndexFetchError, LookupError):
+    """No configured index has the project (the LookupError ``matrix.verify.PackageIndex`` names)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,9 +120,10 @@ def pip_config_files(env: Mapping[str, str], prefix: Optional[str] = None) -> Li
     files = [Path(d) / "pip" / "pip.conf" for d in xdg_dirs.split(os.pathsep) if d]
     files.append(Path("/etc/pip.conf"))
     if not (env_file and Path(env_file).exists()):
-        home = Path(env.get("HOME") or os.path.expanduser("~"))
-        files.append(home / ".pip" / "pip.conf")
-        files.append(Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "pip" / "pip.conf")
+        from doctor import xdg
+
+        files.append(xdg.home(env) / ".pip" / "pip.conf")
+        files.append(xdg.config_home(env) / "pip" / "pip.conf")
     site = prefix or env.get("VIRTUAL_ENV")
     if site:
         files.append(Path(site) / "pip.conf")
@@ -233,19 +239,14 @@ def _split_list(value: Optional[str]) -> List[str]:
 # transport: a total deadline, capped bodies, file:// URLs
 
 
-class Deadline:
-    """Seconds left of a total budget; raises IndexFetchError once it is spent."""
+def _exceeded(d: Deadline, url: str) -> IndexFetchError:
+    where = f" (reading {url})" if url else ""
+    return IndexFetchError(f"index deadline of {d.seconds:g} s exceeded{where}")
 
-    def __init__(self, seconds: float):
-        self.seconds = seconds
-        self.end = time.monotonic() + seconds
 
-    def left(self, url: str = "") -> float:
-        rest = self.end - time.monotonic()
-        if rest <= 0:
-            where = f" (reading {url})" if url else ""
-            raise IndexFetchError(f"index deadline of {self.seconds:g} s exceeded{where}")
-        return rest
+def index_deadline(seconds: float) -> Deadline:
+    """The shell's one Deadline, spent as an IndexFetchError naming the URL being read."""
+    return Deadline(seconds, _exceeded)
 
 
 def deadline_session(deadline: Deadline, timeout: Tuple[float, float] = TIMEOUT, cap: int = MAX_PAGE):
@@ -390,7 +391,7 @@ class IndexClient:
         if not urls:
             raise IndexFetchError("no package index configured (pip has no-index set)")
         self.urls = list(urls)
-        self.deadline = Deadline(deadline)
+        self.deadline = index_deadline(deadline)
         self.session = session if session is not None else deadline_session(self.deadline, timeout)
 
     def _call(self, what: str, fn: Callable[[], Any]) -> Any:
@@ -435,7 +436,7 @@ class IndexClient:
                 if f.version is not None:
                     seen.setdefault(f.filename, f)
         if not found_any:
-            raise IndexFetchError(f"{project} not found on {', '.join(self.urls)}")
+            raise ProjectNotFound(f"{project} not found on {', '.join(self.urls)}")
         return list(seen.values())
 
     def versions(self, project: str, include_yanked: bool = False) -> List[str]:
@@ -631,66 +632,6 @@ def metadata_entry(raw: bytes, filename: str, how: str) -> Dict[str, object]:
 
 # ---------------------------------------------------------------------------------------------
 # choosing a file per version
-
-
-def wheel_tags(filename: str) -> Tuple[str, str, str]:
-    """(python tag, abi tag, platform tag) of a wheel filename."""
-    parts = filename[:-4].split("-")
-    return parts[-3], parts[-2], parts[-1]
-
-
-def glibc_of(filename: str) -> Dict[str, str]:
-    """Minimum glibc per architecture from a wheel's manylinux tags (the lowest tag it claims)."""
-    if not filename.endswith(".whl"):
-        return {}
-    out: Dict[str, str] = {}
-    legacy = {"1": "2.5", "2010": "2.12", "2014": "2.17"}
-    for plat in wheel_tags(filename)[2].split("."):
-        m = re.match(r"^manylinux(?:(1|2010|2014)|_(\d+)_(\d+))_(x86_64|aarch64)$", plat)
-        if not m:
-            continue
-        glibc = legacy[m.group(1)] if m.group(1) else f"{m.group(2)}.{m.group(3)}"
-        arch = m.group(4)
-        if arch not in out or valid_pep440(glibc) < valid_pep440(out[arch]):  # digits and a dot
-            out[arch] = glibc
-    return out
-
-
-def pick_file(files: Iterable["DistributionPackage"], version: str,
-              prefer: Tuple[str, str] = ("cp311", "x86_64")) -> Optional["DistributionPackage"]:
-    """The file whose metadata stands for ``version``: a wheel for the preferred Python tag and
-    architecture when there is one, any wheel otherwise, else the sdist."""
-    want = pep440(version)
-    cands = [f for f in files if f.version and pep440(f.version) == want]
-    if not cands:
-        return None
-
-    def rank(f):
-        if f.package_type != "wheel":
-            return (3, 1, f.filename)
-        py, _, plat = wheel_tags(f.filename)
-        linux_arch = "linux" in plat and prefer[1] in plat
-        return (0 if (py == prefer[0] and linux_arch) else 1 if linux_arch else 2,
-                0 if f.has_metadata else 1, f.filename)
-
-    return sorted(cands, key=rank)[0]
-
-
-def release_glibc(files: Iterable["DistributionPackage"], version: str) -> Dict[str, str]:
-    """Per-architecture glibc a release's wheels need (the highest over its wheels)."""
-    want = pep440(version)
-    out: Dict[str, str] = {}
-    for f in files:
-        if f.version and pep440(f.version) == want:
-            for arch, g in glibc_of(f.filename).items():
-                if arch not in out or valid_pep440(g) > valid_pep440(out[arch]):
-                    out[arch] = g
-    return out
-
-
-def upload_date(f: "DistributionPackage") -> Optional[str]:
-    """The PEP 700 upload time of a file as YYYY-MM-DD, when the index gives one."""
-    return f.upload_time.date().isoformat() if f.upload_time is not None else None
 
 
 def client_from_pip(env: Optional[Mapping[str, str]] = None, session=None,

@@ -20,6 +20,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlparse
 
 from doctor.shell.index import IndexConfig
+from doctor.pep668 import break_system
 
 PIP, UV, AUTO = "pip", "uv", "auto"
 INSTALLERS = (AUTO, PIP, UV)
@@ -285,25 +286,6 @@ def find_uv(env: Mapping[str, str]) -> Optional[str]:
     except (ImportError, FileNotFoundError, AttributeError):
         pass
     return shutil.which("uv", path=env.get("PATH"))
-
-
-# pip 23.0 refuses to change an interpreter marked EXTERNALLY-MANAGED (PEP 668) and documents
-# --break-system-packages as the way to do it anyway (pip.pypa.io/en/stable/cli/pip_install/);
-# older pips ignore the marker and do not know the option
-BREAK_SYSTEM = "--break-system-packages"
-BREAK_SYSTEM_SINCE = (23, 0)
-
-
-def break_system(externally_managed: bool, pip_version: Optional[str]) -> List[str]:
-    """The option a pip install/uninstall needs to change the judged interpreter: the flag for an
-    externally managed one, when the pip that runs it enforces the marker."""
-    if not externally_managed or not pip_version:
-        return []
-    try:
-        parts = tuple(int(x) for x in pip_version.split(".")[:2])
-    except ValueError:
-        return [BREAK_SYSTEM]
-    return [BREAK_SYSTEM] if parts >= BREAK_SYSTEM_SINCE else []
 
 
 def externally_managed(base_prefix: Optional[str], version: Optional[str]) -> bool:

@@ -29,6 +29,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from doctor.i18n import T, Text
 from doctor.parse import elf
+from doctor.shell import files as host_files
 from doctor.shell.transaction.placing import units
 from doctor.shell.transaction.runner import Runner
 from doctor.parse.libnames import ASCEND_DEPS, lib_base
@@ -296,8 +297,9 @@ def run_step(runner: Runner, reporter: Reporter, name: str, argv: List[str], cwd
 
 
 def default_log() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    d = os.path.join(base, "ascend-doctor")
+    from doctor import xdg
+
+    d = str(xdg.cache_dir())
     os.makedirs(d, exist_ok=True)
     return os.path.join(d, time.strftime("mooncake-build-%Y%m%d-%H%M%S.log"))
 
@@ -630,7 +632,7 @@ def verify_placed(python: str, placed: Sequence[str], env: Dict[str, str], runne
     candidates += [os.path.join(package, f) for f in info.get("files", []) if f.startswith("ascend_transport")]
     for path in candidates:
         try:
-            found = elf.read_elf(path)
+            found = host_files.read_elf(path)
         except elf.ElfError:
             continue
         deps = [n for n in found.needed if lib_base(n).startswith(ASCEND_DEPS)]

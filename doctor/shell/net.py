@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 from urllib.parse import urlsplit
+
+from doctor.shell.deadline import Deadline
 
 MAX_HEADERS = 64 * 1024
 
@@ -30,16 +31,13 @@ class Response:
     truncated: bool = False  # the body was longer than the cap
 
 
-class Deadline:
-    def __init__(self, seconds: float):
-        self.seconds = seconds
-        self.end = time.monotonic() + seconds
+def _no_answer(d: Deadline, what: str) -> Timeout:
+    return Timeout(f"no answer within {d.seconds:g}s")
 
-    def left(self) -> float:
-        left = self.end - time.monotonic()
-        if left <= 0:
-            raise Timeout(f"no answer within {self.seconds:g}s")
-        return left
+
+def budget(seconds: float) -> Deadline:
+    """The shell's one Deadline, spent as a Timeout (an OSError, as a socket's own is)."""
+    return Deadline(seconds, _no_answer)
 
 
 def resolve(host: str, port: int, deadline: Deadline) -> List[Tuple]:
@@ -81,7 +79,7 @@ def connect(host: str, port: int, deadline: Deadline) -> socket.socket:
 
 def tcp_probe(host: str, port: int, timeout: float) -> None:
     """Connect and close; raises Timeout or OSError."""
-    connect(host, port, Deadline(timeout)).close()
+    connect(host, port, budget(timeout)).close()
 
 
 def _recv(sock: socket.socket, deadline: Deadline, n: int = 65536) -> bytes:
@@ -98,7 +96,7 @@ def http_get(url: str, timeout: float, max_body: int, headers: Optional[Dict[str
     parts = urlsplit(url)
     if parts.scheme != "http" or not parts.hostname:
         raise ValueError(f"{url}: only http:// URLs")
-    deadline = Deadline(timeout)
+    deadline = budget(timeout)
     port = parts.port or 80
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     host_header = parts.netloc.rsplit("@", 1)[-1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from typing import Any, Callable, Iterator, Optional
 
 from doctor import textsafe
@@ -11,24 +12,67 @@ from doctor import textsafe
 Callback = Callable[[str, int, int], None]
 
 
+class ByteBar:
+    """The one byte bar: bytes read or downloaded so far, as a rich bar on stderr, only on a
+    terminal (nothing in logs or pipes, so --json output stays clean). ``speed``: transfer speed
+    and elapsed time (an image read), else the time remaining (hashing, a download). The
+    description names data (a shard, an image): shown as written, never read as markup."""
+
+    def __init__(self, description: str, enabled: bool = True, speed: bool = False, width: int = 30):
+        self.description = textsafe.markup(description)
+        self.enabled = enabled and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+        self.speed, self.width = speed, width
+        self.bar: Any = None
+        self.task: Any = None
+        self._last = 0.0
+
+    def __enter__(self) -> "ByteBar":
+        if self.enabled:
+            from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn, TransferSpeedColumn)
+
+            from doctor import terminal
+
+            timing = [TransferSpeedColumn(), TimeElapsedColumn()] if self.speed else [TimeRemainingColumn()]
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=self.width), DownloadColumn(),
+                                *timing, console=terminal.console(stderr=True, highlight=False), transient=True)
+            self.bar.__enter__()
+            self.task = self.bar.add_task(self.description, total=None)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def total(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, total=n)
+
+    def update(self, count: int) -> None:
+        """Bytes so far (at most ten redraws a second)."""
+        now = time.monotonic()
+        if self.bar is not None and now - self._last > 0.1:
+            self._last = now
+            self.bar.update(self.task, completed=count)
+
+    def status(self, text: str) -> None:
+        """What the source says it is doing (an engine's pull status: data)."""
+        if self.bar is not None:
+            self.bar.update(self.task, description=f"{self.description}: {textsafe.markup(text[:60])}")
+
+    def item(self, name: str, done: int, total: int) -> None:
+        """One item of several (a shard), its bytes done of its total."""
+        if self.bar is not None:
+            self.bar.update(self.task, description=f"{self.description} {textsafe.markup(name)}", completed=done,
+                            total=total or None)
+
+
 @contextlib.contextmanager
 def bytes_bar(enabled: bool, label: str) -> Iterator[Optional[Callback]]:
-    if not enabled or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from doctor import terminal
-
-    bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=30), DownloadColumn(), TimeRemainingColumn(),
-                   console=terminal.console(stderr=True, highlight=False), transient=True)
-    task = bar.add_task(textsafe.markup(label), total=None)
-
-    def update(name: str, done: int, total: int) -> None:  # a shard's name is data: shown as written
-        bar.update(task, description=textsafe.markup(f"{label} {name}"), completed=done, total=total or None)
-
-    with bar:
-        yield update
+    """A :class:`ByteBar` as the ``(name, done, total)`` callback the hashing and downloads take;
+    None when no bar is shown."""
+    with ByteBar(label, enabled=enabled) as bar:
+        yield bar.item if bar.bar is not None else None
 
 
 class StepProgress:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
-from doctor.findings import FAIL, OK, SKIP, WARN, Finding, Message
+from doctor.findings import Fixable, FAIL, OK, SKIP, WARN, Finding, Message, Status
 from doctor.i18n import T, Text
 from doctor.smoke import golden
 from doctor.smoke.collective import RankState, culprits
@@ -48,8 +48,8 @@ class StageResult:
                 "title": self.title.text(lang), "hint": self.hint.text(lang) if self.hint else None}
 
     def finding(self) -> Finding:
-        return Finding(f"smoke.{self.name}", self.status, self.title, observed=self.observed, hint=self.hint,
-                       fixable="manual" if self.status == FAIL else "none", source=SOURCE,
+        return Finding(f"smoke.{self.name}", Status(self.status), self.title, observed=self.observed, hint=self.hint,
+                       fixable=Fixable.MANUAL if self.status == FAIL else Fixable.NONE, source=SOURCE,
                        evidence=list(self.evidence))
 
 

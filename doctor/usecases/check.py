@@ -53,6 +53,7 @@ class CheckOptions:
     verify_sample: int = 3  # --verify-sample: shards hashed (0: all with a published hash)
     progress: Optional[Callable[[str, int, int], None]] = None  # hashing progress (a terminal bar)
     image: Optional["ImageRequest"] = None  # --image / --image-tar (usecases/image.py)
+    skip_idle: bool = False  # run_check: probes whose layer has no input are not run (probes/inputs.py)
 
 
 @record
@@ -209,6 +210,8 @@ def validate_hccn(opts: CheckOptions) -> None:
         raise UsageError(f"--hccn-tool {opts.hccn_tool}: not an executable file")
     if opts.hccn_timeout <= 0:
         raise UsageError("--hccn-timeout must be positive")
+    if not opts.ping_npu:
+        return  # (the hccn probe's module is imported only for a host it has something to ask)
     from doctor.probes.hccn import parse_ping_pairs
 
     try:
@@ -282,7 +285,7 @@ def _probe_options(opts: CheckOptions) -> ProbeOptions:
                         mooncake_timeout=opts.mooncake_timeout, hccn_tool=opts.hccn_tool,
                         hccn_timeout=opts.hccn_timeout, ping_npu=list(opts.ping_npu), model=opts.model,
                         verify_weights=opts.verify_weights, verify_sample=opts.verify_sample,
-                        progress=opts.progress, stage=opts.stage)
+                        progress=opts.progress, stage=opts.stage, skip_idle=opts.skip_idle)
 
 
 def named_binaries(opts: CheckOptions, env: Optional[Dict[str, str]]) -> List[str]:
@@ -310,13 +313,15 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
         # matrix and importing the rules and the last probe costs ~60 ms that would add up.
         from doctor.i18n import catalogue
         from doctor.probes import mooncake  # noqa: F401  (its imports, while the probes wait)
-        from doctor.rules.engine import all_rules
+        from doctor.rules.all_rules import eager
 
         loaded["matrix"] = matrix or load_matrix_or_exit(opts.matrix)
-        all_rules()
+        eager()  # the gated layers' rules are imported after the probes, if their layer has input
         catalogue()  # the report's words: read now rather than after the rules
 
-    facts = gather(opts, env, prepare)
+    from doctor.record import replace
+
+    facts = gather(replace(opts, skip_idle=True), env, prepare)  # what check's rules do not read, not probed
     from doctor.rules.engine import make_context, run_rules
 
     matrix = loaded["matrix"]

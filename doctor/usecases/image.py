@@ -76,7 +76,7 @@ def validate(req: ImageRequest, *, root: str, python: Optional[str], site_packag
 
 
 def gather_image(req: ImageRequest, platform: Optional[oci.Platform], options: ProbeOptions) -> Facts:
-    from doctor.shell.image_archive import ArchiveError, Deadline, Workspace
+    from doctor.shell.image_archive import ArchiveError, DeadlinePassed, Workspace
 
     lang = req.lang
     label = req.image or req.image_tar or ""
@@ -92,7 +92,7 @@ def gather_image(req: ImageRequest, platform: Optional[oci.Platform], options: P
         if e.key == "image.error.limit":
             raise UsageError(limit_message(label, e.params["bound"], e.params["limit"], lang)) from None
         raise UsageError(tr(e.key, lang, **_params(e.params, label))) from None
-    except Deadline:
+    except DeadlinePassed:
         raise UsageError(tr("image.error.timeout", lang, ref=label, seconds=_deadline_of(req))) from None
     except oci.LimitError as e:
         raise UsageError(limit_message(label, e.bound, e.limit, lang)) from None
@@ -149,7 +149,7 @@ class _Source:
 
 
 def _read(req: ImageRequest, platform: Optional[oci.Platform], ws) -> Tuple[_Source, Dict[str, float]]:
-    from doctor.render_image import ByteProgress
+    from doctor.shell.progress import ByteBar
     from doctor.shell.image_archive import Reader
 
     machine = os.uname().machine
@@ -157,7 +157,7 @@ def _read(req: ImageRequest, platform: Optional[oci.Platform], ws) -> Tuple[_Sou
     t0 = time.perf_counter()
     label = req.image or req.image_tar or ""
     chosen: Dict[str, oci.Selected] = {}
-    with ByteProgress(tr("image.progress", req.lang, ref=label), enabled=req.progress) as bar:
+    with ByteBar(tr("image.progress", req.lang, ref=label), enabled=req.progress, speed=True, width=24) as bar:
         if req.image_tar:
             reader = Reader(ws, progress=bar.update, deadline=time.monotonic() + TAR_DEADLINE, limits=req.limits())
             bar.total(os.path.getsize(req.image_tar))

@@ -71,8 +71,9 @@ class SmokeReport:
 
 
 def default_config_path(env: Mapping[str, str]) -> Path:
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", "~"), ".config")
-    return Path(base) / "ascend-doctor" / "smoke.toml"
+    from doctor import xdg
+
+    return xdg.config_dir(env) / "smoke.toml"
 
 
 def config_path(explicit: Optional[str], env: Mapping[str, str]) -> Optional[Path]:

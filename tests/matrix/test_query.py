@@ -4,7 +4,7 @@ driver: tests/test_matrix_query.py)."""
 from doctor.matrix import query
 from doctor.matrix.model import CannDriver
 
-from tests.rules.build import matrix, release
+from rules.build import matrix, release
 
 OLD = release(vllm_ascend="0.11.0", hardware=("A2", "A3", "310P"))
 NEW_A3 = release(vllm_ascend="0.13.0", hardware=("A3",))

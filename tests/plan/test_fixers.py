@@ -63,3 +63,28 @@ def test_only_vllm_requirements_are_excluded_as_not_on_ascend():
     assert builder.excluded("vllm-ascend", "Torch", ["torch"], cuda_only)  # a pinned stack package, any owner
     assert not builder.excluded("vllm-ascend", "xformers", ["torch"], cuda_only)  # its own requirements all count
     assert not builder.excluded("vllm", "numpy", ["torch"], cuda_only)
+
+
+def test_fixers_recognise_no_finding_by_its_id():
+    """A fixer acts on what the rules that name it say (Rule.fixer, Rule.reinstall), never on a
+    finding id written in the planner."""
+    import ast
+    from pathlib import Path
+
+    src = Path(builder.__file__).read_text(encoding="utf-8")
+    for n in ast.walk(ast.parse(src)):
+        literal = isinstance(n, ast.Compare) and any(
+            isinstance(c, ast.Constant) or (isinstance(c, (ast.Tuple, ast.Set, ast.List)) and
+                                            all(isinstance(e, ast.Constant) for e in c.elts)) for c in n.comparators)
+        if literal and isinstance(n.left, ast.Attribute) and n.left.attr == "id":
+            raise AssertionError(f"plan/builder.py:{n.lineno}: {ast.unparse(n)}")
+    asked = {r.id for r in RULES if r.reinstall}
+    assert asked == {"vllm_ascend.plugin", "vllm_ascend.requirements", "mooncake.transport"}
+    assert all(r.fixer for r in RULES if r.reinstall)
+
+
+def test_a_reinstall_rule_makes_its_fixer_act_on_the_right_version():
+    broken = Finding("vllm_ascend.plugin", FAIL, T("vllm_ascend.plugin.missing"), fixable="auto")
+    by_hand = Finding("vllm_ascend.plugin", FAIL, T("vllm_ascend.plugin.missing"), fixable="manual")
+    assert [s.finding for s in _plan([broken]).steps if s.finding == "vllm_ascend.installed"]
+    assert not [s.finding for s in _plan([by_hand]).steps if s.finding == "vllm_ascend.installed"]

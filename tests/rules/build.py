@@ -3,7 +3,6 @@ vllm-ascend 0.11.0rc3 by default, every section overridable. No files, no proces
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Dict, Iterable, List, Optional
 
 from doctor.facts import (
@@ -27,18 +26,17 @@ def release(**kw) -> Release:
     return Release(**base)
 
 
-@functools.lru_cache(maxsize=1)
 def _shipped() -> Matrix:
-    from doctor.matrix.load import load_matrix
+    from shipped import matrix  # loaded once per process (tests/shipped.py)
 
-    return load_matrix()
+    return matrix()
 
 
 def mooncake_knowledge() -> Dict[str, Dict]:
     """What the Mooncake rules hand the pure checks, from the shipped matrix."""
-    from doctor.rules.mooncake import config_knowledge, serve_knowledge
+    from doctor.rules.mooncake import config_knowledge, env_knowledge, serve_knowledge
 
-    return {"config": config_knowledge(_shipped()), "serve": serve_knowledge(_shipped())}
+    return {"config": config_knowledge(_shipped()), "serve": serve_knowledge(_shipped()), "env": env_knowledge(_shipped())}
 
 
 def matrix(releases: Iterable[Release] = (), cann_driver: Iterable[CannDriver] = (), torch_npu: Iterable[TorchNpu] = (),

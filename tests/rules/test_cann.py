@@ -6,7 +6,7 @@ import pytest
 from doctor.matrix.model import CannDriver
 from doctor.rules import cann as rules
 
-from .build import absent, cann, context, driver, expect, facts, judge, matrix, nnal, python, release
+from .build import _shipped, absent, cann, context, driver, expect, facts, judge, matrix, nnal, python, release
 
 
 def test_installed_ok():
@@ -151,3 +151,20 @@ def test_release_match_uses_the_hardware_cann():
     row = release(cann=("8.3.RC2",), cann_by_hardware={"310P": "8.2.RC1"})
     ctx = context(facts(cann=cann(version="8.2.RC1")), m=matrix([row]), hardware="310P")
     expect(judge(rules.cann_release, ctx), "cann.release_match", "ok")
+
+
+# -- an undocumented CANN/driver pairing -------------------------------------------------------------
+
+
+def _release_0_11_0rc3():
+    return next(r for r in _shipped().releases if r.vllm_ascend == "0.11.0rc3")
+
+
+def test_driver_not_documented_for_cann_is_a_warning_naming_the_documented_pairing():
+    """CANN 8.3.RC2 has no published HDK list; driver 24.1.rc2 with it is unknown, never only
+    information and never "too old": a warning that names the nearest documented pairing."""
+    m = _shipped()
+    ctx = context(facts(driver=driver(version="24.1.rc2")), m=m, row=_release_0_11_0rc3())
+    f = expect(judge(rules.cann_driver, ctx), "cann.driver_compat", "warn")
+    assert f.expected == "CANN 8.3.RC1 + HDK 25.3.rc1"
+    assert "8.3.RC1" in f.title.text("en") and "25.3.rc1" in f.hint.text("en") and "too old" not in f.title.text("en")

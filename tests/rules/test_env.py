@@ -65,6 +65,24 @@ def test_vllm_version_override():
     absent(judge(rules.vllm_version_override, context()), "env.vllm_version_override")
 
 
+def test_a_vllm_version_exported_by_the_launch_script_is_judged():
+    """The environment every rule reads is the host's with the launch script's exports applied:
+    a stale VLLM_VERSION the script exports is what the serving processes see."""
+    from doctor.facts import TuningFacts
+    from doctor.parse.serving import read_command
+
+    script = "export VLLM_VERSION=0.18.0\nvllm serve /models/q\n"
+    f = facts(env=env(VLLM_VERSION=None), tuning=TuningFacts(serve=read_command(script, {}, "launch.sh")))
+    found = expect(judge(rules.vllm_version_override, context(f)), "env.vllm_version_override", "fail")
+    assert found.observed == "0.18.0" and found.expected == "0.11.0"
+    # the script's export wins over the host's, as in the shell that runs it
+    f = facts(env=env(VLLM_VERSION="0.11.0"), tuning=TuningFacts(serve=read_command(script, {}, "launch.sh")))
+    expect(judge(rules.vllm_version_override, context(f)), "env.vllm_version_override", "fail")
+    f = facts(env=env(VLLM_VERSION="0.18.0"),
+              tuning=TuningFacts(serve=read_command("export VLLM_VERSION=0.11.0\nvllm serve /m\n", {}, "launch.sh")))
+    expect(judge(rules.vllm_version_override, context(f)), "env.vllm_version_override", "ok")
+
+
 def test_vllm_target_device():
     expect(judge(rules.vllm_target_device, context(facts(env=env(VLLM_TARGET_DEVICE="cuda")))),
            "env.vllm_target_device", "warn")

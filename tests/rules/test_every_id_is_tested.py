@@ -9,9 +9,20 @@ HERE = Path(__file__).resolve().parent
 
 
 def _calls():
+    """The ids each test file of this directory produces with a status and shows absent: the
+    expect(findings, "<id>", status) / absent(findings, "<id>") calls, and the tuning tests'
+    ``status(findings, "<id>") == X`` / ``... is None``."""
     expected, absent = set(), set()
     for path in HERE.glob("test_*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare) and len(node.ops) == 1 and _status_call(node.left):
+                fid = _status_call(node.left)
+                none = isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None
+                if isinstance(node.ops[0], (ast.Is, ast.Eq)) and none:
+                    absent.add(fid)
+                elif isinstance(node.ops[0], ast.Eq):
+                    expected.add(fid)
+                continue
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
                 continue
             strings = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
@@ -22,21 +33,16 @@ def _calls():
     return expected, absent
 
 
-# Layers whose rules are tested in files of their own, on whole fake hosts (hccn) or on literal
-# tuning facts: there, each id must at least be named by those tests.
-OWN_TESTS = {"hccn": ("test_hccn_check.py",), "tuning": ("test_tuning_rules.py", "test_tuning_model.py",
-                                                         "test_tuning_host.py")}
+def _status_call(node):
+    """The id of a ``status(findings, "<id>")`` call, else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "status" and \
+            len(node.args) == 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+        return node.args[1].value
+    return None
 
 
 def test_every_finding_id_is_produced_and_not_produced_by_some_test():
     expected, absent = _calls()
-    ids = {r.id for r in RULES if r.layer not in OWN_TESTS} | {"python.probe_error", "torch.rule_error"}
+    ids = {r.id for r in RULES} | {"python.probe_error", "torch.rule_error"}
     assert not sorted(ids - expected), f"no expect(findings, id, status) for {sorted(ids - expected)}"
     assert not sorted(ids - absent), f"no absent(findings, id) for {sorted(ids - absent)}"
-
-
-def test_layers_with_their_own_tests_name_every_id():
-    for layer, files in OWN_TESTS.items():
-        text = "".join((HERE.parent / f).read_text(encoding="utf-8") for f in files)
-        missing = sorted(r.id for r in RULES if r.layer == layer and f'"{r.id}"' not in text)
-        assert not missing, f"{layer}: no test names {missing}"

@@ -274,18 +274,18 @@ def test_not_an_object():
     ({"ASCEND_TRANSPORT_PRINT": "1"}, "info", "legacy USE_ASCEND"),
 ])
 def test_env(env, status, words):
-    issues = envvars.check_env(env, vllm_ascend="0.22.1rc1")
+    issues = envvars.check_env(env, **KNOWLEDGE["env"], vllm_ascend="0.22.1rc1")
     assert any(i.status == status and words in str(i.title) for i in issues), [(i.status, str(i.title)) for i in issues]
 
 
 def test_env_version_and_host_dependent():
-    assert any("3000 ms" in str(i.title) for i in envvars.check_env({"ASCEND_CONNECT_TIMEOUT": "x"}, mooncake="0.3.7.post2"))
+    assert any("3000 ms" in str(i.title) for i in envvars.check_env({"ASCEND_CONNECT_TIMEOUT": "x"}, **KNOWLEDGE["env"], mooncake="0.3.7.post2"))
     assert any(i.status == "warn" and "CANN >= 8.5" in str(i.title)
-               for i in envvars.check_env({"ASCEND_USE_ASYNC_TRANSFER": "1"}, cann="8.3.RC2"))
-    assert any("dropped ASCEND_BUFFER_POOL" in str(i.title) for i in envvars.check_env({"ASCEND_BUFFER_POOL": "4:8"}, vllm_ascend="0.23.0"))
+               for i in envvars.check_env({"ASCEND_USE_ASYNC_TRANSFER": "1"}, **KNOWLEDGE["env"], cann="8.3.RC2"))
+    assert any("dropped ASCEND_BUFFER_POOL" in str(i.title) for i in envvars.check_env({"ASCEND_BUFFER_POOL": "4:8"}, **KNOWLEDGE["env"], vllm_ascend="0.23.0"))
     assert any(i.status == "warn" and "A3" in str(i.title)
-               for i in envvars.check_env({"ASCEND_ENABLE_USE_FABRIC_MEM": "1"}, hardware="A2"))
-    assert envvars.check_env({}) == []
+               for i in envvars.check_env({"ASCEND_ENABLE_USE_FABRIC_MEM": "1"}, **KNOWLEDGE["env"], hardware="A2"))
+    assert envvars.check_env({}, **KNOWLEDGE["env"]) == []
 
 
 # -- vllm serve command line -------------------------------------------------------------------

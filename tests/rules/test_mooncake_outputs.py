@@ -184,7 +184,7 @@ def outputs():
     for name, (text, kw) in CONFIGS.items():
         out[f"config: {name}"] = _issues(config.check_text(text, config.ConfigContext(**{**KNOWLEDGE["config"], **kw})))
     for name, (env, kw) in ENVS.items():
-        out[f"env: {name}"] = _issues(envvars.check_env(env, **kw))
+        out[f"env: {name}"] = _issues(envvars.check_env(env, **KNOWLEDGE["env"], **kw))
     for name, (line, kw) in SERVES.items():
         cmd = serveargs.parse_command(line, {})
         kw = dict(dict(vllm_ascend="0.22.1rc1", connectors=REGISTRY, vllm_connectors={"NixlConnector": "x"},

@@ -1,5 +1,5 @@
 """Every tuning finding word for word in both languages (title, hint, commands, the launch-script
-edits), on the plain facts of tests/test_tuning_rules.py and the shipped matrices/tuning.toml.
+edits), on the plain facts of tests/rules/test_tuning.py and the shipped matrices/tuning.toml.
 
 Each case is kept as its difference from the untouched host judged against the same release
 (``healthy <release>``, kept in full). ``UPDATE_GOLDENS=1 pytest tests/rules/test_tuning_outputs.py``
@@ -14,7 +14,9 @@ from doctor.facts import ModelFacts, MooncakeFacts, MountFact, ShardFact, Tuning
 from doctor.matrix import load_matrix
 from doctor.rules.engine import make_context, run_rules
 
-from test_tuning_rules import DUO, RULES, TP2, bad_model, facts, host
+from doctor.findings import FAIL, INFO, OK, WARN
+
+from .test_tuning import DUO, RULES, TP2, bad_model, facts, host, judge, status
 
 from .test_outputs import _render
 from goldens import match
@@ -56,7 +58,7 @@ def _verified(*checks: WeightCheck) -> ModelFacts:
 
 
 def cases() -> Dict[str, Tuple[dict, str]]:
-    """name -> (keywords of test_tuning_rules.facts(), release)."""
+    """name -> (keywords of test_tuning.facts(), release)."""
     w4a4 = ModelFacts(path="/m", exists=True, is_dir=True, quant_types=["W4A4_DYNAMIC"])
     w8a8 = ModelFacts(path="/m", exists=True, is_dir=True, quant_types=["W8A8"])
     heads = ModelFacts(path="/m", exists=True, is_dir=True, config=dict(num_attention_heads=40, num_key_value_heads=8,
@@ -161,3 +163,60 @@ def outputs() -> Dict[str, Dict[str, str]]:
 
 def test_every_tuning_finding_word_for_word():
     match(outputs(), EXPECTED)
+
+
+def _judged(name: str):
+    kw, release = cases()[name]
+    return judge(facts(**kw), release, load_matrix(user_overlays=False))
+
+
+def test_each_tuning_id_is_produced_by_a_case_and_absent_from_the_bare_host():
+    """The table's cases, judged: each id with its status (the ones no other test names that
+    way), and none of them on a host with nothing readable or configured."""
+    assert status(_judged('ignored variables'), "tuning.env_ignored") == INFO
+    assert status(_judged('recommendations late'), "tuning.env_recommended") == INFO
+    assert status(_judged('kubernetes cards'), "tuning.k8s_devices") == WARN
+    assert status(_judged('thp, old kernel, vm'), "tuning.kernel") == INFO
+    assert status(_judged('kv cache fits'), "tuning.kv_cache") == OK
+    assert status(_judged('max model len on 300I'), "tuning.max_model_len_310p") == WARN
+    assert status(_judged('model broken'), "tuning.model_checksums") == INFO
+    assert status(_judged('model good'), "tuning.model_index") == OK
+    assert status(_judged('auto dtype on 300I Duo'), "tuning.model_tokenizer") == FAIL
+    assert status(_judged('auto dtype on 300I Duo'), "tuning.model_weights") == FAIL
+    assert status(_judged('thp, old kernel, vm'), "tuning.thp") == INFO
+    assert status(_judged('thp, old kernel, vm'), "tuning.virtual_machine") == INFO
+    assert status(_judged('visible devices spaced'), "tuning.visible_devices") == FAIL
+    bare = _judged("bare host")
+    assert status(bare, "tuning.block_size") is None
+    assert status(bare, "tuning.cpu_binding") is None
+    assert status(bare, "tuning.cpu_governor") is None
+    assert status(bare, "tuning.devices_busy") is None
+    assert status(bare, "tuning.dtype") is None
+    assert status(bare, "tuning.env_harmful") is None
+    assert status(bare, "tuning.env_ignored") is None
+    assert status(bare, "tuning.env_recommended") is None
+    assert status(bare, "tuning.graph_310p") is None
+    assert status(bare, "tuning.heads_tp") is None
+    assert status(bare, "tuning.hugepages") is None
+    assert status(bare, "tuning.ignored_config") is None
+    assert status(bare, "tuning.k8s_devices") is None
+    assert status(bare, "tuning.kernel") is None
+    assert status(bare, "tuning.kv_cache") is None
+    assert status(bare, "tuning.max_model_len_310p") is None
+    assert status(bare, "tuning.memlock") is None
+    assert status(bare, "tuning.model_checksums") is None
+    assert status(bare, "tuning.model_config") is None
+    assert status(bare, "tuning.model_index") is None
+    assert status(bare, "tuning.model_tokenizer") is None
+    assert status(bare, "tuning.model_weights") is None
+    assert status(bare, "tuning.nofile") is None
+    assert status(bare, "tuning.numa_affinity") is None
+    assert status(bare, "tuning.numa_balancing") is None
+    assert status(bare, "tuning.parallel_size") is None
+    assert status(bare, "tuning.quantization") is None
+    assert status(bare, "tuning.rejected") is None
+    assert status(bare, "tuning.shm") is None
+    assert status(bare, "tuning.swappiness") is None
+    assert status(bare, "tuning.thp") is None
+    assert status(bare, "tuning.virtual_machine") is None
+    assert status(bare, "tuning.visible_devices") is None

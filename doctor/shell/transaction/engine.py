@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence
 
+from doctor.i18n import T
 from doctor.errors import DoctorError, UsageError
 from doctor.facts import Distribution
 from doctor.shell import proc
@@ -61,17 +62,16 @@ class Transaction:
             settle_unfinished(state, target, say)
             free = free_space(state)
             if free is not None and free < MIN_FREE:
-                raise UsageError(f"only {free // 1024} KB free on the file system of {state}: a transaction needs "
-                                 f"room for its journal, downloads and backups; free some space (nothing was changed)")
+                raise UsageError(T("fix.error.no_space", kb=free // 1024, state=state))
             try:
                 journal = J.Journal.create(state)
             except OSError as e:
-                raise DoctorError(f"cannot start a transaction in {state}: {e.strerror or e}; nothing was changed")
+                raise DoctorError(T("fix.error.cannot_start", state=state, why=e.strerror or str(e)))
             try:
                 runner = Runner(append_log(journal.dir / "pip.log"), echo=echo)
             except OSError as e:
                 journal.discard()
-                raise DoctorError(f"cannot start a transaction in {state}: {e.strerror or e}; nothing was changed")
+                raise DoctorError(T("fix.error.cannot_start", state=state, why=e.strerror or str(e)))
             txn = cls(state, target, journal, runner)
             say(f"journal: {journal.path}")
             say(f"log: {journal.dir / 'pip.log'}")
@@ -97,7 +97,7 @@ class Transaction:
                                 marker=self.journal.id, status=TxnState.DOWNLOADING, **values)
         except OSError as e:  # a full disk at the start: nothing changed, nothing left behind
             self.journal.discard()
-            raise DoctorError(f"cannot start a transaction in {self.state}: {e.strerror or e}; nothing was changed")
+            raise DoctorError(T("fix.error.cannot_start", state=self.state, why=e.strerror or str(e)))
 
     def abort(self, reason: str) -> None:
         """Close a transaction that changed nothing; when even that cannot be written (a full

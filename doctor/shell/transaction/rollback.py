@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, List, Mapping, Optional
 
+from doctor.i18n import T
 from doctor.errors import DoctorError, UsageError
 from doctor.shell import proc
 from doctor.shell.transaction import journal as J
@@ -36,10 +37,10 @@ def rollback_last(target: Target, env: Mapping[str, str], *, force: bool = False
             return result
         last = J.last_transaction(state)
         if last is None:
-            raise UsageError(f"nothing to roll back: no committed ascend-doctor transaction in {state}")
+            raise UsageError(T("fix.error.nothing_to_roll_back", state=state))
         journal = J.Journal.load(last)
         if journal.status != TxnState.COMMITTED:
-            raise UsageError(f"transaction {last.name} is {journal.status.value}; nothing to roll back")
+            raise UsageError(T("fix.error.not_committed", id=last.name, status=journal.status.value))
         return rollback_committed(journal, target, state, force)
 
 
@@ -55,15 +56,14 @@ def rollback_committed(journal: J.Journal, target: Target, state: Path, force: b
     if outside:
         raise UsageError(J.Damaged(journal.dir, f"it names {outside[0][:200]}, outside this environment").message())
     if files and not journal.backup_root.is_dir():
-        raise DoctorError(f"the backups of transaction {journal.id} are gone ({journal.backup_root})")
+        raise DoctorError(T("fix.error.backups_gone", id=journal.id, backups=journal.backup_root))
     now = scan_dists(target.roots)
     after = {r["name"]: r for r in journal.data["after"]}
     before = {r["name"]: r for r in journal.data["before"]}
     drift = [n for n in sorted(set(now) | set(after))
              if (now[n].version if n in now else None) != (after[n]["version"] if n in after else None)]
     if drift and not force:
-        raise UsageError(f"the environment changed after transaction {journal.id} ({', '.join(drift[:5])}); "
-                         "rollback --force restores the old distributions anyway")
+        raise UsageError(T("fix.error.drift", id=journal.id, changes=", ".join(drift[:5])))
     journal.update(status=TxnState.ROLLING_BACK_LATER, rollback_kind=RollbackKind.LATER.value)
     with proc.shielded():
         # remove what the transaction installed (distributions, placed files), then put the old files back
@@ -86,8 +86,8 @@ def rollback_committed(journal: J.Journal, target: Target, state: Path, force: b
             problems.append(f"{name}: {have or 'missing'} instead of {want or 'absent'}")
     if problems:
         best_effort(journal, status=TxnState.ROLLBACK_FAILED, rollback_problems=problems)
-        raise DoctorError(f"rollback of {journal.id} is incomplete: {'; '.join(problems[:3])}; backups kept in "
-                          f"{journal.backup_root}. Fix the cause, then run again:\n{target.rollback_command()}")
+        raise DoctorError(T("fix.error.rollback_incomplete", id=journal.id, problems="; ".join(problems[:3]),
+                            backups=journal.backup_root, command=target.rollback_command()))
     journal.update(status=TxnState.ROLLED_BACK_LATER, rolled_back=J.now(), rollback_problems=[])
     if J.last_transaction(state) == journal.dir:
         J.clear_last(state)
@@ -122,7 +122,7 @@ def undo_unfinished(journal: J.Journal, target: Target) -> RollbackResult:
     if outside:
         raise UsageError(J.Damaged(journal.dir, f"it names {outside[0][:200]}, outside this environment").message())
     if files and not journal.backup_root.is_dir():
-        raise DoctorError(f"the backups of transaction {journal.id} are gone ({journal.backup_root})")
+        raise DoctorError(T("fix.error.backups_gone", id=journal.id, backups=journal.backup_root))
     best_effort(journal, status=TxnState.ROLLING_BACK, rollback_kind=RollbackKind.UNDO.value)
     with proc.shielded():
         failed = undo_placed(journal, roots)
@@ -135,7 +135,7 @@ def undo_unfinished(journal: J.Journal, target: Target) -> RollbackResult:
         for n in sorted(set(before) | set(final)) if before.get(n) != (final[n].version if n in final else None)]
     if problems:
         best_effort(journal, status=TxnState.ROLLBACK_FAILED, rollback_problems=problems)
-        raise DoctorError(f"rollback of {journal.id} is incomplete: {'; '.join(problems[:3])}; backups kept in "
-                          f"{journal.backup_root}. Fix the cause, then run again:\n{target.rollback_command()}")
+        raise DoctorError(T("fix.error.rollback_incomplete", id=journal.id, problems="; ".join(problems[:3]),
+                            backups=journal.backup_root, command=target.rollback_command()))
     best_effort(journal, status=TxnState.ROLLED_BACK, finished=J.now(), rollback_problems=[])
     return RollbackResult(journal.id, changes(now, final))

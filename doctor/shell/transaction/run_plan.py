@@ -22,7 +22,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from doctor.errors import DoctorError
 from doctor.facts import Distribution
-from doctor.i18n import tr
+from doctor.i18n import T, tr
 from doctor.parse import redact
 from doctor.plan.builder import Plan, Step, constraints_text
 from doctor.plan.pins import names
@@ -105,7 +105,7 @@ def _carry_out(plan: Plan, txn: Transaction, choice: Choice, env: Mapping[str, s
         write_new(ctx.constraint, constraints_text(plan.pins).encode())
     except OSError as e:  # a full disk at the start: nothing changed, nothing left behind
         journal.discard()
-        raise DoctorError(f"cannot start a transaction in {txn.state}: {e.strerror or e}; nothing was changed")
+        raise DoctorError(T("fix.error.cannot_start", state=txn.state, why=e.strerror or str(e)))
     for n in choice.notes:
         runner.note(f"# {n}")
     steps = [s for s in plan.steps if s.runs]
@@ -121,12 +121,12 @@ def _carry_out(plan: Plan, txn: Transaction, choice: Choice, env: Mapping[str, s
     except (StepFailed, DoctorError, OSError) as e:
         if proc.signalled():  # the download the signal handler killed
             txn.abort("interrupted during download")
-            raise DoctorError("interrupted during the download phase; nothing was changed")
+            raise DoctorError(T("fix.error.interrupted_download"))
         txn.abort(str(e))
-        raise DoctorError(f"download failed, nothing was changed: {e} (log: {txn.log_path})")
+        raise DoctorError(T("fix.error.download_failed", why=str(e), log=txn.log_path))
     except INTERRUPTS:
         txn.abort("interrupted during download")
-        raise DoctorError("interrupted during the download phase; nothing was changed")
+        raise DoctorError(T("fix.error.interrupted_download"))
     progress.done(-1)
 
     # -- backups and the list of what is on disk ------------------------------------------------
@@ -145,10 +145,10 @@ def _carry_out(plan: Plan, txn: Transaction, choice: Choice, env: Mapping[str, s
         txn.begin(touched, _overwritten(ctx.exact_dir, ctx.deps_dir, target.roots), steps=entries)
     except (OSError, zipfile.BadZipFile) as e:
         txn.abort(f"backup: {e}")
-        raise DoctorError(f"cannot back up the files to be replaced ({e}); nothing was changed")
+        raise DoctorError(T("fix.error.backup_failed", why=str(e)))
     except INTERRUPTS:
         txn.abort("interrupted while backing up")
-        raise DoctorError("interrupted while backing up; nothing was changed")
+        raise DoctorError(T("fix.error.interrupted_backup"))
 
     # -- install phase --------------------------------------------------------------------------
     executed: List[Dict] = []
@@ -207,12 +207,10 @@ def _carry_out(plan: Plan, txn: Transaction, choice: Choice, env: Mapping[str, s
         problems = txn.fail(reason)
         what = _failed_what(current, steps, group)
         if problems:
-            raise DoctorError(f"{what} failed ({reason}) and the rollback is incomplete: "
-                              f"{'; '.join(problems[:3])}; backups kept in {journal.backup_root} "
-                              f"(log: {txn.log_path}). Fix the cause, then finish the rollback with:\n"
-                              f"{target.rollback_command()}")
-        raise DoctorError(f"{what} failed ({reason}); rolled back, the environment "
-                          f"is as it was (log: {txn.log_path})")
+            raise DoctorError(T("fix.error.failed_rollback_incomplete", what=what, reason=reason,
+                                problems="; ".join(problems[:3]), backups=journal.backup_root, log=txn.log_path,
+                                command=target.rollback_command()))
+        raise DoctorError(T("fix.error.failed_rolled_back", what=what, reason=reason, log=txn.log_path))
 
     # -- commit ---------------------------------------------------------------------------------
     after = txn.commit(verification=verification.to_json())

@@ -17,6 +17,7 @@ import stat
 from pathlib import Path
 from typing import IO, Mapping, Optional
 
+from doctor import xdg
 from doctor.errors import DoctorError, UsageError
 
 STATE_NAME = ".ascend-doctor"
@@ -78,8 +79,7 @@ def state_dir(prefix: str, env: Mapping[str, str]) -> Path:
         raise
     except OSError:
         pass
-    home = Path(env.get("XDG_STATE_HOME") or Path(env.get("HOME") or os.path.expanduser("~")) / ".local" / "state")
-    alt = home / "ascend-doctor" / (str(Path(prefix).resolve()).strip("/").replace("/", "_") or "root")
+    alt = xdg.state_dir(env) / (str(Path(prefix).resolve()).strip("/").replace("/", "_") or "root")
     try:
         alt.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         make_dir(alt)
@@ -93,8 +93,7 @@ def state_dir(prefix: str, env: Mapping[str, str]) -> Path:
 def existing_state_dirs(prefix: str, env: Mapping[str, str]) -> list:
     """The state directories of an environment that exist now (nothing is created)."""
     own = Path(prefix) / STATE_NAME
-    home = Path(env.get("XDG_STATE_HOME") or Path(env.get("HOME") or os.path.expanduser("~")) / ".local" / "state")
-    alt = home / "ascend-doctor" / (str(Path(prefix).resolve()).strip("/").replace("/", "_") or "root")
+    alt = xdg.state_dir(env) / (str(Path(prefix).resolve()).strip("/").replace("/", "_") or "root")
     out = []
     for d in (own, alt):
         if os.path.lexists(d) and d not in out:

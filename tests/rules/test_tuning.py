@@ -440,3 +440,20 @@ def test_option_lists_keep_what_is_set(matrix):
     assert preload.commands[0].shell() == "export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2:/opt/libfoo.so"
     assert not [f for f in by_id(judge(facts(serve=TP2, env={"LD_PRELOAD": "/usr/lib64/libjemalloc.so.2"}, machine="x86_64"),
                                        "0.13.0", matrix), "tuning.env_recommended") if f.title.text().startswith("LD_PRELOAD")]
+
+
+@pytest.mark.parametrize("where", ["host", "launch script", "both"])
+def test_one_finding_per_variable_whichever_environment_sets_it(matrix, where):
+    """VLLM_USE_V1=0 is one cause: every rule reads one environment (the host's with the launch
+    script's exports), so on every release it is reported once at most, wherever it is set."""
+    from doctor.rules.engine import all_rules
+
+    env = {"VLLM_USE_V1": "0"} if where != "launch script" else {}
+    serve = "export VLLM_USE_V1=0\nvllm serve m" if where != "host" else "vllm serve m"
+    reported = {}
+    for row in matrix.releases:
+        ctx = make_context(facts(env=env, serve=serve), matrix, "runtime", row.vllm_ascend)
+        named = [f.id for f in run_rules(ctx, all_rules()).findings if "VLLM_USE_V1" in str(f.observed)]
+        assert len(named) <= 1, (row.vllm_ascend, named)
+        reported[row.vllm_ascend] = named
+    assert reported["0.11.0"] == ["tuning.rejected"] and reported["0.13.0"] == ["tuning.env_ignored"]

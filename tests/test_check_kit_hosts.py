@@ -1,4 +1,4 @@
-"""Issue 10, "verdicts that are wrong", end to end on the kit's fake hosts: host strings never reach
+"""check end to end on the kit's fake hosts, for verdicts that used to be wrong: host strings never reach
 a command unquoted, a driver loaded but not installed, files this user may not read, the hand fix
 of a mirror-only torch-npu build run by real pip, what the serving process imports, Mooncake
 prefill/decode sizes, and no network at the build stage."""

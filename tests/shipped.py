@@ -1,0 +1,18 @@
+"""The shipped matrix (matrices/*.toml, no user overlay), loaded and validated once per test
+process and shared: validating it costs ~0.25 s of CPU, and several test modules read it while
+they are collected, in every xdist worker. Read-only: a test that changes a matrix builds its
+own (``tests/rules/build.py``) or copies this one.
+
+Always imported as ``shipped`` (``tests/`` is on ``sys.path``, tests/conftest.py), so every
+importer gets the same module, and so the same loaded matrix."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from doctor.matrix.load import load_matrix
+from doctor.matrix.model import Matrix
+
+
+@lru_cache(maxsize=1)
+def matrix() -> Matrix:
+    return load_matrix(user_overlays=False)
