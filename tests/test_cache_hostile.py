@@ -102,3 +102,13 @@ def test_the_directories_it_makes_are_its_own_whatever_the_umask(home):
         os.umask(old)
     assert cache.read("matrix", cache.key("x")) == {"a": 1}
     assert not os.stat(cache.xdg.cache_dir() / "matrix").st_mode & 0o022
+
+
+@pytest.mark.parametrize("entry", [{}, {"m.hint": 1}, {"m.hint": {"en": "x"}}, {"m.hint": {"en": 1, "zh": "x"}}, [1], "s"])
+def test_a_catalogue_entry_that_is_not_a_catalogue_is_a_miss(home, entry):
+    """An own entry cut short or edited by hand: ``{}`` made every command end in
+    "internal error: CatalogueError"."""
+    src = home / "m.toml"
+    src.write_text(CATALOGUE, encoding="utf-8")
+    _plant("i18n", _catalogue_key(src), entry)
+    assert i18n.load_cached([src], cache) == {"m.hint": {"en": "pip install torch", "zh": "pip install torch"}}
