@@ -143,7 +143,7 @@ def _strip(text: str) -> str:
 
 @pytest.mark.parametrize("extra", [
     ["--help"], ["-h"], ["--json", "--help"], ["--bogus"], ["--jsn"], ["--json=yes"], ["--npu-smi-timeout", "nan"],
-    ["--npu-smi-timeout", "soon"], ["--verify-sample", "x"], ["--stage"], ["surplus"], ["--", "--json"],
+    ["--npu-smi-timeout", "1e18"], ["--hccn-timeout=1e308"], ["--npu-smi-timeout", "soon"], ["--verify-sample", "x"], ["--stage"], ["surplus"], ["--", "--json"],
     ["--fail-on", "never"], ["--lang", "fr"], ["--stage", "later"], ["--root", "/no/such/dir"],
 ])
 def test_help_and_errors_are_typers_own_byte_for_byte(extra, tmp_path):
