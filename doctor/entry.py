@@ -57,6 +57,9 @@ CHECK_DEFAULTS: Dict[str, Any] = {
     "image_tar": None, "platform": None, "pull": False, "max_image_entries": None, "max_image_disk": None,
     "requirements": [],
 }
+# the most seconds any float option of the CLI takes (30 days): a bigger wait is no wait a user
+# means, and 1e18 or 1e308 overflowed the probes' waits ("the devices probe crashed")
+MAX_SECONDS = 30 * 86400.0
 COMPLETE_VAR = "_ASCEND_DOCTOR_COMPLETE"  # click's shell completion: typer answers it
 
 
@@ -93,8 +96,8 @@ def parse_check(args: Sequence[str]) -> Optional[Dict[str, Any]]:
         kind = next(k for d, k in CHECK_OPTIONS.values() if d == dest)
         try:
             if kind == "seconds":
-                value = float(value)  # click's FLOAT is float(); the CLI refuses nan and inf
-                if not math.isfinite(value):
+                value = float(value)  # click's FLOAT is float(); the CLI refuses nan, inf and more
+                if not math.isfinite(value) or abs(value) > MAX_SECONDS:  # than MAX_SECONDS
                     return None
             elif kind == "int":
                 value = int(value)  # click's INT

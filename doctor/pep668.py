@@ -20,4 +20,5 @@ def break_system(externally_managed: bool, pip_version: Optional[str]) -> List[s
         parts = tuple(int(x) for x in pip_version.split(".")[:2])
     except ValueError:
         return [BREAK_SYSTEM]
+    parts = (parts + (0, 0))[:2]  # "23" is 23.0 (a tuple (23,) sorts before (23, 0))
     return [BREAK_SYSTEM] if parts >= BREAK_SYSTEM_SINCE else []

@@ -159,7 +159,7 @@ def _in_process(argv: List[str], via: str) -> Tuple[int, str, str]:
 
 HELP_AND_ERRORS = [
     ["--help"], ["-h"], ["--json", "--help"], ["--bogus"], ["--jsn"], ["--json=yes"], ["--npu-smi-timeout", "nan"],
-    ["--npu-smi-timeout", "soon"], ["--verify-sample", "x"], ["--stage"], ["surplus"], ["--", "--json"],
+    ["--npu-smi-timeout", "1e18"], ["--hccn-timeout=1e308"], ["--npu-smi-timeout", "soon"], ["--verify-sample", "x"], ["--stage"], ["surplus"], ["--", "--json"],
     ["--fail-on", "never"], ["--lang", "fr"], ["--stage", "later"], ["--root", "/no/such/dir"],
 ]
 

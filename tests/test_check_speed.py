@@ -89,7 +89,16 @@ def private(tmp_path, monkeypatch):
     return path
 
 
+def _settle(path: Path) -> None:
+    """Wait for the event the cache waits for: the file's identity settled (a few ms here)."""
+    import time
+
+    while not matrix_load.settled(matrix_load._identity(path), time.time_ns()):
+        time.sleep(0.001)
+
+
 def _values(path: Path):
+    _settle(path)
     return [t.version for t in matrix_load.parse_file(path, cache)["threshold"]]
 
 
@@ -115,6 +124,29 @@ def test_an_edited_file_is_read_again(private):
     private.write_text(MATRIX.format(value=2))  # same size, same mtime: the change time still moves
     os.utime(private, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert _values(private) == ["2.0"]
+
+
+def test_no_rows_are_kept_for_an_identity_a_same_size_edit_could_share(private):
+    """Two writes in one tick of the file system's clock stamp the same times: rows kept for the
+    first would be taken for the second (issue 21: an overlay edited within that tick)."""
+    st = os.stat(private)
+    written = max(st.st_mtime_ns, st.st_ctime_ns)
+    matrix_load.parse_file(private, cache, clock=lambda: written)  # still the tick it was written in
+    assert _entries() == []
+    matrix_load.parse_file(private, cache, clock=lambda: written + 2 * matrix_load.TICK_NS)
+    assert len(_entries()) == 1
+
+
+def test_an_identity_settles_after_two_ticks_of_its_file_systems_clock():
+    fine = [1, 2, 30, 1_700_000_000_123_456_789, 1_700_000_000_123_456_789]
+    assert not matrix_load.settled(fine, fine[4])
+    assert not matrix_load.settled(fine, fine[4] + matrix_load.TICK_NS)
+    assert matrix_load.settled(fine, fine[4] + 2 * matrix_load.TICK_NS)
+    seconds = [1, 2, 30, 1_700_000_000_000_000_000, 1_700_000_001_000_000_000]  # whole seconds: a coarse file system
+    assert not matrix_load.settled(seconds, seconds[4] + 2 * matrix_load.TICK_NS)
+    assert not matrix_load.settled(seconds, seconds[4] + 3_999_999_999)
+    assert matrix_load.settled(seconds, seconds[4] + 4_000_000_000)
+    assert not matrix_load.settled([1, 2, 30, seconds[4] + 10**9, 0], seconds[4] + 10**9)  # a later mtime counts too
 
 
 @pytest.mark.parametrize("planted", [b"", b"not json", b"[1, 2]", b'{"release": [["x"]]}', b'{"threshold": [[{"name": 1}, "o"]]}',

@@ -187,7 +187,7 @@ def test_every_float_option_refuses_nan_and_inf_in_one_line():
         for param in getattr(command, "params", []):
             if getattr(param.type, "name", "").startswith("float") and param.opts[0].startswith("--"):
                 seen.append(param.opts[0])
-                for value in ("nan", "inf", "-inf", "1e309"):
+                for value in ("nan", "inf", "-inf", "1e309", "1e18", "-1e308"):  # (1e18 crashed a probe: issue 21)
                     code, out, err = main(*path, param.opts[0], value)
                     assert code == 2 and out == "" and err.count("\n") == 1, (path, param.opts, value, err)
                     assert param.opts[0] in err and ("finite" in err or "range" in err), err

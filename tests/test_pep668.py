@@ -25,6 +25,9 @@ def test_the_flag_only_where_pip_enforces_the_marker():
     assert break_system(True, "26.3") == ["--break-system-packages"]
     assert break_system(True, "22.3.1") == []  # pip before 23.0 ignores the marker, and knows no such option
     assert break_system(False, "26.3") == []
+    assert break_system(True, "23") == ["--break-system-packages"]  # a version of one part is X.0 (issue 21)
+    assert break_system(True, "24") == ["--break-system-packages"]
+    assert break_system(True, "22") == []
     choice = choose(PIP, DEBIAN, sys.executable, True, None, None, system=break_system(True, "23.0.1"))
     assert choice.installer.install(["vllm==0.11.0"])[:5] == [DEBIAN, "-m", "pip", "install", "--break-system-packages"]
     venv = choose(PIP, "/v/bin/python", sys.executable, True, None, None)

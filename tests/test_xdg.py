@@ -32,3 +32,23 @@ def test_no_other_module_computes_them():
              if pattern.search(line) and not line.lstrip().startswith(("#", '"', "XDG_"))
              and "$XDG_" not in line]
     assert not found, found
+
+
+def test_relative_or_empty_values_are_ignored_as_the_spec_says():
+    """A relative value would name a directory below wherever the doctor was started: a
+    checkout holding ``.config/ascend-doctor/x.toml`` would overlay the matrix (issue 21)."""
+    account = xdg.home({})
+    assert account.is_absolute()
+    for bad in ("", ".config", "rel/dir", "~", "./x"):
+        env = {"HOME": "/h", "XDG_CONFIG_HOME": bad, "XDG_CACHE_HOME": bad, "XDG_STATE_HOME": bad}
+        assert (xdg.config_dir(env), xdg.cache_dir(env), xdg.state_dir(env)) == \
+            (Path("/h/.config/ascend-doctor"), Path("/h/.cache/ascend-doctor"), Path("/h/.local/state/ascend-doctor")), bad
+        got = xdg.home({"HOME": bad})
+        assert got.is_absolute() and got == account, bad
+
+
+def test_a_relative_home_in_the_process_environment_is_not_used(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", "rel")
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert xdg.config_dir().is_absolute() and not str(xdg.config_dir()).startswith(str(tmp_path))

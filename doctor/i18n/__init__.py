@@ -30,7 +30,7 @@ import sys
 import zlib
 from doctor.record import record
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Protocol, Sequence, Tuple, cast
 
 LANGS = ("en", "zh")
 HERE = Path(__file__).resolve().parent
@@ -139,12 +139,21 @@ def load_cached(paths: Sequence[Path], store: Optional[Store] = None) -> Dict[st
     ident = before if before is not None else checksum((Path(p).name, Path(p).read_bytes()) for p in paths)
     k = store.key("i18n", ident)
     data = store.read("i18n", k)
-    if isinstance(data, dict):
-        return data
+    if _is_catalogue(data, len(paths)):
+        return cast(Dict[str, Dict[str, str]], data)
     data = load_files(paths)
     if before is None or identities(paths) == before:  # not changed while they were read
         store.write("i18n", k, data)
     return data
+
+
+def _is_catalogue(data: Any, files: int) -> bool:
+    """What :func:`load_files` makes: keys to an en and a zh string, none when there
+    were no files; anything else (a truncated, hand-edited or planted
+    entry: ``{}`` made every command end in "internal error") is a miss."""
+    return (isinstance(data, dict) and (files == 0 or len(data) > 0)
+            and all(isinstance(v, dict) and set(v) == set(LANGS) and all(isinstance(t, str) for t in v.values())
+                    for v in data.values()))
 
 
 def template(key: str, lang: str) -> str:

@@ -110,13 +110,17 @@ class RowCache(Protocol):
     def write(self, kind: str, k: str, data: Any) -> None: ...
 
 
-def parse_file(path: Path, cache: Optional[RowCache] = None) -> Dict[str, list]:
+def parse_file(path: Path, cache: Optional[RowCache] = None,
+               clock: Optional[Callable[[], int]] = None) -> Dict[str, list]:
     """Read one matrix file; return validated rows per array. Raises MatrixError.
 
     With a ``cache``, validated rows are kept by the file's identity (device, inode, size,
     modification and change times): parsing and validating the full matrix costs ~150 ms, a
     cache hit a few ms without reading the file, and check runs on every build. An entry that
-    does not make rows (corrupt, planted, written by another doctor) is a miss.
+    does not make rows (corrupt, planted, written by another doctor) is a miss. Rows are kept
+    only for a file whose identity has settled (:func:`settled`, by ``clock``, nanoseconds,
+    ``time.time_ns`` when None): an identity taken in the tick the file was written in would
+    also be the identity of a same-size edit made in that tick, whose rows would never be read.
     """
     label = str(path)
     before = _identity(path) if cache else None
@@ -130,8 +134,11 @@ def parse_file(path: Path, cache: Optional[RowCache] = None) -> Dict[str, list]:
     except OSError as e:
         raise MatrixError(label, None, f"cannot read: {e.strerror or e}")
     rows = _validate_file(label, raw)
-    if cache and k and _identity(path) == before:  # not changed while it was read
-        cache.write("matrix", k, rows)
+    if cache and k and before and _identity(path) == before:  # not changed while it was read
+        import time
+
+        if settled(before, (clock or time.time_ns)()):
+            cache.write("matrix", k, rows)
     return _build(rows)
 
 
@@ -141,6 +148,21 @@ def _identity(path: Path) -> Optional[List[int]]:
     except OSError:
         return None
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+# a file's times move in ticks: the kernel's coarse clock (1-10 ms, HZ 1000 to 100), whole seconds
+# on some file systems (ext3's small inodes, FAT: 2 s, some network and FUSE mounts)
+TICK_NS = 10_000_000
+COARSE_NS = 2_000_000_000
+
+
+def settled(identity: Sequence[int], now_ns: int) -> bool:
+    """Whether a file with this identity (``_identity``) can no longer be edited into another
+    content with the same identity: its change and modification times are at least two ticks of
+    its file system's clock before ``now_ns`` (every later write stamps a later tick)."""
+    mtime, ctime = identity[3], identity[4]
+    coarse = mtime % 1_000_000_000 == 0 and ctime % 1_000_000_000 == 0
+    return now_ns - max(mtime, ctime) >= 2 * (COARSE_NS if coarse else TICK_NS)
 
 
 def _build_cached(rows: Any) -> Optional[Dict[str, list]]:

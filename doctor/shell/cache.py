@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import zlib
 from pathlib import Path
 from typing import Any, Optional
@@ -30,13 +31,63 @@ def _dir(kind: str) -> Path:
 MAX_ENTRY = 16 * 1024 * 1024
 
 
-def read(kind: str, k: str) -> Optional[Any]:
-    """The entry, or None: none, unreadable, not JSON, or not a regular file (a FIFO planted in
-    the cache must not hang check; a symlink planted there is not followed)."""
-    from doctor.shell.files import open_regular
+def _trusted(st: os.stat_result, mask: int = stat.S_IWGRP | stat.S_IWOTH) -> bool:
+    """Made by this user and writable by no one else: an entry (or a directory) another account
+    can write is not the doctor's own result (a shared or world-writable $XDG_CACHE_HOME, a root
+    run with a user's $HOME), and a planted entry decides the rows check judges by and the hints
+    it prints."""
+    return st.st_uid == os.geteuid() and not st.st_mode & mask
 
+
+# a directory may be group-writable (a umask of 002 with one group per user is common): another
+# account there can only swap entries for its own files, which read() refuses (owner, mode)
+DIR_MASK = stat.S_IWOTH
+
+
+def _open_dir(kind: str) -> int:
+    """A descriptor of the cache's ``kind`` directory, both levels checked by :func:`_trusted`
+    on the descriptor itself (what is checked is what is read: no swap between stat and open).
+    Raises OSError."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+    top = os.open(xdg.cache_dir(), flags)
     try:
-        return json.loads(open_regular(str(_dir(kind) / f"{k}.json"), MAX_ENTRY, follow=False))
+        if not _trusted(os.fstat(top), DIR_MASK):
+            raise PermissionError(f"{xdg.cache_dir()}: writable by another account")
+        fd = os.open(kind, flags | getattr(os, "O_NOFOLLOW", 0), dir_fd=top)
+    finally:
+        os.close(top)
+    if not _trusted(os.fstat(fd), DIR_MASK):
+        os.close(fd)
+        raise PermissionError(f"{kind}: writable by another account")
+    return fd
+
+
+def read(kind: str, k: str) -> Optional[Any]:
+    """The entry, or None: none, unreadable, not JSON, not a regular file (a FIFO planted in
+    the cache must not hang check; a symlink planted there is not followed), or not this user's
+    own (:func:`_trusted`: the entry and both directories above it)."""
+    try:
+        d = _open_dir(kind)
+        try:
+            fd = os.open(f"{k}.json", os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_CLOEXEC", 0), dir_fd=d)
+        finally:
+            os.close(d)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or not _trusted(st) or st.st_size > MAX_ENTRY:
+                return None
+            chunks = []
+            left = MAX_ENTRY
+            while left > 0:
+                block = os.read(fd, min(left, 1 << 20))
+                if not block:
+                    break
+                chunks.append(block)
+                left -= len(block)
+        finally:
+            os.close(fd)
+        return json.loads(b"".join(chunks))
     except (OSError, ValueError, RecursionError):
         return None
 
@@ -48,7 +99,8 @@ def write(kind: str, k: str, data: Any) -> None:
     try:
         blob = json.dumps(data).encode("utf-8")
         d = _dir(kind)
-        d.mkdir(parents=True, exist_ok=True)
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.close(_open_dir(kind))  # never into a directory read() would refuse (another's)
         tmp = d / f".{k}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
                      0o644)
