@@ -18,6 +18,8 @@ import os
 import sys
 from typing import Any, Dict, Optional, Sequence
 
+from doctor.limits import MAX_OPTION_SECONDS
+
 # check's options: name -> (parameter, kind). A test holds this table to the typer command's.
 CHECK_OPTIONS: Dict[str, tuple] = {
     "--root": ("root", "str"),
@@ -57,9 +59,6 @@ CHECK_DEFAULTS: Dict[str, Any] = {
     "image_tar": None, "platform": None, "pull": False, "max_image_entries": None, "max_image_disk": None,
     "requirements": [],
 }
-# the most seconds any float option of the CLI takes (30 days): a bigger wait is no wait a user
-# means, and 1e18 or 1e308 overflowed the probes' waits ("the devices probe crashed")
-MAX_SECONDS = 30 * 86400.0
 COMPLETE_VAR = "_ASCEND_DOCTOR_COMPLETE"  # click's shell completion: typer answers it
 
 
@@ -97,7 +96,7 @@ def parse_check(args: Sequence[str]) -> Optional[Dict[str, Any]]:
         try:
             if kind == "seconds":
                 value = float(value)  # click's FLOAT is float(); the CLI refuses nan, inf and more
-                if not math.isfinite(value) or abs(value) > MAX_SECONDS:  # than MAX_SECONDS
+                if not math.isfinite(value) or abs(value) > MAX_OPTION_SECONDS:  # than MAX_OPTION_SECONDS
                     return None
             elif kind == "int":
                 value = int(value)  # click's INT

@@ -51,7 +51,7 @@ def _rows_key(path):
 
 
 def _catalogue_key(path):
-    return cache.key("i18n", i18n.checksum([(path.name, path.read_bytes())]))
+    return cache.key("i18n", i18n.identities([path]))
 
 
 # how another account's entry comes to be there: its own file (root only can make one in a

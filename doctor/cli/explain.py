@@ -8,6 +8,7 @@ import typer
 
 from doctor.cli.options import JSON, LANG, MATRIX, PYTHON, ROOT, float_option, pick_language
 from doctor.errors import UsageError
+from doctor.i18n import T
 
 
 def parse_size(text: str) -> int:
@@ -19,7 +20,7 @@ def parse_size(text: str) -> int:
         scale = 1024 ** ("KMGT".index(raw[-1]) + 1)
         raw = raw[:-1]
     if not raw.isdigit() or int(raw) <= 0:
-        raise UsageError(f"--max-bytes {text!r}: give a positive size such as 2G, 512M or 100000")
+        raise UsageError(T("explain.error.bad_max_bytes", text=repr(text)))
     return int(raw) * scale
 
 
@@ -42,7 +43,7 @@ def explain_command(
     from doctor.usecases.explain import run_explain  # not on check's start-up path
 
     if max_seconds is not None and max_seconds <= 0:
-        raise UsageError("--max-seconds must be positive")
+        raise UsageError(T("explain.error.bad_max_seconds"))
     raise typer.Exit(run_explain(list(files or []) or "-", pick_language(lang), as_json, matrix,
                                  check=check, root=root, python=python,
                                  max_bytes=parse_size(max_bytes) if max_bytes is not None else None,

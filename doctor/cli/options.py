@@ -8,7 +8,7 @@ from typing import Any, Optional
 import typer
 
 from doctor.cli.common import image_request, pick_language  # noqa: F401  (the commands import them from here)
-from doctor.entry import MAX_SECONDS
+from doctor.limits import MAX_OPTION_SECONDS
 
 
 def _finite(value: Optional[float]) -> Optional[float]:
@@ -16,8 +16,8 @@ def _finite(value: Optional[float]) -> Optional[float]:
     # overflows the waits below: both are refused here, for every float option of the CLI
     if value is not None and not math.isfinite(value):
         raise typer.BadParameter(f"{value} is not a finite number.")
-    if value is not None and abs(value) > MAX_SECONDS:  # 1e18 overflowed the waits as inf did
-        raise typer.BadParameter(f"{value:g} is out of range (at most {MAX_SECONDS:.0f} seconds).")
+    if value is not None and abs(value) > MAX_OPTION_SECONDS:  # 1e18 overflowed the waits as inf did
+        raise typer.BadParameter(f"{value:g} is out of range (at most {MAX_OPTION_SECONDS:.0f} seconds).")
     return value
 
 
