@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Dict, Sequence, Tuple
 
 from .installs import install, make_venv
 from .shared import exclusive, verified_this_run
@@ -77,12 +77,18 @@ def _cached(cache: Path) -> Path:
     return python
 
 
+_OWN_HAS: Dict[Tuple[str, ...], bool] = {}
+
+
 def with_packages(modules: Sequence[str], packages: Sequence[str], cache: Path = DEFAULT) -> Path:
     """The torch venv with more packages (installed into it once, checked once per run); the
     tests' own interpreter when it has torch and these already (nothing is installed into it)."""
     python = torch_python(cache)
     if python == Path(sys.executable):
-        if imports(python, modules):
+        key = tuple(modules)
+        if key not in _OWN_HAS:
+            _OWN_HAS[key] = imports(python, modules)  # probed once per process
+        if _OWN_HAS[key]:
             return python
         python = _cached(cache)
     stamp = cache / (".imports-" + "-".join(modules))
