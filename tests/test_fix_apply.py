@@ -47,6 +47,15 @@ def doctor(fake, house, *args, env=None, timeout=300):
                           timeout=timeout)
 
 
+def resolution(doc):
+    """What a resolver decided: the pins, the files (name, version, file name), the pip steps."""
+    res = doc["resolution"]
+    assert res["status"] == "resolved", res
+    files = sorted((f["name"], f["version"], f["filename"]) for f in res["files"])
+    steps = [(s["kind"], s.get("action"), s.get("packages")) for s in doc["steps"] if s["kind"] == "pip"]
+    return doc["pins"], files, steps
+
+
 def replan(fake):
     from doctor.usecases.check import CheckOptions, gather
     from doctor.shell.installer import Installer
@@ -71,9 +80,15 @@ def test_fix_apply_makes_the_stack_consistent(name, tmp_path, house):
     _, extra, _, expected = wh.SCENARIOS[name]
     wanted = extra[1].split("==")[1] if extra else None
     assert fake.judge(target=wanted)["exit_code"] == 3, "the scenario must start broken (for its target)"
-    proc = doctor(fake, house, "fix", "--apply", "--yes", "--no-smoke", "--json", *extra)
+    # pip resolves the same plan as the apply's own resolver (uv, issue 20): a dry run with pip,
+    # in a cache of its own (it must resolve, not take the other one's answer)
+    dry = json.loads(doctor(fake, house, "fix", "--json", "--installer", "pip", "--npu-smi-timeout", "60", *extra,
+                            env=dict(pip_env(fake, house), XDG_CACHE_HOME=str(tmp_path / "c-pip"))).stdout)
+    proc = doctor(fake, house, "fix", "--apply", "--yes", "--no-smoke", "--json", "--npu-smi-timeout", "60", *extra)
     assert proc.returncode in CLEAN, proc.stderr[-3000:] + proc.stdout[-3000:]
     doc = json.loads(proc.stdout)  # --json: the plan object (and the result), nothing else
+    assert dry["resolution"]["installer"] == "pip" and doc["resolution"]["installer"] == "uv", doc["resolution"]
+    assert resolution(dry) == resolution(doc)
     assert doc["result"]["applied"] and doc["result"]["exit_code"] in CLEAN
     after = fake.judge()
     assert after["exit_code"] in CLEAN and problems(after) == [], problems(after)

@@ -11,17 +11,20 @@ import sys
 import pytest
 
 from fakehost import REPO
+from fakehost.shared import once_per_run
 from fakehost.torchenv import torch_python
 
 SCRIPT = r"""
 import sys, torch
 from torch.profiler import profile, schedule, tensorboard_trace_handler, record_function, ProfilerActivity
-out, mode = sys.argv[1], sys.argv[2]
+root = sys.argv[1]
 model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 256))
 x = torch.randn(32, 256)
-kw = dict(schedule=schedule(wait=0, warmup=1, active=4)) if mode == "steps" else {}
-with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True,
-             on_trace_ready=tensorboard_trace_handler(out, worker_name="dp0_pp0_tp0_rank0"), **kw) as prof:
+for mode in ("steps", "scopes"):
+  kw = dict(schedule=schedule(wait=0, warmup=1, active=4)) if mode == "steps" else {}
+  with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True,
+               on_trace_ready=tensorboard_trace_handler(f"{root}/{mode}", worker_name="dp0_pp0_tp0_rank0"),
+               **kw) as prof:
     for i in range(5):
         with record_function("prepare input"):
             y = x * 1.0
@@ -34,16 +37,20 @@ with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memo
 """
 
 
+def _record(root):
+    proc = subprocess.run([str(torch_python()), "-c", SCRIPT, str(root)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+
+
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory):
-    python = torch_python()
+    """Both traces from one torch process, made once per test run (the xdist workers that run
+    these tests share them)."""
+    root = once_per_run(tmp_path_factory, "torch-traces", _record)
     out = {}
     for mode in ("steps", "scopes"):
-        d = tmp_path_factory.mktemp(mode)
-        proc = subprocess.run([str(python), "-c", SCRIPT, str(d), mode], capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr
-        files = sorted(d.glob("*.pt.trace.json"))
-        assert files, list(d.iterdir())
+        files = sorted((root / mode).glob("*.pt.trace.json"))
+        assert files, list(root.iterdir())
         out[mode] = files[0]
     return out
 

@@ -102,7 +102,9 @@ def test_bandwidths_as_nccl_tests_define_them():
     assert row["time_us"] == 2000.0  # the slowest rank
     assert row["algbw_gbps"] == pytest.approx((1 << 20) / 0.002 / 1e9, rel=1e-5)
     assert row["busbw_gbps"] == pytest.approx(row["algbw_gbps"] * 1.0, rel=1e-5)
-    assert bus_factor(8) == 1.75
+    assert bus_factor(2) == 1.0 and bus_factor(4) == 1.5 and bus_factor(8) == 1.75
+    (four,) = bandwidth_rows({r: per_rank[0] for r in range(4)}, 4)
+    assert four["busbw_gbps"] == pytest.approx(four["algbw_gbps"] * 1.5, rel=1e-3)
     assert bandwidth_rows({0: per_rank[0], 1: []}, 2) == []  # a size not every rank finished
 
 
@@ -141,7 +143,8 @@ def test_durations_devices_and_vllm_args():
     assert parse_duration("600") == 600
     with pytest.raises(ConfigError):
         parse_duration("soon")
-    assert parse_devices("0-3") == [0, 1, 2, 3] and parse_devices("0,2") == [0, 2] and parse_devices("all", 8) == list(range(8))
+    assert parse_devices("0-3") == [0, 1, 2, 3] and parse_devices("0,2") == [0, 2] and parse_devices("0-1") == [0, 1]
+    assert parse_devices("0,1,2,3") == [0, 1, 2, 3] and parse_devices("all", 8) == list(range(8))
     for bad in ("0", "3-1", "x", "all"):
         with pytest.raises(ConfigError):
             parse_devices(bad)

@@ -407,24 +407,42 @@ def vllm_stage(ctx: Context, prompts: str) -> StageResult:
         ctx.progress.stage("vllm (eager)")
         eager_res, eager_out = _vllm_run(ctx, model, words, prompts, eager=True)
         metrics["eager"] = _vllm_metrics(eager_res)
-    fail = failure("vllm", out, ctx.explain, metrics)
+    fail = vllm_failure(out, metrics, eager_out, ctx.explain)
     if fail:
-        if eager_out is not None:
-            eager_fail = failure("vllm", eager_out, ctx.explain, {})
-            fail.metrics["eager_ok"] = eager_fail is None
-            if eager_fail is None:
-                fail.title = T("smoke.vllm.graph_only", failure=fail.title)
-                fail.hint = T("smoke.hint.graph")
-            else:
-                fail.title = T("smoke.vllm.both_modes", failure=fail.title)
-        elif metrics["mode"] == "graph":
-            fail.hint = T("smoke.hint.try_eager", hint=fail.hint or T("smoke.hint.check"))
         return fail
     outs = res.run.outputs.get("vllm", [])
     ctx.outputs["vllm"] = outs
     ref_name, ref = _reference_for(ctx, "vllm")
     if ref is None and ref_name == "cpu" and _weights_bytes(model) <= CPU_REFERENCE_MAX_BYTES:
         ref = _cpu_reference(ctx, model, prompts)
+    return vllm_result(out, metrics, eager_out, ctx.explain, ref_name, ref, outs)
+
+
+def vllm_failure(out: Outcome, metrics: Dict[str, Any], eager_out: Optional[Outcome],
+                 explain: Callable[[str], Optional[Message]]) -> Optional[StageResult]:
+    """The vllm stage's failure from its run(s), or None: a graph-mode failure that the eager
+    run (``eager_out``, when --eager asked for one) does not have is said as such."""
+    fail = failure("vllm", out, explain, metrics)
+    if not fail:
+        return None
+    if eager_out is not None:
+        eager_fail = failure("vllm", eager_out, explain, {})
+        fail.metrics["eager_ok"] = eager_fail is None
+        if eager_fail is None:
+            fail.title = T("smoke.vllm.graph_only", failure=fail.title)
+            fail.hint = T("smoke.hint.graph")
+        else:
+            fail.title = T("smoke.vllm.both_modes", failure=fail.title)
+    elif metrics["mode"] == "graph":
+        fail.hint = T("smoke.hint.try_eager", hint=fail.hint or T("smoke.hint.check"))
+    return fail
+
+
+def vllm_result(out: Outcome, metrics: Dict[str, Any], eager_out: Optional[Outcome],
+                explain: Callable[[str], Optional[Message]], ref_name: str,
+                ref: Optional[List[Dict[str, Any]]], outs: List[Dict[str, Any]]) -> StageResult:
+    """A vllm run that finished, judged: its outputs against the reference (wrong output is a
+    failure), else its figures."""
     cmp = golden.compare(ref, outs) if ref else None
     if cmp is not None:
         metrics["comparison"] = cmp.to_json()
@@ -434,7 +452,7 @@ def vllm_stage(ctx: Context, prompts: str) -> StageResult:
     capture = T("smoke.vllm.capture", seconds=f"{metrics['graph_capture_s']:g}") if "graph_capture_s" in metrics else ""
     eager_note: Any = ""
     if eager_out is not None:
-        eager_fail = failure("vllm", eager_out, ctx.explain, {})
+        eager_fail = failure("vllm", eager_out, explain, {})
         eager_note = T("smoke.vllm.eager_note", tps=(metrics["eager"].get("tokens_per_s") if eager_fail is None else "-"))
     title = T("smoke.vllm.ok", version=versions.get("vllm", "?"), mode=metrics["mode"],
               load=f"{metrics.get('load_s', 0):.1f}", capture=capture,

@@ -4,7 +4,8 @@ A tiny Llama is saved with ``save_pretrained(max_shard_size=...)`` (sharded safe
 index), with a real fast tokenizer, and with the Hugging Face download metadata that
 ``huggingface-cli download --local-dir`` leaves (written by huggingface_hub itself). It runs in
 the shared CPU-torch virtualenv (fakehost.torchenv) with transformers added, and is cached under
-.cache/ (git-ignored) so the suite makes it once.
+the per-user test cache (fakehost.torchenv.shared_cache) under a name keyed by the script that
+makes it and the venv it runs in, so every checkout and run makes it once.
 """
 from __future__ import annotations
 
@@ -13,9 +14,7 @@ import subprocess
 from pathlib import Path
 
 from .shared import exclusive
-from .torchenv import REPO, with_packages
-
-CACHE = REPO / ".cache" / "tuning-models"
+from .torchenv import DEFAULT, content_key, shared_cache, with_packages
 
 MAKE = r'''
 import hashlib, json, os, sys
@@ -50,13 +49,12 @@ def transformers_python() -> Path:
 
 
 def tiny_llama(dest: Path) -> Path:
-    """A copy of the cached tiny sharded Llama at ``dest`` (made on first use; delete
-    .cache/tuning-models to make it again)."""
-    made = CACHE / "llama"
-    with exclusive(CACHE / "llama.lock"):
+    """A copy of the cached tiny sharded Llama at ``dest`` (made on first use)."""
+    made = shared_cache() / f"tuning-llama-{content_key(MAKE, DEFAULT.name)}"
+    with exclusive(made.parent / f"{made.name}.lock"):
         if not (made / "model.safetensors.index.json").exists():
             python = transformers_python()
-            tmp = CACHE / "llama.tmp"
+            tmp = made.parent / f"{made.name}.tmp"
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir(parents=True)
             subprocess.run([str(python), "-c", MAKE, str(tmp)], check=True, capture_output=True, timeout=600)

@@ -1,4 +1,5 @@
-"""Real environments for the smoke tests, built once and cached under .cache/ (git-ignored):
+"""Real environments for the smoke tests, built once and cached in the per-user test cache
+(fakehost.torchenv.shared_cache), each under a name keyed by what makes it:
 the CPU torch venv of fakehost.torchenv with transformers added, a tiny Llama-style model made
 with transformers, and the stand-in vllm installed with pip into a directory of its own (put on
 PYTHONPATH only by the tests that want vllm)."""
@@ -9,11 +10,16 @@ import sys
 from pathlib import Path
 
 from fakehost.shared import exclusive
-from fakehost.torchenv import with_packages
+from fakehost.torchenv import DEFAULT, content_key, shared_cache, with_packages
 
-REPO = Path(__file__).resolve().parents[2]
-CACHE = REPO / ".cache" / "smoke-fixtures"
 HERE = Path(__file__).resolve().parent
+
+
+def _tree_key(root: Path) -> str:
+    """A key of the files under ``root`` (names and bytes; caches and bytecode left out)."""
+    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                   and not any(part.endswith(".egg-info") or part == "build" for part in p.relative_to(root).parts))
+    return content_key(*(f"{p.relative_to(root)}\0{p.read_bytes().hex()}" for p in files))
 
 
 def target_python() -> Path:
@@ -21,8 +27,8 @@ def target_python() -> Path:
 
 
 def tiny_llama() -> Path:
-    out = CACHE / "tiny-llama"
-    with exclusive(CACHE / "tiny-llama.lock"):
+    out = shared_cache() / f"tiny-llama-{content_key((HERE / 'make_tiny_llama.py').read_bytes(), DEFAULT.name)}"
+    with exclusive(out.parent / f"{out.name}.lock"):
         if not (out / "model.safetensors").is_file() or not (out / "tokenizer.json").is_file():
             subprocess.run([str(target_python()), str(HERE / "make_tiny_llama.py"), str(out)], check=True,
                            timeout=600, capture_output=True)
@@ -30,8 +36,8 @@ def tiny_llama() -> Path:
 
 
 def standin_vllm_site() -> Path:
-    site = CACHE / "vllm-standin-site"
-    with exclusive(CACHE / "vllm-standin-site.lock"):
+    site = shared_cache() / f"vllm-standin-site-{_tree_key(HERE / 'standin_vllm')}"
+    with exclusive(site.parent / f"{site.name}.lock"):
         if not (site / "vllm" / "__init__.py").is_file():
             subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
                             str(HERE / "standin_vllm")], check=True, timeout=600)
