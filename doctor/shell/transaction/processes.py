@@ -33,13 +33,19 @@ def _stat(pid: int) -> Optional[List[bytes]]:
     return fields if len(fields) >= 20 and fields[0] != b"Z" else None
 
 
-def carries_marker(pid: int, txn_id: str) -> bool:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as fh:
-            data = fh.read(MAX_ENVIRON)
-    except OSError:
-        return False
-    return f"{MARKER}={txn_id}".encode() in data.split(b"\0")
+def carries_marker(pid: int, txn_id: str, tries: int = 5) -> bool:
+    for _ in range(tries):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                data = fh.read(MAX_ENVIRON)
+        except OSError:
+            return False
+        if data:
+            return f"{MARKER}={txn_id}".encode() in data.split(b"\0")
+        # a process in the middle of exec shows no environment for a moment (seen under load:
+        # a grandchild of the step, forked and exec'ing, was taken for another's)
+        time.sleep(0.01)
+    return False
 
 
 def record_process(pid: int) -> Dict[str, object]:
