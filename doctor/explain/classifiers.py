@@ -262,7 +262,9 @@ def _transformers_import(hit: Hit, tables: Tables) -> Optional[Answer]:
 CLASSIFIERS: Tuple[Classifier, ...] = (
     Classifier(
         "classifier.missing_library",
-        r"(?P<lib>[\w.+/-]*\.so(?:\.[\d.]+)?): cannot open shared object file",
+        # the name starts where its run of name characters starts (the lookbehind): the same
+        # match as without it, tried once per run instead of at every character of a long run
+        r"(?<![\w.+/-])(?P<lib>[\w.+/-]*\.so(?:\.[\d.]+)?): cannot open shared object file",
         _missing_library,
         example="ImportError: libatb.so: cannot open shared object file: No such file or directory",
         example_source="https://github.com/vllm-project/vllm-ascend/issues/152",
@@ -272,7 +274,10 @@ CLASSIFIERS: Tuple[Classifier, ...] = (
     ),
     Classifier(
         "classifier.undefined_symbol",
-        r"(?:(?P<lib>/[^\s:'\"]+\.so[\w.]*)|[\w.+-]+\.so[\w.]*)?: undefined symbol: (?P<sym>[\w$.@]+)",
+        # each alternative is tried where its run of path (or name) characters starts: the
+        # same groups as trying every '/' and every character, linear on a crafted long run
+        r"(?:(?<![^\s:'\"])[^\s:'\"/]*(?P<lib>/[^\s:'\"]+\.so[\w.]*)|(?<![\w.+-])[\w.+-]+\.so[\w.]*)?"
+        r": undefined symbol: (?P<sym>[\w$.@]+)",
         _undefined_symbol,
         example="ImportError: /usr/local/python3.10.14/lib/python3.10/site-packages/torch_npu/lib/libtorch_npu.so: "
                 "undefined symbol: _ZN3atb15CreateOperationINS_5infer14GroupTopkParamEEEiRKT_PPNS_9OperationE",
