@@ -155,15 +155,45 @@ def test_pip_killed_in_the_middle_of_the_install_phase(tmp_path, house, installe
     assert journal(fake)["status"] == "rolled-back"
 
 
+HOLD_AT_INSTALL = """
+import os, sys, time
+from doctor.shell.transaction import runner
+
+run = runner.Runner.run
+
+
+def held(self, argv, *args, **kwargs):
+    if "install" in argv:  # inside the transaction, the lock held: wait until the test says go
+        deadline = time.monotonic() + 240
+        while not os.path.exists(os.environ["HOLD_RELEASE"]) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return run(self, argv, *args, **kwargs)
+
+
+runner.Runner.run = held
+from doctor.cli.main import main
+main(sys.argv[1:])
+"""
+
+
 def test_two_concurrent_fixes_one_refuses(tmp_path, house):
     fake = scenario("downgrade", tmp_path, house)
     dirs = [house["dirs"][k] for k in (wh.PYPI, wh.CPU, wh.ASCEND)]
-    first = start_fix(fake, dirs, "--target", "vllm-ascend==0.11.0", mode="popen")
+    release = tmp_path / "release"
+    # the first fix waits at its install step until the second has been refused (an event, not
+    # a race against how fast the first one finishes)
+    env = installer_env(dict(wh.pip_env(fake.env, dirs), PYTHONPATH=str(REPO), HOLD_RELEASE=str(release)), "pip")
+    first = subprocess.Popen([sys.executable, "-c", HOLD_AT_INSTALL, "fix", "--apply", "--yes", "--no-smoke",
+                              "--installer", "pip", "--target", "vllm-ascend==0.11.0", *fake.args()],
+                             env=env, cwd=fake.workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lock = fake.python.parent.parent / ".ascend-doctor" / "lock"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (lock.is_file() and "pid" in lock.read_text()):
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and first.poll() is None and not (lock.is_file() and "pid" in lock.read_text()):
         time.sleep(0.01)
-    second = start_fix(fake, dirs, "--target", "vllm-ascend==0.11.0")
+    try:
+        second = start_fix(fake, dirs, "--target", "vllm-ascend==0.11.0")
+    finally:
+        release.write_text("go")
     out, err = first.communicate(timeout=300)
     assert second.returncode == 2, second.stderr
     line = second.stderr.strip().splitlines()[-1]
