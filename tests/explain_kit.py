@@ -23,3 +23,35 @@ def answers(text: str):
 
 def selected(text: str):
     return select(answers(text))
+
+
+# -- the mined case sets (tests/data/explain_mined*.jsonl) ----------------------------------------
+
+
+def read_rows(path):
+    """A mined set: one JSON case per non-empty line."""
+    import json
+
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def held_out_by_rule(source: str) -> bool:
+    """The fixed split of every mined set: held out when sha256(URL)[:8] is divisible by 3."""
+    import hashlib
+
+    return int(hashlib.sha256(source.encode()).hexdigest()[:8], 16) % 3 == 0
+
+
+def explain_line(row, cat) -> str:
+    """A case as a failure message shows it: its thread, first line, and what explain answered."""
+    from doctor.explain.answers import primary
+
+    top = primary(select(cat.answers(scan_text(row["text"], cat.compiled))))
+    return f"{row['source']}: {row['text'].splitlines()[0][:90]} (expected {row['expect']}, got {top.id if top else None})"
+
+
+def example_lines():
+    """Every line of the shipped signatures', codes' and libraries' examples."""
+    m = matrix()
+    examples = [s.example for s in m.signatures] + [c.example for c in m.codes] + [lib.example for lib in m.libraries]
+    return [line.strip() for example in examples for line in example.splitlines()]

@@ -5,13 +5,12 @@ signature was written for these cases (the file's first commit); held-out lines 
 signature's example. Training cases must all be explained; the held-out share is reported."""
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 
 import pytest
 
 from tests.explain_kit import catalog as shipped_catalog
+from tests.explain_kit import held_out_by_rule, read_rows
 from tests.test_explain_heldout import judge
 
 MINED = Path(__file__).parent / "data" / "explain_mined.jsonl"
@@ -19,11 +18,7 @@ HELD_OUT_GOAL = 0.66  # 4 of 6 at the time of writing (the issue aims for 0.90):
 
 
 def rows():
-    return [json.loads(line) for line in MINED.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def held_out_by_rule(source: str) -> bool:
-    return int(hashlib.sha256(source.encode()).hexdigest()[:8], 16) % 3 == 0
+    return read_rows(MINED)
 
 
 def test_the_split_is_the_fixed_rule_and_every_case_is_sourced():

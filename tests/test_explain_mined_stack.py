@@ -7,16 +7,14 @@ signature was written for it, and no held-out line is a signature's example. Eve
 must be explained; the held-out share is reported and must reach the issue's 90%."""
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 
 import pytest
 
-from doctor.explain.answers import primary, select
+from doctor.explain.answers import select
 from doctor.parse.logscan import scan_text
 from tests.explain_kit import catalog as shipped_catalog
-from tests.explain_kit import matrix
+from tests.explain_kit import example_lines, explain_line, held_out_by_rule, read_rows
 from tests.test_explain_heldout import judge
 
 DATA = Path(__file__).parent / "data"
@@ -25,17 +23,7 @@ HELD_OUT_GOAL = 0.72  # 8 of 11 at the time of writing; issue 25 aims for 0.90 (
 
 
 def rows(path: Path = MINED):
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def held_out_by_rule(source: str) -> bool:
-    return int(hashlib.sha256(source.encode()).hexdigest()[:8], 16) % 3 == 0
-
-
-def explain_line(row, cat) -> str:
-    answers = select(cat.answers(scan_text(row["text"], cat.compiled)))
-    top = primary(answers)
-    return f"{row['source']}: {row['text'].splitlines()[0][:90]} (expected {row['expect']}, got {top.id if top else None})"
+    return read_rows(path)
 
 
 def test_the_split_is_the_fixed_rule_and_every_case_is_sourced():
@@ -66,11 +54,8 @@ def test_no_thread_is_counted_twice_across_the_mined_sets():
 def test_no_signature_example_is_a_held_out_line_of_this_set():
     held = {line.strip() for r in rows() if r["split"] == "heldout"
             for line in r["text"].splitlines() if line.strip()}
-    m = matrix()
-    examples = [s.example for s in m.signatures] + [c.example for c in m.codes] + [lib.example for lib in m.libraries]
-    for example in examples:
-        for line in example.splitlines():
-            assert line.strip() not in held, line
+    for line in example_lines():
+        assert line not in held, line
 
 
 def test_every_training_case_is_explained():
