@@ -403,12 +403,12 @@ class _Builder:
     def asked(self, fixer: str) -> bool:
         """The check asks ``fixer`` to act although the versions are the plan's: a failing,
         auto-fixable finding of a rule that names it with ``reinstall=True`` (doctor.rules.base)."""
-        ids = _reinstalled_by().get(fixer, frozenset())
+        ids = _rules_naming(True).get(fixer, frozenset())
         return any(f.id in ids and f.status == FAIL and f.fixable == Fixable.AUTO for f in self.verdict.findings)
 
     def failing(self, fixer: str) -> bool:
         """A rule that names ``fixer`` fails, whatever its fixability."""
-        ids = _fixed_by().get(fixer, frozenset())
+        ids = _rules_naming(False).get(fixer, frozenset())
         return any(f.id in ids and f.status == FAIL for f in self.verdict.findings)
 
     def remove(self, name: str, why: Why) -> None:
@@ -758,26 +758,15 @@ FIXERS: Dict[str, Callable[[_Builder], None]] = {
 }
 
 
-@functools.lru_cache(maxsize=1)
-def _fixed_by() -> Dict[str, FrozenSet[str]]:
-    """fixer -> the finding ids of the rules that name it."""
+@functools.lru_cache(maxsize=2)
+def _rules_naming(reinstall: bool) -> Dict[str, FrozenSet[str]]:
+    """fixer -> the finding ids of the rules that name it (with ``reinstall``: only those whose
+    failure makes it act on an install of the right version)."""
     from doctor.rules.engine import all_rules
 
     out: Dict[str, Set[str]] = {}
     for r in all_rules():
-        if r.fixer:
-            out.setdefault(r.fixer, set()).add(r.id)
-    return {k: frozenset(v) for k, v in out.items()}
-
-
-@functools.lru_cache(maxsize=1)
-def _reinstalled_by() -> Dict[str, FrozenSet[str]]:
-    """fixer -> the finding ids whose failure makes it act on an install of the right version."""
-    from doctor.rules.engine import all_rules
-
-    out: Dict[str, Set[str]] = {}
-    for r in all_rules():
-        if r.fixer and r.reinstall:
+        if r.fixer and (r.reinstall or not reinstall):
             out.setdefault(r.fixer, set()).add(r.id)
     return {k: frozenset(v) for k, v in out.items()}
 
