@@ -557,6 +557,7 @@ def readme_env(tmp_path_factory):
             "out": (base / "setup.out").read_text()}
 
 
+@pytest.mark.slow  # venv + pip + an isolated build of a clean clone: ~24 s of CPU; the fast loop has the test below
 def test_the_readme_set_up_installs_activates_and_checks(readme_env):
     """On this machine (no Ascend stack) the set-up's check says so first and exits 3, and the
     shell it leaves has the doctor's venv active: `ascend-doctor` is this doctor."""
@@ -566,6 +567,30 @@ def test_the_readme_set_up_installs_activates_and_checks(readme_env):
     assert lines[start + 1].startswith("✗ Not an Ascend machine"), lines[start:start + 3]
     env = readme_env["env"]
     assert env["PATH"].split(os.pathsep)[0] == str(readme_env["bin"]) and env["VIRTUAL_ENV"].endswith(".venv")
+    bare = subprocess.run(["bash", "-c", "ascend-doctor"], env=env, capture_output=True, text=True, timeout=60)
+    assert bare.returncode == 0 and bare.stdout.startswith("Usage: ascend-doctor") and not bare.stderr
+
+
+def test_the_doctor_installed_in_a_venv_of_its_own_checks_from_the_activated_shell(doctor_wheel, tmp_path):
+    """The fast loop's share of the README set-up above (which runs it as written, in the full
+    suite): the wheel `pip install .` builds from this checkout (the session's doctor_wheel, an
+    isolated build), installed with its dependencies into a virtualenv of its own; in a shell of
+    this machine with that venv active, `ascend-doctor` is that venv's script, bare it prints its
+    usage, and `ascend-doctor check` says first that this is not an Ascend machine (exit 3)."""
+    from fakehost.installs import install, make_venv
+
+    setup = re.findall(r"```\n(.+?)\n```", (Path(__file__).resolve().parents[1] / "README.md").read_text())[0]
+    assert setup == "python3 -m venv .venv && . .venv/bin/activate && pip install . && ascend-doctor check", setup
+    venv = tmp_path / ".venv"
+    install(make_venv(sys.executable, venv, with_pip=False), [str(doctor_wheel)], compile=False)
+    env = _machine_env()
+    env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}")
+    proc = subprocess.run(["bash", "-c", "command -v ascend-doctor && ascend-doctor check"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0] == str(venv / "bin" / "ascend-doctor"), lines[:2]
+    assert lines[1].startswith("ascend-doctor 0") and lines[2].startswith("✗ Not an Ascend machine"), lines[:4]
     bare = subprocess.run(["bash", "-c", "ascend-doctor"], env=env, capture_output=True, text=True, timeout=60)
     assert bare.returncode == 0 and bare.stdout.startswith("Usage: ascend-doctor") and not bare.stderr
 
