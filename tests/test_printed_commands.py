@@ -22,6 +22,8 @@ older), the rest on PyPI.
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
@@ -31,7 +33,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import pytest
 from fakehost import wheelhouse as wh
@@ -243,7 +245,42 @@ def run_pip_uninstall(kit, argv: List[str], fake, scratch: Path) -> subprocess.C
 # The in-process test and the README-shell test print the same commands, spelled with their own
 # doctor's interpreter: whichever runs one first resolves it; the other checks its spelling (that
 # interpreter starts pip, the target is the judged one), not resolving it a second time.
+# The record is shared by the xdist workers of the run (the two tests run on different workers,
+# at once): a command is resolved under a lock of its own, so the other test waits for that run
+# instead of making it a second time, then reads that it succeeded.
 PROVEN_PIP: Dict[str, bool] = {}
+
+
+class _Proof:
+    def __init__(self, key: str, path: Optional[Path]):
+        self.key, self.path = key, path
+
+    @property
+    def proven(self) -> bool:
+        return self.key in PROVEN_PIP or (self.path is not None and self.path.is_file())
+
+    def done(self) -> None:
+        PROVEN_PIP[self.key] = True
+        if self.path is not None:
+            self.path.write_text(self.key)
+
+
+@contextlib.contextmanager
+def pip_proof(key: str) -> Iterator[_Proof]:
+    """Whether the pip command ``key`` (``pip_key``) ran as printed and succeeded in this run; held
+    (an exclusive lock per key) while the caller resolves it. Never nested."""
+    import kitrun
+    from fakehost.shared import exclusive
+
+    if kitrun.SHARED is None:
+        yield _Proof(key, None)
+        return
+    where = kitrun.SHARED / "proven-pip"
+    name = hashlib.sha256(key.encode()).hexdigest()[:32]
+    with exclusive(where / f"{name}.lock"):
+        yield _Proof(key, where / name)
+
+
 _STARTS: Dict[Tuple[str, ...], Optional[str]] = {}
 
 
@@ -335,17 +372,18 @@ def check_one(p: Printed, kit, scratch: Path, fake=None) -> Optional[str]:
         return None if argv == ["reboot"] else "a reboot with options the test does not know"
     if "pip" in argv and argv[argv.index("pip") - 1] == "-m":
         program, sub, _ = split_pip(argv)
-        if pip_key(argv, str(fake.base)) in PROVEN_PIP:  # resolved as printed by the README-shell test
-            return _pip_starts(tuple(program[:3]), dict(os.environ))
-        if sub == "install":
-            proc = run_pip_install(kit, argv)
-        elif sub == "uninstall":
-            proc = run_pip_uninstall(kit, argv, fake, scratch)
-        else:
-            return f"a pip subcommand the test does not run: {sub}"
-        if proc.returncode == 0:
-            PROVEN_PIP[pip_key(argv, str(fake.base))] = True
-            return None
+        with pip_proof(pip_key(argv, str(fake.base))) as proof:
+            if proof.proven:  # resolved as printed by the README-shell test
+                return _pip_starts(tuple(program[:3]), dict(os.environ))
+            if sub == "install":
+                proc = run_pip_install(kit, argv)
+            elif sub == "uninstall":
+                proc = run_pip_uninstall(kit, argv, fake, scratch)
+            else:
+                return f"a pip subcommand the test does not run: {sub}"
+            if proc.returncode == 0:
+                proof.done()
+                return None
         return f"pip: exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-600:]}"
     return f"a program the test does not know how to run: {program}"
 
@@ -696,24 +734,30 @@ def run_printed(line: str, shell: Shell, kit, scratch: Path) -> Optional[str]:
     # pip, builtins, npu-smi: the checks of the in-process test, pip run through the shell
     if "pip" in words and words[words.index("pip") - 1] == "-m":
         program, sub, args = split_pip(words)
-        if pip_key(words, str(fake.base)) in PROVEN_PIP:
+
+        def spelling() -> Optional[str]:
             # resolved as printed by the in-process test (the same command after the interpreter):
             # here its spelling, and that the interpreter it names runs pip
             target = program[program.index("--python") + 1] if "--python" in program else program[0]
             if target != str(fake.python):
                 return f"drives another interpreter ({target}) than the one judged ({fake.python})"
             return _pip_runs(tuple(program[:3]), shell)
-        if sub == "install":
-            for r in requirements_of(args):
-                provide(kit, r)
-            env = pip_env(index_dirs(kit, args))
-            proc = subprocess.run(["bash", "-c", line + " --dry-run --ignore-installed --no-cache-dir --quiet"],
-                                  env=dict(shell.env, **{k: v for k, v in env.items() if k.startswith("PIP_")}),
-                                  cwd=fake.workdir, capture_output=True, text=True, timeout=300)
-            if proc.returncode == 0:
-                PROVEN_PIP[pip_key(words, str(fake.base))] = True
-                return None
-            return f"pip: exit {proc.returncode}: {proc.stderr.strip()[-600:]}"
+
+        with pip_proof(pip_key(words, str(fake.base))) as proof:
+            if proof.proven:
+                return spelling()
+            if sub == "install":
+                for r in requirements_of(args):
+                    provide(kit, r)
+                env = pip_env(index_dirs(kit, args))
+                proc = subprocess.run(["bash", "-c", line + " --dry-run --ignore-installed --no-cache-dir --quiet"],
+                                      env=dict(shell.env, **{k: v for k, v in env.items() if k.startswith("PIP_")}),
+                                      cwd=fake.workdir, capture_output=True, text=True, timeout=300)
+                if proc.returncode == 0:
+                    proof.done()
+                    return None
+                return f"pip: exit {proc.returncode}: {proc.stderr.strip()[-600:]}"
+        # an uninstall: run on a copy of the environment, as the in-process test does (it takes the proof)
     return check_one(Printed(line, None, "", "readme shell"), kit, scratch, fake)
 
 
