@@ -107,13 +107,13 @@ def parse_check(args: Sequence[str]) -> Optional[Dict[str, Any]]:
 
 
 def main() -> None:
-    from doctor.shell import proc
+    from doctor.shell.runtime import proc
 
     proc.install_signal_handlers()
     args = sys.argv[1:]
     params = parse_check(args[1:]) if args[:1] == ["check"] and COMPLETE_VAR not in os.environ else None
     try:
-        from doctor.shell.prefetch import for_command_line
+        from doctor.shell.runtime.prefetch import for_command_line
 
         for_command_line(args)
         if params is not None:

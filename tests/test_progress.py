@@ -1,10 +1,10 @@
-"""doctor/shell/progress.py: the one byte bar, drawn on a terminal's stderr only (a real pty)."""
+"""doctor/shell/host/progress.py: the one byte bar, drawn on a terminal's stderr only (a real pty)."""
 import io
 import os
 import pty
 import sys
 
-from doctor.shell.progress import ByteBar, bytes_bar
+from doctor.shell.host.progress import ByteBar, bytes_bar
 
 
 def _on_a_terminal(monkeypatch):

@@ -44,7 +44,7 @@ def run_check_command(
 ) -> int:
     """Probe, judge, print; the exit code (``--requirements`` ends in the guard's command)."""
     from doctor.i18n import tr
-    from doctor.shell.progress import bytes_bar, waiting
+    from doctor.shell.host.progress import bytes_bar, waiting
     from doctor.usecases.check import CheckOptions, run_check, target_info
 
     site_packages = list(site_packages or [])

@@ -101,7 +101,7 @@ def fix_command(
             print_plan(plan, language, rerun=rerun)
 
     try:
-        from doctor.shell.progress import waiting
+        from doctor.shell.host.progress import waiting
 
         outcome = run_fix(opts, dict(os.environ), confirm, say=_err, show_plan=show_plan, resolving=resolving,
                           probing=lambda: waiting(not as_json, tr("render.probing", language)))
@@ -160,7 +160,7 @@ def fix_command(
         *stages, verdict = apply_verdict_lines(final.verdict, smoke, outcome.smoke_skipped, not no_smoke, code, language)
         _out(verdict)
         if result is not None:
-            from doctor.shell.apply import rollback_argv
+            from doctor.shell.transaction import rollback_argv
 
             _out(tr("fix.applied", language, id=result.txn_id))
             _out("  " + cmd(*rollback_argv(outcome.target_python or "python3")).shell())

@@ -102,7 +102,7 @@ def check_command(
     matrix: List[str] = MATRIX,
 ) -> None:
     """Collect a snapshot from every node (ssh, kubectl exec or Ray) and compare them."""
-    from doctor.shell.fleet_transport import RemoteSnapshot
+    from doctor.shell.fleet.transport import RemoteSnapshot
     from doctor.usecases.fleet import FleetCheckOptions, run_fleet_check
 
     language = pick_language(lang)

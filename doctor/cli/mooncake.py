@@ -47,8 +47,8 @@ def build_command(
     lang: Optional[str] = LANG,
 ) -> None:
     """Clone, configure with -DUSE_ASCEND_DIRECT=ON, build, install, verify; roll back on failure."""
-    from doctor.shell.mooncake_build import BuildOptions, run_build
-    from doctor.shell.prefetch import default_python
+    from doctor.shell.mooncake.build import BuildOptions, run_build
+    from doctor.shell.runtime.prefetch import default_python
     language = pick_language(lang)
     if not tag and not source:
         raise UsageError("give --tag vX.Y.Z (cloned from GitHub) or --source DIR (a local checkout or mirror)")

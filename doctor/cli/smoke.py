@@ -59,8 +59,8 @@ def smoke_command(
     verbose: bool = Opt(False, "-v", "--verbose", help="Show evidence and every figure."),
 ) -> None:
     """Prove that serving works: the model, vllm, the endpoint and the collectives, stage by stage."""
-    from doctor.shell.host import Host
-    from doctor.shell.prefetch import default_python
+    from doctor.shell.host.root import Host
+    from doctor.shell.runtime.prefetch import default_python
     from doctor.smoke.config import ConfigError, parse_duration
     from doctor.usecases.smoke import options, run
 

@@ -1,7 +1,7 @@
 """`ascend-doctor explain`: what the lines of one or more logs mean, and where a failure started.
 
 The knowledge and the judgement are pure (doctor/explain/, doctor/parse/logscan.py); this module
-wires them to the inputs (doctor/shell/logread.py streams them), to `check`'s pipeline for
+wires them to the inputs (doctor/shell/host/logread.py streams them), to `check`'s pipeline for
 ``--check``, and to the output.
 """
 from __future__ import annotations
@@ -103,7 +103,7 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
     from doctor.i18n import resolve_lang, tr
     from doctor.matrix import MatrixError, load_matrix
     from doctor.parse.logscan import LogScanner, ScanTimeout
-    from doctor.shell.logread import MAX_BYTES, MAX_SECONDS, Budget, LogBoundError, LogInputError, Progress, chunks, open_log
+    from doctor.shell.host.logread import MAX_BYTES, MAX_SECONDS, Budget, LogBoundError, LogInputError, Progress, chunks, open_log
 
     paths = [sources] if isinstance(sources, str) else list(sources) or ["-"]
     lang = resolve_lang(lang, os.environ)

@@ -165,7 +165,7 @@ class Context:
 
 def run(opts: SmokeOptions, python: str, host: Any, progress: Optional[Progress] = None,
         explain: Optional[Callable[[str], Optional[Message]]] = None) -> SmokeReport:
-    from doctor.shell.smoke import target_env
+    from doctor.shell.smoke.scripts import target_env
 
     progress = progress or Progress()
     if os.sep in python:
@@ -207,7 +207,7 @@ def _outcome(res: Any, timeout: float) -> Outcome:
 
 
 def _run(ctx: Context, name: str, args: List[str]) -> Any:
-    from doctor.shell.smoke import run_script
+    from doctor.shell.smoke.scripts import run_script
 
     seen: Dict[str, Any] = {"last": 0.0}
 
@@ -266,7 +266,7 @@ def _write_golden(path: str, opts: SmokeOptions, ctx: Context) -> Optional[str]:
                             opts.tokens, 5, ctx.outputs,
                             {"host": platform.node(), "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                              "device": opts.device, "python": ctx.python})
-    from doctor.shell.files import write_atomic
+    from doctor.shell.host.files import write_atomic
 
     try:
         write_atomic(path, json.dumps(doc, indent=1))
@@ -472,7 +472,7 @@ def _cpu_reference(ctx: Context, model: str, prompts: str) -> Optional[List[Dict
 
 
 def endpoint_stage(ctx: Context, prompts: str) -> StageResult:
-    from doctor.shell.endpoint_bench import BenchConfig, EndpointError, run_bench
+    from doctor.shell.smoke.endpoint_bench import BenchConfig, EndpointError, run_bench
     from doctor.smoke import result, soak
     from doctor.smoke.endpoint import metrics as figures_of
     from doctor.smoke.slo import evaluate, parse_slo
@@ -485,7 +485,7 @@ def endpoint_stage(ctx: Context, prompts: str) -> StageResult:
                       duration=o.duration, api_key=ctx.host.env.get("OPENAI_API_KEY"))
     sampler = None
     if o.duration:
-        from doctor.shell.soak import Sampler, server_pid
+        from doctor.shell.smoke.soak import Sampler, server_pid
 
         sampler = Sampler(ctx.host, o.server_pid or server_pid(cfg.base_url))
     began = time.monotonic()
@@ -541,7 +541,7 @@ def _npu_count(host: Any) -> int:
 
 
 def collective_stage(ctx: Context, prompts: str) -> StageResult:
-    from doctor.shell.smoke import run_collective
+    from doctor.shell.smoke.scripts import run_collective
     from doctor.smoke.collective import bandwidth_rows
     from doctor.smoke.result import collective_result
 
@@ -583,7 +583,7 @@ def run_configured_stages(python: str, *, env: Optional[Mapping[str, str]] = Non
     $ASCEND_DOCTOR_SMOKE_CONFIG, else ~/.config/ascend-doctor/smoke.toml; without one: the
     model stage with the seeded tiny model) against ``python``. Raises UsageError for a bad
     configuration file; the stages' own failures are in the report's findings."""
-    from doctor.shell.host import Host
+    from doctor.shell.host.root import Host
 
     env = dict(os.environ if env is None else env)
     flags = {"device": device} if device else {}

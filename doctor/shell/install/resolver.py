@@ -8,7 +8,7 @@ says only there: the conflict explanation and every index host it could not reac
 
 uv: ``uv pip compile --format pylock.toml`` (uv has no dry-run report; its lock file carries the
 same facts, sizes included). uv reads none of pip's configuration: the caller passes the user's
-pip index settings translated into uv flags (doctor.shell.installer.uv_flags).
+pip index settings translated into uv flags (doctor.shell.install.installer.uv_flags).
 
 Sizes: pip's report has none, so they come from the file itself (file:// links) or a HEAD
 request per file, all under one total deadline.
@@ -26,7 +26,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote, urlparse
 
 from doctor.parse.pipreport import Failure, OTHER, ReportError, Resolved, classify, parse_pylock, parse_report
-from doctor.shell import proc
+from doctor.shell.runtime import proc
 
 RESOLVE_TIMEOUT = 600.0  # one resolution, total
 SIZE_DEADLINE = 20.0  # all HEAD requests together
@@ -132,7 +132,7 @@ def pip_argv(pip_prefix: Sequence[str], req: Request, constraint_file: Optional[
 
 def resolve_pip(pip_prefix: Sequence[str], req: Request, env: Mapping[str, str], *,
                 timeout: float = RESOLVE_TIMEOUT, sizes: bool = True) -> Resolution:
-    """Run pip's resolver in report mode (through shell.proc: it dies with the doctor);
+    """Run pip's resolver in report mode (through shell.runtime.proc: it dies with the doctor);
     ``timeout`` is the total deadline, file sizes included. Never raises for pip's own failures
     (they are the result's ``failure``)."""
     with tempfile.TemporaryDirectory(prefix="ascend-doctor-resolve-") as tmp:
@@ -276,7 +276,7 @@ def resolve_uv(uv: str, python: str, req: Request, env: Mapping[str, str], uv_in
     and satisfies the request stays, as with pip) ``uv pip install --dry-run --python PY``
     names the versions, then ``uv pip compile --no-deps`` of exactly those names the files; for
     another machine or a bundle (nothing installed) ``uv pip compile`` alone. Then the metadata
-    of every file (doctor.shell.wheelmeta), all under ``timeout``. ``env`` is the environment uv
+    of every file (doctor.shell.install.wheelmeta), all under ``timeout``. ``env`` is the environment uv
     runs in (Installer.environ: the user's pip settings uv takes from variables, none of uv's own
     configuration)."""
     if req.no_deps or req.ignore_installed or req.platform is not None:
@@ -377,7 +377,7 @@ def _compile(uv: str, python: str, req: Request, env: Mapping[str, str], uv_inde
     for p in packages:
         p.requested = p.name in requested
     if metadata:
-        from doctor.shell.wheelmeta import fill_metadata
+        from doctor.shell.install.wheelmeta import fill_metadata
 
         left = max(1.0, timeout - (time.monotonic() - began))
         problems = fill_metadata(packages, env, deadline=left, cert=cert, proxy=proxy)

@@ -22,7 +22,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Set
 
 from doctor.parse.image_files import want
 from doctor.parse.overlay import DIR, FILE, HARDLINK, SYMLINK, Tree, relative_link
-from doctor.shell.image_archive import ArchiveError, Contents, Limits, Workspace, limit_error
+from doctor.shell.images.archive import ArchiveError, Contents, Limits, Workspace, limit_error
 
 Tick = Callable[[], None]  # raises when the command's deadline has passed
 

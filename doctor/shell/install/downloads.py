@@ -105,7 +105,7 @@ Progress = Callable[[int, int, str], None]  # (bytes done, bytes total, file nam
 
 
 def cached_path(sha256: str, filename: str) -> Path:
-    from doctor.shell.cache import _dir
+    from doctor.shell.host.cache import _dir
 
     return _dir(WHEEL_CACHE) / sha256[:2] / sha256 / filename
 

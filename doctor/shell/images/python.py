@@ -15,7 +15,7 @@ from typing import List, Optional, Tuple
 
 from doctor.facts import PythonFacts
 from doctor.parse import pyenv
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # what docker sets
 USUAL = ("/usr/local/bin", "/usr/bin", "/opt/conda/bin", "/root/miniconda3/bin", "/opt/python/bin")

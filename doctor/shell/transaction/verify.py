@@ -19,8 +19,8 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 from doctor.facts import Distribution
 from doctor.parse import metadata
-from doctor.shell import proc
-from doctor.shell.files import read_text
+from doctor.shell.runtime import proc
+from doctor.shell.host.files import read_text
 
 IMPORT_TIMEOUT = 300.0
 MAX_RECORD = 64 * 1024 * 1024

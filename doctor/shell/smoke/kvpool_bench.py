@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from doctor.shell.endpoint_bench import BenchConfig, EndpointError, get_text
+from doctor.shell.smoke.endpoint_bench import BenchConfig, EndpointError, get_text
 from doctor.smoke import promtext
 from doctor.smoke.kvpool_calc import Counters, HbmCache, counters, hbm_from_log
 from doctor.smoke.kvpool_master import MasterCounts, read_master
@@ -57,7 +57,7 @@ def settled(cfg: BenchConfig, before: Optional[Counters], prompt_tokens: int) ->
 
 def read_master_counts(metrics_url: str, timeout: float = MASTER_TIMEOUT) -> Tuple[Optional[MasterCounts], Optional[str]]:
     """The master's counts from /metrics (and /metrics/summary when /metrics has none)."""
-    from doctor.shell.mooncake_master import http_get
+    from doctor.shell.mooncake.master import http_get
 
     metrics = http_get(metrics_url.rstrip("/") + "/metrics", timeout)
     if metrics.status is None:
@@ -80,7 +80,7 @@ def read_master_counts(metrics_url: str, timeout: float = MASTER_TIMEOUT) -> Tup
 def read_log_hbm(path: str) -> Tuple[Optional[HbmCache], Optional[str]]:
     """``GPU KV cache size: N tokens`` from a vllm log, streamed (at most LOG_CAP bytes, lines
     cut at LINE_CAP)."""
-    from doctor.shell.files import open_binary
+    from doctor.shell.host.files import open_binary
 
     def lines() -> Any:
         fh = open_binary(path)
@@ -111,7 +111,7 @@ def read_log_hbm(path: str) -> Tuple[Optional[HbmCache], Optional[str]]:
 def read_json(path: str) -> Tuple[Any, Optional[str]]:
     """A JSON file (strict, else lenient as doctor.parse.jsontext reads a Mooncake config)."""
     from doctor.parse import jsontext
-    from doctor.shell.files import read_text
+    from doctor.shell.host.files import read_text
 
     text = read_text(path, CONFIG_CAP)
     if text is None:
@@ -127,7 +127,7 @@ def read_json(path: str) -> Tuple[Any, Optional[str]]:
 def read_model_config(directory: str) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
     import os
 
-    from doctor.shell.files import read_text
+    from doctor.shell.host.files import read_text
 
     path = os.path.join(directory, "config.json")
     text = read_text(path, CONFIG_CAP)

@@ -9,7 +9,7 @@ import re
 import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from doctor.shell.fleet_transport import NOT_ASKED, ArgvFor, Done, Reply
+from doctor.shell.fleet.transport import NOT_ASKED, ArgvFor, Done, Reply
 
 _MISMATCH = re.compile(
     r"The cluster was started with:\s*Ray:\s*(?P<cray>\S+)\s*Python:\s*(?P<cpy>\S+)\s*"
@@ -114,7 +114,7 @@ def _collect(ray, argv_for: ArgvFor, timeout: float, on_done: Optional[Done],
     from ray import cloudpickle
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from doctor.shell import ray_task
+    from doctor.shell.fleet import ray_task
 
     # Shipped by value: the node runs its own doctor, it need not import ours.
     cloudpickle.register_pickle_by_value(ray_task)
@@ -154,8 +154,8 @@ def _collect(ray, argv_for: ArgvFor, timeout: float, on_done: Optional[Done],
 
 
 def _reply(ray, label: str, ref, timeout: float, argv: Sequence[str]) -> Reply:
-    from doctor.shell.fleet_transport import judge_output
-    from doctor.shell.proc import Finished
+    from doctor.shell.fleet.transport import judge_output
+    from doctor.shell.runtime.proc import Finished
 
     try:
         out = ray.get(ref, timeout=5)

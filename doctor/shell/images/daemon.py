@@ -200,7 +200,7 @@ class _Chunks(io.RawIOBase):
             except StopIteration:
                 return 0
             except Exception as e:  # the engine went away mid-stream
-                from doctor.shell.image_archive import SourceError
+                from doctor.shell.images.archive import SourceError
 
                 raise SourceError(_api_text(e)) from None
         n = min(len(b), len(self.buf))

@@ -5,7 +5,7 @@ closure without CUDA, pip check after the plan).
 For each file, in order: the doctor's cache (keyed by the file's sha256: a file never changes),
 the file itself when it is local (file:// indexes, find-links), the PEP 658 ``.metadata`` file
 next to it (PyPI serves one for every wheel), else the METADATA read out of the remote wheel with
-HTTP range requests (doctor.shell.index). Everything under one total deadline, 16 at a time.
+HTTP range requests (doctor.shell.install.index). Everything under one total deadline, 16 at a time.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlparse
 from doctor.errors import DoctorError
 from doctor.parse.metadata import parse_core_metadata
 from doctor.parse.pipreport import Resolved
-from doctor.shell import cache
+from doctor.shell.host import cache
 
 MAX_METADATA = 8 * 1024 * 1024
 WORKERS = 16
@@ -38,7 +38,7 @@ def _from_local(path: str) -> bytes:
                 raise MetadataError(f"{os.path.basename(path)} has no .dist-info/METADATA")
             with z.open(names[0]) as fh:
                 return fh.read(MAX_METADATA)
-    from doctor.shell.downloads import read_metadata  # an sdist's PKG-INFO
+    from doctor.shell.install.downloads import read_metadata  # an sdist's PKG-INFO
     from pathlib import Path
 
     meta = read_metadata(Path(path))
@@ -51,7 +51,7 @@ def _from_local(path: str) -> bytes:
 
 def _remote(client, url: str) -> bytes:
     """PEP 658 first (one small GET), then the wheel's METADATA by range requests."""
-    from doctor.shell.index import IndexFetchError, read_body
+    from doctor.shell.install.index import IndexFetchError, read_body
 
     resp = client._get(url + ".metadata")
     if resp.status_code == 200:
@@ -111,7 +111,7 @@ def _set(p: Resolved, raw: bytes) -> None:
 
 def _fetch_remote(remote: Sequence[Resolved], env: Mapping[str, str], deadline: float, cert: Optional[str],
                   proxy: Optional[str]) -> List[str]:
-    from doctor.shell.index import IndexClient, IndexFetchError
+    from doctor.shell.install.index import IndexClient, IndexFetchError
 
     client = IndexClient(["https://unused.invalid/"], deadline=deadline)
     if cert:

@@ -40,7 +40,7 @@ from urllib.parse import unquote, urlparse
 from doctor.errors import UsageError
 from doctor.versions import pep440, valid_pep440
 from doctor.parse.indexfiles import glibc_of, pick_file, release_glibc, upload_date, wheel_tags  # noqa: F401 (re-exported)
-from doctor.shell.deadline import Deadline
+from doctor.shell.runtime.deadline import Deadline
 
 if TYPE_CHECKING:  # pragma: no cover
     from pypi_simple import DistributionPackage
@@ -98,7 +98,7 @@ class IndexConfig:
         cons = []
         for c in self.constraints:
             try:
-                from doctor.shell.files import open_regular
+                from doctor.shell.host.files import open_regular
 
                 cons.append([c, open_regular(c, 4 * 1024 * 1024).decode("utf-8", "replace")])
             except OSError as e:
@@ -152,7 +152,7 @@ def read_pip_options(env: Mapping[str, str], prefix: Optional[str] = None,
     (value, where it came from) and the files read. A file that exists but cannot be read or
     parsed is a one-line IndexFetchError (exit 2): pip would stop on it too, or silently read
     something else than the user thinks."""
-    from doctor.shell.files import open_regular
+    from doctor.shell.host.files import open_regular
 
     options: Dict[str, Tuple[str, str]] = {}
     read: List[str] = []
@@ -646,7 +646,7 @@ def client_from_pip(env: Optional[Mapping[str, str]] = None, session=None,
     return client, cfg
 
 
-if __name__ == "__main__":  # pragma: no cover - manual look-ups: python -m doctor.shell.index NAME VERSION...
+if __name__ == "__main__":  # pragma: no cover - manual look-ups: python -m doctor.shell.install.index NAME VERSION...
     client, cfg = client_from_pip()
     project = sys.argv[1]
     files = client.project_files(project)

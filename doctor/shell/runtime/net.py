@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 from urllib.parse import urlsplit
 
-from doctor.shell.deadline import Deadline
+from doctor.shell.runtime.deadline import Deadline
 
 MAX_HEADERS = 64 * 1024
 

@@ -19,7 +19,7 @@ import sys
 import time
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from doctor.shell.proc import start as proc_start
+from doctor.shell.runtime.proc import start as proc_start
 
 # Runs in the target interpreter (any CPython >= 3.6): stdlib only, no site-packages imports.
 PYTHON_PROBE = r"""

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlparse
 
-from doctor.shell.index import IndexConfig
+from doctor.shell.install.index import IndexConfig
 from doctor.pep668 import break_system
 
 PIP, UV, AUTO = "pip", "uv", "auto"
@@ -307,7 +307,7 @@ def detect(kind: str, facts, env: Mapping[str, str], doctor_python: Optional[str
     from packaging.version import Version
 
     from doctor.errors import UsageError
-    from doctor.shell.index import IndexFetchError, pip_index_config
+    from doctor.shell.install.index import IndexFetchError, pip_index_config
 
     if kind not in INSTALLERS:
         raise UsageError(f"--installer {kind!r}: use auto, pip or uv")

@@ -3,7 +3,7 @@ run the doctor installed there: ``ascend-doctor snapshot`` prints the node's fac
 
 Every transport answers one Reply per node, in parallel, each within its own deadline; a node
 that does not answer is a Reply with an error, never an exception. Every process goes through
-doctor.shell.proc (own process group, killed on timeout and when the doctor exits).
+doctor.shell.runtime.proc (own process group, killed on timeout and when the doctor exits).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence
 
-from doctor.shell import proc
+from doctor.shell.runtime import proc
 
 MAX_SNAPSHOT = 32 * 1024 * 1024  # a snapshot with many packages is a few hundred KB
 MAX_PARALLEL = 16

@@ -12,7 +12,7 @@ interpreter's ``sys.path`` and ``--site-packages`` directories are live paths (`
 Nothing found inside ``--root`` is ever executed: commands run only on the live host, or when the
 user named the binary (``--python PATH``, ``--npu-smi PATH``: ``named``).
 
-Every file is read with :func:`doctor.shell.files.open_regular`: regular files only (a FIFO or a
+Every file is read with :func:`doctor.shell.host.files.open_regular`: regular files only (a FIFO or a
 device in place of a host file is an unreadable file, not a hang), up to a cap.
 """
 from __future__ import annotations
@@ -25,10 +25,11 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from doctor.facts import CommandFact
-from doctor.shell import files, prefetch
-from doctor.shell.prefetch import find_executable
-from doctor.shell.proc import run as proc_run
-from doctor.shell.proc import wait as proc_wait
+from doctor.shell.host import files
+from doctor.shell.runtime import prefetch
+from doctor.shell.runtime.prefetch import find_executable
+from doctor.shell.runtime.proc import run as proc_run
+from doctor.shell.runtime.proc import wait as proc_wait
 
 MAX_OUTPUT = 256 * 1024  # keep snapshots small; npu-smi on 16 dies is ~10 KB
 MAX_FILE = 1024 * 1024

@@ -77,7 +77,7 @@ def not_enabled_settings(directory: str) -> List[str]:
 def collect(opts: CollectOptions, lang: str, say: Optional[Callable[[str], None]] = None,
             progress: Optional[Callable[[str, int, int], None]] = None) -> List[str]:
     """Capture, and return the new *_ascend_pt directories (absolute paths)."""
-    from doctor.shell.endpoint_bench import BenchConfig, EndpointError, base, list_models, run_bench
+    from doctor.shell.smoke.endpoint_bench import BenchConfig, EndpointError, base, list_models, run_bench
 
     url = base(opts.endpoint)
     if not url.startswith(("http://", "https://")):

@@ -29,7 +29,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from doctor.i18n import T, Text
 from doctor.parse import elf
-from doctor.shell import files as host_files
+from doctor.shell.host import files as host_files
 from doctor.shell.transaction.placing import units
 from doctor.shell.transaction.runner import Runner
 from doctor.parse.libnames import ASCEND_DEPS, lib_base
@@ -307,7 +307,7 @@ def default_log() -> str:
 def cann_env(env: Dict[str, str], machine: str) -> Tuple[Dict[str, str], Optional[str]]:
     """The build environment with CANN's variables (what set_env.sh exports that the build
     needs), from ASCEND_HOME_PATH when it points at a toolkit, else the detected one."""
-    from doctor.shell.host import Host
+    from doctor.shell.host.root import Host
     from doctor.probes.cann import probe_cann
 
     out = dict(env)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 from doctor.errors import UsageError
-from doctor.shell import files
+from doctor.shell.host import files
 
 CHUNK = 1 << 20
 MAX_EVENT = 1 << 20  # bytes of one trace event (a kernel with its args is a few hundred)

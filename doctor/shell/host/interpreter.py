@@ -48,7 +48,7 @@ def _carries_entry_point(fh) -> bool:
 
 
 def _script_answer(path: str, env: Optional[Mapping[str, str]]) -> Optional[str]:
-    from doctor.shell import proc
+    from doctor.shell.runtime import proc
 
     r = proc.run([path, "-S", "-c", f"import sys; print({MARK!r} + sys.version.split()[0])"], timeout=START_TIMEOUT,
                  env=env)

@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from urllib.parse import urlparse
 
 from doctor.parse.npusmi import parse_npu_smi
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 
 MAX_PROC_FILE = 64 * 1024
 

@@ -1,7 +1,7 @@
 """The smoke runner: the target scripts (doctor/smoke_target) run by the target interpreter.
 
 The doctor never imports torch or vllm itself (they may be what is broken, and they cost
-seconds): each stage is a script run by the user's interpreter through doctor.shell.proc, with
+seconds): each stage is a script run by the user's interpreter through doctor.shell.runtime.proc, with
 a timeout, its own process group, and its events in a file of its own, apart from what the
 libraries print. What the results mean is decided in doctor.smoke (pure).
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Deque, Dict, List, Mapping, Optional, Sequence
 
-from doctor.shell import proc
+from doctor.shell.runtime import proc
 from doctor.smoke.collective import RankState
 from doctor.smoke.events import ScriptRun, parse_line
 from doctor.smoke.vllmlog import read_vllm_log

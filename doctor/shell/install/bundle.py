@@ -27,7 +27,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 from doctor.errors import DoctorError, UsageError
 from doctor.i18n import T
 from doctor.facts import Facts
-from doctor.shell.resolver import TargetPlatform
+from doctor.shell.install.resolver import TargetPlatform
 
 MANIFEST_SCHEMA = 1
 MANIFEST, PLAN, REQUIREMENTS, WHEELS = "manifest.json", "plan.json", "requirements.txt", "wheels"
@@ -91,7 +91,7 @@ def retarget_facts(facts: Facts, tp: TargetPlatform) -> Facts:
 
 def write_bundle(directory: str, plan, tp: TargetPlatform, choice, env: Mapping[str, str], runner_timeout: float,
                  say=lambda s: None) -> Dict:
-    from doctor.shell import proc
+    from doctor.shell.runtime import proc
     from doctor.shell.steps.pip import hashed_requirements, verify
 
     d = Path(directory)
@@ -163,7 +163,7 @@ class Bundle:
 
 
 def load_manifest(path: Path) -> Dict:
-    from doctor.shell import files
+    from doctor.shell.host import files
 
     m = path / MANIFEST
     if not m.exists():
@@ -279,7 +279,7 @@ def verify_files(path: Path, manifest: Dict) -> None:
     """Every file of the manifest is there with its sha256; the hash-pinned requirements
     agree with the manifest (read here: regular file, capped, one hash-pinned line per file)."""
     from doctor.facts import canonical
-    from doctor.shell import files
+    from doctor.shell.host import files
     from doctor.shell.steps.pip import sha256_of
 
     wheels = path / WHEELS

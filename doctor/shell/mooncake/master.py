@@ -4,7 +4,7 @@ The RPC port (``--port``/``--rpc_port``, 50051 by default, 50088 in vllm-ascend'
 coro_rpc, so it only gets a TCP connect. The metrics port (``--metrics_port``, 9003) serves
 ``/health`` (plain ``OK`` up to v0.3.10, JSON from v0.3.10.post2), ``/metrics`` (Prometheus text)
 and ``/metrics/summary`` (one line, "Mem Storage: used / capacity (x%) | ..."). Parsing is pure;
-:func:`probe` is the I/O edge: every network call has a total deadline (shell/net.py).
+:func:`probe` is the I/O edge: every network call has a total deadline (shell/runtime/net.py).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from doctor.facts import HttpFact, MasterFacts
-from doctor.shell import net
+from doctor.shell.runtime import net
 
 DEFAULT_METRICS_PORT = 9003
 MAX_BODY = 256 * 1024
