@@ -124,6 +124,8 @@ def _progress(lang: str):
     """A rich progress display on stderr, only when stderr is a terminal."""
     if not sys.stderr.isatty():
         return None
-    from doctor.cli.smoke_render import RichProgress
+    from doctor.i18n import tr
+    from doctor.shell.host.progress import TerminalProgress
 
-    return RichProgress(lang)
+    return TerminalProgress(lambda stage: tr("smoke.cli.stage", lang, stage=stage),
+                            ("spinner", "text", "bar", "of", "elapsed"))

@@ -5,8 +5,8 @@ Nothing is read whole: chunks of 1 MiB go to the scanner, which caps line length
 keeps, so memory stays flat. Every read is bounded: all inputs together give at most
 ``max_bytes`` (so /dev/zero, endless, ends there) and reading stops at a deadline, also while
 a pipe or FIFO waits for a writer (it is polled, never read blocking). Either bound, when hit,
-is a :class:`LogBoundError` that names it. A progress bar shows on a terminal once an input is
-big enough to take a moment."""
+is a :class:`LogBoundError` that names it. A progress bar shows on a terminal once the inputs
+are big enough to take a moment (:func:`progress`)."""
 from __future__ import annotations
 
 import os
@@ -15,10 +15,9 @@ import stat
 import sys
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator, List, Optional
+from typing import BinaryIO, Callable, Iterator, List, Optional
 
-if TYPE_CHECKING:  # rich is imported when a bar is shown
-    from rich.progress import Progress as RichProgress, TaskID
+from doctor.shell.host.progress import TerminalProgress
 
 CHUNK = 1 << 20
 PROGRESS_FROM = 4 << 20  # bytes: below this a log is read before a bar would show
@@ -183,49 +182,11 @@ def _at_end(log: LogInput, fd: int) -> bool:
         return False
 
 
-class Progress:
-    """A rich progress bar on stderr, only on a terminal, and only once the input is big: a
-    known total of PROGRESS_FROM bytes or more, or that many bytes read from a pipe."""
-
-    def __init__(self, inputs: List[LogInput], label: Callable[[str], str], enabled: Optional[bool] = None):
-        sizes = [i.size for i in inputs]
-        self.total = sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None
-        self.enabled = bool(sys.stderr.isatty() if enabled is None else enabled)
-        self.label = label
-        self._name = ""
-        self._bar: Optional[RichProgress] = None
-        self._task: Optional[TaskID] = None
-        self._seen = 0
-
-    def start(self, name: str) -> None:
-        self._name = name
-        if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, description=self.label(name))
-
-    def advance(self, n: int) -> None:
-        self._seen += n
-        if self._bar is None and self.enabled:
-            big = self.total >= PROGRESS_FROM if self.total is not None else self._seen >= PROGRESS_FROM
-            if big:
-                self._open()
-        if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, completed=self._seen)
-
-    def _open(self) -> None:
-        from rich.progress import BarColumn, DownloadColumn, Progress as Bar, TextColumn, TransferSpeedColumn
-
-        from doctor import terminal, textsafe
-
-        self._bar = Bar(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                        console=terminal.console(stderr=True), transient=True)
-        self._bar.start()  # a file name is data: shown as written
-        self._task = self._bar.add_task(textsafe.markup(self.label(self._name)), total=self.total, completed=self._seen)
-
-    @property
-    def shown(self) -> bool:
-        return self._bar is not None
-
-    def stop(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None
+def progress(inputs: List[LogInput], label: Callable[[str], str], enabled: Optional[bool] = None) -> TerminalProgress:
+    """The bar of reading ``inputs``: on a terminal (or when ``enabled``), and only once they are
+    big: a known total of PROGRESS_FROM bytes or more, or that many bytes read from a pipe. Its
+    count is the bytes read from all inputs so far."""
+    sizes = [i.size for i in inputs]
+    total = sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None
+    return TerminalProgress(label, ("text", "bar", "bytes", "speed"), enabled=enabled, total=total,
+                            show_from=PROGRESS_FROM, per_stage=False)

@@ -1,15 +1,116 @@
-"""A byte progress bar on stderr for long reads (hashing model shards): rich on a terminal,
-nothing in logs or pipes, so --json output stays clean."""
+"""Progress on a terminal: the one implementation of doctor.progress.Progress for people
+(:class:`TerminalProgress`), the byte bar of long reads (:class:`ByteBar`: hashing model
+shards, reading an image), the per-step lines of a transaction (:class:`StepProgress`) and the
+spinner of a wait (:func:`waiting`). All of them draw on stderr through :func:`rich_bar`, only on
+a terminal: nothing in logs or pipes, so --json output stays clean. A description that names data
+(a file, a shard, an image, a stage) is shown as written, never read as markup."""
 from __future__ import annotations
 
 import contextlib
 import sys
 import time
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence
 
 from doctor import textsafe
 
 Callback = Callable[[str, int, int], None]
+
+
+def on_a_terminal() -> bool:
+    return hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+
+
+def rich_bar(columns: Sequence[str], *, width: Optional[int] = None, transient: bool = True,
+             highlight: bool = True) -> Any:
+    """The one rich progress display of the doctor, on stderr, started. ``columns`` by name:
+    spinner, text (the description), bar (``width`` wide, else rich's 40), bytes (done/total),
+    of (``n/m``), speed, elapsed, remaining, last (a task's ``last`` field, dim)."""
+    from rich import progress as rp
+
+    from doctor import terminal
+
+    make: Dict[str, Callable[[], Any]] = {"spinner": rp.SpinnerColumn, "text": lambda: rp.TextColumn("{task.description}"),
+            "bar": lambda: rp.BarColumn(bar_width=width) if width else rp.BarColumn(),
+            "bytes": rp.DownloadColumn, "of": rp.MofNCompleteColumn, "speed": rp.TransferSpeedColumn,
+            "elapsed": rp.TimeElapsedColumn, "remaining": rp.TimeRemainingColumn,
+            "last": lambda: rp.TextColumn("[dim]{task.fields[last]}", markup=True)}
+    kwargs: dict = {} if highlight else {"highlight": False}
+    bar = rp.Progress(*(make[c]() for c in columns), console=terminal.console(stderr=True, **kwargs),
+                      transient=transient)
+    bar.start()
+    return bar
+
+
+def stop(bar: Any) -> None:
+    """Stop a display; a terminal that is gone (SIGHUP) is not an error: the outcome matters."""
+    try:
+        bar.stop()
+    except OSError:
+        pass
+
+
+class TerminalProgress:
+    """doctor.progress.Progress on a terminal: one line, the running part's ``label`` and, once
+    counted, how far it is. ``show_from``: drawn only once that many units are known to come
+    (a total) or were counted (no total); 0: from the start. ``per_stage``: each stage counts
+    from zero (smoke's stages), else the count runs across stages (the logs of one explain)."""
+
+    def __init__(self, label: Callable[[str], str], columns: Sequence[str], *, enabled: Optional[bool] = None,
+                 total: Optional[int] = None, show_from: int = 0, per_stage: bool = True):
+        self.label, self.columns, self.per_stage = label, columns, per_stage
+        self.enabled = on_a_terminal() if enabled is None else bool(enabled)
+        self.total, self.show_from = total, show_from
+        self.name = ""
+        self.done = 0
+        self.bar: Any = None
+        self.task: Any = None
+        if self.enabled and show_from <= 0:
+            self.bar = rich_bar(columns)
+
+    def _describe(self, phase: Optional[str] = None) -> str:
+        text = self.label(self.name)
+        return textsafe.markup(text if phase is None else f"{text} · {phase}")
+
+    def _open(self) -> None:
+        self.bar = rich_bar(self.columns)
+        self.task = self.bar.add_task(self._describe(), total=self.total, completed=self.done)
+
+    def stage(self, name: str) -> None:
+        self.name = name
+        if self.bar is None:
+            return
+        if self.task is None:
+            self.task = self.bar.add_task(self._describe(), total=None if self.per_stage else self.total)
+        elif self.per_stage:
+            self.bar.update(self.task, description=self._describe(), total=None, completed=0)
+        else:
+            self.bar.update(self.task, description=self._describe())
+
+    def step(self, text: str) -> None:
+        if self.task is not None:
+            self.bar.refresh()
+
+    def count(self, done: int, total: Optional[int], phase: str = "") -> None:
+        self.done = done
+        if self.bar is None and self.enabled and self.show_from > 0:
+            known = self.total if self.total is not None else done
+            if known >= self.show_from:
+                self._open()
+            return
+        if self.task is not None:
+            if self.per_stage:
+                self.bar.update(self.task, description=self._describe(phase), completed=done, total=total)
+            else:
+                self.bar.update(self.task, completed=done)
+
+    @property
+    def shown(self) -> bool:
+        return self.bar is not None
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
 
 
 class ByteBar:
@@ -20,7 +121,7 @@ class ByteBar:
 
     def __init__(self, description: str, enabled: bool = True, speed: bool = False, width: int = 30):
         self.description = textsafe.markup(description)
-        self.enabled = enabled and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+        self.enabled = enabled and on_a_terminal()
         self.speed, self.width = speed, width
         self.bar: Any = None
         self.task: Any = None
@@ -28,21 +129,14 @@ class ByteBar:
 
     def __enter__(self) -> "ByteBar":
         if self.enabled:
-            from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn, TransferSpeedColumn)
-
-            from doctor import terminal
-
-            timing = [TransferSpeedColumn(), TimeElapsedColumn()] if self.speed else [TimeRemainingColumn()]
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=self.width), DownloadColumn(),
-                                *timing, console=terminal.console(stderr=True, highlight=False), transient=True)
-            self.bar.__enter__()
+            timing = ("speed", "elapsed") if self.speed else ("remaining",)
+            self.bar = rich_bar(("text", "bar", "bytes") + timing, width=self.width, highlight=False)
             self.task = self.bar.add_task(self.description, total=None)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:
-            self.bar.__exit__(*exc)
+            self.bar.stop()
 
     def total(self, n: int) -> None:
         if self.bar is not None:
@@ -88,22 +182,12 @@ class StepProgress:
 
     def __enter__(self) -> "StepProgress":
         if self.enabled and not self.plain:
-            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-            from doctor import terminal
-
-            self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=20),
-                                TimeElapsedColumn(), console=terminal.console(stderr=True, highlight=False),
-                                transient=False)
-            self.bar.__enter__()
+            self.bar = rich_bar(("spinner", "text", "bar", "elapsed"), width=20, transient=False, highlight=False)
         return self
 
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
-            try:
-                self.bar.__exit__(*exc)
-            except OSError:  # the terminal is gone (SIGHUP): the outcome matters, not the bar
-                pass
+            stop(self.bar)
 
     def _count(self) -> int:
         return len([k for k in self.texts if k >= 0])
