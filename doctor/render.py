@@ -300,3 +300,27 @@ def print_fitted_table(console, title: Optional[str], headers: Sequence, rows: S
     for r in rows:
         table.add_row(*[c if isinstance(c, RichText) else RichText(_plain(c)) for c in r])
     print_unpadded(console, table)
+
+
+def show_check(result, out, code: int, *, target: Dict, no_ascend: bool) -> None:
+    """check's report of a CheckResult (doctor/usecases/check.py) for an Output
+    (doctor/cli/params.py): one JSON object, or the text (an image's identity first, its detail
+    after the verdict)."""
+    image = result.facts.image
+    if out.as_json:
+        text = check_json(result.verdict, stage=result.ctx.stage, target=target, timings=result.timings, lang=out.lang)
+        if image is not None:
+            from doctor.render_image import with_image
+
+            text = with_image(text, result, out.lang)
+        sys.stdout.write(text + "\n")
+        return
+    if image is not None:
+        from doctor.render_image import print_image
+
+        print_image(image, result.image, out.lang, part="identity")
+    print_check(result.verdict, stage=result.ctx.stage, target_row=result.ctx.release.key if result.ctx.release else None,
+                timings=result.timings, lang=out.lang, verbose=out.verbose, exit_code=code,
+                no_ascend=no_ascend)
+    if image is not None:  # detail: digest, base, the layer each problem came from
+        print_image(image, result.image, out.lang, failing=code != 0, part="detail")
