@@ -90,11 +90,12 @@ def config_path(explicit: Optional[str], env: Mapping[str, str]) -> Optional[Pat
 def read_config(path: Optional[Path]) -> Dict[str, Any]:
     if path is None:
         return {}
+    from doctor.shell.files import open_regular
+
     try:
         if not path.is_file():
             raise UsageError(f"smoke config {path}: no such file")
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_CONFIG + 1)
+        raw = open_regular(str(path), MAX_CONFIG + 1)
     except OSError as e:
         raise UsageError(f"smoke config {path}: {e.strerror or e}") from None
     if len(raw) > MAX_CONFIG:
@@ -165,6 +166,7 @@ class Context:
 
 def run(opts: SmokeOptions, python: str, host: Any, progress: Optional[Progress] = None,
         explain: Optional[Callable[[str], Optional[Message]]] = None) -> SmokeReport:
+    from doctor.shell.files import write_atomic
     from doctor.shell.smoke import target_env
 
     progress = progress or Progress()
@@ -175,8 +177,7 @@ def run(opts: SmokeOptions, python: str, host: Any, progress: Optional[Progress]
     stages: List[StageResult] = []
     with tempfile.TemporaryDirectory(prefix="ascend-doctor-smoke-") as tmp:
         prompts = os.path.join(tmp, "prompts.json")
-        with open(prompts, "w", encoding="utf-8") as fh:
-            json.dump(loaded_golden["prompts"] if loaded_golden else PROMPTS, fh)
+        write_atomic(prompts, json.dumps(loaded_golden["prompts"] if loaded_golden else PROMPTS))
         ctx = Context(host=host, python=python, opts=opts, env=target_env(host.env, opts.device), workdir=tmp,
                       progress=progress, explain=explain or make_explain(), golden=loaded_golden)
         blocker: Optional[str] = None
@@ -235,13 +236,13 @@ def _model_identity(path: Optional[str]) -> Dict[str, Any]:
     """What makes a golden file belong to a model: config.json's hash and the weight files' sizes."""
     import hashlib
 
+    from doctor.shell.files import open_regular
+
     if not path:
         return {"name": "tiny"}
     ident: Dict[str, Any] = {"name": os.path.basename(os.path.normpath(path))}
-    cfg = os.path.join(path, "config.json")
     try:
-        with open(cfg, "rb") as fh:
-            ident["config_sha256"] = hashlib.sha256(fh.read(MAX_CONFIG)).hexdigest()
+        ident["config_sha256"] = hashlib.sha256(open_regular(os.path.join(path, "config.json"), MAX_CONFIG)).hexdigest()
     except OSError:
         pass
     ident["weights_bytes"] = _weights_bytes(path)
@@ -249,9 +250,10 @@ def _model_identity(path: Optional[str]) -> Dict[str, Any]:
 
 
 def _load_golden(path: str) -> Dict[str, Any]:
+    from doctor.shell.files import open_regular
+
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(64 * 1024 * 1024)
+        raw = open_regular(path, 64 * 1024 * 1024)
         return golden.check_golden(json.loads(raw))
     except OSError as e:
         raise UsageError(f"--golden {path}: {e.strerror or e}") from None
@@ -345,11 +347,12 @@ def serve_words(opts: SmokeOptions, host: Any) -> Tuple[Optional[str], List[str]
     """(model, engine argument words) from --serve-args/--serve-args-file and --vllm-arg."""
     from doctor.parse.serveargs import parse_command
 
+    from doctor.shell.files import open_regular
+
     text = opts.serve_args
     if opts.serve_args_file:
         try:
-            with open(opts.serve_args_file, "rb") as fh:
-                text = fh.read(MAX_CONFIG).decode("utf-8", "replace")
+            text = open_regular(opts.serve_args_file, MAX_CONFIG).decode("utf-8", "replace")
         except OSError as e:
             raise UsageError(f"--serve-args-file {opts.serve_args_file}: {e.strerror or e}") from None
     model: Optional[str] = None
