@@ -24,7 +24,18 @@ JSON_SCHEMA_VERSION = 1
 DETAIL, COMMAND = "    ", "      "  # indents under a finding: its details, its commands
 
 
-def check_json(verdict: Verdict, *, stage: str, target: Dict, timings: Dict[str, float], lang: str) -> str:
+def json_text(doc) -> str:
+    """Every JSON document the doctor prints: UTF-8 as it is, indented by two."""
+    return json.dumps(doc, ensure_ascii=False, indent=2)
+
+
+def print_json(doc) -> None:
+    """``--json``: the one object on stdout."""
+    sys.stdout.write(json_text(doc) + "\n")
+
+
+def check_doc(verdict: Verdict, *, stage: str, target: Dict, timings: Dict[str, float], lang: str) -> Dict:
+    """check --json's object."""
     counts = verdict.counts()
     doc = {
         "schema_version": JSON_SCHEMA_VERSION,
@@ -36,7 +47,7 @@ def check_json(verdict: Verdict, *, stage: str, target: Dict, timings: Dict[str,
         "findings": [f.to_json(lang) for f in verdict.findings],
         "timings_ms": timings,
     }
-    return json.dumps(doc, ensure_ascii=False, indent=2)
+    return doc
 
 
 def asks_to_act(f: Finding) -> bool:
@@ -308,12 +319,12 @@ def show_check(result, out, code: int, *, target: Dict, no_ascend: bool) -> None
     after the verdict)."""
     image = result.facts.image
     if out.as_json:
-        text = check_json(result.verdict, stage=result.ctx.stage, target=target, timings=result.timings, lang=out.lang)
+        doc = check_doc(result.verdict, stage=result.ctx.stage, target=target, timings=result.timings, lang=out.lang)
         if image is not None:
-            from doctor.render_image import with_image
+            from doctor.render_image import image_json
 
-            text = with_image(text, result, out.lang)
-        sys.stdout.write(text + "\n")
+            doc["image"] = image_json(image, result.image, out.lang)
+        print_json(doc)
         return
     if image is not None:
         from doctor.render_image import print_image

@@ -4,14 +4,13 @@ verdict, the steps, the hand steps, the other ways and the notes), a bundle writ
 indented and never wrapped or padded, so that it runs when copied; words go on their own lines."""
 from __future__ import annotations
 
-import json
 import sys
 from typing import Dict, List, Optional
 
 from doctor.cli.invocation import Rerun
 from doctor.findings import Command, cmd
 from doctor.i18n import T, join, tr
-from doctor.render import COMMAND, console_lines
+from doctor.render import COMMAND, console_lines, print_json
 
 STEP = "   "  # indent of a step's command and words under its title
 
@@ -199,10 +198,6 @@ def say_err(text: str) -> None:
     terminal.say(text, sys.stderr)
 
 
-def _json(doc: Dict) -> None:
-    sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
-
-
 def show_bundle(made, out) -> None:
     """``fix --bundle DIR`` without --apply: the bundle written (and the command that uses it on
     the node), or the plan with the resolver's message when it could not be proven
@@ -210,12 +205,12 @@ def show_bundle(made, out) -> None:
     plan = made.plan
     if made.manifest is None:
         if out.as_json:
-            _json(plan.to_json(out.lang))
+            print_json(plan.to_json(out.lang))
         else:
             print_plan(plan, out.lang)
         return
     if out.as_json:
-        _json({"bundle": made.directory, "manifest": made.manifest, "plan": plan.to_json(out.lang)})
+        print_json({"bundle": made.directory, "manifest": made.manifest, "plan": plan.to_json(out.lang)})
         return
     lang, tp = out.lang, made.platform
     _out(tr("bundle.written", lang, path=made.directory, files=len(made.manifest["files"]), size=human_size(made.size),
@@ -264,7 +259,7 @@ def show_fix(outcome, out, rerun: Optional[Rerun], apply: bool, smoke_wanted: bo
     if out.as_json:
         if apply and not outcome.unresolvable and outcome.smoke_skipped:
             say_err(tr("fix.smoke_skip", lang, why=tr("fix.smoke_skip.build_stage", lang)))
-        _json(fix_json(outcome, rerun, lang, apply))
+        print_json(fix_json(outcome, rerun, lang, apply))
         return
     if outcome.tuning_patch is not None:
         print_tuning_patch(outcome.tuning_patch, lang)
@@ -388,7 +383,7 @@ def print_before_after(before, after, lang: str) -> None:
 def show_rollback(outcome, out) -> None:
     result = outcome.result
     if out.as_json:
-        _json({"transaction": result.txn_id,
+        print_json({"transaction": result.txn_id,
                "restored": {n: {"before": a, "after": b} for n, (a, b) in result.restored.items()},
                "note": result.note, "exit_code": outcome.exit_code})
         return

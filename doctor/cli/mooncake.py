@@ -5,17 +5,16 @@ keep those options stable.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
-import sys
 from typing import List, Optional
 
 import typer
 
 from doctor.cli.options import JSON, LANG, PYTHON, pick_language
 from doctor.errors import UsageError
+from doctor.render import print_json
 from doctor.i18n import tr
 
 mooncake_app = typer.Typer(
@@ -74,7 +73,7 @@ def build_command(
     signatures = _signatures()
     if as_json:
         result = run_build(opts, signatures=signatures)
-        sys.stdout.write(json.dumps(result.to_json(), ensure_ascii=False, indent=2) + "\n")
+        print_json(result.to_json())
     else:
         from doctor import terminal
         from doctor.cli.mooncake_render import PlainReporter, RichReporter

@@ -5,6 +5,7 @@ parameters themselves. Every float option refuses nan, inf and more than MAX_OPT
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, TypeVar, get_type_hints
 
 import typer
@@ -13,7 +14,7 @@ from doctor.cli import params as p
 from doctor.cli.params import Opt, pick_language  # noqa: F401  (the commands import it from here)
 
 F = TypeVar("F", bound=Callable[..., Any])
-TYPES = {"str": Optional[str], "flag": bool, "list": List[str], "seconds": float, "int": Optional[int]}
+TYPES = {"str": Optional[str], "flag": bool, "list": List[str], "seconds": float, "int": Optional[int], "paths": List[Path]}
 
 
 def _finite(value: Optional[float]) -> Optional[float]:
@@ -31,6 +32,8 @@ def float_option(default: Optional[float], *names: str, **kwargs: Any) -> Any:
 def typer_option(opt: Opt) -> Any:
     default: Any = list(opt.default) if isinstance(opt.default, list) else opt.default
     extra: Dict[str, Any] = {"metavar": opt.metavar} if opt.metavar else {}
+    if opt.hidden:
+        extra["hidden"] = True
     if opt.kind == "seconds":
         return float_option(default, *opt.flags, help=opt.help, **extra)
     return typer.Option(default, *opt.flags, help=opt.help, **extra)
@@ -43,6 +46,8 @@ def _annotation(opt: Opt) -> Any:
         return int
     if opt.kind == "seconds" and opt.default is None:
         return Optional[float]
+    if opt.kind == "flag" and opt.default is None:  # unset, as against given: a configuration file may set it
+        return Optional[bool]
     return TYPES[opt.kind]
 
 

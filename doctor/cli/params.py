@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from doctor.usecases.check import CheckOptions
     from doctor.usecases.image import ImageRequest
 
-KINDS = ("str", "flag", "list", "seconds", "int")  # seconds: a float, finite and bounded
+KINDS = ("str", "flag", "list", "seconds", "int", "paths")  # seconds: a float, finite and bounded; paths: a list
 
 
 class Opt:
@@ -26,12 +26,13 @@ class Opt:
     default and its help. ``but`` is the same option with another help (or default) for a
     command that means something more specific by it."""
 
-    __slots__ = ("name", "flags", "kind", "default", "help", "metavar")
+    __slots__ = ("name", "flags", "kind", "default", "help", "metavar", "hidden")
 
     def __init__(self, name: str, flags: Tuple[str, ...], kind: str, default: Any, help: str,
-                 metavar: Optional[str] = None) -> None:
+                 metavar: Optional[str] = None, hidden: bool = False) -> None:
         assert kind in KINDS, kind
-        self.name, self.flags, self.kind, self.default, self.help, self.metavar = name, flags, kind, default, help, metavar
+        self.name, self.flags, self.kind, self.default, self.help = name, flags, kind, default, help
+        self.metavar, self.hidden = metavar, hidden
 
     def but(self, **changes: Any) -> "Opt":
         values = {k: getattr(self, k) for k in self.__slots__}

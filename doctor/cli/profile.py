@@ -1,7 +1,6 @@
 """The `profile` command (docs/profile.md): read a serving profile, verdict first."""
 from __future__ import annotations
 
-import json
 import sys
 from typing import Optional, Tuple
 
@@ -10,6 +9,7 @@ import typer
 from doctor import textsafe
 from doctor.cli.options import JSON, LANG, float_option, pick_language
 from doctor.errors import UsageError
+from doctor.render import print_json
 
 Opt = typer.Option
 
@@ -60,7 +60,7 @@ def profile_command(
         doc = to_json(rep, language)
         if report:
             doc["report"] = report
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        print_json(doc)
         return
     from doctor.profile.text import lines
     from doctor.render import console_lines
@@ -78,8 +78,7 @@ def profile_command(
 def _raw(e, as_json: bool) -> None:
     """Not analysed yet: the one-line reason, then the command that analyses it, on a line of its own."""
     if as_json:
-        sys.stdout.write(json.dumps({"schema_version": 1, "kind": "profile", "error": e.message,
-                                     "commands": [e.command.to_json()]}, ensure_ascii=False, indent=2) + "\n")
+        print_json({"schema_version": 1, "kind": "profile", "error": e.message, "commands": [e.command.to_json()]})
     _say(f"ascend-doctor: error: {e.message}")
     _say(e.command.shell())
     raise typer.Exit(2)
@@ -134,7 +133,7 @@ def _compare(pair: Tuple[str, str], release: Optional[str], as_json: bool, lang:
 
         doc = {"schema_version": 1, "kind": "profile_compare", "before": report_json(before, lang)["summary"],
                "after": report_json(after, lang)["summary"], "comparison": to_json(c)}
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        print_json(doc)
         return
     from doctor.profile.compare_text import lines
     from doctor.render import console_lines

@@ -110,9 +110,9 @@ def smoke_command(
 
         write_report(report, opts.report, language)
     if as_json:
-        import json
+        from doctor.render import print_json
 
-        sys.stdout.write(json.dumps(report.to_json(language), ensure_ascii=False, indent=2) + "\n")
+        print_json(report.to_json(language))
     else:
         from doctor.cli.smoke_render import print_report
 
