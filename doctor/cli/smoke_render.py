@@ -12,6 +12,16 @@ if TYPE_CHECKING:  # rich is imported lazily at run time
     from rich.progress import TaskID
 
 
+def show_report(report: Any, out: Any) -> None:
+    """smoke's report: one JSON object, or the verdict and every stage's figures."""
+    if out.as_json:
+        from doctor.render import print_json
+
+        print_json(report.to_json(out.lang))
+    else:
+        print_report(report, out.lang, out.verbose)
+
+
 def print_report(report: Any, lang: str, verbose: bool) -> None:
     from rich.text import Text
 
