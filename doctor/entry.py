@@ -71,13 +71,13 @@ def parse_check(args: Sequence[str]) -> Optional[Dict[str, Any]]:
 
 
 def main() -> None:
-    from doctor.shell import proc
+    from doctor.shell.runtime import proc
 
     proc.install_signal_handlers()
     args = sys.argv[1:]
     parsed = parse_check(args[1:]) if args[:1] == ["check"] and COMPLETE_VAR not in os.environ else None
     try:
-        from doctor.shell.prefetch import for_command_line
+        from doctor.shell.runtime.prefetch import for_command_line
 
         for_command_line(args)
         if parsed is not None:

@@ -1,5 +1,5 @@
 """Output of image checks: the image block above the verdict, its JSON (the read progress is
-doctor.shell.progress.ByteBar)."""
+doctor.shell.host.progress.ByteBar)."""
 from __future__ import annotations
 
 import sys

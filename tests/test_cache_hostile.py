@@ -11,7 +11,7 @@ import pytest
 
 from doctor import i18n
 from doctor.matrix import load as matrix_load
-from doctor.shell import cache
+from doctor.shell.host import cache
 
 MATRIX = """schema_version = 1
 

@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from doctor.shell.host import Host, NotRun
+from doctor.shell.host.root import Host, NotRun
 
 
 def test_absolute_symlinks_resolve_inside_the_root(fake):

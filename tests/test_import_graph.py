@@ -95,7 +95,7 @@ def _loaded_by(name: str) -> Set[str]:
 
 
 def test_the_scan_sees_the_package():
-    assert {"doctor.rules.engine", "doctor.plan.builder", "doctor.cli.main", "doctor.shell.proc"} <= set(MODULES)
+    assert {"doctor.rules.engine", "doctor.plan.builder", "doctor.cli.main", "doctor.shell.runtime.proc"} <= set(MODULES)
     assert ("doctor.rules.base", True) in GRAPH["doctor.rules.cann"]
     assert any(m == "doctor.rules.all_rules" and not top for m, top in GRAPH["doctor.rules.engine"])
 

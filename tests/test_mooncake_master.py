@@ -13,7 +13,7 @@ import pytest
 from fakehost import finding
 from fakehost.scenarios import ascend_host
 
-from doctor.shell import mooncake_master as master
+from doctor.shell.mooncake import master
 
 DATA = Path(__file__).parent / "data" / "mooncake" / "master"
 

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from doctor.shell import mooncake_master as master
-from doctor.shell import net
+from doctor.shell.mooncake import master
+from doctor.shell.runtime import net
 
 
 class Server:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from doctor.shell.index import IndexFetchError, pip_config_files, pip_index_config
-from doctor.shell.installer import UvCannot, choose, uv_env, uv_flags, with_uv_env
+from doctor.shell.install.index import IndexFetchError, pip_config_files, pip_index_config
+from doctor.shell.install.installer import UvCannot, choose, uv_env, uv_flags, with_uv_env
 
 
 def write(path: Path, text: str) -> Path:

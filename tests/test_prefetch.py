@@ -7,8 +7,8 @@ from pathlib import Path
 
 from fakehost import fixture
 
-from doctor.shell import prefetch
-from doctor.shell.host import Host
+from doctor.shell.runtime import prefetch
+from doctor.shell.host.root import Host
 from doctor.probes.python_env import probe_python
 
 ROOT = Path(__file__).resolve().parents[1]

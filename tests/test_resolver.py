@@ -11,7 +11,7 @@ from fakehost import wheelhouse as wh
 
 from doctor.parse.pipreport import CONFLICT, MISSING, REFUSED, TIMED_OUT, TLS, PROXY, DNS, UNREACHABLE, classify, \
     host_failures, parse_pylock, parse_report
-from doctor.shell.resolver import Request, resolve_pip, resolve_uv
+from doctor.shell.install.resolver import Request, resolve_pip, resolve_uv
 
 PIP = [sys.executable, "-m", "pip"]
 UV = os.path.join(os.path.dirname(sys.executable), "uv")
@@ -84,7 +84,7 @@ def test_report_read_after_pips_progress_bar(tmp_path):
     from fakehost.dists import Stub
     from fakehost.index_server import WheelIndex
 
-    from doctor.shell.resolver import pip_argv
+    from doctor.shell.install.resolver import pip_argv
 
     blob = random.Random(0).randbytes(300_000)  # incompressible
     wh.write_wheel(tmp_path / "pypi", Stub("numpy", "2.1.0", requires=[]), extra_files={"numpy/blob.bin": blob})

@@ -10,8 +10,8 @@ import time
 from fakehost import official_image
 from fakehost.scenarios import ascend_host
 
-from doctor.shell.installer import Choice, Downloader, Installer
-from doctor.shell.resolver import Request, resolve_pip
+from doctor.shell.install.installer import Choice, Downloader, Installer
+from doctor.shell.install.resolver import Request, resolve_pip
 from doctor.usecases.prove import prove
 
 

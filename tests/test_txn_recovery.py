@@ -18,7 +18,7 @@ from fakehost import faults
 from fakehost import wheelhouse as wh
 from fakehost.dists import Stub
 
-from doctor.shell import proc
+from doctor.shell.runtime import proc
 from doctor.shell.transaction import files as txn_files
 from doctor.shell.transaction import journal as J
 from doctor.shell.transaction import processes, statedir
@@ -116,7 +116,7 @@ def test_a_running_fix_is_named_not_taken_for_one_left_unfinished(tmp_path):
     """A second fix started while the first installs sees the first's unfinished journal: it
     must say that a fix is running (the lock's holder), not tell the user to roll it back."""
     from doctor.errors import UsageError
-    from doctor.shell.apply import Target, refuse_if_unfinished
+    from doctor.shell.transaction import Target, refuse_if_unfinished
 
     prefix = tmp_path / "venv"
     prefix.mkdir()
@@ -267,7 +267,7 @@ def test_killed_doctor_then_rollback_at_once_is_byte_identical(tmp_path, house, 
 
 def test_what_is_imported_and_what_only_located():
     from doctor.facts import Distribution
-    from doctor.shell.verify import plan_checks
+    from doctor.shell.transaction.verify import plan_checks
 
     dists = [Distribution("torch", "2.7.1"), Distribution("torch-npu", "2.7.1"), Distribution("triton-ascend", "3.2.0"),
              Distribution("vllm-ascend", "0.11.0"), Distribution("opencv-python-headless", "4.10")]
@@ -293,7 +293,7 @@ def installed(site: Path, name: str, init: str, record_extra: str = ""):
 
 
 def test_the_import_check_tells_broken_from_driver_missing(tmp_path):
-    from doctor.shell.verify import verify
+    from doctor.shell.transaction.verify import verify
 
     site = tmp_path / "site"
     ok = installed(site, "good_pkg", "X = 1\n")
@@ -313,7 +313,7 @@ def test_the_import_check_tells_broken_from_driver_missing(tmp_path):
 
 
 def test_a_hanging_import_is_a_failure_with_its_name(tmp_path):
-    from doctor.shell.verify import verify
+    from doctor.shell.transaction.verify import verify
 
     site = tmp_path / "site"
     hang = installed(site, "hang_pkg", "import time\ntime.sleep(60)\n")

@@ -19,7 +19,7 @@ def run_check_command(params: Mapping[str, Any]) -> int:
     """Probe, judge, print; the exit code (``--requirements`` ends in the guard's command)."""
     from doctor.i18n import tr
     from doctor.render import show_check
-    from doctor.shell.progress import bytes_bar, waiting
+    from doctor.shell.host.progress import bytes_bar, waiting
     from doctor.usecases.check import no_ascend_stack, run_check, target_info
 
     fail_on = params["fail_on"]

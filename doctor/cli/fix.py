@@ -98,7 +98,7 @@ def fix_command(ctx: typer.Context, **params: Any) -> None:
             print_plan(plan, out.lang, rerun=rerun)
 
     try:
-        from doctor.shell.progress import waiting
+        from doctor.shell.host.progress import waiting
 
         outcome = run_fix(opts, dict(os.environ), confirm, say=say_err, show_plan=show_plan, resolving=resolving,
                           probing=lambda: waiting(not out.as_json, tr("render.probing", out.lang)))

@@ -282,7 +282,7 @@ def show_fix(outcome, out, rerun: Optional[Rerun], apply: bool, smoke_wanted: bo
     *stages, verdict = apply_verdict_lines(final.verdict, outcome.smoke, outcome.smoke_skipped, smoke_wanted, code, lang)
     _out(verdict)
     if result is not None:
-        from doctor.shell.apply import rollback_argv
+        from doctor.shell.transaction import rollback_argv
 
         _out(tr("fix.applied", lang, id=result.txn_id))
         _out("  " + cmd(*rollback_argv(outcome.target_python or "python3")).shell())

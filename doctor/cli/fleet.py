@@ -105,7 +105,7 @@ FLEET_CHECK = (
 @takes(*FLEET_CHECK)
 def check_command(**params: Any) -> None:
     """Collect a snapshot from every node (ssh, kubectl exec or Ray) and compare them."""
-    from doctor.shell.fleet_transport import RemoteSnapshot
+    from doctor.shell.fleet.transport import RemoteSnapshot
     from doctor.usecases.fleet import FleetCheckOptions, run_fleet_check
 
     out = p.output(params)

@@ -52,7 +52,7 @@ SNAPSHOT = (p.ROOT, p.PYTHON, p.SITE, p.NPU_SMI_TIMEOUT, p.NPU_SMI, p.SERVE_ARGS
 def snapshot(**params: Any) -> None:
     """Write every observed fact as JSON on stdout (secrets in env vars redacted)."""
     from doctor.i18n import tr
-    from doctor.shell.progress import waiting
+    from doctor.shell.host.progress import waiting
     from doctor.usecases.check import gather, snapshot_json
 
     output = params["output"]
@@ -62,7 +62,7 @@ def snapshot(**params: Any) -> None:
     if output is None:
         sys.stdout.write(text)
         return
-    from doctor.shell.files import write_atomic
+    from doctor.shell.host.files import write_atomic
 
     try:
         write_atomic(output, text)
@@ -131,7 +131,7 @@ def named_command(argv: Sequence[str]) -> Optional[str]:
 
 def main(argv: Optional[List[str]] = None) -> None:
     """Console entry point: every error ends as one line on stderr with the contract's exit code,
-    and every child process ends with the doctor (signals included: shell/proc.py)."""
+    and every child process ends with the doctor (signals included: shell/runtime/proc.py)."""
     from doctor.cli.runner import run_guarded
 
     def body() -> int:

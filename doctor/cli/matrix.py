@@ -262,7 +262,7 @@ def verify(
             packages.extend(load_metadata_file(Path(path)))
         where = ", ".join(metadata)
     else:
-        from doctor.shell.index import client_from_pip
+        from doctor.shell.install.index import client_from_pip
 
         client, cfg = client_from_pip(deadline=timeout)
         if not as_json:
@@ -334,9 +334,9 @@ def sync(
     lang: Optional[str] = LANG,
 ) -> None:
     """Add rows for vllm-ascend releases newer than the matrix, from the index pip is configured for."""
-    from doctor.shell.index import client_from_pip
+    from doctor.shell.install.index import client_from_pip
     from doctor.matrix.sync import sync as run_sync
-    from doctor.shell.overlay import write_validated
+    from doctor.shell.host.matrix_overlay import write_validated
 
     language = pick_language(lang)
     m = _load(matrix)

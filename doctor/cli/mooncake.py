@@ -52,8 +52,8 @@ BUILD = (
 @takes(*BUILD)
 def build_command(**params: Any) -> None:
     """Clone, configure with -DUSE_ASCEND_DIRECT=ON, build, install, verify; roll back on failure."""
-    from doctor.shell.mooncake_build import BuildOptions, run_build
-    from doctor.shell.prefetch import default_python
+    from doctor.shell.mooncake.build import BuildOptions, run_build
+    from doctor.shell.runtime.prefetch import default_python
 
     out = p.output(params)
     language, as_json = out.lang, out.as_json

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, Sequence
 
 from doctor import textsafe
-from doctor.shell.mooncake_build import Reporter, StepResult
+from doctor.shell.mooncake.build import Reporter, StepResult
 
 if TYPE_CHECKING:  # rich is imported lazily at run time
     from rich.console import Console

@@ -95,7 +95,7 @@ def _collect(endpoint: Optional[str], profile_dir: Optional[str], path: Optional
                          "(its --profiler-config torch_profiler_dir or VLLM_TORCH_PROFILER_DIR)")
     if not 1 <= requests <= 1000 or not 1 <= concurrency <= 256 or not 1 <= output_len <= 4096:
         raise UsageError("--requests (1..1000), --concurrency (1..256) and --output-len (1..4096) are bounded")
-    from doctor.shell.profile_collect import CollectError, CollectOptions, collect
+    from doctor.shell.profile.collect import CollectError, CollectOptions, collect
 
     try:
         new = collect(CollectOptions(endpoint, directory, requests, concurrency, output_len, stop_timeout), lang,
@@ -145,7 +145,7 @@ def _compare(pair: Tuple[str, str], release: Optional[str], as_json: bool, lang:
 
 def _write_report(target: str, rep, lang: str, before=None) -> None:
     from doctor.profile.html import render
-    from doctor.shell.files import write_atomic
+    from doctor.shell.host.files import write_atomic
 
     try:
         write_atomic(target, render(rep, lang, before=before))

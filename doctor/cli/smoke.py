@@ -80,8 +80,8 @@ SAME_NAME = ("device", "timeout", "model", "tokens", "dtype", "golden", "record_
 def smoke_command(**params: Any) -> None:
     """Prove that serving works: the model, vllm, the endpoint and the collectives, stage by stage."""
     from doctor.cli.smoke_render import show_report
-    from doctor.shell.host import Host
-    from doctor.shell.prefetch import default_python
+    from doctor.shell.host.root import Host
+    from doctor.shell.runtime.prefetch import default_python
     from doctor.usecases.smoke import run
 
     out = p.output(params)
@@ -141,6 +141,8 @@ def _progress(lang: str):
     """A rich progress display on stderr, only when stderr is a terminal."""
     if not sys.stderr.isatty():
         return None
-    from doctor.cli.smoke_render import RichProgress
+    from doctor.i18n import tr
+    from doctor.shell.host.progress import TerminalProgress
 
-    return RichProgress(lang)
+    return TerminalProgress(lambda stage: tr("smoke.cli.stage", lang, stage=stage),
+                            ("spinner", "text", "bar", "of", "elapsed"))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from doctor.errors import UsageError
 from doctor.facts import SNAPSHOT_SCHEMA_VERSION, Facts
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 from doctor.probes.base import ProbeOptions
 from doctor.probes.collect import collect
 
@@ -75,7 +75,7 @@ def load_matrix_or_exit(extra: List[str]) -> "Matrix":
 
 
 def load_snapshot(path: str) -> Facts:
-    from doctor.shell import files
+    from doctor.shell.host import files
 
     try:
         data = sys.stdin.buffer.read(MAX_SNAPSHOT + 1) if path == "-" else files.open_regular(path, MAX_SNAPSHOT + 1)
@@ -178,8 +178,8 @@ def validate(opts: CheckOptions, env: Optional[Dict[str, str]] = None) -> None:
 def validate_python(python: str, env: Dict[str, str]) -> None:
     """--python names a Python interpreter: a wrong path is a usage error at once (one line, exit
     2), not a verdict after the probe's timeout."""
-    from doctor.shell.interpreter import not_python
-    from doctor.shell.prefetch import python_path
+    from doctor.shell.host.interpreter import not_python
+    from doctor.shell.runtime.prefetch import python_path
 
     path = python_path(python, env)
     if path is None:
@@ -229,7 +229,7 @@ def validate_mooncake(opts: CheckOptions) -> None:
         what = "not a regular file" if os.path.exists(opts.serve_args_file) else "no such file"
         raise UsageError(f"--serve-args-file {opts.serve_args_file}: {what}")
     if opts.mooncake_master is not None:
-        from doctor.shell.mooncake_master import parse_address
+        from doctor.shell.mooncake.master import parse_address
 
         err = parse_address(opts.mooncake_master).error
         if err:
@@ -264,7 +264,7 @@ def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None,
 
 def named_binaries(opts: CheckOptions, env: Optional[Dict[str, str]]) -> List[str]:
     """The binaries the user named: the only ones that run when --root is given."""
-    from doctor.shell.prefetch import python_path
+    from doctor.shell.runtime.prefetch import python_path
 
     out = [b for b in (opts.npu_smi, opts.hccn_tool) if b]
     if opts.python:
@@ -305,7 +305,7 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
     if facts.image is None:  # the commands findings offer may drive the target's pip with it
         ctx.doctor_python = sys.executable if not opts.snapshot else facts.host.doctor_python or sys.executable
         if facts.python is not None and facts.python.externally_managed and not opts.snapshot:
-            from doctor.shell.installer import own_pip_version
+            from doctor.shell.install.installer import own_pip_version
 
             ctx.doctor_pip = own_pip_version()
     ctx.follow_up = follow_up_args(opts, target)
@@ -332,7 +332,7 @@ def cached_pip_conflicts(facts: Facts):
         return None
     from doctor.record import asdict
     from doctor.rules import pipcheck
-    from doctor.shell import cache
+    from doctor.shell.host import cache
 
     markers = facts.python.markers if facts.python else {}
     k = cache.key(*pipcheck.cache_key_parts(facts.packages.dists, markers))

@@ -276,8 +276,8 @@ class FakeHost:
     def npu_smi_binary(self) -> Optional[str]:
         """The fake npu-smi, as a live path: nothing inside --root runs unless named with
         --npu-smi (the way a user points the doctor at a mounted host's tools)."""
-        from doctor.shell.host import Host
-        from doctor.shell.prefetch import NPU_SMI_DIRS
+        from doctor.shell.host.root import Host
+        from doctor.shell.runtime.prefetch import NPU_SMI_DIRS
 
         host = Host(root=str(self.root), env=self.env)
         found = host.which("npu-smi", NPU_SMI_DIRS)

@@ -1,0 +1,5 @@
+"""The installers, without changing anything: how pip and uv are spelled for a target
+(installer.py), what their resolver would do (resolver.py), the package index the user's pip is
+configured for (index.py), the files a download left (downloads.py), the core metadata of the
+files a resolver chose (wheelmeta.py), and bundles for air-gapped nodes (bundle.py). The
+transaction that installs is doctor/shell/transaction/."""
