@@ -1,7 +1,7 @@
 """The declared options (doctor/cli/params.py) as typer parameters: ``takes(*options)`` gives a
-command exactly those options, in that order, and the command reads them as ``**params``; the
-typer options of the same declarations (ROOT, JSON, ...) are for the commands that list their
-parameters themselves. Every float option refuses nan, inf and more than MAX_OPTION_SECONDS."""
+command exactly those options, in that order, after its own parameters (a typer.Context, its
+arguments), and the command reads them as ``**params``. Every float option refuses nan, inf and
+more than MAX_OPTION_SECONDS."""
 from __future__ import annotations
 
 import inspect
@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, TypeVar, get_type_hints
 import typer
 
 from doctor.cli import params as p
-from doctor.cli.params import Opt, pick_language  # noqa: F401  (the commands import it from here)
+from doctor.cli.params import Opt
 
 F = TypeVar("F", bound=Callable[..., Any])
 TYPES = {"str": Optional[str], "flag": bool, "list": List[str], "seconds": float, "int": Optional[int], "paths": List[Path]}
@@ -24,18 +24,15 @@ def _finite(value: Optional[float]) -> Optional[float]:
     return value
 
 
-def float_option(default: Optional[float], *names: str, **kwargs: Any) -> Any:
-    """Every float option of the CLI: a number of seconds, never nan nor inf."""
-    return typer.Option(default, *names, callback=_finite, **kwargs)
-
-
 def typer_option(opt: Opt) -> Any:
     default: Any = list(opt.default) if isinstance(opt.default, list) else opt.default
     extra: Dict[str, Any] = {"metavar": opt.metavar} if opt.metavar else {}
     if opt.hidden:
         extra["hidden"] = True
-    if opt.kind == "seconds":
-        return float_option(default, *opt.flags, help=opt.help, **extra)
+    if opt.min is not None:
+        extra["min"] = opt.min
+    if opt.kind == "seconds":  # a number of seconds, never nan nor inf
+        extra["callback"] = _finite
     return typer.Option(default, *opt.flags, help=opt.help, **extra)
 
 
@@ -66,6 +63,3 @@ def takes(*options: Opt) -> Callable[[F], F]:
 
     return wrap
 
-
-ROOT, PYTHON, STAGE, MATRIX = (typer_option(o) for o in (p.ROOT, p.PYTHON, p.STAGE, p.MATRIX))
-JSON, LANG = typer_option(p.JSON), typer_option(p.LANG)

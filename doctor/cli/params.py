@@ -26,13 +26,13 @@ class Opt:
     default and its help. ``but`` is the same option with another help (or default) for a
     command that means something more specific by it."""
 
-    __slots__ = ("name", "flags", "kind", "default", "help", "metavar", "hidden")
+    __slots__ = ("name", "flags", "kind", "default", "help", "metavar", "hidden", "min")
 
     def __init__(self, name: str, flags: Tuple[str, ...], kind: str, default: Any, help: str,
-                 metavar: Optional[str] = None, hidden: bool = False) -> None:
+                 metavar: Optional[str] = None, hidden: bool = False, min: Optional[float] = None) -> None:
         assert kind in KINDS, kind
         self.name, self.flags, self.kind, self.default, self.help = name, flags, kind, default, help
-        self.metavar, self.hidden = metavar, hidden
+        self.metavar, self.hidden, self.min = metavar, hidden, min
 
     def but(self, **changes: Any) -> "Opt":
         values = {k: getattr(self, k) for k in self.__slots__}
