@@ -108,15 +108,6 @@ def image_json(img: ImageFacts, judgement, lang: str) -> Dict[str, Any]:
     return doc
 
 
-def with_image(check_json_text: str, result, lang: str) -> str:
-    """check --json with the ``image`` object added (for image checks)."""
-    import json
-
-    doc = json.loads(check_json_text)
-    doc["image"] = image_json(result.facts.image, result.image, lang)
-    return json.dumps(doc, ensure_ascii=False, indent=2)
-
-
 def fix_notes(img: ImageFacts, judgement, lang: str) -> List[str]:
     """Above `fix --image`'s plan: the image, where its steps run, what the vendor chose."""
     out = image_lines(img, judgement, lang)

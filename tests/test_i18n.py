@@ -187,7 +187,7 @@ def test_the_language_is_resolved_in_one_place():
 
 
 def test_pick_language_uses_the_one_resolver(monkeypatch):
-    from doctor.cli.options import pick_language
+    from doctor.cli.params import pick_language
     from doctor.errors import UsageError
 
     monkeypatch.setenv("LANG", "zh_CN.UTF-8")

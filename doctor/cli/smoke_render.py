@@ -10,6 +10,16 @@ from doctor.i18n import tr
 from doctor.smoke.result import human_bytes
 
 
+def show_report(report: Any, out: Any) -> None:
+    """smoke's report: one JSON object, or the verdict and every stage's figures."""
+    if out.as_json:
+        from doctor.render import print_json
+
+        print_json(report.to_json(out.lang))
+    else:
+        print_report(report, out.lang, out.verbose)
+
+
 def print_report(report: Any, lang: str, verbose: bool) -> None:
     from rich.text import Text
 

@@ -6,7 +6,7 @@ import os
 import re
 import sys
 import time
-from doctor.record import field, record
+from doctor.record import field, record, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -30,30 +30,16 @@ MAX_SNAPSHOT = 64 * 1024 * 1024
 
 
 @record
-class CheckOptions:
+class CheckOptions(ProbeOptions):
+    """What ``check``, ``snapshot``, ``fix`` and the others read a host with: the probes' options
+    (doctor/probes/base.py, declared there once) and where the facts come from."""
+
     root: str = "/"
-    python: Optional[str] = None
-    site_packages: List[str] = field(default_factory=list)
     snapshot: Optional[str] = None  # --from
-    stage: str = "auto"
     target: Optional[str] = None
     matrix: List[str] = field(default_factory=list)
-    npu_smi_timeout: float = 5.0
-    npu_smi: Optional[str] = None  # --npu-smi PATH: run this npu-smi (the only way to run one with --root)
     cwd: Optional[str] = None  # for tests; the doctor looks for shadowing folders here
-    serve_args: Optional[str] = None  # --serve-args "vllm serve ..."
-    serve_args_file: Optional[str] = None  # --serve-args-file launch.sh
-    mooncake_master: Optional[str] = None  # --mooncake-master host:port[:metrics_port]
-    mooncake_timeout: float = 2.0
-    hccn_tool: Optional[str] = None  # --hccn-tool PATH
-    hccn_timeout: float = 5.0
-    ping_npu: List[str] = field(default_factory=list)  # --ping-npu DEVICE:ADDRESS
-    model: Optional[str] = None  # --model: the model directory to check (tuning layer)
-    verify_weights: bool = False  # --verify-weights: hash a sample of the shards
-    verify_sample: int = 3  # --verify-sample: shards hashed (0: all with a published hash)
-    progress: Optional[Callable[[str, int, int], None]] = None  # hashing progress (a terminal bar)
     image: Optional["ImageRequest"] = None  # --image / --image-tar (usecases/image.py)
-    skip_idle: bool = False  # run_check: probes whose layer has no input are not run (probes/inputs.py)
 
 
 @record
@@ -261,10 +247,8 @@ def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None,
                                   snapshot=opts.snapshot, stage=opts.stage)
         if opts.image.wanted:
             validate_mooncake(opts)
-            probe_options = _probe_options(opts)
-            if opts.stage == "auto":
-                probe_options.stage = "build"  # an image is judged at the build stage (run_check)
-            facts = image.gather_image(opts.image, platform, probe_options)
+            # an image is judged at the build stage (run_check)
+            facts = image.gather_image(opts.image, platform, replace(opts, stage="build") if opts.stage == "auto" else opts)
             if while_waiting is not None:
                 while_waiting()
             return facts
@@ -275,17 +259,7 @@ def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None,
             while_waiting()
         return facts
     host = Host(root=opts.root, env=env, cwd=opts.cwd, named=named_binaries(opts, env))
-    return collect(host, _probe_options(opts), while_waiting)
-
-
-def _probe_options(opts: CheckOptions) -> ProbeOptions:
-    return ProbeOptions(python=opts.python, site_packages=list(opts.site_packages),
-                        npu_smi_timeout=opts.npu_smi_timeout, npu_smi=opts.npu_smi, serve_args=opts.serve_args,
-                        serve_args_file=opts.serve_args_file, mooncake_master=opts.mooncake_master,
-                        mooncake_timeout=opts.mooncake_timeout, hccn_tool=opts.hccn_tool,
-                        hccn_timeout=opts.hccn_timeout, ping_npu=list(opts.ping_npu), model=opts.model,
-                        verify_weights=opts.verify_weights, verify_sample=opts.verify_sample,
-                        progress=opts.progress, stage=opts.stage, skip_idle=opts.skip_idle)
+    return collect(host, opts, while_waiting)
 
 
 def named_binaries(opts: CheckOptions, env: Optional[Dict[str, str]]) -> List[str]:
@@ -318,8 +292,6 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
         loaded["matrix"] = matrix or load_matrix_or_exit(opts.matrix)
         eager()  # the gated layers' rules are imported after the probes, if their layer has input
         catalogue()  # the report's words: read now rather than after the rules
-
-    from doctor.record import replace
 
     facts = gather(replace(opts, skip_idle=True), env, prepare)  # what check's rules do not read, not probed
     from doctor.rules.engine import make_context, run_rules
