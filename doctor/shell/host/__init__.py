@@ -4,4 +4,6 @@ the probes read through), files that may be anything (files.py), logs as byte st
 shown on the terminal (progress.py) and the matrix overlay file (matrix_overlay.py).
 
 Imported by every command first (doctor/shell/__init__ keeps the catalogue in cache.py), so this
-package imports nothing itself."""
+package imports nothing itself.
+
+Entry points: ``root.Host``, ``files``, ``cache``, ``logread``, ``progress.TerminalProgress``."""

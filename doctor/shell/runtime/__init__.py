@@ -3,4 +3,7 @@
 of seconds across many waits (deadline.py) and network calls within it (net.py).
 
 Imported first (the entry point starts the prefetched commands), so this package imports nothing
-itself."""
+itself.
+
+Entry points: ``proc.run`` / ``proc.start``, ``prefetch.for_command_line``, ``deadline.Deadline``,
+``net``."""
