@@ -60,7 +60,7 @@ def doctor(fake: FakeHost, env, *args) -> subprocess.CompletedProcess:
 
 def plan_ms(fake: FakeHost, extra) -> float:
     from doctor.usecases.check import CheckOptions, gather
-    from doctor.shell.installer import Installer
+    from doctor.shell.install.installer import Installer
     from doctor.matrix import load_matrix
     from doctor.plan.builder import PlanOptions, plan_for
     from doctor.rules.engine import make_context, run_rules

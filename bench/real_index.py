@@ -86,8 +86,8 @@ def environ(env: Dict[str, str]):
 def dry_run(fake: FakeHost, env: Dict[str, str], installer: str = "auto") -> Dict:
     """fix (dry run) in this process, with the time spent in the resolver's subprocesses and
     metadata reads (the index's time) told apart from the doctor's own."""
-    import doctor.shell.proc as proc
-    import doctor.shell.wheelmeta as wm
+    import doctor.shell.runtime.proc as proc
+    import doctor.shell.install.wheelmeta as wm
     from doctor.usecases.check import CheckOptions
     from doctor.usecases.fix import FixOptions, run_fix
 
@@ -176,7 +176,7 @@ def naive(fake: FakeHost, env: Dict[str, str], work: Path) -> Dict:
     size = 0
     with contextlib.suppress(OSError, ValueError):
         from doctor.parse.pipreport import parse_report
-        from doctor.shell.resolver import fill_sizes
+        from doctor.shell.install.resolver import fill_sizes
 
         pkgs = parse_report(report.read_text())
         fill_sizes(pkgs, env, 60)

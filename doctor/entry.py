@@ -13,52 +13,16 @@ typer app, which says what it always said: the output and the exit codes are typ
 """
 from __future__ import annotations
 
-import math
 import os
 import sys
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence, Tuple
 
-from doctor.limits import MAX_OPTION_SECONDS
+from doctor.cli import params
 
-# check's options: name -> (parameter, kind). A test holds this table to the typer command's.
-CHECK_OPTIONS: Dict[str, tuple] = {
-    "--root": ("root", "str"),
-    "--python": ("python", "str"),
-    "--site-packages": ("site_packages", "list"),
-    "--from": ("snapshot", "str"),
-    "--stage": ("stage", "str"),
-    "--target": ("target", "str"),
-    "--json": ("as_json", "flag"),
-    "--lang": ("lang", "str"),
-    "-v": ("verbose", "flag"),
-    "--verbose": ("verbose", "flag"),
-    "--fail-on": ("fail_on", "str"),
-    "--matrix": ("matrix", "list"),
-    "--npu-smi-timeout": ("npu_smi_timeout", "seconds"),
-    "--npu-smi": ("npu_smi", "str"),
-    "--serve-args": ("serve_args", "str"),
-    "--serve-args-file": ("serve_args_file", "str"),
-    "--mooncake-master": ("mooncake_master", "str"),
-    "--hccn-tool": ("hccn_tool", "str"),
-    "--hccn-timeout": ("hccn_timeout", "seconds"),
-    "--model": ("model", "str"),
-    "--verify-weights": ("verify_weights", "flag"),
-    "--verify-sample": ("verify_sample", "int"),
-    "--image": ("image", "str"),
-    "--image-tar": ("image_tar", "str"),
-    "--platform": ("platform", "str"),
-    "--pull": ("pull", "flag"),
-    "--max-image-entries": ("max_image_entries", "int"),
-    "--max-image-disk": ("max_image_disk", "int"),
-}
-CHECK_DEFAULTS: Dict[str, Any] = {
-    "root": "/", "python": None, "site_packages": [], "snapshot": None, "stage": "auto", "target": None,
-    "as_json": False, "lang": None, "verbose": False, "fail_on": "fail", "matrix": [], "npu_smi_timeout": 5.0,
-    "npu_smi": None, "serve_args": None, "serve_args_file": None, "mooncake_master": None, "hccn_tool": None,
-    "hccn_timeout": 5.0, "model": None, "verify_weights": False, "verify_sample": 3, "image": None,
-    "image_tar": None, "platform": None, "pull": False, "max_image_entries": None, "max_image_disk": None,
-    "requirements": [],
-}
+# check's options, from their declarations: flag -> (parameter, kind). A test holds this table
+# to the typer command's.
+CHECK_OPTIONS: Dict[str, Tuple[str, str]] = {flag: (o.name, o.kind) for o in params.CHECK for flag in o.flags}
+CHECK_DEFAULTS: Dict[str, Any] = params.defaults(params.CHECK + (params.REQUIREMENTS,))
 COMPLETE_VAR = "_ASCEND_DOCTOR_COMPLETE"  # click's shell completion: typer answers it
 
 
@@ -89,34 +53,34 @@ def parse_check(args: Sequence[str]) -> Optional[Dict[str, Any]]:
             else:
                 raw[dest] = text  # a repeated option: the last one counts
         i += 1
-    params = {k: (list(v) if isinstance(v, list) else v) for k, v in CHECK_DEFAULTS.items()}
+    parsed = params.defaults(params.CHECK + (params.REQUIREMENTS,))
     value: Any
     for dest, value in raw.items():
         kind = next(k for d, k in CHECK_OPTIONS.values() if d == dest)
         try:
             if kind == "seconds":
                 value = float(value)  # click's FLOAT is float(); the CLI refuses nan, inf and more
-                if not math.isfinite(value) or abs(value) > MAX_OPTION_SECONDS:  # than MAX_OPTION_SECONDS
+                if params.out_of_range(value):
                     return None
             elif kind == "int":
                 value = int(value)  # click's INT
         except ValueError:
             return None
-        params[dest] = value
-    return params
+        parsed[dest] = value
+    return parsed
 
 
 def main() -> None:
-    from doctor.shell import proc
+    from doctor.shell.runtime import proc
 
     proc.install_signal_handlers()
     args = sys.argv[1:]
-    params = parse_check(args[1:]) if args[:1] == ["check"] and COMPLETE_VAR not in os.environ else None
+    parsed = parse_check(args[1:]) if args[:1] == ["check"] and COMPLETE_VAR not in os.environ else None
     try:
-        from doctor.shell.prefetch import for_command_line
+        from doctor.shell.runtime.prefetch import for_command_line
 
         for_command_line(args)
-        if params is not None:
+        if parsed is not None:
             from doctor.cli.check_command import run_check_command
             from doctor.cli.runner import as_click_runs, run_guarded
         else:
@@ -130,8 +94,8 @@ def main() -> None:
     except (proc.Terminated, KeyboardInterrupt) as e:
         proc.kill_all()
         sys.exit(128 + e.signum if isinstance(e, proc.Terminated) else 130)
-    if params is None:
+    if parsed is None:
         cli_main()
         return
-    run_guarded(lambda: as_click_runs(lambda: run_check_command(**params)), args)
+    run_guarded(lambda: as_click_runs(lambda: run_check_command(parsed)), args)
 

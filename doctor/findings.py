@@ -46,7 +46,7 @@ EXIT_OK, EXIT_DOCTOR, EXIT_USAGE, EXIT_FAIL, EXIT_WARN = 0, 1, 2, 3, 4
 
 @record(frozen=True)
 class Msg:
-    """Inline English and Chinese words: the old way, left for shell/smoke.py until its texts
+    """Inline English and Chinese words: the old way, left for shell/smoke/scripts.py until its texts
     move to the catalogue (doctor/i18n). New code uses catalogue Texts (``doctor.i18n.T``)."""
 
     en: str

@@ -24,7 +24,18 @@ JSON_SCHEMA_VERSION = 1
 DETAIL, COMMAND = "    ", "      "  # indents under a finding: its details, its commands
 
 
-def check_json(verdict: Verdict, *, stage: str, target: Dict, timings: Dict[str, float], lang: str) -> str:
+def json_text(doc) -> str:
+    """Every JSON document the doctor prints: UTF-8 as it is, indented by two."""
+    return json.dumps(doc, ensure_ascii=False, indent=2)
+
+
+def print_json(doc) -> None:
+    """``--json``: the one object on stdout."""
+    sys.stdout.write(json_text(doc) + "\n")
+
+
+def check_doc(verdict: Verdict, *, stage: str, target: Dict, timings: Dict[str, float], lang: str) -> Dict:
+    """check --json's object."""
     counts = verdict.counts()
     doc = {
         "schema_version": JSON_SCHEMA_VERSION,
@@ -36,7 +47,7 @@ def check_json(verdict: Verdict, *, stage: str, target: Dict, timings: Dict[str,
         "findings": [f.to_json(lang) for f in verdict.findings],
         "timings_ms": timings,
     }
-    return json.dumps(doc, ensure_ascii=False, indent=2)
+    return doc
 
 
 def asks_to_act(f: Finding) -> bool:
@@ -300,3 +311,27 @@ def print_fitted_table(console, title: Optional[str], headers: Sequence, rows: S
     for r in rows:
         table.add_row(*[c if isinstance(c, RichText) else RichText(_plain(c)) for c in r])
     print_unpadded(console, table)
+
+
+def show_check(result, out, code: int, *, target: Dict, no_ascend: bool) -> None:
+    """check's report of a CheckResult (doctor/usecases/check.py) for an Output
+    (doctor/cli/params.py): one JSON object, or the text (an image's identity first, its detail
+    after the verdict)."""
+    image = result.facts.image
+    if out.as_json:
+        doc = check_doc(result.verdict, stage=result.ctx.stage, target=target, timings=result.timings, lang=out.lang)
+        if image is not None:
+            from doctor.render_image import image_json
+
+            doc["image"] = image_json(image, result.image, out.lang)
+        print_json(doc)
+        return
+    if image is not None:
+        from doctor.render_image import print_image
+
+        print_image(image, result.image, out.lang, part="identity")
+    print_check(result.verdict, stage=result.ctx.stage, target_row=result.ctx.release.key if result.ctx.release else None,
+                timings=result.timings, lang=out.lang, verbose=out.verbose, exit_code=code,
+                no_ascend=no_ascend)
+    if image is not None:  # detail: digest, base, the layer each problem came from
+        print_image(image, result.image, out.lang, failing=code != 0, part="detail")

@@ -1,5 +1,5 @@
 """Output of image checks: the image block above the verdict, its JSON (the read progress is
-doctor.shell.progress.ByteBar)."""
+doctor.shell.host.progress.ByteBar)."""
 from __future__ import annotations
 
 import sys
@@ -106,15 +106,6 @@ def image_json(img: ImageFacts, judgement, lang: str) -> Dict[str, Any]:
                         "source": e.image.source} for e in (judgement.excused if judgement else [])],
     }
     return doc
-
-
-def with_image(check_json_text: str, result, lang: str) -> str:
-    """check --json with the ``image`` object added (for image checks)."""
-    import json
-
-    doc = json.loads(check_json_text)
-    doc["image"] = image_json(result.facts.image, result.image, lang)
-    return json.dumps(doc, ensure_ascii=False, indent=2)
 
 
 def fix_notes(img: ImageFacts, judgement, lang: str) -> List[str]:

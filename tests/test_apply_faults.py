@@ -206,7 +206,7 @@ def test_two_concurrent_fixes_one_refuses(tmp_path, house):
 
 LOST_SIGTERM = """
 import signal, sys
-from doctor.shell import proc
+from doctor.shell.runtime import proc
 from doctor.shell.transaction import runner
 
 run = runner.Runner.run
@@ -297,7 +297,7 @@ def test_apply_runs_one_installer_process_and_no_lsb_release_for_it(tmp_path, ho
     commands = [line[2:] for line in (Path(j["log"])).read_text().splitlines() if line.startswith("$ ")]
     downloads = [c for c in commands if " download " in c]
     installs = [c for c in commands if " install " in c]
-    # the resolved files are fetched by the doctor itself (doctor/shell/downloads.py): no pip download
+    # the resolved files are fetched by the doctor itself (doctor/shell/install/downloads.py): no pip download
     assert not downloads and len(installs) == 1 and len(commands) == 1, commands
     assert not [c for c in commands if " uninstall " in c]
     assert "--no-index" in installs[0]

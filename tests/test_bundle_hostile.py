@@ -13,7 +13,7 @@ from fakehost import REPO
 from fakehost.scenarios import ascend_host
 
 from doctor.errors import UsageError
-from doctor.shell import bundle
+from doctor.shell.install import bundle
 
 WHEEL = "vllm-0.11.0-py3-none-any.whl"
 

@@ -196,7 +196,7 @@ def test_unreadable_driver_and_cann_are_permission_findings(open_base):
     from doctor.probes.base import ProbeOptions
     from doctor.probes.collect import collect
     from doctor.rules.engine import make_context, run_rules
-    from doctor.shell.host import Host
+    from doctor.shell.host.root import Host
 
     fake = FakeHost(open_base)
     fake.container()

@@ -196,7 +196,7 @@ def test_non_root_user_outside_hwhiaiuser_group(fake):
     assert finding(doc, "devices.permissions")["status"] == "ok"  # we run as root here
     from doctor.facts import HostFacts
     from doctor.probes.devices import probe_devices
-    from doctor.shell.host import Host
+    from doctor.shell.host.root import Host
     me = HostFacts(root=str(fake.root), cwd="/", uid=1001, gids=[1001], user="alice", groups={})
     dev = probe_devices(Host(str(fake.root), fake.env), me, 5)
     assert not any(n.accessible for n in dev.davinci)

@@ -13,7 +13,7 @@ import pytest
 
 from doctor.lazyre import _Lazy, lazy
 from doctor.matrix import load as matrix_load
-from doctor.shell import cache
+from doctor.shell.host import cache
 
 SAMPLES = ["", "a", "TOKEN=abc123def456", "https://user:pw@example.org/x?token=s3cr3t", "--api-key sk-1234567890abcdef",
            "Authorization: Bearer abcdefghijkl", '{"password": "x", "a": 1}', "export HF_TOKEN=hf_abcdefghijklmnop",

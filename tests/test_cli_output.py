@@ -207,7 +207,7 @@ def _verdict(*statuses):
 
 
 def test_fix_apply_names_every_failing_stage_in_its_last_line():
-    from doctor.cli.fix import apply_verdict_lines
+    from doctor.cli.fix_render import apply_verdict_lines
 
     smoke_failed = {"exit_code": 3, "why": "smoke.import", "stages": [{"name": "import", "status": FAIL},
                                                                      {"name": "device", "status": "skip"}]}

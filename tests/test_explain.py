@@ -247,7 +247,7 @@ def test_check_picks_the_cause_the_host_shows(tmp_path, scenario, confirmed, cap
 
 def test_matching_is_pure():
     """doctor/explain and doctor/parse read nothing themselves: files, processes and the host are
-    the shell's (doctor/shell/logread.py streams the input)."""
+    the shell's (doctor/shell/host/logread.py streams the input)."""
     import ast
 
     banned = ("doctor.shell", "doctor.probes", "subprocess", "socket", "requests")

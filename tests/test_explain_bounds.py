@@ -16,7 +16,7 @@ from typing import List, Tuple
 import pytest
 
 from doctor.parse.logscan import KEEP_CHARS, MAX_LINE, LogScanner, Matcher
-from doctor.shell.logread import CHUNK
+from doctor.shell.host.logread import CHUNK
 
 REPO = Path(__file__).resolve().parents[1]
 RSS_LIMIT_MB = 100

@@ -85,7 +85,7 @@ def test_version_mismatch_is_said_plainly():
     from ray._private.utils import check_version_info
 
     from doctor.i18n import tr
-    from doctor.shell.fleet_ray import version_mismatch
+    from doctor.shell.fleet.ray_cluster import version_mismatch
 
     with pytest.raises(RuntimeError) as err:
         check_version_info({"ray_version": "2.9.3", "python_version": "3.10.12"}, "node 10.0.0.5:6379")

@@ -15,7 +15,7 @@ import pytest
 from fakehost import REPO, FakeHost
 from fakehost.fleet import node, wrapper
 
-from doctor.shell.fleet_transport import check_host, ssh_argv
+from doctor.shell.fleet.transport import check_host, ssh_argv
 
 SSHD = shutil.which("sshd") or ("/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd") else None)
 TIMEOUT = 6.0

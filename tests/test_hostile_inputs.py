@@ -15,7 +15,7 @@ from fakehost.dists import Stub
 from fakehost.scenarios import ascend_host
 
 from doctor.parse import redact
-from doctor.shell import files
+from doctor.shell.host import files
 
 DATA = REPO / "tests" / "data" / "mooncake"
 

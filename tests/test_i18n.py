@@ -125,7 +125,7 @@ def test_nested_entries_are_both_messages(tmp_path):
 
 
 def test_the_catalogue_is_cached_by_the_files_identity(tmp_path, monkeypatch):
-    from doctor.shell import cache
+    from doctor.shell.host import cache
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     src = tmp_path / "m.toml"
@@ -143,7 +143,7 @@ def test_the_catalogue_is_cached_by_the_files_identity(tmp_path, monkeypatch):
 
 
 def test_a_read_only_cache_only_means_parsing(tmp_path, monkeypatch):
-    from doctor.shell import cache
+    from doctor.shell.host import cache
 
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
@@ -158,7 +158,7 @@ def test_a_fifo_planted_in_the_cache_does_not_hang_the_catalogue(tmp_path, monke
     """The catalogue reads through the shell's cache, which opens no FIFO (it would block)."""
     import os
 
-    from doctor.shell import cache
+    from doctor.shell.host import cache
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     src = tmp_path / "m.toml"
@@ -171,7 +171,7 @@ def test_a_fifo_planted_in_the_cache_does_not_hang_the_catalogue(tmp_path, monke
 
 def test_the_shell_hands_the_catalogue_its_store():
     import doctor.shell
-    from doctor.shell import cache
+    from doctor.shell.host import cache
 
     assert doctor.shell is not None and i18n._store is cache
 
@@ -187,7 +187,7 @@ def test_the_language_is_resolved_in_one_place():
 
 
 def test_pick_language_uses_the_one_resolver(monkeypatch):
-    from doctor.cli.options import pick_language
+    from doctor.cli.params import pick_language
     from doctor.errors import UsageError
 
     monkeypatch.setenv("LANG", "zh_CN.UTF-8")
@@ -216,11 +216,11 @@ def _inline_error_messages():
 
 def test_error_messages_move_to_the_catalogue():
     """Every user-facing error is to be a catalogue Text in English and Chinese; the inline ones
-    left may only get fewer (254 raise statements before doctor/shell/bundle.py's 21 and
-    doctor/shell/downloads.py's 16, the pure core's 11 and the transaction's 21 moved)."""
+    left may only get fewer (254 raise statements before doctor/shell/install/bundle.py's 21 and
+    doctor/shell/install/downloads.py's 16, the pure core's 11 and the transaction's 21 moved)."""
     inline = _inline_error_messages()
     assert len(inline) <= 185, f"{len(inline)} inline error messages (a new one goes in the catalogue): {inline[-5:]}"
-    assert not [p for p in inline if p.startswith(("doctor/shell/bundle.py", "doctor/shell/downloads.py"))]
+    assert not [p for p in inline if p.startswith(("doctor/shell/install/bundle.py", "doctor/shell/install/downloads.py"))]
 
 
 def test_an_error_speaks_the_users_language():

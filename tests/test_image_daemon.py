@@ -143,7 +143,7 @@ def test_permission_denied_reads_as_the_docker_group_hint():
     raises for EACCES (its text, as docker-py 7 words it)."""
     import docker
 
-    from doctor.shell.image_docker import explain
+    from doctor.shell.images.daemon import explain
 
     try:
         try:
@@ -185,7 +185,7 @@ def test_check_without_image_never_imports_the_sdk():
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    try: main(['check', '--json', '--site-packages', '.'])\n"
             "    except SystemExit: pass\n"
-            "print(sorted(m for m in sys.modules if m == 'docker' or m.startswith(('docker.', 'doctor.shell.image'))))\n")
+            "print(sorted(m for m in sys.modules if m == 'docker' or m.startswith(('docker.', 'doctor.shell.images'))))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=str(REPO))
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr

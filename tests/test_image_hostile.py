@@ -276,7 +276,7 @@ def test_the_bytes_written_are_bounded_in_total(tmp_path, tmpdir_env):
 
 
 def test_one_path_repeated_in_a_layer_is_kept_once(tmp_path, tmpdir_env):
-    from doctor.shell.image_archive import Reader, Workspace
+    from doctor.shell.images.archive import Reader, Workspace
 
     blob, mt = _libc_layers(1, 4 << 20, repeat=5)[0]
     path = imagekit.crafted_oci(tmp_path / "repeat.tar", small_image(), blobs=[(blob, mt)])
@@ -345,7 +345,7 @@ def test_a_kept_file_1100_directories_deep_is_removed_with_the_workspace(tmp_pat
 
 
 def test_workspace_close_survives_any_depth(tmp_path):
-    from doctor.shell.image_archive import Workspace
+    from doctor.shell.images.archive import Workspace
 
     ws = Workspace(str(tmp_path))
     here = os.getcwd()

@@ -139,8 +139,8 @@ def test_default_platform_is_this_machines(images, monkeypatch):
 def _view(path, tmp_path):
     """The merged, materialised view of an archive (what the probes read)."""
     from doctor.parse import oci
-    from doctor.shell.image_archive import Reader, Workspace
-    from doctor.shell.image_view import build
+    from doctor.shell.images.archive import Reader, Workspace
+    from doctor.shell.images.view import build
 
     ws = Workspace(str(tmp_path))
     chosen = {}

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from doctor.errors import DoctorError
-from doctor.shell.index import IndexClient, IndexFetchError, pip_config_files, pip_index_config
+from doctor.shell.install.index import IndexClient, IndexFetchError, pip_config_files, pip_index_config
 from doctor.parse.indexfiles import glibc_of, pick_file, release_glibc, upload_date
 from doctor.matrix.load import load_matrix, parse_file
 from doctor.matrix.sync import overlay_path, sync
-from doctor.shell.overlay import write_validated
+from doctor.shell.host.matrix_overlay import write_validated
 
 DATA = Path(__file__).parent / "data"
 
@@ -248,7 +248,7 @@ def test_pip_no_index(tmp_path):
 
 
 def test_pip_cert_is_honoured(tmp_path):
-    from doctor.shell.index import client_from_pip
+    from doctor.shell.install.index import client_from_pip
 
     ca = conf(tmp_path / "ca.pem", "not really a certificate\n")
     cfg_file = conf(tmp_path / "pip.conf", f"[global]\ncert = {ca}\n")
@@ -411,7 +411,7 @@ def test_file_index_serves_ranges_and_pep658(tmp_path):
 
 
 def test_index_metadata_reads_the_headers_only():
-    from doctor.shell.index import metadata_entry
+    from doctor.shell.install.index import metadata_entry
 
     meta = metadata_entry(metadata_text("0.31.0rc1").encode() + b"Requires-Dist: not-a-header\n", "f.whl", "x")
     assert (meta["name"], meta["version"], meta["requires_python"]) == ("vllm-ascend", "0.31.0rc1", ">=3.10")
@@ -428,7 +428,7 @@ def test_check_never_loads_the_index_client():
     import subprocess
     import sys
 
-    code = ("import sys, doctor.cli.main, doctor.usecases.check, doctor.shell.index, doctor.matrix.sync; "
+    code = ("import sys, doctor.cli.main, doctor.usecases.check, doctor.shell.install.index, doctor.matrix.sync; "
             "print(sorted(m for m in ('pypi_simple', 'requests', 'pydantic') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr

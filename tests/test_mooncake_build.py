@@ -18,7 +18,7 @@ from fakehost.mooncake import CC, cann_libs
 
 from doctor.matrix import load_matrix
 from doctor.parse import elf
-from doctor.shell import mooncake_build as build
+from doctor.shell.mooncake import build
 
 FIXTURE = Path(__file__).parent / "mooncake_fixture"
 REPO = Path(__file__).resolve().parents[1]

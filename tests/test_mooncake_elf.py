@@ -12,7 +12,7 @@ import pytest
 from fakehost.mooncake import CC, ElfKit
 
 from doctor.parse import elf
-from doctor.shell import files
+from doctor.shell.host import files
 from doctor.parse import ldcache as loader
 
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler to build test libraries")

@@ -129,7 +129,7 @@ def test_source_build_with_version_from_mooncake_master(fake, kit):
     --root the binary is never run (listed in not_run) and the version stays unknown."""
     from doctor.facts import Facts, HostFacts, MooncakeFacts
     from doctor.probes.mooncake import MooncakeOptions, _version
-    from doctor.shell.host import Host
+    from doctor.shell.host.root import Host
 
     ascend_host(fake, "0.18.0")
     cann_libs(fake, kit)

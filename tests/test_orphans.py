@@ -114,7 +114,7 @@ def test_a_swallowed_interrupt_still_ends_the_doctor_but_never_mid_rollback(tmp_
     script.write_text(f"""
 import sys, time
 sys.path.insert(0, {str(REPO)!r})
-from doctor.shell import proc
+from doctor.shell.runtime import proc
 proc.EXIT_GRACE = 1.0
 proc.install_signal_handlers()
 child = proc.start(["sleep", "60"])
@@ -163,7 +163,7 @@ def _stop_while_defining_a_class(stop: BaseException) -> None:
                                               ("hup", 128 + signal.SIGHUP, f"terminated by signal {signal.SIGHUP}")])
 def test_a_stop_wrapped_by_python_is_a_stop_not_an_internal_error(monkeypatch, capsys, stop, code, said):
     from doctor.cli import main as cli
-    from doctor.shell import proc
+    from doctor.shell.runtime import proc
 
     stop = proc.Terminated(signal.SIGHUP) if stop == "hup" else stop
     with pytest.raises(RuntimeError) as wrapped:

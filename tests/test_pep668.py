@@ -13,8 +13,8 @@ import sys
 import pytest
 from kitrun import kit_run, run_cli
 
-from doctor.shell.host import Host
-from doctor.shell.installer import PIP, break_system, choose
+from doctor.shell.host.root import Host
+from doctor.shell.install.installer import PIP, break_system, choose
 
 DEBIAN = "/usr/bin/python3"
 MARKED = bool(glob.glob("/usr/lib/python3*/EXTERNALLY-MANAGED")) and bool(glob.glob("/usr/lib/python3/dist-packages/pip"))

@@ -6,9 +6,9 @@ from fakehost.scenarios import ascend_host
 
 from doctor.usecases.check import CheckOptions, gather
 from doctor.errors import UsageError
-from doctor.shell.installer import Installer, choose, uv_flags
+from doctor.shell.install.installer import Installer, choose, uv_flags
 from doctor.matrix import load_matrix
-from doctor.shell.index import pip_index_config
+from doctor.shell.install.index import pip_index_config
 from doctor.plan.builder import (
     TORCH_CPU_INDEX,
     PlanOptions,

@@ -15,7 +15,7 @@ from doctor.plan.builder import PlanOptions, Step, plan_for
 from doctor.plan.steps import KINDS, kind_of
 from doctor.plan.vendor import cheapest, path_to
 from doctor.rules.engine import make_context, run_rules
-from doctor.shell.installer import Installer
+from doctor.shell.install.installer import Installer
 from doctor.usecases.check import CheckOptions, gather
 from doctor.findings import msg
 

@@ -1,6 +1,6 @@
 from fakehost import FakeHost, fixture
 
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 from doctor.probes.cann import probe_cann
 from doctor.probes.devices import can_read_write, probe_devices
 from doctor.probes.driver import probe_driver, probe_firmware

@@ -16,7 +16,7 @@ import pytest
 
 import profilegen as pg
 from doctor.profile import trace
-from doctor.shell import profile_files as pf
+from doctor.shell.profile import files as pf
 from doctor.usecases import profile as up
 from fakehost import REPO
 

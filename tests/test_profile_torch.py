@@ -82,7 +82,7 @@ def test_step_markers_of_a_real_trace(traces):
     """The markers the step finder reads are in a real trace by name (cat user_annotation)."""
     from doctor.profile import trace as tr
     from doctor.profile import view
-    from doctor.shell import profile_files as pf
+    from doctor.shell.profile import files as pf
 
     for mode, want in (("steps", "ProfilerStep#"), ("scopes", "prepare input")):
         b = tr.TraceBuilder()

@@ -13,7 +13,7 @@ from fakehost import REPO
 from doctor.profile import advice, intervals as iv, kernels, trace, view
 from doctor.profile.analyse import Idle, StepFigures, analyse
 from doctor.profile.verdict import judge
-from doctor.shell import profile_files as pf
+from doctor.shell.profile import files as pf
 
 LEVEL1 = REPO / "tests" / "data" / "profile" / "mstt_level1_trace_view.json"
 

@@ -55,6 +55,9 @@ RECONSTRUCTED = {
     # issue 25 (mine-b): the typical message as triton-ascend's migration guide writes it, with the
     # coreDim of the guide's own example (the user threads that show it are held out)
     "vllm_ascend.triton_grid_limit",
+    # issue 25 (cover): the message as the component's source writes it
+    "cann.op_needs_newer_cann", "env.build_no_cxx_compiler", "python.transformers_unrecognized_config",
+    "torch_npu.expandable_segments_off",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).

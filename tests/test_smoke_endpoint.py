@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from smoke_fixtures.openai_server import ProcessServer, Server
 
-from doctor.shell.endpoint_bench import BenchConfig, run_bench
-from doctor.shell.host import Host
+from doctor.shell.smoke.endpoint_bench import BenchConfig, run_bench
+from doctor.shell.host.root import Host
 from doctor.smoke.config import SmokeOptions
 from doctor.usecases.smoke import run
 
@@ -172,7 +172,7 @@ def test_slo_pass_and_fail():
 def test_soak_samples_the_server_rss(monkeypatch):
     """--duration keeps the load for that long; the sampler finds the server by its port (here:
     this process) and reads its RSS."""
-    import doctor.shell.soak as soak
+    import doctor.shell.smoke.soak as soak
 
     with Server(first=0.01, gap=0.002) as srv:
         result, _ = stage(srv.url, duration=1.5, sample_every=0.25, warmup=0)

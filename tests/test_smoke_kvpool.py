@@ -12,7 +12,7 @@ import pytest
 from smoke_fixtures.kvpool_standin import SEED_MS, ProcessCluster
 from test_cli_output import main as cli_main
 
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 from doctor.smoke.config import SmokeOptions
 from doctor.usecases.smoke import run
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from smoke_fixtures.envs import target_python, tiny_llama
 
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 from doctor.smoke.config import SmokeOptions
 from doctor.usecases.smoke import run
 

@@ -6,7 +6,7 @@ import pytest
 from smoke_fixtures.envs import standin_vllm_site, target_python, tiny_llama
 
 from doctor.findings import judge
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 from doctor.smoke.config import SmokeOptions
 from doctor.smoke.events import ScriptRun
 from doctor.smoke.result import Outcome

@@ -215,7 +215,7 @@ def fsync(fd):
 
 
 os.fsync = fsync
-from doctor.shell import proc
+from doctor.shell.runtime import proc
 real_stream = proc.stream
 
 

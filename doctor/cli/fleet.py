@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 import typer
 import typer.core
 
-from doctor.cli.options import JSON, LANG, MATRIX, float_option, pick_language
+from doctor.cli import params as p
+from doctor.cli.options import takes
+from doctor.cli.params import Opt
+
 
 class _OptionalRayAddress(typer.core.TyperCommand):
     """`--ray` alone means the cluster Ray finds itself (address "auto"); `--ray ADDRESS` names one.
@@ -26,32 +29,30 @@ class _OptionalRayAddress(typer.core.TyperCommand):
 
 fleet_app = typer.Typer(no_args_is_help=True, help="Many nodes: compare their snapshots, or collect and compare them.")
 
-VERBOSE = typer.Option(False, "-v", "--verbose", help="Also list the cross-node checks that passed.")
+OUTPUT = (p.JSON, p.LANG, p.VERBOSE.but(help="Also list the cross-node checks that passed."))
 
 
-def _emit(report, as_json: bool, lang: str, verbose: bool) -> None:
+def _emit(report, out) -> None:
     from doctor.fleet.render import print_report, report_json
 
-    if as_json:
-        sys.stdout.write(report_json(report, lang) + "\n")
+    if out.as_json:
+        sys.stdout.write(report_json(report, out.lang) + "\n")
     else:
-        print_report(report, lang, verbose)
+        print_report(report, out.lang, out.verbose)
     raise typer.Exit(report.exit_code())
 
 
 @fleet_app.command("compare")
+@takes(*OUTPUT, p.MATRIX)
 def compare_command(
     snapshots: List[str] = typer.Argument(..., help="Snapshot files, one per node (ascend-doctor snapshot > node.json)."),
-    as_json: bool = JSON,
-    lang: Optional[str] = LANG,
-    verbose: bool = VERBOSE,
-    matrix: List[str] = MATRIX,
+    **params: Any,
 ) -> None:
     """One table of layers x nodes; what must agree, what must be unique, each node's own check."""
     from doctor.usecases.fleet import run_compare
 
-    language = pick_language(lang)
-    _emit(run_compare(snapshots, matrix), as_json, language, verbose)
+    out = p.output(params)
+    _emit(run_compare(snapshots, params["matrix"]), out)
 
 
 def _progress(enabled: bool) -> Optional[Callable]:
@@ -78,39 +79,40 @@ def _progress(enabled: bool) -> Optional[Callable]:
     return start
 
 
+FLEET_CHECK = (
+    Opt("ssh", ("--ssh",), "str", None, "Hosts to reach with OpenSSH: 'node1,node2' ([user@]host or ssh://user@host:port)."),
+    Opt("kubectl", ("--kubectl",), "str", None, "Label selector of the serving pods (kubectl exec into each)."),
+    Opt("ray", ("--ray",), "str", None,
+        "Run on every alive node of a Ray cluster (--ray, or --ray ADDRESS; needs ascend-doctor[fleet]).", metavar="[ADDRESS]"),
+    Opt("namespace", ("--namespace", "-n"), "str", None, "Kubernetes namespace (with --kubectl)."),
+    Opt("context", ("--context",), "str", None, "kubectl context (with --kubectl)."),
+    Opt("container", ("--container", "-c"), "str", None, "Container in the pod (with --kubectl)."),
+    Opt("ssh_config", ("--ssh-config",), "str", None, "ssh -F FILE (identity, port, known hosts)."),
+    Opt("ssh_option", ("--ssh-option",), "list", [], "ssh -o OPTION (repeatable), e.g. Port=2222."),
+    Opt("remote_doctor", ("--remote-doctor",), "str", "ascend-doctor",
+        "How the doctor is started on the nodes, e.g. /opt/venv/bin/ascend-doctor."),
+    Opt("remote_python", ("--remote-python",), "str", None, "--python for the doctor on the nodes."),
+    p.SERVE_ARGS_FILE.but(help="The launch script on the nodes (same path everywhere): kv-transfer-config, exports."),
+    p.MOONCAKE_MASTER.but(help="Probe mooncake_master from every node: HOST:PORT[:METRICS_PORT]."),
+    Opt("ping", ("--ping",), "flag", False, "Also ping between the nodes' NPUs (hccn_tool -ping; A3: -hccs_ping)."),
+    Opt("timeout", ("--timeout",), "seconds", 120.0, "Seconds each node has to answer."),
+    Opt("save", ("--save",), "str", None, "Keep each node's snapshot in this directory (for fleet compare)."),
+    *OUTPUT, p.MATRIX,
+)
+
+
 @fleet_app.command("check", cls=_OptionalRayAddress)
-def check_command(
-    ssh: Optional[str] = typer.Option(None, "--ssh", help="Hosts to reach with OpenSSH: 'node1,node2' ([user@]host or ssh://user@host:port)."),
-    kubectl: Optional[str] = typer.Option(None, "--kubectl", help="Label selector of the serving pods (kubectl exec into each)."),
-    ray: Optional[str] = typer.Option(None, "--ray", metavar="[ADDRESS]",
-                                      help="Run on every alive node of a Ray cluster (--ray, or --ray ADDRESS; needs ascend-doctor[fleet])."),
-    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="Kubernetes namespace (with --kubectl)."),
-    context: Optional[str] = typer.Option(None, "--context", help="kubectl context (with --kubectl)."),
-    container: Optional[str] = typer.Option(None, "--container", "-c", help="Container in the pod (with --kubectl)."),
-    ssh_config: Optional[str] = typer.Option(None, "--ssh-config", help="ssh -F FILE (identity, port, known hosts)."),
-    ssh_option: List[str] = typer.Option([], "--ssh-option", help="ssh -o OPTION (repeatable), e.g. Port=2222."),
-    remote_doctor: str = typer.Option("ascend-doctor", "--remote-doctor", help="How the doctor is started on the nodes, e.g. /opt/venv/bin/ascend-doctor."),
-    remote_python: Optional[str] = typer.Option(None, "--remote-python", help="--python for the doctor on the nodes."),
-    serve_args_file: Optional[str] = typer.Option(None, "--serve-args-file", help="The launch script on the nodes (same path everywhere): kv-transfer-config, exports."),
-    mooncake_master: Optional[str] = typer.Option(None, "--mooncake-master", help="Probe mooncake_master from every node: HOST:PORT[:METRICS_PORT]."),
-    ping: bool = typer.Option(False, "--ping", help="Also ping between the nodes' NPUs (hccn_tool -ping; A3: -hccs_ping)."),
-    timeout: float = float_option(120.0, "--timeout", help="Seconds each node has to answer."),
-    save: Optional[str] = typer.Option(None, "--save", help="Keep each node's snapshot in this directory (for fleet compare)."),
-    as_json: bool = JSON,
-    lang: Optional[str] = LANG,
-    verbose: bool = VERBOSE,
-    matrix: List[str] = MATRIX,
-) -> None:
+@takes(*FLEET_CHECK)
+def check_command(**params: Any) -> None:
     """Collect a snapshot from every node (ssh, kubectl exec or Ray) and compare them."""
-    from doctor.shell.fleet_transport import RemoteSnapshot
+    from doctor.shell.fleet.transport import RemoteSnapshot
     from doctor.usecases.fleet import FleetCheckOptions, run_fleet_check
 
-    language = pick_language(lang)
+    out = p.output(params)
     opts = FleetCheckOptions(
-        ssh=ssh, kubectl=kubectl, ray=ray, namespace=namespace, context=context, container=container,
-        ssh_config=ssh_config, ssh_options=list(ssh_option), timeout=timeout, save=save, ping=ping,
-        matrix=list(matrix), lang=language,
-        remote=RemoteSnapshot(doctor=remote_doctor, python=remote_python, serve_args_file=serve_args_file,
-                              mooncake_master=mooncake_master))
-    report = run_fleet_check(opts, _progress(not as_json))
-    _emit(report, as_json, language, verbose)
+        **{k: params[k] for k in ("ssh", "kubectl", "ray", "namespace", "context", "container", "ssh_config", "timeout",
+                                  "save", "ping")},
+        ssh_options=list(params["ssh_option"]), matrix=list(params["matrix"]), lang=out.lang,
+        remote=RemoteSnapshot(doctor=params["remote_doctor"], python=params["remote_python"],
+                              serve_args_file=params["serve_args_file"], mooncake_master=params["mooncake_master"]))
+    _emit(run_fleet_check(opts, _progress(not out.as_json)), out)

@@ -1,49 +1,48 @@
 """The ``guard`` command (docs/guard.md): ``ascend-doctor guard [--run] -- pip install ...``."""
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import sys
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
-from doctor.cli.options import LANG, MATRIX, PYTHON, ROOT, STAGE, float_option, pick_language
+from doctor.cli import params as p
+from doctor.cli.options import takes
+from doctor.cli.params import Opt
 
 CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
-def guard_command(
-    ctx: typer.Context,
-    root: str = ROOT,
-    python: Optional[str] = PYTHON,
-    requirement: List[str] = typer.Option([], "-r", "--requirement", help="Judge installing this requirements file (pip reads it: -r, -c, markers, index options, hashes)."),
-    run: bool = typer.Option(False, "--run", help="Run the command when it breaks nothing (without --run: only judge)."),
-    stage: str = STAGE,
-    as_json: bool = typer.Option(False, "--json", help="Print the judgement as JSON on stdout."),
-    lang: Optional[str] = LANG,
-    matrix: List[str] = MATRIX,
-    timeout: float = float_option(600.0, "--timeout", help="Seconds pip may take to resolve (and, with --run, to install)."),
-) -> None:
+GUARD = (p.ROOT, p.PYTHON,
+         Opt("requirement", ("-r", "--requirement"), "list", [],
+             "Judge installing this requirements file (pip reads it: -r, -c, markers, index options, hashes)."),
+         Opt("run", ("--run",), "flag", False, "Run the command when it breaks nothing (without --run: only judge)."),
+         p.STAGE, p.JSON.but(help="Print the judgement as JSON on stdout."), p.LANG, p.MATRIX,
+         Opt("timeout", ("--timeout",), "seconds", 600.0, "Seconds pip may take to resolve (and, with --run, to install)."))
+
+
+@takes(*GUARD)
+def guard_command(ctx: typer.Context, **params: Any) -> None:
     """Judge a pip command before it runs: what it would install, replace and break (exit 3), and what to run instead."""
     from doctor.errors import UsageError
     from doctor.i18n import tr
-    from doctor.usecases.check import CheckOptions
     from doctor.usecases.guard import EXIT_BREAKS, run_command, run_guard
 
-    language = pick_language(lang)
+    out = p.output(params)
+    language, as_json, run, timeout = out.lang, out.as_json, params["run"], params["timeout"]
     if timeout <= 0:
         raise UsageError("--timeout must be positive")
     argv = list(ctx.args)
-    if not argv and not requirement:
+    if not argv and not params["requirement"]:
         raise UsageError("guard: give the command after --, e.g. ascend-doctor guard -- pip install vllm==0.11.0")
-    opts = CheckOptions(root=root, python=python, stage=stage, matrix=list(matrix))
+    opts = p.check_options({k: params[k] for k in ("root", "python", "stage", "matrix")})
     env = dict(os.environ)
     from doctor.cli.fix import _busy
 
     with _busy(tr("plan.resolving", language, installer="pip"), language, enabled=not as_json) as busy:
-        result = guard_run = run_guard(argv, opts, env, requirement_files=list(requirement), timeout=timeout,
+        result = guard_run = run_guard(argv, opts, env, requirement_files=list(params["requirement"]), timeout=timeout,
                                        progress=busy.update)
     j = result.judgement
     code = j.exit_code
@@ -67,7 +66,9 @@ def guard_command(
         elif j.command.sub == "install" and not run:
             _line(tr("guard.not_run", language))
     if as_json:
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        from doctor.render import print_json
+
+        print_json(doc)
     raise typer.Exit(code)
 
 
@@ -146,15 +147,17 @@ def check_requirements(opts, files: List[str], as_json: bool, lang: str, verbose
     timings = {"total": round((time.perf_counter() - started) * 1000, 2)}
     target = {"vllm_ascend": run.facts.version_of("vllm-ascend"), "matrix_row": None}
     if as_json:
-        from doctor.render import check_json
+        from doctor.render import check_doc
 
-        doc = json.loads(check_json(verdict, stage=opts.stage, target=target, timings=timings, lang=lang))
+        doc = check_doc(verdict, stage=opts.stage, target=target, timings=timings, lang=lang)
         doc["requirements"] = {"files": list(files), "would_install": [{"name": r.name, "version": r.version}
                                                                         for r in j.resolved],
                                "changes": [{"name": c.name, "before": c.before, "after": c.after} for c in j.changes]}
         if j.failure is not None:
             doc["requirements"]["failure"] = j.failure.to_json()
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        from doctor.render import print_json
+
+        print_json(doc)
     else:
         from doctor.render import print_check
 

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import sys
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import typer
 
 from doctor import __version__
-from doctor.cli.options import (HCCN_TIMEOUT, HCCN_TOOL, IMAGE, IMAGE_TAR, MAX_IMAGE_DISK, MAX_IMAGE_ENTRIES, JSON, LANG, MATRIX, NPU_SMI, NPU_SMI_TIMEOUT,
-                                PLATFORM, PULL, PYTHON, ROOT, SITE, STAGE, image_request, pick_language)
+from doctor.cli import params as p
+from doctor.cli.options import takes
 from doctor.errors import UsageError
 
 SETTINGS = dict(
@@ -33,92 +33,36 @@ def _top(version: bool = typer.Option(False, "--version", callback=_print_versio
                                       help="Print the version and exit.")) -> None:
     """Environment doctor for LLM serving on Huawei Ascend NPUs: check the stack, explain errors, fix it."""
 
-VERBOSE = typer.Option(False, "-v", "--verbose", help="Show evidence and per-probe timings.")
-SERVE_ARGS = typer.Option(None, "--serve-args", help="Your `vllm serve ...` command line: its --kv-transfer-config is checked.")
-SERVE_ARGS_FILE = typer.Option(None, "--serve-args-file", help="A file with the `vllm serve` command (a launch script with exports is fine).")
-MOONCAKE_MASTER = typer.Option(None, "--mooncake-master", help="Probe mooncake_master: HOST:PORT[:METRICS_PORT] (metrics default 9003).")
-MODEL = typer.Option(None, "--model", help="A model directory to check: config.json, every weight shard, tokenizer files.")
-VERIFY_WEIGHTS = typer.Option(False, "--verify-weights", help="Hash a sample of the shards against their published sha256.")
-VERIFY_SAMPLE = typer.Option(3, "--verify-sample", help="Shards --verify-weights hashes (0: every shard with a published hash).")
-
-
 @app.command()
-def check(
-    root: str = ROOT,
-    python: Optional[str] = PYTHON,
-    site_packages: List[str] = SITE,
-    snapshot: Optional[str] = typer.Option(None, "--from", help="Judge a snapshot written by `ascend-doctor snapshot`."),
-    stage: str = STAGE,
-    target: Optional[str] = typer.Option(None, "--target", help="Judge against another release: vllm-ascend==X."),
-    as_json: bool = JSON,
-    lang: Optional[str] = LANG,
-    verbose: bool = VERBOSE,
-    fail_on: str = typer.Option("fail", "--fail-on", help="fail (default) or warn: exit 3 on warnings too."),
-    matrix: List[str] = MATRIX,
-    npu_smi_timeout: float = NPU_SMI_TIMEOUT,
-    npu_smi: Optional[str] = NPU_SMI,
-    serve_args: Optional[str] = SERVE_ARGS,
-    serve_args_file: Optional[str] = SERVE_ARGS_FILE,
-    mooncake_master: Optional[str] = MOONCAKE_MASTER,
-    hccn_tool: Optional[str] = HCCN_TOOL,
-    hccn_timeout: float = HCCN_TIMEOUT,
-    model: Optional[str] = MODEL,
-    verify_weights: bool = VERIFY_WEIGHTS,
-    verify_sample: int = VERIFY_SAMPLE,
-    image: Optional[str] = IMAGE,
-    image_tar: Optional[str] = IMAGE_TAR,
-    platform: Optional[str] = PLATFORM,
-    pull: bool = PULL,
-    max_image_entries: Optional[int] = MAX_IMAGE_ENTRIES,
-    max_image_disk: Optional[int] = MAX_IMAGE_DISK,
-    requirements: List[str] = typer.Option([], "--requirements", help="Judge the environment as it would be after `pip install -r FILE` (nothing is installed; docs/guard.md)."),
-) -> None:
+@takes(*p.CHECK, p.REQUIREMENTS)
+def check(**params: Any) -> None:
     """Probe every layer of the stack and give one verdict, root cause first."""
-    options = dict(locals())  # the parameters, by name: the front end (doctor/entry.py) passes the same
     from doctor.cli.check_command import run_check_command
 
-    raise typer.Exit(run_check_command(**options))
+    raise typer.Exit(run_check_command(params))  # the front end (doctor/entry.py) passes the same
+
+
+SNAPSHOT = (p.ROOT, p.PYTHON, p.SITE, p.NPU_SMI_TIMEOUT, p.NPU_SMI, p.SERVE_ARGS, p.SERVE_ARGS_FILE, p.MOONCAKE_MASTER,
+            p.HCCN_TOOL, p.HCCN_TIMEOUT, p.PING_NPU, p.MODEL, *p.IMAGE_OPTIONS,
+            p.Opt("output", ("--output", "-o"), "str", None, "Write the snapshot to FILE instead of stdout."))
 
 
 @app.command()
-def snapshot(
-    root: str = ROOT,
-    python: Optional[str] = PYTHON,
-    site_packages: List[str] = SITE,
-    npu_smi_timeout: float = NPU_SMI_TIMEOUT,
-    npu_smi: Optional[str] = NPU_SMI,
-    serve_args: Optional[str] = SERVE_ARGS,
-    serve_args_file: Optional[str] = SERVE_ARGS_FILE,
-    mooncake_master: Optional[str] = MOONCAKE_MASTER,
-    hccn_tool: Optional[str] = HCCN_TOOL,
-    hccn_timeout: float = HCCN_TIMEOUT,
-    ping_npu: List[str] = typer.Option([], "--ping-npu", help="DEVICE:ADDRESS: ping another node's NPU from this device (repeatable; fleet check --ping sets it)."),
-    model: Optional[str] = MODEL,
-    image: Optional[str] = IMAGE,
-    image_tar: Optional[str] = IMAGE_TAR,
-    platform: Optional[str] = PLATFORM,
-    pull: bool = PULL,
-    max_image_entries: Optional[int] = MAX_IMAGE_ENTRIES,
-    max_image_disk: Optional[int] = MAX_IMAGE_DISK,
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the snapshot to FILE instead of stdout."),
-) -> None:
+@takes(*SNAPSHOT)
+def snapshot(**params: Any) -> None:
     """Write every observed fact as JSON on stdout (secrets in env vars redacted)."""
     from doctor.i18n import tr
-    from doctor.shell.progress import waiting
-    from doctor.usecases.check import CheckOptions, gather, snapshot_json
+    from doctor.shell.host.progress import waiting
+    from doctor.usecases.check import gather, snapshot_json
 
-    with waiting(output is not None, tr("render.probing", pick_language(None))):
-        facts = gather(CheckOptions(root=root, python=python, site_packages=list(site_packages),
-                                    npu_smi_timeout=npu_smi_timeout, npu_smi=npu_smi, serve_args=serve_args,
-                                    serve_args_file=serve_args_file, mooncake_master=mooncake_master,
-                                    hccn_tool=hccn_tool, hccn_timeout=hccn_timeout, ping_npu=list(ping_npu), model=model,
-                                    image=image_request(image, image_tar, platform, pull, None, max_image_entries,
-                                                        max_image_disk)))
+    output = params["output"]
+    with waiting(output is not None, tr("render.probing", p.pick_language(None))):
+        facts = gather(p.check_options(params))
     text = snapshot_json(facts) + "\n"
     if output is None:
         sys.stdout.write(text)
         return
-    from doctor.shell.files import write_atomic
+    from doctor.shell.host.files import write_atomic
 
     try:
         write_atomic(output, text)
@@ -187,7 +131,7 @@ def named_command(argv: Sequence[str]) -> Optional[str]:
 
 def main(argv: Optional[List[str]] = None) -> None:
     """Console entry point: every error ends as one line on stderr with the contract's exit code,
-    and every child process ends with the doctor (signals included: shell/proc.py)."""
+    and every child process ends with the doctor (signals included: shell/runtime/proc.py)."""
     from doctor.cli.runner import run_guarded
 
     def body() -> int:

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 import typer
 
-from doctor.cli.options import JSON as JSON_OPT
-from doctor.cli.options import LANG, MATRIX, float_option, pick_language
+from doctor.cli.options import takes
+from doctor.cli.params import JSON, LANG, MATRIX, Opt, output
 from doctor.errors import UsageError
 from doctor.i18n import tr
 
@@ -18,8 +18,8 @@ if TYPE_CHECKING:  # rich is imported lazily at run time
     from rich.progress import Progress, TaskID
 
 # one total budget for everything `matrix verify` / `matrix sync` read from the index
-INDEX_TIMEOUT = float_option(300.0, "--timeout", min=1.0, metavar="SECONDS",
-                             help="Give up on the package index after this many seconds in total.")
+INDEX_TIMEOUT = Opt("timeout", ("--timeout",), "seconds", 300.0, "Give up on the package index after this many seconds in total.",
+                    metavar="SECONDS", min=1.0)
 
 matrix_app = typer.Typer(
     add_completion=False,
@@ -105,15 +105,12 @@ def _console():
 
 
 @matrix_app.command()
-def show(
-    release: Optional[str] = typer.Option(None, "--release", help="One release, with the source of every fact."),
-    as_json: bool = JSON_OPT,
-    matrix: List[str] = MATRIX,
-    lang: Optional[str] = LANG,
-) -> None:
+@takes(Opt("release", ("--release",), "str", None, "One release, with the source of every fact."), JSON, MATRIX, LANG)
+def show(**params: Any) -> None:
     """The matrix as a table, or one release with its sources."""
-    language = pick_language(lang)
-    m = _load(matrix)
+    out = output(params)
+    language, as_json, release = out.lang, out.as_json, params["release"]
+    m = _load(params["matrix"])
     rows = [_find(m, release)] if release else m.releases
     if as_json:
         sys.stdout.write(json.dumps({"releases": [release_dict(r) for r in rows]}, ensure_ascii=False) + "\n")
@@ -195,15 +192,15 @@ def _looks_like_release(text: str) -> bool:
 
 
 @matrix_app.command()
+@takes(MATRIX, LANG)
 def explain(
     what: str = typer.Argument(..., help="A vllm-ascend release (0.11.0rc3) or a finding id (vllm.version)."),
-    matrix: List[str] = MATRIX,
-    lang: Optional[str] = LANG,
+    **params: Any,
 ) -> None:
     """Why a rule exists and where it comes from, or every fact of a release with its source."""
-    language = pick_language(lang)
+    language = output(params).lang
     if _looks_like_release(what):
-        m = _load(matrix)
+        m = _load(params["matrix"])
         row = _find(m, what.lstrip("vV"))
         console = _console()
         console.print(f"vllm-ascend {row.vllm_ascend}", markup=False)
@@ -238,22 +235,28 @@ def _read_versions(path: str) -> List[str]:
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
+VERIFY = (
+    Opt("metadata", ("--metadata",), "list", [],
+        "Offline: index metadata JSON (the shape of tests/data/index-metadata.json); repeatable."),
+    Opt("versions", ("--versions",), "str", None, "Offline: a file listing the index's versions, one per line."),
+    Opt("torch_npu_files", ("--torch-npu-files",), "str", None,
+        "Offline: a file listing the index's torch-npu wheel file names, one per line (checks the torch-npu table for "
+        "every Python it covers)."),
+    INDEX_TIMEOUT, JSON, MATRIX, LANG,
+)
+
+
 @matrix_app.command()
-def verify(
-    metadata: List[str] = typer.Option([], "--metadata", help="Offline: index metadata JSON (the shape of tests/data/index-metadata.json); repeatable."),
-    versions: Optional[str] = typer.Option(None, "--versions", help="Offline: a file listing the index's versions, one per line."),
-    torch_npu_files: Optional[str] = typer.Option(None, "--torch-npu-files", help="Offline: a file listing the index's torch-npu wheel file names, one per line (checks the torch-npu table for every Python it covers)."),
-    timeout: float = INDEX_TIMEOUT,
-    as_json: bool = JSON_OPT,
-    matrix: List[str] = MATRIX,
-    lang: Optional[str] = LANG,
-) -> None:
+@takes(*VERIFY)
+def verify(**params: Any) -> None:
     """Check the matrix against package-index metadata: exit 0 when all agree, 3 otherwise."""
     from doctor.matrix.verify import (fetch_index_metadata, load_metadata_file, torch_npu_files as index_torch_npu_files,
                                       verify as run_verify, verify_torch_npu)
 
-    language = pick_language(lang)
-    m = _load(matrix)
+    out = output(params)
+    language, as_json, timeout, metadata = out.lang, out.as_json, params["timeout"], params["metadata"]
+    versions, torch_npu_files = params["versions"], params["torch_npu_files"]
+    m = _load(params["matrix"])
     listed: Optional[List[str]] = _read_versions(versions) if versions else None
     npu_files: Optional[List[str]] = _read_versions(torch_npu_files) if torch_npu_files else None
     if metadata:
@@ -262,7 +265,7 @@ def verify(
             packages.extend(load_metadata_file(Path(path)))
         where = ", ".join(metadata)
     else:
-        from doctor.shell.index import client_from_pip
+        from doctor.shell.install.index import client_from_pip
 
         client, cfg = client_from_pip(deadline=timeout)
         if not as_json:
@@ -296,18 +299,14 @@ class _progress:
 
     def __init__(self, lang: str):
         self.lang = lang
-        self.bar: Optional[Progress] = None
+        self.bar: Optional[Progress] = None  # doctor.shell.host.progress.rich_bar's
         self.task: Optional[TaskID] = None
 
     def __enter__(self) -> Callable[[int, int, str], None]:
         if sys.stderr.isatty():
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+            from doctor.shell.host.progress import rich_bar
 
-            from doctor import terminal
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                console=terminal.console(stderr=True), transient=True)
-            self.bar.start()
+            self.bar = rich_bar(("text", "bar", "of"))
         return self.step
 
     def step(self, done: int, total: int, version: str) -> None:
@@ -327,20 +326,16 @@ class _progress:
 
 
 @matrix_app.command()
-def sync(
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the overlay instead of writing it."),
-    timeout: float = INDEX_TIMEOUT,
-    matrix: List[str] = MATRIX,
-    lang: Optional[str] = LANG,
-) -> None:
+@takes(Opt("dry_run", ("--dry-run",), "flag", False, "Print the overlay instead of writing it."), INDEX_TIMEOUT, MATRIX, LANG)
+def sync(**params: Any) -> None:
     """Add rows for vllm-ascend releases newer than the matrix, from the index pip is configured for."""
-    from doctor.shell.index import client_from_pip
+    from doctor.shell.install.index import client_from_pip
     from doctor.matrix.sync import sync as run_sync
-    from doctor.shell.overlay import write_validated
+    from doctor.shell.host.matrix_overlay import write_validated
 
-    language = pick_language(lang)
-    m = _load(matrix)
-    client, cfg = client_from_pip(deadline=timeout)
+    language, dry_run = output(params).lang, params["dry_run"]
+    m = _load(params["matrix"])
+    client, cfg = client_from_pip(deadline=params["timeout"])
     result = run_sync(m, client, dry_run=dry_run, write=write_validated)
     if dry_run:
         sys.stdout.write(result.text)

@@ -5,17 +5,18 @@ keep those options stable.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
-import sys
-from typing import List, Optional
+from typing import Any
 
 import typer
 
-from doctor.cli.options import JSON, LANG, PYTHON, pick_language
+from doctor.cli import params as p
+from doctor.cli.options import takes
+from doctor.cli.params import Opt
 from doctor.errors import UsageError
+from doctor.render import print_json
 from doctor.i18n import tr
 
 mooncake_app = typer.Typer(
@@ -29,27 +30,35 @@ mooncake_app = typer.Typer(
 EXIT_FAILED = 3
 
 
+BUILD = (
+    Opt("tag", ("--tag",), "str", None, "Mooncake tag to build, e.g. v0.3.9 (cloned from GitHub unless --source)."),
+    Opt("source", ("--source",), "str", None, "A local Mooncake checkout or mirror instead of GitHub."),
+    p.PYTHON,
+    Opt("with_system_deps", ("--with-system-deps",), "flag", False,
+        "Also run dependencies.sh -y (apt packages, yalantinglibs; needs root)."),
+    Opt("jobs", ("--jobs", "-j"), "int", 0, "Parallel compile jobs (default: all cores)."),
+    Opt("prefix", ("--prefix",), "str", "/usr/local", "CMAKE_INSTALL_PREFIX for the native libraries and mooncake_master."),
+    Opt("cmake_arg", ("--cmake-arg",), "list", [], "Extra CMake argument (repeatable), e.g. -DUSE_ETCD=ON."),
+    Opt("log", ("--log",), "str", None, "Log file (default: ~/.cache/ascend-doctor/mooncake-build-<time>.log)."),
+    Opt("keep_build", ("--keep-build",), "flag", False, "Keep the temporary build directory."),
+    Opt("stage_into", ("--stage-into",), "str", None,
+        "Only build, and install into this staging directory (fix --apply puts the tree in place through its transaction).",
+        hidden=True),
+    p.JSON, p.LANG,
+)
+
+
 @mooncake_app.command("build")
-def build_command(
-    tag: Optional[str] = typer.Option(None, "--tag", help="Mooncake tag to build, e.g. v0.3.9 (cloned from GitHub unless --source)."),
-    source: Optional[str] = typer.Option(None, "--source", help="A local Mooncake checkout or mirror instead of GitHub."),
-    python: Optional[str] = PYTHON,
-    with_system_deps: bool = typer.Option(False, "--with-system-deps", help="Also run dependencies.sh -y (apt packages, yalantinglibs; needs root)."),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="Parallel compile jobs (default: all cores)."),
-    prefix: str = typer.Option("/usr/local", "--prefix", help="CMAKE_INSTALL_PREFIX for the native libraries and mooncake_master."),
-    cmake_arg: List[str] = typer.Option([], "--cmake-arg", help="Extra CMake argument (repeatable), e.g. -DUSE_ETCD=ON."),
-    log: Optional[str] = typer.Option(None, "--log", help="Log file (default: ~/.cache/ascend-doctor/mooncake-build-<time>.log)."),
-    keep_build: bool = typer.Option(False, "--keep-build", help="Keep the temporary build directory."),
-    stage_into: Optional[str] = typer.Option(None, "--stage-into", hidden=True,
-                                             help="Only build, and install into this staging directory (fix --apply "
-                                                  "puts the tree in place through its transaction)."),
-    as_json: bool = JSON,
-    lang: Optional[str] = LANG,
-) -> None:
+@takes(*BUILD)
+def build_command(**params: Any) -> None:
     """Clone, configure with -DUSE_ASCEND_DIRECT=ON, build, install, verify; roll back on failure."""
-    from doctor.shell.mooncake_build import BuildOptions, run_build
-    from doctor.shell.prefetch import default_python
-    language = pick_language(lang)
+    from doctor.shell.mooncake.build import BuildOptions, run_build
+    from doctor.shell.runtime.prefetch import default_python
+
+    out = p.output(params)
+    language, as_json = out.lang, out.as_json
+    tag, source, python, jobs, prefix, stage_into = (params[k] for k in ("tag", "source", "python", "jobs", "prefix",
+                                                                         "stage_into"))
     if not tag and not source:
         raise UsageError("give --tag vX.Y.Z (cloned from GitHub) or --source DIR (a local checkout or mirror)")
     if tag is not None:
@@ -68,13 +77,13 @@ def build_command(
 
     validate_python(resolved, dict(os.environ))
     opts = BuildOptions(tag=tag, source=os.path.abspath(source) if source else None, python=os.path.abspath(resolved),
-                        with_system_deps=with_system_deps, jobs=jobs, prefix=os.path.abspath(prefix),
-                        cmake_args=list(cmake_arg), log=log, keep_build=keep_build,
+                        with_system_deps=params["with_system_deps"], jobs=jobs, prefix=os.path.abspath(prefix),
+                        cmake_args=list(params["cmake_arg"]), log=params["log"], keep_build=params["keep_build"],
                         stage_into=os.path.abspath(stage_into) if stage_into else None)
     signatures = _signatures()
     if as_json:
         result = run_build(opts, signatures=signatures)
-        sys.stdout.write(json.dumps(result.to_json(), ensure_ascii=False, indent=2) + "\n")
+        print_json(result.to_json())
     else:
         from doctor import terminal
         from doctor.cli.mooncake_render import PlainReporter, RichReporter

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, Sequence
 
 from doctor import textsafe
-from doctor.shell.mooncake_build import Reporter, StepResult
+from doctor.shell.mooncake.build import Reporter, StepResult
 
 if TYPE_CHECKING:  # rich is imported lazily at run time
     from rich.console import Console
@@ -38,11 +38,9 @@ class RichReporter(Reporter):
     """A spinner per step with the elapsed time and the last line of the log."""
 
     def __init__(self, console: Console) -> None:
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from doctor.shell.host.progress import rich_bar
 
-        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                                 TextColumn("[dim]{task.fields[last]}", markup=True), console=console, transient=False)
-        self.progress.start()
+        self.progress = rich_bar(("spinner", "text", "elapsed", "last"), transient=False, console=console)
         self.tasks: Dict[str, TaskID] = {}
 
     def start(self, name: str, argv: Sequence[str]) -> None:

@@ -1,50 +1,65 @@
-"""Options and helpers shared by the command modules, defined once so that every command
-spells and documents them the same way."""
+"""The declared options (doctor/cli/params.py) as typer parameters: ``takes(*options)`` gives a
+command exactly those options, in that order, after its own parameters (a typer.Context, its
+arguments), and the command reads them as ``**params``. Every float option refuses nan, inf and
+more than MAX_OPTION_SECONDS."""
 from __future__ import annotations
 
-import math
-from typing import Any, Optional
+import inspect
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, TypeVar, get_type_hints
 
 import typer
 
-from doctor.cli.common import image_request, pick_language  # noqa: F401  (the commands import them from here)
-from doctor.limits import MAX_OPTION_SECONDS
+from doctor.cli import params as p
+from doctor.cli.params import Opt
+
+F = TypeVar("F", bound=Callable[..., Any])
+TYPES = {"str": Optional[str], "flag": bool, "list": List[str], "seconds": float, "int": Optional[int], "paths": List[Path]}
 
 
 def _finite(value: Optional[float]) -> Optional[float]:
-    # nan compares false with everything (a timeout of nan seconds "fires" at once) and inf
-    # overflows the waits below: both are refused here, for every float option of the CLI
-    if value is not None and not math.isfinite(value):
-        raise typer.BadParameter(f"{value} is not a finite number.")
-    if value is not None and abs(value) > MAX_OPTION_SECONDS:  # 1e18 overflowed the waits as inf did
-        raise typer.BadParameter(f"{value:g} is out of range (at most {MAX_OPTION_SECONDS:.0f} seconds).")
+    why = p.out_of_range(value)
+    if why:
+        raise typer.BadParameter(why)
     return value
 
 
-def float_option(default: Optional[float], *names: str, **kwargs: Any) -> Any:
-    """Every float option of the CLI: a number of seconds, never nan nor inf."""
-    return typer.Option(default, *names, callback=_finite, **kwargs)
+def typer_option(opt: Opt) -> Any:
+    default: Any = list(opt.default) if isinstance(opt.default, list) else opt.default
+    extra: Dict[str, Any] = {"metavar": opt.metavar} if opt.metavar else {}
+    if opt.hidden:
+        extra["hidden"] = True
+    if opt.min is not None:
+        extra["min"] = opt.min
+    if opt.kind == "seconds":  # a number of seconds, never nan nor inf
+        extra["callback"] = _finite
+    return typer.Option(default, *opt.flags, help=opt.help, **extra)
 
 
-ROOT = typer.Option("/", "--root", help="Read the host below this directory (an image, a mounted disk).")
-PYTHON = typer.Option(None, "--python", help="Target interpreter (default: the active venv/conda env, else python3).")
-SITE = typer.Option([], "--site-packages", help="Read packages from this directory (repeatable; no interpreter).")
-STAGE = typer.Option("auto", "--stage", help="build: skip hardware; runtime: judge it; auto: build when no NPU is visible.")
-JSON = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else.")
-LANG = typer.Option(None, "--lang", help="en or zh (default: from LANG).")
-MATRIX = typer.Option([], "--matrix", help="Extra matrix overlay file (repeatable).")
-NPU_SMI_TIMEOUT = float_option(5.0, "--npu-smi-timeout", help="Seconds to wait for npu-smi.")
-NPU_SMI = typer.Option(None, "--npu-smi",
-                       help="Run this npu-smi (with --root, nothing inside the root is run unless named).")
+def _annotation(opt: Opt) -> Any:
+    if opt.kind == "str" and opt.default is not None:
+        return str
+    if opt.kind == "int" and opt.default is not None:
+        return int
+    if opt.kind == "seconds" and opt.default is None:
+        return Optional[float]
+    if opt.kind == "flag" and opt.default is None:  # unset, as against given: a configuration file may set it
+        return Optional[bool]
+    return TYPES[opt.kind]
 
 
-HCCN_TOOL = typer.Option(None, "--hccn-tool", help="Run this hccn_tool for the NPU network checks (default: only on the live host).")
-HCCN_TIMEOUT = float_option(5.0, "--hccn-timeout", help="Seconds to wait for each hccn_tool call.")
-IMAGE = typer.Option(None, "--image", help="Judge a Docker image (from the local engine, docker SDK) without running it.")
-IMAGE_TAR = typer.Option(None, "--image-tar", help="Judge a `docker save` or OCI-layout tarball (no daemon needed).")
-PLATFORM = typer.Option(None, "--platform", help="Variant of a multi-platform image: linux/arm64 or linux/amd64.")
-PULL = typer.Option(False, "--pull", help="Pull --image first (with --platform, that variant).")
-MAX_IMAGE_ENTRIES = typer.Option(None, "--max-image-entries",
-                                 help="Most entries an image's layers may hold, in all (default 1000000).")
-MAX_IMAGE_DISK = typer.Option(None, "--max-image-disk",
-                              help="Most MiB reading an image may write to the temporary directory (default 2048).")
+def takes(*options: Opt) -> Callable[[F], F]:
+    """The command's parameters: its own (a typer.Context, arguments), then ``options`` in
+    order; the function receives the options' values as keyword arguments (``**params``)."""
+
+    def wrap(fn: F) -> F:
+        hints = get_type_hints(fn)
+        own = [q.replace(annotation=hints.get(q.name, q.annotation))
+               for q in inspect.signature(fn).parameters.values() if q.kind is not q.VAR_KEYWORD]
+        declared = [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=typer_option(o),
+                                      annotation=_annotation(o)) for o in options]
+        fn.__signature__ = inspect.Signature(own + declared, return_annotation=None)  # type: ignore[attr-defined]
+        return fn
+
+    return wrap
+

@@ -1,45 +1,54 @@
 """The `profile` command (docs/profile.md): read a serving profile, verdict first."""
 from __future__ import annotations
 
-import json
 import sys
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import typer
 
 from doctor import textsafe
-from doctor.cli.options import JSON, LANG, float_option, pick_language
+from doctor.cli import params as p
+from doctor.cli.options import takes
+from doctor.cli.params import Opt
 from doctor.errors import UsageError
+from doctor.render import print_json
 
-Opt = typer.Option
 
 
+PROFILE = (
+    Opt("report", ("--report",), "str", None, "Also write a self-contained HTML page (timeline, step breakdown)."),
+    Opt("release", ("--release",), "str", None,
+        "The vllm-ascend release the profile was taken on (default: from the profile's torch_npu version)."),
+    Opt("collect", ("--collect",), "flag", False, "Capture a profile from a running vllm server first (--endpoint)."),
+    Opt("endpoint", ("--endpoint",), "str", None, "--collect: the server, http://host:port."),
+    Opt("profile_dir", ("--profile-dir",), "str", None,
+        "--collect: the directory the server writes its profiles to (its torch_profiler_dir)."),
+    Opt("requests", ("--requests",), "int", 8, "--collect: requests sent while profiling (bounded capture)."),
+    Opt("concurrency", ("--concurrency",), "int", 4, "--collect: requests in flight."),
+    Opt("output_len", ("--output-len",), "int", 32, "--collect: tokens per request."),
+    Opt("stop_timeout", ("--stop-timeout",), "seconds", 900.0,
+        "--collect: seconds /stop_profile may take (the server parses the capture then)."),
+    p.JSON, p.LANG,
+)
+
+
+@takes(*PROFILE)
 def profile_command(
     path: Optional[str] = typer.Argument(None, help="A *_ascend_pt directory, a parent of several (one per rank), "
                                                     "an msprof PROF_* output, or a trace_view.json / kernel_details.csv."),
-    compare: Optional[Tuple[str, str]] = Opt(None, "--compare", help="BEFORE AFTER: what changed between two profiles."),
-    report: Optional[str] = Opt(None, "--report", help="Also write a self-contained HTML page (timeline, step breakdown)."),
-    release: Optional[str] = Opt(None, "--release", help="The vllm-ascend release the profile was taken on "
-                                                        "(default: from the profile's torch_npu version)."),
-    collect: bool = Opt(False, "--collect", help="Capture a profile from a running vllm server first (--endpoint)."),
-    endpoint: Optional[str] = Opt(None, "--endpoint", help="--collect: the server, http://host:port."),
-    profile_dir: Optional[str] = Opt(None, "--profile-dir", help="--collect: the directory the server writes its "
-                                                                 "profiles to (its torch_profiler_dir)."),
-    requests: int = Opt(8, "--requests", help="--collect: requests sent while profiling (bounded capture)."),
-    concurrency: int = Opt(4, "--concurrency", help="--collect: requests in flight."),
-    output_len: int = Opt(32, "--output-len", help="--collect: tokens per request."),
-    stop_timeout: float = float_option(900.0, "--stop-timeout", help="--collect: seconds /stop_profile may take "
-                                                                     "(the server parses the capture then)."),
-    as_json: bool = JSON,
-    lang: Optional[str] = LANG,
+    compare: Optional[Tuple[str, str]] = typer.Option(None, "--compare",
+                                                      help="BEFORE AFTER: what changed between two profiles."),
+    **params: Any,
 ) -> None:
     """Read a serving profile: host-, device- or communication-bound, why, and what to change."""
-    language = pick_language(lang)
+    out = p.output(params)
+    language, as_json, report, release, collect = out.lang, out.as_json, params["report"], params["release"], params["collect"]
     if compare and (path or collect):
         raise UsageError("--compare takes the two profiles itself: give no other PATH and no --collect")
     only: Tuple[str, ...] = ()
     if collect:
-        path, only = _collect(endpoint, profile_dir, path, requests, concurrency, output_len, stop_timeout, language)
+        path, only = _collect(params["endpoint"], params["profile_dir"], path, params["requests"], params["concurrency"],
+                              params["output_len"], params["stop_timeout"], language)
     if compare:
         _compare(compare, release, as_json, language, report)
         return
@@ -60,26 +69,25 @@ def profile_command(
         doc = to_json(rep, language)
         if report:
             doc["report"] = report
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        print_json(doc)
         return
     from doctor.profile.text import lines
     from doctor.render import console_lines
 
-    out = console_lines()
+    say = console_lines()
     for text, style in lines(rep, language):
-        out(text, style)
+        say(text, style)
     if report:
         from doctor.i18n import tr
         from doctor.profile.text import shown
 
-        out(tr("profile.report_written", language, path=shown(report, 300)), "dim")
+        say(tr("profile.report_written", language, path=shown(report, 300)), "dim")
 
 
 def _raw(e, as_json: bool) -> None:
     """Not analysed yet: the one-line reason, then the command that analyses it, on a line of its own."""
     if as_json:
-        sys.stdout.write(json.dumps({"schema_version": 1, "kind": "profile", "error": e.message,
-                                     "commands": [e.command.to_json()]}, ensure_ascii=False, indent=2) + "\n")
+        print_json({"schema_version": 1, "kind": "profile", "error": e.message, "commands": [e.command.to_json()]})
     _say(f"ascend-doctor: error: {e.message}")
     _say(e.command.shell())
     raise typer.Exit(2)
@@ -96,7 +104,7 @@ def _collect(endpoint: Optional[str], profile_dir: Optional[str], path: Optional
                          "(its --profiler-config torch_profiler_dir or VLLM_TORCH_PROFILER_DIR)")
     if not 1 <= requests <= 1000 or not 1 <= concurrency <= 256 or not 1 <= output_len <= 4096:
         raise UsageError("--requests (1..1000), --concurrency (1..256) and --output-len (1..4096) are bounded")
-    from doctor.shell.profile_collect import CollectError, CollectOptions, collect
+    from doctor.shell.profile.collect import CollectError, CollectOptions, collect
 
     try:
         new = collect(CollectOptions(endpoint, directory, requests, concurrency, output_len, stop_timeout), lang,
@@ -134,7 +142,7 @@ def _compare(pair: Tuple[str, str], release: Optional[str], as_json: bool, lang:
 
         doc = {"schema_version": 1, "kind": "profile_compare", "before": report_json(before, lang)["summary"],
                "after": report_json(after, lang)["summary"], "comparison": to_json(c)}
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        print_json(doc)
         return
     from doctor.profile.compare_text import lines
     from doctor.render import console_lines
@@ -146,7 +154,7 @@ def _compare(pair: Tuple[str, str], release: Optional[str], as_json: bool, lang:
 
 def _write_report(target: str, rep, lang: str, before=None) -> None:
     from doctor.profile.html import render
-    from doctor.shell.files import write_atomic
+    from doctor.shell.host.files import write_atomic
 
     try:
         write_atomic(target, render(rep, lang, before=before))
@@ -167,15 +175,10 @@ class _progress:
         if self.bar is None:
             if total < (4 << 20):
                 return
-            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+            from doctor.shell.host.progress import rich_bar
 
-            from doctor import terminal
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=30), DownloadColumn(),
-                                TransferSpeedColumn(), console=terminal.console(stderr=True, highlight=False),
-                                transient=True)
+            self.bar = rich_bar(("text", "bar", "bytes", "speed"), width=30, highlight=False)
             self.task = self.bar.add_task(textsafe.markup(name), total=total)
-            self.bar.start()
         # a file name is data: shown as written (doctor/textsafe.py)
         self.bar.update(self.task, description=textsafe.markup(f"reading {name}"), completed=done, total=total)
 

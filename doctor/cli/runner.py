@@ -1,5 +1,5 @@
 """How every command line ends: each error as one line on stderr with the contract's exit code,
-every child process killed with the doctor (signals included: shell/proc.py). No typer here:
+every child process killed with the doctor (signals included: shell/runtime/proc.py). No typer here:
 the typer app (doctor/cli/main.py) and the check front end (doctor/entry.py) both end through
 ``run_guarded``; the errors of click are recognised by their shape."""
 from __future__ import annotations
@@ -16,7 +16,7 @@ def run_guarded(body: Callable[[], int], args: Sequence[str]) -> NoReturn:
     """Run ``body`` (it returns the exit code) and exit with the code the contract gives; an
     error is said in the language of the command line ``args`` (its --lang, else the
     environment's)."""
-    from doctor.shell import proc
+    from doctor.shell.runtime import proc
 
     from doctor import program
     from doctor.cli.invocation import doctor_program
@@ -97,7 +97,7 @@ class _Pacified:
 
 def stopped(stop: BaseException) -> int:
     """Ctrl-C or SIGTERM/SIGHUP: the children die now; the exit code says which."""
-    from doctor.shell import proc
+    from doctor.shell.runtime import proc
 
     proc.kill_all()
     if isinstance(stop, proc.Terminated):

@@ -1,15 +1,23 @@
-"""How `ascend-doctor smoke` shows its results to people, and its progress bar (stderr, terminal only)."""
+"""How `ascend-doctor smoke` shows its results to people (its progress bar is the shell's
+TerminalProgress: doctor/shell/host/progress.py)."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
-from doctor import terminal, textsafe
+from doctor import terminal
 from doctor.i18n import tr
 from doctor.smoke.result import human_bytes
 
-if TYPE_CHECKING:  # rich is imported lazily at run time
-    from rich.progress import TaskID
+
+def show_report(report: Any, out: Any) -> None:
+    """smoke's report: one JSON object, or the verdict and every stage's figures."""
+    if out.as_json:
+        from doctor.render import print_json
+
+        print_json(report.to_json(out.lang))
+    else:
+        print_report(report, out.lang, out.verbose)
 
 
 def print_report(report: Any, lang: str, verbose: bool) -> None:
@@ -52,37 +60,3 @@ def print_report(report: Any, lang: str, verbose: bool) -> None:
 
 def _num(v: Optional[float]) -> str:
     return "-" if v is None else f"{v:.1f}"
-
-
-class RichProgress:
-    """One line on stderr: the running stage, a bar while requests or ranks are counted."""
-
-    def __init__(self, lang: str) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-        self.lang = lang
-        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), console=terminal.console(file=sys.stderr), transient=True)
-        self.bar.start()
-        self.task: Optional[TaskID] = None
-        self.name = ""
-
-    def stage(self, name: str) -> None:
-        self.name = name
-        label = textsafe.markup(tr("smoke.cli.stage", self.lang, stage=name))
-        if self.task is None:
-            self.task = self.bar.add_task(label, total=None)
-        else:
-            self.bar.update(self.task, description=label, total=None, completed=0)
-
-    def step(self, text: str) -> None:
-        if self.task is not None:
-            self.bar.refresh()
-
-    def count(self, done: int, total: Optional[int], phase: str) -> None:
-        if self.task is not None:
-            self.bar.update(self.task, description=textsafe.markup(f"{tr('smoke.cli.stage', self.lang, stage=self.name)} · {phase}"),
-                            completed=done, total=total)
-
-    def close(self) -> None:
-        self.bar.stop()

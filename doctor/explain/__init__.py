@@ -7,6 +7,6 @@ nodes        many logs of one job: where a multi-rank failure started
 host         answers combined with the findings of `check` on this host
 render       text and JSON
 
-Nothing here reads files or runs processes; doctor/shell/logread.py streams the bytes and
+Nothing here reads files or runs processes; doctor/shell/host/logread.py streams the bytes and
 doctor/usecases/explain.py wires the two together.
 """

@@ -1,7 +1,6 @@
 """Explain's output: a readable report for people, one JSON object for programs."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
@@ -11,6 +10,7 @@ from doctor.findings import cmd
 from doctor.i18n import Text, tr
 from doctor.parse.logscan import MAX_LINE
 from doctor.parse.logtime import format_stamp
+from doctor.render import json_text
 from doctor.textsafe import clean
 
 JSON_SCHEMA_VERSION = 1
@@ -57,7 +57,7 @@ def to_json(report: Report, lang: str) -> str:
         "host": (None if report.host_exit is None else
                  {"exit_code": report.host_exit, "root_cause": report.host_root_cause}),
     }
-    return json.dumps(doc, ensure_ascii=False, indent=2)
+    return json_text(doc)
 
 
 def _cut(text: str) -> str:

@@ -2,7 +2,6 @@
 highlighted), the cross-node findings, one summary line; or one JSON object."""
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Dict, Optional, Tuple
@@ -11,6 +10,7 @@ from doctor import __version__
 from doctor.findings import EXIT_FAIL, EXIT_WARN, FAIL, INFO, OK, SKIP, WARN, Verdict
 from doctor.fleet.compare import FleetReport, Node
 from doctor.i18n import tr
+from doctor.render import json_text
 from doctor.textsafe import clean
 
 SYMBOL = {OK: "✓", INFO: "i", WARN: "!", FAIL: "✗", SKIP: "-"}
@@ -53,7 +53,7 @@ def report_json(report: FleetReport, lang: str) -> str:
                   "values": r.values} for r in report.rows],
         "findings": [f.to_json(lang) for f in report.findings],
     }
-    return json.dumps(doc, ensure_ascii=False, indent=2)
+    return json_text(doc)
 
 
 def verdict_line(report: FleetReport, lang: str) -> Tuple[str, str]:

@@ -19,7 +19,7 @@ environment) and passed down: nothing here reads the environment.
 
 Parsing TOML costs ~0.1 ms per message with the pure-Python ``tomllib``, so the merged
 catalogue is kept, keyed by the files' identities (inode, size, times), in a :class:`Store` the
-shell hands over (:func:`use_store`; ``doctor.shell.cache``, whose reads refuse a FIFO or a symlink
+shell hands over (:func:`use_store`; ``doctor.shell.host.cache``, whose reads refuse a FIFO or a symlink
 planted in the cache): a run stats the files and reads one cache entry. Without a store, or
 with a read-only home, the files are parsed every time.
 """
@@ -39,7 +39,7 @@ _catalogue: Optional[Dict[str, Dict[str, str]]] = None
 
 
 class Store(Protocol):
-    """Where the parsed catalogue is kept between runs (``doctor.shell.cache`` is one, as for
+    """Where the parsed catalogue is kept between runs (``doctor.shell.host.cache`` is one, as for
     the matrix's rows): the catalogue never decides where files go."""
 
     def key(self, *parts: Any) -> str: ...
@@ -101,7 +101,7 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[Tuple[str, D
 
 
 def checksum(blobs: Iterable[Tuple[str, bytes]]) -> str:
-    """Of the files' names and bytes: two CRC-32s and the length (as doctor.shell.cache keys
+    """Of the files' names and bytes: two CRC-32s and the length (as doctor.shell.host.cache keys
     do): hashlib's import alone costs ~7 ms."""
     data = b"".join(name.encode() + b"\0" + blob + b"\0" for name, blob in blobs)
     return f"{zlib.crc32(data):08x}{zlib.crc32(data[::-1]):08x}{len(data):x}"

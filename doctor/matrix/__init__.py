@@ -12,8 +12,8 @@ __all__ = ["load_matrix", "Matrix", "Release", "MatrixError"]
 def load_matrix(extra: Sequence[Path] = (), *, user_overlays: bool = True, env: Optional[Dict[str, str]] = None,
                 warn: Optional[Callable[[str], None]] = None, error_knowledge: bool = True) -> Matrix:
     """:func:`doctor.matrix.load.load_matrix` with the validated rows cached on disk
-    (``doctor.shell.cache``, keyed by content): check loads the matrix on every run."""
-    from doctor.shell import cache
+    (``doctor.shell.host.cache``, keyed by content): check loads the matrix on every run."""
+    from doctor.shell.host import cache
 
     return _load_matrix(extra, user_overlays=user_overlays, env=env, warn=warn, cache=cache,
                         error_knowledge=error_knowledge)

@@ -100,7 +100,7 @@ def user_overlay_dir(env: Optional[Mapping[str, str]] = None) -> Path:
 
 
 class RowCache(Protocol):
-    """Where validated rows are kept between runs (``doctor.shell.cache`` is one: the package's
+    """Where validated rows are kept between runs (``doctor.shell.host.cache`` is one: the package's
     ``load_matrix`` passes it); the loader itself never decides where files go."""
 
     def key(self, *parts: Any) -> str: ...

@@ -28,7 +28,7 @@ from doctor.matrix.model import Matrix, Release
 from doctor.matrix.query import tuning_checked_through, unchecked_tuning
 from doctor.matrix.verify import PROJECT, PackageIndex, requirement_specs
 
-# writes the overlay text to the path, validated, or leaves the old file (doctor.shell.overlay.write_validated)
+# writes the overlay text to the path, validated, or leaves the old file (doctor.shell.host.matrix_overlay.write_validated)
 Writer = Callable[[Path, str], None]
 
 OVERLAY_NAME = "matrix-overlay.toml"

@@ -206,7 +206,7 @@ def verify(
 
 class PackageIndex(Protocol):
     """What ``matrix verify`` and ``matrix sync`` read from a package index; the shell implements
-    it (``doctor.shell.index.IndexClient``), the matrix never imports the shell."""
+    it (``doctor.shell.install.index.IndexClient``), the matrix never imports the shell."""
 
     urls: List[str]
 

@@ -3,7 +3,7 @@
 Enough to tell an Ascend build of Mooncake from a CUDA one and to follow what the loader will
 look for, without loading the library (which is what ``import mooncake`` would do, and may be
 the thing that crashes). Handles 32/64-bit and both byte orders; never raises past ElfError.
-Pure: it reads an opened, seekable file or bytes it is given (``doctor.shell.files.read_elf``
+Pure: it reads an opened, seekable file or bytes it is given (``doctor.shell.host.files.read_elf``
 opens a path, regular files only).
 """
 from __future__ import annotations

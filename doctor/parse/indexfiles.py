@@ -1,7 +1,7 @@
 """A package index's file list, read as data: which file stands for a version, the glibc its
 wheel tags need, when it was uploaded. Pure: the files are the objects an index client returns
 (``pypi_simple.DistributionPackage``: ``filename``, ``version``, ``package_type``,
-``has_metadata``, ``upload_time``); ``doctor.shell.index`` fetches them."""
+``has_metadata``, ``upload_time``); ``doctor.shell.install.index`` fetches them."""
 from __future__ import annotations
 
 import re

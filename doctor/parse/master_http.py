@@ -1,6 +1,6 @@
 """What mooncake_master's HTTP endpoints say: ``/health`` (plain ``OK`` up to v0.3.10, JSON from
 v0.3.10.post2), ``/metrics`` (Prometheus text) and ``/metrics/summary`` ("Mem Storage: used /
-capacity (x%) | ..."). Pure: the bodies the probe fetched (doctor.shell.mooncake_master) in,
+capacity (x%) | ..."). Pure: the bodies the probe fetched (doctor.shell.mooncake.master) in,
 figures out; docs/sources/mooncake.md (master) describes the endpoints.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ Requires-Dist, Requires-Python), plus direct_url.json, INSTALLER and entry_point
 copy of a name on sys.path wins, as with importlib.metadata; later copies are kept as
 "shadowed" because a stale second install is a classic source of confusion.
 
-Pure: files are read through a ``Reader`` (``doctor.shell.host.Host`` in the doctor: regular
+Pure: files are read through a ``Reader`` (``doctor.shell.host.root.Host`` in the doctor: regular
 files only, capped, inside ``--root``). Damaged metadata (a 5,000-digit version, a
 ``direct_url.json`` nested 100,000 deep) is reported in ``PackagesFacts.malformed``, never raised.
 """

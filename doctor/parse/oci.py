@@ -1,7 +1,7 @@
 """Image metadata: docker-save ``manifest.json``, OCI ``index.json`` / manifests, image configs.
 
 Pure functions over parsed JSON. Which blob is which is decided here, so the archive reader
-(shell/image_archive.py) only moves bytes. Formats:
+(shell/images/archive.py) only moves bytes. Formats:
 
 - docker save (all versions): ``manifest.json`` = ``[{"Config": path, "RepoTags": [...], "Layers":
   [path, ...]}]``; Docker >= 25 also writes an OCI layout (``index.json``, ``blobs/sha256/...``) in

@@ -37,7 +37,7 @@ class Resolved:
     requires_python: Optional[str] = None
     is_direct: bool = False
     # requires/requires_python were read from the file's metadata (pip's report carries it;
-    # uv's lock does not, so doctor.shell.wheelmeta reads it)
+    # uv's lock does not, so doctor.shell.install.wheelmeta reads it)
     metadata_known: bool = True
 
     @property

@@ -62,7 +62,7 @@ KEEP_CANN, KEEP_RELEASE = "keep-cann", "keep-release"
 
 
 class Installer(Protocol):
-    """How the plan spells installer commands (``doctor.shell.installer.Installer`` is the one the
+    """How the plan spells installer commands (``doctor.shell.install.installer.Installer`` is the one the
     fix command passes: pip or uv for the target interpreter)."""
 
     # read-only properties: the fix command's Installer is a frozen dataclass

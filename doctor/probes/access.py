@@ -11,7 +11,7 @@ import stat as stat_mod
 from typing import Optional
 
 from doctor.facts import DeniedPath, HostFacts
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 
 
 def denied_path(host: Host, path: str, me: Optional[HostFacts]) -> Optional[DeniedPath]:

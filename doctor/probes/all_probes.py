@@ -6,12 +6,12 @@ from typing import Tuple
 
 from doctor.facts import Facts
 from doctor.probes.base import Probe, ProbeOptions
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 
 
 def _python(host: Host, facts: Facts, options: ProbeOptions):
     from doctor.probes.python_env import probe_python, python_from_site_packages, python_in_root
-    from doctor.shell.prefetch import default_python
+    from doctor.shell.runtime.prefetch import default_python
 
     if options.site_packages:
         host.add_given(options.site_packages)

@@ -11,7 +11,7 @@ from doctor.record import field, record
 from typing import Callable, List, Optional, Tuple
 
 from doctor.facts import Facts
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 
 
 @record

@@ -11,7 +11,7 @@ from typing import List, Optional, Tuple
 
 from doctor.facts import CannFacts, DeniedPath, HostFacts, NnalFacts
 from doctor.probes.access import denied_path
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 from doctor.parse.kvfile import parse_colon, parse_equals
 from doctor.lazyre import lazy
 

@@ -15,7 +15,7 @@ from doctor.facts import Facts, ProbeError, redact_env
 from doctor.probes.base import Probe, ProbeOptions
 from doctor.probes.host_info import probe_host
 from doctor.probes.malformed import reject_malformed_versions
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 
 
 def collect(host: Host, options: ProbeOptions, while_waiting: Optional[Callable[[], None]] = None,

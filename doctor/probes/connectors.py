@@ -12,7 +12,7 @@ import re
 from typing import Dict, Iterable, List, Optional, Tuple
 from urllib.parse import unquote, urlparse
 
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 
 REGISTER = re.compile(
     r"""(?:register_connector|_register_with_class_name_alias)\(\s*["']([A-Za-z_]\w*)["']\s*,\s*["']([\w.]+)["']""")

@@ -7,8 +7,8 @@ import stat as stat_mod
 from typing import Dict, List, Optional
 
 from doctor.facts import DeviceNode, DevicesFacts, HostFacts
-from doctor.shell.host import Host
-from doctor.shell.prefetch import NPU_SMI_DIRS
+from doctor.shell.host.root import Host
+from doctor.shell.runtime.prefetch import NPU_SMI_DIRS
 from doctor.parse.npusmi import parse_npu_smi
 
 MANAGEMENT = ("davinci_manager", "devmm_svm", "hisi_hdc")

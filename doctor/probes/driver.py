@@ -6,7 +6,7 @@ from typing import Optional
 
 from doctor.facts import DriverFacts, FirmwareFacts, HostFacts
 from doctor.probes.access import denied_path
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 from doctor.parse.kvfile import parse_equals
 from doctor.versions import parse_ranges
 

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from doctor.facts import CommandFact, DevicesFacts, HccnDevice, HccnFacts, NpuPing
 from doctor.parse import hccn as parse
 from doctor.probes.inputs import HCCN_DIRS
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 
 CONF = "/etc/hccn.conf"
 # What the vllm-ascend multi-node guides ask for on every device (A3 adds -vnic).

@@ -5,7 +5,7 @@ import os
 import sys
 
 from doctor.facts import HostFacts
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 
 
 def _groups(host: Host) -> dict:

@@ -18,7 +18,7 @@ import posixpath
 from typing import Iterable, List, Optional, Tuple
 
 from doctor.facts import Facts, ImportLocation, ImportsFacts, canonical
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 
 WATCHED = (("vllm", "vllm"), ("vllm_ascend", "vllm-ascend"), ("torch", "torch"), ("torch_npu", "torch-npu"))
 INIT_FILES = ("__init__.py", "__init__.pyc")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from doctor.facts import Facts
 from doctor.probes.base import ProbeOptions
 from doctor.rules.gates import HCCN_ENV
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 
 HCCN_DIRS = ("/usr/local/Ascend/driver/tools", "/usr/local/bin", "/usr/bin", "/usr/local/sbin", "/usr/sbin")
 

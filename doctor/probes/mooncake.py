@@ -14,8 +14,8 @@ from typing import Callable, Dict, List, Optional, Set
 
 from doctor.facts import ElfFacts, Facts, LibLookup, MooncakeDist, MooncakeFacts, redact_env
 from doctor.parse import redact
-from doctor.shell import files
-from doctor.shell.host import Host
+from doctor.shell.host import files
+from doctor.shell.host.root import Host
 from doctor.parse.libnames import interesting, is_mooncake_lib, lib_base
 from doctor.lazyre import lazy
 
@@ -368,6 +368,6 @@ def _master(m: MooncakeFacts, options: MooncakeOptions, env: Dict[str, str], bui
 
         m.master = MasterFacts(address=address, source=source, skipped="build")
         return
-    from doctor.shell import mooncake_master as master
+    from doctor.shell.mooncake import master
 
     m.master = master.probe(address, source, options.timeout)

@@ -6,7 +6,7 @@ from typing import Iterable
 
 from doctor.facts import PackagesFacts
 from doctor.parse import metadata
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 
 
 def scan(host: Host, paths: Iterable[str]) -> PackagesFacts:

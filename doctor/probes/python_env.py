@@ -13,8 +13,8 @@ import sys
 from typing import List
 
 from doctor.facts import PythonFacts
-from doctor.shell.host import Host
-from doctor.shell.prefetch import PYTHON_PROBE, is_self, python_path
+from doctor.shell.host.root import Host
+from doctor.shell.runtime.prefetch import PYTHON_PROBE, is_self, python_path
 
 
 def probe_python(host: Host, executable: str, timeout: float = 15.0) -> PythonFacts:

@@ -11,7 +11,7 @@ from typing import Callable, Optional
 
 from doctor.facts import Facts, MountFact, TuningFacts
 from doctor.parse import procfs
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 
 MAX_SERVE = 256 * 1024
 CPU_DIR = "/sys/devices/system/cpu"

@@ -10,7 +10,7 @@ import os
 from typing import Optional
 
 from doctor.facts import PackagesFacts, ShadowFact, WorkdirFacts, canonical
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 
 WATCHED = ("vllm", "vllm_ascend", "torch", "torch_npu", "mooncake", "triton")
 

@@ -77,7 +77,7 @@ def fix_apply(ctx: Context, *extra: str, label: Optional[Text] = None) -> Comman
 
 def pip(ctx: Context, *args: str, label: Optional[Text] = None) -> Command:
     """The target's own pip; for a target without pip (a uv venv), the doctor's pip driving it
-    with --python, as the fix plan does (doctor.shell.installer.choose). In an image, a RUN line
+    with --python, as the fix plan does (doctor.shell.install.installer.choose). In an image, a RUN line
     of a Dockerfile built on it (the interpreter is the image's)."""
     target = python(ctx)
     if ctx.facts.image is not None:

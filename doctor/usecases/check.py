@@ -6,7 +6,7 @@ import os
 import re
 import sys
 import time
-from doctor.record import field, record
+from doctor.record import field, record, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from doctor.errors import UsageError
 from doctor.facts import SNAPSHOT_SCHEMA_VERSION, Facts
-from doctor.shell.host import Host
+from doctor.shell.host.root import Host
 from doctor.probes.base import ProbeOptions
 from doctor.probes.collect import collect
 
@@ -30,30 +30,16 @@ MAX_SNAPSHOT = 64 * 1024 * 1024
 
 
 @record
-class CheckOptions:
+class CheckOptions(ProbeOptions):
+    """What ``check``, ``snapshot``, ``fix`` and the others read a host with: the probes' options
+    (doctor/probes/base.py, declared there once) and where the facts come from."""
+
     root: str = "/"
-    python: Optional[str] = None
-    site_packages: List[str] = field(default_factory=list)
     snapshot: Optional[str] = None  # --from
-    stage: str = "auto"
     target: Optional[str] = None
     matrix: List[str] = field(default_factory=list)
-    npu_smi_timeout: float = 5.0
-    npu_smi: Optional[str] = None  # --npu-smi PATH: run this npu-smi (the only way to run one with --root)
     cwd: Optional[str] = None  # for tests; the doctor looks for shadowing folders here
-    serve_args: Optional[str] = None  # --serve-args "vllm serve ..."
-    serve_args_file: Optional[str] = None  # --serve-args-file launch.sh
-    mooncake_master: Optional[str] = None  # --mooncake-master host:port[:metrics_port]
-    mooncake_timeout: float = 2.0
-    hccn_tool: Optional[str] = None  # --hccn-tool PATH
-    hccn_timeout: float = 5.0
-    ping_npu: List[str] = field(default_factory=list)  # --ping-npu DEVICE:ADDRESS
-    model: Optional[str] = None  # --model: the model directory to check (tuning layer)
-    verify_weights: bool = False  # --verify-weights: hash a sample of the shards
-    verify_sample: int = 3  # --verify-sample: shards hashed (0: all with a published hash)
-    progress: Optional[Callable[[str, int, int], None]] = None  # hashing progress (a terminal bar)
     image: Optional["ImageRequest"] = None  # --image / --image-tar (usecases/image.py)
-    skip_idle: bool = False  # run_check: probes whose layer has no input are not run (probes/inputs.py)
 
 
 @record
@@ -89,7 +75,7 @@ def load_matrix_or_exit(extra: List[str]) -> "Matrix":
 
 
 def load_snapshot(path: str) -> Facts:
-    from doctor.shell import files
+    from doctor.shell.host import files
 
     try:
         data = sys.stdin.buffer.read(MAX_SNAPSHOT + 1) if path == "-" else files.open_regular(path, MAX_SNAPSHOT + 1)
@@ -192,8 +178,8 @@ def validate(opts: CheckOptions, env: Optional[Dict[str, str]] = None) -> None:
 def validate_python(python: str, env: Dict[str, str]) -> None:
     """--python names a Python interpreter: a wrong path is a usage error at once (one line, exit
     2), not a verdict after the probe's timeout."""
-    from doctor.shell.interpreter import not_python
-    from doctor.shell.prefetch import python_path
+    from doctor.shell.host.interpreter import not_python
+    from doctor.shell.runtime.prefetch import python_path
 
     path = python_path(python, env)
     if path is None:
@@ -243,7 +229,7 @@ def validate_mooncake(opts: CheckOptions) -> None:
         what = "not a regular file" if os.path.exists(opts.serve_args_file) else "no such file"
         raise UsageError(f"--serve-args-file {opts.serve_args_file}: {what}")
     if opts.mooncake_master is not None:
-        from doctor.shell.mooncake_master import parse_address
+        from doctor.shell.mooncake.master import parse_address
 
         err = parse_address(opts.mooncake_master).error
         if err:
@@ -261,10 +247,8 @@ def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None,
                                   snapshot=opts.snapshot, stage=opts.stage)
         if opts.image.wanted:
             validate_mooncake(opts)
-            probe_options = _probe_options(opts)
-            if opts.stage == "auto":
-                probe_options.stage = "build"  # an image is judged at the build stage (run_check)
-            facts = image.gather_image(opts.image, platform, probe_options)
+            # an image is judged at the build stage (run_check)
+            facts = image.gather_image(opts.image, platform, replace(opts, stage="build") if opts.stage == "auto" else opts)
             if while_waiting is not None:
                 while_waiting()
             return facts
@@ -275,22 +259,12 @@ def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None,
             while_waiting()
         return facts
     host = Host(root=opts.root, env=env, cwd=opts.cwd, named=named_binaries(opts, env))
-    return collect(host, _probe_options(opts), while_waiting)
-
-
-def _probe_options(opts: CheckOptions) -> ProbeOptions:
-    return ProbeOptions(python=opts.python, site_packages=list(opts.site_packages),
-                        npu_smi_timeout=opts.npu_smi_timeout, npu_smi=opts.npu_smi, serve_args=opts.serve_args,
-                        serve_args_file=opts.serve_args_file, mooncake_master=opts.mooncake_master,
-                        mooncake_timeout=opts.mooncake_timeout, hccn_tool=opts.hccn_tool,
-                        hccn_timeout=opts.hccn_timeout, ping_npu=list(opts.ping_npu), model=opts.model,
-                        verify_weights=opts.verify_weights, verify_sample=opts.verify_sample,
-                        progress=opts.progress, stage=opts.stage, skip_idle=opts.skip_idle)
+    return collect(host, opts, while_waiting)
 
 
 def named_binaries(opts: CheckOptions, env: Optional[Dict[str, str]]) -> List[str]:
     """The binaries the user named: the only ones that run when --root is given."""
-    from doctor.shell.prefetch import python_path
+    from doctor.shell.runtime.prefetch import python_path
 
     out = [b for b in (opts.npu_smi, opts.hccn_tool) if b]
     if opts.python:
@@ -319,8 +293,6 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
         eager()  # the gated layers' rules are imported after the probes, if their layer has input
         catalogue()  # the report's words: read now rather than after the rules
 
-    from doctor.record import replace
-
     facts = gather(replace(opts, skip_idle=True), env, prepare)  # what check's rules do not read, not probed
     from doctor.rules.engine import make_context, run_rules
 
@@ -333,7 +305,7 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
     if facts.image is None:  # the commands findings offer may drive the target's pip with it
         ctx.doctor_python = sys.executable if not opts.snapshot else facts.host.doctor_python or sys.executable
         if facts.python is not None and facts.python.externally_managed and not opts.snapshot:
-            from doctor.shell.installer import own_pip_version
+            from doctor.shell.install.installer import own_pip_version
 
             ctx.doctor_pip = own_pip_version()
     ctx.follow_up = follow_up_args(opts, target)
@@ -360,7 +332,7 @@ def cached_pip_conflicts(facts: Facts):
         return None
     from doctor.record import asdict
     from doctor.rules import pipcheck
-    from doctor.shell import cache
+    from doctor.shell.host import cache
 
     markers = facts.python.markers if facts.python else {}
     k = cache.key(*pipcheck.cache_key_parts(facts.packages.dists, markers))

@@ -1,7 +1,7 @@
 """`ascend-doctor explain`: what the lines of one or more logs mean, and where a failure started.
 
 The knowledge and the judgement are pure (doctor/explain/, doctor/parse/logscan.py); this module
-wires them to the inputs (doctor/shell/logread.py streams them), to `check`'s pipeline for
+wires them to the inputs (doctor/shell/host/logread.py streams them), to `check`'s pipeline for
 ``--check``, and to the output.
 """
 from __future__ import annotations
@@ -103,7 +103,8 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
     from doctor.i18n import resolve_lang, tr
     from doctor.matrix import MatrixError, load_matrix
     from doctor.parse.logscan import LogScanner, ScanTimeout
-    from doctor.shell.logread import MAX_BYTES, MAX_SECONDS, Budget, LogBoundError, LogInputError, Progress, chunks, open_log
+    from doctor.shell.host.logread import MAX_BYTES, MAX_SECONDS, Budget, LogBoundError, LogInputError, chunks, open_log
+    from doctor.shell.host.logread import progress as reading_progress
 
     paths = [sources] if isinstance(sources, str) else list(sources) or ["-"]
     lang = resolve_lang(lang, os.environ)
@@ -137,16 +138,22 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
                          else tr("explain.error.cannot_read", lang, path=where, reason=e.reason)) from None
 
     budget = Budget(max_bytes or MAX_BYTES, max_seconds or MAX_SECONDS)
-    bar = Progress(inputs, lambda name: tr("explain.progress", lang, name=name), enabled=progress)
+    bar = reading_progress(inputs, lambda name: tr("explain.progress", lang, name=name), enabled=progress)
+    read = [0]
+
+    def advance(n: int) -> None:
+        read[0] += n
+        bar.count(read[0], bar.total)
+
     reports: List[FileReport] = []
     summaries: List[FileSummary] = []
     versions: List[str] = []
     try:
         for log in inputs:
             scanner = LogScanner(catalog.compiled, context=CONTEXT_LINES, deadline=budget.deadline, clock=budget.clock)
-            bar.start(log.label)
+            bar.stage(log.label)
             try:
-                for data in chunks(log, bar.advance, budget):
+                for data in chunks(log, advance, budget):
                     scanner.feed(data)
             except LogInputError as e:
                 raise UsageError(tr("explain.error.cannot_read", lang, path=log.label, reason=e.reason)) from None
@@ -169,7 +176,7 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
             summaries.append(FileSummary(log.label, scanner.lines, scanner.bytes, scanner.cut_lines, scanner.dropped))
             versions.extend(vllm_versions(hits))
     finally:
-        bar.stop()
+        bar.close()
         for i in inputs:  # the ones an error left unread (closing twice is harmless)
             i.close()
 

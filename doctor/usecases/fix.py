@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     from doctor.findings import Verdict
     from doctor.matrix import Matrix
     from doctor.plan.builder import Plan
-    from doctor.shell.apply import ApplyResult, RollbackResult, Target
-    from doctor.shell.bundle import Bundle
-    from doctor.shell.installer import Choice
-    from doctor.shell.resolver import TargetPlatform
+    from doctor.shell.transaction import ApplyResult, RollbackResult, Target
+    from doctor.shell.install.bundle import Bundle
+    from doctor.shell.install.installer import Choice
+    from doctor.shell.install.resolver import TargetPlatform
 
 SMOKE_TIMEOUT = 900.0
 DOCKERFILE_DOCTOR = "/opt/ascend-doctor/venv/bin/python"  # where the repository's Dockerfile installs the doctor
@@ -139,9 +139,9 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     ``resolving`` wraps the resolver's run (a spinner)."""
     from doctor.plan.builder import PlanOptions, plan_for, requirements_text, vendor_only
     from doctor.rules.engine import make_context, run_rules
-    from doctor.shell.apply import apply_plan, refuse_if_unfinished, target_from_facts
-    from doctor.shell.apply import planned_state_dir, state_dir
-    from doctor.shell.installer import detect as detect_installer
+    from doctor.shell.transaction import apply_plan, refuse_if_unfinished, target_from_facts
+    from doctor.shell.transaction import planned_state_dir, state_dir
+    from doctor.shell.install.installer import detect as detect_installer
 
     validate(opts)
     assert not (opts.bundle and not opts.apply), "fix --bundle DIR without --apply writes a bundle: make_bundle"
@@ -184,7 +184,7 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     install_env = env  # what pip sees when it resolves and installs (a bundle: the bundle only)
     bundle_dir: Optional["Bundle"] = None
     if opts.bundle:  # --apply --bundle: resolve and install from the bundle only, every file checked
-        from doctor.shell.bundle import open_bundle
+        from doctor.shell.install.bundle import open_bundle
 
         bundle_dir = open_bundle(opts.bundle, facts, plan)
         install_env = bundle_dir.pip_env(env)
@@ -296,7 +296,7 @@ def _write_requirements(path: str, plan: "Plan", render: Callable, mx: "Matrix")
     for u in wanted:
         if u not in indexes:
             indexes.append(u)
-    from doctor.shell.files import write_atomic
+    from doctor.shell.host.files import write_atomic
 
     try:
         write_atomic(path, render(plan, indexes))
@@ -310,8 +310,8 @@ def make_bundle(opts: FixOptions, env: Dict[str, str], resolving: Resolving = _q
     the node's platform, and download exactly the resolved files, hash-checked, into DIR."""
     from doctor.plan.builder import PlanOptions, plan_for
     from doctor.rules.engine import make_context, run_rules
-    from doctor.shell.bundle import platform_for, retarget_facts, write_bundle
-    from doctor.shell.installer import Choice, Downloader, Installer
+    from doctor.shell.install.bundle import platform_for, retarget_facts, write_bundle
+    from doctor.shell.install.installer import Choice, Downloader, Installer
     from doctor.usecases.prove import prove
 
     validate(opts)
@@ -348,7 +348,7 @@ def make_bundle(opts: FixOptions, env: Dict[str, str], resolving: Resolving = _q
 
 def run_smoke(stage: str, python: str, env: Dict[str, str], lang: str = "en") -> Optional[Dict]:
     """The smoke stages configured in the smoke configuration file (docs/smoke.md) on the fixed
-    environment; each stage runs the target interpreter as a child of its own (shell.proc: it
+    environment; each stage runs the target interpreter as a child of its own (shell.runtime.proc: it
     dies with the doctor). Not at the build stage: there is no NPU to run on."""
     from doctor.usecases.smoke import run_configured_stages
 
@@ -368,7 +368,7 @@ def write_tuning_patch(verdict: "Verdict", script: str, out: str) -> Dict:
     import shlex
 
     from doctor.plan.tuning_patch import PatchError, apply_edits, edits_of, unified_diff
-    from doctor.shell.files import open_regular, write_atomic
+    from doctor.shell.host.files import open_regular, write_atomic
 
     edits = edits_of(verdict.findings)
     try:
@@ -404,7 +404,7 @@ class RollbackOutcome:
 
 def run_rollback(check: CheckOptions, env: Dict[str, str], force: bool, confirm: Callable[[str], bool],
                  say: Callable[[str], None] = lambda s: None) -> RollbackOutcome:
-    from doctor.shell.apply import rollback_last, target_from_facts
+    from doctor.shell.transaction import rollback_last, target_from_facts
 
     facts = gather(check, env)
     target: "Target" = target_from_facts(facts)

@@ -11,7 +11,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 from doctor.errors import UsageError
 from doctor.fleet.compare import FleetReport, Node, compare, name_ping_targets, npu_addresses
 from doctor.i18n import tr
-from doctor.shell.fleet_transport import RemoteSnapshot, Reply
+from doctor.shell.fleet.transport import RemoteSnapshot, Reply
 
 
 @dataclass
@@ -83,7 +83,7 @@ def validate(opts: FleetCheckOptions) -> None:
     if opts.timeout <= 0:
         raise UsageError("--timeout must be positive")
     if opts.ssh is not None:
-        from doctor.shell.fleet_transport import check_host
+        from doctor.shell.fleet.transport import check_host
 
         hosts = split_hosts(opts.ssh)
         if not hosts:
@@ -103,7 +103,7 @@ def validate(opts: FleetCheckOptions) -> None:
 
 
 def _collect(opts: FleetCheckOptions, argv_for, progress: Optional[Progress], title: str) -> List[Reply]:
-    from doctor.shell import fleet_transport as transport
+    from doctor.shell.fleet import transport
 
     if opts.ssh is not None:
         hosts = split_hosts(opts.ssh)
@@ -118,7 +118,7 @@ def _collect(opts: FleetCheckOptions, argv_for, progress: Optional[Progress], ti
             raise UsageError(tr("fleet.kubectl.no_pods", opts.lang, selector=opts.kubectl))
         tick = progress(title, len(pods)) if progress else None
         return transport.collect_kubectl(pods, argv_for, opts.timeout, opts.namespace, opts.context, opts.container, tick)
-    from doctor.shell import fleet_ray
+    from doctor.shell.fleet import ray_cluster as fleet_ray
 
     holder: Dict[str, Callable[[Reply], None]] = {}
 
@@ -168,7 +168,7 @@ def ping_pairs(nodes: List[Node]) -> Dict[str, List[str]]:
 
 
 def _save(directory: str, nodes: List[Node], replies: List[Reply]) -> None:
-    from doctor.shell.files import write_atomic
+    from doctor.shell.host.files import write_atomic
 
     os.makedirs(directory, exist_ok=True)
     by_node = {r.node: r for r in replies}

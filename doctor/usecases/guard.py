@@ -381,7 +381,7 @@ def guard(cmd_: PipCommand, facts: Facts, before: Verdict, verdict_of: Callable[
     argv = instead_argv(cmd_, reqs, no_deps=True)
     py, pk = facts.python, facts.packages
     if py is not None and py.externally_managed and "--break-system-packages" not in argv:
-        from doctor.shell.installer import break_system, own_pip_version
+        from doctor.shell.install.installer import break_system, own_pip_version
 
         # PEP 668: the judged interpreter is the system's; pip's documented override
         own = pk is not None and "pip" in pk.dists and "--python" not in argv
@@ -416,8 +416,8 @@ def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_
     with its pip in report mode and judge the result."""
     from doctor.matrix.query import pins_for
     from doctor.rules.engine import make_context, run_rules
-    from doctor.shell.installer import detect as detect_installer
-    from doctor.shell.resolver import Request, resolve_pip, resolve_uv
+    from doctor.shell.install.installer import detect as detect_installer
+    from doctor.shell.install.resolver import Request, resolve_pip, resolve_uv
     from doctor.usecases.prove import where
     from doctor.usecases.check import cached_pip_conflicts, gather, load_matrix_or_exit
 
@@ -500,7 +500,7 @@ def on_the_target(cmd_: PipCommand, argv: List[str], pip_prefix: Sequence[str], 
 
 def run_command(run: GuardRun, env: Mapping[str, str], timeout: float, echo: Callable[[str], None]) -> int:
     """Carry out the guarded command with the pip that judged it (or uv for ``uv pip``)."""
-    from doctor.shell import proc
+    from doctor.shell.runtime import proc
 
     cmd_ = run.judgement.command
     if cmd_.tool == "uv":

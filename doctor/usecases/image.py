@@ -1,9 +1,9 @@
 """``check --image REF`` / ``--image-tar FILE``: the facts of an image, read without running it.
 
-The image is read layer by layer (shell/image_archive.py), merged into a read-only view of the
-files the probes open (shell/image_view.py) in a private temporary directory, and the usual
+The image is read layer by layer (shell/images/archive.py), merged into a read-only view of the
+files the probes open (shell/images/view.py) in a private temporary directory, and the usual
 probes run against ``Host(root=view)`` with the image's environment, its architecture and a
-statically derived interpreter (shell/image_python.py). Paths are mapped back to image paths
+statically derived interpreter (shell/images/python.py). Paths are mapped back to image paths
 before anything is shown, and the view is removed before the rules run (they read facts only).
 """
 from __future__ import annotations
@@ -30,11 +30,11 @@ class ImageRequest:
     pull: bool = False  # --pull
     lang: str = "en"
     progress: bool = True  # a progress bar on stderr (only drawn on a terminal)
-    max_entries: Optional[int] = None  # --max-image-entries (default: image_archive.Limits)
+    max_entries: Optional[int] = None  # --max-image-entries (default: shell.images.archive.Limits)
     max_disk_mb: Optional[int] = None  # --max-image-disk, in MiB
 
     def limits(self):
-        from doctor.shell.image_archive import MIB, Limits
+        from doctor.shell.images.archive import MIB, Limits
 
         base = Limits()
         return dataclasses.replace(base, entries=self.max_entries or base.entries,
@@ -76,7 +76,7 @@ def validate(req: ImageRequest, *, root: str, python: Optional[str], site_packag
 
 
 def gather_image(req: ImageRequest, platform: Optional[oci.Platform], options: ProbeOptions) -> Facts:
-    from doctor.shell.image_archive import ArchiveError, DeadlinePassed, Workspace
+    from doctor.shell.images.archive import ArchiveError, DeadlinePassed, Workspace
 
     lang = req.lang
     label = req.image or req.image_tar or ""
@@ -106,7 +106,7 @@ def gather_image(req: ImageRequest, platform: Optional[oci.Platform], options: P
 
 def limit_message(label: str, bound: str, limit: int, lang: str) -> str:
     """One line: which bound the image went past, and the option that raises it (if any)."""
-    from doctor.shell.image_archive import MIB, OPTIONS
+    from doctor.shell.images.archive import MIB, OPTIONS
 
     option = OPTIONS.get(bound)
     shown = f"{limit // MIB} MiB" if bound in ("disk", "json_member", "json_total", "header") else f"{limit:,}"
@@ -130,7 +130,7 @@ def _params(params: Dict[str, Any], label: str) -> Dict[str, Any]:
 
 
 def _deadline_of(req: ImageRequest) -> float:
-    from doctor.shell import image_docker
+    from doctor.shell.images import daemon as image_docker
 
     return image_docker.SAVE_DEADLINE if req.image else TAR_DEADLINE
 
@@ -142,15 +142,15 @@ TAR_DEADLINE = 3600.0  # reading a saved tarball from a slow disk
 class _Source:
     label: str
     kind: str  # daemon / tar
-    contents: Any  # image_archive.Contents
+    contents: Any  # shell.images.archive.Contents
     selected: oci.Selected
     inspect: Dict[str, Any]
-    reader: Any  # image_archive.Reader: its deadline, bounds and what it has written
+    reader: Any  # shell.images.archive.Reader: its deadline, bounds and what it has written
 
 
 def _read(req: ImageRequest, platform: Optional[oci.Platform], ws) -> Tuple[_Source, Dict[str, float]]:
-    from doctor.shell.progress import ByteBar
-    from doctor.shell.image_archive import Reader
+    from doctor.shell.host.progress import ByteBar
+    from doctor.shell.images.archive import Reader
 
     machine = os.uname().machine
     timings: Dict[str, float] = {}
@@ -181,8 +181,8 @@ def _read(req: ImageRequest, platform: Optional[oci.Platform], ws) -> Tuple[_Sou
 
 
 def _from_daemon(ref: str, pull: bool, platform: Optional[oci.Platform], ws, bar, limits):
-    from doctor.shell import image_docker
-    from doctor.shell.image_archive import Reader
+    from doctor.shell.images import daemon as image_docker
+    from doctor.shell.images.archive import Reader
 
     host = image_docker.docker_host()
     try:
@@ -250,9 +250,9 @@ def _platform_message(e: oci.PlatformChoiceError, req: ImageRequest, platform: O
 
 def _probe(source: _Source, ws, options: ProbeOptions) -> Facts:
     from doctor.probes.collect import collect
-    from doctor.shell.host import Host
-    from doctor.shell.image_python import probe_static_python
-    from doctor.shell.image_view import build
+    from doctor.shell.host.root import Host
+    from doctor.shell.images.python import probe_static_python
+    from doctor.shell.images.view import build
 
     sel = source.selected
     t0 = time.perf_counter()
@@ -437,22 +437,22 @@ def _dist_layer(view, dist) -> Optional[int]:
 def resolution_for(facts: Facts, choice):
     """How ``fix --image...`` proves its plan without running anything from the image: the
     doctor's own pip resolves for the image's platform (its machine, glibc, Python version and
-    ABI, as a bundle is resolved for a node: shell/bundle.platform_for), never the interpreter
+    ABI, as a bundle is resolved for a node: shell/install/bundle.platform_for), never the interpreter
     path the image names (on this machine that path may be another program, or another Python
     with other packages). The commands shown keep the image's interpreter: they are the RUN step
     of a Dockerfile built FROM the image. Returns (choice, TargetPlatform), or None when the
     image's platform has no wheel tags (the plan is then shown unresolved)."""
     import sys
 
-    from doctor.shell.bundle import platform_for
-    from doctor.shell.installer import PIP, Choice, Downloader, Installer
+    from doctor.shell.install.bundle import platform_for
+    from doctor.shell.install.installer import PIP, Choice, Downloader, Installer
 
     try:
         tp = platform_for(facts)
     except UsageError:
         return None
     own = (sys.executable, "-m", "pip")
-    # the doctor's own pip resolves (with the platform's tags: shell/resolver.TargetPlatform);
+    # the doctor's own pip resolves (with the platform's tags: shell/install/resolver.TargetPlatform);
     # the commands shown stay those of the image's interpreter
     return Choice(choice.installer, Downloader(own), list(choice.notes), resolve_with=Installer(PIP, sys.executable, own),
                   show_with=choice.shown, index=choice.index), tp

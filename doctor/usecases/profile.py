@@ -1,6 +1,6 @@
 """profile DIR: find the files, stream them into columns, analyse each rank, one report.
 
-Reading is the shell's (doctor/shell/profile_files.py); judgement is doctor/profile's."""
+Reading is the shell's (doctor/shell/profile/files.py); judgement is doctor/profile's."""
 from __future__ import annotations
 
 import gc
@@ -15,7 +15,7 @@ from doctor.profile.analyse import analyse
 from doctor.profile.identify import identify
 from doctor.profile.report import RankResult, Report, assemble
 from doctor.profile.verdict import judge
-from doctor.shell import profile_files as pf
+from doctor.shell.profile import files as pf
 from doctor.versions import pep440
 
 ProgressFn = Callable[[str, int, int], None]

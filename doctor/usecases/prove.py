@@ -18,7 +18,7 @@ from doctor.facts import Facts
 from doctor.parse.pipreport import Failure, Resolved
 from doctor.plan import resolve as R
 from doctor.plan.builder import Plan
-from doctor.shell.resolver import RESOLVE_TIMEOUT, Request, TargetPlatform, resolve_pip, resolve_uv
+from doctor.shell.install.resolver import RESOLVE_TIMEOUT, Request, TargetPlatform, resolve_pip, resolve_uv
 
 
 def _run(ask: R.Ask, choice, env: Mapping[str, str], python: str, platform: Optional[TargetPlatform],
@@ -60,7 +60,7 @@ def _load(items: Any) -> List[Resolved]:
 def cache_key(plan: Plan, facts: Facts, choice, env: Mapping[str, str], platform: Optional[TargetPlatform], bundle: bool,
               find_links: Sequence[str], no_index: bool) -> str:
     """What decides a resolution: the target, the index configuration, the plan, the resolver."""
-    from doctor.shell import cache
+    from doctor.shell.host import cache
 
     py = facts.python
     dists = sorted((d.name, d.version, d.location, d.editable, list(d.requires))
@@ -111,7 +111,7 @@ def prove(plan: Plan, facts: Facts, choice, env: Mapping[str, str], *, platform:
     def left() -> float:  # what is left of the total deadline for the next ask
         return max(0.0, timeout - (time.monotonic() - began))
 
-    from doctor.shell import cache
+    from doctor.shell.host import cache
 
     key = cache_key(plan, facts, choice, env, platform, bundle, find_links, no_index) if reuse else ""
     hit = cache.read(CACHE_KIND, key) if key else None

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,8 @@ from doctor import __version__
 from doctor.errors import UsageError
 from doctor.findings import FAIL, OK, Finding, Message, Msg, Verdict, judge
 from doctor.i18n import T, tr
+from doctor.progress import Progress, Silent
+from doctor.shell.smoke.files import weights_bytes
 from doctor.smoke import golden
 from doctor.smoke.config import ConfigError, SmokeOptions, from_file, merge, parse_devices, vllm_arg_words
 from doctor.smoke.result import Outcome, StageResult, compare_text, failure, skipped, wrong_output
@@ -28,18 +29,6 @@ PROMPTS = ["The capital of France is", "1, 2, 3, 4, 5,", "def add(a, b):\n    re
 CPU_REFERENCE_MAX_BYTES = 4 << 30  # weights above this are not re-run on the CPU (minutes, RAM)
 CONFIG_ENV = "ASCEND_DOCTOR_SMOKE_CONFIG"
 MAX_CONFIG = 256 * 1024
-
-
-class Progress:
-    """What the command shows while stages run (a rich bar on a terminal); silent by default."""
-
-    def stage(self, name: str) -> None: ...
-
-    def step(self, text: str) -> None: ...
-
-    def count(self, done: int, total: Optional[int], phase: str) -> None: ...
-
-    def close(self) -> None: ...
 
 
 @dataclass
@@ -83,18 +72,21 @@ def config_path(explicit: Optional[str], env: Mapping[str, str]) -> Optional[Pat
         return Path(explicit)
     if env.get(CONFIG_ENV):
         return Path(env[CONFIG_ENV])
+    from doctor.shell.smoke import files
+
     path = default_config_path(env)
-    return path if path.is_file() else None
+    return path if files.is_file(path) else None
 
 
 def read_config(path: Optional[Path]) -> Dict[str, Any]:
+    from doctor.shell.smoke import files
+
     if path is None:
         return {}
     try:
-        if not path.is_file():
+        if not files.is_file(path):
             raise UsageError(f"smoke config {path}: no such file")
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_CONFIG + 1)
+        raw = files.read_capped(str(path), MAX_CONFIG + 1)
     except OSError as e:
         raise UsageError(f"smoke config {path}: {e.strerror or e}") from None
     if len(raw) > MAX_CONFIG:
@@ -165,18 +157,16 @@ class Context:
 
 def run(opts: SmokeOptions, python: str, host: Any, progress: Optional[Progress] = None,
         explain: Optional[Callable[[str], Optional[Message]]] = None) -> SmokeReport:
-    from doctor.shell.smoke import target_env
+    from doctor.shell.smoke.files import workdir
+    from doctor.shell.smoke.scripts import target_env
 
-    progress = progress or Progress()
+    progress = progress or Silent()
     if os.sep in python:
         python = os.path.abspath(python)  # the scripts run in a directory of their own
     loaded_golden = _load_golden(opts.golden) if opts.golden else None
     wanted = opts.wanted()
     stages: List[StageResult] = []
-    with tempfile.TemporaryDirectory(prefix="ascend-doctor-smoke-") as tmp:
-        prompts = os.path.join(tmp, "prompts.json")
-        with open(prompts, "w", encoding="utf-8") as fh:
-            json.dump(loaded_golden["prompts"] if loaded_golden else PROMPTS, fh)
+    with workdir(loaded_golden["prompts"] if loaded_golden else PROMPTS) as (tmp, prompts):
         ctx = Context(host=host, python=python, opts=opts, env=target_env(host.env, opts.device), workdir=tmp,
                       progress=progress, explain=explain or make_explain(), golden=loaded_golden)
         blocker: Optional[str] = None
@@ -207,7 +197,7 @@ def _outcome(res: Any, timeout: float) -> Outcome:
 
 
 def _run(ctx: Context, name: str, args: List[str]) -> Any:
-    from doctor.shell.smoke import run_script
+    from doctor.shell.smoke.scripts import run_script
 
     seen: Dict[str, Any] = {"last": 0.0}
 
@@ -220,38 +210,25 @@ def _run(ctx: Context, name: str, args: List[str]) -> Any:
     return run_script(ctx.python, name, args, env=ctx.env, timeout=ctx.opts.timeout, tick=tick, workdir=ctx.workdir)
 
 
-def _weights_bytes(path: str) -> int:
-    total = 0
-    try:
-        for entry in os.scandir(path):
-            if entry.is_file() and entry.name.endswith((".safetensors", ".bin", ".pt", ".pth", ".gguf")):
-                total += entry.stat().st_size
-    except OSError:
-        pass
-    return total
-
-
 def _model_identity(path: Optional[str]) -> Dict[str, Any]:
     """What makes a golden file belong to a model: config.json's hash and the weight files' sizes."""
-    import hashlib
+    from doctor.shell.smoke import files
 
     if not path:
         return {"name": "tiny"}
     ident: Dict[str, Any] = {"name": os.path.basename(os.path.normpath(path))}
-    cfg = os.path.join(path, "config.json")
-    try:
-        with open(cfg, "rb") as fh:
-            ident["config_sha256"] = hashlib.sha256(fh.read(MAX_CONFIG)).hexdigest()
-    except OSError:
-        pass
-    ident["weights_bytes"] = _weights_bytes(path)
+    digest = files.config_sha256(path, MAX_CONFIG)
+    if digest is not None:
+        ident["config_sha256"] = digest
+    ident["weights_bytes"] = files.weights_bytes(path)
     return ident
 
 
 def _load_golden(path: str) -> Dict[str, Any]:
+    from doctor.shell.smoke.files import read_capped
+
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(64 * 1024 * 1024)
+        raw = read_capped(path, 64 * 1024 * 1024)
         return golden.check_golden(json.loads(raw))
     except OSError as e:
         raise UsageError(f"--golden {path}: {e.strerror or e}") from None
@@ -266,7 +243,7 @@ def _write_golden(path: str, opts: SmokeOptions, ctx: Context) -> Optional[str]:
                             opts.tokens, 5, ctx.outputs,
                             {"host": platform.node(), "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                              "device": opts.device, "python": ctx.python})
-    from doctor.shell.files import write_atomic
+    from doctor.shell.host.files import write_atomic
 
     try:
         write_atomic(path, json.dumps(doc, indent=1))
@@ -296,7 +273,7 @@ def model_stage(ctx: Context, prompts: str) -> StageResult:
     args = ["--device", o.device, "--tokens", str(o.tokens), "--dtype", o.dtype, "--prompts", prompts]
     if o.model:
         args += ["--model", o.model]
-    small = not o.model or _weights_bytes(o.model) <= CPU_REFERENCE_MAX_BYTES
+    small = not o.model or weights_bytes(o.model) <= CPU_REFERENCE_MAX_BYTES
     if small and ctx.golden is None:
         args.append("--reference")
     res = _run(ctx, "smoke_model", args)
@@ -347,9 +324,10 @@ def serve_words(opts: SmokeOptions, host: Any) -> Tuple[Optional[str], List[str]
 
     text = opts.serve_args
     if opts.serve_args_file:
+        from doctor.shell.smoke.files import read_capped
+
         try:
-            with open(opts.serve_args_file, "rb") as fh:
-                text = fh.read(MAX_CONFIG).decode("utf-8", "replace")
+            text = read_capped(opts.serve_args_file, MAX_CONFIG).decode("utf-8", "replace")
         except OSError as e:
             raise UsageError(f"--serve-args-file {opts.serve_args_file}: {e.strerror or e}") from None
     model: Optional[str] = None
@@ -413,7 +391,7 @@ def vllm_stage(ctx: Context, prompts: str) -> StageResult:
     outs = res.run.outputs.get("vllm", [])
     ctx.outputs["vllm"] = outs
     ref_name, ref = _reference_for(ctx, "vllm")
-    if ref is None and ref_name == "cpu" and _weights_bytes(model) <= CPU_REFERENCE_MAX_BYTES:
+    if ref is None and ref_name == "cpu" and weights_bytes(model) <= CPU_REFERENCE_MAX_BYTES:
         ref = _cpu_reference(ctx, model, prompts)
     return vllm_result(out, metrics, eager_out, ctx.explain, ref_name, ref, outs)
 
@@ -472,7 +450,7 @@ def _cpu_reference(ctx: Context, model: str, prompts: str) -> Optional[List[Dict
 
 
 def endpoint_stage(ctx: Context, prompts: str) -> StageResult:
-    from doctor.shell.endpoint_bench import BenchConfig, EndpointError, run_bench
+    from doctor.shell.smoke.endpoint_bench import BenchConfig, EndpointError, run_bench
     from doctor.smoke import result, soak
     from doctor.smoke.endpoint import metrics as figures_of
     from doctor.smoke.slo import evaluate, parse_slo
@@ -485,7 +463,7 @@ def endpoint_stage(ctx: Context, prompts: str) -> StageResult:
                       duration=o.duration, api_key=ctx.host.env.get("OPENAI_API_KEY"))
     sampler = None
     if o.duration:
-        from doctor.shell.soak import Sampler, server_pid
+        from doctor.shell.smoke.soak import Sampler, server_pid
 
         sampler = Sampler(ctx.host, o.server_pid or server_pid(cfg.base_url))
     began = time.monotonic()
@@ -541,7 +519,7 @@ def _npu_count(host: Any) -> int:
 
 
 def collective_stage(ctx: Context, prompts: str) -> StageResult:
-    from doctor.shell.smoke import run_collective
+    from doctor.shell.smoke.scripts import run_collective
     from doctor.smoke.collective import bandwidth_rows
     from doctor.smoke.result import collective_result
 
@@ -583,7 +561,7 @@ def run_configured_stages(python: str, *, env: Optional[Mapping[str, str]] = Non
     $ASCEND_DOCTOR_SMOKE_CONFIG, else ~/.config/ascend-doctor/smoke.toml; without one: the
     model stage with the seeded tiny model) against ``python``. Raises UsageError for a bad
     configuration file; the stages' own failures are in the report's findings."""
-    from doctor.shell.host import Host
+    from doctor.shell.host.root import Host
 
     env = dict(os.environ if env is None else env)
     flags = {"device": device} if device else {}

@@ -67,8 +67,8 @@ def _model_dir(opts: Any, card: Dict[str, Any]) -> Optional[str]:
 
 
 def kvpool_stage(ctx: Any, prompts: str) -> StageResult:
-    from doctor.shell import kvpool_bench as io
-    from doctor.shell.endpoint_bench import BenchConfig, EndpointError, Sessions, model_cards, run_pass
+    from doctor.shell.smoke import kvpool_bench as io
+    from doctor.shell.smoke.endpoint_bench import BenchConfig, EndpointError, Sessions, model_cards, run_pass
     from doctor.smoke import kvpool_calc as calc
     from doctor.smoke import kvpool_sweep as sweep
     from doctor.smoke.endpoint import metrics as figures_of
@@ -348,7 +348,7 @@ def _config_problems(cfg: Any, env: Dict[str, str], io: Any) -> List[Any]:
     pure check, without the installed versions: the servers' environment is not this one)."""
     if cfg is None or cfg.error:
         return []
-    from doctor.shell.files import read_text
+    from doctor.shell.host.files import read_text
 
     text = read_text(cfg.path, io.CONFIG_CAP)
     if text is None:
@@ -369,7 +369,7 @@ def _config_problems(cfg: Any, env: Dict[str, str], io: Any) -> List[Any]:
 def _master_url(o: Any, env: Dict[str, str], cfg: Any) -> Tuple[Optional[str], Optional[str]]:
     """The master's metrics address: --master, else MOONCAKE_MASTER, else the config's
     master_server_address (metrics on 9003 unless HOST:PORT:METRICS_PORT says otherwise)."""
-    from doctor.shell.mooncake_master import parse_address
+    from doctor.shell.mooncake.master import parse_address
 
     for value, source in ((o.master, "--master"), (env.get("MOONCAKE_MASTER"), "MOONCAKE_MASTER"),
                           (cfg.master_address if cfg else None, "master_server_address")):
@@ -418,7 +418,7 @@ def check_inputs(opts: Any) -> None:
 def write_report(report: Any, path: str, lang: str) -> None:
     """The kvpool stage's HTML report; the outcome is recorded in the stage's metrics."""
     from doctor import __version__
-    from doctor.shell.files import write_atomic
+    from doctor.shell.host.files import write_atomic
     from doctor.smoke.kvpool_report import html_report
 
     stage = next((s for s in report.stages if s.name == "kvpool"), None)

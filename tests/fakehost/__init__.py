@@ -274,8 +274,8 @@ class FakeHost:
     def npu_smi_binary(self) -> Optional[str]:
         """The fake npu-smi, as a live path: nothing inside --root runs unless named with
         --npu-smi (the way a user points the doctor at a mounted host's tools)."""
-        from doctor.shell.host import Host
-        from doctor.shell.prefetch import NPU_SMI_DIRS
+        from doctor.shell.host.root import Host
+        from doctor.shell.runtime.prefetch import NPU_SMI_DIRS
 
         host = Host(root=str(self.root), env=self.env)
         found = host.which("npu-smi", NPU_SMI_DIRS)
@@ -298,14 +298,14 @@ class FakeHost:
     def judge(self, **options) -> dict:
         """check --json, in-process (fast): the same pipeline and JSON as the command."""
         from doctor.usecases.check import CheckOptions, run_check, target_info
-        from doctor.render import check_json
+        from doctor.render import check_doc, json_text
 
         options.setdefault("npu_smi", self.npu_smi_binary())
         opts = CheckOptions(root=str(self.root), python=str(self.python) if self.python else None,
                             cwd=str(self.workdir), **options)
         result = run_check(opts, env=dict(self.env))
-        doc = json.loads(check_json(result.verdict, stage=result.ctx.stage, target=target_info(result.ctx),
-                                    timings=result.timings, lang="en"))
+        doc = json.loads(json_text(check_doc(result.verdict, stage=result.ctx.stage, target=target_info(result.ctx),
+                                             timings=result.timings, lang="en")))
         doc["exit_code"] = result.verdict.exit_code()
         return doc
 

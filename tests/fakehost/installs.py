@@ -19,8 +19,8 @@ def uv_binary() -> Optional[str]:
 def uv_index_flags() -> List[str]:
     """pip's index configuration (pip.conf, PIP_*) as uv flags, the way `fix --installer uv`
     reads it; pip takes the best version over all indexes, uv does so with unsafe-best-match."""
-    from doctor.shell.index import pip_index_config
-    from doctor.shell.installer import uv_flags
+    from doctor.shell.install.index import pip_index_config
+    from doctor.shell.install.installer import uv_flags
 
     flags = uv_flags(pip_index_config(dict(os.environ)))
     if "--extra-index-url" in flags and "--index-strategy" not in flags:

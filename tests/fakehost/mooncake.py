@@ -98,7 +98,7 @@ def cann_libs(fake, kit: Optional[ElfKit] = None, names=("libascendcl.so", "libl
               headers: bool = True) -> Path:
     """Put compiled CANN stubs (and headers) into the fake toolkit's lib64 / include; without a
     kit they are compiled right there."""
-    from doctor.shell.host import Host
+    from doctor.shell.host.root import Host
 
     home = Host(str(fake.root)).path(fake.cann_home)  # follows the absolute `cann` link inside the root
     arch_dir = home / f"{fake.machine}-linux"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Protocol
 if TYPE_CHECKING:
     from doctor.facts import Distribution
     from doctor.plan.builder import Plan, Step
-    from doctor.shell.installer import Choice
+    from doctor.shell.install.installer import Choice
     from doctor.shell.transaction.engine import Transaction
 
 ROUNDS = ("exact", "source", "deps")

@@ -56,10 +56,10 @@ def verify(files: Sequence, directory: Path) -> Dict[str, Path]:
 def download_resolved(ctx: Fetching, indexes: List[str]) -> None:
     """A plan the resolver proved: exactly its files, every one hash-checked. The doctor fetches
     them itself (in parallel, from its cache when a dry run or an earlier --apply left them
-    there: doctor.shell.downloads), so no child process reads the index here."""
-    from doctor.shell.downloads import fetch_resolved
-    from doctor.shell.progress import bytes_bar
-    from doctor.shell.downloads import read_metadata
+    there: doctor.shell.install.downloads), so no child process reads the index here."""
+    from doctor.shell.install.downloads import fetch_resolved
+    from doctor.shell.host.progress import bytes_bar
+    from doctor.shell.install.downloads import read_metadata
 
     files = list(ctx.plan.resolved_files)
     req = ctx.exact_dir.parent / "resolved-requirements.txt"
@@ -78,7 +78,7 @@ def download_resolved(ctx: Fetching, indexes: List[str]) -> None:
 
 def download(ctx: Fetching, *, exact: bool) -> None:
     """The one download of a round of a plan that is not resolved."""
-    from doctor.shell.downloads import match_downloads, read_metadata
+    from doctor.shell.install.downloads import match_downloads, read_metadata
 
     dl = ctx.choice.downloader
     if exact and ctx.exact:
@@ -137,7 +137,7 @@ class Requirements:
     def fetch(self, step: "Step", ctx: Fetching) -> None:
         from doctor.plan.builder import unmet_requirements
         from doctor.plan.pins import Spec
-        from doctor.shell.downloads import read_metadata
+        from doctor.shell.install.downloads import read_metadata
         from doctor.shell.steps.requirements import requirements_file
 
         post = post_plan_installed(ctx.before, ctx.plan)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from doctor.plan.pins import Spec
-from doctor.shell.files import read_text
+from doctor.shell.host.files import read_text
 
 MAX_FILE = 4 * 1024 * 1024
 

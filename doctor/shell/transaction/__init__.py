@@ -1,4 +1,19 @@
 """The transaction engine of ``fix --apply`` and ``rollback`` (docs/fix.md): the one place that
-changes an environment. Entry object: ``engine.Transaction``; a plan carried out through it:
-``run_plan.apply_plan``; undoing: ``rollback.rollback_last`` and ``recovery``. Everything it
-reads back from its state directory is untrusted input (statedir.py, schema.py, roots.py)."""
+changes an environment, one module per job (state directory, lock, journal and its schema, roots,
+files, snapshot, processes, runner, engine, verify, recovery, rollback); the step kinds' fetching
+and applying is doctor/shell/steps/. Everything it reads back from its state directory is
+untrusted input (statedir.py, schema.py, roots.py).
+
+The entry points the use cases call are the names below: ``apply_plan`` carries a plan out,
+``rollback_last`` undoes the last transaction, ``refuse_if_unfinished`` stops at an interrupted
+one, ``target_from_facts`` names the environment they change."""
+from __future__ import annotations
+
+from doctor.shell.transaction.recovery import RollbackResult, refuse_if_unfinished
+from doctor.shell.transaction.rollback import rollback_last
+from doctor.shell.transaction.run_plan import ApplyResult, apply_plan
+from doctor.shell.transaction.statedir import planned_state_dir, state_dir
+from doctor.shell.transaction.target import Target, rollback_argv, target_from_facts
+
+__all__ = ["ApplyResult", "RollbackResult", "Target", "apply_plan", "planned_state_dir", "refuse_if_unfinished",
+           "rollback_argv", "rollback_last", "state_dir", "target_from_facts"]

@@ -21,7 +21,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, 
 from doctor.i18n import T
 from doctor.errors import DoctorError, UsageError
 from doctor.facts import Distribution
-from doctor.shell import proc
+from doctor.shell.runtime import proc
 from doctor.shell.transaction import journal as J
 from doctor.shell.transaction.files import (backup_files, dist_files, dist_record, remove_files, scan_dists)
 from doctor.shell.transaction.lock import Lock

@@ -13,8 +13,8 @@ from typing import Dict, Iterable, List, Optional, Set
 
 from doctor.facts import Distribution
 from doctor.parse import metadata
-from doctor.shell.files import read_text
-from doctor.shell.host import Host
+from doctor.shell.host.files import read_text
+from doctor.shell.host.root import Host
 from doctor.shell.transaction.roots import Roots
 from doctor.shell.transaction.statedir import CLOEXEC, NOFOLLOW, fsync_dir
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Union
 
 from doctor.errors import UsageError
-from doctor.shell import proc
+from doctor.shell.runtime import proc
 from doctor.shell.transaction import schema
 from doctor.shell.transaction.states import TxnState
 from doctor.shell.transaction.statedir import (UntrustedState, check_dir, make_dir, read_state, replace_file,

@@ -1,4 +1,4 @@
-"""The processes of a transaction. Each step runs in a process group of its own (shell.proc)
+"""The processes of a transaction. Each step runs in a process group of its own (shell.runtime.proc)
 with the transaction's marker in its environment; the journal keeps the group and the kernel's
 start time of its leader. A later doctor (after a kill -9) waits for those processes before it
 touches any file, and kills a group only when it can prove the group is the transaction's own:
@@ -12,7 +12,7 @@ import time
 from typing import Callable, Dict, List, Mapping, Optional
 
 from doctor.errors import UsageError
-from doctor.shell import proc
+from doctor.shell.runtime import proc
 
 MARKER = "ASCEND_DOCTOR_TXN"  # = the transaction's id, in the environment of every step it runs
 MAX_ENVIRON = 1024 * 1024

@@ -8,7 +8,7 @@ from typing import Callable, List, Mapping, Optional
 
 from doctor.i18n import T
 from doctor.errors import DoctorError, UsageError
-from doctor.shell import proc
+from doctor.shell.runtime import proc
 from doctor.shell.transaction import journal as J
 from doctor.shell.transaction.snapshot import Snapshot, undo_to_snapshot
 from doctor.shell.transaction.undo import changes, remove_made_dirs, undo_placed

@@ -8,7 +8,7 @@
 4. back up what may be removed or replaced and list what is on disk, all synced,
 5. install phase: removals by the transaction itself, every wheel of consecutive steps in one
    installer run from the downloaded files only, source builds, staged trees put in place,
-6. verify before committing (RECORD files, imports in the target interpreter: shell/verify.py),
+6. verify before committing (RECORD files, imports in the target interpreter: shell/transaction/verify.py),
 7. on any failure (a step, a timeout, a killed pip, a failed import, Ctrl-C, SIGTERM, SIGHUP)
    undo: back to the snapshot and the backups, then compare the distributions.
 """
@@ -26,10 +26,11 @@ from doctor.i18n import T, tr
 from doctor.parse import redact
 from doctor.plan.builder import Plan, Step, constraints_text
 from doctor.plan.pins import names
-from doctor.shell import proc, verify
-from doctor.shell.downloads import file_name_version
-from doctor.shell.installer import Choice
-from doctor.shell.progress import StepProgress
+from doctor.shell.runtime import proc
+from doctor.shell.transaction import verify
+from doctor.shell.install.downloads import file_name_version
+from doctor.shell.install.installer import Choice
+from doctor.shell.host.progress import StepProgress
 from doctor.shell.steps import ROUNDS, Action, Fetching, applier_of
 from doctor.shell.transaction import journal as J
 from doctor.shell.transaction.engine import Transaction
@@ -274,7 +275,7 @@ def _no_distro_probe(env: Dict[str, str], choice: Choice, action: Action) -> Dic
 
 def _check_placed(action: Action, placed: List[str], target: Target, env: Mapping[str, str], txn: Transaction) -> None:
     if action.verify == "mooncake":
-        from doctor.shell.mooncake_build import check_placed
+        from doctor.shell.mooncake.build import check_placed
 
         problem = check_placed(target.python, placed, dict(env), txn.runner)
         if problem:

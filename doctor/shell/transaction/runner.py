@@ -1,4 +1,4 @@
-"""The one log runner: a command through shell.proc (argv list, own process group, PDEATHSIG,
+"""The one log runner: a command through shell.runtime.proc (argv list, own process group, PDEATHSIG,
 the guard: it dies with the doctor) with a hard timeout, its output streamed line by line to a
 log (and to ``echo`` with -v), the last lines kept for the error message. The transaction's
 steps and the Mooncake build both run through it."""
@@ -9,7 +9,7 @@ from collections import deque
 from pathlib import Path
 from typing import IO, Callable, Deque, Mapping, Optional, Sequence, Union
 
-from doctor.shell import proc
+from doctor.shell.runtime import proc
 
 
 class StepFailed(Exception):

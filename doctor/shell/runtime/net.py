@@ -1,0 +1,177 @@
+"""Network calls with a TOTAL deadline: name lookup, connect, request and the whole response
+must fit in it. A per-read timeout is not enough: a server that sends one byte every 0.5 s never
+trips a 2 s read timeout and would hold check for ever.
+
+Plain HTTP/1.1 GET over a socket (the Mooncake master's metrics port speaks nothing else); the
+remaining time is re-armed on the socket before every call, and name resolution, which has no
+timeout of its own, runs in a daemon thread that is abandoned when the deadline passes.
+"""
+from __future__ import annotations
+
+import socket
+import threading
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+from urllib.parse import urlsplit
+
+from doctor.shell.runtime.deadline import Deadline
+
+MAX_HEADERS = 64 * 1024
+
+
+class Timeout(OSError):
+    """The deadline passed."""
+
+
+@dataclass
+class Response:
+    status: int
+    headers: Dict[str, str] = field(default_factory=dict)  # lower-case names
+    body: bytes = b""
+    truncated: bool = False  # the body was longer than the cap
+
+
+def _no_answer(d: Deadline, what: str) -> Timeout:
+    return Timeout(f"no answer within {d.seconds:g}s")
+
+
+def budget(seconds: float) -> Deadline:
+    """The shell's one Deadline, spent as a Timeout (an OSError, as a socket's own is)."""
+    return Deadline(seconds, _no_answer)
+
+
+def resolve(host: str, port: int, deadline: Deadline) -> List[Tuple]:
+    """getaddrinfo with a deadline (it has none: a dead DNS server blocks for ~20 s)."""
+    result: Dict[str, object] = {}
+
+    def lookup() -> None:
+        try:
+            result["ok"] = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except OSError as e:
+            result["error"] = e
+
+    t = threading.Thread(target=lookup, name="resolve", daemon=True)
+    t.start()
+    t.join(deadline.left())
+    if t.is_alive():
+        raise Timeout(f"no answer within {deadline.seconds:g}s (resolving {host})")
+    if "error" in result:
+        raise result["error"]  # type: ignore[misc]
+    return result["ok"]  # type: ignore[return-value]
+
+
+def connect(host: str, port: int, deadline: Deadline) -> socket.socket:
+    last: Optional[OSError] = None
+    for family, kind, proto, _, address in resolve(host, port, deadline):
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(deadline.left())
+            sock.connect(address)
+            return sock
+        except socket.timeout:
+            sock.close()
+            raise Timeout(f"no answer within {deadline.seconds:g}s")
+        except OSError as e:
+            sock.close()
+            last = e
+    raise last or OSError(f"cannot resolve {host}")
+
+
+def tcp_probe(host: str, port: int, timeout: float) -> None:
+    """Connect and close; raises Timeout or OSError."""
+    connect(host, port, budget(timeout)).close()
+
+
+def _recv(sock: socket.socket, deadline: Deadline, n: int = 65536) -> bytes:
+    try:
+        sock.settimeout(deadline.left())
+        return sock.recv(n)
+    except socket.timeout:
+        raise Timeout(f"no answer within {deadline.seconds:g}s")
+
+
+def http_get(url: str, timeout: float, max_body: int, headers: Optional[Dict[str, str]] = None) -> Response:
+    """GET ``http://host:port/path`` within ``timeout`` seconds in total. Raises Timeout,
+    OSError (refused, reset), or ValueError (not HTTP)."""
+    parts = urlsplit(url)
+    if parts.scheme != "http" or not parts.hostname:
+        raise ValueError(f"{url}: only http:// URLs")
+    deadline = budget(timeout)
+    port = parts.port or 80
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    host_header = parts.netloc.rsplit("@", 1)[-1]
+    lines = [f"GET {path} HTTP/1.1", f"Host: {host_header}", "Connection: close", "Accept: */*"]
+    lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+    sock = connect(parts.hostname, port, deadline)
+    with sock:
+        sock.settimeout(deadline.left())
+        try:
+            sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        except socket.timeout:
+            raise Timeout(f"no answer within {deadline.seconds:g}s")
+        data = b""
+        while b"\r\n\r\n" not in data:
+            if len(data) > MAX_HEADERS:
+                raise ValueError("response headers larger than 64 KB")
+            chunk = _recv(sock, deadline)
+            if not chunk:
+                if not data:
+                    raise ConnectionError("connection closed without a response")
+                break
+            data += chunk
+        head, _, rest = data.partition(b"\r\n\r\n")
+        status, fields = _parse_head(head)
+        body, truncated = _read_body(sock, deadline, fields, rest, max_body)
+    return Response(status=status, headers=fields, body=body, truncated=truncated)
+
+
+def _parse_head(head: bytes) -> Tuple[int, Dict[str, str]]:
+    lines = head.decode("latin-1").split("\r\n")
+    first = lines[0].split(" ", 2)
+    if len(first) < 2 or not first[0].startswith("HTTP/") or not first[1].isdigit() or len(first[1]) != 3:
+        raise ValueError(f"not an HTTP response: {lines[0][:80]!r}")
+    fields: Dict[str, str] = {}
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if sep:
+            fields[name.strip().lower()] = value.strip()
+    return int(first[1]), fields
+
+
+def _read_body(sock: socket.socket, deadline: Deadline, fields: Dict[str, str], rest: bytes,
+               cap: int) -> Tuple[bytes, bool]:
+    raw = rest
+    chunked = "chunked" in fields.get("transfer-encoding", "").lower()
+    length = fields.get("content-length", "")
+    want = int(length) if length.isdigit() and len(length) < 16 and not chunked else None
+    limit = cap + 64 * 1024 if chunked else cap  # room for the chunk framing
+    while len(raw) < limit and (want is None or len(raw) < want):
+        if chunked and raw.endswith(b"0\r\n\r\n"):
+            break
+        chunk = _recv(sock, deadline)
+        if not chunk:
+            break
+        raw += chunk
+    body = _dechunk(raw) if chunked else raw
+    if want is not None:
+        body = body[:want]
+    return body[:cap], len(body) > cap
+
+
+def _dechunk(raw: bytes) -> bytes:
+    out = b""
+    i = 0
+    while i < len(raw):
+        end = raw.find(b"\r\n", i)
+        if end < 0:
+            break
+        size_text = raw[i:end].split(b";", 1)[0].strip()
+        try:
+            size = int(size_text, 16) if len(size_text) <= 16 else -1
+        except ValueError:
+            break
+        if size <= 0:
+            break
+        out += raw[end + 2:end + 2 + size]
+        i = end + 2 + size + 2
+    return out
