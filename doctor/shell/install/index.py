@@ -211,6 +211,9 @@ def pip_index_config(
     trusted = _split_urls(get("trusted-host") or "")
     cert = get("cert") or None
     constraints = _split_urls(get("constraint") or "")
+    for name, urls in (("index-url", [index_url] if index_url else []), ("extra-index-url", extra)):
+        for u in urls:
+            _check_url(u, name, where(name))
     uv_cannot = [(k, src) for k, (_, src) in sorted(options.items()) if k in _UV_CANNOT]
     keyring = get("keyring-provider")
     if keyring and keyring not in ("subprocess", "disabled"):
@@ -229,6 +232,18 @@ def pip_index_config(
         cfg.index_url = PIP_DEFAULT_INDEX
         cfg.origin.append("pip's default index (nothing configured)")
     return cfg
+
+
+def _check_url(url: str, name: str, origin: str) -> None:
+    """An index URL every later reader can parse (an unbalanced '[' or a port that is no number
+    made urllib raise ValueError deep inside fix: an internal error instead of one line)."""
+    from doctor.i18n import T
+    from doctor.textsafe import clean
+
+    try:
+        _ = urlparse(url).port  # the port is parsed only when asked for
+    except ValueError as e:
+        raise IndexFetchError(T("fix.error.bad_index_url", name=name, url=clean(repr(url)), origin=origin, why=str(e)))
 
 
 def _split_list(value: Optional[str]) -> List[str]:
