@@ -132,7 +132,9 @@ while True:
             print("rolled back", flush=True)
         # else: swallowed, as CPython does inside a weakref callback
 """)
-    for mode, least, most in (("swallow", 0.9, 4), ("shield", 3.3, 7)):
+    # (never before EXIT_GRACE, or before EXIT_GRACE after the shield; the upper bounds leave a
+    # loaded machine seconds of slack: without the watchdog the doctor would never end)
+    for mode, least, most in (("swallow", 0.9, 8), ("shield", 3.3, 12)):
         p = subprocess.Popen([sys.executable, str(script), mode], stdout=subprocess.PIPE, text=True,
                              preexec_fn=interruptible)
         child = int(p.stdout.readline())

@@ -22,6 +22,8 @@ older), the rest on PyPI.
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
@@ -31,7 +33,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import pytest
 from fakehost import wheelhouse as wh
@@ -243,7 +245,42 @@ def run_pip_uninstall(kit, argv: List[str], fake, scratch: Path) -> subprocess.C
 # The in-process test and the README-shell test print the same commands, spelled with their own
 # doctor's interpreter: whichever runs one first resolves it; the other checks its spelling (that
 # interpreter starts pip, the target is the judged one), not resolving it a second time.
+# The record is shared by the xdist workers of the run (the two tests run on different workers,
+# at once): a command is resolved under a lock of its own, so the other test waits for that run
+# instead of making it a second time, then reads that it succeeded.
 PROVEN_PIP: Dict[str, bool] = {}
+
+
+class _Proof:
+    def __init__(self, key: str, path: Optional[Path]):
+        self.key, self.path = key, path
+
+    @property
+    def proven(self) -> bool:
+        return self.key in PROVEN_PIP or (self.path is not None and self.path.is_file())
+
+    def done(self) -> None:
+        PROVEN_PIP[self.key] = True
+        if self.path is not None:
+            self.path.write_text(self.key)
+
+
+@contextlib.contextmanager
+def pip_proof(key: str) -> Iterator[_Proof]:
+    """Whether the pip command ``key`` (``pip_key``) ran as printed and succeeded in this run; held
+    (an exclusive lock per key) while the caller resolves it. Never nested."""
+    import kitrun
+    from fakehost.shared import exclusive
+
+    if kitrun.SHARED is None:
+        yield _Proof(key, None)
+        return
+    where = kitrun.SHARED / "proven-pip"
+    name = hashlib.sha256(key.encode()).hexdigest()[:32]
+    with exclusive(where / f"{name}.lock"):
+        yield _Proof(key, where / name)
+
+
 _STARTS: Dict[Tuple[str, ...], Optional[str]] = {}
 
 
@@ -335,17 +372,18 @@ def check_one(p: Printed, kit, scratch: Path, fake=None) -> Optional[str]:
         return None if argv == ["reboot"] else "a reboot with options the test does not know"
     if "pip" in argv and argv[argv.index("pip") - 1] == "-m":
         program, sub, _ = split_pip(argv)
-        if pip_key(argv, str(fake.base)) in PROVEN_PIP:  # resolved as printed by the README-shell test
-            return _pip_starts(tuple(program[:3]), dict(os.environ))
-        if sub == "install":
-            proc = run_pip_install(kit, argv)
-        elif sub == "uninstall":
-            proc = run_pip_uninstall(kit, argv, fake, scratch)
-        else:
-            return f"a pip subcommand the test does not run: {sub}"
-        if proc.returncode == 0:
-            PROVEN_PIP[pip_key(argv, str(fake.base))] = True
-            return None
+        with pip_proof(pip_key(argv, str(fake.base))) as proof:
+            if proof.proven:  # resolved as printed by the README-shell test
+                return _pip_starts(tuple(program[:3]), dict(os.environ))
+            if sub == "install":
+                proc = run_pip_install(kit, argv)
+            elif sub == "uninstall":
+                proc = run_pip_uninstall(kit, argv, fake, scratch)
+            else:
+                return f"a pip subcommand the test does not run: {sub}"
+            if proc.returncode == 0:
+                proof.done()
+                return None
         return f"pip: exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-600:]}"
     return f"a program the test does not know how to run: {program}"
 
@@ -557,6 +595,7 @@ def readme_env(tmp_path_factory):
             "out": (base / "setup.out").read_text()}
 
 
+@pytest.mark.slow  # venv + pip + an isolated build of a clean clone: ~24 s of CPU; the fast loop has the test below
 def test_the_readme_set_up_installs_activates_and_checks(readme_env):
     """On this machine (no Ascend stack) the set-up's check says so first and exits 3, and the
     shell it leaves has the doctor's venv active: `ascend-doctor` is this doctor."""
@@ -566,6 +605,30 @@ def test_the_readme_set_up_installs_activates_and_checks(readme_env):
     assert lines[start + 1].startswith("✗ Not an Ascend machine"), lines[start:start + 3]
     env = readme_env["env"]
     assert env["PATH"].split(os.pathsep)[0] == str(readme_env["bin"]) and env["VIRTUAL_ENV"].endswith(".venv")
+    bare = subprocess.run(["bash", "-c", "ascend-doctor"], env=env, capture_output=True, text=True, timeout=60)
+    assert bare.returncode == 0 and bare.stdout.startswith("Usage: ascend-doctor") and not bare.stderr
+
+
+def test_the_doctor_installed_in_a_venv_of_its_own_checks_from_the_activated_shell(doctor_wheel, tmp_path):
+    """The fast loop's share of the README set-up above (which runs it as written, in the full
+    suite): the wheel `pip install .` builds from this checkout (the session's doctor_wheel, an
+    isolated build), installed with its dependencies into a virtualenv of its own; in a shell of
+    this machine with that venv active, `ascend-doctor` is that venv's script, bare it prints its
+    usage, and `ascend-doctor check` says first that this is not an Ascend machine (exit 3)."""
+    from fakehost.installs import install, make_venv
+
+    setup = re.findall(r"```\n(.+?)\n```", (Path(__file__).resolve().parents[1] / "README.md").read_text())[0]
+    assert setup == "python3 -m venv .venv && . .venv/bin/activate && pip install . && ascend-doctor check", setup
+    venv = tmp_path / ".venv"
+    install(make_venv(sys.executable, venv, with_pip=False), [str(doctor_wheel)], compile=False)
+    env = _machine_env()
+    env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}")
+    proc = subprocess.run(["bash", "-c", "command -v ascend-doctor && ascend-doctor check"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0] == str(venv / "bin" / "ascend-doctor"), lines[:2]
+    assert lines[1].startswith("ascend-doctor 0") and lines[2].startswith("✗ Not an Ascend machine"), lines[:4]
     bare = subprocess.run(["bash", "-c", "ascend-doctor"], env=env, capture_output=True, text=True, timeout=60)
     assert bare.returncode == 0 and bare.stdout.startswith("Usage: ascend-doctor") and not bare.stderr
 
@@ -671,24 +734,30 @@ def run_printed(line: str, shell: Shell, kit, scratch: Path) -> Optional[str]:
     # pip, builtins, npu-smi: the checks of the in-process test, pip run through the shell
     if "pip" in words and words[words.index("pip") - 1] == "-m":
         program, sub, args = split_pip(words)
-        if pip_key(words, str(fake.base)) in PROVEN_PIP:
+
+        def spelling() -> Optional[str]:
             # resolved as printed by the in-process test (the same command after the interpreter):
             # here its spelling, and that the interpreter it names runs pip
             target = program[program.index("--python") + 1] if "--python" in program else program[0]
             if target != str(fake.python):
                 return f"drives another interpreter ({target}) than the one judged ({fake.python})"
             return _pip_runs(tuple(program[:3]), shell)
-        if sub == "install":
-            for r in requirements_of(args):
-                provide(kit, r)
-            env = pip_env(index_dirs(kit, args))
-            proc = subprocess.run(["bash", "-c", line + " --dry-run --ignore-installed --no-cache-dir --quiet"],
-                                  env=dict(shell.env, **{k: v for k, v in env.items() if k.startswith("PIP_")}),
-                                  cwd=fake.workdir, capture_output=True, text=True, timeout=300)
-            if proc.returncode == 0:
-                PROVEN_PIP[pip_key(words, str(fake.base))] = True
-                return None
-            return f"pip: exit {proc.returncode}: {proc.stderr.strip()[-600:]}"
+
+        with pip_proof(pip_key(words, str(fake.base))) as proof:
+            if proof.proven:
+                return spelling()
+            if sub == "install":
+                for r in requirements_of(args):
+                    provide(kit, r)
+                env = pip_env(index_dirs(kit, args))
+                proc = subprocess.run(["bash", "-c", line + " --dry-run --ignore-installed --no-cache-dir --quiet"],
+                                      env=dict(shell.env, **{k: v for k, v in env.items() if k.startswith("PIP_")}),
+                                      cwd=fake.workdir, capture_output=True, text=True, timeout=300)
+                if proc.returncode == 0:
+                    proof.done()
+                    return None
+                return f"pip: exit {proc.returncode}: {proc.stderr.strip()[-600:]}"
+        # an uninstall: run on a copy of the environment, as the in-process test does (it takes the proof)
     return check_one(Printed(line, None, "", "readme shell"), kit, scratch, fake)
 
 
