@@ -1,4 +1,4 @@
-"""The long run of the fault harness of `fix --apply` (issue 9; tests/test_txn_recovery.py runs a
+"""The long run of the fault harness of `fix --apply` (issue 9; tests/shell/transaction/test_recovery.py runs a
 few trials of the same code): kill the doctor with SIGKILL or SIGHUP at a random point of the
 install step of a wheel of thousands of files, run `rollback` at once, and hash every file in
 site-packages and bin/ against what was there before. Every trial must end byte-identical.

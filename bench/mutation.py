@@ -7,7 +7,7 @@ ratio per file and writes a report listing every survivor with its diff.
 
     pip install 'mutmut==3.8.1'   # 3.x (3.8.1 tested), into the environment that runs the tests
     python bench/mutation.py                                  # the pure core
-    python bench/mutation.py doctor/shell/transaction/engine.py doctor/shell/transaction/run_plan.py --tests tests/test_txn_engine.py
+    python bench/mutation.py doctor/shell/transaction/engine.py doctor/shell/transaction/run_plan.py --tests tests/shell/transaction/test_engine.py
     python bench/mutation.py doctor/rules/cann.py --jobs 2 --report /tmp/cann.md
     python bench/mutation.py --sample 300 --seed 20261201 --jobs 1   # a random sample of the core's ~22 000 mutants
 

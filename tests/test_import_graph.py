@@ -174,3 +174,64 @@ def test_the_parsers_open_nothing():
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "open":
                 found.append(f"{name}:{n.lineno} calls open()")
     assert not found, found
+
+
+# doctor/shell/ by subsystem (issue 27): one package each, no module left flat in doctor/shell/.
+SHELL = "doctor.shell"
+SHELL_BASE = {"runtime": set(), "host": {"runtime"}}  # what the base imports of the shell, nothing else
+# one subsystem in three packages: the installers, the step kinds and the transaction that runs them
+SHELL_GROUPS = [{"install", "steps", "transaction"}]
+# what one subsystem may import of another (besides the base): its named entry points
+SHELL_ENTRIES = {
+    "transaction": {"doctor.shell.transaction.engine", "doctor.shell.transaction.runner",
+                    "doctor.shell.transaction.placing", "doctor.shell.transaction.recovery",
+                    "doctor.shell.transaction.target"},
+    "mooncake": {"doctor.shell.mooncake.build", "doctor.shell.mooncake.master"},
+    "smoke": {"doctor.shell.smoke.endpoint_bench"},
+}
+
+
+def _subsystem(name: str) -> str:
+    return name.split(".")[2]
+
+
+def test_the_shell_is_one_package_per_subsystem():
+    flat = sorted(n for n in MODULES if n.startswith(SHELL + ".") and len(n.split(".")) == 3
+                  and MODULES[n].name != "__init__.py")
+    assert flat == [], f"modules directly in doctor/shell/ (put them in a subsystem's package): {flat}"
+    packages = {_subsystem(n) for n in MODULES if n.startswith(SHELL + ".")}
+    assert {"host", "runtime", "install", "transaction", "steps", "images", "mooncake", "smoke", "fleet",
+            "profile"} == packages
+    tests = ROOT / "tests" / "shell"
+    untested = sorted(p for p in packages if not list((tests / p).glob("test_*.py")))
+    assert untested == [], f"subsystems without tests under tests/shell/<package>/: {untested}"
+
+
+def test_the_base_of_the_shell_imports_nothing_above_it():
+    wrong = [f"{n} imports {m}" for n in MODULES if n.startswith(SHELL + ".") and _subsystem(n) in SHELL_BASE
+             for m, _ in GRAPH[n] if m.startswith(SHELL + ".") and _subsystem(m) != _subsystem(n)
+             and _subsystem(m) not in SHELL_BASE[_subsystem(n)]]
+    assert wrong == [], wrong
+
+
+def _crossing(n: str, m: str) -> bool:
+    a, b = _subsystem(n), _subsystem(m)
+    return a != b and b not in SHELL_BASE and not any({a, b} <= g for g in SHELL_GROUPS)
+
+
+def test_shell_subsystems_meet_only_through_named_entry_points():
+    found = [(n, m) for n in MODULES if n.startswith(SHELL + ".") for m, _ in GRAPH[n]
+             if m.startswith(SHELL + ".") and _crossing(n, m)]
+    assert found, "no subsystem imports another: the rule below checks nothing"
+    wrong = [f"{n} imports {m}" for n, m in found if m not in SHELL_ENTRIES.get(_subsystem(m), set())]
+    assert wrong == [], wrong
+    used = {m for _, m in found}
+    unused = sorted(e for entries in SHELL_ENTRIES.values() for e in entries if e not in used)
+    assert unused == [], f"entry points nothing imports any more (drop them): {unused}"
+
+
+def test_the_entry_point_rule_finds_a_stray_import():
+    assert _crossing("doctor.shell.images.view", "doctor.shell.fleet.transport")
+    assert not _crossing("doctor.shell.images.view", "doctor.shell.host.files")  # the base
+    assert not _crossing("doctor.shell.transaction.run_plan", "doctor.shell.steps.pip")  # one subsystem
+    assert "doctor.shell.fleet.transport" not in SHELL_ENTRIES.get("fleet", set())

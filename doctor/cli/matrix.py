@@ -299,18 +299,14 @@ class _progress:
 
     def __init__(self, lang: str):
         self.lang = lang
-        self.bar: Optional[Progress] = None
+        self.bar: Optional[Progress] = None  # doctor.shell.host.progress.rich_bar's
         self.task: Optional[TaskID] = None
 
     def __enter__(self) -> Callable[[int, int, str], None]:
         if sys.stderr.isatty():
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+            from doctor.shell.host.progress import rich_bar
 
-            from doctor import terminal
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                console=terminal.console(stderr=True), transient=True)
-            self.bar.start()
+            self.bar = rich_bar(("text", "bar", "of"))
         return self.step
 
     def step(self, done: int, total: int, version: str) -> None:

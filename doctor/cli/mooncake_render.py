@@ -38,11 +38,9 @@ class RichReporter(Reporter):
     """A spinner per step with the elapsed time and the last line of the log."""
 
     def __init__(self, console: Console) -> None:
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from doctor.shell.host.progress import rich_bar
 
-        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                                 TextColumn("[dim]{task.fields[last]}", markup=True), console=console, transient=False)
-        self.progress.start()
+        self.progress = rich_bar(("spinner", "text", "elapsed", "last"), transient=False, console=console)
         self.tasks: Dict[str, TaskID] = {}
 
     def start(self, name: str, argv: Sequence[str]) -> None:

@@ -175,15 +175,10 @@ class _progress:
         if self.bar is None:
             if total < (4 << 20):
                 return
-            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+            from doctor.shell.host.progress import rich_bar
 
-            from doctor import terminal
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=30), DownloadColumn(),
-                                TransferSpeedColumn(), console=terminal.console(stderr=True, highlight=False),
-                                transient=True)
+            self.bar = rich_bar(("text", "bar", "bytes", "speed"), width=30, highlight=False)
             self.task = self.bar.add_task(textsafe.markup(name), total=total)
-            self.bar.start()
         # a file name is data: shown as written (doctor/textsafe.py)
         self.bar.update(self.task, description=textsafe.markup(f"reading {name}"), completed=done, total=total)
 

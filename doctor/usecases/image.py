@@ -30,7 +30,7 @@ class ImageRequest:
     pull: bool = False  # --pull
     lang: str = "en"
     progress: bool = True  # a progress bar on stderr (only drawn on a terminal)
-    max_entries: Optional[int] = None  # --max-image-entries (default: image_archive.Limits)
+    max_entries: Optional[int] = None  # --max-image-entries (default: shell.images.archive.Limits)
     max_disk_mb: Optional[int] = None  # --max-image-disk, in MiB
 
     def limits(self):
@@ -142,10 +142,10 @@ TAR_DEADLINE = 3600.0  # reading a saved tarball from a slow disk
 class _Source:
     label: str
     kind: str  # daemon / tar
-    contents: Any  # image_archive.Contents
+    contents: Any  # shell.images.archive.Contents
     selected: oci.Selected
     inspect: Dict[str, Any]
-    reader: Any  # image_archive.Reader: its deadline, bounds and what it has written
+    reader: Any  # shell.images.archive.Reader: its deadline, bounds and what it has written
 
 
 def _read(req: ImageRequest, platform: Optional[oci.Platform], ws) -> Tuple[_Source, Dict[str, float]]:

@@ -1,4 +1,4 @@
-"""The fault harness of `fix --apply` (issue 9), shared by tests/test_txn_recovery.py (a few
+"""The fault harness of `fix --apply` (issue 9), shared by tests/shell/transaction/test_recovery.py (a few
 trials) and bench/faults.py (the long run): kill the doctor (SIGKILL, or SIGHUP as when an SSH
 session drops) at a random point of the install step of a wheel of thousands of files, run
 `rollback` at once, and compare every file in site-packages and bin with what was there before.

@@ -110,7 +110,7 @@ def record(out: Path) -> None:
     import tempfile
 
     sys.path.insert(0, str(REPO / "tests"))
-    from test_mooncake_master import Master, recorded  # the loopback master of the master tests
+    from shell.mooncake.test_master import Master, recorded  # the loopback master of the master tests
 
     from .mooncake import ElfKit
 

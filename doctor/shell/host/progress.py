@@ -21,10 +21,11 @@ def on_a_terminal() -> bool:
 
 
 def rich_bar(columns: Sequence[str], *, width: Optional[int] = None, transient: bool = True,
-             highlight: bool = True) -> Any:
-    """The one rich progress display of the doctor, on stderr, started. ``columns`` by name:
-    spinner, text (the description), bar (``width`` wide, else rich's 40), bytes (done/total),
-    of (``n/m``), speed, elapsed, remaining, last (a task's ``last`` field, dim)."""
+             highlight: bool = True, console: Any = None) -> Any:
+    """The one rich progress display of the doctor, started: on ``console`` (one of
+    doctor.terminal's), else on stderr. ``columns`` by name: spinner, text (the description),
+    bar (``width`` wide, else rich's 40), bytes (done/total), of (``n/m``), speed, elapsed,
+    remaining, last (a task's ``last`` field, dim)."""
     from rich import progress as rp
 
     from doctor import terminal
@@ -35,7 +36,7 @@ def rich_bar(columns: Sequence[str], *, width: Optional[int] = None, transient: 
             "elapsed": rp.TimeElapsedColumn, "remaining": rp.TimeRemainingColumn,
             "last": lambda: rp.TextColumn("[dim]{task.fields[last]}", markup=True)}
     kwargs: dict = {} if highlight else {"highlight": False}
-    bar = rp.Progress(*(make[c]() for c in columns), console=terminal.console(stderr=True, **kwargs),
+    bar = rp.Progress(*(make[c]() for c in columns), console=console or terminal.console(stderr=True, **kwargs),
                       transient=transient)
     bar.start()
     return bar

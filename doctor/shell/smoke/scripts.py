@@ -22,7 +22,7 @@ from doctor.smoke.collective import RankState
 from doctor.smoke.events import ScriptRun, parse_line
 from doctor.smoke.vllmlog import read_vllm_log
 
-TARGET_DIR = Path(__file__).resolve().parents[1] / "smoke_target"
+TARGET_DIR = Path(__file__).resolve().parents[2] / "smoke_target"
 MAX_EVENTS = 16 * 1024 * 1024  # bytes of events read back from one script
 LOG_TAIL = 60
 

@@ -15,7 +15,7 @@ from fakehost.scenarios import ascend_host
 
 from doctor.shell.mooncake import master
 
-DATA = Path(__file__).parent / "data" / "mooncake" / "master"
+DATA = Path(__file__).resolve().parents[2] / "data" / "mooncake" / "master"
 
 
 def recorded(version: str) -> dict:

@@ -101,7 +101,7 @@ def seed_host(tmp_path):
 ])
 def test_fix_refuses_bad_pip_configuration_with_one_line(seed_host, tmp_path, conf, needle):
     path = write(tmp_path / "user.conf", conf)
-    env = dict(seed_host.env, PIP_CONFIG_FILE=str(path), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    env = dict(seed_host.env, PIP_CONFIG_FILE=str(path), PYTHONPATH=str(Path(__file__).resolve().parents[3]))
     proc = subprocess.run([sys.executable, "-m", "doctor", "fix", *seed_host.args()], env=env, capture_output=True,
                           text=True, timeout=120, cwd=seed_host.workdir)
     assert proc.returncode == 2, proc.stderr

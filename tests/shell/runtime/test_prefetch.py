@@ -11,7 +11,7 @@ from doctor.shell.runtime import prefetch
 from doctor.shell.host.root import Host
 from doctor.probes.python_env import probe_python
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_interpreter_probe_takes_over_the_started_process(fake):
