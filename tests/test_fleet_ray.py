@@ -115,7 +115,7 @@ def test_the_node_task_keeps_a_bounded_output_whatever_the_doctor_there_prints()
     (communicate() held all of it on the node and in the reply); stderr keeps its tail."""
     import resource
 
-    from doctor.shell import ray_task
+    from doctor.shell.fleet import ray_task
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     out = ray_task.run_snapshot(["sh", "-c", "head -c 200000000 /dev/zero; head -c 100000 /dev/zero | tr '\\0' e >&2; "

@@ -64,7 +64,7 @@ def validate(req: ImageRequest, *, root: str, python: Optional[str], site_packag
         raise UsageError(tr("image.error.runtime", lang))
     if req.image_tar and not os.path.isfile(req.image_tar):
         if os.path.exists(req.image_tar):  # /dev/null, a directory, a FIFO: there, but no archive
-            from doctor.shell.files import NotRegularFile
+            from doctor.shell.host.files import NotRegularFile
 
             kind = NotRegularFile(req.image_tar, os.stat(req.image_tar).st_mode).strerror
             raise UsageError(tr("image.error.not_file", lang, path=req.image_tar, kind=kind))

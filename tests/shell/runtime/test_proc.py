@@ -1,4 +1,4 @@
-"""doctor/shell/proc.py: what run() keeps of a child's output, and when it gives up on it."""
+"""doctor/shell/runtime/proc.py: what run() keeps of a child's output, and when it gives up on it."""
 from __future__ import annotations
 
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 from fakehost import REPO
 
-from doctor.shell import proc
+from doctor.shell.runtime import proc
 
 
 def test_a_child_that_writes_without_end_costs_only_the_kept_bytes():
@@ -14,7 +14,7 @@ def test_a_child_that_writes_without_end_costs_only_the_kept_bytes():
     child, then a copy to cut it) before keeping max_output, so a node printing without end
     under `fleet check --ssh` or a runaway tool grew the doctor by what it printed."""
     code = ("import resource\n"
-            "from doctor.shell import proc\n"
+            "from doctor.shell.runtime import proc\n"
             "f = proc.run(['sh', '-c', 'head -c 300000000 /dev/zero; echo tail >&2'], 120, max_output=1 << 20)\n"
             "assert len(f.stdout) == 1 << 20 and f.stderr == 'tail\\n' and f.returncode == 0, f\n"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n")
