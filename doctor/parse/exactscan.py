@@ -1,0 +1,148 @@
+"""The log scanner's candidate search through one compiled multi-string automaton.
+
+``ahocorasick-rs`` (a Rust Aho-Corasick wheel, a declared dependency with wheels for x86_64 and
+aarch64 on every Python the doctor runs on) finds hundreds of exact strings in a piece of log in
+one pass, about three times as fast as the pure-Python marker scan of
+:mod:`doctor.parse.logscan`, which stays the fallback where the wheel is missing. Both only
+choose candidate lines: every candidate is then matched for real in Python, so the answers
+are the same either way.
+
+Each needle of a pattern (text every match contains, :func:`doctor.parse.logscan.required`) is
+chosen here for how seldom it occurs rather than for a rare byte, then cut to its most selective
+*window*: a run of atoms whose classes multiply out to at most VARIANTS exact strings, every one
+of which goes into the automaton. A matcher with a needle that has no such window is left to the
+marker scan. The search reports overlapping matches, so a string inside another one's match is
+not lost.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from itertools import product
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+from doctor.parse.logscan import FREQ, MIN_NEEDLE, Matcher, Needle, line_literals, plain_literals, required
+
+VARIANTS = 512  # exact strings one needle's window may expand to
+WINDOW = 64  # atoms a window holds at most
+FLOOR = 0.02  # the least share of log bytes an atom is taken to match: words are not random letters
+
+
+def load() -> Any:
+    """The ahocorasick_rs module, or None when its wheel is not installed (or lacks the API)."""
+    try:
+        import ahocorasick_rs
+    except ImportError:
+        return None
+    if not hasattr(ahocorasick_rs, "BytesAhoCorasick") or not hasattr(ahocorasick_rs, "Implementation"):
+        return None
+    return ahocorasick_rs
+
+
+def _atoms(needle: Needle) -> List[Tuple[int, ...]]:
+    """The needle's atoms as sorted byte tuples, the newline left out (no line holds one)."""
+    return [tuple(sorted(b for b in atom if b != 0x0A)) for atom in needle]
+
+
+def _rate(atom: Tuple[int, ...]) -> float:
+    return min(1.0, max(FLOOR, sum(FREQ[b] for b in atom) / 100000))
+
+
+@lru_cache(maxsize=4096)
+def window(needle: Needle) -> Optional[Tuple[float, int, int]]:
+    """(rate, start, stop) of the needle's most selective window: at least MIN_NEEDLE atoms,
+    at most WINDOW, at most VARIANTS strings; rate estimates how often it occurs per byte
+    (the product of its atoms' shares). None when no window qualifies."""
+    atoms = _atoms(needle)
+    sizes = [len(a) for a in atoms]
+    logs = [math.log(_rate(a)) if a else 0.0 for a in atoms]
+    best: Optional[Tuple[float, int, int]] = None
+    # every atom's rate is at most 1: from each start the longest window that fits is the best
+    # one, and its end never moves back as the start moves on (two pointers, linear)
+    stop, variants, total = 0, 1, 0.0
+    for start in range(len(atoms)):
+        if stop < start:
+            stop, variants, total = start, 1, 0.0
+        while stop < len(atoms) and stop - start < WINDOW and sizes[stop] and variants * sizes[stop] <= VARIANTS:
+            variants *= sizes[stop]
+            total += logs[stop]
+            stop += 1
+        if stop - start >= MIN_NEEDLE and (best is None or total < best[0] - 1e-9):
+            best = (total, start, stop)
+        if stop > start:  # the start atom leaves the window
+            variants //= sizes[start]
+            total -= logs[start]
+    return None if best is None else (math.exp(best[0]), best[1], best[2])
+
+
+def _cost(needle: Needle, w: Tuple[float, int, int]) -> int:
+    """How often the window's rarest atom occurs in logs (per 100,000 bytes): a bound on how
+    often the window does. A byte of a character outside ASCII counts as 200 (the table's flat
+    1000 is for the marker scan, which stops at every such byte; a whole Chinese word is rare)."""
+    return min(sum(FREQ[b] if b < 0x80 else 200 for b in atom) for atom in needle[w[1]: w[2]])
+
+
+def score(alternatives: Sequence[Needle]) -> Tuple[int, int, int, int]:
+    """For :func:`required`, like the marker scan's choice but for exact strings: alternatives
+    that all have a window beat those that do not; then the rarer the commonest window's
+    rarest atom, then the longer the shortest window (up to 37 atoms), then fewer
+    alternatives."""
+    windows = [window(n) for n in alternatives]
+    missing = sum(1 for w in windows if w is None)
+    if missing:
+        return (0, -missing, 0, -len(alternatives))
+    costs = [_cost(n, w) for n, w in zip(alternatives, windows) if w is not None]
+    span = min(min(w[2] - w[1] for w in windows if w is not None), 37)
+    return (1, -max(costs), span, -len(alternatives))
+
+
+def strings(needle: Needle) -> List[bytes]:
+    """The exact strings of the needle's window (one of them is in every text the needle is)."""
+    w = window(needle)
+    if w is None:
+        return []
+    atoms = _atoms(needle)[w[1]: w[2]]
+    return [bytes(combo) for combo in product(*atoms)]
+
+
+class ExactSearch:
+    """The automaton for a set of matchers.
+
+    ``masks[k]`` holds the matchers (bit i: matcher i) whose needles expand to pattern ``k``;
+    ``sure[k]`` those of them for which the pattern is one of the plain texts the matcher is
+    made of (a line holding it passes the matcher's literal test: the scanner can count it
+    without decoding the line once the matcher has its hit). ``rest`` lists the matchers left
+    to the marker scan."""
+
+    def __init__(self, module: Any, matchers: Sequence[Matcher]):
+        owners: Dict[bytes, Set[int]] = {}
+        texts: Dict[bytes, Set[int]] = {}
+        self.rest: List[int] = []
+        for index, m in enumerate(matchers):
+            found = [strings(n) for n in required(m.pattern, m.ignore_case, score=score)]
+            if not all(found):
+                self.rest.append(index)
+                continue
+            for group in found:
+                for s in group:
+                    owners.setdefault(s, set()).add(index)
+            if plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context:
+                for alt in line_literals(m.pattern, m.ignore_case) or []:
+                    for text in alt:
+                        if "\r" not in text and "\n" not in text:
+                            texts.setdefault(text.encode("utf-8"), set()).add(index)
+        patterns = sorted(owners)
+        self.patterns = patterns
+        self.masks = [_mask(owners[p]) for p in patterns]
+        self.sure = [_mask(owners[p] & texts.get(p, set())) for p in patterns]
+        self.find = None
+        if patterns:
+            automaton = module.BytesAhoCorasick(patterns, implementation=module.Implementation.DFA)
+            self.find = automaton.find_matches_as_indexes
+
+
+def _mask(indexes: Set[int]) -> int:
+    out = 0
+    for i in indexes:
+        out |= 1 << i
+    return out
