@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from doctor.parse.logscan import FREQ, MIN_NEEDLE, Matcher, Needle, line_literals, plain_literals, required
 
 VARIANTS = 512  # exact strings one needle's window may expand to
-WINDOW = 64  # atoms a window holds at most
+WINDOW = 64  # atoms a window holds at most (longer buys little but automaton states)
 FLOOR = 0.02  # the least share of log bytes an atom is taken to match: words are not random letters
 
 
@@ -105,40 +105,85 @@ def strings(needle: Needle) -> List[bytes]:
     return [bytes(combo) for combo in product(*atoms)]
 
 
+def plan(matchers: Sequence[Matcher]) -> Dict[str, Any]:
+    """What the automaton is built from, as JSON data (the scanner may keep it in a cache): the
+    exact strings (latin-1, one character a byte), for each the matchers it stands for
+    (``owners``) and those for which it is one of the plain texts the matcher is made of
+    (``sure``: a line holding it passes that matcher's literal test), and the matchers left to
+    the marker scan (``rest``: a needle without a window)."""
+    owners: Dict[bytes, Set[int]] = {}
+    texts: Dict[bytes, Set[int]] = {}
+    rest: List[int] = []
+    for index, m in enumerate(matchers):
+        found = [strings(n) for n in required(m.pattern, m.ignore_case, score=score)]
+        if not all(found):
+            rest.append(index)
+            continue
+        for group in found:
+            for s in group:
+                owners.setdefault(s, set()).add(index)
+        if plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context:
+            for alt in line_literals(m.pattern, m.ignore_case) or []:
+                for text in alt:
+                    if "\r" not in text and "\n" not in text:
+                        texts.setdefault(text.encode("utf-8"), set()).add(index)
+    patterns = sorted(owners)
+    return {"patterns": [p.decode("latin-1") for p in patterns],
+            "owners": [sorted(owners[p]) for p in patterns],
+            "sure": [sorted(owners[p] & texts.get(p, set())) for p in patterns],
+            "rest": rest}
+
+
+def valid(data: Any, count: int) -> bool:
+    """Whether ``data`` has the shape :func:`plan` gives for ``count`` matchers (a cache entry
+    that does not is built again)."""
+    if not isinstance(data, dict) or set(data) != {"patterns", "owners", "sure", "rest"}:
+        return False
+    patterns, owners, sure, rest = data["patterns"], data["owners"], data["sure"], data["rest"]
+    if not (isinstance(patterns, list) and isinstance(owners, list) and isinstance(sure, list) and isinstance(rest, list)):
+        return False
+    if not len(patterns) == len(owners) == len(sure):
+        return False
+
+    def indexes(xs: Any) -> bool:
+        return isinstance(xs, list) and all(type(i) is int and 0 <= i < count for i in xs)
+
+    return (all(isinstance(p, str) and p and max(p) <= "\xff" and "\n" not in p for p in patterns)
+            and all(indexes(o) and o for o in owners) and all(indexes(x) for x in sure) and indexes(rest)
+            and all(set(x) <= set(o) for x, o in zip(sure, owners)))
+
+
 class ExactSearch:
-    """The automaton for a set of matchers.
+    """The automaton of a :func:`plan`: ``masks[k]`` holds the matchers (bit i: matcher i) that
+    pattern ``k`` stands for, ``sure[k]`` those it is a plain text of; ``rest`` lists the
+    matchers left to the marker scan; ``find`` is the search (None without patterns)."""
 
-    ``masks[k]`` holds the matchers (bit i: matcher i) whose needles expand to pattern ``k``;
-    ``sure[k]`` those of them for which the pattern is one of the plain texts the matcher is
-    made of (a line holding it passes the matcher's literal test: the scanner can count it
-    without decoding the line once the matcher has its hit). ``rest`` lists the matchers left
-    to the marker scan."""
-
-    def __init__(self, module: Any, matchers: Sequence[Matcher]):
-        owners: Dict[bytes, Set[int]] = {}
-        texts: Dict[bytes, Set[int]] = {}
-        self.rest: List[int] = []
-        for index, m in enumerate(matchers):
-            found = [strings(n) for n in required(m.pattern, m.ignore_case, score=score)]
-            if not all(found):
-                self.rest.append(index)
-                continue
-            for group in found:
-                for s in group:
-                    owners.setdefault(s, set()).add(index)
-            if plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context:
-                for alt in line_literals(m.pattern, m.ignore_case) or []:
-                    for text in alt:
-                        if "\r" not in text and "\n" not in text:
-                            texts.setdefault(text.encode("utf-8"), set()).add(index)
-        patterns = sorted(owners)
+    def __init__(self, module: Any, data: Dict[str, Any]):
+        patterns = [p.encode("latin-1") for p in data["patterns"]]
         self.patterns = patterns
-        self.masks = [_mask(owners[p]) for p in patterns]
-        self.sure = [_mask(owners[p] & texts.get(p, set())) for p in patterns]
+        self.masks = [_mask(set(o)) for o in data["owners"]]
+        self.sure = [_mask(set(x)) for x in data["sure"]]
+        self.rest: List[int] = list(data["rest"])
         self.find = None
         if patterns:
             automaton = module.BytesAhoCorasick(patterns, implementation=module.Implementation.DFA)
             self.find = automaton.find_matches_as_indexes
+
+
+def fingerprint() -> int:
+    """A checksum of the code that makes plans (this module and doctor.parse.logscan): part of a
+    cached plan's key, so that a changed choice of strings is never read from an older cache."""
+    import zlib
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    crc = 0
+    for name in ("exactscan.py", "logscan.py"):
+        try:
+            crc = zlib.crc32((here / name).read_bytes(), crc)
+        except OSError:
+            return -1
+    return crc
 
 
 def _mask(indexes: Set[int]) -> int:

@@ -600,19 +600,24 @@ class Marked:
 class Compiled:
     """The matchers compiled once (prefilter and regexes), for any number of scanners."""
 
-    def __init__(self, matchers: Sequence[Matcher]):
+    def __init__(self, matchers: Sequence[Matcher], cache: Any = None):
         self.matchers = list(matchers)
+        # where the automaton's plan is kept between runs (doctor.shell.cache: key, read, write),
+        # keyed by the matchers and the code that makes plans; None: built every time
+        self.cache = cache
         self._marked: Optional[Marked] = None
         self._exact: Any = None  # exactscan.ExactSearch, False when the wheel is missing
         self._rest: Optional[Marked] = None
         # each matcher's regex is compiled when a line first needs it (most never do in a log)
         self.regexes: List[Optional[Pattern[str]]] = [None] * len(self.matchers)
         self.lookbehind = [re.compile(m.context) if m.context else None for m in self.matchers]
-        self.literals = [line_literals(m.pattern, m.ignore_case) for m in self.matchers]
-        # matchers whose first hit is all they keep and whose literal test is exact: once they
-        # have that hit, a line that passes the test only adds to its count
-        self.counted = [plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context
-                        for m in self.matchers]
+        # each matcher's literal test and whether it is ``counted`` (its first hit is all it
+        # keeps and its literal test is exact: once it has that hit, a line that passes the test
+        # only adds to its count), worked out when a line first needs them (``ready``): parsing
+        # every pattern costs about 40 ms, and most matchers never see a candidate in a log
+        self.literals: List[Optional[List[List[str]]]] = [None] * len(self.matchers)
+        self.counted = [False] * len(self.matchers)
+        self.ready = bytearray(len(self.matchers))
         self.all_mask = (1 << len(self.matchers)) - 1
 
     @property
@@ -636,10 +641,21 @@ class Compiled:
             from doctor.parse import exactscan
 
             module = exactscan.load()
-            self._exact = exactscan.ExactSearch(module, self.matchers) if module is not None else False
+            self._exact = exactscan.ExactSearch(module, self._plan(exactscan)) if module is not None else False
             if self._exact and self._exact.rest:
                 self._rest = Marked(self.matchers, self._exact.rest)
         return self._exact or None
+
+    def _plan(self, exactscan: Any) -> Dict[str, Any]:
+        if self.cache is None:
+            return exactscan.plan(self.matchers)  # type: ignore[no-any-return]
+        spec = [[m.pattern, m.ignore_case, m.key, m.context] for m in self.matchers]
+        key = self.cache.key("logscan.exact", exactscan.fingerprint(), spec)
+        data = self.cache.read("explain", key)
+        if not exactscan.valid(data, len(self.matchers)):
+            data = exactscan.plan(self.matchers)
+            self.cache.write("explain", key, data)
+        return data  # type: ignore[no-any-return]
 
     def search(self) -> Tuple[Any, Optional[Marked]]:
         """What finds candidate lines: the automaton and the marker scan over the matchers it
@@ -648,6 +664,12 @@ class Compiled:
         if exact is not None:
             return exact, self._rest
         return None, self.marked
+
+    def prepare(self, index: int) -> None:
+        m = self.matchers[index]
+        self.literals[index] = line_literals(m.pattern, m.ignore_case)
+        self.counted[index] = plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context
+        self.ready[index] = 1
 
     def regex(self, index: int) -> "Pattern[str]":
         r = self.regexes[index]
@@ -700,6 +722,7 @@ class LogScanner:
         self.lookbehind = compiled.lookbehind
         self.literals = compiled.literals
         self.counted = compiled.counted
+        self.ready = compiled.ready
         self.context = context
         self.max_line = max_line
         self.max_hits = max_hits
@@ -890,6 +913,8 @@ class LogScanner:
         self.lines = lineno + count(b"\n", counted, end)
 
     def _try(self, index: int, text: str, lineno: int, buf: bytes, start: int) -> None:
+        if not self.ready[index]:
+            self.compiled_matchers.prepare(index)
         literals = self.literals[index]
         if literals is not None:
             for alt in literals:
