@@ -135,21 +135,37 @@ def test_the_plan_is_cached_and_read_back(cache_home, monkeypatch):
     assert second.exact.patterns == first.exact.patterns and second.exact.masks == first.exact.masks
 
 
+N = len(catalog().matchers)
+
+
+def _entry(fields):
+    """A plan entry for the shipped matchers with some fields replaced (JSON text)."""
+    if isinstance(fields, str):
+        return fields
+    data = exactscan.plan(catalog().matchers)
+    data.update(fields)
+    return json.dumps(data)
+
+
 @pytest.mark.parametrize("bad", [
-    "not json", "[]", '{"patterns": [], "owners": [], "sure": []}',
-    '{"patterns": ["abc"], "owners": [[99999]], "sure": [[]], "rest": []}',  # no such matcher
-    '{"patterns": ["a\\nb"], "owners": [[0]], "sure": [[]], "rest": []}',  # a newline: in no line
-    '{"patterns": [""], "owners": [[0]], "sure": [[]], "rest": []}',
-    '{"patterns": ["abc"], "owners": [[0]], "sure": [[1]], "rest": []}',  # sure but not an owner
-    '{"patterns": ["\\u4e2d"], "owners": [[0]], "sure": [[]], "rest": []}',  # not one byte a character
-    '{"patterns": ["abc"], "owners": [[true]], "sure": [[]], "rest": []}',
-    '{"patterns": ["abc", "abd"], "owners": [[0]], "sure": [[]], "rest": []}',
+    "not json", "[]", {"rest": None}, {"extra": 1},
+    {"patterns": ["abc"], "owners": [[99999]], "sure": [[]]},  # no such matcher
+    {"patterns": ["a\nb"], "owners": [[0]], "sure": [[]]},  # a newline: in no line
+    {"patterns": [""], "owners": [[0]], "sure": [[]]},
+    {"patterns": ["abc"], "owners": [[0]], "sure": [[1]]},  # sure but not an owner
+    {"patterns": ["\u4e2d"], "owners": [[0]], "sure": [[]]},  # not one byte a character
+    {"patterns": ["abc"], "owners": [[True]], "sure": [[]]},
+    {"patterns": ["abc", "abd"], "owners": [[0]], "sure": [[]]},
+    {"literals": []}, {"counted": [1] * N}, {"literals": [[["a"], []]] * N}, {"literals": [[[""]]] * N},
+    {"literals": [["a"]] * N}, {"counted": [True] * (N - 1)},
 ])
 def test_a_malformed_cached_plan_is_built_again(cache_home, bad):
     matchers = catalog().matchers
     assert Compiled(matchers, cache=cache).exact is not None
     (entry,) = cache_home.glob("*.json")
-    entry.write_text(bad)
+    text = _entry(bad)
+    assert not exactscan.valid(json.loads(text) if text.startswith(("{", "[")) else None, len(matchers))
+    entry.write_text(text)
     again = Compiled(matchers, cache=cache)
     assert again.exact.patterns == [p.encode("latin-1") for p in exactscan.plan(matchers)["patterns"]]
     assert json.loads(entry.read_text()) == exactscan.plan(matchers)  # written anew

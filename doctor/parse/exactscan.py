@@ -110,7 +110,8 @@ def plan(matchers: Sequence[Matcher]) -> Dict[str, Any]:
     exact strings (latin-1, one character a byte), for each the matchers it stands for
     (``owners``) and those for which it is one of the plain texts the matcher is made of
     (``sure``: a line holding it passes that matcher's literal test), and the matchers left to
-    the marker scan (``rest``: a needle without a window)."""
+    the marker scan (``rest``: a needle without a window); and each matcher's literal test and
+    whether it is counted (doctor.parse.logscan.Compiled.prepare), which parse its pattern."""
     owners: Dict[bytes, Set[int]] = {}
     texts: Dict[bytes, Set[int]] = {}
     rest: List[int] = []
@@ -131,15 +132,26 @@ def plan(matchers: Sequence[Matcher]) -> Dict[str, Any]:
     return {"patterns": [p.decode("latin-1") for p in patterns],
             "owners": [sorted(owners[p]) for p in patterns],
             "sure": [sorted(owners[p] & texts.get(p, set())) for p in patterns],
-            "rest": rest}
+            "rest": rest,
+            "literals": [line_literals(m.pattern, m.ignore_case) for m in matchers],
+            "counted": [plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context for m in matchers]}
 
 
 def valid(data: Any, count: int) -> bool:
     """Whether ``data`` has the shape :func:`plan` gives for ``count`` matchers (a cache entry
     that does not is built again)."""
-    if not isinstance(data, dict) or set(data) != {"patterns", "owners", "sure", "rest"}:
+    if not isinstance(data, dict) or set(data) != {"patterns", "owners", "sure", "rest", "literals", "counted"}:
         return False
     patterns, owners, sure, rest = data["patterns"], data["owners"], data["sure"], data["rest"]
+    literals, counted = data["literals"], data["counted"]
+    if not (isinstance(literals, list) and isinstance(counted, list) and len(literals) == len(counted) == count):
+        return False
+    if not all(type(c) is bool for c in counted):
+        return False
+    for alts in literals:
+        if alts is not None and not (isinstance(alts, list) and alts and all(
+                isinstance(alt, list) and alt and all(isinstance(t, str) and t for t in alt) for alt in alts)):
+            return False
     if not (isinstance(patterns, list) and isinstance(owners, list) and isinstance(sure, list) and isinstance(rest, list)):
         return False
     if not len(patterns) == len(owners) == len(sure):

@@ -641,7 +641,13 @@ class Compiled:
             from doctor.parse import exactscan
 
             module = exactscan.load()
-            self._exact = exactscan.ExactSearch(module, self._plan(exactscan)) if module is not None else False
+            self._exact = False
+            if module is not None:
+                data = self._plan(exactscan)
+                self._exact = exactscan.ExactSearch(module, data)
+                for index, (literals, counted) in enumerate(zip(data["literals"], data["counted"])):
+                    if not self.ready[index]:  # what prepare() would work out, from the plan
+                        self.literals[index], self.counted[index], self.ready[index] = literals, counted, 1
             if self._exact and self._exact.rest:
                 self._rest = Marked(self.matchers, self._exact.rest)
         return self._exact or None
