@@ -167,7 +167,8 @@ def valid(data: Any, count: int) -> bool:
 
 class ExactSearch:
     """The automaton of a :func:`plan`: ``masks[k]`` holds the matchers (bit i: matcher i) that
-    pattern ``k`` stands for, ``sure[k]`` those it is a plain text of; ``rest`` lists the
+    pattern ``k`` stands for, ``sure[k]`` those it is a plain text of (``pure[k]``: all of
+    them); ``rest`` lists the
     matchers left to the marker scan; ``find`` is the search (None without patterns)."""
 
     def __init__(self, module: Any, data: Dict[str, Any]):
@@ -175,6 +176,9 @@ class ExactSearch:
         self.patterns = patterns
         self.masks = [_mask(set(o)) for o in data["owners"]]
         self.sure = [_mask(set(x)) for x in data["sure"]]
+        # a pure pattern is a plain text of every matcher it stands for: a line found only by
+        # pure patterns, whose matchers all have their hit, is only counted
+        self.pure = [bool(m) and m == x for m, x in zip(self.masks, self.sure)]
         self.rest: List[int] = list(data["rest"])
         self.find = None
         if patterns:

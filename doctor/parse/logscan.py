@@ -837,68 +837,66 @@ class LogScanner:
               marked: Optional[Marked] = None, translated: Optional[bytes] = None) -> None:
         """The candidate lines of ``buf[begin:end]`` (complete lines), matched for real: with
         ``every``, every line is a candidate of every matcher (a small input); else those the
-        automaton ``exact`` and the marker scan ``marked`` (over ``translated``) find."""
+        automaton ``exact`` and the marker scan ``marked`` (over ``translated``) find. A line is
+        known by its newline until it is decoded (its start costs a search back)."""
         compiled = self.compiled_matchers
-        candidates: Dict[int, int] = {}  # line start -> mask of matchers
-        spans: Dict[int, int] = {}  # line start -> its newline
-        sure: Dict[int, int] = {}  # line start -> matchers whose own plain text the line holds
-        rfind, find = buf.rfind, buf.find
+        candidates: Dict[int, int] = {}  # a line's newline -> mask of matchers
+        loose: Set[int] = set()  # lines an automaton string found that is not "pure" (below)
+        find = buf.find
         if every:
             pos = begin
             while pos < end:
                 nl = find(b"\n", pos, end)
-                candidates[pos], spans[pos] = compiled.all_mask, nl
+                candidates[nl] = compiled.all_mask
                 pos = nl + 1
-        if exact is not None and exact.find is not None:
-            masks, sure_masks = exact.masks, exact.sure
-            line_start, line_end = -1, -1
+        shortcut = exact is not None and exact.find is not None
+        if shortcut:
+            masks, pure = exact.masks, exact.pure
+            before, nl = -1, -1  # the newlines before and after the current line
             # overlapping matches: none is hidden inside another; none holds a newline, so each
-            # lies in one line, and they come by their ends: a line's matches come together
+            # lies in one line (they come by their ends: a line's matches come together)
             for k, pos, _ in exact.find(memoryview(buf)[begin:end], True):
                 pos += begin
-                if pos > line_end or pos < line_start:
-                    line_start = rfind(b"\n", 0, pos) + 1
-                    line_end = find(b"\n", pos, end)
-                    spans[line_start] = line_end
-                    candidates[line_start] = candidates.get(line_start, 0) | masks[k]
+                if before < pos < nl:
+                    candidates[nl] |= masks[k]
                 else:
-                    candidates[line_start] |= masks[k]
-                if sure_masks[k]:
-                    sure[line_start] = sure.get(line_start, 0) | sure_masks[k]
+                    if pos > nl:
+                        before = nl
+                    else:  # not in order: never seen, but cheap to get right
+                        before = buf.rfind(b"\n", 0, pos)
+                    nl = find(b"\n", pos, end)
+                    candidates[nl] = candidates.get(nl, 0) | masks[k]
+                if not pure[k]:
+                    loose.add(nl)
         if marked is not None and translated is not None:
             regex = marked.prefilter.regex
             if regex is not None:
                 tmasks = marked.token_masks
-                line_start, line_end = -1, -1
+                nl = -1
                 for m in regex.finditer(translated, begin, end):
                     pos = m.start()
-                    if pos >= line_end:
-                        line_start = rfind(b"\n", 0, pos) + 1
-                        line_end = find(b"\n", pos, end)
-                        spans[line_start] = line_end
-                        candidates[line_start] = candidates.get(line_start, 0) | tmasks[m.lastgroup]  # type: ignore[index]
+                    if pos > nl:
+                        nl = find(b"\n", pos, end)
+                        candidates[nl] = candidates.get(nl, 0) | tmasks[m.lastgroup]  # type: ignore[index]
                     else:
-                        candidates[line_start] |= tmasks[m.lastgroup]  # type: ignore[index]
+                        candidates[nl] |= tmasks[m.lastgroup]  # type: ignore[index]
             for anchor, mask in marked.anchor_masks:
                 pos = find(anchor, begin, end)
                 while pos >= 0:
-                    line_start = rfind(b"\n", 0, pos) + 1
-                    known = spans.get(line_start)
-                    line_end = known if known is not None else find(b"\n", pos, end)
-                    spans[line_start] = line_end
-                    candidates[line_start] = candidates.get(line_start, 0) | mask
-                    pos = find(anchor, line_end, end)
+                    nl = find(b"\n", pos, end)
+                    candidates[nl] = candidates.get(nl, 0) | mask
+                    pos = find(anchor, nl, end)
         lineno, counted = self.lines, begin  # lineno: the newlines before ``counted``
-        count = buf.count
+        count, rfind = buf.count, buf.rfind
         deadline, clock = self.deadline, self.clock
         attempt = self._try
         all_mask, every_index = compiled.all_mask, range(len(self.matchers))
         done, counting = self._done, self._counting
-        for start in sorted(candidates):
-            mask = candidates[start]
-            if mask & done == mask and mask & sure.get(start, 0) == mask:
-                # each matcher found here has its hit and counts lines holding its text: counted
-                # without decoding the line (its number is not needed)
+        for nl in sorted(candidates):
+            mask = candidates[nl]
+            if shortcut and mask & done == mask and nl not in loose:
+                # found only by plain texts of matchers that have their hit and count the lines
+                # holding those texts: counted without decoding the line (nor numbering it)
                 if mask & (mask - 1):
                     for index in _bits(mask):
                         counting[index].count += 1
@@ -907,9 +905,10 @@ class LogScanner:
                 continue
             if deadline is not None and clock() > deadline:
                 raise ScanTimeout()
+            start = rfind(b"\n", 0, nl) + 1
             lineno += count(b"\n", counted, start)
             counted = start
-            text = buf[start:spans[start]].decode("utf-8", errors="replace").rstrip("\r")
+            text = buf[start:nl].decode("utf-8", errors="replace").rstrip("\r")
             if mask & (mask - 1):
                 for index in (every_index if mask == all_mask else _bits(mask)):
                     attempt(index, text, lineno + 1, buf, start)
