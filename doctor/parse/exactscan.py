@@ -23,7 +23,10 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from doctor.parse.logscan import FREQ, MIN_NEEDLE, Matcher, Needle, line_literals, plain_literals, required
 
-VARIANTS = 512  # exact strings one needle's window may expand to
+# exact strings one needle's window may expand to: FEW when that leaves it MIN_NEEDLE atoms (each
+# string adds automaton states, which take time to build on every run), else up to VARIANTS
+FEW = 64
+VARIANTS = 512
 WINDOW = 64  # atoms a window holds at most (longer buys little but automaton states)
 FLOOR = 0.02  # the least share of log bytes an atom is taken to match: words are not random letters
 
@@ -51,8 +54,12 @@ def _rate(atom: Tuple[int, ...]) -> float:
 @lru_cache(maxsize=4096)
 def window(needle: Needle) -> Optional[Tuple[float, int, int]]:
     """(rate, start, stop) of the needle's most selective window: at least MIN_NEEDLE atoms,
-    at most WINDOW, at most VARIANTS strings; rate estimates how often it occurs per byte
-    (the product of its atoms' shares). None when no window qualifies."""
+    at most WINDOW, at most FEW strings (else VARIANTS); rate estimates how often it occurs
+    per byte (the product of its atoms' shares). None when no window qualifies."""
+    return _window(needle, FEW) or _window(needle, VARIANTS)
+
+
+def _window(needle: Needle, limit: int) -> Optional[Tuple[float, int, int]]:
     atoms = _atoms(needle)
     sizes = [len(a) for a in atoms]
     logs = [math.log(_rate(a)) if a else 0.0 for a in atoms]
@@ -63,7 +70,7 @@ def window(needle: Needle) -> Optional[Tuple[float, int, int]]:
     for start in range(len(atoms)):
         if stop < start:
             stop, variants, total = start, 1, 0.0
-        while stop < len(atoms) and stop - start < WINDOW and sizes[stop] and variants * sizes[stop] <= VARIANTS:
+        while stop < len(atoms) and stop - start < WINDOW and sizes[stop] and variants * sizes[stop] <= limit:
             variants *= sizes[stop]
             total += logs[stop]
             stop += 1
