@@ -654,14 +654,14 @@ class Compiled:
 
     def _plan(self, exactscan: Any) -> Dict[str, Any]:
         if self.cache is None:
-            return exactscan.plan(self.matchers)  # type: ignore[no-any-return]
+            return exactscan.plan(self.matchers)
         spec = [[m.pattern, m.ignore_case, m.key, m.context] for m in self.matchers]
         key = self.cache.key("logscan.exact", exactscan.fingerprint(), spec)
         data = self.cache.read("explain", key)
         if not exactscan.valid(data, len(self.matchers)):
             data = exactscan.plan(self.matchers)
             self.cache.write("explain", key, data)
-        return data  # type: ignore[no-any-return]
+        return data
 
     def search(self) -> Tuple[Any, Optional[Marked]]:
         """What finds candidate lines: the automaton and the marker scan over the matchers it
