@@ -274,9 +274,18 @@ CLASSIFIERS: Tuple[Classifier, ...] = (
     ),
     Classifier(
         "classifier.undefined_symbol",
-        # each alternative is tried where its run of path (or name) characters starts: the
-        # same groups as trying every '/' and every character, linear on a crafted long run
-        r"(?:(?<![^\s:'\"])[^\s:'\"/]*(?P<lib>/[^\s:'\"]+\.so[\w.]*)|(?<![\w.+-])[\w.+-]+\.so[\w.]*)?"
+        # The plain form, (?:(?P<lib>/[^\s:'"]+\.so[\w.]*)|[\w.+-]+\.so[\w.]*)?: undefined symbol: ...,
+        # backtracks over every '/' and character of a long run and, inside it, over every ".so"
+        # (34 s of CPU on "/" + ".so" * 20000). Here each alternative is tried where its run of path
+        # (or name) characters starts (the lookbehinds), and read without backtracking: what
+        # precedes ':' is that whole run (after its first '/'), made of P, up to its last
+        # character outside [\w.] (none: P is empty), then S, all [\w.] (taken whole: the
+        # lookahead-and-backreference pairs are atomic groups), and the plain form matches
+        # exactly when S holds a ".so" with at least one character between it and the '/' (or
+        # the run's start): when P is not empty, or else when S has one past its first character.
+        r"(?:(?<![^\s:'\"])[^\s:'\"/]*(?P<lib>/(?:(?=([^\s:'\"]*[^\w.\s:'\"]))\2(?=[\w.]*?\.so)|(?=[\w.]+?\.so))"
+        r"(?=([\w.]*))\3)"
+        r"|(?<![\w.+-])(?:(?=([\w.+-]*[+-]))\4(?=[\w.]*?\.so)|(?=[\w.]+?\.so))(?=([\w.]*))\5)?"
         r": undefined symbol: (?P<sym>[\w$.@]+)",
         _undefined_symbol,
         example="ImportError: /usr/local/python3.10.14/lib/python3.10/site-packages/torch_npu/lib/libtorch_npu.so: "

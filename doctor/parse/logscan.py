@@ -10,6 +10,10 @@ literal prefix and a trie of the tokens after it finds every candidate position 
 pass. Only lines holding a token are decoded, and on them only the matchers the token stands
 for: first a test that the line holds the matcher's literal text (``in``), then its regex.
 
+That marker scan is the fallback: where the ahocorasick-rs wheel is installed, one Aho-Corasick
+automaton over exact strings of the same needles finds the candidates about three times as fast
+(:mod:`doctor.parse.exactscan`); either way the same lines are then matched for real.
+
 Everything here is pure: :class:`LogScanner` is fed bytes and returns hits; reading files is
 the shell's job.
 """
@@ -153,13 +157,16 @@ def _score(alternatives: Sequence[Needle]) -> Tuple[int, int, int, int]:
     return (0, min(max((len(r) for r in exact_runs(n)), default=0) for n in alternatives), span, -len(alternatives))
 
 
-def _sequence(items: Items, icase: bool) -> Optional[List[Needle]]:
+Score = Callable[[Sequence[Needle]], Tuple[Any, ...]]
+
+
+def _sequence(items: Items, icase: bool, score: Score = _score) -> Optional[List[Needle]]:
     best: Optional[List[Needle]] = None
     run: List[Atom] = []
 
     def consider(alts: Optional[List[Needle]]) -> None:
         nonlocal best
-        if alts and (best is None or _score(alts) > _score(best)):
+        if alts and (best is None or score(alts) > score(best)):
             best = alts
 
     def flush() -> None:
@@ -190,12 +197,12 @@ def _sequence(items: Items, icase: bool) -> Optional[List[Needle]]:
                 continue
             flush()
             if lo >= 1:
-                consider(_sequence(sub, icase))
+                consider(_sequence(sub, icase, score))
         elif name == "SUBPATTERN":
             flush()
             group, add, delete, sub = av
             sub_icase = (icase or bool(add & sre_c.SRE_FLAG_IGNORECASE)) and not (delete & sre_c.SRE_FLAG_IGNORECASE)
-            consider(_sequence(sub, sub_icase))
+            consider(_sequence(sub, sub_icase, score))
         elif name == "BRANCH":
             plain = [_plain(branch, icase) for branch in av[1]]
             if run and all(p is not None for p in plain):
@@ -205,7 +212,7 @@ def _sequence(items: Items, icase: bool) -> Optional[List[Needle]]:
             flush()
             alts: List[Needle] = []
             for branch in av[1]:
-                got = _sequence(branch, icase)
+                got = _sequence(branch, icase, score)
                 if not got:
                     alts = []
                     break
@@ -310,14 +317,16 @@ def _literal_runs(items: Items) -> List[str]:
     return out
 
 
-def required(pattern: str, ignore_case: bool = False) -> List[Needle]:
-    """Needles such that every match of ``pattern`` contains at least one of them.
+def required(pattern: str, ignore_case: bool = False, score: Score = _score) -> List[Needle]:
+    """Needles such that every match of ``pattern`` contains at least one of them; where the
+    pattern offers several choices, the one ``score`` rates highest (by default: what the
+    marker scan finds cheapest).
 
     Raises PatternError when the pattern has no literal run of MIN_NEEDLE characters on every
     path (a pattern like ``.*error`` with ``error`` optional cannot be prefiltered)."""
     parsed = _parse(pattern, ignore_case)
     icase = bool(parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE)
-    got = _sequence(parsed.data, icase)  # the (opcode, argument) list SubPattern iterates over
+    got = _sequence(parsed.data, icase, score)  # the (opcode, argument) list SubPattern iterates over
     if not got:
         raise PatternError(f"no literal text of {MIN_NEEDLE}+ characters that every match must contain: {pattern!r}")
     return got
@@ -577,35 +586,100 @@ PIECE = 256 * 1024  # bytes of complete lines scanned at a time: bounds the tabl
 SMALL_INPUT = 64 * 1024
 
 
+# Whether the scanner searches candidates with the compiled automaton of doctor.parse.exactscan
+# when its wheel is installed (else, or when False, with the marker scan of Prefilter).
+AUTOMATON = True
+
+
+class Marked:
+    """A marker prefilter over some of the matchers (``indexes``), with the matchers each of
+    its tokens and anchors stands for as bit masks over all matchers (bit i: matcher i)."""
+
+    def __init__(self, matchers: Sequence[Matcher], indexes: Sequence[int]):
+        self.prefilter = pf = Prefilter([matchers[i] for i in indexes])
+        self.token_masks = {f"t{k}": _mask(indexes[j] for j in o) for k, o in enumerate(pf.owners)}
+        self.anchor_masks = [(a, _mask(indexes[j] for j in o)) for a, o in pf.anchors.items()]
+
+
 class Compiled:
     """The matchers compiled once (prefilter and regexes), for any number of scanners."""
 
-    def __init__(self, matchers: Sequence[Matcher]):
+    def __init__(self, matchers: Sequence[Matcher], cache: Any = None):
         self.matchers = list(matchers)
-        self._prefilter: Optional[Prefilter] = None
+        # where the automaton's plan is kept between runs (doctor.shell.cache: key, read, write),
+        # keyed by the matchers and the code that makes plans; None: built every time
+        self.cache = cache
+        self._marked: Optional[Marked] = None
+        self._exact: Any = None  # exactscan.ExactSearch, False when the wheel is missing
+        self._rest: Optional[Marked] = None
         # each matcher's regex is compiled when a line first needs it (most never do in a log)
         self.regexes: List[Optional[Pattern[str]]] = [None] * len(self.matchers)
         self.lookbehind = [re.compile(m.context) if m.context else None for m in self.matchers]
-        self.literals = [line_literals(m.pattern, m.ignore_case) for m in self.matchers]
-        # matchers whose first hit is all they keep and whose literal test is exact: once they
-        # have that hit, a line that passes the test only adds to its count
-        self.counted = [plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context
-                        for m in self.matchers]
+        # each matcher's literal test and whether it is ``counted`` (its first hit is all it
+        # keeps and its literal test is exact: once it has that hit, a line that passes the test
+        # only adds to its count), worked out when a line first needs them (``ready``): parsing
+        # every pattern costs about 40 ms, and most matchers never see a candidate in a log
+        self.literals: List[Optional[List[List[str]]]] = [None] * len(self.matchers)
+        self.counted = [False] * len(self.matchers)
+        self.ready = bytearray(len(self.matchers))
         self.all_mask = (1 << len(self.matchers)) - 1
-        self.token_masks: Dict[str, int] = {}
-        self.anchor_masks: List[Tuple[bytes, int]] = []
+
+    @property
+    def marked(self) -> Marked:
+        """The marker scan over every matcher (the search without the automaton's wheel), built
+        when first needed: a small input is scanned without it (see SMALL_INPUT)."""
+        if self._marked is None:
+            self._marked = Marked(self.matchers, range(len(self.matchers)))
+        return self._marked
 
     @property
     def prefilter(self) -> Prefilter:
-        """Built when first needed: a small input is scanned without it (see SMALL_INPUT)."""
-        if self._prefilter is None:
-            pf = Prefilter(self.matchers)
-            # the matchers a prefilter token or anchor stands for, as a bit mask (bit i: matcher i)
-            self.token_masks = {f"t{i}": _mask(o) for i, o in enumerate(pf.owners)}
-            self.anchor_masks = [(a, _mask(o)) for a, o in pf.anchors.items()]
-            self._prefilter = pf
-        return self._prefilter
+        return self.marked.prefilter
 
+    @property
+    def exact(self) -> Any:
+        """The automaton search (doctor.parse.exactscan.ExactSearch), or None without its wheel."""
+        if not AUTOMATON:
+            return None
+        if self._exact is None:
+            from doctor.parse import exactscan
+
+            module = exactscan.load()
+            self._exact = False
+            if module is not None:
+                data = self._plan(exactscan)
+                self._exact = exactscan.ExactSearch(module, data)
+                for index, (literals, counted) in enumerate(zip(data["literals"], data["counted"])):
+                    if not self.ready[index]:  # what prepare() would work out, from the plan
+                        self.literals[index], self.counted[index], self.ready[index] = literals, counted, 1
+            if self._exact and self._exact.rest:
+                self._rest = Marked(self.matchers, self._exact.rest)
+        return self._exact or None
+
+    def _plan(self, exactscan: Any) -> Dict[str, Any]:
+        if self.cache is None:
+            return exactscan.plan(self.matchers)
+        spec = [[m.pattern, m.ignore_case, m.key, m.context] for m in self.matchers]
+        key = self.cache.key("logscan.exact", exactscan.fingerprint(), spec)
+        data = self.cache.read("explain", key)
+        if not exactscan.valid(data, len(self.matchers)):
+            data = exactscan.plan(self.matchers)
+            self.cache.write("explain", key, data)
+        return data
+
+    def search(self) -> Tuple[Any, Optional[Marked]]:
+        """What finds candidate lines: the automaton and the marker scan over the matchers it
+        leaves (usually none), or no automaton and the marker scan over all."""
+        exact = self.exact
+        if exact is not None:
+            return exact, self._rest
+        return None, self.marked
+
+    def prepare(self, index: int) -> None:
+        m = self.matchers[index]
+        self.literals[index] = line_literals(m.pattern, m.ignore_case)
+        self.counted[index] = plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context
+        self.ready[index] = 1
 
     def regex(self, index: int) -> "Pattern[str]":
         r = self.regexes[index]
@@ -630,6 +704,20 @@ def _bits(mask: int) -> List[int]:
         out.append(low.bit_length() - 1)
         mask ^= low
     return out
+
+
+AHEAD = 2  # pieces the automaton searches ahead of the Python work on their matches
+_SEARCHER: Any = None
+
+
+def _searcher() -> Any:
+    """The one thread that runs automaton searches ahead (made on first use, idle after)."""
+    global _SEARCHER
+    if _SEARCHER is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _SEARCHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logscan-search")
+    return _SEARCHER
 
 
 class ScanTimeout(Exception):
@@ -658,6 +746,7 @@ class LogScanner:
         self.lookbehind = compiled.lookbehind
         self.literals = compiled.literals
         self.counted = compiled.counted
+        self.ready = compiled.ready
         self.context = context
         self.max_line = max_line
         self.max_hits = max_hits
@@ -668,6 +757,9 @@ class LogScanner:
         self.hits: Dict[Tuple[int, str], Hit] = {}
         self._keys: Dict[int, int] = {}
         self._matched: Set[int] = set()  # matchers with a kept hit
+        # counted matchers (see Compiled.counted) that have their hit: its mask, and the hits
+        self._done = 0
+        self._counting: Dict[int, Hit] = {}
         self._kept_hits = 0
         self._kept_chars = 0
         self._pending: List[Hit] = []  # hits still collecting lines after them
@@ -720,19 +812,38 @@ class LogScanner:
         buf, end = self._cut_long(buf, end)
         self._fill_pending(buf, 0, end)
         if self.bytes <= SMALL_INPUT:  # every line tried with every matcher's literal test
-            self._scan(buf, None, 0, end)
+            self._scan(buf, 0, end, every=True)
             self._remember(buf, end)
             return
-        prefilter = self.prefilter
-        translated = buf.translate(prefilter.table) if prefilter.regex is not None else buf
+        exact, marked = self.compiled_matchers.search()
+        translated = None
+        if marked is not None:
+            pf = marked.prefilter
+            translated = buf.translate(pf.table) if pf.regex is not None else buf
+        pieces = []
         pos = 0
         while pos < end:
             stop = end
             if end - pos > PIECE:
                 nl = buf.rfind(b"\n", pos, pos + PIECE)
                 stop = nl + 1 if nl >= 0 else buf.find(b"\n", pos + PIECE) + 1
-            self._scan(buf, translated, pos, stop)
+            pieces.append((pos, stop))
             pos = stop
+        if exact is not None and exact.find is not None and len(pieces) > 1 and AHEAD > 0:
+            # The automaton's search lets go of the GIL: on a second core it searches up to
+            # AHEAD pieces ahead while this thread works through the matches of the one before
+            # (taken in order: every hit is the same; memory stays bounded by AHEAD pieces).
+            view, find = memoryview(buf), exact.find
+            pending: List[Any] = []
+            for i, (begin, stop) in enumerate(pieces):
+                while len(pending) < AHEAD and i + len(pending) < len(pieces):
+                    b, e = pieces[i + len(pending)]
+                    pending.append(_searcher().submit(find, view[b:e], True))
+                self._scan(buf, begin, stop, exact=exact, marked=marked, translated=translated,
+                           found=pending.pop(0).result())
+        else:
+            for begin, stop in pieces:
+                self._scan(buf, begin, stop, exact=exact, marked=marked, translated=translated)
         self._remember(buf, end)
 
     def _cut_long(self, buf: bytes, end: int) -> Tuple[bytes, int]:
@@ -756,62 +867,94 @@ class LogScanner:
         out = b"".join(parts)
         return out, end - (len(buf) - len(out))
 
-    def _scan(self, buf: bytes, translated: Optional[bytes], begin: int, end: int) -> None:
-        """The candidate lines of ``buf[begin:end]`` (complete lines), matched for real; with
-        no ``translated`` text (a small input), every line is a candidate of every matcher."""
+    def _scan(self, buf: bytes, begin: int, end: int, every: bool = False, exact: Any = None,
+              marked: Optional[Marked] = None, translated: Optional[bytes] = None, found: Any = None) -> None:
+        """The candidate lines of ``buf[begin:end]`` (complete lines), matched for real: with
+        ``every``, every line is a candidate of every matcher (a small input); else those the
+        automaton ``exact`` (or its matches, ``found``, when already searched) and the marker
+        scan ``marked`` (over ``translated``) find. A line is known by its newline until it is
+        decoded (its start costs a search back)."""
         compiled = self.compiled_matchers
-        candidates: Dict[int, int] = {}  # line start -> mask of matchers
-        spans: Dict[int, int] = {}  # line start -> its newline
-        rfind, find = buf.rfind, buf.find
-        if translated is None:
+        candidates: Dict[int, int] = {}  # a line's newline -> mask of matchers
+        loose: Set[int] = set()  # lines an automaton string found that is not "pure" (below)
+        find = buf.find
+        if every:
             pos = begin
             while pos < end:
                 nl = find(b"\n", pos, end)
-                candidates[pos], spans[pos] = compiled.all_mask, nl
+                candidates[nl] = compiled.all_mask
                 pos = nl + 1
-        regex = self.prefilter.regex if translated is not None else None
-        if regex is not None and translated is not None:
-            masks = compiled.token_masks
-            line_start, line_end = -1, -1
-            for m in regex.finditer(translated, begin, end):
-                pos = m.start()
-                if pos >= line_end:
-                    line_start = rfind(b"\n", 0, pos) + 1
-                    line_end = find(b"\n", pos, end)
-                    spans[line_start] = line_end
-                    candidates[line_start] = candidates.get(line_start, 0) | masks[m.lastgroup]  # type: ignore[index]
+        shortcut = exact is not None and exact.find is not None
+        if shortcut:
+            masks, pure = exact.masks, exact.pure
+            before, nl = -1, -1  # the newlines before and after the current line
+            # overlapping matches: none is hidden inside another; none holds a newline, so each
+            # lies in one line (they come by their ends: a line's matches come together)
+            for k, pos, _ in (found if found is not None else exact.find(memoryview(buf)[begin:end], True)):
+                pos += begin
+                if before < pos < nl:
+                    candidates[nl] |= masks[k]
                 else:
-                    candidates[line_start] |= masks[m.lastgroup]  # type: ignore[index]
-        for anchor, mask in compiled.anchor_masks if translated is not None else ():
-            pos = find(anchor, begin, end)
-            while pos >= 0:
-                line_start = rfind(b"\n", 0, pos) + 1
-                known = spans.get(line_start)
-                line_end = known if known is not None else find(b"\n", pos, end)
-                spans[line_start] = line_end
-                candidates[line_start] = candidates.get(line_start, 0) | mask
-                pos = find(anchor, line_end, end)
-        base = self.lines
-        counted, lineno = begin, base
-        count = buf.count
+                    if pos > nl:
+                        before = nl
+                    else:  # not in order: never seen, but cheap to get right
+                        before = buf.rfind(b"\n", 0, pos)
+                    nl = find(b"\n", pos, end)
+                    candidates[nl] = candidates.get(nl, 0) | masks[k]
+                if not pure[k]:
+                    loose.add(nl)
+        if marked is not None and translated is not None:
+            regex = marked.prefilter.regex
+            if regex is not None:
+                tmasks = marked.token_masks
+                nl = -1
+                for m in regex.finditer(translated, begin, end):
+                    pos = m.start()
+                    if pos > nl:
+                        nl = find(b"\n", pos, end)
+                        candidates[nl] = candidates.get(nl, 0) | tmasks[m.lastgroup]  # type: ignore[index]
+                    else:
+                        candidates[nl] |= tmasks[m.lastgroup]  # type: ignore[index]
+            for anchor, mask in marked.anchor_masks:
+                pos = find(anchor, begin, end)
+                while pos >= 0:
+                    nl = find(b"\n", pos, end)
+                    candidates[nl] = candidates.get(nl, 0) | mask
+                    pos = find(anchor, nl, end)
+        lineno, counted = self.lines, begin  # lineno: the newlines before ``counted``
+        count, rfind = buf.count, buf.rfind
         deadline, clock = self.deadline, self.clock
         attempt = self._try
-        all_mask, every = compiled.all_mask, range(len(self.matchers))
-        for start in sorted(candidates):
+        all_mask, every_index = compiled.all_mask, range(len(self.matchers))
+        done, counting = self._done, self._counting
+        for nl in sorted(candidates):
+            mask = candidates[nl]
+            if shortcut and mask & done == mask and nl not in loose:
+                # found only by plain texts of matchers that have their hit and count the lines
+                # holding those texts: counted without decoding the line (nor numbering it)
+                if mask & (mask - 1):
+                    for index in _bits(mask):
+                        counting[index].count += 1
+                else:
+                    counting[mask.bit_length() - 1].count += 1
+                continue
             if deadline is not None and clock() > deadline:
                 raise ScanTimeout()
+            start = rfind(b"\n", 0, nl) + 1
             lineno += count(b"\n", counted, start)
             counted = start
-            text = buf[start:spans[start]].decode("utf-8", errors="replace").rstrip("\r")
-            mask = candidates[start]
+            text = buf[start:nl].decode("utf-8", errors="replace").rstrip("\r")
             if mask & (mask - 1):
-                for index in (every if mask == all_mask else _bits(mask)):
+                for index in (every_index if mask == all_mask else _bits(mask)):
                     attempt(index, text, lineno + 1, buf, start)
             else:  # one matcher, most often
                 attempt(mask.bit_length() - 1, text, lineno + 1, buf, start)
-        self.lines = base + count(b"\n", begin, end)
+            done = self._done
+        self.lines = lineno + count(b"\n", counted, end)
 
     def _try(self, index: int, text: str, lineno: int, buf: bytes, start: int) -> None:
+        if not self.ready[index]:
+            self.compiled_matchers.prepare(index)
         literals = self.literals[index]
         if literals is not None:
             for alt in literals:
@@ -857,6 +1000,9 @@ class LogScanner:
             self._kept_hits += 1
             self._kept_chars += len(key) + len(hit.text) + sum(map(len, before)) + sum(map(len, groups.values()))
         self.hits[slot] = hit
+        if self.counted[index]:
+            self._counting[index] = hit
+            self._done |= 1 << index
         if self.context:
             after = [t[:KEEP_CHARS] for t in _lines_after(buf, start, self.context)]
             hit.after = after
