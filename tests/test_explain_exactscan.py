@@ -231,4 +231,4 @@ def test_searching_ahead_on_another_thread_changes_nothing(monkeypatch):
             scanner.feed(data[pos:pos + 100_000])
         out.append(([vars(h) for h in scanner.finish()], scanner.lines))
     assert out[0] == out[1] == out[2]
-    assert len(out[0][0]) > 50 and out[0][1] == data.count(b"\n")
+    assert len(out[0][0]) > 50 and out[0][1] == 5000
