@@ -211,24 +211,3 @@ def test_explain_answers_the_same_without_the_wheel(tmp_path):
     assert len(json.loads(out[0])["matches"]) > 50
     assert list((tmp_path / "cache" / "ascend-doctor" / "explain").glob("*.json"))  # the plan was kept
 
-
-
-def test_searching_ahead_on_another_thread_changes_nothing(monkeypatch):
-    """The automaton searches the next pieces of a feed on another thread (AHEAD): the hits,
-    counts and line numbers are those of searching each piece in turn."""
-    import random
-
-    rnd = random.Random(21)
-    pool = examples() + mined() + NOISE
-    data = "\n".join(rnd.choice(pool) for _ in range(5000)).encode("utf-8") + b"\n"
-    monkeypatch.setattr(logscan, "SMALL_INPUT", 0)
-    monkeypatch.setattr(logscan, "PIECE", 4096)
-    out = []
-    for ahead in (0, 1, 3):
-        monkeypatch.setattr(logscan, "AHEAD", ahead)
-        scanner = LogScanner(catalog().compiled)
-        for pos in range(0, len(data), 100_000):
-            scanner.feed(data[pos:pos + 100_000])
-        out.append(([vars(h) for h in scanner.finish()], scanner.lines))
-    assert out[0] == out[1] == out[2]
-    assert len(out[0][0]) > 50 and out[0][1] == 5000

@@ -706,20 +706,6 @@ def _bits(mask: int) -> List[int]:
     return out
 
 
-AHEAD = 2  # pieces the automaton searches ahead of the Python work on their matches
-_SEARCHER: Any = None
-
-
-def _searcher() -> Any:
-    """The one thread that runs automaton searches ahead (made on first use, idle after)."""
-    global _SEARCHER
-    if _SEARCHER is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _SEARCHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logscan-search")
-    return _SEARCHER
-
-
 class ScanTimeout(Exception):
     """The scanner's deadline passed (a regex can take long on a crafted line: the deadline is
     checked before each candidate line)."""
@@ -820,30 +806,14 @@ class LogScanner:
         if marked is not None:
             pf = marked.prefilter
             translated = buf.translate(pf.table) if pf.regex is not None else buf
-        pieces = []
         pos = 0
         while pos < end:
             stop = end
             if end - pos > PIECE:
                 nl = buf.rfind(b"\n", pos, pos + PIECE)
                 stop = nl + 1 if nl >= 0 else buf.find(b"\n", pos + PIECE) + 1
-            pieces.append((pos, stop))
+            self._scan(buf, pos, stop, exact=exact, marked=marked, translated=translated)
             pos = stop
-        if exact is not None and exact.find is not None and len(pieces) > 1 and AHEAD > 0:
-            # The automaton's search lets go of the GIL: on a second core it searches up to
-            # AHEAD pieces ahead while this thread works through the matches of the one before
-            # (taken in order: every hit is the same; memory stays bounded by AHEAD pieces).
-            view, find = memoryview(buf), exact.find
-            pending: List[Any] = []
-            for i, (begin, stop) in enumerate(pieces):
-                while len(pending) < AHEAD and i + len(pending) < len(pieces):
-                    b, e = pieces[i + len(pending)]
-                    pending.append(_searcher().submit(find, view[b:e], True))
-                self._scan(buf, begin, stop, exact=exact, marked=marked, translated=translated,
-                           found=pending.pop(0).result())
-        else:
-            for begin, stop in pieces:
-                self._scan(buf, begin, stop, exact=exact, marked=marked, translated=translated)
         self._remember(buf, end)
 
     def _cut_long(self, buf: bytes, end: int) -> Tuple[bytes, int]:
@@ -868,12 +838,11 @@ class LogScanner:
         return out, end - (len(buf) - len(out))
 
     def _scan(self, buf: bytes, begin: int, end: int, every: bool = False, exact: Any = None,
-              marked: Optional[Marked] = None, translated: Optional[bytes] = None, found: Any = None) -> None:
+              marked: Optional[Marked] = None, translated: Optional[bytes] = None) -> None:
         """The candidate lines of ``buf[begin:end]`` (complete lines), matched for real: with
         ``every``, every line is a candidate of every matcher (a small input); else those the
-        automaton ``exact`` (or its matches, ``found``, when already searched) and the marker
-        scan ``marked`` (over ``translated``) find. A line is known by its newline until it is
-        decoded (its start costs a search back)."""
+        automaton ``exact`` and the marker scan ``marked`` (over ``translated``) find. A line is
+        known by its newline until it is decoded (its start costs a search back)."""
         compiled = self.compiled_matchers
         candidates: Dict[int, int] = {}  # a line's newline -> mask of matchers
         loose: Set[int] = set()  # lines an automaton string found that is not "pure" (below)
@@ -890,7 +859,7 @@ class LogScanner:
             before, nl = -1, -1  # the newlines before and after the current line
             # overlapping matches: none is hidden inside another; none holds a newline, so each
             # lies in one line (they come by their ends: a line's matches come together)
-            for k, pos, _ in (found if found is not None else exact.find(memoryview(buf)[begin:end], True)):
+            for k, pos, _ in exact.find(memoryview(buf)[begin:end], True):
                 pos += begin
                 if before < pos < nl:
                     candidates[nl] |= masks[k]
