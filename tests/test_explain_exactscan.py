@@ -15,7 +15,7 @@ import pytest
 
 from doctor.parse import exactscan, logscan
 from doctor.parse.logscan import Compiled, LogScanner, Matcher, required
-from doctor.shell import cache
+from doctor.shell.host import cache
 from tests.explain_kit import catalog
 from tests.test_explain_fastpath import NOISE, examples, mined
 

@@ -38,7 +38,7 @@ class Catalog:
     # `unless` fit the log explains the code (507033 with E30006 is another cause than with EL0004)
     by_code: Dict[str, List[Signature]] = field(default_factory=dict)
     _compiled: Optional[Compiled] = None
-    # where the scanner keeps what it builds from the matchers between runs (doctor.shell.cache)
+    # where the scanner keeps what it builds from the matchers between runs (doctor.shell.host.cache)
     cache: Any = None
 
     @property

@@ -606,7 +606,7 @@ class Compiled:
 
     def __init__(self, matchers: Sequence[Matcher], cache: Any = None):
         self.matchers = list(matchers)
-        # where the automaton's plan is kept between runs (doctor.shell.cache: key, read, write),
+        # where the automaton's plan is kept between runs (doctor.shell.host.cache: key, read, write),
         # keyed by the matchers and the code that makes plans; None: built every time
         self.cache = cache
         self._marked: Optional[Marked] = None
