@@ -211,3 +211,24 @@ def test_explain_answers_the_same_without_the_wheel(tmp_path):
     assert len(json.loads(out[0])["matches"]) > 50
     assert list((tmp_path / "cache" / "ascend-doctor" / "explain").glob("*.json"))  # the plan was kept
 
+
+
+def test_the_plans_fingerprint_is_the_same_in_every_process_and_follows_the_code(monkeypatch):
+    """The cached plan is keyed by the code that makes plans, read from the loaded modules (the
+    parsers open no file): the same in a new process, different once that code changes."""
+    import subprocess
+    import sys
+
+    from doctor.parse import exactscan, needles
+
+    code = "from doctor.parse import exactscan; print(exactscan.fingerprint())"
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+            for _ in range(2)}
+    exactscan.fingerprint.cache_clear()
+    assert runs == {f"{exactscan.fingerprint()}\n"}
+    monkeypatch.setattr(needles, "WEAK", needles.WEAK + 1)
+    exactscan.fingerprint.cache_clear()
+    changed = exactscan.fingerprint()
+    monkeypatch.undo()
+    exactscan.fingerprint.cache_clear()
+    assert changed != exactscan.fingerprint()

@@ -21,7 +21,7 @@ from functools import lru_cache
 from itertools import product
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from doctor.parse.logscan import FREQ, MIN_NEEDLE, Matcher, Needle, line_literals, plain_literals, required
+from doctor.parse.needles import FREQ, MIN_NEEDLE, Matcher, Needle, line_literals, plain_literals, required
 
 # exact strings one needle's window may expand to: FEW when that leaves it MIN_NEEDLE atoms (each
 # string adds automaton states, which take time to build on every run), else up to VARIANTS
@@ -193,19 +193,28 @@ class ExactSearch:
             self.find = automaton.find_matches_as_indexes
 
 
+@lru_cache(maxsize=1)
 def fingerprint() -> int:
-    """A checksum of the code that makes plans (this module and doctor.parse.logscan): part of a
-    cached plan's key, so that a changed choice of strings is never read from an older cache."""
+    """A checksum of the code that makes plans (this module and doctor.parse.needles): part of a
+    cached plan's key, so that a changed choice of strings is never read from an older cache.
+    Taken from the loaded functions' code and the modules' constants, not from their files."""
+    import marshal
+    import sys
     import zlib
-    from pathlib import Path
 
-    here = Path(__file__).resolve().parent
     crc = 0
-    for name in ("exactscan.py", "logscan.py"):
-        try:
-            crc = zlib.crc32((here / name).read_bytes(), crc)
-        except OSError:
-            return -1
+    for module in (sys.modules[__name__], sys.modules[Matcher.__module__]):
+        for name, value in sorted(vars(module).items()):
+            if getattr(value, "__module__", None) != module.__name__:
+                if isinstance(value, (int, str, tuple, frozenset)) and name.isupper():
+                    crc = zlib.crc32(repr((name, value)).encode(), crc)
+                continue
+            members = [value] + ([v for _, v in sorted(vars(value).items())] if isinstance(value, type) else [])
+            for member in members:
+                member = getattr(member, "__wrapped__", getattr(member, "__func__", member))
+                code = getattr(member, "__code__", None)
+                if code is not None:
+                    crc = zlib.crc32(marshal.dumps(code), crc)
     return crc
 
 
