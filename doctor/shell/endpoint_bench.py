@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from doctor.shell.net import cut_off
 from doctor.smoke.endpoint import RequestRecord
 
 CONNECT_TIMEOUT = 10.0
@@ -118,30 +119,6 @@ def get_text(cfg: BenchConfig, path: str, cap: int, session: Any = None) -> str:
     return body.decode("utf-8", "replace")
 
 
-def _cut_off(resp: Any, deadline: float) -> Callable[[], None]:
-    """Shut the response's socket down at ``deadline`` (monotonic); returns what cancels it.
-    The deadline checks between reads cannot end a read that never returns: http.client reads
-    the trailer lines after a chunked body's last chunk one by one, with no end while the server
-    sends them (an endless trailer held smoke --endpoint and profile --collect forever)."""
-    import socket
-    import threading
-
-    sock = getattr(getattr(getattr(resp, "raw", None), "_connection", None), "sock", None)
-    if sock is None:
-        return lambda: None
-
-    def cut() -> None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-    timer = threading.Timer(max(0.0, deadline - time.monotonic()), cut)
-    timer.daemon = True
-    timer.start()
-    return timer.cancel
-
-
 def _read_capped(resp: Any, deadline: float, cap: int) -> Tuple[bytes, bool]:
     """(at most ``cap`` bytes of the body, whether it ended or reached the cap before the
     deadline). One socket read at a time (read1), so the deadline is checked between reads
@@ -149,7 +126,7 @@ def _read_capped(resp: Any, deadline: float, cap: int) -> Tuple[bytes, bool]:
     out = bytearray()  # appending to bytes would copy the whole body at every chunk
     raw = resp.raw
     read1 = getattr(raw, "read1", None)
-    cancel = _cut_off(resp, deadline)
+    cancel = cut_off(resp, deadline)
     try:
         while len(out) < cap:
             if time.monotonic() > deadline:
@@ -243,7 +220,7 @@ def stream_request(session: Any, cfg: BenchConfig, model: str, prompt: str, star
         return fail("connect", _reason(e))
     # a read blocks at most the stall timeout: past that after the request's deadline (and its
     # drain), only a read without end (an endless trailer) is left, and the socket is shut
-    cancel = _cut_off(resp, end + cfg.stall_timeout + DRAIN_TIMEOUT)
+    cancel = cut_off(resp, end + cfg.stall_timeout + DRAIN_TIMEOUT)
     try:
         if resp.status_code != 200:
             body, _ = _read_capped(resp, min(end, time.monotonic() + cfg.stall_timeout), MAX_ERROR_BODY)
