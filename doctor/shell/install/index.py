@@ -291,7 +291,10 @@ def deadline_session(deadline: Deadline, timeout: Tuple[float, float] = TIMEOUT,
 
 
 def read_body(resp, url: str, cap: int, deadline: Optional[Deadline] = None) -> bytes:
+    from doctor.shell.net import cut_off
+
     buf = io.BytesIO()
+    cancel = cut_off(resp, deadline.end) if deadline is not None else (lambda: None)  # a read without end
     try:
         for chunk in _as_received(resp):
             buf.write(chunk)
@@ -299,8 +302,17 @@ def read_body(resp, url: str, cap: int, deadline: Optional[Deadline] = None) -> 
                 raise IndexFetchError(f"{url} is larger than {cap // (1 << 20)} MiB")
             if deadline is not None:
                 deadline.left(url)
+    except IndexFetchError:
+        raise
+    except Exception:  # noqa: BLE001 - a read broken by the cut-off is the deadline's
+        if deadline is not None:
+            deadline.left(url)
+        raise
     finally:
+        cancel()
         resp.close()
+    if deadline is not None:
+        deadline.left(url)  # a body cut off at the deadline is no body
     return buf.getvalue()
 
 
