@@ -221,7 +221,7 @@ def fetch_resolved(files: Sequence, dest: Path, *, cert: Optional[str] = None, p
                     raise DoctorError(T("shell.download.deadline", file=r.filename, seconds=f"{deadline:g}"))
                 resp = session.get(r.url, stream=True, timeout=(min(30.0, left), min(60.0, left)),
                                    auth=_auth_for(r.url, index_urls))
-                from doctor.shell.net import cut_off
+                from doctor.shell.runtime.net import cut_off
 
                 # a read without end (an endless chunked trailer) is ended at the deadline: else this
                 # thread outlived the phase and the doctor's exit waited for it forever

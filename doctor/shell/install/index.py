@@ -291,7 +291,7 @@ def deadline_session(deadline: Deadline, timeout: Tuple[float, float] = TIMEOUT,
 
 
 def read_body(resp, url: str, cap: int, deadline: Optional[Deadline] = None) -> bytes:
-    from doctor.shell.net import cut_off
+    from doctor.shell.runtime.net import cut_off
 
     buf = io.BytesIO()
     cancel = cut_off(resp, deadline.end) if deadline is not None else (lambda: None)  # a read without end

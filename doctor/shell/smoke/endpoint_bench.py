@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from doctor.shell.net import cut_off
+from doctor.shell.runtime.net import cut_off
 from doctor.smoke.endpoint import RequestRecord
 
 CONNECT_TIMEOUT = 10.0

@@ -1,4 +1,4 @@
-"""doctor/shell/downloads.py: the resolved files fetched within one total deadline."""
+"""doctor/shell/install/downloads.py: the resolved files fetched within one total deadline."""
 from __future__ import annotations
 
 import subprocess
@@ -40,7 +40,7 @@ def test_a_download_that_never_ends_ends_with_the_deadline_and_so_does_the_docto
         "from types import SimpleNamespace\n"
         "from pathlib import Path\n"
         "from doctor.errors import DoctorError\n"
-        "from doctor.shell.downloads import fetch_resolved\n"
+        "from doctor.shell.install.downloads import fetch_resolved\n"
         f"r = SimpleNamespace(name='x', filename='x-1.0-py3-none-any.whl', size=10, hashes={{'sha256': '0' * 64}},\n"
         f"                    url='http://127.0.0.1:{httpd.server_port}/x-1.0-py3-none-any.whl')\n"
         "try:\n"
