@@ -58,6 +58,10 @@ RECONSTRUCTED = {
     # issue 25 (cover): the message as the component's source writes it
     "cann.op_needs_newer_cann", "env.build_no_cxx_compiler", "python.transformers_unrecognized_config",
     "torch_npu.expandable_segments_off",
+    # issue 25 (cover2): descriptions in a user's words of a cause the cited docs state, and
+    # messages put back together from the raising code of the cited commit
+    "torch.install_order_prose_en", "torch.vllm_requires_torch_prose",
+    "torch_npu.dev_build_needs_mirror_prose", "torch_npu.dev_build_needs_mirror_said",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
