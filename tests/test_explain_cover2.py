@@ -57,6 +57,9 @@ def top(text):
      "vllm_ascend.feature_conflict", None),
     ("RuntimeError: MSMONITOR_USE_DAEMON and torch profiler cannot be both enabled at the same time.",
      "vllm_ascend.feature_conflict", None),
+    # a plugin written against another vllm-ascend (vllm-omni imports vllm_ascend.utils.enable_sp and other
+    # internals: vllm_omni/worker/npu/npu_model_runner.py at vllm-omni be81443)
+    ("AttributeError: module 'vllm_ascend.utils' has no attribute 'enable_sp'", "vllm_ascend.api_drift", None),
     # the install order in users' words
     ("When I pip install vllm, torch gets upgraded to 2.8.0 and torch_npu no longer imports", "torch.install_order_prose_en", None),
     ("vllm will replace the torch that vllm-ascend installed", "torch.install_order_prose_en", None),
