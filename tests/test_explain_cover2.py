@@ -25,6 +25,11 @@ def top(text):
      "detection. Reason: timeout.", "cann_msg.EI0015", "EI0015"),
     ("EI0008: [PID: 3380] 2025-06-11 The HCCL versions are inconsistent: tag [t], local_version [8.1.RC1], remote_version [8.0.0]",
      "cann_msg.EI0008", "EI0008"),
+    # HCCL's rank-table parser (cann-hccl topoinfo_ranktable*.cc)
+    ("[ERROR] HCCL(7,python3):2025-06-11-10:02:33.114.502 [topoinfo_ranktableConcise.cc:443] [7][Get][SingleDeviceIp]errNo"
+     "[0x0000000005000001] 'device_ip' is not set correctly", "cann.hccl_ranktable_entry_invalid", None),
+    ("[ERROR] HCCL(7,python3):2025-06-11 [topoinfo_exchange_agent.cc:459] [7][Verify][ClusterDeviceIP]rank[3]'s device ip is "
+     "repeated with rank[11].", "cann.hccl_ranktable_entry_invalid", None),
     # HcclResult in torch_npu's format
     ("RuntimeError: HCCL function error: HcclCommPrepare(...), error code is 4", "hccl.4", "4"),
     ("RuntimeError: HCCL function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), "
@@ -90,6 +95,17 @@ def test_the_same_cause_keeps_the_code_its_later_line_carries():
     got = top(log)
     assert got.id == "cann.hccl_bind_ip_port" and got.line == 1
     assert got.code == "7"
+
+
+def test_the_rank_table_load_failure_carries_ei0004():
+    log = ("[ERROR] HCCL(7,python3):2025-06-11 [topoinfo_ranktableParser.cc:140] [7][Load][File]errNo[0x0000000005000001] "
+           "path /data/rank_table.json is not a valid real path\n"
+           "EI0004: [PID: 7] 2025-06-11-10:02:33.114.502 The ranktable or rank is invalid,Reason:[The ranktable path configured "
+           "in the training can be found in the plogs.]. Please check the configured ranktable. [/data/rank_table.json]")
+    got = top(log)
+    assert got.id == "cann.hccl_ranktable_load" and got.code == "EI0004"
+    # without a load line, EI0004 keeps the table's meaning (no signature claims it)
+    assert top(log.splitlines()[1]).id == "cann_msg.EI0004"
 
 
 def test_benign_retelling_of_the_resolver_note_reports_nothing_real():

@@ -62,7 +62,7 @@ RECONSTRUCTED = {
     # messages put back together from the raising code of the cited commit
     "torch.install_order_prose_en", "torch.vllm_requires_torch_prose",
     "torch_npu.dev_build_needs_mirror_prose", "torch_npu.dev_build_needs_mirror_said",
-    "cann.hccl_ranktable_load", "cann.hccl_ranktable_entry_invalid",
+    "cann.hccl_ranktable_load", "cann.hccl_ranktable_entry_invalid", "cann.hccl_ranktable_device_mismatch",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
