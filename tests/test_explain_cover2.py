@@ -124,6 +124,10 @@ def test_benign_retelling_of_the_resolver_note_reports_nothing_real():
     ("src/base/logging.h:3:10: fatal error: base/log_types.h: No such file or directory", "cann.custom_op_cann_mismatch"),
     ("ImportError: /usr/lib/python3/dist-packages/cv2/cv2.so: undefined symbol: _ZN2cv3Mat", "torch.torchvision_mismatch"),
     ("OSError: Could not load this library: /opt/venv/lib/python3.11/site-packages/mylib/_C.so", "torch.torchaudio_mismatch"),
+    ("NCCL WARN Bootstrap : no socket interface found", "cann.hccl_no_host_interface"),
+    ("ncclCommInitRank failed: unhandled system error (run with NCCL_DEBUG=INFO for details)", "cann.atb_hccl_comm_failed"),
+    ("[atb] [info] [hccl_runner.cpp:146] HcclRunner HcclCommInitRootInfo success, rank:1, rankSize:4", "cann.atb_hccl_comm_failed"),
+    ("Gloo connectFullMesh failed with ... All ports in range are in use", "cann.hccl_port_range_exhausted"),
     # healthy install lines and the neighbours of the install-order prose
     ("Successfully installed torch-2.7.1 torch-npu-2.7.1 torchvision-0.22.1 vllm-0.11.0 vllm-ascend-0.11.0", "torch."),
     ("Attempting uninstall: torch", "torch.install_order_prose_en"),
