@@ -66,6 +66,7 @@ RECONSTRUCTED = {
     "cann.hccl_port_range_exhausted", "cann.hccl_no_host_interface",
     "vllm_ascend.quant_type_unsupported", "vllm_ascend.quantization_override", "env.sglang_npu_ops_unloaded",
     "cann.atb_hccl_comm_failed", "devices.npu_memory_fault", "devices.npu_link_fault", "cann.npu_task_aborted",
+    "vllm_ascend.kv_transfer_timeout",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
