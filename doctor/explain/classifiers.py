@@ -156,6 +156,8 @@ def _vllm_patch_attr(hit: Hit, tables: Tables) -> Optional[Answer]:
 
 def _vllm_ascend_import(hit: Hit, tables: Tables) -> Optional[Answer]:
     what = hit.groups.get("name") or hit.groups.get("module") or "?"
+    if hit.groups.get("amod"):  # a submodule of this release lacks what the caller uses (vllm-omni, verl...)
+        what = f"{hit.groups['amod']}.{hit.groups.get('attr', '?')}"
     return _answer(hit, "vllm_ascend.api_drift", "vllm_ascend", T("explain.vllm_ascend_api.cause", what=what),
                    T("explain.vllm_ascend_api.fix"),
                    "https://docs.vllm.ai/projects/ascend/en/latest/community/versioning_policy.html",
@@ -322,11 +324,13 @@ CLASSIFIERS: Tuple[Classifier, ...] = (
     Classifier(
         "classifier.vllm_ascend_import",
         r"(?:cannot import name '(?P<name>\w+)' from 'vllm_ascend(?:\.[\w.]+)?'(?! \(unknown location\))|"
-        r"No module named '(?P<module>vllm_ascend\.[\w.]+)')",
+        r"No module named '(?P<module>vllm_ascend\.[\w.]+)'|"
+        r"module '(?P<amod>vllm_ascend\.[\w.]+)' has no attribute '(?P<attr>\w+)')",
         _vllm_ascend_import,
         example="ModuleNotFoundError: No module named 'vllm_ascend.distributed'",
         example_source="https://github.com/modelscope/ms-swift/issues/4886",
-        near_miss=("ImportError: cannot import name 'register' from 'vllm_ascend' (unknown location)",),
+        near_miss=("ImportError: cannot import name 'register' from 'vllm_ascend' (unknown location)",
+                   "AttributeError: module 'vllm_ascend' has no attribute 'register'"),
         key="name",
     ),
     Classifier(
