@@ -7,7 +7,8 @@ still importing must not leave the started processes behind, nor print a traceba
 command costs ~30 ms of a ~100 ms check): ``parse_check`` reads exactly the command lines that
 the typer command would read without a word (every option of check, ``--opt value`` and
 ``--opt=value``, the last of a repeated option winning, as click does) into the same
-parameters, and the same body runs them (doctor/cli/check_command.py). Anything else, --help,
+parameters, both read from the same declarations (doctor/cli/params.py: CHECK), and the same
+body runs them (doctor/cli/check_command.py). Anything else, --help,
 -h, an option it does not know, a value that does not convert, --requirements, is handed to the
 typer app, which says what it always said: the output and the exit codes are typer's own.
 """

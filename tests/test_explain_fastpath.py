@@ -26,11 +26,15 @@ from tests.explain_kit import catalog, matrix
 DATA = Path(__file__).resolve().parent / "data"
 
 
-@pytest.fixture(autouse=True, params=["prefilter", "small"])
+@pytest.fixture(autouse=True, params=["automaton", "marker", "small"])
 def path(request, monkeypatch):
-    """Each comparison twice: through the prefilter, and as a small input (every line tried
-    with every matcher's literal test)."""
-    monkeypatch.setattr(logscan, "SMALL_INPUT", 0 if request.param == "prefilter" else 1 << 40)
+    """Each comparison three times: through the automaton (the ahocorasick-rs wheel), through
+    the marker scan (its pure-Python fallback), and as a small input (every line tried with
+    every matcher's literal test)."""
+    monkeypatch.setattr(logscan, "SMALL_INPUT", 1 << 40 if request.param == "small" else 0)
+    monkeypatch.setattr(logscan, "AUTOMATON", request.param == "automaton")
+    if request.param == "automaton":
+        assert catalog().compiled.exact is not None, "the ahocorasick-rs wheel is a dependency: installed here"
     return request.param
 
 

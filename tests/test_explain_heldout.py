@@ -13,6 +13,9 @@ from tests.explain_kit import catalog as shipped_catalog
 
 HELD_OUT = Path(__file__).parent / "data" / "explain_heldout.jsonl"
 GOAL = 0.80
+# frozen floor: 25 of 30 before issue 25's cover pass, 26 after it, 27 since cover2 (EI0019 carried by the
+# signature that explains its line): a drop is a regression
+HELD_OUT_FLOOR = 27 / 30 - 1e-9  # (less a rounding margin: 1 - 3/30 < 27/30 in floats)
 
 
 def judge(row, catalog) -> bool:
@@ -40,4 +43,4 @@ def test_held_out_share_explained():
     misses = [f"{r['source']}: {r['text'].splitlines()[0][:100]} (expected {r['expect']})"
               for r in rows if not judge(r, catalog)]
     share = 1 - len(misses) / len(rows)
-    assert share >= GOAL, f"{share:.0%} explained; misses:\n" + "\n".join(misses)
+    assert share >= max(GOAL, HELD_OUT_FLOOR), f"{share:.0%} explained; misses:\n" + "\n".join(misses)

@@ -22,7 +22,7 @@ from tests.test_explain_heldout import judge
 
 DATA = Path(__file__).parent / "data"
 MINED = DATA / "explain_mined_serving.jsonl"
-HELD_OUT_FLOOR = 8 / 14  # frozen: 8 of 14 held-out cases explained at the time of writing (the issue aims at 90%)
+HELD_OUT_FLOOR = 9 / 14 - 1e-9  # frozen: 8 of 14 held-out cases when first written, 9 of 14 since cover2 (CANN internal headers; less a rounding margin, 1 - 5/14 < 9/14 in floats); the issue aims at 90%
 
 
 def rows(path: Path = MINED):

@@ -14,6 +14,7 @@ import pytest
 
 from doctor.explain.classifiers import CLASSIFIERS
 from doctor.matrix.load import load_matrix
+from doctor.parse import logscan
 from doctor.parse.logscan import LogScanner, Matcher, PatternError, required, scan_text
 from tests.explain_kit import catalog
 
@@ -27,6 +28,14 @@ NOISE = [
     "Requirement already satisfied: numpy in /usr/local/python3.11.13/lib/python3.11/site-packages (1.26.4)",
     "",
 ]
+
+
+@pytest.fixture(autouse=True, params=["automaton", "marker"])
+def search(request, monkeypatch):
+    """Each test through the automaton (the ahocorasick-rs wheel) and its fallback, the marker
+    scan: they must find the same."""
+    monkeypatch.setattr(logscan, "AUTOMATON", request.param == "automaton")
+    return request.param
 
 
 def examples():

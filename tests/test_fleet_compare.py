@@ -203,3 +203,26 @@ def test_the_verdict_comes_first_and_the_table_fits_the_width(columns):
         proc = subprocess.run([sys.executable, "-m", "doctor", "fleet", "compare", NODE1, NODE2, "--lang", lang],
                               capture_output=True, text=True, env=env, timeout=120)
         assert proc.returncode == 0 and proc.stdout.startswith(healthy), proc.stdout[:200]
+
+
+def test_fleet_progress_draws_on_stderr_never_into_the_report(monkeypatch):
+    """`fleet check > report.txt` on a terminal: the bar goes to stderr, stdout holds only the report."""
+    import io
+
+    from doctor.cli import fleet as fleet_cli
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out, err = io.StringIO(), Tty()
+    monkeypatch.setattr("sys.stdout", out)
+    monkeypatch.setattr("sys.stderr", err)
+    monkeypatch.setenv("TERM", "xterm")
+    start = fleet_cli._progress(True)
+    assert start is not None
+    tick = start("collecting snapshots", 2)
+    tick(None)
+    tick(None)
+    assert out.getvalue() == ""
+    assert "collecting snapshots" in err.getvalue()

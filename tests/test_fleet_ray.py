@@ -107,3 +107,21 @@ def test_ray_missing_and_no_cluster_are_one_line_usage_errors(tmp_path):
                           text=True, env=env, cwd=tmp_path, timeout=60)
     assert proc.returncode == 2 and "cannot connect to the Ray cluster at 127.0.0.1:1" in proc.stderr, proc.stderr
     assert not proc.stdout
+
+
+def test_the_node_task_keeps_a_bounded_output_whatever_the_doctor_there_prints():
+    """What runs on each node (shipped by value, no Ray needed to test it): a node whose doctor
+    prints without end is read to the end but only MAX_STDOUT of it is kept and sent back
+    (communicate() held all of it on the node and in the reply); stderr keeps its tail."""
+    import resource
+
+    from doctor.shell.fleet import ray_task
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out = ray_task.run_snapshot(["sh", "-c", "head -c 200000000 /dev/zero; head -c 100000 /dev/zero | tr '\\0' e >&2; "
+                                 "echo last >&2"], 120, max_stdout=1 << 20)
+    assert (out["returncode"], out["timed_out"], len(out["stdout"])) == (0, False, 1 << 20)
+    assert out["stderr"].endswith("eeeelast\n") and len(out["stderr"]) == ray_task.MAX_STDERR
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 << 10  # KiB; communicate(): ~400 MB
+    late = ray_task.run_snapshot(["sh", "-c", "sleep 60 & echo started"], 1.5)
+    assert late["timed_out"] and late["stdout"] == "started\n" and late["seconds"] < 10

@@ -238,3 +238,19 @@ def test_pip_api_reads_requirement_files_wrongly(tmp_path):
     got = pip_api.parse_requirements(str(req))
     assert "c.txt" in got  # the constraints file read as a requirement
     assert str(got["torch"].specifier) == "==2.7.1" and got["torch"].hashes == {"sha256": ["abcd"]}  # right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_check_requirements_failure_says_pips_reason_in_its_title(lang):
+    """The report shows a finding's title, not its observed datum: `check --requirements FILE`
+    on a file pip cannot resolve printed 'pip cannot resolve this command (other):' and nothing
+    after the colon."""
+    from doctor.cli.guard import requirements_failure
+    from doctor.parse.pipreport import Failure
+
+    f = requirements_failure(Failure("other", "\nerror: failed to decode file `r.txt`: stream did not contain "
+                                              "valid UTF-8\n  detail line\n"))
+    title = f.title.text(lang)
+    assert title.endswith("error: failed to decode file `r.txt`: stream did not contain valid UTF-8"), title
+    assert f.observed == "error: failed to decode file `r.txt`: stream did not contain valid UTF-8"
+    assert f.evidence == ["detail line"]

@@ -308,6 +308,9 @@ def test_zstd_layers_without_a_zstd_module(images, monkeypatch):
 
 @pytest.mark.parametrize("argv, message", [
     (["--image-tar", "/nonexistent.tar"], "--image-tar /nonexistent.tar: no such file"),
+    # there, but no archive: it said "no such file"
+    (["--image-tar", "/dev/null"], "--image-tar /dev/null: a device, not a regular file"),
+    (["--image-tar", "/"], "--image-tar /: a directory, not a regular file"),
     (["--image", "x", "--image-tar", "y"], "use either --image or --image-tar"),
     (["--image-tar", "y", "--root", "/tmp"], "cannot be combined with --root"),
     (["--image-tar", "y", "--stage", "runtime"], "an image is judged at the build stage"),

@@ -235,3 +235,51 @@ def test_the_entry_point_rule_finds_a_stray_import():
     assert not _crossing("doctor.shell.images.view", "doctor.shell.host.files")  # the base
     assert not _crossing("doctor.shell.transaction.run_plan", "doctor.shell.steps.pip")  # one subsystem
     assert "doctor.shell.fleet.transport" not in SHELL_ENTRIES.get("fleet", set())
+
+
+def test_every_module_the_code_tests_and_docs_name_exists():
+    """A dotted `doctor.…` name in code, tests, benches and docs (a monkeypatch target, a lazy
+    import, a `python -m`, a doc's pointer) names a module, or an attribute of one, that exists:
+    after a module moves, a name left behind fails here rather than at run time."""
+    import importlib
+    import importlib.util
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    names: Dict[str, str] = {}
+    for top in ("doctor", "tests", "bench", "docs"):
+        for path in sorted((root / top).rglob("*")):
+            if path.suffix in (".py", ".md", ".toml") and "__pycache__" not in path.parts:
+                text = path.read_text(encoding="utf-8", errors="replace")
+                for m in re.finditer(r"(?<![\w.])doctor(?:\.[a-z_][a-z_0-9]*)+", text):
+                    names.setdefault(m.group(0), str(path.relative_to(root)))
+                for m in re.finditer(r"from (doctor(?:\.[a-z_0-9]+)*) import ([a-z_0-9]+(?:, [a-z_0-9]+)*)$", text, re.M):
+                    for n in m.group(2).split(", "):
+                        names.setdefault(f"{m.group(1)}.{n}", str(path.relative_to(root)))
+
+    def exists(name: str) -> bool:
+        parts = name.split(".")
+        for i in range(len(parts), 0, -1):
+            module = ".".join(parts[:i])
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except ImportError:
+                found = False
+            if found:
+                obj: object = importlib.import_module(module)
+                for attr in parts[i:]:
+                    if not hasattr(obj, attr):
+                        return False
+                    obj = getattr(obj, attr)
+                return True
+        return False
+
+    # not module names: dataclass metadata keys, a prose prefix (`doctor.rules.mooncake_*`),
+    # mutmut's generated names, and variables called `doctor` (a Popen in the fault tests)
+    keys = {"doctor.matrix.field", "doctor.matrix.sourced", "doctor.matrix.row"}
+    packages = {p.stem for p in (root / "doctor").iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
+    named = {n: w for n, w in names.items() if n not in keys and not n.endswith("_") and "__mutmut" not in n
+             and n.split(".")[1] in packages}
+    assert len(named) > 300  # the scan reads what it should
+    missing = sorted(f"{where}: {name}" for name, where in named.items() if not exists(name))
+    assert not missing, missing

@@ -370,6 +370,50 @@ def test_a_dripping_index_is_cut_by_the_total_deadline(index):
         assert time.monotonic() - started < 6.0  # the deadline, not the page's end, stopped it (slack for a busy CI)
 
 
+def test_an_endless_trailer_is_cut_by_the_total_deadline():
+    """A chunked page whose last chunk is followed by trailer lines without end: http.client
+    reads them inside one read, where no deadline check runs; the socket is shut at the deadline."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Endless(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+            self.end_headers()
+            try:
+                self.wfile.write(b"2\r\n{}\r\n0\r\n")
+                while True:
+                    self.wfile.write(b"X-Trailer: " + b"y" * 1000 + b"\r\n")
+            except OSError:
+                self.close_connection = True
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    box = {}
+
+    def ask():
+        client = IndexClient([f"http://127.0.0.1:{httpd.server_port}/simple/"], timeout=(1.0, 1.0), deadline=1.0)
+        try:
+            client.project_files("vllm-ascend")
+        except IndexFetchError as e:
+            box["error"] = str(e)
+
+    worker = threading.Thread(target=ask, daemon=True)
+    try:
+        worker.start()
+        worker.join(30)
+        assert not worker.is_alive(), "still reading the trailer"
+    finally:
+        httpd.shutdown()
+    assert "deadline of 1 s exceeded" in box["error"]
+
+
 def test_pep658_metadata_with_a_wrong_checksum_is_refused(index):
     bad = Index()
     good = index.entries[1]  # 0.31.0rc1, served with a .metadata file

@@ -16,7 +16,7 @@ from smoke_fixtures.openai_server import Server, make_handler
 
 
 class ProfilingServer(Server):
-    def __init__(self, out: Path, enabled: bool = True, ranks: int = 2, raw: bool = False):
+    def __init__(self, out: Path, enabled: bool = True, ranks: int = 2, raw: bool = False, endless: bool = False):
         super().__init__(first=0.01, gap=0.002)
         base = make_handler(self.script)
         state = {"on": False, "during": 0, "calls": []}
@@ -38,6 +38,15 @@ class ProfilingServer(Server):
                         for r in range(ranks):
                             pg.write_ascend_pt(out, replace(pg.HOST_BOUND, rank=r, steps=12))
                     self.send_response(200)
+                    if endless:  # a body that never ends: 64 KiB chunks until the client hangs up
+                        self.send_header("Transfer-Encoding", "chunked")
+                        self.end_headers()
+                        try:
+                            while True:
+                                self.wfile.write(b"10000\r\n" + b"x" * 0x10000 + b"\r\n")
+                        except OSError:
+                            self.close_connection = True
+                        return
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
@@ -48,10 +57,10 @@ class ProfilingServer(Server):
         self.httpd.RequestHandlerClass = Handler
 
 
-def cli(*args):
+def cli(*args, timeout=300):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.run([sys.executable, "-m", "doctor", "profile", *args], capture_output=True, text=True, env=env,
-                          timeout=300)
+                          timeout=timeout)
 
 
 def test_collect_captures_a_bounded_profile_and_analyses_it(tmp_path):
@@ -90,3 +99,15 @@ def test_collect_of_an_unanalysed_capture_prints_the_analysis_command(tmp_path):
 def test_collect_needs_a_reachable_server(tmp_path):
     proc = cli("--collect", "--endpoint", "http://127.0.0.1:9", "--profile-dir", str(tmp_path))
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_collect_reads_only_the_status_of_start_and_stop(tmp_path):
+    """/start_profile and /stop_profile are judged by their status: a body that never ends was
+    read whole (4 GB of memory in a minute, and no end)."""
+    out = tmp_path / "vllm_profile"
+    with ProfilingServer(out, endless=True) as server:
+        proc = cli("--collect", "--endpoint", server.url, "--profile-dir", str(out), "--requests", "2", "--json",
+                   timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert server.state["calls"] == ["/start_profile", "/stop_profile"]
+    assert json.loads(proc.stdout)["summary"]["ranks"] == 2

@@ -58,6 +58,15 @@ RECONSTRUCTED = {
     # issue 25 (cover): the message as the component's source writes it
     "cann.op_needs_newer_cann", "env.build_no_cxx_compiler", "python.transformers_unrecognized_config",
     "torch_npu.expandable_segments_off",
+    # issue 25 (cover2): descriptions in a user's words of a cause the cited docs state, and
+    # messages put back together from the raising code of the cited commit
+    "torch.install_order_prose_en", "torch.vllm_requires_torch_prose",
+    "torch_npu.dev_build_needs_mirror_prose", "torch_npu.dev_build_needs_mirror_said",
+    "cann.hccl_ranktable_load", "cann.hccl_ranktable_entry_invalid", "cann.hccl_ranktable_device_mismatch",
+    "cann.hccl_port_range_exhausted", "cann.hccl_no_host_interface",
+    "vllm_ascend.quant_type_unsupported", "vllm_ascend.quantization_override", "env.sglang_npu_ops_unloaded",
+    "cann.atb_hccl_comm_failed", "devices.npu_memory_fault", "devices.npu_link_fault", "cann.npu_task_aborted",
+    "vllm_ascend.kv_transfer_timeout",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).

@@ -148,6 +148,20 @@ def test_durations_devices_and_vllm_args():
     for bad in ("0", "3-1", "x", "all"):
         with pytest.raises(ConfigError):
             parse_devices(bad)
+    assert parse_devices("0-63") == list(range(64))
+
+
+def test_a_huge_device_range_is_refused_before_it_is_made():
+    """--devices 0-99999999 hung: the ids were gathered one by one (each looked up in the list so
+    far) before anything judged them; one node's ids end below MAX_DEVICES."""
+    import time
+
+    started = time.process_time()
+    for bad in ("0-64", "0-99999999", "0,1,99999999999999999999"):
+        with pytest.raises(ConfigError) as e:
+            parse_devices(bad)
+        assert "from 0 to 63" in e.value.args[0].text("en") and "0 到 63" in e.value.args[0].text("zh")
+    assert time.process_time() - started < 1.0
     assert vllm_arg_words(["max-model-len=4096", "enforce_eager", "kv-transfer-config={\"a\": 1}"]) == \
         ["--max-model-len", "4096", "--enforce-eager", "--kv-transfer-config", "{\"a\": 1}"]
 

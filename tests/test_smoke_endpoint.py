@@ -224,3 +224,43 @@ sed "s/22283\\/ 32768/$used\\/ 32768/" {recorded}
     assert trends["hbm.npu0.chip0"]["climbing"] and not trends["hbm.npu1.chip0"]["climbing"]
     assert st.status == "warn" and "hbm.npu0.chip0 22283 -> " in st.title.text("en")
     assert report.exit_code() == 4
+
+
+def test_an_endless_trailer_is_cut_off_at_the_deadline():
+    """A chunked answer whose last chunk is followed by trailer lines without end: http.client
+    reads them one by one inside a single read, so the deadline checks between reads never ran
+    and `smoke --endpoint` (and `profile --collect`) waited forever."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Endless(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            try:
+                self.wfile.write(b"2\r\n{}\r\n0\r\n")
+                while True:
+                    self.wfile.write(b"X-Trailer: " + b"y" * 1000 + b"\r\n")
+            except OSError:
+                self.close_connection = True
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    done = {}
+    worker = threading.Thread(target=lambda: done.update(r=stage(f"http://127.0.0.1:{httpd.server_port}",
+                                                              warmup=0, requests=1)), daemon=True)
+    try:
+        worker.start()
+        worker.join(30)  # the deadline of GET /v1/models with stall_timeout 1 s: 2 s
+        assert not worker.is_alive(), "still reading the trailer"
+    finally:
+        httpd.shutdown()
+    result, report = done["r"]
+    assert result.status == "fail" and "GET /v1/models: " in result.title.text("en") and result.seconds < 10

@@ -364,3 +364,20 @@ def test_the_html_report_escapes_what_servers_say_and_draws_without_a_sweep():
     assert "not measured" in page and "-1%" in page  # TTFT3 missing, TTFT2 barely below cold
     zh = html_report(stage, "zh")
     assert '<html lang="zh">' in zh and "未测量" in zh and "TTFT2 本地命中" in zh
+
+
+def test_a_huge_sweep_range_is_refused_before_it_is_made():
+    """--sweep-docs 1-1000000000:1 took 24 GB and the OOM killer: the range was made (and sorted)
+    before its length was judged."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(sweep.SweepError):
+            sweep.parse_docs("1-2000000:1")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak  # made first: about 150 MB for these 2 M counts
+    with pytest.raises(sweep.SweepError):
+        sweep.parse_docs("1-100000000000000000000:1000000000")

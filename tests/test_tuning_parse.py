@@ -116,6 +116,25 @@ def test_patch_one_line_commands_inline_variables_and_the_last_flag():
         apply_edits("echo hello\n", [Edit("flag", "dtype", "float16")])
 
 
+@pytest.mark.parametrize("script", [
+    "export VLLM_USE_V1=0\nvllm serve m --block-size 16",  # the command is the last line, no newline after it
+    "#!/bin/sh\nvllm serve m \\\n  --block-size 16",
+    "#!/bin/sh\nvllm serve m --block-size 16\necho done",  # a last line the edits leave alone
+])
+def test_patch_of_a_script_without_a_final_newline_applies(tmp_path, script):
+    """A launch script whose last line has no newline: the diff said nothing of it and the real
+    patch tool refused it ('malformed patch'), so the command fix printed to apply it failed."""
+    import subprocess
+
+    new = apply_edits(script, [Edit("unset", "VLLM_USE_V1"), Edit("flag", "block-size", "128")])
+    (tmp_path / "launch.sh").write_text(script)
+    (tmp_path / "p.diff").write_text(unified_diff(script, new, "launch.sh"))
+    done = subprocess.run(["patch", "-p1", "-d", str(tmp_path), "-i", str(tmp_path / "p.diff")], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "launch.sh").read_text() == new
+
+
 def test_patch_drops_a_flag_only_inside_the_serve_command():
     script = "vllm serve m \\\n  --tp 2\n# retry: vllm serve m --block-size 16\n"
     assert apply_edits(script, [Edit("drop", "block-size")]) == script

@@ -56,20 +56,19 @@ def compare_command(
 
 
 def _progress(enabled: bool) -> Optional[Callable]:
-    """A rich progress bar on stderr, only on a terminal."""
+    """A progress bar on stderr, only on a terminal (stdout carries the report)."""
     if not enabled or not sys.stderr.isatty():
         return None
-    from rich.progress import Progress
+    from doctor.shell.host.progress import rich_bar
 
-    bars: List[Progress] = []
+    bars: List[Any] = []
 
     def start(title: str, total: int):
         for bar in bars:
             bar.stop()
-        bar = Progress(transient=True)
+        bar = rich_bar(("text", "bar", "of", "elapsed"))
         bars.append(bar)
         task = bar.add_task(title, total=total)
-        bar.start()
 
         def tick(reply) -> None:
             bar.advance(task)

@@ -126,13 +126,25 @@ def print_judgement(j, lang: str, python: Optional[str] = None) -> None:
               + ", ".join(clean(f"{r.name} {r.version}") for r in j.resolved))
 
 
+def requirements_failure(failure):
+    """The finding of ``check --requirements`` when pip cannot resolve the files: its title says
+    pip's first line (the report shows titles, not the observed datum)."""
+    from doctor.findings import FAIL, Finding
+    from doctor.i18n import T
+
+    lines = [x.strip() for x in failure.message.splitlines() if x.strip()]
+    first = lines[0][:300] if lines else None
+    title = T("guard.requirements_not_resolved", kind=failure.kind, why=first) if first else \
+        T("guard.not_resolved", kind=failure.kind)
+    return Finding("env.requirements", FAIL, title, observed=first, evidence=lines[1:20])
+
+
 def check_requirements(opts, files: List[str], as_json: bool, lang: str, verbose: bool, fail_on: str) -> None:
     """``check --requirements FILE``: the check of the environment as it would be after pip
     installed the files (resolved by pip in report mode; nothing is installed)."""
     import time
 
-    from doctor.findings import FAIL, Finding
-    from doctor.i18n import T, tr
+    from doctor.i18n import tr
     from doctor.usecases.guard import run_guard
 
     started = time.perf_counter()
@@ -140,9 +152,7 @@ def check_requirements(opts, files: List[str], as_json: bool, lang: str, verbose
     j = run.judgement
     verdict = j.after if j.after is not None else run.before
     if j.failure is not None:
-        verdict.findings.insert(0, Finding("env.requirements", FAIL, T("guard.not_resolved", kind=j.failure.kind),
-                                           observed=j.failure.message.splitlines()[0][:300] if j.failure.message else None,
-                                           evidence=j.failure.message.splitlines()[1:20]))
+        verdict.findings.insert(0, requirements_failure(j.failure))
     code = verdict.exit_code(fail_on)
     timings = {"total": round((time.perf_counter() - started) * 1000, 2)}
     target = {"vllm_ascend": run.facts.version_of("vllm-ascend"), "matrix_row": None}

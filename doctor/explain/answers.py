@@ -117,14 +117,23 @@ class Answer:
 def select(answers: Sequence[Answer]) -> List[Answer]:
     """Explicit signatures win over generic answers on the same line; one answer per id
     (its first line); ordered by line, most specific first within a line."""
-    lines_with_signature = {(a.file, a.line) for a in answers if a.kind == SIGNATURE}
+    signature_on: Dict[Tuple[Optional[str], int], Answer] = {}
+    for a in answers:
+        if a.kind == SIGNATURE:
+            signature_on.setdefault((a.file, a.line), a)
     kept: Dict[str, Answer] = {}
     for a in sorted(answers, key=lambda a: (a.line, KINDS.index(a.kind))):
-        if a.kind != SIGNATURE and (a.file, a.line) in lines_with_signature:
+        if a.kind != SIGNATURE and (a.file, a.line) in signature_on:
+            # the vendor code the line carries stays with the signature that explains it
+            sig = signature_on[(a.file, a.line)]
+            if sig.code is None and a.code is not None:
+                sig.code = a.code
             continue
         key = f"{a.file}\0{a.id}"
         if key in kept:
             kept[key].count += a.count
+            if kept[key].code is None and a.code is not None:  # the same cause, its code on another line
+                kept[key].code = a.code
             continue
         kept[key] = a
     return sorted(kept.values(), key=lambda a: (a.file or "", a.line, KINDS.index(a.kind)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple, TypedDict
+from typing import Any, Dict, List, Optional, Sequence, Tuple, TypedDict
 
 from doctor.explain.answers import CODE, CODE_CLASS, HIGH, LOW, MEDIUM, SIGNATURE, Answer, Bi
 from doctor.explain.classifiers import CLASSIFIERS, Classifier, Tables
@@ -38,12 +38,14 @@ class Catalog:
     # `unless` fit the log explains the code (507033 with E30006 is another cause than with EL0004)
     by_code: Dict[str, List[Signature]] = field(default_factory=dict)
     _compiled: Optional[Compiled] = None
+    # where the scanner keeps what it builds from the matchers between runs (doctor.shell.host.cache)
+    cache: Any = None
 
     @property
     def compiled(self) -> Compiled:
         """The matchers compiled for scanning (once per catalog)."""
         if self._compiled is None:
-            self._compiled = Compiled(self.matchers)
+            self._compiled = Compiled(self.matchers, cache=self.cache)
         return self._compiled
 
     @classmethod

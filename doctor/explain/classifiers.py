@@ -156,6 +156,8 @@ def _vllm_patch_attr(hit: Hit, tables: Tables) -> Optional[Answer]:
 
 def _vllm_ascend_import(hit: Hit, tables: Tables) -> Optional[Answer]:
     what = hit.groups.get("name") or hit.groups.get("module") or "?"
+    if hit.groups.get("amod"):  # a submodule of this release lacks what the caller uses (vllm-omni, verl...)
+        what = f"{hit.groups['amod']}.{hit.groups.get('attr', '?')}"
     return _answer(hit, "vllm_ascend.api_drift", "vllm_ascend", T("explain.vllm_ascend_api.cause", what=what),
                    T("explain.vllm_ascend_api.fix"),
                    "https://docs.vllm.ai/projects/ascend/en/latest/community/versioning_policy.html",
@@ -274,9 +276,18 @@ CLASSIFIERS: Tuple[Classifier, ...] = (
     ),
     Classifier(
         "classifier.undefined_symbol",
-        # each alternative is tried where its run of path (or name) characters starts: the
-        # same groups as trying every '/' and every character, linear on a crafted long run
-        r"(?:(?<![^\s:'\"])[^\s:'\"/]*(?P<lib>/[^\s:'\"]+\.so[\w.]*)|(?<![\w.+-])[\w.+-]+\.so[\w.]*)?"
+        # The plain form, (?:(?P<lib>/[^\s:'"]+\.so[\w.]*)|[\w.+-]+\.so[\w.]*)?: undefined symbol: ...,
+        # backtracks over every '/' and character of a long run and, inside it, over every ".so"
+        # (34 s of CPU on "/" + ".so" * 20000). Here each alternative is tried where its run of path
+        # (or name) characters starts (the lookbehinds), and read without backtracking: what
+        # precedes ':' is that whole run (after its first '/'), made of P, up to its last
+        # character outside [\w.] (none: P is empty), then S, all [\w.] (taken whole: the
+        # lookahead-and-backreference pairs are atomic groups), and the plain form matches
+        # exactly when S holds a ".so" with at least one character between it and the '/' (or
+        # the run's start): when P is not empty, or else when S has one past its first character.
+        r"(?:(?<![^\s:'\"])[^\s:'\"/]*(?P<lib>/(?:(?=([^\s:'\"]*[^\w.\s:'\"]))\2(?=[\w.]*?\.so)|(?=[\w.]+?\.so))"
+        r"(?=([\w.]*))\3)"
+        r"|(?<![\w.+-])(?:(?=([\w.+-]*[+-]))\4(?=[\w.]*?\.so)|(?=[\w.]+?\.so))(?=([\w.]*))\5)?"
         r": undefined symbol: (?P<sym>[\w$.@]+)",
         _undefined_symbol,
         example="ImportError: /usr/local/python3.10.14/lib/python3.10/site-packages/torch_npu/lib/libtorch_npu.so: "
@@ -313,11 +324,13 @@ CLASSIFIERS: Tuple[Classifier, ...] = (
     Classifier(
         "classifier.vllm_ascend_import",
         r"(?:cannot import name '(?P<name>\w+)' from 'vllm_ascend(?:\.[\w.]+)?'(?! \(unknown location\))|"
-        r"No module named '(?P<module>vllm_ascend\.[\w.]+)')",
+        r"No module named '(?P<module>vllm_ascend\.[\w.]+)'|"
+        r"module '(?P<amod>vllm_ascend\.[\w.]+)' has no attribute '(?P<attr>\w+)')",
         _vllm_ascend_import,
         example="ModuleNotFoundError: No module named 'vllm_ascend.distributed'",
         example_source="https://github.com/modelscope/ms-swift/issues/4886",
-        near_miss=("ImportError: cannot import name 'register' from 'vllm_ascend' (unknown location)",),
+        near_miss=("ImportError: cannot import name 'register' from 'vllm_ascend' (unknown location)",
+                   "AttributeError: module 'vllm_ascend' has no attribute 'register'"),
         key="name",
     ),
     Classifier(

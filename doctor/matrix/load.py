@@ -82,7 +82,7 @@ def shipped_dir() -> Path:
     try:
         # the package's own directory, as importlib.resources.files() gives it for a package on
         # disk (importlib.resources itself pulls in tempfile, zipfile and random: ~5 ms of check)
-        import doctor.matrices as shipped
+        import doctor.matrices as shipped  # type: ignore[import-not-found]  # the installed wheel maps matrices/ there
 
         for location in getattr(shipped, "__path__", []):
             path = Path(location)

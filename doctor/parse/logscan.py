@@ -10,339 +10,23 @@ literal prefix and a trie of the tokens after it finds every candidate position 
 pass. Only lines holding a token are decoded, and on them only the matchers the token stands
 for: first a test that the line holds the matcher's literal text (``in``), then its regex.
 
+That marker scan is the fallback: where the ahocorasick-rs wheel is installed, one Aho-Corasick
+automaton over exact strings of the same needles finds the candidates about three times as fast
+(:mod:`doctor.parse.exactscan`); either way the same lines are then matched for real.
+
 Everything here is pure: :class:`LogScanner` is fed bytes and returns hits; reading files is
 the shell's job.
 """
 from __future__ import annotations
 
 import re
-import sys
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set, Tuple, Union
 
-if sys.version_info >= (3, 11):  # Python 3.11 moved the regex parser (the old names are deprecated there)
-    from re import _constants as sre_c
-    from re import _parser as sre_parse
-else:  # pragma: no cover - Python < 3.11
-    import sre_constants as sre_c
-    import sre_parse
-
-# a parsed pattern (sre_parse.SubPattern) or a branch of one: (opcode, argument) pairs
-Items = Iterable[Tuple[Any, Any]]
-Atom = FrozenSet[int]  # the bytes one position of a match may hold
-Needle = Tuple[Atom, ...]
-
-# How often each printable byte occurs in serving logs, per 100,000 bytes: measured on the corpus
-# bench/explain_bench.py writes (vLLM, vllm-ascend, CANN plog, HCCL, ATB, Mooncake and pip lines
-# in the proportions of a busy server) and floored at 20, since no byte is absent from every log.
-# Bytes above 0x7e (UTF-8 of Chinese messages) and controls other than the tab are priced flat.
-_FREQ_TEXT = """
- 8227 ! 20 " 690 # 20 $ 20 % 189 & 20 ' 112 ( 379 ) 379 * 20 + 20 , 1948 - 1084 . 2360 / 717
-0 4037 1 3373 2 2900 3 2129 4 1802 5 2038 6 1641 7 1617 8 1534 9 1836 : 2795 ; 20 < 31 = 1292
-> 55 ? 20 @ 20 A 290 B 75 C 229 D 144 E 293 F 417 G 149 H 189 I 667 J 20 K 139 L 147 M 181
-N 688 O 569 P 446 Q 20 R 297 S 353 T 322 U 145 V 121 W 116 X 20 Y 20 Z 30 [ 1150 \\ 20 ] 1168
-^ 20 _ 1578 ` 20 a 2870 b 450 c 2235 d 1423 e 5846 f 847 g 1132 h 1044 i 2639 j 20 k 671
-l 1775 m 1773 n 3173 o 3116 p 2963 q 471 r 2994 s 2578 t 3969 u 1128 v 703 w 143 x 333 y 871
-z 81 { 24 | 49 } 24 ~ 20
-"""
-
-
-def _freq_table() -> Dict[int, int]:
-    out = {b: 20 for b in range(256)}
-    out.update({b: 1000 for b in range(0x7F, 256)})
-    out[0x09] = 100
-    out[0x0A] = out[0x0D] = 10 ** 6  # never a marker: lines are split there
-    words = _FREQ_TEXT.replace("\n", " ").split(" ")
-    words = [w for w in words if w != ""]
-    out[0x20] = int(words[0])
-    for name, count in zip(words[1::2], words[2::2]):
-        out[ord(name)] = int(count)
-    return out
-
-
-FREQ: Dict[int, int] = _freq_table()
-# Control bytes that stand for marked bytes in the translated text: text logs hold none of them
-# (tab, newline, carriage return and the escape of colour codes are left out); where one does
-# occur it only costs a wasted check.
-MARKERS = tuple(c for c in range(1, 32) if c not in (0x09, 0x0A, 0x0D, 0x1B))
-MIN_NEEDLE = 3  # atoms; shorter literals would make nearly every line a candidate
-MAX_TOKEN = 24  # atoms after the marker at which a token stops growing (longer buys nothing)
-MAX_BEHIND = 12  # atoms before the marker a token also checks (by lookbehind)
-# A needle is weak when its rarest atom occurs more often than this (per 100,000 bytes): the
-# marker scan would then stop at a byte as common as 'r' or 'd'. Shipped patterns hold none.
-WEAK = 900
-
-
-class PatternError(ValueError):
-    """A pattern holds no literal text long enough to prefilter on."""
-
-
-# ---------------------------------------------------------------------------------------------
-# what every match of a pattern must contain
-
-
-def _fold(b: int, icase: bool) -> Atom:
-    if icase and (65 <= b <= 90 or 97 <= b <= 122):
-        return frozenset({b | 0x20, b & ~0x20})
-    return frozenset({b})
-
-
-def _literal_atoms(code: int, icase: bool) -> Optional[List[Atom]]:
-    ch = chr(code)
-    raw = ch.encode("utf-8")
-    if len(raw) == 1:
-        return [_fold(raw[0], icase)]
-    return [frozenset({b}) for b in raw]  # non-ASCII: exact UTF-8 bytes
-
-
-_CATEGORY = {
-    "CATEGORY_DIGIT": frozenset(range(48, 58)),
-    "CATEGORY_SPACE": frozenset(b" \t\n\r\f\v"),
-    "CATEGORY_WORD": frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"),
-}
-
-
-def _in_atom(items: Items, icase: bool) -> Optional[Atom]:
-    """The bytes a character class accepts, when it is a small ASCII set (else None)."""
-    out: Set[int] = set()
-    for op, av in items:
-        name = str(op)
-        if name == "NEGATE":
-            return None
-        if name == "LITERAL":
-            if av > 127:
-                return None
-            out |= _fold(av, icase)
-        elif name == "RANGE":
-            lo, hi = av
-            if hi > 127:
-                return None
-            for b in range(lo, hi + 1):
-                out |= _fold(b, icase)
-        elif name == "CATEGORY":
-            cat = _CATEGORY.get(str(av))
-            if cat is None:
-                return None
-            out |= cat
-        else:
-            return None
-    return frozenset(out) if 0 < len(out) <= 64 else None
-
-
-@lru_cache(maxsize=4096)
-def atom_cost(atom: Atom) -> int:
-    """How often the marker scan would stop at this atom (FREQ of its bytes, summed)."""
-    return sum(FREQ[b] for b in atom)
-
-
-def needle_cost(needle: Needle) -> int:
-    """The cost of the needle's rarest atom: what it adds to the scan at best."""
-    return min(atom_cost(a) for a in needle)
-
-
-def _score(alternatives: Sequence[Needle]) -> Tuple[int, int, int, int]:
-    """Higher is better. Needles the marker scan can use (not weak) beat weak ones, and among
-    them the weakest needle's cost decides; weak needles are found by their exact text instead,
-    so among those the longest exact run of the worst decides. Then length (a longer token
-    makes fewer lines candidates), then fewer alternatives."""
-    span = min(min(len(n) for n in alternatives), MAX_TOKEN + MAX_BEHIND + 1)
-    if not any(weak(n) for n in alternatives):
-        return (1, -max(needle_cost(n) for n in alternatives), span, -len(alternatives))
-    return (0, min(max((len(r) for r in exact_runs(n)), default=0) for n in alternatives), span, -len(alternatives))
-
-
-def _sequence(items: Items, icase: bool) -> Optional[List[Needle]]:
-    best: Optional[List[Needle]] = None
-    run: List[Atom] = []
-
-    def consider(alts: Optional[List[Needle]]) -> None:
-        nonlocal best
-        if alts and (best is None or _score(alts) > _score(best)):
-            best = alts
-
-    def flush() -> None:
-        if len(run) >= MIN_NEEDLE:
-            consider([tuple(run)])
-        run.clear()
-
-    for op, av in items:
-        name = str(op)
-        if name == "LITERAL":
-            atoms = _literal_atoms(av, icase)
-            run.extend(atoms or [])
-        elif name == "IN":
-            atom = _in_atom(av, icase)
-            if atom is None:
-                flush()
-            else:
-                run.append(atom)
-        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
-            continue  # zero width: the text around it stays contiguous
-        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            lo, hi, sub = av
-            single = _single_atom(sub, icase)
-            if single is not None and lo >= 1:
-                run.extend([single] * min(lo, MAX_TOKEN))
-                if hi != lo:
-                    flush()
-                continue
-            flush()
-            if lo >= 1:
-                consider(_sequence(sub, icase))
-        elif name == "SUBPATTERN":
-            flush()
-            group, add, delete, sub = av
-            sub_icase = (icase or bool(add & sre_c.SRE_FLAG_IGNORECASE)) and not (delete & sre_c.SRE_FLAG_IGNORECASE)
-            consider(_sequence(sub, sub_icase))
-        elif name == "BRANCH":
-            plain = [_plain(branch, icase) for branch in av[1]]
-            if run and all(p is not None for p in plain):
-                # text before a choice of plain literals (the parser factors a shared prefix out
-                # of alternatives): each alternative with that text in front is a needle too
-                consider([tuple(run) + tuple(p) for p in plain if p is not None])
-            flush()
-            alts: List[Needle] = []
-            for branch in av[1]:
-                got = _sequence(branch, icase)
-                if not got:
-                    alts = []
-                    break
-                alts.extend(got)
-            consider(alts or None)
-        else:
-            flush()
-    flush()
-    return best
-
-
-def _plain(items: Items, icase: bool) -> Optional[List[Atom]]:
-    """The atoms of a sequence made of literals and small classes only (else None)."""
-    out: List[Atom] = []
-    for op, av in items:
-        name = str(op)
-        if name == "LITERAL":
-            out.extend(_literal_atoms(av, icase) or [])
-        elif name == "IN":
-            atom = _in_atom(av, icase)
-            if atom is None:
-                return None
-            out.append(atom)
-        else:
-            return None
-    return out
-
-
-def _single_atom(sub: Items, icase: bool) -> Optional[Atom]:
-    items = list(sub)
-    if len(items) != 1:
-        return None
-    op, av = items[0]
-    if str(op) == "LITERAL":
-        atoms = _literal_atoms(av, icase)
-        return atoms[0] if atoms and len(atoms) == 1 else None
-    if str(op) == "IN":
-        return _in_atom(av, icase)
-    return None
-
-
-@lru_cache(maxsize=1024)
-def _parse(pattern: str, ignore_case: bool) -> Any:
-    return sre_parse.parse(pattern, re.IGNORECASE if ignore_case else 0)
-
-
-def line_literals(pattern: str, ignore_case: bool = False) -> Optional[List[List[str]]]:
-    """Text every line the pattern matches contains: a list of alternatives, each a list of
-    strings that must all occur in the line (or None when nothing cheap is known). Cheaper to
-    test with ``in`` than the pattern's search, which is run only on lines that pass."""
-    parsed = _parse(pattern, ignore_case)
-    if parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE:
-        return None
-    items = list(parsed.data)
-    branches = [list(b) for b in items[0][1][1]] if len(items) == 1 and str(items[0][0]) == "BRANCH" else [items]
-    out: List[List[str]] = []
-    for branch in branches:
-        runs = _literal_runs(branch)
-        if len(runs) > 4:  # enough to tell most lines apart: the longest
-            runs = sorted(runs, key=len, reverse=True)[:4]
-        if not runs:
-            return None  # this alternative asks for no literal text: nothing to test cheaply
-        out.append(runs)
-    return out
-
-
-def plain_literals(pattern: str, ignore_case: bool = False) -> bool:
-    """Whether the pattern is text or a choice of texts, nothing else: then a line matches it
-    exactly when it holds one of them (what ``line_literals`` gives)."""
-    parsed = _parse(pattern, ignore_case)
-    if parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE:
-        return False
-    items = list(parsed.data)
-    branches = [list(b) for b in items[0][1][1]] if len(items) == 1 and str(items[0][0]) == "BRANCH" else [items]
-    return all(b and all(str(op) == "LITERAL" for op, _ in b) and len(b) >= MIN_NEEDLE for b in branches)
-
-
-def _literal_runs(items: Items) -> List[str]:
-    """The runs of literal characters of a sequence and of the groups it must match: those of
-    3 characters or more, and shorter ones outside ASCII (a Chinese word of two characters)."""
-    out: List[str] = []
-    run: List[str] = []
-
-    def flush() -> None:
-        if len(run) >= MIN_NEEDLE or (run and any(ord(ch) > 127 for ch in run)):
-            out.append("".join(run))
-        run.clear()
-
-    for op, av in items:
-        name = str(op)
-        if name == "LITERAL":
-            run.append(chr(av))
-            continue
-        flush()
-        if name == "SUBPATTERN":
-            _group, add, delete, sub = av
-            if not (add & sre_c.SRE_FLAG_IGNORECASE):
-                sub_items = list(sub)
-                if not (len(sub_items) == 1 and str(sub_items[0][0]) == "BRANCH"):
-                    out.extend(_literal_runs(sub_items))
-    flush()
-    return out
-
-
-def required(pattern: str, ignore_case: bool = False) -> List[Needle]:
-    """Needles such that every match of ``pattern`` contains at least one of them.
-
-    Raises PatternError when the pattern has no literal run of MIN_NEEDLE characters on every
-    path (a pattern like ``.*error`` with ``error`` optional cannot be prefiltered)."""
-    parsed = _parse(pattern, ignore_case)
-    icase = bool(parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE)
-    got = _sequence(parsed.data, icase)  # the (opcode, argument) list SubPattern iterates over
-    if not got:
-        raise PatternError(f"no literal text of {MIN_NEEDLE}+ characters that every match must contain: {pattern!r}")
-    return got
-
-
-# ---------------------------------------------------------------------------------------------
-# tokens: a needle suffix that starts at a rare byte
-
-
-@dataclass(frozen=True)
-class Matcher:
-    """One regular expression the scanner evaluates on candidate lines.
-
-    ``key`` names a capture group whose value distinguishes hits (a code, a library name): the
-    scanner keeps the first line of every distinct value, up to ``max_keys``. ``lookback`` and
-    ``context`` require ``context`` to match the hit's line or one of the ``lookback`` lines
-    before it (a traceback frame above an exception)."""
-
-    id: str
-    pattern: str
-    ignore_case: bool = False
-    key: Optional[str] = None
-    lookback: int = 0
-    context: Optional[str] = None
-    max_keys: int = 64
+from doctor.parse.needles import (FREQ, MARKERS, MAX_BEHIND, MAX_TOKEN, MIN_NEEDLE, WEAK, Atom, Items,  # noqa: F401
+                                   Matcher, Needle, PatternError, atom_cost, exact_runs, line_literals,  # (names the
+                                   needle_cost, plain_literals, required, weak)  # scanner's users import from here)
 
 
 @dataclass
@@ -426,25 +110,6 @@ class Prefilter:
 
     def _translated(self, atom: Atom) -> FrozenSet[int]:
         return frozenset(self.code.get(b, b) for b in atom)
-
-
-def weak(needle: Needle) -> bool:
-    """A needle whose rarest atom is common in logs (the scan would stop at it constantly)."""
-    return needle_cost(needle) > WEAK
-
-
-def exact_runs(needle: Needle) -> List[bytes]:
-    """The needle's stretches of MIN_NEEDLE+ atoms that each hold a single byte."""
-    out: List[bytes] = []
-    run: List[int] = []
-    for atom in needle + (frozenset(),):
-        if len(atom) == 1:
-            run.extend(atom)
-            continue
-        if len(run) >= MIN_NEEDLE:
-            out.append(bytes(run))
-        run = []
-    return out
 
 
 def choose_anchors(needles: Sequence[Needle]) -> Dict[bytes, List[int]]:
@@ -577,35 +242,100 @@ PIECE = 256 * 1024  # bytes of complete lines scanned at a time: bounds the tabl
 SMALL_INPUT = 64 * 1024
 
 
+# Whether the scanner searches candidates with the compiled automaton of doctor.parse.exactscan
+# when its wheel is installed (else, or when False, with the marker scan of Prefilter).
+AUTOMATON = True
+
+
+class Marked:
+    """A marker prefilter over some of the matchers (``indexes``), with the matchers each of
+    its tokens and anchors stands for as bit masks over all matchers (bit i: matcher i)."""
+
+    def __init__(self, matchers: Sequence[Matcher], indexes: Sequence[int]):
+        self.prefilter = pf = Prefilter([matchers[i] for i in indexes])
+        self.token_masks = {f"t{k}": _mask(indexes[j] for j in o) for k, o in enumerate(pf.owners)}
+        self.anchor_masks = [(a, _mask(indexes[j] for j in o)) for a, o in pf.anchors.items()]
+
+
 class Compiled:
     """The matchers compiled once (prefilter and regexes), for any number of scanners."""
 
-    def __init__(self, matchers: Sequence[Matcher]):
+    def __init__(self, matchers: Sequence[Matcher], cache: Any = None):
         self.matchers = list(matchers)
-        self._prefilter: Optional[Prefilter] = None
+        # where the automaton's plan is kept between runs (doctor.shell.host.cache: key, read, write),
+        # keyed by the matchers and the code that makes plans; None: built every time
+        self.cache = cache
+        self._marked: Optional[Marked] = None
+        self._exact: Any = None  # exactscan.ExactSearch, False when the wheel is missing
+        self._rest: Optional[Marked] = None
         # each matcher's regex is compiled when a line first needs it (most never do in a log)
         self.regexes: List[Optional[Pattern[str]]] = [None] * len(self.matchers)
         self.lookbehind = [re.compile(m.context) if m.context else None for m in self.matchers]
-        self.literals = [line_literals(m.pattern, m.ignore_case) for m in self.matchers]
-        # matchers whose first hit is all they keep and whose literal test is exact: once they
-        # have that hit, a line that passes the test only adds to its count
-        self.counted = [plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context
-                        for m in self.matchers]
+        # each matcher's literal test and whether it is ``counted`` (its first hit is all it
+        # keeps and its literal test is exact: once it has that hit, a line that passes the test
+        # only adds to its count), worked out when a line first needs them (``ready``): parsing
+        # every pattern costs about 40 ms, and most matchers never see a candidate in a log
+        self.literals: List[Optional[List[List[str]]]] = [None] * len(self.matchers)
+        self.counted = [False] * len(self.matchers)
+        self.ready = bytearray(len(self.matchers))
         self.all_mask = (1 << len(self.matchers)) - 1
-        self.token_masks: Dict[str, int] = {}
-        self.anchor_masks: List[Tuple[bytes, int]] = []
+
+    @property
+    def marked(self) -> Marked:
+        """The marker scan over every matcher (the search without the automaton's wheel), built
+        when first needed: a small input is scanned without it (see SMALL_INPUT)."""
+        if self._marked is None:
+            self._marked = Marked(self.matchers, range(len(self.matchers)))
+        return self._marked
 
     @property
     def prefilter(self) -> Prefilter:
-        """Built when first needed: a small input is scanned without it (see SMALL_INPUT)."""
-        if self._prefilter is None:
-            pf = Prefilter(self.matchers)
-            # the matchers a prefilter token or anchor stands for, as a bit mask (bit i: matcher i)
-            self.token_masks = {f"t{i}": _mask(o) for i, o in enumerate(pf.owners)}
-            self.anchor_masks = [(a, _mask(o)) for a, o in pf.anchors.items()]
-            self._prefilter = pf
-        return self._prefilter
+        return self.marked.prefilter
 
+    @property
+    def exact(self) -> Any:
+        """The automaton search (doctor.parse.exactscan.ExactSearch), or None without its wheel."""
+        if not AUTOMATON:
+            return None
+        if self._exact is None:
+            from doctor.parse import exactscan
+
+            module = exactscan.load()
+            self._exact = False
+            if module is not None:
+                data = self._plan(exactscan)
+                self._exact = exactscan.ExactSearch(module, data)
+                for index, (literals, counted) in enumerate(zip(data["literals"], data["counted"])):
+                    if not self.ready[index]:  # what prepare() would work out, from the plan
+                        self.literals[index], self.counted[index], self.ready[index] = literals, counted, 1
+            if self._exact and self._exact.rest:
+                self._rest = Marked(self.matchers, self._exact.rest)
+        return self._exact or None
+
+    def _plan(self, exactscan: Any) -> Dict[str, Any]:
+        if self.cache is None:
+            return exactscan.plan(self.matchers)
+        spec = [[m.pattern, m.ignore_case, m.key, m.context] for m in self.matchers]
+        key = self.cache.key("logscan.exact", exactscan.fingerprint(), spec)
+        data = self.cache.read("explain", key)
+        if not exactscan.valid(data, len(self.matchers)):
+            data = exactscan.plan(self.matchers)
+            self.cache.write("explain", key, data)
+        return data
+
+    def search(self) -> Tuple[Any, Optional[Marked]]:
+        """What finds candidate lines: the automaton and the marker scan over the matchers it
+        leaves (usually none), or no automaton and the marker scan over all."""
+        exact = self.exact
+        if exact is not None:
+            return exact, self._rest
+        return None, self.marked
+
+    def prepare(self, index: int) -> None:
+        m = self.matchers[index]
+        self.literals[index] = line_literals(m.pattern, m.ignore_case)
+        self.counted[index] = plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context
+        self.ready[index] = 1
 
     def regex(self, index: int) -> "Pattern[str]":
         r = self.regexes[index]
@@ -658,6 +388,7 @@ class LogScanner:
         self.lookbehind = compiled.lookbehind
         self.literals = compiled.literals
         self.counted = compiled.counted
+        self.ready = compiled.ready
         self.context = context
         self.max_line = max_line
         self.max_hits = max_hits
@@ -668,6 +399,9 @@ class LogScanner:
         self.hits: Dict[Tuple[int, str], Hit] = {}
         self._keys: Dict[int, int] = {}
         self._matched: Set[int] = set()  # matchers with a kept hit
+        # counted matchers (see Compiled.counted) that have their hit: its mask, and the hits
+        self._done = 0
+        self._counting: Dict[int, Hit] = {}
         self._kept_hits = 0
         self._kept_chars = 0
         self._pending: List[Hit] = []  # hits still collecting lines after them
@@ -720,18 +454,21 @@ class LogScanner:
         buf, end = self._cut_long(buf, end)
         self._fill_pending(buf, 0, end)
         if self.bytes <= SMALL_INPUT:  # every line tried with every matcher's literal test
-            self._scan(buf, None, 0, end)
+            self._scan(buf, 0, end, every=True)
             self._remember(buf, end)
             return
-        prefilter = self.prefilter
-        translated = buf.translate(prefilter.table) if prefilter.regex is not None else buf
+        exact, marked = self.compiled_matchers.search()
+        translated = None
+        if marked is not None:
+            pf = marked.prefilter
+            translated = buf.translate(pf.table) if pf.regex is not None else buf
         pos = 0
         while pos < end:
             stop = end
             if end - pos > PIECE:
                 nl = buf.rfind(b"\n", pos, pos + PIECE)
                 stop = nl + 1 if nl >= 0 else buf.find(b"\n", pos + PIECE) + 1
-            self._scan(buf, translated, pos, stop)
+            self._scan(buf, pos, stop, exact=exact, marked=marked, translated=translated)
             pos = stop
         self._remember(buf, end)
 
@@ -756,62 +493,93 @@ class LogScanner:
         out = b"".join(parts)
         return out, end - (len(buf) - len(out))
 
-    def _scan(self, buf: bytes, translated: Optional[bytes], begin: int, end: int) -> None:
-        """The candidate lines of ``buf[begin:end]`` (complete lines), matched for real; with
-        no ``translated`` text (a small input), every line is a candidate of every matcher."""
+    def _scan(self, buf: bytes, begin: int, end: int, every: bool = False, exact: Any = None,
+              marked: Optional[Marked] = None, translated: Optional[bytes] = None) -> None:
+        """The candidate lines of ``buf[begin:end]`` (complete lines), matched for real: with
+        ``every``, every line is a candidate of every matcher (a small input); else those the
+        automaton ``exact`` and the marker scan ``marked`` (over ``translated``) find. A line is
+        known by its newline until it is decoded (its start costs a search back)."""
         compiled = self.compiled_matchers
-        candidates: Dict[int, int] = {}  # line start -> mask of matchers
-        spans: Dict[int, int] = {}  # line start -> its newline
-        rfind, find = buf.rfind, buf.find
-        if translated is None:
+        candidates: Dict[int, int] = {}  # a line's newline -> mask of matchers
+        loose: Set[int] = set()  # lines an automaton string found that is not "pure" (below)
+        find = buf.find
+        if every:
             pos = begin
             while pos < end:
                 nl = find(b"\n", pos, end)
-                candidates[pos], spans[pos] = compiled.all_mask, nl
+                candidates[nl] = compiled.all_mask
                 pos = nl + 1
-        regex = self.prefilter.regex if translated is not None else None
-        if regex is not None and translated is not None:
-            masks = compiled.token_masks
-            line_start, line_end = -1, -1
-            for m in regex.finditer(translated, begin, end):
-                pos = m.start()
-                if pos >= line_end:
-                    line_start = rfind(b"\n", 0, pos) + 1
-                    line_end = find(b"\n", pos, end)
-                    spans[line_start] = line_end
-                    candidates[line_start] = candidates.get(line_start, 0) | masks[m.lastgroup]  # type: ignore[index]
+        shortcut = exact is not None and exact.find is not None
+        if shortcut:
+            masks, pure = exact.masks, exact.pure
+            before, nl = -1, -1  # the newlines before and after the current line
+            # overlapping matches: none is hidden inside another; none holds a newline, so each
+            # lies in one line (they come by their ends: a line's matches come together)
+            for k, pos, _ in exact.find(memoryview(buf)[begin:end], True):
+                pos += begin
+                if before < pos < nl:
+                    candidates[nl] |= masks[k]
                 else:
-                    candidates[line_start] |= masks[m.lastgroup]  # type: ignore[index]
-        for anchor, mask in compiled.anchor_masks if translated is not None else ():
-            pos = find(anchor, begin, end)
-            while pos >= 0:
-                line_start = rfind(b"\n", 0, pos) + 1
-                known = spans.get(line_start)
-                line_end = known if known is not None else find(b"\n", pos, end)
-                spans[line_start] = line_end
-                candidates[line_start] = candidates.get(line_start, 0) | mask
-                pos = find(anchor, line_end, end)
-        base = self.lines
-        counted, lineno = begin, base
-        count = buf.count
+                    if pos > nl:
+                        before = nl
+                    else:  # not in order: never seen, but cheap to get right
+                        before = buf.rfind(b"\n", 0, pos)
+                    nl = find(b"\n", pos, end)
+                    candidates[nl] = candidates.get(nl, 0) | masks[k]
+                if not pure[k]:
+                    loose.add(nl)
+        if marked is not None and translated is not None:
+            regex = marked.prefilter.regex
+            if regex is not None:
+                tmasks = marked.token_masks
+                nl = -1
+                for m in regex.finditer(translated, begin, end):
+                    pos = m.start()
+                    if pos > nl:
+                        nl = find(b"\n", pos, end)
+                        candidates[nl] = candidates.get(nl, 0) | tmasks[m.lastgroup]  # type: ignore[index]
+                    else:
+                        candidates[nl] |= tmasks[m.lastgroup]  # type: ignore[index]
+            for anchor, mask in marked.anchor_masks:
+                pos = find(anchor, begin, end)
+                while pos >= 0:
+                    nl = find(b"\n", pos, end)
+                    candidates[nl] = candidates.get(nl, 0) | mask
+                    pos = find(anchor, nl, end)
+        lineno, counted = self.lines, begin  # lineno: the newlines before ``counted``
+        count, rfind = buf.count, buf.rfind
         deadline, clock = self.deadline, self.clock
         attempt = self._try
-        all_mask, every = compiled.all_mask, range(len(self.matchers))
-        for start in sorted(candidates):
+        all_mask, every_index = compiled.all_mask, range(len(self.matchers))
+        done, counting = self._done, self._counting
+        for nl in sorted(candidates):
+            mask = candidates[nl]
+            if shortcut and mask & done == mask and nl not in loose:
+                # found only by plain texts of matchers that have their hit and count the lines
+                # holding those texts: counted without decoding the line (nor numbering it)
+                if mask & (mask - 1):
+                    for index in _bits(mask):
+                        counting[index].count += 1
+                else:
+                    counting[mask.bit_length() - 1].count += 1
+                continue
             if deadline is not None and clock() > deadline:
                 raise ScanTimeout()
+            start = rfind(b"\n", 0, nl) + 1
             lineno += count(b"\n", counted, start)
             counted = start
-            text = buf[start:spans[start]].decode("utf-8", errors="replace").rstrip("\r")
-            mask = candidates[start]
+            text = buf[start:nl].decode("utf-8", errors="replace").rstrip("\r")
             if mask & (mask - 1):
-                for index in (every if mask == all_mask else _bits(mask)):
+                for index in (every_index if mask == all_mask else _bits(mask)):
                     attempt(index, text, lineno + 1, buf, start)
             else:  # one matcher, most often
                 attempt(mask.bit_length() - 1, text, lineno + 1, buf, start)
-        self.lines = base + count(b"\n", begin, end)
+            done = self._done
+        self.lines = lineno + count(b"\n", counted, end)
 
     def _try(self, index: int, text: str, lineno: int, buf: bytes, start: int) -> None:
+        if not self.ready[index]:
+            self.compiled_matchers.prepare(index)
         literals = self.literals[index]
         if literals is not None:
             for alt in literals:
@@ -857,6 +625,9 @@ class LogScanner:
             self._kept_hits += 1
             self._kept_chars += len(key) + len(hit.text) + sum(map(len, before)) + sum(map(len, groups.values()))
         self.hits[slot] = hit
+        if self.counted[index]:
+            self._counting[index] = hit
+            self._done |= 1 << index
         if self.context:
             after = [t[:KEEP_CHARS] for t in _lines_after(buf, start, self.context)]
             hit.after = after

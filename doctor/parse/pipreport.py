@@ -177,6 +177,11 @@ class Failure:
 _NO_MATCH = re.compile(r"Could not find a version that satisfies the requirement (\S+)"
                        r"(?: \(from versions: ([^)]*)\))?")
 _NO_DIST = re.compile(r"No matching distribution found for (\S+)")
+# uv's resolution errors; the name is tried only where a run of non-blanks starts (the lookbehind):
+# unanchored, `(\S+) was not found` is tried from every character of a long run (quadratic: a
+# 100 KB token echoed from a requirements file took minutes)
+_UV_NO_VERSION = re.compile(r"there is no version of (\S+)")
+_UV_NOT_FOUND = re.compile(r"(?<!\S)(\S+) was not found in the (?:package registry|provided package locations)")
 _POOL = re.compile(r"(HTTPS?)ConnectionPool\(host='([^']+)', port=(\d+)\)")
 _FETCH = re.compile(r"Could not fetch URL (\S+?):")
 _STATUS = re.compile(r"(\d{3}) Client Error|(\d{3}) Server Error|HTTP error (\d{3})")
@@ -260,8 +265,7 @@ def classify(output: str) -> Failure:
     hosts = host_failures(output)
     m = _NO_MATCH.search(output)
     n = _NO_DIST.search(output)
-    uv_missing = re.search(r"there is no version of (\S+)", output) or \
-        re.search(r"(\S+) was not found in the (?:package registry|provided package locations)", output)
+    uv_missing = _UV_NO_VERSION.search(output) or _UV_NOT_FOUND.search(output)
     if any(h.how in DOWN for h in hosts):
         # an index that could not be reached at all: whatever pip concluded (a conflict, a pin
         # missing, a Python mismatch) it concluded from the indexes that did answer

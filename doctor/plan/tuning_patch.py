@@ -160,6 +160,8 @@ def _drop_flag(lines: List[str], start: int, end: int, name: str) -> None:
 
 
 def unified_diff(old: str, new: str, name: str) -> str:
+    """A diff ``patch -p1`` applies; a last line without a newline is marked as diff and patch
+    mark it (else the next line of the diff runs on after it and patch calls it malformed)."""
     diff = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                 fromfile=f"a/{name}", tofile=f"b/{name}")
-    return "".join(diff)
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)

@@ -87,7 +87,7 @@ class Rule:
     check: Check
     why: Optional[Text] = None  # why the rule exists (matrix explain, docs/findings.md)
     source: Optional[str] = None  # where the knowledge comes from: a public URL or a repo file
-    fixer: Optional[str] = None  # the plan fixer that repairs it (doctor.plan.fixers), or None
+    fixer: Optional[str] = None  # the plan fixer that repairs it (FIXERS in doctor.plan.builder), or None
     # its failing, auto-fixable finding makes the fixer act although the installed versions are
     # the plan's (an install of the right version that is broken: reinstall it, complete it)
     reinstall: bool = False

@@ -280,6 +280,12 @@ def vllm_ascend_installed(ctx: Context) -> Iterable[Finding]:
     va = ctx.facts.dist("vllm-ascend")
     r = ctx.release
     if va is None:
+        if ctx.facts.image is None and not (ctx.facts.cann is not None and ctx.facts.cann.found):
+            # no CANN here (a bare machine): nothing to install vllm-ascend for yet, and `fix --apply
+            # --python X` would install the stack into X all the same (fix plans the vendor layers
+            # first only without --python)
+            return [Finding("vllm_ascend.installed", FAIL, T("vllm_ascend.installed.missing"), observed="not installed",
+                            hint=T("vllm_ascend.installed.missing.no_cann"), fixable=Fixable.AUTO)]
         return [Finding("vllm_ascend.installed", FAIL, T("vllm_ascend.installed.missing"), observed="not installed",
                         hint=T("vllm_ascend.installed.missing.hint"), fixable=Fixable.AUTO, commands=[C.fix_apply(ctx)])]
     if r is None:

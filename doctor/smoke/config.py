@@ -24,6 +24,9 @@ class ConfigError(ValueError):
     pass
 
 
+MAX_DEVICES = 64  # device ids of one node's collective (a node has 8 or 16 NPUs)
+
+
 @dataclass
 class SmokeOptions:
     device: str = "npu"
@@ -251,6 +254,10 @@ def parse_devices(text: str, available: Optional[int] = None) -> List[int]:
         lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
         if hi < lo:
             raise ConfigError(f"--devices {part!r}: the range runs backwards")
+        if hi >= MAX_DEVICES:  # before the range is made (0-99999999 hung, one rank per id)
+            from doctor.i18n import T
+
+            raise ConfigError(T("smoke.error.devices_bound", devices=text, last=MAX_DEVICES - 1))
         ids.extend(i for i in range(lo, hi + 1) if i not in ids)
     if len(ids) < 2:
         raise ConfigError("--devices: a collective needs at least two devices")

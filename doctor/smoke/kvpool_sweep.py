@@ -36,6 +36,8 @@ def parse_docs(text: str) -> List[int]:
             lo, hi, step = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
             if hi < lo or step < 1:
                 raise SweepError(f"{part!r}: write START-STOP:STEP with START <= STOP, e.g. 10-110:10")
+            if hi > MAX_DOCS or (hi - lo) // step + 1 > MAX_POINTS:  # before the range is made (1-1000000000)
+                raise SweepError(f"at most {MAX_POINTS} points of at most {MAX_DOCS} documents")
             out.extend(range(lo, hi + 1, step))
         elif part.isdigit():
             out.append(int(part))

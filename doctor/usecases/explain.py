@@ -125,6 +125,9 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
         print(f"ascend-doctor: error: {e}", file=sys.stderr)
         return 1
     catalog = Catalog.from_matrix(matrix)
+    from doctor.shell.host import cache
+
+    catalog.cache = cache  # the scan's automaton plan, kept between runs
 
     inputs = []
     try:

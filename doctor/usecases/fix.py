@@ -2,7 +2,7 @@
 installer's resolver -> confirm -> apply (hash-checked, from the index or a bundle) -> re-check
 -> smoke; ``fix --bundle DIR`` (a bundle for an offline node); and rollback -> re-check. The
 commands in cli/fix.py only parse options, ask for the confirmation this module requests, and
-render what it returns."""
+hand what it returns to cli/fix_render.py."""
 from __future__ import annotations
 
 import contextlib

@@ -63,6 +63,11 @@ def validate(req: ImageRequest, *, root: str, python: Optional[str], site_packag
     if stage == "runtime":
         raise UsageError(tr("image.error.runtime", lang))
     if req.image_tar and not os.path.isfile(req.image_tar):
+        if os.path.exists(req.image_tar):  # /dev/null, a directory, a FIFO: there, but no archive
+            from doctor.shell.host.files import NotRegularFile
+
+            kind = NotRegularFile(req.image_tar, os.stat(req.image_tar).st_mode).strerror
+            raise UsageError(tr("image.error.not_file", lang, path=req.image_tar, kind=kind))
         raise UsageError(tr("image.error.no_file", lang, path=req.image_tar))
     for option, value in (("--max-image-entries", req.max_entries), ("--max-image-disk", req.max_disk_mb)):
         if value is not None and value <= 0:

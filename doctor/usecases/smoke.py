@@ -528,7 +528,7 @@ def collective_stage(ctx: Context, prompts: str) -> StageResult:
     try:
         ids = parse_devices(o.devices or "", available)
     except ConfigError as e:
-        raise UsageError(str(e)) from None
+        raise UsageError(e.args[0] if len(e.args) == 1 else str(e)) from None  # a catalogue Text stays one
     sizes = CPU_SIZES if o.device == "cpu" else NPU_SIZES
 
     def tick(done: int, total: int) -> None:

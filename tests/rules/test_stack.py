@@ -171,6 +171,19 @@ def test_vllm_ascend_installed():
     absent(judge(rules.vllm_ascend_installed, context(facts(packages=None))), "vllm_ascend.installed")
 
 
+def test_vllm_ascend_missing_on_a_machine_without_cann_offers_no_install():
+    """A bare machine (the README's first check on a laptop): the finding printed `ascend-doctor
+    fix --apply --python X`, which installs torch, torch-npu, vllm and vllm-ascend into X with no
+    CANN to run them, and its hint spoke of 'this CANN'."""
+    bare = with_stack(vllm_ascend=None)
+    bare.cann = cann(found=False, version=None)
+    f = expect(judge(rules.vllm_ascend_installed, context(bare)), "vllm_ascend.installed", "fail")
+    assert f.commands == [] and "CANN first" in f.hint.text("en") and "this CANN" not in f.hint.text("en")
+    with_cann = expect(judge(rules.vllm_ascend_installed, context(with_stack(vllm_ascend=None))),
+                       "vllm_ascend.installed", "fail")
+    assert [tuple(c.argv[:3]) for c in with_cann.commands] == [("ascend-doctor", "fix", "--apply")]
+
+
 def test_plugin():
     expect(judge(rules.vllm_ascend_plugin, context()), "vllm_ascend.plugin", "ok")
     f = with_dists(vllm_ascend=dist("vllm-ascend", "0.11.0rc3"))

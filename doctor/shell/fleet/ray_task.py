@@ -11,7 +11,29 @@ import subprocess
 import time
 
 
-def run_snapshot(argv, timeout):
+MAX_STDOUT = 32 * 1024 * 1024  # as fleet_transport.MAX_SNAPSHOT (this module imports nothing of ours)
+MAX_STDERR = 4000
+
+
+def _read(stream, cap, keep_tail, sink):
+    """Every byte of ``stream`` read, at most ``cap`` of them kept (the first ones, or the last
+    with ``keep_tail``): a child that prints without end holds no more memory than that."""
+    kept = bytearray()
+    while True:
+        block = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+        if not block:
+            break
+        if keep_tail:
+            kept += block
+            del kept[:-cap]
+        elif len(kept) < cap:
+            kept += block[:cap - len(kept)]
+    sink.append(bytes(kept))
+
+
+def run_snapshot(argv, timeout, max_stdout=MAX_STDOUT):
+    import threading
+
     started = time.monotonic()
     out = {"hostname": socket.gethostname(), "returncode": None, "stdout": "", "stderr": "", "timed_out": False,
            "found": True, "seconds": 0.0}
@@ -25,14 +47,27 @@ def run_snapshot(argv, timeout):
     except OSError as e:
         out["returncode"], out["stderr"] = 126, "%s: %s" % (argv[0], e.strerror or e)
         return out
+    got_out: list = []
+    got_err: list = []
+    readers = [threading.Thread(target=_read, args=(child.stdout, max_stdout, False, got_out), daemon=True),
+               threading.Thread(target=_read, args=(child.stderr, MAX_STDERR * 4, True, got_err), daemon=True)]
+    for r in readers:
+        r.start()
     try:
-        stdout, stderr = child.communicate(timeout=timeout)
+        end = started + timeout
+        child.wait(timeout=timeout)
+        for r in readers:
+            r.join(max(0.0, end - time.monotonic()))
+        if any(r.is_alive() for r in readers):  # a grandchild keeps the pipes open
+            raise subprocess.TimeoutExpired(argv, timeout)
     except subprocess.TimeoutExpired:
         try:
             os.killpg(child.pid, signal.SIGKILL)
         except OSError:
             child.kill()
-        stdout, stderr = child.communicate()
+        child.wait()
+        for r in readers:
+            r.join(2)
         out["timed_out"] = True
     except BaseException:  # the task was cancelled: take the child down with it
         try:
@@ -41,7 +76,7 @@ def run_snapshot(argv, timeout):
             pass
         raise
     out["returncode"] = child.returncode
-    out["stdout"] = stdout.decode("utf-8", "replace")
-    out["stderr"] = stderr.decode("utf-8", "replace")[-4000:]
+    out["stdout"] = (got_out or [b""])[0].decode("utf-8", "replace")
+    out["stderr"] = (got_err or [b""])[0].decode("utf-8", "replace")[-MAX_STDERR:]
     out["seconds"] = round(time.monotonic() - started, 2)
     return out

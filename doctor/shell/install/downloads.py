@@ -221,6 +221,11 @@ def fetch_resolved(files: Sequence, dest: Path, *, cert: Optional[str] = None, p
                     raise DoctorError(T("shell.download.deadline", file=r.filename, seconds=f"{deadline:g}"))
                 resp = session.get(r.url, stream=True, timeout=(min(30.0, left), min(60.0, left)),
                                    auth=_auth_for(r.url, index_urls))
+                from doctor.shell.runtime.net import cut_off
+
+                # a read without end (an endless chunked trailer) is ended at the deadline: else this
+                # thread outlived the phase and the doctor's exit waited for it forever
+                cancel = cut_off(resp, end)
                 try:
                     if resp.status_code != 200:
                         raise DoctorError(T("shell.download.http", file=r.filename, host=u.hostname, status=resp.status_code))
@@ -233,7 +238,14 @@ def fetch_resolved(files: Sequence, dest: Path, *, cert: Optional[str] = None, p
                                 raise DoctorError(T("shell.download.stopped", file=r.filename))
                             if time.monotonic() > end:
                                 raise DoctorError(T("shell.download.deadline", file=r.filename, seconds=f"{deadline:g}"))
+                    if time.monotonic() > end:  # the body was cut off at the deadline
+                        raise DoctorError(T("shell.download.deadline", file=r.filename, seconds=f"{deadline:g}"))
+                except Exception as e:
+                    if not isinstance(e, DoctorError) and time.monotonic() > end:  # a read broken by the cut-off
+                        raise DoctorError(T("shell.download.deadline", file=r.filename, seconds=f"{deadline:g}")) from None
+                    raise
                 finally:
+                    cancel()
                     resp.close()
             if h.hexdigest() != digest:
                 raise DoctorError(T("shell.download.sha256", file=r.filename, got=h.hexdigest(), want=digest))

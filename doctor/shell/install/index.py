@@ -211,6 +211,9 @@ def pip_index_config(
     trusted = _split_urls(get("trusted-host") or "")
     cert = get("cert") or None
     constraints = _split_urls(get("constraint") or "")
+    for name, urls in (("index-url", [index_url] if index_url else []), ("extra-index-url", extra)):
+        for u in urls:
+            _check_url(u, name, where(name))
     uv_cannot = [(k, src) for k, (_, src) in sorted(options.items()) if k in _UV_CANNOT]
     keyring = get("keyring-provider")
     if keyring and keyring not in ("subprocess", "disabled"):
@@ -229,6 +232,18 @@ def pip_index_config(
         cfg.index_url = PIP_DEFAULT_INDEX
         cfg.origin.append("pip's default index (nothing configured)")
     return cfg
+
+
+def _check_url(url: str, name: str, origin: str) -> None:
+    """An index URL every later reader can parse (an unbalanced '[' or a port that is no number
+    made urllib raise ValueError deep inside fix: an internal error instead of one line)."""
+    from doctor.i18n import T
+    from doctor.textsafe import clean
+
+    try:
+        _ = urlparse(url).port  # the port is parsed only when asked for
+    except ValueError as e:
+        raise IndexFetchError(T("fix.error.bad_index_url", name=name, url=clean(repr(url)), origin=origin, why=str(e)))
 
 
 def _split_list(value: Optional[str]) -> List[str]:
@@ -276,7 +291,10 @@ def deadline_session(deadline: Deadline, timeout: Tuple[float, float] = TIMEOUT,
 
 
 def read_body(resp, url: str, cap: int, deadline: Optional[Deadline] = None) -> bytes:
+    from doctor.shell.runtime.net import cut_off
+
     buf = io.BytesIO()
+    cancel = cut_off(resp, deadline.end) if deadline is not None else (lambda: None)  # a read without end
     try:
         for chunk in _as_received(resp):
             buf.write(chunk)
@@ -284,8 +302,17 @@ def read_body(resp, url: str, cap: int, deadline: Optional[Deadline] = None) -> 
                 raise IndexFetchError(f"{url} is larger than {cap // (1 << 20)} MiB")
             if deadline is not None:
                 deadline.left(url)
+    except IndexFetchError:
+        raise
+    except Exception:  # noqa: BLE001 - a read broken by the cut-off is the deadline's
+        if deadline is not None:
+            deadline.left(url)
+        raise
     finally:
+        cancel()
         resp.close()
+    if deadline is not None:
+        deadline.left(url)  # a body cut off at the deadline is no body
     return buf.getvalue()
 
 

@@ -326,7 +326,7 @@ def detect(kind: str, facts, env: Mapping[str, str], doctor_python: Optional[str
     try:
         cfg = pip_index_config(env, prefix=py.prefix if py else None)
     except IndexFetchError as e:
-        raise UsageError(str(e))
+        raise UsageError(e.args[0] if len(e.args) == 1 else str(e))  # a catalogue Text stays one
     uv = find_uv(env) if kind != PIP else None
     refused = None
     if py is not None:

@@ -59,10 +59,9 @@ def _post(url: str, timeout: float) -> int:
     import requests
 
     try:
-        resp = requests.post(url, timeout=(10.0, timeout))
-        status = resp.status_code
-        resp.close()
-        return status
+        # only the status counts: the body is never read (one that never ends was read whole)
+        with requests.post(url, timeout=(10.0, timeout), stream=True) as resp:
+            return resp.status_code
     except requests.exceptions.RequestException as e:
         raise CollectError(f"POST {url}: {type(e).__name__}: {str(e)[:160]}") from None
 

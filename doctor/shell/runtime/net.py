@@ -11,7 +11,7 @@ from __future__ import annotations
 import socket
 import threading
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 from urllib.parse import urlsplit
 
 from doctor.shell.runtime.deadline import Deadline
@@ -175,3 +175,26 @@ def _dechunk(raw: bytes) -> bytes:
         out += raw[end + 2:end + 2 + size]
         i = end + 2 + size + 2
     return out
+
+
+def cut_off(resp: Any, deadline: float) -> Callable[[], None]:
+    """Shut the response's socket down at ``deadline`` (monotonic); returns what cancels it.
+    The deadline checks between reads cannot end a read that never returns: http.client reads
+    the trailer lines after a chunked body's last chunk one by one, with no end while the server
+    sends them (an endless trailer held smoke --endpoint, profile --collect and index reads forever)."""
+    import time
+
+    sock = getattr(getattr(getattr(resp, "raw", None), "_connection", None), "sock", None)
+    if sock is None:
+        return lambda: None
+
+    def cut() -> None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()), cut)
+    timer.daemon = True
+    timer.start()
+    return timer.cancel

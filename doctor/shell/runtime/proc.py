@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from doctor.record import field, record
-from typing import IO, Callable, Deque, List, Mapping, Optional, Sequence, Set, Union
+from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Set, Union
 
 MAX_OUTPUT = 256 * 1024  # kept per stream; npu-smi on 16 dies is ~10 KB
 
@@ -326,30 +326,105 @@ def _start_error(fact: Finished, e: OSError) -> Finished:
     return fact
 
 
+def _waited(proc: subprocess.Popen, deadline: float) -> bool:
+    try:
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        return True
+    except subprocess.TimeoutExpired:
+        return False
+
+
+class _Pipes:
+    """A child's stdin fed and its stdout/stderr read as communicate() does, but only the first
+    ``cap`` bytes of each stream kept (the rest is read and dropped): a child that writes without
+    end holds no more memory than that."""
+
+    def __init__(self, proc: subprocess.Popen, data: Optional[bytes], cap: int):
+        import selectors
+
+        self.cap, self.data, self.sent = cap, data or b"", 0
+        self.out, self.err = bytearray(), bytearray()
+        self.sel = selectors.DefaultSelector()
+        self.bufs: Dict[Any, bytearray] = {}
+        self.stdin = proc.stdin
+        if proc.stdin is not None:
+            if self.data:
+                self.sel.register(proc.stdin, selectors.EVENT_WRITE)
+            else:
+                self._close(proc.stdin)
+        for f, buf in ((proc.stdout, self.out), (proc.stderr, self.err)):
+            if f is not None:
+                self.sel.register(f, selectors.EVENT_READ)
+                self.bufs[f] = buf
+
+    def _close(self, f) -> None:
+        try:
+            self.sel.unregister(f)
+        except (KeyError, ValueError):
+            pass
+        try:
+            f.close()
+        except OSError:
+            pass
+
+    def collect(self, deadline: float) -> bool:
+        """Read (and write) until every pipe is closed (True) or the deadline passed (False)."""
+        while self.sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            for key, _ in self.sel.select(left):
+                f = key.fileobj
+                if f is self.stdin:
+                    try:
+                        self.sent += os.write(key.fd, self.data[self.sent:self.sent + 65536])
+                    except OSError:  # the child closed its stdin (BrokenPipe)
+                        self.sent = len(self.data)
+                    if self.sent >= len(self.data):
+                        self._close(f)
+                    continue
+                try:
+                    block = os.read(key.fd, 65536)
+                except OSError:
+                    block = b""
+                if not block:
+                    self._close(f)
+                    continue
+                buf = self.bufs[f]
+                room = self.cap - len(buf)
+                if room > 0:
+                    buf += block[:room]
+        return True
+
+    def close(self) -> None:
+        for key in list(self.sel.get_map().values()):
+            self._close(key.fileobj)
+        self.sel.close()
+
+
 def wait(proc: subprocess.Popen, argv: Sequence[str], timeout: float, started: Optional[float] = None,
          input: Optional[bytes] = None, max_output: int = MAX_OUTPUT) -> Finished:
     """Collect a started child's output within the timeout (counted from ``started``); on a
     timeout or any exception (Ctrl-C) its whole group is killed."""
     fact = Finished(argv=[str(a) for a in argv])
     began = time.monotonic() if started is None else started
+    pipes = _Pipes(proc, input, max_output)
     try:
-        out, err = proc.communicate(input=input, timeout=max(0.0, timeout - (time.monotonic() - began)))
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        try:
-            out, err = proc.communicate(timeout=2)
-        except subprocess.TimeoutExpired:
-            out, err = b"", b""
-        fact.timed_out = True
+        if not pipes.collect(began + timeout) or not _waited(proc, began + timeout):
+            kill_group(proc)
+            pipes.collect(time.monotonic() + 2)
+            _reap(proc)
+            fact.timed_out = True
     except BaseException:
         kill_group(proc)
         _reap(proc)
         raise
     finally:
+        pipes.close()
         forget(proc)
     fact.returncode = proc.returncode
-    fact.stdout = (out or b"")[:max_output].decode("utf-8", errors="replace")
-    fact.stderr = (err or b"")[:max_output].decode("utf-8", errors="replace")
+    fact.stdout = bytes(pipes.out).decode("utf-8", errors="replace")
+    fact.stderr = bytes(pipes.err).decode("utf-8", errors="replace")
     fact.duration_s = time.monotonic() - began
     return fact
 

@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from doctor.shell.runtime.net import cut_off
 from doctor.smoke.endpoint import RequestRecord
 
 CONNECT_TIMEOUT = 10.0
@@ -125,6 +126,7 @@ def _read_capped(resp: Any, deadline: float, cap: int) -> Tuple[bytes, bool]:
     out = bytearray()  # appending to bytes would copy the whole body at every chunk
     raw = resp.raw
     read1 = getattr(raw, "read1", None)
+    cancel = cut_off(resp, deadline)
     try:
         while len(out) < cap:
             if time.monotonic() > deadline:
@@ -137,6 +139,7 @@ def _read_capped(resp: Any, deadline: float, cap: int) -> Tuple[bytes, bool]:
     except Exception:  # noqa: BLE001 - urllib3's read errors are not requests'; what was read stands
         return bytes(out), False
     finally:
+        cancel()
         resp.close()
 
 
@@ -215,6 +218,9 @@ def stream_request(session: Any, cfg: BenchConfig, model: str, prompt: str, star
         return fail("connect", _reason(e))
     except requests.exceptions.RequestException as e:
         return fail("connect", _reason(e))
+    # a read blocks at most the stall timeout: past that after the request's deadline (and its
+    # drain), only a read without end (an endless trailer) is left, and the socket is shut
+    cancel = cut_off(resp, end + cfg.stall_timeout + DRAIN_TIMEOUT)
     try:
         if resp.status_code != 200:
             body, _ = _read_capped(resp, min(end, time.monotonic() + cfg.stall_timeout), MAX_ERROR_BODY)
@@ -270,6 +276,7 @@ def stream_request(session: Any, cfg: BenchConfig, model: str, prompt: str, star
     except ValueError as e:
         return fail("malformed", str(e))
     finally:
+        cancel()
         resp.close()
     if rec.ttft is None:
         return fail("empty", "the stream ended without a token")

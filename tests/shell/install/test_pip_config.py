@@ -98,6 +98,9 @@ def seed_host(tmp_path):
 @pytest.mark.parametrize("conf,needle", [
     ("[global\nindex-url = https://x.example/simple\n", "cannot read pip configuration"),
     ("[global]\nindex-url = ftp://mirror.example/simple\n", "is not one uv can use"),
+    # urllib raised ValueError inside fix: 'internal error: ValueError: Invalid IPv6 URL', exit 1
+    ("[global]\nindex-url = http://x\x1b[31m/simple\n", "is not a URL (Invalid IPv6 URL)"),
+    ("[global]\nextra-index-url = https://mirror.example:port/simple\n", "is not a URL (Port could not be cast"),
 ])
 def test_fix_refuses_bad_pip_configuration_with_one_line(seed_host, tmp_path, conf, needle):
     path = write(tmp_path / "user.conf", conf)

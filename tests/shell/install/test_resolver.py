@@ -9,7 +9,7 @@ import sys
 import pytest
 from fakehost import wheelhouse as wh
 
-from doctor.parse.pipreport import CONFLICT, MISSING, REFUSED, TIMED_OUT, TLS, PROXY, DNS, UNREACHABLE, classify, \
+from doctor.parse.pipreport import CONFLICT, MISSING, OTHER, REFUSED, TIMED_OUT, TLS, PROXY, DNS, UNREACHABLE, classify, \
     host_failures, parse_pylock, parse_report
 from doctor.shell.install.resolver import Request, resolve_pip, resolve_uv
 
@@ -229,3 +229,17 @@ def test_report_parsers_reject_garbage():
                        'hashes = { sha256 = "ab" } }]\n')
     assert (got[0].name, got[0].size, got[0].sha256, got[0].filename) == ("torch", 7, "ab",
                                                                           "torch-2.7.1-cp311-cp311-linux_x86_64.whl")
+
+
+def test_a_long_run_in_the_installers_output_is_classified_in_linear_time():
+    """uv echoes a requirements line it cannot parse: a 100 KB token in `check --requirements
+    FILE` took the classifier minutes of CPU (`(\\S+) was not found` tried from every character)."""
+    import time
+
+    started = time.process_time()
+    f = classify("error: Couldn't parse requirement in `big.txt` at position 0\n  torch==2.1 " + "a" * 60_000 + "\n")
+    assert time.process_time() - started < 1.0  # the unanchored pattern: about 25 s
+    assert f.kind == OTHER
+    assert classify("  × No solution found when resolving dependencies:\n  ╰─▶ Because torch-npu==9.9 was not found "
+                    "in the package registry and you require torch-npu==9.9, we can conclude that your "
+                    "requirements are unsatisfiable.\n").requirement == "torch-npu==9.9"

@@ -1,0 +1,35 @@
+"""doctor/shell/runtime/proc.py: what run() keeps of a child's output, and when it gives up on it."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from fakehost import REPO
+
+from doctor.shell.runtime import proc
+
+
+def test_a_child_that_writes_without_end_costs_only_the_kept_bytes():
+    """The output is capped while it is read: communicate() held all of it (300 MB from one
+    child, then a copy to cut it) before keeping max_output, so a node printing without end
+    under `fleet check --ssh` or a runaway tool grew the doctor by what it printed."""
+    code = ("import resource\n"
+            "from doctor.shell.runtime import proc\n"
+            "f = proc.run(['sh', '-c', 'head -c 300000000 /dev/zero; echo tail >&2'], 120, max_output=1 << 20)\n"
+            "assert len(f.stdout) == 1 << 20 and f.stderr == 'tail\\n' and f.returncode == 0, f\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) < 150, f"{done.stdout.strip()} MB held"  # communicate(): about 600
+
+
+def test_input_fed_and_output_kept_up_to_the_cap():
+    f = proc.run(["cat"], 30, input=b"x" * 1_000_000, max_output=4096)
+    assert (f.returncode, f.stdout, f.timed_out) == (0, "x" * 4096, False)
+    f = proc.run(["true"], 30, input=b"x" * 10_000_000)  # a child that never reads its stdin
+    assert (f.returncode, f.timed_out) == (0, False)
+
+
+def test_a_grandchild_that_keeps_the_pipe_open_is_a_timeout():
+    f = proc.run(["sh", "-c", "sleep 60 & echo started"], 1.5)
+    assert f.timed_out and f.stdout == "started\n" and f.duration_s < 10

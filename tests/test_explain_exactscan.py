@@ -1,0 +1,234 @@
+"""The automaton search of explain (doctor/parse/exactscan.py, the ahocorasick-rs wheel): it
+takes every shipped matcher, its plan is kept in the cache and refused there when malformed,
+and explain answers the same with the wheel and without it (its pure-Python fallback).
+tests/test_explain_fastpath.py compares both searches with a plain line-by-line scan."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from doctor.parse import exactscan, logscan
+from doctor.parse.logscan import Compiled, LogScanner, Matcher, required
+from doctor.shell.host import cache
+from tests.explain_kit import catalog
+from tests.test_explain_fastpath import NOISE, examples, mined
+
+REPO = Path(__file__).resolve().parents[1]
+# runs the doctor as if the wheel were not installed: importing it fails
+NO_WHEEL = ("import runpy, sys\n"
+            "sys.modules['ahocorasick_rs'] = None\n"
+            "sys.argv[0] = 'ascend-doctor'\n"
+            "runpy.run_module('doctor', run_name='__main__', alter_sys=True)\n")
+
+
+def test_the_wheel_is_installed_here():
+    """A declared dependency on Linux x86_64 and aarch64: the tests run both searches."""
+    assert exactscan.load() is not None
+
+
+def test_every_shipped_matcher_is_in_the_automaton():
+    """A matcher the automaton cannot take (a needle without a window of at most VARIANTS
+    exact strings) falls to the marker scan: a second pass over every byte of the log."""
+    compiled = catalog().compiled
+    exact = compiled.exact
+    covered = 0
+    for mask in exact.masks:
+        covered |= mask
+    assert exact.rest == [], [compiled.matchers[i].id for i in exact.rest]
+    assert covered == compiled.all_mask, [m.id for i, m in enumerate(compiled.matchers) if not covered >> i & 1]
+
+
+def test_each_pattern_is_in_every_line_its_matchers_match():
+    """Every example or mined line a matcher's regex matches holds one of the matcher's exact
+    strings (what the fast path tests show on whole logs, here line by line with the string)."""
+    compiled = catalog().compiled
+    exact = compiled.exact
+    strings = {i: [p for p, mask in zip(exact.patterns, exact.masks) if mask >> i & 1] for i in range(len(compiled.matchers))}
+    checked = 0
+    for line in examples() + mined() + NOISE:
+        raw = line.encode("utf-8")
+        for i, m in enumerate(compiled.matchers):
+            if compiled.regex(i).search(line):
+                assert any(p in raw for p in strings[i]), (m.id, line)
+                checked += 1
+    assert checked > 500
+
+
+def test_sure_strings_are_the_plain_texts_of_counted_matchers():
+    compiled = catalog().compiled
+    exact = compiled.exact
+    for p, mask, sure in zip(exact.patterns, exact.masks, exact.sure):
+        assert sure & ~mask == 0
+        for i in logscan._bits(sure):
+            compiled.prepare(i)
+            assert compiled.counted[i]
+            assert p.decode("utf-8") in [t for alt in compiled.literals[i] or [] for t in alt]
+    assert any(exact.sure), "the shipped requires: HCCL|NPU|... counts its lines without decoding them"
+
+
+@pytest.mark.parametrize("pattern, want", [
+    (r"HcclCommInitRootInfo failed|HcclCommInitRootInfoConfig failed",
+     {b"HcclCommInitRootInfo failed", b"HcclCommInitRootInfoConfig failed"}),  # not the shared prefix alone
+    (r"(?i)soc[_ ]?version", None),  # 7 case-folded letters: 128 strings
+    (r"E[0-9A-Z]\d{4}", None),  # E, 36 classes, 10 digits: 360 strings of 3 bytes
+])
+def test_windows(pattern, want):
+    got = {s for n in required(pattern, score=exactscan.score) for s in exactscan.strings(n)}
+    assert 0 < len(got) <= exactscan.VARIANTS * 2
+    assert all(b"\n" not in s and len(s) >= logscan.MIN_NEEDLE for s in got)
+    if want is not None:
+        assert got == want
+
+
+def test_a_needle_without_a_window_goes_to_the_marker_scan():
+    """[0-9a-z]{8}! has no window of 3 atoms with at most VARIANTS strings (36 x 36 x 1 is
+    too many): its matcher is left to the marker scan, and found there."""
+    matchers = [Matcher("hex", r"[0-9a-z]{8}!"), Matcher("plain", r"plain text here")]
+    compiled = Compiled(matchers)
+    assert compiled.exact.rest == [0]
+    data = b"".join(b"noise line %d\n" % i for i in range(20000)) + b"deadbeef!\nplain text here\n"
+    for automaton in (True, False):
+        logscan.AUTOMATON = automaton
+        try:
+            scanner = LogScanner(Compiled(matchers))
+            scanner.feed(data)
+            assert [(h.matcher, h.line) for h in scanner.finish()] == [("hex", 20001), ("plain", 20002)]
+        finally:
+            logscan.AUTOMATON = True
+
+
+def test_without_the_wheel_the_marker_scan_runs(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ahocorasick_rs", None)
+    assert exactscan.load() is None
+    compiled = Compiled(catalog().matchers)
+    exact, marked = compiled.search()
+    assert exact is None and marked is compiled.marked
+
+
+# ---------------------------------------------------------------------------------------------
+# the plan in the cache
+
+
+@pytest.fixture
+def cache_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "ascend-doctor" / "explain"
+
+
+def test_the_plan_is_cached_and_read_back(cache_home, monkeypatch):
+    matchers = catalog().matchers
+    first = Compiled(matchers, cache=cache)
+    assert first.exact is not None
+    (entry,) = cache_home.glob("*.json")
+    assert json.loads(entry.read_text()) == json.loads(shipped_plan())
+
+    def no_build(_matchers):
+        raise AssertionError("built again although cached")
+
+    monkeypatch.setattr(exactscan, "plan", no_build)
+    second = Compiled(matchers, cache=cache)
+    assert second.exact.patterns == first.exact.patterns and second.exact.masks == first.exact.masks
+
+
+N = len(catalog().matchers)
+
+
+@lru_cache(maxsize=None)
+def shipped_plan() -> str:
+    """The plan of the shipped matchers, as JSON text (made once: it parses every pattern)."""
+    return json.dumps(exactscan.plan(catalog().matchers))
+
+
+def _entry(fields):
+    """A plan entry for the shipped matchers with some fields replaced (JSON text)."""
+    if isinstance(fields, str):
+        return fields
+    data = json.loads(shipped_plan())
+    data.update(fields)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("bad", [
+    "not json", "[]", {"rest": None}, {"extra": 1},
+    {"patterns": ["abc"], "owners": [[99999]], "sure": [[]]},  # no such matcher
+    {"patterns": ["a\nb"], "owners": [[0]], "sure": [[]]},  # a newline: in no line
+    {"patterns": [""], "owners": [[0]], "sure": [[]]},
+    {"patterns": ["abc"], "owners": [[0]], "sure": [[1]]},  # sure but not an owner
+    {"patterns": ["\u4e2d"], "owners": [[0]], "sure": [[]]},  # not one byte a character
+    {"patterns": ["abc"], "owners": [[True]], "sure": [[]]},
+    {"patterns": ["abc", "abd"], "owners": [[0]], "sure": [[]]},
+    {"literals": []}, {"counted": [1] * N}, {"literals": [[["a"], []]] * N}, {"literals": [[[""]]] * N},
+    {"literals": [["a"]] * N}, {"counted": [True] * (N - 1)},
+])
+def test_a_malformed_cached_plan_is_built_again(cache_home, bad):
+    matchers = catalog().matchers
+    assert Compiled(matchers, cache=cache).exact is not None
+    (entry,) = cache_home.glob("*.json")
+    text = _entry(bad)
+    assert not exactscan.valid(json.loads(text) if text.startswith(("{", "[")) else None, len(matchers))
+    entry.write_text(text)
+    again = Compiled(matchers, cache=cache)
+    want = json.loads(shipped_plan())
+    assert again.exact.patterns == [p.encode("latin-1") for p in want["patterns"]]
+    assert json.loads(entry.read_text()) == want  # written anew
+
+
+def test_the_key_changes_with_the_matchers(cache_home):
+    assert Compiled([Matcher("a", "alpha beta")], cache=cache).exact is not None
+    assert Compiled([Matcher("a", "alpha gamma")], cache=cache).exact is not None
+    assert len(list(cache_home.glob("*.json"))) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# the command, with the wheel and without it
+
+
+def test_explain_answers_the_same_without_the_wheel(tmp_path):
+    """A log past SMALL_INPUT with every example and mined case in noise: the JSON report of the
+    real command is the same byte for byte through the automaton and through the fallback."""
+    import random
+
+    rnd = random.Random(26)
+    pool = examples() + mined()
+    lines = [rnd.choice(pool) if rnd.random() < 0.2 else rnd.choice(NOISE) for _ in range(6000)]
+    log = tmp_path / "mixed.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert log.stat().st_size > 4 * logscan.SMALL_INPUT
+    env = dict(os.environ, PYTHONPATH=str(REPO), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env.pop("ASCEND_DOCTOR_LANG", None)
+    out = []
+    for argv in ([sys.executable, "-m", "doctor"], [sys.executable, "-c", NO_WHEEL]):
+        done = subprocess.run(argv + ["explain", "--json", str(log)], capture_output=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr.decode()
+        out.append(done.stdout)
+    assert out[0] == out[1]
+    assert len(json.loads(out[0])["matches"]) > 50
+    assert list((tmp_path / "cache" / "ascend-doctor" / "explain").glob("*.json"))  # the plan was kept
+
+
+
+def test_the_plans_fingerprint_is_the_same_in_every_process_and_follows_the_code(monkeypatch):
+    """The cached plan is keyed by the code that makes plans, read from the loaded modules (the
+    parsers open no file): the same in a new process, different once that code changes."""
+    import subprocess
+    import sys
+
+    from doctor.parse import exactscan, needles
+
+    code = "from doctor.parse import exactscan; print(exactscan.fingerprint())"
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+            for _ in range(2)}
+    exactscan.fingerprint.cache_clear()
+    assert runs == {f"{exactscan.fingerprint()}\n"}
+    monkeypatch.setattr(needles, "WEAK", needles.WEAK + 1)
+    exactscan.fingerprint.cache_clear()
+    changed = exactscan.fingerprint()
+    monkeypatch.undo()
+    exactscan.fingerprint.cache_clear()
+    assert changed != exactscan.fingerprint()
