@@ -30,6 +30,9 @@ from typing import IO, Any, Callable, Deque, Dict, List, Mapping, Optional, Sequ
 MAX_OUTPUT = 256 * 1024  # kept per stream; npu-smi on 16 dies is ~10 KB
 
 _live: Set[subprocess.Popen] = set()
+# the main thread inside start() (depth), and the stop that arrived meanwhile (held), raised by start()
+_starting = {"depth": 0}
+_held: List[int] = []
 _lock = threading.Lock()
 
 # The guard: "+ PGID" when a group starts, "- PGID" when it is gone; at EOF (the doctor exited or
@@ -101,14 +104,45 @@ Out = Union[int, IO, None]
 
 def start(argv: Sequence[str], *, env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
           stdin: Out = subprocess.DEVNULL, stdout: Out = subprocess.PIPE, stderr: Out = subprocess.PIPE) -> subprocess.Popen:
-    """Start a child in its own process group that dies with the doctor. Raises OSError."""
-    proc = subprocess.Popen([str(a) for a in argv], stdin=stdin, stdout=stdout, stderr=stderr,
-                            env=None if env is None else dict(env), cwd=cwd, start_new_session=True,
-                            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
-    with _lock:
-        _live.add(proc)
-    _tell_guard(f"+ {proc.pid}")
+    """Start a child in its own process group that dies with the doctor. Raises OSError.
+
+    A stop (Ctrl-C, SIGTERM, SIGHUP) that lands while the main thread is inside Popen (between
+    the fork and the exec, or before the child is known) is held until the child is in ``_live``,
+    then its children are killed and the stop raised here: raised inside Popen it would leave a
+    running child nobody kills (a pip that goes on installing while the transaction rolls back)."""
+    main = threading.current_thread() is threading.main_thread()
+    proc: Optional[subprocess.Popen] = None
+    if main:
+        _starting["depth"] += 1
+    try:
+        proc = subprocess.Popen([str(a) for a in argv], stdin=stdin, stdout=stdout, stderr=stderr,
+                                env=None if env is None else dict(env), cwd=cwd, start_new_session=True,
+                                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+        with _lock:
+            _live.add(proc)
+        _tell_guard(f"+ {proc.pid}")
+    finally:
+        if main:
+            _starting["depth"] -= 1
+            held = _held.pop() if _held and not _starting["depth"] else None
+            if held is not None:
+                _held.clear()
+                _kill_now()
+                _reaped(proc)
+                raise KeyboardInterrupt if held == signal.SIGINT else Terminated(held)  # a stop wins over an OSError
+    assert proc is not None
     return proc
+
+
+def _reaped(proc: Optional[subprocess.Popen]) -> None:
+    """The child a held stop killed, waited for (briefly): the caller never gets it to wait on,
+    and what rolls back next must not race a process that is still going."""
+    if proc is None:
+        return
+    try:
+        proc.wait(timeout=5)
+    except (subprocess.TimeoutExpired, OSError):
+        pass
 
 
 def forget(proc: subprocess.Popen) -> None:
@@ -224,6 +258,9 @@ def _on_signal(signum, frame) -> None:
     _kill_now()  # first, so that children are gone even if the exception below is lost
     if first:
         threading.Thread(target=_watchdog, args=(signum,), name="exit-watchdog", daemon=True).start()
+    if _starting["depth"]:  # the main thread is starting a child: start() raises once it is known
+        _held.append(signum)
+        return
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise Terminated(signum)

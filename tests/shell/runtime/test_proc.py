@@ -33,3 +33,52 @@ def test_input_fed_and_output_kept_up_to_the_cap():
 def test_a_grandchild_that_keeps_the_pipe_open_is_a_timeout():
     f = proc.run(["sh", "-c", "sleep 60 & echo started"], 1.5)
     assert f.timed_out and f.stdout == "started\n" and f.duration_s < 10
+
+
+LOOP = r'''
+import os, sys, time
+from doctor.shell.runtime import proc
+marker = sys.argv[1]
+proc.install_signal_handlers()
+print("ready", flush=True)
+try:
+    while True:
+        p = proc.start(["sleep", marker])
+        proc.kill_group(p); p.wait(); proc.forget(p)
+except BaseException as e:
+    time.sleep(0.3)
+    left = 0
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read() == b"sleep\0" + marker.encode() + b"\0":
+                    left += 1
+                    os.kill(int(pid), 9)
+        except (OSError, ValueError):
+            pass
+    print("stopped", type(proc.stop_behind(e) or e).__name__, "left", left, flush=True)
+    os._exit(0)
+'''
+
+
+def test_a_stop_while_a_child_is_being_started_leaves_no_child_running():
+    """SIGTERM lands at a random point of a loop that starts children: inside Popen (between the
+    fork and the exec, before the child is registered) it was raised out of Popen and the child
+    went on running, unkilled (a pip installing while the transaction rolled back; 15 of 20
+    trials leaked one). The stop is now held until the child is known, then it is killed."""
+    import random
+    import signal
+    import time
+
+    leaks = []
+    for trial in range(12):
+        marker = f"{600 + trial}.{random.randint(1000, 9999)}"
+        child = subprocess.Popen([sys.executable, "-c", LOOP, marker], cwd=REPO, stdout=subprocess.PIPE, text=True)
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+        time.sleep(random.uniform(0.02, 0.2))
+        child.send_signal(signal.SIGTERM)
+        out = child.communicate(timeout=60)[0]
+        assert out.startswith("stopped Terminated"), out
+        if "left 0" not in out:
+            leaks.append(out.strip())
+    assert not leaks, leaks
