@@ -909,3 +909,35 @@ def test_every_command_runs_as_printed_after_the_readme_set_up(readme_env, kit_h
             if why:
                 bad.append(f"{key}\n    -> {why}")
     assert not bad, f"{len(bad)} of {len(todo)} printed commands do not run as printed:\n" + "\n".join(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# a refused --apply
+
+
+def test_a_refused_apply_prints_steps_that_name_no_file_it_did_not_write(kit_house, house, tmp_path):
+    """fix --apply whose plan the resolver refuses (here: no index has numpy<2) changes nothing
+    and shows the plan with pip's reason: its steps are commands a person runs next, so they carry
+    the pins themselves and name no constraints file (only a transaction writes one), and each
+    runs as printed (real pip against the kit wheelhouse)."""
+    from fakehost import FakeHost
+
+    fake = FakeHost(tmp_path / "host")
+    wh.numpy_2(fake, house["template"])
+    empty = tmp_path / "empty-index"
+    empty.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "doctor", "fix", "--apply", "--yes", "--no-smoke", *fake.args()],
+                          env=wh.pip_env(fake.env, [empty]), cwd=fake.workdir, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 3 and "--apply would fail" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+    lines = [line.strip() for line in proc.stdout.splitlines() if COMMAND_LINE.match(line)]
+    steps = [x for x in lines if " -m pip install " in x and "numpy<2.0.0" in x]
+    assert steps, proc.stdout
+    bad = []
+    for i, line in enumerate(lines):
+        scratch = tmp_path / f"run-{i}"
+        scratch.mkdir()
+        why = check_one(Printed(line, None, "", "refused apply"), kit_house, scratch, fake)
+        if why:
+            bad.append(f"{line}\n    -> {why}")
+    assert not bad, "\n".join(bad)
