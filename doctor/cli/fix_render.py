@@ -129,6 +129,7 @@ def alternative_command(a: dict, rerun: Optional[Rerun]) -> Command:
     """An alternative plan as the command that makes it, labelled with what it is."""
     how = a.get("how")
     change: Dict[str, str]
+    label: object
     if a.get("again"):  # the same command (vendor_only: once the vendor layers are in)
         change, label = {}, T("plan.alt.again")
     elif a.get("vllm_from") == "source":
