@@ -932,6 +932,9 @@ def test_a_refused_apply_prints_steps_that_name_no_file_it_did_not_write(kit_hou
                           env=wh.pip_env(fake.env, [empty]), cwd=fake.workdir, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 3 and "--apply would fail" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+    # nothing changed: not even the state directory a transaction would have kept its files in
+    # (uv's resolver leaves a <venv>/.lock of its own when it resolves against the target: uv's, not ours)
+    assert not (fake.base / "venv" / ".ascend-doctor").exists()
     lines = [line.strip() for line in proc.stdout.splitlines() if COMMAND_LINE.match(line)]
     steps = [x for x in lines if " -m pip install " in x and "numpy<2.0.0" in x]
     assert steps, proc.stdout

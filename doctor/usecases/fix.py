@@ -172,6 +172,7 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     prefix = facts.python.prefix if facts.python else None
     # a dry run creates nothing; --apply uses the state directory it will really write to (and
     # only --apply writes the constraints file: printed commands carry the pins themselves)
+    made_state = opts.apply and prefix is not None and not os.path.lexists(planned_state_dir(prefix))
     state = str(state_dir(prefix, env)) if opts.apply and prefix else planned_state_dir(prefix)
     popts = PlanOptions(installer=choice.shown, target=wanted, prefer=opts.prefer, with_mooncake=opts.with_mooncake,
                         vllm_from=opts.vllm_from, vllm_repo=opts.vllm_repo, doctor_python=doctor_python,
@@ -224,6 +225,9 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
                             str(popts.constraint_file))
         outcome.plan, outcome.doc = plan, dict(plan.to_json(opts.lang), installer_notes=choice.notes)
         show_plan(plan)
+        if made_state:  # refused before any change: the state directory made for it goes again (if still empty)
+            with contextlib.suppress(OSError):
+                os.rmdir(state)
         outcome.unresolvable = True
         outcome.exit_code = 3
         return outcome
