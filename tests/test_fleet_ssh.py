@@ -133,3 +133,19 @@ def test_ssh_argv_quotes_the_remote_command():
     assert argv[-1] == "ascend-doctor snapshot --serve-args-file '/w/my launch.sh'"
     assert check_host("node-1") is None and check_host("root@10.0.0.1") is None
     assert check_host("-F/etc/x") and check_host("a;b")
+
+
+def test_more_hosts_than_one_run_reaches_is_a_usage_error_at_once(tmp_path):
+    """--ssh with thousands of hosts ran for minutes (16 at a time, each up to --timeout; --ping
+    then pings every pair): one line naming the limit, exit 2, before any host is reached; the
+    limit itself is accepted."""
+    from doctor.usecases.fleet import MAX_SSH_HOSTS, FleetCheckOptions, validate
+
+    hosts = [f"10.{i // 250}.{i % 250}.1" for i in range(5000)]
+    for lang, words in (("en", f"more than the {MAX_SSH_HOSTS}"), ("zh", f"{MAX_SSH_HOSTS} 台")):
+        started = time.monotonic()
+        proc = fleet("check", "--ssh", ",".join(hosts), "--timeout", "1", "--lang", lang, cwd=tmp_path)
+        assert time.monotonic() - started < 20
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and words in proc.stderr, proc.stderr[-500:]
+        assert "5000" in proc.stderr and "Traceback" not in proc.stderr
+    validate(FleetCheckOptions(ssh=",".join(hosts[:MAX_SSH_HOSTS])))

@@ -26,11 +26,15 @@ TOOLS = ("git", "cmake", "make")
 pytestmark = pytest.mark.skipif(CC is None or any(shutil.which(t) is None for t in TOOLS),
                                 reason="needs git, cmake, make and a C/C++ compiler")
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 
 
 def git(cwd, *args):
-    env = dict(os.environ, **GIT_ENV)
+    # no user configuration (GIT_CONFIG_GLOBAL), and a HOME of the test's own: never a path
+    # outside the test directories that something run here could create (/nonexistent, as root)
+    home = Path(cwd).parent / ".git-home"
+    home.mkdir(exist_ok=True)
+    env = dict(os.environ, **GIT_ENV, HOME=str(home))
     subprocess.run(["git", "-c", "protocol.file.allow=always", "-c", "init.defaultBranch=main", *args], cwd=cwd,
                    check=True, capture_output=True, timeout=60, env=env)
 

@@ -96,7 +96,9 @@ def text_commands(name: str) -> Dict[str, List[str]]:
             for key in TEXTS}
 
 
-PROSE_COMMAND = re.compile(r"(pip install|pip uninstall|ascend-doctor (fix|check|rollback) |source /)")
+# a command named inside prose (the doctor's own, with or without options after it)
+PROSE_COMMAND = re.compile(r"(pip install|pip uninstall|ascend-doctor (fix|check|rollback|snapshot|smoke|guard|explain|matrix)\b"
+                           r"|source /)")
 
 
 @pytest.mark.parametrize("name", names())
@@ -909,3 +911,60 @@ def test_every_command_runs_as_printed_after_the_readme_set_up(readme_env, kit_h
             if why:
                 bad.append(f"{key}\n    -> {why}")
     assert not bad, f"{len(bad)} of {len(todo)} printed commands do not run as printed:\n" + "\n".join(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# a refused --apply
+
+
+def test_a_refused_apply_prints_steps_that_name_no_file_it_did_not_write(kit_house, house, tmp_path):
+    """fix --apply whose plan the resolver refuses (here: no index has numpy<2) changes nothing
+    and shows the plan with pip's reason: its steps are commands a person runs next, so they carry
+    the pins themselves and name no constraints file (only a transaction writes one), and each
+    runs as printed (real pip against the kit wheelhouse)."""
+    from fakehost import FakeHost
+
+    fake = FakeHost(tmp_path / "host")
+    wh.numpy_2(fake, house["template"])
+    empty = tmp_path / "empty-index"
+    empty.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "doctor", "fix", "--apply", "--yes", "--no-smoke", *fake.args()],
+                          env=wh.pip_env(fake.env, [empty]), cwd=fake.workdir, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 3 and "--apply would fail" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+    # nothing changed: not even the state directory a transaction would have kept its files in
+    # (uv's resolver leaves a <venv>/.lock of its own when it resolves against the target: uv's, not ours)
+    assert not (fake.base / "venv" / ".ascend-doctor").exists()
+    lines = [line.strip() for line in proc.stdout.splitlines() if COMMAND_LINE.match(line)]
+    steps = [x for x in lines if " -m pip install " in x and "numpy<2.0.0" in x]
+    assert steps, proc.stdout
+    bad = []
+    for i, line in enumerate(lines):
+        scratch = tmp_path / f"run-{i}"
+        scratch.mkdir()
+        why = check_one(Printed(line, None, "", "refused apply"), kit_house, scratch, fake)
+        if why:
+            bad.append(f"{line}\n    -> {why}")
+    assert not bad, "\n".join(bad)
+
+
+def test_on_a_machine_without_cann_the_plan_again_is_a_command_line_not_prose(tmp_path):
+    """No CANN and no --python: fix plans the vendor layers only and says to plan again once they
+    are in; that "again" is the command on a line of its own (the doctor as started, the same
+    options), never "run ascend-doctor fix again" inside the note."""
+    from fakehost import FakeHost
+
+    fake = FakeHost(tmp_path / "bare")
+    fake.python = None
+    for lang in ("en", "zh"):
+        proc = subprocess.run([sys.executable, "-m", "doctor", "fix", "--offline", "--root", str(fake.root), "--lang", lang],
+                              env=dict(fake.env), cwd=fake.workdir, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 3 and "CANN" in proc.stdout, proc.stdout + proc.stderr
+        lines = proc.stdout.splitlines()
+        commands = [x.strip() for x in lines if COMMAND_LINE.match(x)]
+        again = [x for x in commands if shlex.split(x)[1:2] == ["fix"]]
+        assert len(again) == 1 and "--root" in again[0] and "--apply" not in again[0], proc.stdout
+        assert check_one(Printed(again[0], None, "", "no cann"), None, tmp_path, fake) is None
+        prose = [x for x in lines if not COMMAND_LINE.match(x) and not x.startswith("ascend-doctor 0")
+                 and PROSE_COMMAND.search(x)]
+        assert not prose, prose

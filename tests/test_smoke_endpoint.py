@@ -264,3 +264,22 @@ def test_an_endless_trailer_is_cut_off_at_the_deadline():
         httpd.shutdown()
     result, report = done["r"]
     assert result.status == "fail" and "GET /v1/models: " in result.title.text("en") and result.seconds < 10
+
+
+def test_smoke_and_check_default_to_the_same_interpreter_behind_a_shim(tmp_path):
+    """No --python, no active environment, ``python3`` on PATH a wrapper that starts another
+    interpreter (a pyenv shim): smoke drives the interpreter check judges (the one the wrapper
+    starts, as it names itself), not the wrapper."""
+    shim = tmp_path / "shims"
+    shim.mkdir()
+    (shim / "python3").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    (shim / "python3").chmod(0o755)
+    env = {"PATH": f"{shim}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    snap = subprocess.run([sys.executable, "-m", "doctor", "snapshot"], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    judged = json.loads(snap.stdout)["python"]["executable"]
+    assert judged != str(shim / "python3") and Path(judged).exists(), judged
+    smoke = subprocess.run([sys.executable, "-m", "doctor", "smoke", "--device", "cpu", "--stages", "endpoint",
+                            "--endpoint", "http://127.0.0.1:9", "--timeout", "2", "--json"], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)
+    assert json.loads(smoke.stdout)["python"] == judged, smoke.stdout[:500] + smoke.stderr[-500:]

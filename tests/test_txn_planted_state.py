@@ -149,6 +149,11 @@ def test_a_planted_lock_symlink_is_refused_not_truncated(fake, tmp_path):
     state = venv(fake) / ".ascend-doctor"
     state.mkdir()
     os.symlink(victim, state / "lock")
+    # with no transaction there is nothing to roll back: the lock is not even opened
+    proc = doctor(fake, "rollback", "--yes")
+    assert victim.read_bytes() == b"v" * 2300
+    assert proc.returncode == 2 and "nothing to roll back" in proc.stderr, proc.stderr
+    plant(fake)  # one to finish: rollback takes the lock, and refuses the planted one
     proc = doctor(fake, "rollback", "--yes")
     assert victim.read_bytes() == b"v" * 2300
     assert proc.returncode == 2 and "is a symbolic link" in proc.stderr, proc.stderr

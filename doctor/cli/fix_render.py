@@ -128,7 +128,11 @@ def _hand_step(out, s, lang: str) -> None:
 def alternative_command(a: dict, rerun: Optional[Rerun]) -> Command:
     """An alternative plan as the command that makes it, labelled with what it is."""
     how = a.get("how")
-    if a.get("vllm_from") == "source":
+    change: Dict[str, str]
+    label: object
+    if a.get("again"):  # the same command (vendor_only: once the vendor layers are in)
+        change, label = {}, T("plan.alt.again")
+    elif a.get("vllm_from") == "source":
         change, label = {"vllm_from": "source"}, how
     elif a.get("prefer") == "target":
         change = {"target": f"vllm-ascend=={a['target']}"}

@@ -53,7 +53,8 @@ BUILD = (
 def build_command(**params: Any) -> None:
     """Clone, configure with -DUSE_ASCEND_DIRECT=ON, build, install, verify; roll back on failure."""
     from doctor.shell.mooncake.build import BuildOptions, run_build
-    from doctor.shell.runtime.prefetch import default_python
+    from doctor.probes.python_env import target_python
+    from doctor.shell.host.root import Host
 
     out = p.output(params)
     language, as_json = out.lang, out.as_json
@@ -69,7 +70,7 @@ def build_command(**params: Any) -> None:
         raise UsageError(f"--source {source}: not a directory")
     if jobs < 0:
         raise UsageError("--jobs must be positive")
-    target = python or default_python(dict(os.environ))
+    target = target_python(Host(), python).executable or "python3"  # the interpreter check judges here
     resolved = target if os.sep in target else shutil.which(target)
     if not resolved or not os.path.exists(resolved):
         raise UsageError(f"--python {target}: no such interpreter")

@@ -80,14 +80,15 @@ SAME_NAME = ("device", "timeout", "model", "tokens", "dtype", "golden", "record_
 def smoke_command(**params: Any) -> None:
     """Prove that serving works: the model, vllm, the endpoint and the collectives, stage by stage."""
     from doctor.cli.smoke_render import show_report
+    from doctor.probes.python_env import target_python
     from doctor.shell.host.root import Host
-    from doctor.shell.runtime.prefetch import default_python
     from doctor.usecases.smoke import run
 
     out = p.output(params)
     host = Host()
     opts = smoke_options(params, host.env)
-    target = params["python"] or default_python(host.env)
+    found = target_python(host, params["python"])  # the interpreter check judges on this machine
+    target = found.executable or "python3"
     report = run(opts, target, host, progress=_progress(out.lang))
     code = report.exit_code()
     if opts.report and "kvpool" in opts.wanted():

@@ -881,6 +881,6 @@ def vendor_only(plan: Plan) -> Plan:
     out.steps = [s for s in out.steps if s.kind == "vendor"]
     out.pins = {}
     out.expected_residual = []
-    out.alternatives = []
+    out.alternatives = [{"again": True}]  # the same command once the vendor layers are in
     out.notes = [T("plan.no_cann", target=plan.target)]
     return out

@@ -10,15 +10,14 @@ from doctor.shell.host.root import Host
 
 
 def _python(host: Host, facts: Facts, options: ProbeOptions):
-    from doctor.probes.python_env import probe_python, python_from_site_packages, python_in_root
-    from doctor.shell.runtime.prefetch import default_python
+    from doctor.probes.python_env import python_from_site_packages, python_in_root, target_python
 
     if options.site_packages:
         host.add_given(options.site_packages)
         return python_from_site_packages(options.site_packages)
     if options.python is None and not host.is_live:
         return python_in_root(host)  # nothing inside --root runs: its site-packages are read
-    return probe_python(host, options.python or default_python(host.env), options.python_timeout)
+    return target_python(host, options.python, options.python_timeout)
 
 
 def _devices(host: Host, facts: Facts, options: ProbeOptions):

@@ -10,11 +10,20 @@ import json
 import posixpath
 import re
 import sys
-from typing import List
+from typing import List, Optional
 
 from doctor.facts import PythonFacts
 from doctor.shell.host.root import Host
 from doctor.shell.runtime.prefetch import PYTHON_PROBE, is_self, python_path
+
+
+def target_python(host: Host, python: Optional[str], timeout: float = 15.0) -> PythonFacts:
+    """The interpreter a command judges or drives, as every command finds it: ``--python``, else
+    the default (``default_python``: the active environment, else ``python3`` on PATH), asked for
+    its own ``sys.executable`` (a pyenv shim or a wrapper names the interpreter it starts)."""
+    from doctor.shell.runtime.prefetch import default_python
+
+    return probe_python(host, python or default_python(host.env), timeout)
 
 
 def probe_python(host: Host, executable: str, timeout: float = 15.0) -> PythonFacts:

@@ -275,6 +275,23 @@ def _memory(chips: Sequence[Chip]) -> Union[str, Text]:
     return T("devices.npu_smi.hbm", per="/".join(f"{t // 1024} GB" for t in totals), used=f"{used:.0f}")
 
 
+def _release_for_hardware(ctx: Context) -> dict:
+    """The hint and the command of an unsupported release: the plan for the newest release that
+    supports this hardware (a line of its own, on the same target), or that none does."""
+    from doctor.matrix.query import newest_release
+    from doctor.rules.commands import target_args
+
+    other = newest_release(ctx.matrix, hardware=ctx.hardware)
+    if other is None:
+        return {"hint": T("devices.hardware_support.unsupported.none", hardware=ctx.hardware)}
+    args = list(target_args(ctx))
+    while "--target" in args:  # this check's own --target is the release that does not fit
+        i = args.index("--target")
+        del args[i:i + 2]
+    return {"hint": T("devices.hardware_support.unsupported.hint", target=other.vllm_ascend),
+            "commands": [cmd("ascend-doctor", "fix", "--target", f"vllm-ascend=={other.vllm_ascend}", *args)]}
+
+
 def hardware_support(ctx: Context) -> Iterable[Finding]:
     if ctx.build or ctx.hardware is None:
         return []
@@ -288,8 +305,8 @@ def hardware_support(ctx: Context) -> Iterable[Finding]:
     if ctx.hardware not in r.hardware:
         return [Finding("devices.hardware_support", FAIL,
                         T("devices.hardware_support.unsupported", release=r.vllm_ascend, hardware=ctx.hardware),
-                        observed=ctx.hardware, expected=", ".join(r.hardware),
-                        hint=T("devices.hardware_support.unsupported.hint"), fixable=Fixable.AUTO, source=r.source_of("hardware"))]
+                        observed=ctx.hardware, expected=", ".join(r.hardware), fixable=Fixable.AUTO,
+                        source=r.source_of("hardware"), **_release_for_hardware(ctx))]
     return [Finding("devices.hardware_support", OK,
                     T("devices.hardware_support.ok", release=r.vllm_ascend, hardware=ctx.hardware),
                     observed=ctx.hardware, source=r.source_of("hardware"))]

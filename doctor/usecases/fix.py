@@ -9,7 +9,7 @@ import contextlib
 import json
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, ContextManager, Dict, List, Optional
 
 from doctor.errors import UsageError
@@ -172,6 +172,7 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     prefix = facts.python.prefix if facts.python else None
     # a dry run creates nothing; --apply uses the state directory it will really write to (and
     # only --apply writes the constraints file: printed commands carry the pins themselves)
+    made_state = opts.apply and prefix is not None and not os.path.lexists(planned_state_dir(prefix))
     state = str(state_dir(prefix, env)) if opts.apply and prefix else planned_state_dir(prefix)
     popts = PlanOptions(installer=choice.shown, target=wanted, prefer=opts.prefer, with_mooncake=opts.with_mooncake,
                         vllm_from=opts.vllm_from, vllm_repo=opts.vllm_repo, doctor_python=doctor_python,
@@ -215,11 +216,22 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
 
     assert target is not None
     outcome.target_python = target.python
-    show_plan(plan)
     if plan.resolution and plan.resolution.get("status") == "failed":
-        outcome.unresolvable = True  # nothing was changed: the resolver already says it cannot work
+        # nothing was changed: the resolver already says it cannot work. The plan is shown for a
+        # person, as a dry run spells it (the pins on the command line): the constraints file the
+        # apply would have written does not exist
+        plan = for_a_person(plan, plan_for(facts, mx, lambda v: run_rules(make_context(facts, mx, opts.check.stage, v)),
+                                           ctx0.hardware, replace(popts, constraint_file=None)),
+                            str(popts.constraint_file))
+        outcome.plan, outcome.doc = plan, dict(plan.to_json(opts.lang), installer_notes=choice.notes)
+        show_plan(plan)
+        if made_state:  # refused before any change: the state directory made for it goes again (if still empty)
+            with contextlib.suppress(OSError):
+                os.rmdir(state)
+        outcome.unresolvable = True
         outcome.exit_code = 3
         return outcome
+    show_plan(plan)
     if plan.runnable:
         if not confirm(len(plan.runnable), target.python):
             raise Declined()
@@ -235,6 +247,21 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
         code = 3
     outcome.exit_code = code
     return outcome
+
+
+def for_a_person(plan: "Plan", spelled: "Plan", constraint_file: str) -> "Plan":
+    """``plan`` with each step that names the apply's constraints file (written only by the
+    apply) as ``spelled`` (the same plan built without it) spells that step."""
+    import copy
+
+    out = copy.deepcopy(plan)
+    by_packages = {(s.kind, s.action, tuple(s.packages)): s for s in spelled.steps}
+    for s in out.steps:
+        if s.argv and constraint_file in s.argv:
+            twin = by_packages.get((s.kind, s.action, tuple(s.packages)))
+            assert twin is not None and twin.argv is not None, f"no spelling without the constraints file: {s.argv}"
+            s.argv = list(twin.argv)
+    return out
 
 
 def _prove(plan: "Plan", facts: "Facts", choice: "Choice", env: Dict[str, str], opts: FixOptions, no_cann: bool,

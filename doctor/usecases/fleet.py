@@ -33,6 +33,7 @@ class FleetCheckOptions:
 
 
 Progress = Callable[[str, int], Callable[[Reply], None]]  # (title, total) -> per-node callback
+MAX_SSH_HOSTS = 256  # fleet check --ssh: the hosts of one run (16 at a time; --ping: every pair)
 
 
 def judge_nodes(nodes: List[Node], matrix_paths: Sequence[str]) -> None:
@@ -88,6 +89,8 @@ def validate(opts: FleetCheckOptions) -> None:
         hosts = split_hosts(opts.ssh)
         if not hosts:
             raise UsageError("--ssh: no host given")
+        if len(hosts) > MAX_SSH_HOSTS:  # each reached, and with --ping each pinging every other's NPUs
+            raise UsageError(tr("fleet.error.too_many_hosts", opts.lang, n=len(hosts), limit=MAX_SSH_HOSTS))
         for h in hosts:
             why = check_host(h)
             if why:

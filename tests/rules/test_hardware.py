@@ -4,7 +4,7 @@ import pytest
 from doctor.facts import CommandFact, NpuProcess
 from doctor.rules import hardware as hw
 
-from .build import absent, chips, context, devices, driver, expect, facts, firmware, host, judge, node, npu_smi, release
+from .build import absent, chips, context, devices, driver, expect, facts, firmware, host, judge, matrix, node, npu_smi, release
 
 # -- driver.installed / driver.libs -------------------------------------------------------------
 
@@ -227,6 +227,21 @@ def test_hardware_support():
     absent(judge(hw.hardware_support, context(hardware=None)), "devices.hardware_support")
     expect(judge(hw.hardware_support, context(row=release(hardware=("A2", "A3", "310P")), hardware="310P")),
            "devices.hardware_support", "ok")
+
+
+
+def test_an_unsupported_release_offers_the_plan_for_one_that_supports_the_hardware_as_a_command():
+    """The hint named "ascend-doctor fix --target vllm-ascend==<version>" inside its words (a
+    placeholder, not runnable): the newest release that supports the hardware is named, and the
+    plan for it is a command of its own, on the same target (this check's --target left out)."""
+    old, new = release(), release(vllm_ascend="0.13.0", hardware=("A2", "A3", "310P"))
+    ctx = context(m=matrix([old, new]), row=old, hardware="310P")
+    ctx.follow_up = ("--npu-smi", "/usr/local/bin/npu-smi", "--target", "vllm-ascend==0.11.0rc3")
+    f = expect(judge(hw.hardware_support, ctx), "devices.hardware_support", "fail")
+    assert "ascend-doctor" not in f.hint.text("en") and "ascend-doctor" not in f.hint.text("zh")
+    assert "0.13.0" in f.hint.text("en") and "0.13.0" in f.hint.text("zh")
+    assert [c.argv for c in f.commands] == [("ascend-doctor", "fix", "--target", "vllm-ascend==0.13.0",
+                                             "--python", ctx.facts.python.executable, "--npu-smi", "/usr/local/bin/npu-smi")]
 
 
 def test_npu_smi_command_fact_fixture_is_consistent():

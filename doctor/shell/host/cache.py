@@ -92,6 +92,17 @@ def read(kind: str, k: str) -> Optional[Any]:
         return None
 
 
+def _make(d: Path) -> None:
+    """The cache's directory ``d``, made below the cache home, and the cache home itself when it
+    is missing (XDG: made 0700), never what lies above it: a $HOME that does not exist (a system
+    account's /nonexistent, a container's unset one) stays missing, and there is no cache.
+    Raises OSError."""
+    base = xdg.cache_home()
+    if not base.is_dir():
+        os.mkdir(base, 0o700)  # FileNotFoundError when its parent (the home) is missing
+    d.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
 def write(kind: str, k: str, data: Any) -> None:
     """Write the entry whole (a temporary file renamed over it): never through a symlink or into
     a file planted at the temporary name (O_NOFOLLOW, O_EXCL)."""
@@ -99,7 +110,7 @@ def write(kind: str, k: str, data: Any) -> None:
     try:
         blob = json.dumps(data).encode("utf-8")
         d = _dir(kind)
-        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _make(d)
         os.close(_open_dir(kind))  # never into a directory read() would refuse (another's)
         tmp = d / f".{k}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),

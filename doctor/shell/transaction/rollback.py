@@ -17,13 +17,18 @@ from doctor.shell.transaction.lock import Lock
 from doctor.shell.transaction.processes import wait_for_leftovers
 from doctor.shell.transaction.recovery import RollbackResult, abort, best_effort, blocked, foreign
 from doctor.shell.transaction.states import RollbackKind, TxnState
-from doctor.shell.transaction.statedir import state_dir
+from doctor.shell.transaction.statedir import STATE_NAME, existing_state_dirs, state_dir
 from doctor.shell.transaction.target import Target
 
 
 def rollback_last(target: Target, env: Mapping[str, str], *, force: bool = False,
                   say: Callable[[str], None] = lambda s: None) -> RollbackResult:
     proc.install_signal_handlers()
+    # nothing to roll back leaves the environment as it was: no state directory, no lock made
+    present = existing_state_dirs(target.prefix, env)
+    if not any(J.unfinished(d) or J.last_transaction(d) is not None for d in present):
+        raise UsageError(T("fix.error.nothing_to_roll_back",
+                           state=present[0] if present else Path(target.prefix) / STATE_NAME))
     state = state_dir(target.prefix, env)
     with Lock(state / "lock", f"rollback on {target.python}"):
         result: Optional[RollbackResult] = None

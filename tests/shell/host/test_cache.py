@@ -112,3 +112,30 @@ def test_a_catalogue_entry_that_is_not_a_catalogue_is_a_miss(home, entry):
     src.write_text(CATALOGUE, encoding="utf-8")
     _plant("i18n", _catalogue_key(src), entry)
     assert i18n.load_cached([src], cache) == {"m.hint": {"en": "pip install torch", "zh": "pip install torch"}}
+
+
+def test_a_home_that_does_not_exist_is_not_made_and_there_is_no_cache(tmp_path, monkeypatch):
+    """$HOME names a directory that does not exist (a system account's /nonexistent) and no
+    XDG_CACHE_HOME: the cache makes nothing (not the home, not ~/.cache) and reads nothing."""
+    import subprocess
+    import sys
+
+    missing = tmp_path / "nonexistent"
+    monkeypatch.setenv("HOME", str(missing))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    cache.write("matrix", cache.key("x"), {"a": 1})
+    assert not missing.exists() and cache.read("matrix", cache.key("x")) is None
+    # a whole check (it writes the catalogue and the matrix rows to the cache) leaves it missing too
+    env = {"PATH": os.environ["PATH"], "HOME": str(missing), "LANG": "C.UTF-8"}
+    proc = subprocess.run([sys.executable, "-m", "doctor", "check", "--site-packages", str(tmp_path)], env=env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 3, 4) and "Traceback" not in proc.stderr, proc.stderr[-1000:]
+    assert not missing.exists()
+
+
+def test_a_missing_cache_home_below_an_existing_home_is_made(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    cache.write("matrix", cache.key("x"), {"a": 1})
+    assert cache.read("matrix", cache.key("x")) == {"a": 1}
+    assert not os.stat(tmp_path / ".cache").st_mode & 0o077

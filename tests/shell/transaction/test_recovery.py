@@ -319,3 +319,29 @@ def test_a_hanging_import_is_a_failure_with_its_name(tmp_path):
     hang = installed(site, "hang_pkg", "import time\ntime.sleep(60)\n")
     result = verify(sys.executable, [hang], dict(os.environ, PYTHONPATH=str(site)), npu=True, timeout=2)
     assert result.failed and "did not finish its imports within 2s while importing hang_pkg" in result.error
+
+
+@pytest.mark.parametrize("state", ["none", "empty", "other files"])
+def test_rollback_with_nothing_to_roll_back_leaves_the_environment_byte_identical(tmp_path, state):
+    """No transaction in the environment (no state directory, an empty one, one without a
+    transaction): "nothing to roll back", and not one file or directory made or changed (no lock,
+    no state directory, nothing under the XDG state home)."""
+    from conftest import _inodes
+
+    from doctor.errors import UsageError
+    from doctor.shell.transaction import rollback_last
+    from doctor.shell.transaction.target import Target
+
+    prefix = tmp_path / "venv"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "python").write_text("")
+    if state != "none":
+        (prefix / statedir.STATE_NAME).mkdir(mode=0o700)
+    if state == "other files":
+        (prefix / statedir.STATE_NAME / "transactions").mkdir(mode=0o700)
+    env = {"HOME": str(tmp_path / "home"), "XDG_STATE_HOME": str(tmp_path / "xdg-state")}
+    target = Target(python=str(prefix / "bin" / "python"), prefix=str(prefix), base_prefix="/usr", roots=[])
+    before = (_inodes(tmp_path), sorted(str(p) for p in tmp_path.rglob("*")))
+    with pytest.raises(UsageError, match="nothing to roll back"):
+        rollback_last(target, env)
+    assert (_inodes(tmp_path), sorted(str(p) for p in tmp_path.rglob("*"))) == before
