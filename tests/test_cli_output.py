@@ -171,6 +171,29 @@ def test_bad_input_is_one_line_and_exit_2_fast(command, args, words, snapshots):
     assert time.monotonic() - started < 10  # never a probe's 15 s timeout
 
 
+# a sample of the option and input errors, raised through the CLI: shown in the user's language
+ZH_ERRORS = [
+    (("check", "--site-packages", "/nonexistent"), "--site-packages /nonexistent：不是目录"),
+    (("check", "--python", "no-such-python3"), "--python no-such-python3：在 PATH 中找不到"),
+    (("check", "--stage", "later"), "--stage 'later'：请使用 auto、build 或 runtime"),
+    (("check", "--from", "{base}/null.json"), "读取了解释器，却没有 'packages' 部分"),
+    (("check", "--from", "{base}/deep.json", "--python", "python3"), "--from 评判已保存的快照，不能与"),
+    (("check", "--target", "nonsense==1"), "--target 'nonsense==1'：应为 vllm-ascend==<版本>"),
+    (("fix", "--installer", "conda"), "--installer 'conda'：请使用 auto、pip 或 uv"),
+    (("fix", "--tuning-patch", "{base}/x.diff"), "--tuning-patch 写出启动脚本的 diff"),
+    (("profile",), "请给出 profile 目录或文件"),
+    (("mooncake", "build", "--tag", "latest"), "--tag 'latest'：应为 Mooncake 标签"),
+]
+
+
+@pytest.mark.parametrize("args,words", ZH_ERRORS, ids=[" ".join(a[:2]) for a, _ in ZH_ERRORS])
+def test_an_option_error_is_shown_in_chinese_with_lang_zh(args, words, snapshots):
+    args = tuple(a.format(base=snapshots) for a in args)
+    code, out, err = main(*args, "--lang", "zh")
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("ascend-doctor: error: ") and words in err, err
+
+
 def test_every_float_option_refuses_nan_and_inf_in_one_line():
     """A timeout of nan seconds "fires" at once (nan compares false) and inf overflows the waits:
     every float option of every command refuses them, as it refuses -1."""

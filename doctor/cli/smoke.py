@@ -11,6 +11,7 @@ from doctor.cli import params as p
 from doctor.cli.options import takes
 from doctor.cli.params import Opt
 from doctor.errors import UsageError
+from doctor.i18n import T
 
 if TYPE_CHECKING:
     from doctor.smoke.config import SmokeOptions
@@ -129,7 +130,7 @@ def smoke_options(params: Mapping[str, Any], env: Mapping[str, str]) -> "SmokeOp
     })
     opts = options(flags, params["config"], env)
     if opts.model and not os.path.isdir(opts.model):
-        raise UsageError(f"--model {opts.model}: not a directory (a local Hugging Face model directory)")
+        raise UsageError(T("smoke.error.model_not_dir", path=opts.model))
     if "kvpool" in opts.wanted():
         from doctor.usecases.smoke_kvpool import check_inputs
 
