@@ -182,6 +182,9 @@ ZH_ERRORS = [
     (("fix", "--installer", "conda"), "--installer 'conda'：请使用 auto、pip 或 uv"),
     (("fix", "--tuning-patch", "{base}/x.diff"), "--tuning-patch 写出启动脚本的 diff"),
     (("profile",), "请给出 profile 目录或文件"),
+    (("profile", "{base}/empty-site"), "empty-site：这里没有 profile（没有 *_ascend_pt/ASCEND_PROFILER_OUTPUT"),
+    (("profile", "--collect", "--endpoint", "ftp://h:1", "--profile-dir", "{base}"), "--endpoint ftp://h:1：应为 vllm 服务的 http:// URL"),
+    (("check", "--from", "{base}/empty-site"), "empty-site：不是普通文件"),
     (("mooncake", "build", "--tag", "latest"), "--tag 'latest'：应为 Mooncake 标签"),
 ]
 

@@ -110,7 +110,7 @@ def _collect(endpoint: Optional[str], profile_dir: Optional[str], path: Optional
         new = collect(CollectOptions(endpoint, directory, requests, concurrency, output_len, stop_timeout), lang,
                       say=_say if sys.stderr.isatty() else None)
     except CollectError as e:
-        _say(f"ascend-doctor: error: {e.message}")
+        _say(f"ascend-doctor: error: {e.text(lang)}")
         for line in e.settings:
             _say("  " + line)
         raise typer.Exit(2)

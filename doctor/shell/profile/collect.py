@@ -14,10 +14,10 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Union
 
 from doctor.errors import UsageError
-from doctor.i18n import T, tr
+from doctor.i18n import T, Text, tr
 
 START_TIMEOUT = 60.0
 APPEAR_TIMEOUT = 120.0  # after /stop_profile: the directories may be finished a little later
@@ -34,7 +34,7 @@ class CollectOptions:
 
 
 class CollectError(UsageError):
-    def __init__(self, message: str, settings: Optional[List[str]] = None):
+    def __init__(self, message: Union[str, Text], settings: Optional[List[str]] = None):
         super().__init__(message)
         self.message, self.settings = message, settings or []
 
