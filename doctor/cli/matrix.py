@@ -214,7 +214,8 @@ def explain(
         return
     entry, have_catalog = _catalog_entry(what)
     if entry is None:
-        raise UsageError(f"unknown finding id {what!r}" + ("" if have_catalog else " (no finding catalog installed)"))
+        raise UsageError(T("matrix.error.unknown_finding" if have_catalog else "matrix.error.unknown_finding_no_catalog",
+                           id=repr(what)))
     console = _console()
     console.print(f"{what}  [{entry.get('layer', '?')}]", markup=False)
     why = entry.get("why_zh" if language == "zh" else "why_en") or entry.get("why_en") or ""

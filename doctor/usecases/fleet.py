@@ -78,8 +78,8 @@ def split_hosts(text: str) -> List[str]:
 def validate(opts: FleetCheckOptions) -> None:
     chosen = [n for n, v in (("--ssh", opts.ssh), ("--kubectl", opts.kubectl), ("--ray", opts.ray)) if v is not None]
     if len(chosen) != 1:
-        raise UsageError("fleet check needs exactly one of --ssh HOSTS, --kubectl SELECTOR, --ray [ADDRESS]"
-                         + (f" (got {', '.join(chosen)})" if chosen else ""))
+        raise UsageError(T("fleet.error.one_transport_got", got=", ".join(chosen)) if chosen
+                         else T("fleet.error.one_transport"))
     if opts.timeout <= 0:
         raise UsageError(T("option.error.must_be_positive", option="--timeout"))
     if opts.ssh is not None:
