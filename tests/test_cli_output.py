@@ -185,14 +185,22 @@ ZH_ERRORS = [
     (("profile", "{base}/empty-site"), "empty-site：这里没有 profile（没有 *_ascend_pt/ASCEND_PROFILER_OUTPUT"),
     (("profile", "--collect", "--endpoint", "ftp://h:1", "--profile-dir", "{base}"), "--endpoint ftp://h:1：应为 vllm 服务的 http:// URL"),
     (("check", "--from", "{base}/empty-site"), "empty-site：不是普通文件"),
+    (("snapshot", "--ping-npu", "0-29.1.1.1"), "--ping-npu '0-29.1.1.1'：应为 DEVICE:IPV4"),
+    (("smoke", "--duration", "soon"), "--duration：时长 'soon'：请写成 2h、90m、1h30m 或 600s"),
     (("mooncake", "build", "--tag", "latest"), "--tag 'latest'：应为 Mooncake 标签"),
 ]
 
 
 @pytest.mark.parametrize("args,words", ZH_ERRORS, ids=[" ".join(a[:2]) for a, _ in ZH_ERRORS])
-def test_an_option_error_is_shown_in_chinese_with_lang_zh(args, words, snapshots):
+def test_an_option_error_is_shown_in_chinese_with_lang_zh(args, words, snapshots, monkeypatch):
     args = tuple(a.format(base=snapshots) for a in args)
-    code, out, err = main(*args, "--lang", "zh")
+    if args[0] == "snapshot":  # no --lang (its output is JSON): the language of the environment
+        for name in ("LC_ALL", "LC_MESSAGES"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    else:
+        args += ("--lang", "zh")
+    code, out, err = main(*args)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert err.startswith("ascend-doctor: error: ") and words in err, err
 

@@ -112,7 +112,7 @@ def smoke_options(params: Mapping[str, Any], env: Mapping[str, str]) -> "SmokeOp
     try:
         seconds = parse_duration(duration) if duration is not None else None
     except ConfigError as e:
-        raise UsageError(f"--duration: {e}") from None
+        raise UsageError(T("option.error.detail_bare", option="--duration", error=e.args[0] if len(e.args) == 1 else str(e))) from None
     if slo is not None:
         from doctor.smoke.slo import SloError, parse_slo
 

@@ -203,7 +203,7 @@ def validate_hccn(opts: CheckOptions) -> None:
     try:
         parse_ping_pairs(opts.ping_npu)
     except ValueError as e:
-        raise UsageError(f"--ping-npu {e}") from None
+        raise UsageError(T("option.error.bare", option="--ping-npu", error=e.args[0] if len(e.args) == 1 else str(e))) from None
 
 
 def validate_model(opts: CheckOptions) -> None:

@@ -100,14 +100,14 @@ def read_config(path: Optional[Path]) -> Dict[str, Any]:
     try:
         return from_file(data, str(path))
     except ConfigError as e:
-        raise UsageError(str(e)) from None
+        raise UsageError(e.args[0] if len(e.args) == 1 else str(e)) from None  # a catalogue Text stays one
 
 
 def options(flags: Mapping[str, Any], config: Optional[str], env: Mapping[str, str]) -> SmokeOptions:
     try:
         return merge(read_config(config_path(config, env)), flags)
     except ConfigError as e:
-        raise UsageError(str(e)) from None
+        raise UsageError(e.args[0] if len(e.args) == 1 else str(e)) from None  # a catalogue Text stays one
 
 
 # ---------------------------------------------------------------------------------------------
