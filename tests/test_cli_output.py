@@ -172,6 +172,40 @@ def test_bad_input_is_one_line_and_exit_2_fast(command, args, words, snapshots):
     assert time.monotonic() - started < 10  # never a probe's 15 s timeout
 
 
+# a sample of the option and input errors, raised through the CLI: shown in the user's language
+ZH_ERRORS = [
+    (("check", "--site-packages", "/nonexistent"), "--site-packages /nonexistent：不是目录"),
+    (("check", "--python", "no-such-python3"), "--python no-such-python3：在 PATH 中找不到"),
+    (("check", "--stage", "later"), "--stage 'later'：请使用 auto、build 或 runtime"),
+    (("check", "--from", "{base}/null.json"), "读取了解释器，却没有 'packages' 部分"),
+    (("check", "--from", "{base}/deep.json", "--python", "python3"), "--from 评判已保存的快照，不能与"),
+    (("check", "--target", "nonsense==1"), "--target 'nonsense==1'：应为 vllm-ascend==<版本>"),
+    (("fix", "--installer", "conda"), "--installer 'conda'：请使用 auto、pip 或 uv"),
+    (("fix", "--tuning-patch", "{base}/x.diff"), "--tuning-patch 写出启动脚本的 diff"),
+    (("profile",), "请给出 profile 目录或文件"),
+    (("profile", "{base}/empty-site"), "empty-site：这里没有 profile（没有 *_ascend_pt/ASCEND_PROFILER_OUTPUT"),
+    (("profile", "--collect", "--endpoint", "ftp://h:1", "--profile-dir", "{base}"), "--endpoint ftp://h:1：应为 vllm 服务的 http:// URL"),
+    (("check", "--from", "{base}/empty-site"), "empty-site：不是普通文件"),
+    (("snapshot", "--ping-npu", "0-29.1.1.1"), "--ping-npu '0-29.1.1.1'：应为 DEVICE:IPV4"),
+    (("smoke", "--duration", "soon"), "--duration：时长 'soon'：请写成 2h、90m、1h30m 或 600s"),
+    (("mooncake", "build", "--tag", "latest"), "--tag 'latest'：应为 Mooncake 标签"),
+]
+
+
+@pytest.mark.parametrize("args,words", ZH_ERRORS, ids=[" ".join(a[:2]) for a, _ in ZH_ERRORS])
+def test_an_option_error_is_shown_in_chinese_with_lang_zh(args, words, snapshots, monkeypatch):
+    args = tuple(a.format(base=snapshots) for a in args)
+    if args[0] == "snapshot":  # no --lang (its output is JSON): the language of the environment
+        for name in ("LC_ALL", "LC_MESSAGES"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    else:
+        args += ("--lang", "zh")
+    code, out, err = main(*args)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("ascend-doctor: error: ") and words in err, err
+
+
 def test_every_float_option_refuses_nan_and_inf_in_one_line():
     """A timeout of nan seconds "fires" at once (nan compares false) and inf overflows the waits:
     every float option of every command refuses them, as it refuses -1."""

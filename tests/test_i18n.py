@@ -199,8 +199,8 @@ def test_pick_language_uses_the_one_resolver(monkeypatch):
 
 
 def _inline_error_messages():
-    """`raise DoctorError("...")` / UsageError(f"...") and their subclasses' with English
-    written in the code rather than a catalogue key."""
+    """`raise DoctorError("...")` / UsageError(f"...") / UsageError("..." + ...) and their
+    subclasses' with English written in the code rather than a catalogue key."""
     import ast
 
     errors = {"DoctorError", "UsageError", "IndexFetchError", "ProjectNotFound", "UntrustedState",
@@ -209,7 +209,7 @@ def _inline_error_messages():
     for path in _py_files():
         for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(n, ast.Raise) and isinstance(n.exc, ast.Call) and isinstance(n.exc.func, ast.Name) \
-                    and n.exc.func.id in errors and n.exc.args and isinstance(n.exc.args[0], (ast.Constant, ast.JoinedStr)):
+                    and n.exc.func.id in errors and n.exc.args and isinstance(n.exc.args[0], (ast.Constant, ast.JoinedStr, ast.BinOp)):
                 out.append(f"{path.relative_to(DOCTOR.parent)}:{n.lineno}")
     return out
 
@@ -217,9 +217,12 @@ def _inline_error_messages():
 def test_error_messages_move_to_the_catalogue():
     """Every user-facing error is to be a catalogue Text in English and Chinese; the inline ones
     left may only get fewer (254 raise statements before doctor/shell/install/bundle.py's 21 and
-    doctor/shell/install/downloads.py's 16, the pure core's 11 and the transaction's 21 moved)."""
+    doctor/shell/install/downloads.py's 16, the pure core's 11, the transaction's 21, and the
+    commands' option and input errors and the shell's index, state, profile and step errors
+    (175) moved). The 12 left wrap a message another part wrote (a parser's, the OS's):
+    "--slo {e}", "{path}: {e.strerror}"; they go when that part speaks the catalogue."""
     inline = _inline_error_messages()
-    assert len(inline) <= 185, f"{len(inline)} inline error messages (a new one goes in the catalogue): {inline[-5:]}"
+    assert len(inline) <= 12, f"{len(inline)} inline error messages (a new one goes in the catalogue): {inline[-5:]}"
     assert not [p for p in inline if p.startswith(("doctor/shell/install/bundle.py", "doctor/shell/install/downloads.py"))]
 
 

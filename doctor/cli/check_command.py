@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from doctor.cli.params import check_options, output
 from doctor.errors import UsageError
+from doctor.i18n import T
 
 # what --requirements judges the environment with (the guard's path reads no other option)
 REQUIREMENTS_READS = ("root", "python", "stage", "target", "matrix", "npu_smi_timeout", "npu_smi")
@@ -24,7 +25,7 @@ def run_check_command(params: Mapping[str, Any]) -> int:
 
     fail_on = params["fail_on"]
     if fail_on not in ("fail", "warn"):
-        raise UsageError(f"--fail-on {fail_on!r}: use fail or warn")
+        raise UsageError(T("check.error.bad_fail_on", value=repr(fail_on)))
     out = output(params)
     if params.get("requirements"):
         from doctor.cli.guard import check_requirements

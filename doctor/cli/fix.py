@@ -19,7 +19,7 @@ from doctor.cli import params as p
 from doctor.cli.options import takes
 from doctor.cli.params import Opt
 from doctor.errors import UsageError
-from doctor.i18n import tr
+from doctor.i18n import T, tr
 
 YES = Opt("yes", ("--yes", "-y"), "flag", False, "Do not ask for confirmation.")
 FIX = (
@@ -112,7 +112,7 @@ def _confirmed(yes: bool, question: str) -> bool:
     if yes:
         return True
     if not sys.stdin.isatty():
-        raise UsageError("refusing to change the environment without confirmation: pass --yes")
+        raise UsageError(T("fix.error.needs_yes"))
     return typer.confirm(question, err=True)
 
 

@@ -27,16 +27,16 @@ GUARD = (p.ROOT, p.PYTHON,
 def guard_command(ctx: typer.Context, **params: Any) -> None:
     """Judge a pip command before it runs: what it would install, replace and break (exit 3), and what to run instead."""
     from doctor.errors import UsageError
-    from doctor.i18n import tr
+    from doctor.i18n import T, tr
     from doctor.usecases.guard import EXIT_BREAKS, run_command, run_guard
 
     out = p.output(params)
     language, as_json, run, timeout = out.lang, out.as_json, params["run"], params["timeout"]
     if timeout <= 0:
-        raise UsageError("--timeout must be positive")
+        raise UsageError(T("option.error.must_be_positive", option="--timeout"))
     argv = list(ctx.args)
     if not argv and not params["requirement"]:
-        raise UsageError("guard: give the command after --, e.g. ascend-doctor guard -- pip install vllm==0.11.0")
+        raise UsageError(T("guard.error.no_command"))
     opts = p.check_options({k: params[k] for k in ("root", "python", "stage", "matrix")})
     env = dict(os.environ)
     from doctor.cli.fix import _busy

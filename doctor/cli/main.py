@@ -10,6 +10,7 @@ from doctor import __version__
 from doctor.cli import params as p
 from doctor.cli.options import takes
 from doctor.errors import UsageError
+from doctor.i18n import T
 
 SETTINGS = dict(
     add_completion=False,
@@ -67,7 +68,7 @@ def snapshot(**params: Any) -> None:
     try:
         write_atomic(output, text)
     except OSError as e:
-        raise UsageError(f"--output {output}: {e.strerror or e}") from None
+        raise UsageError(T("option.error.detail", option="--output", value=output, error=e.strerror or str(e))) from None
 
 
 @app.command("version")

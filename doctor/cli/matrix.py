@@ -12,7 +12,7 @@ import typer
 from doctor.cli.options import takes
 from doctor.cli.params import JSON, LANG, MATRIX, Opt, output
 from doctor.errors import UsageError
-from doctor.i18n import tr
+from doctor.i18n import T, tr
 
 if TYPE_CHECKING:  # rich is imported lazily at run time
     from rich.progress import Progress, TaskID
@@ -47,7 +47,7 @@ def _load(extra: List[str]):
 
     for p in extra:
         if not Path(p).is_file():
-            raise UsageError(f"--matrix {p}: no such file")
+            raise UsageError(T("option.error.no_file", option="--matrix", path=p))
     try:
         return load_matrix([Path(p) for p in extra],
                            warn=lambda m: print(f"ascend-doctor: warning: {m}", file=sys.stderr))
@@ -60,8 +60,8 @@ def _find(matrix, release: str):
 
     row = release_row(matrix, release)
     if row is None:
-        raise UsageError(f"no matrix row for vllm-ascend {release!r} "
-                         f"(known: {matrix.releases[0].vllm_ascend} .. {matrix.releases[-1].vllm_ascend})")
+        raise UsageError(T("matrix.error.no_row", release=repr(release), first=matrix.releases[0].vllm_ascend,
+                           last=matrix.releases[-1].vllm_ascend))
     return row
 
 
@@ -214,7 +214,8 @@ def explain(
         return
     entry, have_catalog = _catalog_entry(what)
     if entry is None:
-        raise UsageError(f"unknown finding id {what!r}" + ("" if have_catalog else " (no finding catalog installed)"))
+        raise UsageError(T("matrix.error.unknown_finding" if have_catalog else "matrix.error.unknown_finding_no_catalog",
+                           id=repr(what)))
     console = _console()
     console.print(f"{what}  [{entry.get('layer', '?')}]", markup=False)
     why = entry.get("why_zh" if language == "zh" else "why_en") or entry.get("why_en") or ""
@@ -231,7 +232,7 @@ def _read_versions(path: str) -> List[str]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
-        raise UsageError(f"cannot read {path}: {e.strerror or e}")
+        raise UsageError(T("matrix.error.cannot_read", path=path, error=e.strerror or str(e)))
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 

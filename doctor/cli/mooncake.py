@@ -17,7 +17,7 @@ from doctor.cli.options import takes
 from doctor.cli.params import Opt
 from doctor.errors import UsageError
 from doctor.render import print_json
-from doctor.i18n import tr
+from doctor.i18n import T, tr
 
 mooncake_app = typer.Typer(
     add_completion=False,
@@ -61,19 +61,19 @@ def build_command(**params: Any) -> None:
     tag, source, python, jobs, prefix, stage_into = (params[k] for k in ("tag", "source", "python", "jobs", "prefix",
                                                                          "stage_into"))
     if not tag and not source:
-        raise UsageError("give --tag vX.Y.Z (cloned from GitHub) or --source DIR (a local checkout or mirror)")
+        raise UsageError(T("mooncake_build.error.need_tag_or_source"))
     if tag is not None:
         if not re.match(r"^v?\d+\.\d+[\w.\-]*$", tag):
-            raise UsageError(f"--tag {tag!r}: expected a Mooncake tag such as v0.3.9 or v0.3.7.post2")
+            raise UsageError(T("mooncake_build.error.bad_tag", tag=repr(tag)))
         tag = tag if tag.startswith("v") else "v" + tag
     if source is not None and not os.path.isdir(source):
-        raise UsageError(f"--source {source}: not a directory")
+        raise UsageError(T("option.error.not_dir", option="--source", path=source))
     if jobs < 0:
-        raise UsageError("--jobs must be positive")
+        raise UsageError(T("option.error.must_be_positive", option="--jobs"))
     target = target_python(Host(), python).executable or "python3"  # the interpreter check judges here
     resolved = target if os.sep in target else shutil.which(target)
     if not resolved or not os.path.exists(resolved):
-        raise UsageError(f"--python {target}: no such interpreter")
+        raise UsageError(T("mooncake_build.error.no_interpreter", python=target))
     from doctor.usecases.check import validate_python
 
     validate_python(resolved, dict(os.environ))

@@ -128,10 +128,10 @@ class Output:
 def pick_language(option: Optional[str]) -> str:
     """--lang checked, else the language of LC_ALL / LC_MESSAGES / LANG."""
     from doctor.errors import UsageError
-    from doctor.i18n import resolve_lang
+    from doctor.i18n import T, resolve_lang
 
     if option not in (None, "en", "zh"):
-        raise UsageError(f"--lang {option!r}: use en or zh")
+        raise UsageError(T("option.error.bad_lang", value=repr(option)))
     return resolve_lang(option, os.environ)
 
 

@@ -11,6 +11,7 @@ from doctor.cli import params as p
 from doctor.cli.options import takes
 from doctor.cli.params import Opt
 from doctor.errors import UsageError
+from doctor.i18n import T
 from doctor.render import print_json
 
 
@@ -44,7 +45,7 @@ def profile_command(
     out = p.output(params)
     language, as_json, report, release, collect = out.lang, out.as_json, params["report"], params["release"], params["collect"]
     if compare and (path or collect):
-        raise UsageError("--compare takes the two profiles itself: give no other PATH and no --collect")
+        raise UsageError(T("profile.error.compare_alone"))
     only: Tuple[str, ...] = ()
     if collect:
         path, only = _collect(params["endpoint"], params["profile_dir"], path, params["requests"], params["concurrency"],
@@ -53,7 +54,7 @@ def profile_command(
         _compare(compare, release, as_json, language, report)
         return
     if not path:
-        raise UsageError("give a profile directory or file (or --compare BEFORE AFTER, or --collect --endpoint URL)")
+        raise UsageError(T("profile.error.no_path"))
     from doctor.usecases.profile import ProfileOptions, RawProfile, run
 
     with _progress() as progress:
@@ -97,20 +98,19 @@ def _collect(endpoint: Optional[str], profile_dir: Optional[str], path: Optional
              output_len: int, stop_timeout: float, lang: str) -> Tuple[str, Tuple[str, ...]]:
     """Capture from the server; (the directory to read, the rank directories of this capture)."""
     if not endpoint:
-        raise UsageError("--collect needs --endpoint http://host:port (the running vllm server)")
+        raise UsageError(T("profile.error.collect_endpoint"))
     directory = profile_dir or path
     if not directory:
-        raise UsageError("--collect needs --profile-dir DIR: where the server writes its profiles "
-                         "(its --profiler-config torch_profiler_dir or VLLM_TORCH_PROFILER_DIR)")
+        raise UsageError(T("profile.error.collect_dir"))
     if not 1 <= requests <= 1000 or not 1 <= concurrency <= 256 or not 1 <= output_len <= 4096:
-        raise UsageError("--requests (1..1000), --concurrency (1..256) and --output-len (1..4096) are bounded")
+        raise UsageError(T("profile.error.collect_bounds"))
     from doctor.shell.profile.collect import CollectError, CollectOptions, collect
 
     try:
         new = collect(CollectOptions(endpoint, directory, requests, concurrency, output_len, stop_timeout), lang,
                       say=_say if sys.stderr.isatty() else None)
     except CollectError as e:
-        _say(f"ascend-doctor: error: {e.message}")
+        _say(f"ascend-doctor: error: {e.text(lang)}")
         for line in e.settings:
             _say("  " + line)
         raise typer.Exit(2)
@@ -159,7 +159,7 @@ def _write_report(target: str, rep, lang: str, before=None) -> None:
     try:
         write_atomic(target, render(rep, lang, before=before))
     except OSError as e:
-        raise UsageError(f"--report {target}: {e.strerror or e}") from None
+        raise UsageError(T("option.error.detail", option="--report", value=target, error=e.strerror or str(e))) from None
 
 
 class _progress:

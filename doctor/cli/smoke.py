@@ -11,6 +11,7 @@ from doctor.cli import params as p
 from doctor.cli.options import takes
 from doctor.cli.params import Opt
 from doctor.errors import UsageError
+from doctor.i18n import T
 
 if TYPE_CHECKING:
     from doctor.smoke.config import SmokeOptions
@@ -112,7 +113,7 @@ def smoke_options(params: Mapping[str, Any], env: Mapping[str, str]) -> "SmokeOp
     try:
         seconds = parse_duration(duration) if duration is not None else None
     except ConfigError as e:
-        raise UsageError(f"--duration: {e}") from None
+        raise UsageError(T("option.error.detail_bare", option="--duration", error=e.args[0] if len(e.args) == 1 else str(e))) from None
     if slo is not None:
         from doctor.smoke.slo import SloError, parse_slo
 
@@ -130,7 +131,7 @@ def smoke_options(params: Mapping[str, Any], env: Mapping[str, str]) -> "SmokeOp
     })
     opts = options(flags, params["config"], env)
     if opts.model and not os.path.isdir(opts.model):
-        raise UsageError(f"--model {opts.model}: not a directory (a local Hugging Face model directory)")
+        raise UsageError(T("smoke.error.model_not_dir", path=opts.model))
     if "kvpool" in opts.wanted():
         from doctor.usecases.smoke_kvpool import check_inputs
 

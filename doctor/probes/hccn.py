@@ -12,6 +12,7 @@ import os
 from doctor.record import field, record
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from doctor.i18n import T
 from doctor.facts import CommandFact, DevicesFacts, HccnDevice, HccnFacts, NpuPing
 from doctor.parse import hccn as parse
 from doctor.probes.inputs import HCCN_DIRS
@@ -41,7 +42,7 @@ def parse_ping_pairs(values: Sequence[str]) -> List[Tuple[int, str]]:
                 continue
             dev, sep, addr = item.partition(":")
             if not sep or not dev.strip().isdigit() or parse.ipv4(addr) is None:
-                raise ValueError(f"{item!r}: expected DEVICE:IPV4, e.g. 0:29.1.137.205")
+                raise ValueError(T("hccn.error.bad_ping_pair", item=repr(item)))
             out.append((int(dev), parse.ipv4(addr) or addr))
     return out
 

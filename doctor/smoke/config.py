@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Mapping, Optional
 
+from doctor.i18n import T
+
 STAGES = ("model", "vllm", "endpoint", "kvpool", "collective")
 KV_MAX_REQUESTS = 100_000    # requests of one data set of the kvpool stage
 KV_MAX_WORDS = 2_000_000     # words of one prompt: beyond any model's context
@@ -222,7 +224,7 @@ def parse_duration(text: str) -> float:
         return float(text)
     m = _DURATION.match(text)
     if not text or not m or not any(m.groups()):
-        raise ConfigError(f"duration {text!r}: write e.g. 2h, 90m, 1h30m or 600s")
+        raise ConfigError(T("smoke.error.bad_duration", text=repr(text)))
     h, mi, s = (float(g) if g else 0.0 for g in m.groups())
     return h * 3600 + mi * 60 + s
 

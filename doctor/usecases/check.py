@@ -13,6 +13,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 from typing import TYPE_CHECKING
 
 from doctor.errors import UsageError
+from doctor.i18n import T
 from doctor.facts import SNAPSHOT_SCHEMA_VERSION, Facts
 from doctor.shell.host.root import Host
 from doctor.probes.base import ProbeOptions
@@ -57,7 +58,7 @@ def parse_target(text: Optional[str]) -> Optional[str]:
         return None
     m = re.match(r"^\s*(?:vllm[-_]ascend\s*==\s*)?v?([0-9][\w.+!-]*)\s*$", text)
     if not m:
-        raise UsageError(f"--target {text!r}: expected vllm-ascend==<version>")
+        raise UsageError(T("check.error.bad_target", value=repr(text)))
     return m.group(1)
 
 
@@ -66,7 +67,7 @@ def load_matrix_or_exit(extra: List[str]) -> "Matrix":
 
     for p in extra:
         if not os.path.isfile(p):
-            raise UsageError(f"--matrix {p}: no such file")
+            raise UsageError(T("option.error.no_file", option="--matrix", path=p))
     try:
         return load_matrix([Path(p) for p in extra], warn=lambda m: print(f"ascend-doctor: warning: {m}", file=sys.stderr),
                            error_knowledge=False)  # no rule of check reads log signatures or error codes
@@ -80,14 +81,13 @@ def load_snapshot(path: str) -> Facts:
     try:
         data = sys.stdin.buffer.read(MAX_SNAPSHOT + 1) if path == "-" else files.open_regular(path, MAX_SNAPSHOT + 1)
     except OSError as e:  # a FIFO or a device is refused, never waited on
-        raise UsageError(f"cannot read snapshot {path}: {e.strerror or e}") from None
+        raise UsageError(T("check.error.snapshot_unreadable", path=path, error=e.strerror or str(e))) from None
     try:
         raw = data.decode("utf-8")  # JSON is UTF-8 (RFC 8259); a snapshot is written as UTF-8
     except UnicodeDecodeError as e:
-        raise UsageError(f"snapshot {path} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}): "
-                         "not a snapshot") from None
+        raise UsageError(T("check.error.snapshot_not_utf8", path=path, byte=f"0x{data[e.start]:02x}", offset=e.start)) from None
     if len(raw) > MAX_SNAPSHOT:
-        raise UsageError(f"snapshot {path} is larger than {MAX_SNAPSHOT // (1024 * 1024)} MB: not a snapshot")
+        raise UsageError(T("check.error.snapshot_too_large", path=path, mb=MAX_SNAPSHOT // (1024 * 1024)))
     return snapshot_from_text(raw, path)
 
 
@@ -96,22 +96,22 @@ def snapshot_from_text(raw: str, path: str) -> Facts:
     try:
         data = json.loads(raw)
     except RecursionError:
-        raise UsageError(f"snapshot {path} is nested too deeply to be a snapshot") from None
+        raise UsageError(T("check.error.snapshot_too_deep", path=path)) from None
     except ValueError as e:
-        raise UsageError(f"snapshot {path} is not JSON: {e}") from None
+        raise UsageError(T("check.error.snapshot_not_json", path=path, error=str(e))) from None
     if not isinstance(data, dict) or "host" not in data:
-        raise UsageError(f"snapshot {path} is not an ascend-doctor snapshot (no 'host' section)")
+        raise UsageError(T("check.error.snapshot_no_host", path=path))
     version = data.get("schema_version")
     if type(version) is not int or version != SNAPSHOT_SCHEMA_VERSION:  # true and 1.0 equal 1 in Python
-        raise UsageError(f"snapshot {path} has schema_version {version!r}; this doctor reads {SNAPSHOT_SCHEMA_VERSION}")
+        raise UsageError(T("check.error.snapshot_schema", path=path, version=repr(version), reads=SNAPSHOT_SCHEMA_VERSION))
     from doctor.parse.serial import SnapshotError, from_dict
 
     try:
         facts = from_dict(Facts, data)
     except SnapshotError as e:
-        raise UsageError(f"snapshot {path} is malformed at {e}") from None
+        raise UsageError(T("check.error.snapshot_malformed", path=path, error=str(e))) from None
     except RecursionError:
-        raise UsageError(f"snapshot {path} is nested too deeply to be a snapshot") from None
+        raise UsageError(T("check.error.snapshot_too_deep", path=path)) from None
     _check_sections(facts, path)
     _check_versions(facts)
     return facts
@@ -124,8 +124,7 @@ def _check_sections(facts: Facts, path: str) -> None:
     py = facts.python
     readable = py is not None and (py.found or py.source == "site-packages")
     if readable and facts.packages is None and not any(e.probe == "packages" for e in facts.probe_errors):
-        raise UsageError(f"snapshot {path} has no 'packages' section for the interpreter it read: not a snapshot "
-                         "this doctor wrote (run ascend-doctor snapshot again)")
+        raise UsageError(T("check.error.snapshot_no_packages", path=path))
 
 
 def _check_versions(facts: Facts) -> None:
@@ -149,27 +148,27 @@ def validate(opts: CheckOptions, env: Optional[Dict[str, str]] = None) -> None:
     if opts.image is not None and opts.image.wanted:
         return  # usecases/image.py validates an image check
     if opts.snapshot and (opts.root != "/" or opts.python or opts.site_packages):
-        raise UsageError("--from judges a saved snapshot; it cannot be combined with --root, --python or --site-packages")
+        raise UsageError(T("check.error.from_live"))
     if opts.python and opts.site_packages:
-        raise UsageError("use either --python or --site-packages, not both")
+        raise UsageError(T("option.error.either", first="--python", second="--site-packages"))
     if not os.path.isdir(opts.root):
-        raise UsageError(f"--root {opts.root}: not a directory")
+        raise UsageError(T("option.error.not_dir", option="--root", path=opts.root))
     if opts.python:
         validate_python(opts.python, dict(os.environ if env is None else env))
     for d in opts.site_packages:
         if not os.path.isdir(d):
-            raise UsageError(f"--site-packages {d}: not a directory")
+            raise UsageError(T("option.error.not_dir", option="--site-packages", path=d))
     if opts.stage not in ("auto", "build", "runtime"):
-        raise UsageError(f"--stage {opts.stage!r}: use auto, build or runtime")
+        raise UsageError(T("check.error.bad_stage", value=repr(opts.stage)))
     if opts.npu_smi_timeout <= 0:
-        raise UsageError("--npu-smi-timeout must be positive")
+        raise UsageError(T("option.error.must_be_positive", option="--npu-smi-timeout"))
     if opts.npu_smi is not None:
         if opts.snapshot:
-            raise UsageError("--from judges a saved snapshot; --npu-smi belongs to the snapshot run")
+            raise UsageError(T("check.error.from_npu_smi"))
         if not os.path.isfile(opts.npu_smi) or not os.access(opts.npu_smi, os.X_OK):
-            raise UsageError(f"--npu-smi {opts.npu_smi}: not an executable file")
+            raise UsageError(T("option.error.not_executable", option="--npu-smi", path=opts.npu_smi))
     if opts.snapshot and opts.snapshot != "-" and os.path.exists(opts.snapshot) and not os.path.isfile(opts.snapshot):
-        raise UsageError(f"--from {opts.snapshot}: not a regular file")
+        raise UsageError(T("option.error.not_regular", option="--from", path=opts.snapshot))
     validate_mooncake(opts)
     validate_hccn(opts)
     validate_model(opts)
@@ -183,19 +182,20 @@ def validate_python(python: str, env: Dict[str, str]) -> None:
 
     path = python_path(python, env)
     if path is None:
-        raise UsageError(f"--python {python}: " + ("no such file" if os.sep in python else "not found on PATH"))
+        raise UsageError(T("option.error.no_file", option="--python", path=python) if os.sep in python
+                         else T("check.error.not_on_path", python=python))
     why = not_python(path, env)
     if why:
-        raise UsageError(f"--python {python}: {why}")
+        raise UsageError(T("option.error.detail", option="--python", value=python, error=why))
 
 
 def validate_hccn(opts: CheckOptions) -> None:
     if opts.snapshot and (opts.hccn_tool or opts.ping_npu):
-        raise UsageError("--from judges a saved snapshot; --hccn-tool and --ping-npu belong to the snapshot run")
+        raise UsageError(T("check.error.from_hccn"))
     if opts.hccn_tool and not (os.path.isfile(opts.hccn_tool) and os.access(opts.hccn_tool, os.X_OK)):
-        raise UsageError(f"--hccn-tool {opts.hccn_tool}: not an executable file")
+        raise UsageError(T("option.error.not_executable", option="--hccn-tool", path=opts.hccn_tool))
     if opts.hccn_timeout <= 0:
-        raise UsageError("--hccn-timeout must be positive")
+        raise UsageError(T("option.error.must_be_positive", option="--hccn-timeout"))
     if not opts.ping_npu:
         return  # (the hccn probe's module is imported only for a host it has something to ask)
     from doctor.probes.hccn import parse_ping_pairs
@@ -203,39 +203,38 @@ def validate_hccn(opts: CheckOptions) -> None:
     try:
         parse_ping_pairs(opts.ping_npu)
     except ValueError as e:
-        raise UsageError(f"--ping-npu {e}") from None
+        raise UsageError(T("option.error.bare", option="--ping-npu", error=e.args[0] if len(e.args) == 1 else str(e))) from None
 
 
 def validate_model(opts: CheckOptions) -> None:
     if opts.snapshot and (opts.model or opts.verify_weights):
-        raise UsageError("--from judges a saved snapshot; --model and --verify-weights belong to the snapshot run")
+        raise UsageError(T("check.error.from_model"))
     if opts.model is not None:
         where = opts.model if os.path.isabs(opts.model) or opts.cwd is None else os.path.join(opts.cwd, opts.model)
         if not os.path.isdir(where):
-            raise UsageError(f"--model {opts.model}: not a directory")
+            raise UsageError(T("option.error.not_dir", option="--model", path=opts.model))
     if opts.verify_weights and not opts.model and opts.serve_args is None and not opts.serve_args_file:
-        raise UsageError("--verify-weights needs --model PATH (or a serve command naming a local model directory)")
+        raise UsageError(T("check.error.verify_needs_model"))
     if opts.verify_sample < 0:
-        raise UsageError("--verify-sample must be 0 (every shard) or more")
+        raise UsageError(T("check.error.bad_verify_sample"))
 
 
 def validate_mooncake(opts: CheckOptions) -> None:
     if opts.serve_args is not None and opts.serve_args_file:
-        raise UsageError("use either --serve-args or --serve-args-file, not both")
+        raise UsageError(T("option.error.either", first="--serve-args", second="--serve-args-file"))
     if opts.snapshot and (opts.serve_args is not None or opts.serve_args_file or opts.mooncake_master):
-        raise UsageError("--from judges a saved snapshot; --serve-args, --serve-args-file and --mooncake-master "
-                         "belong to the snapshot run")
+        raise UsageError(T("check.error.from_serve_args"))
     if opts.serve_args_file and not os.path.isfile(opts.serve_args_file):
-        what = "not a regular file" if os.path.exists(opts.serve_args_file) else "no such file"
-        raise UsageError(f"--serve-args-file {opts.serve_args_file}: {what}")
+        what = "option.error.not_regular" if os.path.exists(opts.serve_args_file) else "option.error.no_file"
+        raise UsageError(T(what, option="--serve-args-file", path=opts.serve_args_file))
     if opts.mooncake_master is not None:
         from doctor.shell.mooncake.master import parse_address
 
         err = parse_address(opts.mooncake_master).error
         if err:
-            raise UsageError(f"--mooncake-master {opts.mooncake_master!r}: {err}")
+            raise UsageError(T("option.error.detail", option="--mooncake-master", value=repr(opts.mooncake_master), error=err))
     if opts.mooncake_timeout <= 0:
-        raise UsageError("the Mooncake master timeout must be positive")
+        raise UsageError(T("check.error.bad_mooncake_timeout"))
 
 
 def gather(opts: CheckOptions, env: Optional[Dict[str, str]] = None,
@@ -279,7 +278,7 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
     target = parse_target(opts.target)
     for p in opts.matrix:
         if not os.path.isfile(p):
-            raise UsageError(f"--matrix {p}: no such file")
+            raise UsageError(T("option.error.no_file", option="--matrix", path=p))
     loaded: Dict[str, "Matrix"] = {}
 
     def prepare() -> None:
@@ -310,7 +309,7 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
             ctx.doctor_pip = own_pip_version()
     ctx.follow_up = follow_up_args(opts, target)
     if target and ctx.release is None:
-        raise UsageError(f"--target vllm-ascend=={target}: not in the matrix (see ascend-doctor matrix show)")
+        raise UsageError(T("check.error.target_unknown", target=target))
     rules_start = time.perf_counter()
     verdict = run_rules(ctx)
     judgement = None

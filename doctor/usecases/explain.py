@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO, Dict, List, Optional, Sequence, Union
 
 from doctor.errors import UsageError
+from doctor.i18n import T
 from doctor.matrix.model import Signature
 
 LANGS = ("en", "zh")
@@ -109,7 +110,7 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
     paths = [sources] if isinstance(sources, str) else list(sources) or ["-"]
     lang = resolve_lang(lang, os.environ)
     if lang not in LANGS:
-        raise UsageError(f"--lang must be one of {', '.join(LANGS)}, not {lang!r}")
+        raise UsageError(T("explain.error.bad_lang", langs=", ".join(LANGS), value=repr(lang)))
     if paths.count("-") > 1:
         raise UsageError(tr("explain.error.stdin_twice", lang))
     if paths == ["-"] and stdin is None and sys.stdin is not None and sys.stdin.isatty():

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, ContextManager, Dict, List, Optional
 
 from doctor.errors import UsageError
+from doctor.i18n import T
 from doctor.usecases.check import CheckOptions, CheckResult, gather, load_matrix_or_exit, parse_target, run_check
 
 if TYPE_CHECKING:
@@ -111,19 +112,19 @@ class BundleOutcome:
 
 def validate(opts: FixOptions) -> None:
     if opts.installer not in ("auto", "pip", "uv"):
-        raise UsageError(f"--installer {opts.installer!r}: use auto, pip or uv")
+        raise UsageError(T("fix.error.bad_installer", value=repr(opts.installer)))
     if opts.vllm_from not in ("index", "source"):
-        raise UsageError(f"--vllm-from {opts.vllm_from!r}: use index or source")
+        raise UsageError(T("fix.error.bad_vllm_from", value=repr(opts.vllm_from)))
     if opts.step_timeout <= 0:
-        raise UsageError("--step-timeout must be positive")
+        raise UsageError(T("option.error.must_be_positive", option="--step-timeout"))
     if opts.apply and (opts.check.snapshot or opts.check.site_packages):
-        raise UsageError("--apply changes a live environment: use --python, not --from or --site-packages")
+        raise UsageError(T("fix.error.apply_live"))
     if (opts.platform or opts.python_version or opts.abi) and not opts.bundle:
-        raise UsageError("--bundle-platform, --python-version and --abi describe a bundle's target: use them with --bundle DIR")
+        raise UsageError(T("fix.error.target_needs_bundle"))
     if opts.bundle and opts.offline:
-        raise UsageError("--bundle needs the resolver: it cannot be combined with --offline")
+        raise UsageError(T("fix.error.bundle_offline"))
     if opts.tuning_patch and not opts.check.serve_args_file:
-        raise UsageError("--tuning-patch writes a diff of a launch script: give it with --serve-args-file")
+        raise UsageError(T("fix.error.patch_needs_script"))
     if opts.apply and opts.check.image is not None and opts.check.image.wanted:
         from doctor.i18n import tr
 
@@ -154,7 +155,7 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     # (under --root none is run unless named)
     no_cann = not (facts.cann and facts.cann.found) and not opts.check.python and live
     if facts.python is not None and not facts.python.found and live and not no_cann:
-        raise UsageError(f"cannot run the target interpreter: {facts.python.error or opts.check.python}")
+        raise UsageError(T("fix.error.no_interpreter", error=facts.python.error or opts.check.python))
     target = target_from_facts(facts) if opts.apply else None
     if target is not None:
         refuse_if_unfinished(target, env)  # never plan on a half-restored environment
@@ -328,7 +329,7 @@ def _write_requirements(path: str, plan: "Plan", render: Callable, mx: "Matrix")
     try:
         write_atomic(path, render(plan, indexes))
     except OSError as e:
-        raise UsageError(f"--requirements {path}: {e.strerror or e}")
+        raise UsageError(T("option.error.detail", option="--requirements", value=path, error=e.strerror or str(e)))
 
 
 def make_bundle(opts: FixOptions, env: Dict[str, str], resolving: Resolving = _quiet) -> BundleOutcome:
@@ -344,7 +345,7 @@ def make_bundle(opts: FixOptions, env: Dict[str, str], resolving: Resolving = _q
     validate(opts)
     assert opts.bundle and not opts.apply
     if opts.installer == "uv":
-        raise UsageError("--bundle downloads with pip (uv has no download command): leave out --installer")
+        raise UsageError(T("fix.error.bundle_uv"))
     mx = load_matrix_or_exit(opts.check.matrix)
     facts = gather(opts.check, env)
     tp = platform_for(facts, opts.platform, opts.python_version, opts.abi)
@@ -402,16 +403,17 @@ def write_tuning_patch(verdict: "Verdict", script: str, out: str) -> Dict:
         old = open_regular(script).decode("utf-8")
         new = apply_edits(old, [e for e, _ in edits])
     except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"--serve-args-file {script}: {getattr(e, 'strerror', None) or e}")
+        raise UsageError(T("option.error.detail", option="--serve-args-file", value=script,
+                           error=getattr(e, "strerror", None) or str(e)))
     except PatchError as e:
-        raise UsageError(f"--tuning-patch: {script}: {e}")
+        raise UsageError(T("fix.error.patch_failed", script=script, error=str(e)))
     result: Dict = {"path": None, "script": script, "edits": [dict(e.to_json(), finding=fid) for e, fid in edits]}
     if new == old:
         return result
     try:
         write_atomic(out, unified_diff(old, new, os.path.basename(script)))
     except OSError as e:
-        raise UsageError(f"--tuning-patch {out}: {e.strerror or e}")
+        raise UsageError(T("option.error.detail", option="--tuning-patch", value=out, error=e.strerror or str(e)))
     result["path"] = out
     result["apply"] = shlex.join(["patch", "-p1", "-d", os.path.dirname(os.path.abspath(script)), "-i",
                                   os.path.abspath(out)])

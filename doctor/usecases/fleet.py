@@ -10,7 +10,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from doctor.errors import UsageError
 from doctor.fleet.compare import FleetReport, Node, compare, name_ping_targets, npu_addresses
-from doctor.i18n import tr
+from doctor.i18n import T, tr
 from doctor.shell.fleet.transport import RemoteSnapshot, Reply
 
 
@@ -56,7 +56,7 @@ def run_compare(paths: Sequence[str], matrix: Sequence[str] = ()) -> FleetReport
     from doctor.usecases.check import load_snapshot
 
     if not paths:
-        raise UsageError("fleet compare needs snapshot files (ascend-doctor snapshot > node.json on each node)")
+        raise UsageError(T("fleet.error.no_snapshots"))
     nodes: List[Node] = []
     names: Dict[str, int] = {}
     for p in paths:
@@ -79,30 +79,30 @@ def split_hosts(text: str) -> List[str]:
 def validate(opts: FleetCheckOptions) -> None:
     chosen = [n for n, v in (("--ssh", opts.ssh), ("--kubectl", opts.kubectl), ("--ray", opts.ray)) if v is not None]
     if len(chosen) != 1:
-        raise UsageError("fleet check needs exactly one of --ssh HOSTS, --kubectl SELECTOR, --ray [ADDRESS]"
-                         + (f" (got {', '.join(chosen)})" if chosen else ""))
+        raise UsageError(T("fleet.error.one_transport_got", got=", ".join(chosen)) if chosen
+                         else T("fleet.error.one_transport"))
     if opts.timeout <= 0:
-        raise UsageError("--timeout must be positive")
+        raise UsageError(T("option.error.must_be_positive", option="--timeout"))
     if opts.ssh is not None:
         from doctor.shell.fleet.transport import check_host
 
         hosts = split_hosts(opts.ssh)
         if not hosts:
-            raise UsageError("--ssh: no host given")
+            raise UsageError(T("fleet.error.ssh_no_host"))
         if len(hosts) > MAX_SSH_HOSTS:  # each reached, and with --ping each pinging every other's NPUs
-            raise UsageError(tr("fleet.error.too_many_hosts", opts.lang, n=len(hosts), limit=MAX_SSH_HOSTS))
+            raise UsageError(T("fleet.error.too_many_hosts", n=len(hosts), limit=MAX_SSH_HOSTS))
         for h in hosts:
             why = check_host(h)
             if why:
                 raise UsageError(f"--ssh {why}")
         if len(set(hosts)) != len(hosts):
-            raise UsageError("--ssh: a host is named twice")
+            raise UsageError(T("fleet.error.ssh_twice"))
     if opts.ssh_config and not os.path.isfile(opts.ssh_config):
-        raise UsageError(f"--ssh-config {opts.ssh_config}: no such file")
+        raise UsageError(T("option.error.no_file", option="--ssh-config", path=opts.ssh_config))
     if opts.kubectl is not None and not opts.kubectl.strip():
-        raise UsageError("--kubectl: give a label selector, e.g. app=vllm")
+        raise UsageError(T("fleet.error.kubectl_selector"))
     if opts.save and os.path.exists(opts.save) and not os.path.isdir(opts.save):
-        raise UsageError(f"--save {opts.save}: not a directory")
+        raise UsageError(T("option.error.not_dir", option="--save", path=opts.save))
 
 
 def _collect(opts: FleetCheckOptions, argv_for, progress: Optional[Progress], title: str) -> List[Reply]:
@@ -184,7 +184,7 @@ def _save(directory: str, nodes: List[Node], replies: List[Reply]) -> None:
         try:
             write_atomic(where, text[text.find("{"):])
         except OSError as e:
-            raise UsageError(f"--save {where}: {e.strerror or e}") from None
+            raise UsageError(T("option.error.detail", option="--save", value=where, error=e.strerror or str(e))) from None
 
 
 def run_fleet_check(opts: FleetCheckOptions, progress: Optional[Progress] = None) -> FleetReport:

@@ -125,7 +125,7 @@ def parse_command(argv: Sequence[str]) -> PipCommand:
     reads it (doctor.parse.pipargs)."""
     words = list(argv)
     if not words:
-        raise UsageError("guard: give the command after --, e.g. ascend-doctor guard -- pip install vllm==0.11.0")
+        raise UsageError(T("guard.error.no_command"))
     head = os.path.basename(words[0])
     tool = "pip"
     if head in ("pip", "pip3") or head.startswith("pip3."):
@@ -135,8 +135,7 @@ def parse_command(argv: Sequence[str]) -> PipCommand:
     elif head == "uv" and words[1:2] == ["pip"]:
         tool, rest = "uv", words[2:]
     else:
-        raise UsageError(f"guard: {shlex.join(words[:3])} is not a pip command (pip install ..., python -m pip "
-                         "install ..., uv pip install ...)")
+        raise UsageError(T("guard.error.not_pip", command=shlex.join(words[:3])))
     try:
         # pip's general options before the subcommand, with their values (--cache-dir DIR ...)
         general, rest = pipargs.tokens(rest, pipargs.GENERAL, interspersed=False, prefixes=tool == "pip")
@@ -153,12 +152,10 @@ def parse_command(argv: Sequence[str]) -> PipCommand:
     bad = [t for t in toks if any(n in REFUSED_OPTIONS for n in t.names)]
     if bad and (cmd_.sub == "install" or "--python" in names):
         if any(n in ("--report", "--dry-run") for n in bad[0].names):
-            raise UsageError(f"guard: {shlex.join(bad[0].words)}: the command installs nothing; run it without guard")
-        raise UsageError(f"guard: {shlex.join(bad[0].words)} installs somewhere else than the environment being "
-                         "judged; run it without guard")
+            raise UsageError(T("guard.error.installs_nothing", command=shlex.join(bad[0].words)))
+        raise UsageError(T("guard.error.elsewhere", command=shlex.join(bad[0].words)))
     if not cmd_.requirements and not names & set(SOURCES[cmd_.sub]):
-        raise UsageError(f"guard: {shlex.join(words)} names nothing to {cmd_.sub} (pip: you must give at least one "
-                         f"requirement to {cmd_.sub})")
+        raise UsageError(T("guard.error.names_nothing", command=shlex.join(words), sub=cmd_.sub))
     return cmd_
 
 
@@ -186,7 +183,7 @@ def check_files(cmd_: PipCommand) -> None:
                 continue
             why = file_problem(f)
             if why:
-                raise UsageError(f"{opt} {f}: {why}")
+                raise UsageError(T("option.error.detail", option=opt, value=f, error=why))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -429,7 +426,8 @@ def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_
     mx = load_matrix_or_exit(list(opts.matrix))
     facts = gather(opts, dict(env))
     if facts.python is None or not facts.python.found or not facts.python.executable:
-        raise UsageError(f"guard needs the target interpreter: {facts.python.error if facts.python else 'none found'}")
+        raise UsageError(T("guard.error.no_interpreter", error=facts.python.error) if facts.python
+                         else T("guard.error.no_interpreter_found"))
     python_exe = facts.python.executable
     ctx = make_context(facts, mx, opts.stage)
     ctx.pip_conflicts = cached_pip_conflicts(facts)
@@ -451,7 +449,7 @@ def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_
 
             uv = shutil.which("uv", path=env.get("PATH"))
             if uv is None:
-                raise UsageError("guard: uv is not on PATH")
+                raise UsageError(T("guard.error.no_uv"))
             r = resolve_uv(uv, python_exe, Request(args=args), env, sizes=False, timeout=left)
         elif choice.resolver.is_uv and uv_args is not None:
             every, index = uv_args
@@ -518,5 +516,6 @@ def run_command(run: GuardRun, env: Mapping[str, str], timeout: float, echo: Cal
         echo(f"timed out after {timeout:g} s")
         return 1
     if done.error or not done.found:
-        raise UsageError(f"cannot run {argv[0]}: {done.error or 'not found'}")
+        raise UsageError(T("guard.error.cannot_run", command=argv[0], error=done.error) if done.error
+                         else T("guard.error.cannot_run_not_found", command=argv[0]))
     return done.returncode or 0

@@ -85,29 +85,29 @@ def read_config(path: Optional[Path]) -> Dict[str, Any]:
         return {}
     try:
         if not files.is_file(path):
-            raise UsageError(f"smoke config {path}: no such file")
+            raise UsageError(T("smoke.error.config_missing", path=path))
         raw = files.read_capped(str(path), MAX_CONFIG + 1)
     except OSError as e:
-        raise UsageError(f"smoke config {path}: {e.strerror or e}") from None
+        raise UsageError(T("smoke.error.config_unreadable", path=path, error=e.strerror or str(e))) from None
     if len(raw) > MAX_CONFIG:
-        raise UsageError(f"smoke config {path}: larger than {MAX_CONFIG // 1024} KiB")
+        raise UsageError(T("smoke.error.config_too_large", path=path, kib=MAX_CONFIG // 1024))
     try:
         from doctor.i18n import toml_loads
 
         data = toml_loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError(f"smoke config {path}: not valid TOML: {e}") from None
+        raise UsageError(T("smoke.error.config_not_toml", path=path, error=str(e))) from None
     try:
         return from_file(data, str(path))
     except ConfigError as e:
-        raise UsageError(str(e)) from None
+        raise UsageError(e.args[0] if len(e.args) == 1 else str(e)) from None  # a catalogue Text stays one
 
 
 def options(flags: Mapping[str, Any], config: Optional[str], env: Mapping[str, str]) -> SmokeOptions:
     try:
         return merge(read_config(config_path(config, env)), flags)
     except ConfigError as e:
-        raise UsageError(str(e)) from None
+        raise UsageError(e.args[0] if len(e.args) == 1 else str(e)) from None  # a catalogue Text stays one
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,9 +231,9 @@ def _load_golden(path: str) -> Dict[str, Any]:
         raw = read_capped(path, 64 * 1024 * 1024)
         return golden.check_golden(json.loads(raw))
     except OSError as e:
-        raise UsageError(f"--golden {path}: {e.strerror or e}") from None
+        raise UsageError(T("option.error.detail", option="--golden", value=path, error=e.strerror or str(e))) from None
     except ValueError as e:
-        raise UsageError(f"--golden {path}: {e}") from None
+        raise UsageError(T("option.error.detail", option="--golden", value=path, error=str(e))) from None
 
 
 def _write_golden(path: str, opts: SmokeOptions, ctx: Context) -> Optional[str]:
@@ -248,7 +248,7 @@ def _write_golden(path: str, opts: SmokeOptions, ctx: Context) -> Optional[str]:
     try:
         write_atomic(path, json.dumps(doc, indent=1))
     except OSError as e:
-        raise UsageError(f"--record-golden {path}: {e.strerror or e}") from None
+        raise UsageError(T("option.error.detail", option="--record-golden", value=path, error=e.strerror or str(e))) from None
     return path
 
 
@@ -259,8 +259,7 @@ def _reference_for(ctx: Context, stage: str) -> Tuple[str, Optional[List[Dict[st
         outs = ctx.golden["outputs"].get(stage)
         if ctx.opts.model and ctx.golden.get("model", {}).get("config_sha256") not in (
                 None, _model_identity(ctx.opts.model).get("config_sha256")):
-            raise UsageError(f"--golden {ctx.opts.golden}: it was recorded for another model "
-                             f"({ctx.golden['model'].get('name')})")
+            raise UsageError(T("smoke.error.golden_other_model", path=ctx.opts.golden, model=ctx.golden["model"].get("name")))
         return "golden", outs
     return "cpu", ctx.reference
 
@@ -329,7 +328,8 @@ def serve_words(opts: SmokeOptions, host: Any) -> Tuple[Optional[str], List[str]
         try:
             text = read_capped(opts.serve_args_file, MAX_CONFIG).decode("utf-8", "replace")
         except OSError as e:
-            raise UsageError(f"--serve-args-file {opts.serve_args_file}: {e.strerror or e}") from None
+            raise UsageError(T("option.error.detail", option="--serve-args-file", value=opts.serve_args_file,
+                                   error=e.strerror or str(e))) from None
     model: Optional[str] = None
     words: List[str] = []
     if text:
@@ -376,7 +376,7 @@ def vllm_stage(ctx: Context, prompts: str) -> StageResult:
     o = ctx.opts
     model, words = serve_words(o, ctx.host)
     if not model:
-        raise UsageError("the vllm stage needs a model: --model PATH or a vllm serve command with one")
+        raise UsageError(T("smoke.error.vllm_needs_model"))
     res, out = _vllm_run(ctx, model, words, prompts, eager=False)
     metrics = _vllm_metrics(res)
     metrics["mode"] = "eager" if metrics.get("enforce_eager") or _eager_in(words) else "graph"

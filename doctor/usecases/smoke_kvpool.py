@@ -301,11 +301,11 @@ def _check_lengths(o: Any, shape: Shape, max_len: Optional[int]) -> None:
     if not max_len:
         return
     if shape.input_len + shape.output_len + PROMPT_SLACK > max_len:
-        raise UsageError(f"--input-len {shape.input_len} + --output-len {shape.output_len} do not fit the server's "
-                         f"context (max_model_len {max_len})")
+        raise UsageError(T("smoke.error.kvpool_shape_too_long", input_len=shape.input_len, output_len=shape.output_len,
+                           max_len=max_len))
     if o.sweep and o.doc_len + SWEEP_OUTPUT + PROMPT_SLACK > max_len:
-        raise UsageError(f"--doc-len {o.doc_len} does not fit the server's context (max_model_len {max_len}): "
-                         f"at most {max_len - SWEEP_OUTPUT - PROMPT_SLACK}")
+        raise UsageError(T("smoke.error.kvpool_doc_too_long", doc_len=o.doc_len, max_len=max_len,
+                           most=max_len - SWEEP_OUTPUT - PROMPT_SLACK))
 
 
 def _finish(metrics: Dict[str, Any], phases: Dict[str, Any], names: Dict[str, str]) -> Dict[str, Any]:
@@ -377,7 +377,7 @@ def _master_url(o: Any, env: Dict[str, str], cfg: Any) -> Tuple[Optional[str], O
             addr = parse_address(str(value))
             if addr.error:
                 if source == "--master":
-                    raise UsageError(f"--master {value}: {addr.error}")
+                    raise UsageError(T("option.error.detail", option="--master", value=value, error=addr.error))
                 continue
             return addr.metrics_url, source
     return None, None
@@ -394,25 +394,25 @@ def check_inputs(opts: Any) -> None:
         try:
             st = os.stat(path)
         except OSError as e:
-            raise UsageError(f"{name} {path}: {e.strerror or e}") from None
+            raise UsageError(T("option.error.detail", option=name, value=path, error=e.strerror or str(e))) from None
         if not stat.S_ISREG(st.st_mode):
-            raise UsageError(f"{name} {path}: not a regular file")
+            raise UsageError(T("option.error.not_regular", option=name, path=path))
         if not os.access(path, os.R_OK):
-            raise UsageError(f"{name} {path}: not readable")
+            raise UsageError(T("option.error.not_readable", option=name, path=path))
     if opts.report:
         path = str(opts.report)
         if os.path.lexists(path):
             try:
                 st = os.stat(path)
             except OSError:
-                raise UsageError(f"--report {path}: a symlink to nothing") from None
+                raise UsageError(T("option.error.dangling", option="--report", path=path)) from None
             if not stat.S_ISREG(st.st_mode):
-                raise UsageError(f"--report {path}: not a regular file (the report is written as FILE.html)")
+                raise UsageError(T("smoke.error.report_not_file", path=path))
         parent = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(parent):
-            raise UsageError(f"--report {path}: no directory {parent}")
+            raise UsageError(T("option.error.no_parent", option="--report", path=path, parent=parent))
         if not os.access(parent, os.W_OK):
-            raise UsageError(f"--report {path}: {parent} is not writable")
+            raise UsageError(T("option.error.parent_not_writable", option="--report", path=path, parent=parent))
 
 
 def write_report(report: Any, path: str, lang: str) -> None:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, 
 from urllib.parse import unquote, urlparse
 
 from doctor.errors import UsageError
+from doctor.i18n import T
 from doctor.versions import pep440, valid_pep440
 from doctor.parse.indexfiles import glibc_of, pick_file, release_glibc, upload_date, wheel_tags  # noqa: F401 (re-exported)
 from doctor.shell.runtime.deadline import Deadline
@@ -162,14 +163,14 @@ def read_pip_options(env: Mapping[str, str], prefix: Optional[str] = None,
         except FileNotFoundError:
             continue
         except OSError as e:
-            raise IndexFetchError(f"cannot read pip configuration {path}: {e.strerror or e}")
+            raise IndexFetchError(T("index.error.pip_config", path=path, error=e.strerror or str(e)))
         parser = configparser.RawConfigParser()
         try:
             raw = open_regular(str(path), 1024 * 1024)
             parser.read_string(raw.decode("utf-8"), source=str(path))
         except (configparser.Error, OSError, UnicodeDecodeError) as e:
             why = getattr(e, "strerror", None) or str(e).splitlines()[0] if str(e) else type(e).__name__
-            raise IndexFetchError(f"cannot read pip configuration {path}: {why}")
+            raise IndexFetchError(T("index.error.pip_config", path=path, error=why))
         read.append(str(path))
         for section in ("global", "install"):
             if not parser.has_section(section):
@@ -299,7 +300,7 @@ def read_body(resp, url: str, cap: int, deadline: Optional[Deadline] = None) -> 
         for chunk in _as_received(resp):
             buf.write(chunk)
             if buf.tell() > cap:
-                raise IndexFetchError(f"{url} is larger than {cap // (1 << 20)} MiB")
+                raise IndexFetchError(T("index.error.too_large", url=url, mib=cap // (1 << 20)))
             if deadline is not None:
                 deadline.left(url)
     except IndexFetchError:
@@ -382,7 +383,7 @@ def _file_response(request):
         else:
             status, body = 404, b"not found"
     except OSError as e:
-        raise IndexFetchError(f"cannot read {path}: {e.strerror or e}")
+        raise IndexFetchError(T("index.error.cannot_read", path=path, error=e.strerror or str(e)))
     resp.status_code = status
     resp.headers["Content-Type"] = ctype
     resp.headers["Content-Length"] = str(len(body))
@@ -416,7 +417,7 @@ class IndexClient:
     def __init__(self, urls: Sequence[str], session=None, timeout: Tuple[float, float] = TIMEOUT,
                  deadline: float = DEADLINE):
         if not urls:
-            raise IndexFetchError("no package index configured (pip has no-index set)")
+            raise IndexFetchError(T("index.error.no_index"))
         self.urls = list(urls)
         self.deadline = index_deadline(deadline)
         self.session = session if session is not None else deadline_session(self.deadline, timeout)
@@ -431,14 +432,14 @@ class IndexClient:
         except IndexFetchError:
             raise
         except requests.exceptions.Timeout:
-            raise IndexFetchError(f"timed out reading {what}")
+            raise IndexFetchError(T("index.error.timed_out", url=what))
         except requests.exceptions.HTTPError as e:
             code = e.response.status_code if e.response is not None else "?"
-            raise IndexFetchError(f"{what} answered HTTP {code}")
+            raise IndexFetchError(T("index.error.http", url=what, code=code))
         except requests.exceptions.RequestException as e:
-            raise IndexFetchError(f"cannot reach {what}: {_short(e)}")
+            raise IndexFetchError(T("index.error.unreachable", url=what, error=_short(e)))
         except pypi_simple.DigestMismatchError as e:
-            raise IndexFetchError(f"{what}: checksum mismatch ({_short(e)})")
+            raise IndexFetchError(T("index.error.checksum", url=what, error=_short(e)))
         except (pypi_simple.UnsupportedContentTypeError, pypi_simple.UnsupportedRepoVersionError,
                 ValueError) as e:
             raise IndexFetchError(f"{what}: {_short(e)}")
@@ -463,7 +464,7 @@ class IndexClient:
                 if f.version is not None:
                     seen.setdefault(f.filename, f)
         if not found_any:
-            raise ProjectNotFound(f"{project} not found on {', '.join(self.urls)}")
+            raise ProjectNotFound(T("index.error.not_found", project=project, urls=", ".join(self.urls)))
         return list(seen.values())
 
     def versions(self, project: str, include_yanked: bool = False) -> List[str]:
@@ -493,7 +494,7 @@ class IndexClient:
         elif raw is None and f.filename.endswith(".tar.gz"):
             raw, how = self._sdist_metadata(f.url), "PKG-INFO inside the sdist"
         elif raw is None:
-            raise IndexFetchError(f"cannot read metadata of {f.filename}")
+            raise IndexFetchError(T("index.error.no_metadata", filename=f.filename))
         return metadata_entry(raw, f.filename, how)
 
     def _get(self, url: str, headers: Optional[Dict[str, str]] = None):
@@ -504,9 +505,9 @@ class IndexClient:
         except IndexFetchError:
             raise
         except requests.exceptions.Timeout:
-            raise IndexFetchError(f"timed out reading {url}")
+            raise IndexFetchError(T("index.error.timed_out", url=url))
         except requests.exceptions.RequestException as e:
-            raise IndexFetchError(f"cannot reach {url}: {_short(e)}")
+            raise IndexFetchError(T("index.error.unreachable", url=url, error=_short(e)))
 
     def _range(self, url: str, start: Optional[int], end: int) -> Tuple[bytes, Optional[int]]:
         """Bytes ``start..end`` (or the last ``end`` bytes when start is None) and the file's
@@ -517,13 +518,13 @@ class IndexClient:
             m = re.search(r"/(\d+)\s*$", resp.headers.get("Content-Range", ""))
             if not m:
                 resp.close()
-                raise IndexFetchError(f"{url}: partial answer without a Content-Range size")
+                raise IndexFetchError(T("index.error.no_content_range", url=url))
             want = (end if start is None else end - start + 1)
             return read_body(resp, url, want + 1024, self.deadline), int(m.group(1))
         if resp.status_code == 200:
             return read_body(resp, url, MAX_DOWNLOAD, self.deadline), None
         resp.close()
-        raise IndexFetchError(f"{url} answered HTTP {resp.status_code}")
+        raise IndexFetchError(T("index.error.http", url=url, code=resp.status_code))
 
     def _wheel_metadata(self, url: str) -> bytes:
         """METADATA out of a remote wheel with a few range requests: the end of central
@@ -543,7 +544,7 @@ class IndexClient:
         offset, csize, method = _find_metadata_entry(cd, url)
         head, _ = self._range(url, offset, offset + 30 + 1024 + csize)
         if head[:4] != b"PK\x03\x04":
-            raise IndexFetchError(f"{url}: not a zip file at the METADATA offset")
+            raise IndexFetchError(T("index.error.zip_offset", url=url))
         n, m = struct.unpack("<HH", head[26:30])
         data = head[30 + n + m: 30 + n + m + csize]
         if len(data) < csize:  # unusually long name/extra field: read exactly the data
@@ -556,7 +557,7 @@ class IndexClient:
         resp = self._get(url)
         try:
             if resp.status_code != 200:
-                raise IndexFetchError(f"{url} answered HTTP {resp.status_code}")
+                raise IndexFetchError(T("index.error.http", url=url, code=resp.status_code))
             return _pkg_info(_Limited(resp.raw, MAX_DOWNLOAD, url, self.deadline), url)
         finally:
             resp.close()
@@ -574,7 +575,7 @@ class _Limited:
         data = self.raw.read1(want) if hasattr(self.raw, "read1") else self.raw.read(want)
         self.count += len(data)
         if self.count > self.limit:
-            raise IndexFetchError(f"{self.url} is larger than {self.limit // (1 << 20)} MiB")
+            raise IndexFetchError(T("index.error.too_large", url=self.url, mib=self.limit // (1 << 20)))
         self.deadline.left(self.url)
         return data
 
@@ -589,8 +590,8 @@ def _pkg_info(fileobj, url: str) -> bytes:
                     if fh is not None:
                         return fh.read()
     except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
-        raise IndexFetchError(f"{url}: cannot read the sdist: {_short(e)}")
-    raise IndexFetchError(f"{url}: the sdist has no PKG-INFO")
+        raise IndexFetchError(T("index.error.sdist_unreadable", url=url, error=_short(e)))
+    raise IndexFetchError(T("index.error.sdist_no_pkg_info", url=url))
 
 
 def _short(e: BaseException) -> str:
@@ -602,7 +603,7 @@ def _central_directory(tail: bytes, url: str) -> Tuple[int, int]:
     """(offset, size) of the zip central directory, from the end-of-central-directory record."""
     pos = tail.rfind(b"PK\x05\x06")
     if pos < 0 or len(tail) - pos < 22:
-        raise IndexFetchError(f"{url}: not a zip file (no end of central directory)")
+        raise IndexFetchError(T("index.error.zip_no_eocd", url=url))
     cd_size, cd_offset = struct.unpack("<II", tail[pos + 12: pos + 20])
     return cd_offset, cd_size
 
@@ -619,7 +620,7 @@ def _find_metadata_entry(cd: bytes, url: str) -> Tuple[int, int, int]:
         if re.match(r"^[^/]+\.dist-info/METADATA$", name):
             return offset, csize, method
         i += 46 + n + m + k
-    raise IndexFetchError(f"{url}: the wheel has no .dist-info/METADATA")
+    raise IndexFetchError(T("index.error.wheel_no_metadata", url=url))
 
 
 def _inflate(data: bytes, method: int, url: str) -> bytes:
@@ -629,8 +630,8 @@ def _inflate(data: bytes, method: int, url: str) -> bytes:
         try:
             return zlib.decompress(data, -15)
         except zlib.error as e:
-            raise IndexFetchError(f"{url}: corrupt METADATA entry ({e})")
-    raise IndexFetchError(f"{url}: METADATA uses unsupported compression {method}")
+            raise IndexFetchError(T("index.error.metadata_corrupt", url=url, error=str(e)))
+    raise IndexFetchError(T("index.error.metadata_compression", url=url, method=method))
 
 
 def _metadata_from_zip(raw: bytes, url: str) -> bytes:
@@ -640,8 +641,8 @@ def _metadata_from_zip(raw: bytes, url: str) -> bytes:
                 if re.match(r"^[^/]+\.dist-info/METADATA$", name):
                     return z.read(name)
     except zipfile.BadZipFile as e:
-        raise IndexFetchError(f"{url}: not a wheel ({e})")
-    raise IndexFetchError(f"{url}: the wheel has no .dist-info/METADATA")
+        raise IndexFetchError(T("index.error.not_wheel", url=url, error=str(e)))
+    raise IndexFetchError(T("index.error.wheel_no_metadata", url=url))
 
 
 def metadata_entry(raw: bytes, filename: str, how: str) -> Dict[str, object]:
@@ -650,7 +651,7 @@ def metadata_entry(raw: bytes, filename: str, how: str) -> Dict[str, object]:
 
     meta = parse_core_metadata(raw)
     if not meta.name or not meta.version:
-        raise IndexFetchError(f"{filename}: metadata has no Name/Version header")
+        raise IndexFetchError(T("index.error.no_name_version", filename=filename))
     if meta.problem:
         raise IndexFetchError(f"{filename}: {meta.problem}")
     return {"name": meta.canonical_name, "version": meta.version, "requires_python": meta.requires_python,
@@ -668,7 +669,7 @@ def client_from_pip(env: Optional[Mapping[str, str]] = None, session=None,
     client = IndexClient(cfg.urls, session=session, deadline=deadline)
     if cfg.cert and session is None:
         if not Path(cfg.cert).exists():
-            raise IndexFetchError(f"pip's cert {cfg.cert} does not exist")
+            raise IndexFetchError(T("index.error.no_cert", cert=cfg.cert))
         client.session.verify = cfg.cert
     return client, cfg
 

@@ -307,10 +307,12 @@ def detect(kind: str, facts, env: Mapping[str, str], doctor_python: Optional[str
     from packaging.version import Version
 
     from doctor.errors import UsageError
+
+    from doctor.i18n import T
     from doctor.shell.install.index import IndexFetchError, pip_index_config
 
     if kind not in INSTALLERS:
-        raise UsageError(f"--installer {kind!r}: use auto, pip or uv")
+        raise UsageError(T("fix.error.bad_installer", value=repr(kind)))
     py = facts.python
     python = (py.executable if py and py.executable else None) or "python3"
     has_pip = bool(facts.packages and "pip" in facts.packages.dists)
@@ -318,11 +320,9 @@ def detect(kind: str, facts, env: Mapping[str, str], doctor_python: Optional[str
         try:
             version = metadata.version("pip")
         except metadata.PackageNotFoundError:
-            raise UsageError(f"{python} has no pip and neither has the doctor's interpreter; "
-                             f"add one: {python} -m ensurepip")
+            raise UsageError(T("fix.error.no_pip", python=python))
         if Version(version) < Version("22.3"):
-            raise UsageError(f"{python} has no pip and the doctor's pip {version} is older than 22.3 (no --python); "
-                             f"add one: {python} -m ensurepip")
+            raise UsageError(T("fix.error.old_pip", python=python, version=version))
     try:
         cfg = pip_index_config(env, prefix=py.prefix if py else None)
     except IndexFetchError as e:

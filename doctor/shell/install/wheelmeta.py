@@ -17,6 +17,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 from urllib.parse import unquote, urlparse
 
 from doctor.errors import DoctorError
+from doctor.i18n import T
 from doctor.parse.metadata import parse_core_metadata
 from doctor.parse.pipreport import Resolved
 from doctor.shell.host import cache
@@ -64,7 +65,7 @@ def _remote(client, url: str) -> bytes:
         return client._wheel_metadata(url)
     if url.split("#", 1)[0].endswith(".tar.gz"):
         return client._sdist_metadata(url)
-    raise IndexFetchError(f"{url}: no metadata can be read from this kind of file")
+    raise IndexFetchError(T("index.error.no_metadata_kind", url=url))
 
 
 def fill_metadata(packages: Sequence[Resolved], env: Mapping[str, str], *, deadline: float = 60.0,

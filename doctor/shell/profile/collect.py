@@ -14,10 +14,10 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Union
 
 from doctor.errors import UsageError
-from doctor.i18n import tr
+from doctor.i18n import T, Text, tr
 
 START_TIMEOUT = 60.0
 APPEAR_TIMEOUT = 120.0  # after /stop_profile: the directories may be finished a little later
@@ -34,7 +34,7 @@ class CollectOptions:
 
 
 class CollectError(UsageError):
-    def __init__(self, message: str, settings: Optional[List[str]] = None):
+    def __init__(self, message: Union[str, Text], settings: Optional[List[str]] = None):
         super().__init__(message)
         self.message, self.settings = message, settings or []
 
@@ -51,7 +51,7 @@ def _snapshot(directory: str) -> Dict[str, float]:
     except FileNotFoundError:
         return {}
     except OSError as e:
-        raise CollectError(f"--profile-dir {directory}: {e.strerror or e}") from None
+        raise CollectError(T("option.error.detail", option="--profile-dir", value=directory, error=e.strerror or str(e))) from None
     return out
 
 
@@ -80,13 +80,13 @@ def collect(opts: CollectOptions, lang: str, say: Optional[Callable[[str], None]
 
     url = base(opts.endpoint)
     if not url.startswith(("http://", "https://")):
-        raise CollectError(f"--endpoint {opts.endpoint}: an http:// URL of the vllm server")
+        raise CollectError(T("profile.error.endpoint_not_http", endpoint=opts.endpoint))
     cfg = BenchConfig(base_url=url, requests=opts.requests, concurrency=opts.concurrency, output_len=opts.output_len,
                       input_len=64, warmup=0)
     try:
         list_models(cfg)
     except EndpointError as e:
-        raise CollectError(f"--endpoint {opts.endpoint}: {e}") from None
+        raise CollectError(T("option.error.detail", option="--endpoint", value=opts.endpoint, error=str(e))) from None
     directory = os.path.abspath(opts.profile_dir)
     before = _snapshot(directory)
     status = _post(url + "/start_profile", START_TIMEOUT)
@@ -94,7 +94,7 @@ def collect(opts: CollectOptions, lang: str, say: Optional[Callable[[str], None]
         raise CollectError(tr("profile.collect_run.not_enabled", lang, endpoint=url),
                            not_enabled_settings(directory))
     if status >= 400:
-        raise CollectError(f"POST {url}/start_profile: HTTP {status}")
+        raise CollectError(T("profile.error.post_http", url=url + "/start_profile", status=status))
     if say:
         say(tr("profile.collect_run.started", lang, n=opts.requests))
     started = time.monotonic()
@@ -111,7 +111,7 @@ def collect(opts: CollectOptions, lang: str, say: Optional[Callable[[str], None]
             say(tr("profile.collect_run.stopping", lang))
         status = _post(url + "/stop_profile", opts.stop_timeout)
     if status >= 400:
-        raise CollectError(f"POST {url}/stop_profile: HTTP {status}")
+        raise CollectError(T("profile.error.post_http", url=url + "/stop_profile", status=status))
     if failed == opts.requests:
         raise CollectError(tr("profile.collect_run.no_requests", lang, n=opts.requests))
     deadline = time.monotonic() + APPEAR_TIMEOUT

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 from doctor.errors import UsageError
+from doctor.i18n import T
 from doctor.shell.host import files
 
 CHUNK = 1 << 20
@@ -189,7 +190,7 @@ def find(path: str) -> Layout:
             kind = "bare_trace"
         return Layout(path, kind, [rank], [])
     if not stat.S_ISDIR(st.st_mode):
-        raise ProfileInputError(f"{path}: not a regular file or a directory")
+        raise ProfileInputError(T("profile.error.not_file_or_dir", path=path))
     base = os.path.basename(os.path.abspath(path))
     names = _list(path)
     if base == "ASCEND_PROFILER_OUTPUT":
@@ -227,8 +228,7 @@ def find(path: str) -> Layout:
             if not ranks and not raw:
                 return Layout(path, "cluster_summary", [], [], os.path.join(sub, "cluster_step_trace_time.csv"))
     if not ranks and not raw:
-        raise ProfileInputError(f"{path}: no profile here (no *_ascend_pt/ASCEND_PROFILER_OUTPUT, PROF_*/"
-                                "mindstudio_profiler_output, trace_view.json or kernel_details.csv)")
+        raise ProfileInputError(T("profile.error.no_profile", path=path))
     kind = "msprof" if ranks and all(r.producer == "msprof" for r in ranks) else \
         "torch_npu_cluster" if len(ranks) + len(raw) > 1 else "torch_npu"
     return Layout(path, kind, ranks, raw)
@@ -256,11 +256,11 @@ def read_json(path: str, cap: int = MAX_INFO) -> Any:
     except OSError as e:
         raise ProfileInputError(f"{path}: {e.strerror or e}") from None
     if len(data) > cap:
-        raise ProfileInputError(f"{path}: larger than {cap >> 20} MB")
+        raise ProfileInputError(T("profile.error.too_large", path=path, mb=cap >> 20))
     try:
         return json.loads(data.decode("utf-8", errors="replace"))
     except ValueError as e:
-        raise ProfileInputError(f"{path}: not valid JSON ({e})") from None
+        raise ProfileInputError(T("profile.error.not_json", path=path, error=str(e))) from None
 
 
 def header(path: str) -> List[str]:
@@ -294,11 +294,11 @@ def csv_rows(path: str, progress: Optional[Progress] = None, follow: bool = True
             text = decoder.decode(block, final=not block)
             pending += text
             if len(pending) > MAX_LINE and "\n" not in pending:
-                raise ProfileInputError(f"{path}: a line longer than {MAX_LINE >> 20} MB (not a profiler table)")
+                raise ProfileInputError(T("profile.error.line_too_long", path=path, mb=MAX_LINE >> 20))
             *complete, pending = pending.split("\n")
             for line in complete:
                 if len(line) > MAX_LINE:
-                    raise ProfileInputError(f"{path}: a line longer than {MAX_LINE >> 20} MB (not a profiler table)")
+                    raise ProfileInputError(T("profile.error.line_too_long", path=path, mb=MAX_LINE >> 20))
                 yield line
             if not block:
                 if pending:
@@ -309,7 +309,7 @@ def csv_rows(path: str, progress: Optional[Progress] = None, follow: bool = True
         try:
             yield from csv.reader(lines())
         except csv.Error as e:
-            raise ProfileInputError(f"{path}: not a CSV table ({e})") from None
+            raise ProfileInputError(T("profile.error.not_csv", path=path, error=str(e))) from None
 
 
 @dataclass

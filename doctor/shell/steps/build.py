@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from doctor.errors import DoctorError
+from doctor.i18n import T
 from doctor.plan.pins import names
 from doctor.shell.steps import Action, Fetching
 
@@ -26,7 +27,7 @@ class SourceBuild:
 
     def action(self, step: "Step", ctx: Fetching) -> Action:
         if not step.argv:
-            raise DoctorError("the plan's build step has no command")
+            raise DoctorError(T("fix.error.step_no_command", kind="build"))
         return Action(argv=list(step.argv), env=dict(step.env), packages=names(step.packages))
 
 
@@ -35,7 +36,7 @@ class MooncakeBuild:
 
     def fetch(self, step: "Step", ctx: Fetching) -> None:
         if not step.argv:
-            raise DoctorError("the plan's build step has no command")
+            raise DoctorError(T("fix.error.step_no_command", kind="build"))
         stage = ctx.stage_dir / "mooncake"
         argv = list(step.argv) + ["--stage-into", str(stage), "--log", str(ctx.txn.dir / "mooncake-build.log")]
         ctx.txn.fetch(argv, dict(ctx.env, **step.env),

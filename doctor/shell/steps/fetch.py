@@ -7,6 +7,7 @@ import shutil
 from typing import TYPE_CHECKING
 
 from doctor.errors import DoctorError
+from doctor.i18n import T
 from doctor.shell.steps import Action, Fetching
 from doctor.shell.transaction.statedir import STATE_NAME
 
@@ -19,7 +20,7 @@ class Clone:
 
     def fetch(self, step: "Step", ctx: Fetching) -> None:
         if not step.argv:
-            raise DoctorError("the plan's fetch step has no command")
+            raise DoctorError(T("fix.error.step_no_command", kind="fetch"))
         dest = step.argv[-1]
         if os.path.isdir(dest) and STATE_NAME in dest and not os.path.islink(dest):
             shutil.rmtree(dest)  # our own clone from an earlier run

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Sequence
 
 from doctor.errors import DoctorError
+from doctor.i18n import T
 from doctor.plan.pins import exact_names, names
 from doctor.shell.steps import Action, Fetching
 from doctor.shell.transaction.files import has_record
@@ -42,13 +43,13 @@ def verify(files: Sequence, directory: Path) -> Dict[str, Path]:
     for r in files:
         path = directory / r.filename
         if not path.is_file():
-            raise DoctorError(f"{r.filename} is missing from {directory}")
+            raise DoctorError(T("fix.error.file_missing", filename=r.filename, directory=directory))
         want = r.hashes.get("sha256")
         if not want:
-            raise DoctorError(f"{r.filename}: the resolver gave no sha256 to check it against")
+            raise DoctorError(T("fix.error.no_sha256", filename=r.filename))
         got = sha256_of(path)
         if got != want:
-            raise DoctorError(f"{r.filename}: sha256 {got} does not match the resolved {want} (file altered or corrupt)")
+            raise DoctorError(T("fix.error.sha256_mismatch", filename=r.filename, got=got, want=want))
         out[r.name] = path
     return out
 
@@ -119,7 +120,7 @@ class Install:
             found = names(step.packages)
             missing = [n for n in found if n not in ctx.files]
             if missing:
-                raise DoctorError(f"the resolved download has no file for {', '.join(missing)}")
+                raise DoctorError(T("fix.error.download_incomplete", names=", ".join(missing)))
             return Action(files=[str(ctx.files[n]) for n in found], packages=found)
         if step.no_deps:
             return Action(files=[str(ctx.files[p]) for p in step.packages], packages=names(step.packages))

@@ -12,6 +12,7 @@ import time
 from typing import Callable, Dict, List, Mapping, Optional
 
 from doctor.errors import UsageError
+from doctor.i18n import T
 from doctor.shell.runtime import proc
 
 MARKER = "ASCEND_DOCTOR_TXN"  # = the transaction's id, in the environment of every step it runs
@@ -113,7 +114,6 @@ def wait_for_leftovers(journal, timeout: float = 30.0, grace: float = 3.0,
                 pass
             killed = True
         if waited > timeout:
-            raise UsageError(f"process {current['pid']} of transaction {journal.id} is still running "
-                             f"and would race the rollback; stop it first: kill -9 -- -{pgid}")
+            raise UsageError(T("fix.error.process_running", pid=current["pid"], id=journal.id, pgid=pgid))
         time.sleep(0.05)
         pgid = owned_group(current, journal.id)

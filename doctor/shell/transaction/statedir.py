@@ -19,6 +19,7 @@ from typing import IO, Mapping, Optional
 
 from doctor import xdg
 from doctor.errors import DoctorError, UsageError
+from doctor.i18n import T
 
 STATE_NAME = ".ascend-doctor"
 MIN_FREE = 1024 * 1024  # below this a transaction cannot even keep its journal and log
@@ -34,26 +35,26 @@ def _trusted_owner(uid: int) -> bool:
     return uid in (os.geteuid(), 0)
 
 
+# the words for what check_stat is asked about, in the catalogue
+STATE_KIND = {"file": "fix.state_kind.file", "directory": "fix.state_kind.directory"}
+
+
 def check_stat(path: Path, st: os.stat_result, what: str) -> None:
     """Refuse state that another user owns or that others may write (ssh's StrictModes)."""
     if not _trusted_owner(st.st_uid):
-        raise UntrustedState(
-            f"the doctor's state {what} {path} belongs to uid {st.st_uid}, not to you (uid {os.geteuid()}) or "
-            f"root: what it says could have been planted, so it is not used; run ascend-doctor as its owner, "
-            f"or check it and remove it")
+        raise UntrustedState(T("fix.error.state_foreign_owner", what=T(STATE_KIND[what]), path=str(path), uid=st.st_uid,
+                                 me=os.geteuid()))
     if st.st_mode & 0o022:
-        raise UntrustedState(
-            f"the doctor's state {what} {path} can be written by others (mode {stat.S_IMODE(st.st_mode):o}): what "
-            f"it says could have been planted, so it is not used; check it, then take the write bits away:\n"
-            f"{shlex.join(['chmod', 'go-w', '--', str(path)])}")
+        raise UntrustedState(T("fix.error.state_writable", what=T(STATE_KIND[what]), path=str(path),
+                                 mode=f"{stat.S_IMODE(st.st_mode):o}", command=shlex.join(["chmod", "go-w", "--", str(path)])))
 
 
 def check_dir(path: Path) -> None:
     """An existing state directory: a real directory (not a symlink), ours or root's, private."""
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        raise UntrustedState(f"the doctor's state directory {path} is {'a symbolic link' if stat.S_ISLNK(st.st_mode) else 'not a directory'}: "
-                             "it is not used; check it and remove it")
+        raise UntrustedState(T("fix.error.state_dir_symlink" if stat.S_ISLNK(st.st_mode) else "fix.error.state_dir_not_dir",
+                               path=str(path)))
     check_stat(path, st, "directory")
 
 
@@ -86,7 +87,7 @@ def state_dir(prefix: str, env: Mapping[str, str]) -> Path:
     except UntrustedState:
         raise
     except OSError as e:
-        raise DoctorError(f"cannot create a state directory ({own} or {alt}): {e.strerror or e}")
+        raise DoctorError(T("fix.error.state_cannot_create", own=str(own), alt=str(alt), error=e.strerror or str(e)))
     return alt
 
 
@@ -125,14 +126,12 @@ def open_state(path: Path, flags: int, mode: int = 0o600) -> int:
         fd = os.open(path, flags | NOFOLLOW | CLOEXEC | os.O_NONBLOCK, mode)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise UntrustedState(f"the doctor's state file {path} is a symbolic link: it is not used (nothing is "
-                                 "written through it); check it and remove it") from None
+            raise UntrustedState(T("fix.error.state_symlink_read", path=str(path))) from None
         raise
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise UntrustedState(f"the doctor's state file {path} is not a regular file: it is not used; check it "
-                                 "and remove it")
+            raise UntrustedState(T("fix.error.state_not_regular", path=str(path)))
         check_stat(path, st, "file")
         os.set_blocking(fd, True)
     except BaseException:
@@ -161,7 +160,7 @@ def read_state(path: Path, cap: int) -> Optional[bytes]:
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > cap:
-        raise UntrustedState(f"the doctor's state file {path} is larger than {cap} bytes: it is not used")
+        raise UntrustedState(T("fix.error.state_too_large", path=str(path), cap=cap))
     return data
 
 
@@ -171,8 +170,7 @@ def write_new(path: Path, data: bytes, sync: bool = True) -> None:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC, 0o600)
     except FileExistsError:
         if os.path.islink(path):
-            raise UntrustedState(f"the doctor's state file {path} is a symbolic link: nothing is written through it; "
-                                 "check it and remove it") from None
+            raise UntrustedState(T("fix.error.state_symlink_write", path=str(path))) from None
         raise
     try:
         view = memoryview(data)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from doctor.errors import UsageError
+from doctor.i18n import T
 from doctor.facts import Facts
 from doctor.shell.transaction.roots import Roots
 
@@ -59,10 +60,10 @@ def site_roots(prefix: str, paths: List[str]) -> List[str]:
 def target_from_facts(facts: Facts) -> Target:
     py = facts.python
     if py is None or not py.found or not py.executable or not py.prefix:
-        raise UsageError("fix --apply needs a target interpreter (--python); --site-packages and --from only plan")
+        raise UsageError(T("fix.error.apply_needs_python"))
     prefix = os.path.normpath(py.prefix)
     roots = site_roots(prefix, facts.packages.paths if facts.packages else [])
     if not roots:
-        raise UsageError(f"no site-packages directory of {py.executable} found under {prefix}")
+        raise UsageError(T("fix.error.no_site_packages", python=py.executable, prefix=prefix))
     return Target(python=py.executable, prefix=prefix, base_prefix=py.base_prefix or prefix, roots=roots,
                   markers=dict(py.markers))
