@@ -15,14 +15,16 @@ request per file, all under one total deadline.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import stat
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote, urlparse
 
 from doctor.parse.pipreport import Failure, OTHER, ReportError, Resolved, classify, parse_pylock, parse_report
@@ -269,6 +271,25 @@ def parse_uv_dry_run(text: str) -> List[Tuple[str, str]]:
     return out
 
 
+@contextlib.contextmanager
+def _no_lock_left(python: str) -> Iterator[None]:
+    """uv's dry run takes a lock file in the target's prefix (``<venv>/.lock``, created if
+    missing, and left there): a dry run must leave the target as it found it, so a lock file
+    that was not there before and is still the empty regular file uv makes is removed."""
+    lock = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(python))), ".lock")
+    existed = os.path.lexists(lock)
+    try:
+        yield
+    finally:
+        if not existed:
+            try:
+                st = os.lstat(lock)
+                if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+                    os.unlink(lock)
+            except OSError:
+                pass
+
+
 def resolve_uv(uv: str, python: str, req: Request, env: Mapping[str, str], uv_index_args: Sequence[str] = (), *,
                timeout: float = RESOLVE_TIMEOUT, sizes: bool = True, preferences: Sequence[Tuple[str, str]] = (),
                metadata: bool = True, cert: Optional[str] = None, proxy: Optional[str] = None) -> Resolution:
@@ -295,7 +316,8 @@ def resolve_uv(uv: str, python: str, req: Request, env: Mapping[str, str], uv_in
             Path(constraint).write_text("\n".join(req.constraints) + "\n", encoding="utf-8")
             argv += ["--constraints", constraint]
         argv += list(req.args) + (["-r", infile] if req.requirements else [])
-        done = proc.run(argv, timeout, env=dict(env), max_output=64 * 1024 * 1024)
+        with _no_lock_left(python):
+            done = proc.run(argv, timeout, env=dict(env), max_output=64 * 1024 * 1024)
     seconds = time.monotonic() - began
     shown = ["<requirements: " + ", ".join(req.requirements) + ">" if a == infile else
              "<constraints: " + ", ".join(req.constraints) + ">" if a == constraint else a for a in argv]

@@ -136,6 +136,31 @@ def test_uv_resolves_the_same_and_names_a_refused_host(house):
     assert r.failure.hosts[0].host == f"127.0.0.1:{port}" and r.failure.hosts[0].how == REFUSED
 
 
+def test_uv_dry_run_leaves_the_target_as_it_found_it(house, tmp_path):
+    """uv's dry run takes `<venv>/.lock` and leaves it behind: resolving against a target (a
+    plain `fix`, no --apply) must not change it, and a lock file that was there stays."""
+    import venv
+
+    if not os.path.exists(UV):
+        pytest.skip("uv is not installed in the test venv")
+    target = tmp_path / "target"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(target)
+    python = str(target / "bin" / "python")
+
+    def tree():
+        return sorted((str(p.relative_to(target)), p.is_symlink() or p.stat().st_size) for p in target.rglob("*"))
+
+    before = tree()
+    links = ["--no-index", "--find-links", str(house["dirs"][wh.PYPI])]
+    r = resolve_uv(UV, python, Request(requirements=["numpy<2.0.0"]), env_for(house, wh.PYPI), links)
+    assert r.ok, r.failure
+    assert [p.name for p in r.packages] == ["numpy"]
+    assert tree() == before
+    (target / ".lock").write_text("")
+    resolve_uv(UV, python, Request(requirements=["numpy<2.0.0"]), env_for(house, wh.PYPI), links)
+    assert (target / ".lock").exists()
+
+
 # -- the classifier on recorded outputs ---------------------------------------------------------
 
 PIP_TIMEOUT = ("Could not fetch URL https://download.pytorch.org/whl/cpu/torch/: connection error: "
