@@ -247,9 +247,12 @@ def test_every_module_the_code_tests_and_docs_name_exists():
 
     root = Path(__file__).resolve().parent.parent
     names: Dict[str, str] = {}
-    for top in ("doctor", "tests", "bench", "docs"):
+    for top in ("doctor", "tests", "bench", "docs", "matrices"):
         for path in sorted((root / top).rglob("*")):
-            if path.suffix in (".py", ".md", ".toml") and "__pycache__" not in path.parts:
+            parts = path.relative_to(root).parts
+            # the repository's own files: no cache, no venv a bench or a test made under it
+            if path.suffix in (".py", ".md", ".toml") and not any(p.startswith((".", "__")) or p == "site-packages"
+                                                                 for p in parts):
                 text = path.read_text(encoding="utf-8", errors="replace")
                 for m in re.finditer(r"(?<![\w.])doctor(?:\.[a-z_][a-z_0-9]*)+", text):
                     names.setdefault(m.group(0), str(path.relative_to(root)))
