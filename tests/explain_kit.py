@@ -55,3 +55,16 @@ def example_lines():
     m = matrix()
     examples = [s.example for s in m.signatures] + [c.example for c in m.codes] + [lib.example for lib in m.libraries]
     return [line.strip() for example in examples for line in example.splitlines()]
+
+
+def held_out_misses(rows, cat):
+    """A mined set's held-out cases and, of them, the ones explain misses (as failure lines)."""
+    from tests.test_explain_heldout import judge
+
+    held = [r for r in rows if r["split"] == "heldout"]
+    return held, [explain_line(r, cat) for r in held if not judge(r, cat)]
+
+
+def real_signature_ids(line: str):
+    """The signatures, not benign, that answer one line: a near miss must get none."""
+    return [a.id for a in selected(line) if not a.benign and a.kind == "signature"]

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from doctor.explain.answers import select
 from doctor.parse.logscan import scan_text
 from tests.explain_kit import catalog as shipped_catalog
-from tests.explain_kit import example_lines, explain_line, held_out_by_rule, read_rows
+from tests.explain_kit import example_lines, held_out_misses, real_signature_ids, explain_line, held_out_by_rule, read_rows
 from tests.test_explain_heldout import judge
 
 DATA = Path(__file__).parent / "data"
@@ -65,10 +64,8 @@ def test_every_training_case_is_explained():
 
 
 def test_held_out_share_explained():
-    cat = shipped_catalog()
-    held = [r for r in rows() if r["split"] == "heldout"]
+    held, misses = held_out_misses(rows(), shipped_catalog())
     assert len(held) >= 11
-    misses = [explain_line(r, cat) for r in held if not judge(r, cat)]
     share = 1 - len(misses) / len(held)
     print(f"held out: {len(held) - len(misses)} of {len(held)} explained ({share:.0%})")
     assert share >= HELD_OUT_GOAL, f"{share:.0%} explained; misses:\n" + "\n".join(misses)
@@ -98,9 +95,7 @@ NEAR_MISSES = [
 
 @pytest.mark.parametrize("line", NEAR_MISSES)
 def test_near_miss_lines_explain_nothing_real(line):
-    cat = shipped_catalog()
-    real = [a.id for a in select(cat.answers(scan_text(line, cat.compiled)))
-            if not a.benign and a.kind == "signature"]
+    real = real_signature_ids(line)
     assert real == [], (line, real)
 
 
