@@ -373,28 +373,9 @@ def test_a_dripping_index_is_cut_by_the_total_deadline(index):
 def test_an_endless_trailer_is_cut_by_the_total_deadline():
     """A chunked page whose last chunk is followed by trailer lines without end: http.client
     reads them inside one read, where no deadline check runs; the socket is shut at the deadline."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from fakehost.index_server import endless_trailer_server
 
-    class Endless(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):
-            pass
-
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Transfer-Encoding", "chunked")
-            self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
-            self.end_headers()
-            try:
-                self.wfile.write(b"2\r\n{}\r\n0\r\n")
-                while True:
-                    self.wfile.write(b"X-Trailer: " + b"y" * 1000 + b"\r\n")
-            except OSError:
-                self.close_connection = True
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    httpd = endless_trailer_server("application/vnd.pypi.simple.v1+json")
     box = {}
 
     def ask():

@@ -231,28 +231,9 @@ def test_an_endless_trailer_is_cut_off_at_the_deadline():
     reads them one by one inside a single read, so the deadline checks between reads never ran
     and `smoke --endpoint` (and `profile --collect`) waited forever."""
     import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from fakehost.index_server import endless_trailer_server
 
-    class Endless(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):
-            pass
-
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Transfer-Encoding", "chunked")
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            try:
-                self.wfile.write(b"2\r\n{}\r\n0\r\n")
-                while True:
-                    self.wfile.write(b"X-Trailer: " + b"y" * 1000 + b"\r\n")
-            except OSError:
-                self.close_connection = True
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    httpd = endless_trailer_server("application/json")
     done = {}
     worker = threading.Thread(target=lambda: done.update(r=stage(f"http://127.0.0.1:{httpd.server_port}",
                                                               warmup=0, requests=1)), daemon=True)

@@ -86,3 +86,31 @@ class WheelIndex:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def endless_trailer_server(content_type: str = "application/json") -> ThreadingHTTPServer:
+    """A server (started, on loopback) whose every answer is chunked and whose last chunk is
+    followed by trailer lines without end: http.client reads them inside one read, where no
+    deadline check of the caller runs."""
+
+    class EndlessTrailer(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Content-Type", content_type)
+            self.end_headers()
+            try:
+                self.wfile.write(b"2\r\n{}\r\n0\r\n")
+                while True:
+                    self.wfile.write(b"X-Trailer: " + b"y" * 1000 + b"\r\n")
+            except OSError:
+                self.close_connection = True
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), EndlessTrailer)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd

@@ -3,38 +3,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from fakehost import REPO
-
-
-class EndlessTrailer(BaseHTTPRequestHandler):
-    """A chunked answer whose last chunk is followed by trailer lines without end."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        try:
-            self.wfile.write(b"2\r\n{}\r\n0\r\n")
-            while True:
-                self.wfile.write(b"X-Trailer: " + b"y" * 1000 + b"\r\n")
-        except OSError:
-            self.close_connection = True
+from fakehost.index_server import endless_trailer_server
 
 
 def test_a_download_that_never_ends_ends_with_the_deadline_and_so_does_the_doctor(tmp_path):
     """http.client reads the trailer inside one read: the phase said its deadline error, but the
     download thread stayed in that read and the interpreter's exit waited for it forever (fix
     --apply printed the error and never returned)."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), EndlessTrailer)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    httpd = endless_trailer_server("application/octet-stream")
     code = (
         "import sys\n"
         "from types import SimpleNamespace\n"
