@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from doctor import __version__, xdg
+from doctor.shell.host.files import read_fd
 
 
 def key(*parts: Any) -> str:
@@ -77,17 +78,10 @@ def read(kind: str, k: str) -> Optional[Any]:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or not _trusted(st) or st.st_size > MAX_ENTRY:
                 return None
-            chunks = []
-            left = MAX_ENTRY
-            while left > 0:
-                block = os.read(fd, min(left, 1 << 20))
-                if not block:
-                    break
-                chunks.append(block)
-                left -= len(block)
+            data = read_fd(fd, MAX_ENTRY)
         finally:
             os.close(fd)
-        return json.loads(b"".join(chunks))
+        return json.loads(data)
     except (OSError, ValueError, RecursionError):
         return None
 

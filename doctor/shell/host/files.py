@@ -56,20 +56,25 @@ def open_regular(path: str, cap: int = DEFAULT_CAP, follow: bool = True) -> byte
     """At most ``cap`` bytes of a regular file. Raises OSError (NotRegularFile included)."""
     fd = _open_fd(str(path), follow)
     try:
-        first = os.read(fd, cap)
-        if len(first) < min(cap, 65536) or len(first) == cap:
-            return first  # nearly every file: one read (a short read is the end of a regular file)
-        chunks = [first]
-        left = cap - len(first)
-        while left > 0:
-            block = os.read(fd, min(left, 1 << 20))
-            if not block:
-                break
-            chunks.append(block)
-            left -= len(block)
-        return b"".join(chunks)
+        return read_fd(fd, cap)
     finally:
         os.close(fd)
+
+
+def read_fd(fd: int, cap: int) -> bytes:
+    """At most ``cap`` bytes from an open regular file's descriptor (left open)."""
+    first = os.read(fd, cap)
+    if len(first) < min(cap, 65536) or len(first) == cap:
+        return first  # nearly every file: one read (a short read is the end of a regular file)
+    chunks = [first]
+    left = cap - len(first)
+    while left > 0:
+        block = os.read(fd, min(left, 1 << 20))
+        if not block:
+            break
+        chunks.append(block)
+        left -= len(block)
+    return b"".join(chunks)
 
 
 def read_text(path: str, cap: int = DEFAULT_CAP, follow: bool = True) -> Optional[str]:

@@ -20,6 +20,7 @@ from typing import IO, Mapping, Optional
 from doctor import xdg
 from doctor.errors import DoctorError, UsageError
 from doctor.i18n import T
+from doctor.shell.host.files import read_fd
 
 STATE_NAME = ".ascend-doctor"
 MIN_FREE = 1024 * 1024  # below this a transaction cannot even keep its journal and log
@@ -148,17 +149,9 @@ def read_state(path: Path, cap: int) -> Optional[bytes]:
     except FileNotFoundError:
         return None
     try:
-        chunks = []
-        left = cap + 1
-        while left > 0:
-            block = os.read(fd, min(left, 1 << 20))
-            if not block:
-                break
-            chunks.append(block)
-            left -= len(block)
+        data = read_fd(fd, cap + 1)  # one byte over the cap tells a file that is too big
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     if len(data) > cap:
         raise UntrustedState(T("fix.error.state_too_large", path=str(path), cap=cap))
     return data
