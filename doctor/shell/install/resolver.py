@@ -24,7 +24,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote, urlparse
 
 from doctor.parse.pipreport import Failure, OTHER, ReportError, Resolved, classify, parse_pylock, parse_report
@@ -290,6 +290,19 @@ def _no_lock_left(python: str) -> Iterator[None]:
                 pass
 
 
+def _uv_run_failed(done: Any, uv: str, argv: Sequence[str], shown: List[str], seconds: float, timeout: float,
+                   cert: Optional[str], proxy: Optional[str]) -> Optional[Resolution]:
+    """The failed Resolution of a uv run that could not start, timed out or failed; None if it ran."""
+    if done.error or not done.found:
+        return Resolution(False, [], Failure(OTHER, f"cannot run {uv}: {done.error or 'not found'}"), shown, seconds, "uv")
+    if done.timed_out:
+        return Resolution(False, [], Failure(OTHER, f"uv did not finish resolving within {timeout:.3g} s"), shown, seconds, "uv")
+    if done.returncode != 0:
+        return Resolution(False, [], _uv_failure(done.stderr, argv, cert, proxy), shown, seconds, "uv",
+                          log_tail=done.stderr[-4000:])
+    return None
+
+
 def resolve_uv(uv: str, python: str, req: Request, env: Mapping[str, str], uv_index_args: Sequence[str] = (), *,
                timeout: float = RESOLVE_TIMEOUT, sizes: bool = True, preferences: Sequence[Tuple[str, str]] = (),
                metadata: bool = True, cert: Optional[str] = None, proxy: Optional[str] = None) -> Resolution:
@@ -321,13 +334,9 @@ def resolve_uv(uv: str, python: str, req: Request, env: Mapping[str, str], uv_in
     seconds = time.monotonic() - began
     shown = ["<requirements: " + ", ".join(req.requirements) + ">" if a == infile else
              "<constraints: " + ", ".join(req.constraints) + ">" if a == constraint else a for a in argv]
-    if done.error or not done.found:
-        return Resolution(False, [], Failure(OTHER, f"cannot run {uv}: {done.error or 'not found'}"), shown, seconds, "uv")
-    if done.timed_out:
-        return Resolution(False, [], Failure(OTHER, f"uv did not finish resolving within {timeout:.3g} s"), shown, seconds, "uv")
-    if done.returncode != 0:
-        return Resolution(False, [], _uv_failure(done.stderr, argv, cert, proxy), shown, seconds, "uv",
-                          log_tail=done.stderr[-4000:])
+    failed = _uv_run_failed(done, uv, argv, shown, seconds, timeout, cert, proxy)
+    if failed is not None:
+        return failed
     wanted = parse_uv_dry_run(done.stderr + "\n" + done.stdout)
     if not wanted:
         return Resolution(True, [], None, shown, seconds, "uv")
@@ -384,13 +393,9 @@ def _compile(uv: str, python: str, req: Request, env: Mapping[str, str], uv_inde
         elif a == constraint:
             a = "<constraints: " + ", ".join(req.constraints) + ">"
         shown.append(a)
-    if done.error or not done.found:
-        return Resolution(False, [], Failure(OTHER, f"cannot run {uv}: {done.error or 'not found'}"), shown, seconds, "uv")
-    if done.timed_out:
-        return Resolution(False, [], Failure(OTHER, f"uv did not finish resolving within {timeout:.3g} s"), shown, seconds, "uv")
-    if done.returncode != 0:
-        return Resolution(False, [], _uv_failure(done.stderr, argv, cert, proxy), shown, seconds, "uv",
-                          log_tail=done.stderr[-4000:])
+    failed = _uv_run_failed(done, uv, argv, shown, seconds, timeout, cert, proxy)
+    if failed is not None:
+        return failed
     try:
         packages = parse_pylock(lock)
     except ReportError as e:
