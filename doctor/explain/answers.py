@@ -60,6 +60,7 @@ class Answer:
     benign: bool = False
     victim: bool = False  # usually the consequence of an error elsewhere (a timeout waiting)
     wrapper: bool = False  # only wraps another error (EZ9999, ERR00100): never the cause
+    generic: bool = False  # a code that names only the kind of failure (HCCL_E_PARA): the message after it says why
     finding: Optional[str] = None
     code: Optional[str] = None
     commands: List[Command] = field(default_factory=list)
@@ -145,7 +146,28 @@ def primary(answers: Sequence[Answer]) -> Optional[Answer]:
     if not candidates:
         return None
     real = [a for a in candidates if not a.wrapper] or candidates
-    return min(real, key=Answer.sort_key)
+    top = min(real, key=Answer.sort_key)
+    if top.generic:
+        # one error report (torch_npu's "function error ..., error code is N", its ERRxxxxx line,
+        # then CANN's message with the reason) is a run of adjacent answered lines: a code that
+        # names only the kind of failure yields to a signature there that knows the reason
+        sig = _signature_in_report(top, answers)
+        if sig is not None:
+            return sig
+    return top
+
+
+def _signature_in_report(first: Answer, answers: Sequence[Answer]) -> Optional[Answer]:
+    """The first real signature answer below ``first`` in the run of adjacent answered lines that
+    starts with it (same file; a line without any answer ends the run)."""
+    lines = {a.line for a in answers if a.file == first.file}
+    line = first.line
+    while line + 1 in lines:
+        line += 1
+        for a in answers:
+            if a.file == first.file and a.line == line and a.kind == SIGNATURE and not (a.benign or a.victim or a.wrapper):
+                return a
+    return None
 
 
 _PINNED = re.compile(r"(?<![\w.-])([A-Za-z][\w.-]*)==<[^<>\s`]+>")

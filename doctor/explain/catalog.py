@@ -142,7 +142,7 @@ class Catalog:
         if exact is not None:
             return Answer(id=f"{exact.family}.{exact.code}", kind=CODE, layer=exact.layer,
                           cause=Bi(exact.meaning_en, exact.meaning_zh), fix=Bi(exact.fix_en, exact.fix_zh),
-                          source=exact.source, confidence=HIGH, victim=exact.victim, wrapper=exact.wrapper,
+                          source=exact.source, confidence=HIGH, victim=exact.victim, wrapper=exact.wrapper, generic=exact.generic,
                           finding=exact.finding, **common)
         if klass is not None:
             return Answer(id=f"{klass.family}.{klass.prefix}*", kind=CODE_CLASS, layer=klass.layer,

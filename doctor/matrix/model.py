@@ -420,6 +420,8 @@ class VendorCode:
     finding: Optional[str] = column(check_text, doc="the check finding id that confirms a host-side cause")
     victim: bool = column(check_bool, default=False, doc="usually the consequence of an error elsewhere")
     wrapper: bool = column(check_bool, default=False, doc="only wraps another error; never the cause")
+    generic: bool = column(check_bool, default=False,
+                           doc="names only the kind of failure (a rejected parameter): the message printed with it gives the reason")
     example_source: Optional[str] = column(check_text, doc="where the example comes from, when not `source`")
 
     @property
