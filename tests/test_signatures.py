@@ -70,6 +70,7 @@ RECONSTRUCTED = {
     # issue 25 (heldout): messages put back together from the raising code of the cited commit
     "cann.hccl_ranktable_device_ip", "cann.atb_hccl_runner_failed", "cann.mindie_quant_config",
     "cann.mindie_env_unset", "env.sglang_npu_missing_import", "env.sgl_kernel_npu_transformers",
+    "devices.ray_visible_devices",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
