@@ -23,7 +23,7 @@ from tests.test_explain_heldout import judge
 
 DATA = Path(__file__).parent / "data"
 MINED = DATA / "explain_mined_frameworks.jsonl"
-HELD_OUT_GOAL = 0.66  # 4 of 6 at the time of writing (current signatures before mine-c: 2 of 5)
+HELD_OUT_GOAL = 5 / 6 - 1e-9  # 4 of 6 at the time of writing (current signatures before mine-c: 2 of 5), 5 of 6 since the held-out pass (FSDP on another NPU)
 # Training cases no signature may take, each with why (listed, not hidden).
 TRAINING_GAPS = {
     # Chinese prose only ("设置了ddp_backend为nccl，但是还是会跳到mpi"), no Ascend word in it: a

@@ -18,7 +18,7 @@ from tests.test_explain_heldout import judge
 
 DATA = Path(__file__).parent / "data"
 MINED = DATA / "explain_mined_stack.jsonl"
-HELD_OUT_GOAL = 0.72  # 8 of 11 at the time of writing; issue 25 aims for 0.90 (docs/explain.md)
+HELD_OUT_GOAL = 9 / 11 - 1e-9  # 8 of 11 at the time of writing, 9 of 11 since the held-out pass (torchaudio's error wrapped after its name); issue 25 aims for 0.90 (docs/explain.md)
 
 
 def rows(path: Path = MINED):

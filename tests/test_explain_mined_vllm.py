@@ -18,7 +18,7 @@ from tests.test_explain_heldout import judge
 from tests.explain_kit import held_out_by_rule
 
 MINED = Path(__file__).parent / "data" / "explain_mined_vllm.jsonl"
-HELD_OUT_FLOOR = 8 / 12  # 7 of 12 when first frozen, 8 of 12 since the cover pass (CMake without a C++ compiler); issue 25 aims for 0.90 (docs/explain.md): a drop is a regression
+HELD_OUT_FLOOR = 10 / 12 - 1e-9  # 7 of 12 when first frozen, 8 of 12 since the cover pass (CMake without a C++ compiler), 10 of 12 since the held-out pass (the dtype check wrapped at its comma, the A2 build named with an A3 host); issue 25 aims for 0.90 (docs/explain.md): a drop is a regression
 
 # Training cases no signature explains, and why (each would need what the note says).
 TRAINING_GAPS = {
