@@ -157,3 +157,30 @@ def test_the_chinese_form_shares_the_passes():
     assert "错误".encode() in pf.anchors
     assert b"_npu.npu_" not in pf.anchors
     assert len(pf.anchors) <= 7
+
+
+def test_the_origin_of_several_logs_takes_the_reason_too(tmp_path, capsys, monkeypatch):
+    """With one file per rank, the primary answer is the origin's: its generic code yields the same
+    way (the origin itself still names the file, rank and line where the failure started)."""
+    import io
+    import json
+    import sys
+
+    from doctor.cli.main import main
+
+    # no timestamps: the origin is the first file's first real error, the generic code
+    report = [REPORT[0], "ERR02200 DIST call hccl api failed.",
+              "EI0015: Failed to collect cluster information of the communicator based on rootInfo detection. Reason: No "
+              "rank in the communicator can connect to the root node within the timeout period."]
+    files = []
+    for name, body in (("node0.log", "\n".join(report) + "\n"), ("node1.log", "INFO ready\n")):
+        p = tmp_path / name
+        p.write_text(body)
+        files.append(str(p))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    with pytest.raises(SystemExit) as info:
+        main(["explain", "--json", *files])
+    assert info.value.code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["origin"]["file"] == files[0] and doc["origin"]["id"] == "hccl.1"
+    assert doc["primary"]["id"] == "cann.hccl_root_ranks_missing"

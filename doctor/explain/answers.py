@@ -146,28 +146,24 @@ def primary(answers: Sequence[Answer]) -> Optional[Answer]:
     if not candidates:
         return None
     real = [a for a in candidates if not a.wrapper] or candidates
-    top = min(real, key=Answer.sort_key)
-    if top.generic:
-        # one error report (torch_npu's "function error ..., error code is N", its ERRxxxxx line,
-        # then CANN's message with the reason) is a run of adjacent answered lines: a code that
-        # names only the kind of failure yields to a signature there that knows the reason
-        sig = _signature_in_report(top, answers)
-        if sig is not None:
-            return sig
-    return top
+    return with_reason(min(real, key=Answer.sort_key), answers)
 
 
-def _signature_in_report(first: Answer, answers: Sequence[Answer]) -> Optional[Answer]:
-    """The first real signature answer below ``first`` in the run of adjacent answered lines that
-    starts with it (same file; a line without any answer ends the run)."""
-    lines = {a.line for a in answers if a.file == first.file}
-    line = first.line
+def with_reason(top: Answer, answers: Sequence[Answer]) -> Answer:
+    """``top``, or the signature that gives its reason when ``top`` is a code that names only the
+    kind of failure: one error report (torch_npu's "function error ..., error code is N", its
+    ERRxxxxx line, then CANN's message with the reason) is a run of adjacent answered lines of one
+    file, and the first real signature below ``top`` in it knows more than the code's table."""
+    if not top.generic:
+        return top
+    lines = {a.line for a in answers if a.file == top.file}
+    line = top.line
     while line + 1 in lines:
         line += 1
         for a in answers:
-            if a.file == first.file and a.line == line and a.kind == SIGNATURE and not (a.benign or a.victim or a.wrapper):
+            if a.file == top.file and a.line == line and a.kind == SIGNATURE and not (a.benign or a.victim or a.wrapper):
                 return a
-    return None
+    return top
 
 
 _PINNED = re.compile(r"(?<![\w.-])([A-Za-z][\w.-]*)==<[^<>\s`]+>")

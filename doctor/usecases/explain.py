@@ -97,7 +97,7 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
     """Explain the logs; return the exit code (0, 2 for bad input or a bound hit, 1 when the
     shipped matrix is broken). ``--check`` adds the findings of `check` on this host to the
     answers. All logs together are read up to ``max_bytes`` and ``max_seconds``."""
-    from doctor.explain.answers import primary, select
+    from doctor.explain.answers import primary, select, with_reason
     from doctor.explain.catalog import Catalog, pair_note, vllm_versions
     from doctor.explain.nodes import FileReport, file_ranks, find_origin, stamp_answers, waits
     from doctor.explain.render import FileSummary, Report, to_json, to_text
@@ -186,7 +186,8 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
 
     all_answers = [a for r in reports for a in r.answers]
     origin = find_origin(reports)
-    top = origin.answer if origin is not None and origin.answer is not None else primary(all_answers)
+    top = with_reason(origin.answer, all_answers) if origin is not None and origin.answer is not None \
+        else primary(all_answers)
     report = Report(summaries, all_answers, top, origin)
 
     installed: Dict[str, Optional[str]] = {}
