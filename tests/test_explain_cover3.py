@@ -139,6 +139,7 @@ def test_only_the_parameter_codes_are_generic():
     ("调用 aclrtSetDevice() 接口返回错误码507033", "507033"),
     ("运行检查程序报错，错误代码 507033，请问怎么解决", "507033"),
     ("推理时报错误码：507015", "507015"),
+    ("aclrtSetDevice 返回的错误码为：507033", "507033"),
 ])
 def test_chinese_code_form(line, code):
     got = top(line)
