@@ -475,7 +475,7 @@ def test_a_command_without_its_index_fails_here(kit_house, tmp_path):
     assert run_pip_install(kit_house, ok).returncode == 0
 
 
-def test_the_dockerfile_example_installs_the_doctor_in_its_own_venv_and_runs():
+def test_the_dockerfile_example_installs_the_doctor_in_its_own_venv_and_runs(doctor_wheel):
     """docs/fix.md (and its Chinese twin): the doctor goes into a virtualenv of its own, as the
     repository's Dockerfile does, never into the serving environment it judges; every RUN step is
     valid sh and every ascend-doctor command in it is one the doctor accepts."""
@@ -504,16 +504,17 @@ def test_the_dockerfile_example_installs_the_doctor_in_its_own_venv_and_runs():
                 argv = shlex.split(line.replace('"$(command -v python3)"', "/usr/bin/python3"))
                 parse_doctor(argv)
         assert re.search(r"python3 -m venv /opt/ascend-doctor\b", block), name
-        _the_doctor_installs_from_what_the_block_copies(name, block)
+        _the_doctor_installs_from_what_the_block_copies(name, block, doctor_wheel)
 
 
 _BUILT: Dict[str, bool] = {}
 
 
-def _the_doctor_installs_from_what_the_block_copies(name: str, block: str) -> None:
+def _the_doctor_installs_from_what_the_block_copies(name: str, block: str, checkout_wheel: Path) -> None:
     """The package is not on PyPI: the doctor's pip installs a directory the block's COPY lines
-    fill from the build context (the repository), and that directory builds a wheel with the
-    doctor's code and its data (matrices, texts)."""
+    fill from the build context (the repository), and that directory builds the same wheel as the
+    whole checkout (the session's build, ``checkout_wheel``): every module and data file
+    (matrices, texts)."""
     import tempfile
     import zipfile
 
@@ -540,8 +541,10 @@ def _the_doctor_installs_from_what_the_block_copies(name: str, block: str) -> No
                                    "-w", str(Path(tmp) / "wheels"), str(where)], capture_output=True, text=True, timeout=300)
             assert proc.returncode == 0, f"{name}: {src} does not build: {proc.stderr[-1500:]}"
             wheel = next((Path(tmp) / "wheels").glob("ascend_doctor-*.whl"))
-            files = set(zipfile.ZipFile(wheel).namelist())
+            files = {f for f in zipfile.ZipFile(wheel).namelist() if ".dist-info/" not in f}
             assert {"doctor/entry.py", "doctor/matrices/vllm-ascend.toml", "doctor/i18n/common.toml"} <= files, name
+            whole = {f for f in zipfile.ZipFile(checkout_wheel).namelist() if ".dist-info/" not in f}
+            assert files == whole, f"{name}: the COPY lines leave out {sorted(whole - files)[:10]}"
 
 
 # ---------------------------------------------------------------------------------------------
