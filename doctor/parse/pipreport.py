@@ -182,8 +182,10 @@ _NO_DIST = re.compile(r"No matching distribution found for (\S+)")
 # 100 KB token echoed from a requirements file took minutes)
 _UV_NO_VERSION = re.compile(r"there is no version of (\S+)")
 _UV_NOT_FOUND = re.compile(r"(?<!\S)(\S+) was not found in the (?:package registry|provided package locations)")
-_POOL = re.compile(r"(HTTPS?)ConnectionPool\(host='([^']+)', port=(\d+)\)")
-_FETCH = re.compile(r"Could not fetch URL (\S+?):")
+# urllib3 1 (pip before 26) names the pool, urllib3 2 (pip 26) the connection:
+# "HTTPConnection(host='127.0.0.1', port=9): Failed to establish a new connection"
+_POOL = re.compile(r"(HTTPS?)Connection(?:Pool)?\(host='([^']+)', port=(\d+)\)")
+_FETCH = re.compile(r"Could not fetch URL (\S+?):(?:\s|$)")  # the colon after the URL, not the scheme's
 _STATUS = re.compile(r"(\d{3}) Client Error|(\d{3}) Server Error|HTTP error (\d{3})")
 # uv: "Failed to fetch: `http://127.0.0.1:9/simple/torch/`" then "Caused by: ..." lines
 _UV_URL = re.compile(r"(?:Failed to fetch|Request failed after \d+ retries|error sending request for url)[:\s]*\(?`?(https?://[^`\s)]+)")
