@@ -28,7 +28,9 @@ def state(fake):
 
 # uv comes with the test extras (pyproject: .[test]), next to the interpreter running the tests
 UV = shutil.which("uv") or next((str(p) for p in [Path(sys.executable).parent / "uv"] if p.exists()), None)
-INSTALLERS = [pytest.param("pip"), pytest.param("uv", marks=pytest.mark.skipif(UV is None, reason="no uv"))]
+# uv is the doctor's default installer: the fast loop runs each fault with it, the full suite with pip too
+INSTALLERS = [pytest.param("pip", marks=pytest.mark.slow),
+              pytest.param("uv", marks=pytest.mark.skipif(UV is None, reason="no uv"))]
 
 
 def installer_env(env, installer):
