@@ -6,6 +6,7 @@ import pytest
 from doctor.layers import LAYERS
 from doctor.rules.all_rules import RULES
 from doctor.rules.catalog import GENERIC, REPORTED, catalog, describe
+from tests import source_kit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,7 +57,7 @@ def test_every_rule_module_is_listed():
     listed = {m.__name__.rsplit(".", 1)[1] for m in MODULES}
     defining = set()
     for path in (ROOT / "doctor" / "rules").glob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = source_kit.tree(path)
         if any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "RULES" for t in n.targets)
                for n in tree.body) and path.stem != "all_rules":
             defining.add(path.stem)
@@ -72,7 +73,7 @@ def test_one_way_to_write_a_rule():
     for path in (ROOT / "doctor").rglob("*.py"):
         if path.name == "base.py" and path.parent.name == "rules":
             continue
-        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for n in source_kit.nodes(path):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "Rule":
                 raise AssertionError(f"{path.relative_to(ROOT)}:{n.lineno}: write rule({n.args and ast.unparse(n.args[0])}, ...)")
     for r in RULES:
@@ -88,7 +89,7 @@ def test_vllm_versions_are_compared_with_the_matrix_not_with_literals():
 
     literal = re.compile(r"^[<>=!~]*\d+\.\d+(\.\d+)?(rc\d+|\.post\d+|\.dev\d+)?$")
     for path in (ROOT / "doctor" / "rules").glob("*.py"):
-        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for n in source_kit.nodes(path):
             if not isinstance(n, ast.Call):
                 continue
             names = [ast.unparse(a) for a in n.args]

@@ -10,6 +10,7 @@ import pytest
 
 from doctor import i18n
 from doctor.i18n import CatalogueError, T, catalogue, join, load_files, placeholders, resolve_lang, tr
+from tests import source_kit
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCTOR = ROOT / "doctor"
@@ -44,8 +45,7 @@ def _named_keys():
     shaped = re.compile(r"^(%s)\.[a-z0-9_]+\.[a-z0-9_.]+$" % "|".join(sorted(areas)))
     found = []
     for path in _py_files():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+        for node in source_kit.nodes(path):
             if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
                     and isinstance(node.args[0].value, str):
                 name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
@@ -207,7 +207,7 @@ def _inline_error_messages():
               "ProfileInputError", "CollectError"}
     out = []
     for path in _py_files():
-        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for n in source_kit.nodes(path):
             if isinstance(n, ast.Raise) and isinstance(n.exc, ast.Call) and isinstance(n.exc.func, ast.Name) \
                     and n.exc.func.id in errors and n.exc.args and isinstance(n.exc.args[0], (ast.Constant, ast.JoinedStr, ast.BinOp)):
                 out.append(f"{path.relative_to(DOCTOR.parent)}:{n.lineno}")

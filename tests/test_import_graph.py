@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
+from tests import source_kit
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCTOR = ROOT / "doctor"
@@ -43,7 +44,7 @@ def _resolve(current: str, node: ast.AST) -> List[str]:
 
 def imports(name: str) -> List[Tuple[str, bool]]:
     """(imported doctor module, at module level?) for every import statement of a module."""
-    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    tree = source_kit.tree(MODULES[name])
     out: List[Tuple[str, bool]] = []
 
     def visit(node: ast.AST, top: bool) -> None:
@@ -166,7 +167,7 @@ def test_the_parsers_open_nothing():
     for name, path in MODULES.items():
         if not name.startswith("doctor.parse"):
             continue
-        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for n in source_kit.nodes(path):
             if isinstance(n, ast.Import):
                 found += [f"{name} imports {a.name}" for a in n.names if a.name.split(".")[0] in touching]
             elif isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in touching:
