@@ -8,6 +8,7 @@ one needs.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sysconfig
@@ -52,28 +53,39 @@ def compile_so(out: Path, source: str, libs: List[str] = (), lib_dirs: List[Path
 
 
 class ElfKit:
-    """Compiled once per test session; scenarios copy the files they need."""
+    """Compiled once per user and compiler into the test cache (16 compiler runs, about 3 s of
+    CPU, were paid by every worker of every run), then copied to ``base``; scenarios copy the
+    files they need."""
 
-    def __init__(self, base: Path):
+    def __init__(self, base: Path, compile_here: bool = False):
         self.base = Path(base)
         self.cann = self.base / "cann"
+        self.npu = self.base / "npu-wheel"
+        self.cuda = self.base / "cuda-wheel"
+        self.src_ascend = self.base / "source-ascend"
+        self.src_v037 = self.base / "source-v0.3.7.post2"
+        self.src_tcp = self.base / "source-tcp"
+        if compile_here:
+            self._compile()
+        else:
+            shutil.copytree(_compiled_kit(), self.base, symlinks=True, dirs_exist_ok=True)
+            (self.base / COMPILED).unlink()
+
+    def _compile(self) -> None:
         for name, code in CANN_STUBS.items():
             compile_so(self.cann / name, code)
         cann = [self.cann]
-        self.npu = self.base / "npu-wheel"
         compile_so(self.npu / "ascend_transport.so", "int ascend_direct_transport_install(void) { return 0; }\n",
                    ["libascendcl.so", "libllm_datadist.so", "libmetadef.so"], cann, rpath="$ORIGIN")
         compile_so(self.npu / "libtransfer_engine.so", "int te(void) { return 0; }\n", ["ascend_transport.so"],
                    [self.npu], rpath="$ORIGIN")
         compile_so(self.npu / f"engine{EXT_SUFFIX}", "int PyInit_engine(void) { return 0; }\n",
                    ["libtransfer_engine.so", "libascendcl.so"], [self.npu] + cann, rpath="$ORIGIN")
-        self.cuda = self.base / "cuda-wheel"
         compile_so(self.cuda / "libtransfer_engine.so", "int te(void) { return 0; }\n", ["libcudart.so.12"], cann,
                    rpath="$ORIGIN")
         compile_so(self.cuda / f"engine{EXT_SUFFIX}", "int PyInit_engine(void) { return 0; }\n",
                    ["libtransfer_engine.so", "libcudart.so.12"], [self.cuda] + cann, rpath="$ORIGIN")
         # make install, ASCEND_DIRECT: libs in <prefix>/lib, engine in site-packages with $ORIGIN.
-        self.src_ascend = self.base / "source-ascend"
         compile_so(self.src_ascend / "lib" / "ascend_transport.so", "int ascend_direct_transport_install(void) { return 0; }\n",
                    ["libascendcl.so", "libllm_datadist.so", "libmetadef.so"], cann)
         compile_so(self.src_ascend / "lib" / "libtransfer_engine.so", "int te(void) { return 0; }\n",
@@ -82,16 +94,34 @@ class ElfKit:
                    ["libtransfer_engine.so", "libascendcl.so"], [self.src_ascend / "lib"] + cann, rpath="$ORIGIN",
                    runpath=False)
         # make install of v0.3.7.post2: the transport compiled into engine.so, which links CANN directly.
-        self.src_v037 = self.base / "source-v0.3.7.post2"
         compile_so(self.src_v037 / "pkg" / f"engine{EXT_SUFFIX}",
                    'const char *src = "ascend_direct_transport.cpp";\nint PyInit_engine(void) { return 0; }\n',
                    ["libascendcl.so", "libllm_datadist.so", "libmetadef.so"], cann, rpath="$ORIGIN", runpath=False)
         (self.src_v037 / "lib").mkdir()
         # make install without USE_ASCEND_DIRECT: TCP only.
-        self.src_tcp = self.base / "source-tcp"
         compile_so(self.src_tcp / "lib" / "libtransfer_engine.so", "int te(void) { return 0; }\n")
         compile_so(self.src_tcp / "pkg" / f"engine{EXT_SUFFIX}", "int PyInit_engine(void) { return 0; }\n",
                    ["libtransfer_engine.so"], [self.src_tcp / "lib"], rpath="$ORIGIN", runpath=False)
+
+
+COMPILED = ".compiled"
+
+
+def _compiled_kit() -> Path:
+    """The kit in the per-user test cache, named by this file's text and the compiler, compiled
+    by the first worker that needs it (the others wait on the lock)."""
+    from .shared import exclusive
+    from .torchenv import content_key, shared_cache
+
+    assert CC is not None, "a C compiler (cc) is needed"
+    cc = os.stat(CC)
+    target = shared_cache() / f"elf-kit-{content_key(Path(__file__).read_text(), CC, cc.st_size, cc.st_mtime_ns)}"
+    with exclusive(target.parent / f"{target.name}.lock"):
+        if not (target / COMPILED).is_file():
+            shutil.rmtree(target, ignore_errors=True)
+            ElfKit(target, compile_here=True)
+            (target / COMPILED).write_text("")
+    return target
 
 
 def cann_libs(fake, kit: Optional[ElfKit] = None, names=("libascendcl.so", "libllm_datadist.so", "libmetadef.so"),
