@@ -154,7 +154,7 @@ def _entry(fields):
     return json.dumps(data)
 
 
-@pytest.mark.parametrize("bad", [
+MALFORMED = [
     "not json", "[]", {"rest": None}, {"extra": 1},
     {"patterns": ["abc"], "owners": [[99999]], "sure": [[]]},  # no such matcher
     {"patterns": ["a\nb"], "owners": [[0]], "sure": [[]]},  # a newline: in no line
@@ -165,7 +165,17 @@ def _entry(fields):
     {"patterns": ["abc", "abd"], "owners": [[0]], "sure": [[]]},
     {"literals": []}, {"counted": [1] * N}, {"literals": [[["a"], []]] * N}, {"literals": [[[""]]] * N},
     {"literals": [["a"]] * N}, {"counted": [True] * (N - 1)},
-])
+]
+
+
+@pytest.mark.parametrize("bad", MALFORMED)
+def test_a_malformed_plan_is_not_valid(bad):
+    text = _entry(bad)
+    assert not exactscan.valid(json.loads(text) if text.startswith(("{", "[")) else None, len(catalog().matchers))
+
+
+# each kind of damage once through the cache (a rebuild parses every pattern: 0.5 s each)
+@pytest.mark.parametrize("bad", [MALFORMED[0], MALFORMED[4], MALFORMED[-1]])
 def test_a_malformed_cached_plan_is_built_again(cache_home, bad):
     matchers = catalog().matchers
     assert Compiled(matchers, cache=cache).exact is not None
