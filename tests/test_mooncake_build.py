@@ -303,6 +303,7 @@ def doctor(host, tmp_path, *args, timeout=300):
                           timeout=timeout, cwd=tmp_path)
 
 
+@pytest.mark.slow  # a real build and rollback; the fast loop keeps the verification-failure rollback
 def test_rollback_undoes_a_mooncake_install(repo, host, tmp_path):
     """The build's files are put in place through the environment's journaled transaction, so
     `rollback` takes them out again and puts the old ones back, byte for byte."""
@@ -344,6 +345,7 @@ main(sys.argv[1:])
 """
 
 
+@pytest.mark.slow  # a real build and rollback; the fast loop keeps the verification-failure rollback
 def test_a_doctor_killed_mid_swap_is_recovered_by_rollback(repo, host, tmp_path):
     """kill -9 while the new files replace the old ones: no `.ascend-doctor-old-*` is left that
     nothing finds; the journal says what was placed and `rollback` puts everything back."""

@@ -475,6 +475,7 @@ def test_a_command_without_its_index_fails_here(kit_house, tmp_path):
     assert run_pip_install(kit_house, ok).returncode == 0
 
 
+@pytest.mark.slow  # a wheel build and a venv install (10 s of CPU), as the README-shell test
 def test_the_dockerfile_example_installs_the_doctor_in_its_own_venv_and_runs(doctor_wheel):
     """docs/fix.md (and its Chinese twin): the doctor goes into a virtualenv of its own, as the
     repository's Dockerfile does, never into the serving environment it judges; every RUN step is
