@@ -213,6 +213,21 @@ def test_explain_answers_the_same_without_the_wheel(tmp_path):
 
 
 
+def test_the_plans_fingerprint_does_not_follow_what_else_is_loaded_nor_the_hash_seed():
+    """marshal's output follows reference counts (what else the process loaded: under cProfile
+    or after the CLI's imports the key changed, and the cached plan was built again)."""
+    import os
+    import subprocess
+    import sys
+
+    plain = "from doctor.parse import exactscan; print(exactscan.fingerprint())"
+    loaded = "import doctor.cli.explain, doctor.explain.catalog, cProfile; " + plain
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, PYTHONHASHSEED=seed)).stdout
+            for code in (plain, loaded) for seed in ("1", "2")}
+    assert len(runs) == 1 and runs != {""}
+
+
 def test_the_plans_fingerprint_is_the_same_in_every_process_and_follows_the_code(monkeypatch):
     """The cached plan is keyed by the code that makes plans, read from the loaded modules (the
     parsers open no file): the same in a new process, different once that code changes."""

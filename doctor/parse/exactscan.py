@@ -197,8 +197,9 @@ class ExactSearch:
 def fingerprint() -> int:
     """A checksum of the code that makes plans (this module and doctor.parse.needles): part of a
     cached plan's key, so that a changed choice of strings is never read from an older cache.
-    Taken from the loaded functions' code and the modules' constants, not from their files."""
-    import marshal
+    Taken from the loaded functions' code and the modules' constants, not from their files; the
+    same in every process (not ``marshal``, whose output follows the objects' reference counts,
+    which differ with what else is loaded, and the order of sets, which follows the hash seed)."""
     import sys
     import zlib
 
@@ -207,15 +208,28 @@ def fingerprint() -> int:
         for name, value in sorted(vars(module).items()):
             if getattr(value, "__module__", None) != module.__name__:
                 if isinstance(value, (int, str, tuple, frozenset)) and name.isupper():
-                    crc = zlib.crc32(repr((name, value)).encode(), crc)
+                    crc = zlib.crc32(_stable((name, value)).encode(), crc)
                 continue
             members = [value] + ([v for _, v in sorted(vars(value).items())] if isinstance(value, type) else [])
             for member in members:
                 member = getattr(member, "__wrapped__", getattr(member, "__func__", member))
                 code = getattr(member, "__code__", None)
                 if code is not None:
-                    crc = zlib.crc32(marshal.dumps(code), crc)
+                    crc = zlib.crc32(_stable(code).encode(), crc)
     return crc
+
+
+def _stable(value: Any) -> str:
+    """A text of a constant or a code object that is the same in every process."""
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(_stable(v) for v in value) + ")"
+    if isinstance(value, (frozenset, set)):
+        return "{" + ",".join(sorted(_stable(v) for v in value)) + "}"
+    code = getattr(value, "co_code", None)
+    if code is not None:
+        return "<" + ",".join([code.hex(), _stable(value.co_consts), _stable(value.co_names),
+                               _stable(value.co_varnames), str(value.co_argcount), str(value.co_flags)]) + ">"
+    return repr(value)
 
 
 def _mask(indexes: Set[int]) -> int:
