@@ -82,25 +82,66 @@ def _window(needle: Needle, limit: int) -> Optional[Tuple[float, int, int]]:
     return None if best is None else (math.exp(best[0]), best[1], best[2])
 
 
-def _cost(needle: Needle, w: Tuple[float, int, int]) -> int:
-    """How often the window's rarest atom occurs in logs (per 100,000 bytes): a bound on how
-    often the window does. A byte of a character outside ASCII counts as 200 (the table's flat
-    1000 is for the marker scan, which stops at every such byte; a whole Chinese word is rare)."""
-    return min(sum(FREQ[b] if b < 0x80 else 200 for b in atom) for atom in needle[w[1]: w[2]])
+# Each atom of a window past its rarest multiplies the estimate of how often the window occurs
+# by its share of log bytes, but by no less than this: letters in words follow each other far
+# more often than random bytes would (the shares alone make "vllm" look rarer than "install").
+FOLLOW = 0.5
+# Words (or their parts) in nearly every line of some serving log, whatever the case: a window
+# inside one of them occurs that often, whatever its bytes' shares say (the commonest needles of
+# the bench's serving log, bench/explain_bench.py, and of real vLLM, CANN and HCCL logs).
+COMMON = ("vllm_ascend", "torch_npu", "ascend", "hccl", "npu", "cann", "vllm", "torch", "available", "support",
+          "error", "warning", "failed", "export", "requirement already satisfied", "does not", "did not", "do not",
+          "is not", "not found")
+COMMON_RATE = 0.01  # the estimate for such a window (per byte)
 
 
-def score(alternatives: Sequence[Needle]) -> Tuple[int, int, int, int]:
+def estimate(needle: Needle, w: Tuple[float, int, int]) -> float:
+    """How often the window ``w`` of the needle occurs in logs, per byte: its rarest atom's share
+    times the others' (each at least FOLLOW); COMMON_RATE at least when it lies in a COMMON word."""
+    atoms = _atoms(needle)[w[1]: w[2]]
+    shares = sorted(min(1.0, max(1e-4, sum(FREQ[b] if b < 0x80 else 200 for b in a) / 100000)) for a in atoms)
+    out = shares[0]
+    for share in shares[1:]:
+        out *= max(share, FOLLOW)
+    if out < COMMON_RATE and _in_common(atoms):
+        return COMMON_RATE
+    return out
+
+
+def _in_common(atoms: Sequence[Tuple[int, ...]]) -> bool:
+    """Whether the window's text, without the spaces and punctuation around it, lies inside one
+    of the COMMON words or phrases (case and the choice between '-' and '_' aside)."""
+    def fold(b: int) -> str:
+        c = chr(b).lower()
+        return "_" if c == "-" else c
+
+    core = list(atoms)
+    while core and not any(chr(b).isalnum() for b in core[0]):
+        core.pop(0)
+    while core and not any(chr(b).isalnum() for b in core[-1]):
+        core.pop()
+    if not core or any(b >= 0x80 for a in core for b in a):
+        return False
+    # the text, each atom by its first byte folded (an atom of one letter in both cases, or of
+    # '-' and '_', folds to one character; any other class does not make a word)
+    text = ""
+    for a in core:
+        folded = {fold(b) for b in a}
+        if len(folded) != 1:
+            return False
+        text += folded.pop()
+    return any(text in word for word in COMMON)
+
+
+def score(alternatives: Sequence[Needle]) -> Tuple[int, float, int]:
     """For :func:`required`, like the marker scan's choice but for exact strings: alternatives
-    that all have a window beat those that do not; then the rarer the commonest window's
-    rarest atom, then the longer the shortest window (up to 37 atoms), then fewer
-    alternatives."""
+    that all have a window beat those that do not; then the fewer occurrences their windows are
+    estimated to have together (:func:`estimate`), then fewer alternatives."""
     windows = [window(n) for n in alternatives]
     missing = sum(1 for w in windows if w is None)
     if missing:
-        return (0, -missing, 0, -len(alternatives))
-    costs = [_cost(n, w) for n, w in zip(alternatives, windows) if w is not None]
-    span = min(min(w[2] - w[1] for w in windows if w is not None), 37)
-    return (1, -max(costs), span, -len(alternatives))
+        return (0, -float(missing), -len(alternatives))
+    return (1, -sum(estimate(n, w) for n, w in zip(alternatives, windows) if w is not None), -len(alternatives))
 
 
 def strings(needle: Needle) -> List[bytes]:
