@@ -103,6 +103,26 @@ def test_a_needle_without_a_window_goes_to_the_marker_scan():
             logscan.AUTOMATON = True
 
 
+def test_a_once_matcher_keeps_its_first_hit_and_passes_its_other_lines_by():
+    """A ``once`` matcher (a signature's requires and unless) keeps its first hit, counted 1,
+    with the automaton and with the marker scan alike; the other matchers on its lines still
+    match (and count)."""
+    matchers = [Matcher("once", r"HCCL|NPU", once=True), Matcher("plain", r"plain text here"),
+                Matcher("regex", r"HCCL (?P<n>\d+) plain", key="n")]
+    data = b"".join(b"noise line %d\n" % i for i in range(20000))
+    data += b"NPU first\n" + b"HCCL 1 plain text here\n" * 3 + b"HCCL 2 plain\n"
+    for automaton in (True, False):
+        logscan.AUTOMATON = automaton
+        try:
+            scanner = LogScanner(Compiled(matchers))
+            scanner.feed(data)
+            got = [(h.matcher, h.key, h.line, h.count) for h in scanner.finish()]
+            assert got == [("once", "", 20001, 1), ("plain", "", 20002, 3), ("regex", "1", 20002, 3),
+                           ("regex", "2", 20005, 1)], automaton
+        finally:
+            logscan.AUTOMATON = True
+
+
 def test_without_the_wheel_the_marker_scan_runs(monkeypatch):
     monkeypatch.setitem(sys.modules, "ahocorasick_rs", None)
     assert exactscan.load() is None

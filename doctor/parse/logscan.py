@@ -402,6 +402,7 @@ class LogScanner:
         # counted matchers (see Compiled.counted) that have their hit: its mask, and the hits
         self._done = 0
         self._counting: Dict[int, Hit] = {}
+        self._once = 0  # ``once`` matchers that have their hit: their lines are passed by
         self._kept_hits = 0
         self._kept_chars = 0
         self._pending: List[Hit] = []  # hits still collecting lines after them
@@ -515,7 +516,10 @@ class LogScanner:
             before, nl = -1, -1  # the newlines before and after the current line
             # overlapping matches: none is hidden inside another; none holds a newline, so each
             # lies in one line (they come by their ends: a line's matches come together)
+            once = self._once
             for k, pos, _ in exact.find(memoryview(buf)[begin:end], True):
+                if masks[k] & once == masks[k]:
+                    continue  # stands for matchers that need no more lines
                 pos += begin
                 if before < pos < nl:
                     candidates[nl] |= masks[k]
@@ -551,9 +555,13 @@ class LogScanner:
         deadline, clock = self.deadline, self.clock
         attempt = self._try
         all_mask, every_index = compiled.all_mask, range(len(self.matchers))
-        done, counting = self._done, self._counting
+        done, counting, once = self._done, self._counting, self._once
         for nl in sorted(candidates):
             mask = candidates[nl]
+            if mask & once and mask != all_mask:  # (a small input's lines: _try passes them by)
+                mask &= ~once
+                if not mask:
+                    continue
             if shortcut and mask & done == mask and nl not in loose:
                 # found only by plain texts of matchers that have their hit and count the lines
                 # holding those texts: counted without decoding the line (nor numbering it)
@@ -574,10 +582,12 @@ class LogScanner:
                     attempt(index, text, lineno + 1, buf, start)
             else:  # one matcher, most often
                 attempt(mask.bit_length() - 1, text, lineno + 1, buf, start)
-            done = self._done
+            done, once = self._done, self._once
         self.lines = lineno + count(b"\n", counted, end)
 
     def _try(self, index: int, text: str, lineno: int, buf: bytes, start: int) -> None:
+        if self._once >> index & 1:
+            return
         if not self.ready[index]:
             self.compiled_matchers.prepare(index)
         literals = self.literals[index]
@@ -625,7 +635,9 @@ class LogScanner:
             self._kept_hits += 1
             self._kept_chars += len(key) + len(hit.text) + sum(map(len, before)) + sum(map(len, groups.values()))
         self.hits[slot] = hit
-        if self.counted[index]:
+        if spec.once:
+            self._once |= 1 << index
+        elif self.counted[index]:
             self._counting[index] = hit
             self._done |= 1 << index
         if self.context:

@@ -388,7 +388,8 @@ class Matcher:
     ``key`` names a capture group whose value distinguishes hits (a code, a library name): the
     scanner keeps the first line of every distinct value, up to ``max_keys``. ``lookback`` and
     ``context`` require ``context`` to match the hit's line or one of the ``lookback`` lines
-    before it (a traceback frame above an exception)."""
+    before it (a traceback frame above an exception). A ``once`` matcher keeps its first hit
+    only, with a count of 1."""
 
     id: str
     pattern: str
@@ -397,6 +398,9 @@ class Matcher:
     lookback: int = 0
     context: Optional[str] = None
     max_keys: int = 64
+    # only whether it matches counts (a signature's ``requires`` and ``unless``): past its first
+    # hit its lines are neither matched nor counted, and the candidate search passes them by
+    once: bool = False
 
 
 def weak(needle: Needle) -> bool:
