@@ -82,8 +82,8 @@ def test_windows(pattern, want):
     got = {s for n in required(pattern, score=exactscan.score) for s in exactscan.strings(n)}
     assert 0 < len(got) <= exactscan.VARIANTS * 2
     assert all(b"\n" not in s and len(s) >= logscan.MIN_NEEDLE for s in got)
-    if want is not None:
-        assert got == want
+    if want is not None:  # (each cut to the longest window)
+        assert got == {w[:exactscan.WINDOW] for w in want}
 
 
 def test_a_needle_without_a_window_goes_to_the_marker_scan():

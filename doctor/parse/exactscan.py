@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from itertools import product
+from itertools import chain, product
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from doctor.parse.needles import FREQ, MIN_NEEDLE, Matcher, Needle, line_literals, plain_literals, required
@@ -27,7 +27,7 @@ from doctor.parse.needles import FREQ, MIN_NEEDLE, Matcher, Needle, line_literal
 # string adds automaton states, which take time to build on every run), else up to VARIANTS
 FEW = 64
 VARIANTS = 512
-WINDOW = 64  # atoms a window holds at most (longer buys little but automaton states)
+WINDOW = 32  # atoms a window holds at most (longer buys little but automaton states, built on every run)
 FLOOR = 0.02  # the least share of log bytes an atom is taken to match: words are not random letters
 
 
@@ -205,12 +205,15 @@ def valid(data: Any, count: int) -> bool:
     if not len(patterns) == len(owners) == len(sure):
         return False
 
-    def indexes(xs: Any) -> bool:
-        return isinstance(xs, list) and all(type(i) is int and 0 <= i < count for i in xs)
+    def indexes(lists: List[Any]) -> bool:  # lists of matcher indexes (one pass over them all)
+        if not all(type(xs) is list for xs in lists):
+            return False
+        flat = list(chain.from_iterable(lists))
+        return not flat or (set(map(type, flat)) == {int} and min(flat) >= 0 and max(flat) < count)
 
-    return (all(isinstance(p, str) and p and max(p) <= "\xff" and "\n" not in p for p in patterns)
-            and all(indexes(o) and o for o in owners) and all(indexes(x) for x in sure) and indexes(rest)
-            and all(set(x) <= set(o) for x, o in zip(sure, owners)))
+    return (all(type(p) is str and p and max(p) <= "\xff" and "\n" not in p for p in patterns)
+            and all(owners) and indexes(owners) and indexes(sure) and indexes([rest])
+            and all(not x or x == o or set(x) <= set(o) for x, o in zip(sure, owners)))
 
 
 class ExactSearch:

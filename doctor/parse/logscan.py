@@ -270,7 +270,8 @@ class Compiled:
         self._rest: Optional[Marked] = None
         # each matcher's regex is compiled when a line first needs it (most never do in a log)
         self.regexes: List[Optional[Pattern[str]]] = [None] * len(self.matchers)
-        self.lookbehind = [re.compile(m.context) if m.context else None for m in self.matchers]
+        # each matcher's context regex, compiled when a hit of its pattern first needs it
+        self.lookbehind: List[Optional[Pattern[str]]] = [None] * len(self.matchers)
         # each matcher's literal test and whether it is ``counted`` (its first hit is all it
         # keeps and its literal test is exact: once it has that hit, a line that passes the test
         # only adds to its count), worked out when a line first needs them (``ready``): parsing
@@ -336,6 +337,12 @@ class Compiled:
         self.literals[index] = line_literals(m.pattern, m.ignore_case)
         self.counted[index] = plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context
         self.ready[index] = 1
+
+    def context_regex(self, index: int) -> "Pattern[str]":
+        r = self.lookbehind[index]
+        if r is None:
+            r = self.lookbehind[index] = re.compile(self.matchers[index].context or "")
+        return r
 
     def regex(self, index: int) -> "Pattern[str]":
         r = self.regexes[index]
@@ -609,7 +616,7 @@ class LogScanner:
         if m is None:
             return
         spec = self.matchers[index]
-        look = self.lookbehind[index]
+        look = None if not spec.context else self.lookbehind[index] or self.compiled_matchers.context_regex(index)
         if look is not None and not look.search(text) and \
                 not any(look.search(t) for t in self._before(buf, start, spec.lookback)):
             return
