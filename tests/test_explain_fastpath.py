@@ -53,6 +53,8 @@ def reference(data: bytes, compiled: Compiled, context: int = 2, max_line: int =
     kept_hits = kept_chars = dropped = 0
     for no, text in enumerate(lines):
         for index, spec in enumerate(compiled.matchers):
+            if spec.once and index in matched:
+                continue  # only its first hit counts
             m = re.search(spec.pattern, text, re.IGNORECASE if spec.ignore_case else 0)
             if m is None:
                 continue
