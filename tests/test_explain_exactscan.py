@@ -156,6 +156,37 @@ def test_the_plan_is_cached_and_read_back(cache_home, monkeypatch):
     assert second.exact.patterns == first.exact.patterns and second.exact.masks == first.exact.masks
 
 
+def test_the_marker_scan_is_cached_and_read_back(cache_home, monkeypatch):
+    """Without the wheel, the marker scan's build (it parses every pattern) is kept in the cache
+    too, and read back the same; a malformed entry is built again."""
+    monkeypatch.setattr(logscan, "AUTOMATON", False)
+    matchers = catalog().matchers
+    first = Compiled(matchers, cache=cache).marked
+    (entry,) = cache_home.glob("*.json")
+    good = entry.read_text()
+
+    def same(marked):
+        pf, want = marked.prefilter, first.prefilter
+        assert (pf.regex.pattern, pf.table, pf.owners, pf.anchors, pf.marked, pf.density) == \
+               (want.regex.pattern, want.table, want.owners, want.anchors, want.marked, want.density)
+        assert marked.token_masks == first.token_masks and marked.anchor_masks == first.anchor_masks
+
+    def no_build(self, _matchers):
+        raise AssertionError("built again although cached")
+
+    with monkeypatch.context() as m:
+        m.setattr(logscan.Prefilter, "__init__", no_build)
+        again = Compiled(matchers, cache=cache)
+        same(again.marked)
+        assert all(again.ready)  # every literal test from the cache
+    data = json.loads(good)
+    for bad in ("not json", dict(data, owners=[[99999]]), dict(data, source="(?P<x>"), dict(data, literals=[]),
+                dict(data, source="(?P<t0>a)"), dict(data, code=[[300, 1]])):
+        entry.write_text(bad if isinstance(bad, str) else json.dumps(bad))
+        same(Compiled(matchers, cache=cache).marked)
+        assert json.loads(entry.read_text()) == data  # written anew
+
+
 N = len(catalog().matchers)
 
 

@@ -191,15 +191,8 @@ def valid(data: Any, count: int) -> bool:
     if not isinstance(data, dict) or set(data) != {"patterns", "owners", "sure", "rest", "literals", "counted"}:
         return False
     patterns, owners, sure, rest = data["patterns"], data["owners"], data["sure"], data["rest"]
-    literals, counted = data["literals"], data["counted"]
-    if not (isinstance(literals, list) and isinstance(counted, list) and len(literals) == len(counted) == count):
+    if not valid_literals(data["literals"], data["counted"], count):
         return False
-    if not all(type(c) is bool for c in counted):
-        return False
-    for alts in literals:
-        if alts is not None and not (isinstance(alts, list) and alts and all(
-                isinstance(alt, list) and alt and all(isinstance(t, str) and t for t in alt) for alt in alts)):
-            return False
     if not (isinstance(patterns, list) and isinstance(owners, list) and isinstance(sure, list) and isinstance(rest, list)):
         return False
     if not len(patterns) == len(owners) == len(sure):
@@ -214,6 +207,18 @@ def valid(data: Any, count: int) -> bool:
     return (all(type(p) is str and p and max(p) <= "\xff" and "\n" not in p for p in patterns)
             and all(owners) and indexes(owners) and indexes(sure) and indexes([rest])
             and all(not x or x == o or set(x) <= set(o) for x, o in zip(sure, owners)))
+
+
+def valid_literals(literals: Any, counted: Any, count: int) -> bool:
+    """Whether these are the literal tests and counted flags of ``count`` matchers
+    (doctor.parse.logscan.Compiled.prepare), as a plan or a cache holds them."""
+    if not (isinstance(literals, list) and isinstance(counted, list) and len(literals) == len(counted) == count):
+        return False
+    if not all(type(c) is bool for c in counted):
+        return False
+    return all(alts is None or (isinstance(alts, list) and alts and all(
+        isinstance(alt, list) and alt and all(isinstance(t, str) and t for t in alt) for alt in alts))
+        for alts in literals)
 
 
 class ExactSearch:
@@ -237,10 +242,11 @@ class ExactSearch:
             self.find = automaton.find_matches_as_indexes
 
 
-@lru_cache(maxsize=1)
-def fingerprint() -> int:
-    """A checksum of the code that makes plans (this module and doctor.parse.needles): part of a
-    cached plan's key, so that a changed choice of strings is never read from an older cache.
+@lru_cache(maxsize=4)
+def fingerprint(*also: str) -> int:
+    """A checksum of the code that makes plans (this module and doctor.parse.needles, and the
+    modules named in ``also``: doctor.parse.logscan for its marker scan): part of a cached
+    plan's key, so that a changed choice of strings is never read from an older cache.
     Taken from the loaded functions' code and the modules' constants, not from their files; the
     same in every process (not ``marshal``, whose output follows the objects' reference counts,
     which differ with what else is loaded, and the order of sets, which follows the hash seed)."""
@@ -248,7 +254,7 @@ def fingerprint() -> int:
     import zlib
 
     crc = 0
-    for module in (sys.modules[__name__], sys.modules[Matcher.__module__]):
+    for module in [sys.modules[__name__], sys.modules[Matcher.__module__]] + [sys.modules[name] for name in also]:
         for name, value in sorted(vars(module).items()):
             if getattr(value, "__module__", None) != module.__name__:
                 if isinstance(value, (int, str, tuple, frozenset)) and name.isupper():

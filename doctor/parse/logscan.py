@@ -111,6 +111,50 @@ class Prefilter:
     def _translated(self, atom: Atom) -> FrozenSet[int]:
         return frozenset(self.code.get(b, b) for b in atom)
 
+    def data(self) -> Dict[str, Any]:
+        """What the prefilter is, as JSON data (kept in a cache: building it parses every pattern)."""
+        return {"source": self.regex.pattern.decode("latin-1") if self.regex is not None else None,
+                "owners": [sorted(o) for o in self.owners],
+                "anchors": [[a.decode("latin-1"), sorted(o)] for a, o in self.anchors.items()],
+                "marked": sorted(self.marked), "code": sorted(self.code.items()), "density": self.density}
+
+    @classmethod
+    def restore(cls, data: Any, count: int) -> Optional["Prefilter"]:
+        """The prefilter :meth:`data` gave, for ``count`` matchers; None when ``data`` is not
+        such (a cache entry that is not is built again)."""
+        try:
+            source, owners, anchors = data["source"], data["owners"], data["anchors"]
+            marked, code, density = data["marked"], data["code"], data["density"]
+
+            def ints(xs: Any, top: int) -> bool:
+                return type(xs) is list and all(type(i) is int and 0 <= i < top for i in xs)
+
+            if not (type(owners) is list and all(ints(o, count) for o in owners) and type(anchors) is list
+                    and all(type(a) is list and len(a) == 2 and type(a[0]) is str and a[0] and ints(a[1], count)
+                            for a in anchors)
+                    and ints(marked, 256) and type(code) is list and all(
+                        type(c) is list and len(c) == 2 and ints(c, 256) for c in code)
+                    and type(density) is int and (source is None or type(source) is str)):
+                return None
+            regex = re.compile(source.encode("latin-1")) if source is not None else None
+            if (regex is None) != (not owners) or \
+                    (regex is not None and set(regex.groupindex) != {f"t{k}" for k in range(len(owners))}):
+                return None
+        except (KeyError, TypeError, ValueError, re.error, RecursionError):
+            return None
+        pf = cls.__new__(cls)
+        pf.anchors = {a.encode("latin-1"): frozenset(o) for a, o in anchors}
+        pf.marked = frozenset(marked)
+        pf.density = density
+        pf.code = {b: c for b, c in code}
+        table = bytearray(range(256))
+        for b, c in pf.code.items():
+            table[b] = c
+        pf.table = bytes(table)
+        pf.owners = [frozenset(o) for o in owners]
+        pf.regex = regex
+        return pf
+
 
 def choose_anchors(needles: Sequence[Needle]) -> Dict[bytes, List[int]]:
     """Exact substrings that cover the given needles (each needle contains one), as few as
@@ -251,8 +295,8 @@ class Marked:
     """A marker prefilter over some of the matchers (``indexes``), with the matchers each of
     its tokens and anchors stands for as bit masks over all matchers (bit i: matcher i)."""
 
-    def __init__(self, matchers: Sequence[Matcher], indexes: Sequence[int]):
-        self.prefilter = pf = Prefilter([matchers[i] for i in indexes])
+    def __init__(self, matchers: Sequence[Matcher], indexes: Sequence[int], prefilter: Optional[Prefilter] = None):
+        self.prefilter = pf = prefilter or Prefilter([matchers[i] for i in indexes])
         self.token_masks = {f"t{k}": _mask(indexes[j] for j in o) for k, o in enumerate(pf.owners)}
         self.anchor_masks = [(a, _mask(indexes[j] for j in o)) for a, o in pf.anchors.items()]
 
@@ -286,8 +330,33 @@ class Compiled:
         """The marker scan over every matcher (the search without the automaton's wheel), built
         when first needed: a small input is scanned without it (see SMALL_INPUT)."""
         if self._marked is None:
-            self._marked = Marked(self.matchers, range(len(self.matchers)))
+            self._marked = Marked(self.matchers, range(len(self.matchers)), self._cached_prefilter())
         return self._marked
+
+    def _cached_prefilter(self) -> Optional[Prefilter]:
+        """The marker scan over every matcher from the cache (built and kept there when it is
+        missing), with each matcher's literal test; None without a cache."""
+        if self.cache is None:
+            return None
+        from doctor.parse import exactscan
+
+        spec = [[m.pattern, m.ignore_case] for m in self.matchers]
+        key = self.cache.key("logscan.marked", exactscan.fingerprint(__name__), spec)
+        data = self.cache.read("explain", key)
+        pf = Prefilter.restore(data, len(self.matchers)) if isinstance(data, dict) else None
+        prepared = pf is not None and exactscan.valid_literals(data.get("literals"), data.get("counted"),
+                                                               len(self.matchers))
+        if not prepared:
+            pf = Prefilter(self.matchers)
+            for index in range(len(self.matchers)):
+                if not self.ready[index]:
+                    self.prepare(index)
+            data = dict(pf.data(), literals=self.literals, counted=self.counted)
+            self.cache.write("explain", key, data)
+        for index, (literals, counted) in enumerate(zip(data["literals"], data["counted"])):
+            if not self.ready[index]:  # what prepare() would work out, from the cache
+                self.literals[index], self.counted[index], self.ready[index] = literals, counted, 1
+        return pf
 
     @property
     def prefilter(self) -> Prefilter:
