@@ -676,21 +676,24 @@ class LogScanner:
                     break  # every text of this alternative is in the line
             else:
                 return
-            if self.counted[index]:
-                hit = self.hits.get((index, ""))
-                if hit is not None:
-                    hit.count += 1
-                    return
-        m = (self.compiled[index] or self.compiled_matchers.regex(index)).search(text)
-        if m is None:
-            return
+        m = None
         spec = self.matchers[index]
-        look = None if not spec.context else self.lookbehind[index] or self.compiled_matchers.context_regex(index)
-        if look is not None and not look.search(text) and \
-                not any(look.search(t) for t in self._before(buf, start, spec.lookback)):
-            return
-        key = m.group(spec.key) if spec.key and m.group(spec.key) is not None else ""
-        key = key[:KEEP_CHARS]
+        if self.counted[index] and literals is not None:  # its pattern is the text it holds: it matches
+            hit = self.hits.get((index, ""))
+            if hit is not None:
+                hit.count += 1
+                return
+            key = ""
+        else:
+            m = (self.compiled[index] or self.compiled_matchers.regex(index)).search(text)
+            if m is None:
+                return
+            look = None if not spec.context else self.lookbehind[index] or self.compiled_matchers.context_regex(index)
+            if look is not None and not look.search(text) and \
+                    not any(look.search(t) for t in self._before(buf, start, spec.lookback)):
+                return
+            key = m.group(spec.key) if spec.key and m.group(spec.key) is not None else ""
+            key = key[:KEEP_CHARS]
         slot = (index, key)
         hit = self.hits.get(slot)
         if hit is not None:
@@ -702,7 +705,7 @@ class LogScanner:
             self.dropped += 1
             return
         self._keys[index] = self._keys.get(index, 0) + (1 if key else 0)
-        groups = {k: v[:KEEP_CHARS] for k, v in m.groupdict().items() if v is not None}
+        groups = {k: v[:KEEP_CHARS] for k, v in m.groupdict().items() if v is not None} if m is not None else {}
         before = [t[:KEEP_CHARS] for t in self._before(buf, start, self.context)]
         hit = Hit(spec.id, key, lineno, text.rstrip()[:KEEP_CHARS], groups, before=before)
         if first:
