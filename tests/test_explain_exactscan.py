@@ -292,9 +292,10 @@ def test_the_plans_fingerprint_is_the_same_in_every_process_and_follows_the_code
             for _ in range(2)}
     exactscan.fingerprint.cache_clear()
     assert runs == {f"{exactscan.fingerprint()}\n"}
-    monkeypatch.setattr(needles, "WEAK", needles.WEAK + 1)
-    exactscan.fingerprint.cache_clear()
-    changed = exactscan.fingerprint()
-    monkeypatch.undo()
-    exactscan.fingerprint.cache_clear()
-    assert changed != exactscan.fingerprint()
+    for module, name in ((needles, "WEAK"), (exactscan, "FOLLOW")):
+        monkeypatch.setattr(module, name, getattr(module, name) + 1)
+        exactscan.fingerprint.cache_clear()
+        changed = exactscan.fingerprint()
+        monkeypatch.undo()
+        exactscan.fingerprint.cache_clear()
+        assert changed != exactscan.fingerprint(), name

@@ -257,7 +257,7 @@ def fingerprint(*also: str) -> int:
     for module in [sys.modules[__name__], sys.modules[Matcher.__module__]] + [sys.modules[name] for name in also]:
         for name, value in sorted(vars(module).items()):
             if getattr(value, "__module__", None) != module.__name__:
-                if isinstance(value, (int, str, tuple, frozenset)) and name.isupper():
+                if isinstance(value, (int, float, str, tuple, frozenset)) and name.isupper():
                     crc = zlib.crc32(_stable((name, value)).encode(), crc)
                 continue
             members = [value] + ([v for _, v in sorted(vars(value).items())] if isinstance(value, type) else [])
