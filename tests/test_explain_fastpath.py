@@ -75,6 +75,8 @@ def _reference(data: bytes, compiled: Compiled, context: int, max_line: int, max
     kept_hits = kept_chars = dropped = 0
     for no, text in enumerate(lines):
         for index, spec in enumerate(compiled.matchers):
+            if spec.once and index in matched:
+                continue  # only its first hit counts
             m = _rx(spec.pattern, re.IGNORECASE if spec.ignore_case else 0).search(text)
             if m is None:
                 continue

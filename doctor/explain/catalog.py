@@ -70,10 +70,10 @@ class Catalog:
             if s.pattern:
                 out.append(Matcher(f"sig:{s.id}", s.pattern, s.ignore_case,
                                    lookback=s.lookback if s.context else 0, context=s.context))
-            if s.unless:
-                out.append(Matcher(f"unless:{s.id}", s.unless, s.ignore_case))
+            if s.unless:  # only whether they match counts
+                out.append(Matcher(f"unless:{s.id}", s.unless, s.ignore_case, once=True))
             if s.requires:
-                out.append(Matcher(f"requires:{s.id}", s.requires, s.ignore_case))
+                out.append(Matcher(f"requires:{s.id}", s.requires, s.ignore_case, once=True))
         for f in self.forms:
             out.append(Matcher(f"form:{f.id}", f.pattern, key="code"))
         for c in self.classifiers:

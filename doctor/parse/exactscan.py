@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from itertools import product
+from itertools import chain, product
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from doctor.parse.needles import FREQ, MIN_NEEDLE, Matcher, Needle, line_literals, plain_literals, required
@@ -27,7 +27,7 @@ from doctor.parse.needles import FREQ, MIN_NEEDLE, Matcher, Needle, line_literal
 # string adds automaton states, which take time to build on every run), else up to VARIANTS
 FEW = 64
 VARIANTS = 512
-WINDOW = 64  # atoms a window holds at most (longer buys little but automaton states)
+WINDOW = 32  # atoms a window holds at most (longer buys little but automaton states, built on every run)
 FLOOR = 0.02  # the least share of log bytes an atom is taken to match: words are not random letters
 
 
@@ -82,25 +82,66 @@ def _window(needle: Needle, limit: int) -> Optional[Tuple[float, int, int]]:
     return None if best is None else (math.exp(best[0]), best[1], best[2])
 
 
-def _cost(needle: Needle, w: Tuple[float, int, int]) -> int:
-    """How often the window's rarest atom occurs in logs (per 100,000 bytes): a bound on how
-    often the window does. A byte of a character outside ASCII counts as 200 (the table's flat
-    1000 is for the marker scan, which stops at every such byte; a whole Chinese word is rare)."""
-    return min(sum(FREQ[b] if b < 0x80 else 200 for b in atom) for atom in needle[w[1]: w[2]])
+# Each atom of a window past its rarest multiplies the estimate of how often the window occurs
+# by its share of log bytes, but by no less than this: letters in words follow each other far
+# more often than random bytes would (the shares alone make "vllm" look rarer than "install").
+FOLLOW = 0.5
+# Words (or their parts) in nearly every line of some serving log, whatever the case: a window
+# inside one of them occurs that often, whatever its bytes' shares say (the commonest needles of
+# the bench's serving log, bench/explain_bench.py, and of real vLLM, CANN and HCCL logs).
+COMMON = ("vllm_ascend", "torch_npu", "ascend", "hccl", "npu", "cann", "vllm", "torch", "available", "support",
+          "error", "warning", "failed", "export", "requirement already satisfied", "does not", "did not", "do not",
+          "is not", "not found")
+COMMON_RATE = 0.01  # the estimate for such a window (per byte)
 
 
-def score(alternatives: Sequence[Needle]) -> Tuple[int, int, int, int]:
+def estimate(needle: Needle, w: Tuple[float, int, int]) -> float:
+    """How often the window ``w`` of the needle occurs in logs, per byte: its rarest atom's share
+    times the others' (each at least FOLLOW); COMMON_RATE at least when it lies in a COMMON word."""
+    atoms = _atoms(needle)[w[1]: w[2]]
+    shares = sorted(min(1.0, max(1e-4, sum(FREQ[b] if b < 0x80 else 200 for b in a) / 100000)) for a in atoms)
+    out = shares[0]
+    for share in shares[1:]:
+        out *= max(share, FOLLOW)
+    if out < COMMON_RATE and _in_common(atoms):
+        return COMMON_RATE
+    return out
+
+
+def _in_common(atoms: Sequence[Tuple[int, ...]]) -> bool:
+    """Whether the window's text, without the spaces and punctuation around it, lies inside one
+    of the COMMON words or phrases (case and the choice between '-' and '_' aside)."""
+    def fold(b: int) -> str:
+        c = chr(b).lower()
+        return "_" if c == "-" else c
+
+    core = list(atoms)
+    while core and not any(chr(b).isalnum() for b in core[0]):
+        core.pop(0)
+    while core and not any(chr(b).isalnum() for b in core[-1]):
+        core.pop()
+    if not core or any(b >= 0x80 for a in core for b in a):
+        return False
+    # the text, each atom by its first byte folded (an atom of one letter in both cases, or of
+    # '-' and '_', folds to one character; any other class does not make a word)
+    text = ""
+    for a in core:
+        folded = {fold(b) for b in a}
+        if len(folded) != 1:
+            return False
+        text += folded.pop()
+    return any(text in word for word in COMMON)
+
+
+def score(alternatives: Sequence[Needle]) -> Tuple[int, float, int]:
     """For :func:`required`, like the marker scan's choice but for exact strings: alternatives
-    that all have a window beat those that do not; then the rarer the commonest window's
-    rarest atom, then the longer the shortest window (up to 37 atoms), then fewer
-    alternatives."""
+    that all have a window beat those that do not; then the fewer occurrences their windows are
+    estimated to have together (:func:`estimate`), then fewer alternatives."""
     windows = [window(n) for n in alternatives]
     missing = sum(1 for w in windows if w is None)
     if missing:
-        return (0, -missing, 0, -len(alternatives))
-    costs = [_cost(n, w) for n, w in zip(alternatives, windows) if w is not None]
-    span = min(min(w[2] - w[1] for w in windows if w is not None), 37)
-    return (1, -max(costs), span, -len(alternatives))
+        return (0, -float(missing), -len(alternatives))
+    return (1, -sum(estimate(n, w) for n, w in zip(alternatives, windows) if w is not None), -len(alternatives))
 
 
 def strings(needle: Needle) -> List[bytes]:
@@ -150,26 +191,34 @@ def valid(data: Any, count: int) -> bool:
     if not isinstance(data, dict) or set(data) != {"patterns", "owners", "sure", "rest", "literals", "counted"}:
         return False
     patterns, owners, sure, rest = data["patterns"], data["owners"], data["sure"], data["rest"]
-    literals, counted = data["literals"], data["counted"]
-    if not (isinstance(literals, list) and isinstance(counted, list) and len(literals) == len(counted) == count):
+    if not valid_literals(data["literals"], data["counted"], count):
         return False
-    if not all(type(c) is bool for c in counted):
-        return False
-    for alts in literals:
-        if alts is not None and not (isinstance(alts, list) and alts and all(
-                isinstance(alt, list) and alt and all(isinstance(t, str) and t for t in alt) for alt in alts)):
-            return False
     if not (isinstance(patterns, list) and isinstance(owners, list) and isinstance(sure, list) and isinstance(rest, list)):
         return False
     if not len(patterns) == len(owners) == len(sure):
         return False
 
-    def indexes(xs: Any) -> bool:
-        return isinstance(xs, list) and all(type(i) is int and 0 <= i < count for i in xs)
+    def indexes(lists: List[Any]) -> bool:  # lists of matcher indexes (one pass over them all)
+        if not all(type(xs) is list for xs in lists):
+            return False
+        flat = list(chain.from_iterable(lists))
+        return not flat or (set(map(type, flat)) == {int} and min(flat) >= 0 and max(flat) < count)
 
-    return (all(isinstance(p, str) and p and max(p) <= "\xff" and "\n" not in p for p in patterns)
-            and all(indexes(o) and o for o in owners) and all(indexes(x) for x in sure) and indexes(rest)
-            and all(set(x) <= set(o) for x, o in zip(sure, owners)))
+    return (all(type(p) is str and p and max(p) <= "\xff" and "\n" not in p for p in patterns)
+            and all(owners) and indexes(owners) and indexes(sure) and indexes([rest])
+            and all(not x or x == o or set(x) <= set(o) for x, o in zip(sure, owners)))
+
+
+def valid_literals(literals: Any, counted: Any, count: int) -> bool:
+    """Whether these are the literal tests and counted flags of ``count`` matchers
+    (doctor.parse.logscan.Compiled.prepare), as a plan or a cache holds them."""
+    if not (isinstance(literals, list) and isinstance(counted, list) and len(literals) == len(counted) == count):
+        return False
+    if not all(type(c) is bool for c in counted):
+        return False
+    return all(alts is None or (isinstance(alts, list) and alts and all(
+        isinstance(alt, list) and alt and all(isinstance(t, str) and t for t in alt) for alt in alts))
+        for alts in literals)
 
 
 class ExactSearch:
@@ -193,29 +242,44 @@ class ExactSearch:
             self.find = automaton.find_matches_as_indexes
 
 
-@lru_cache(maxsize=1)
-def fingerprint() -> int:
-    """A checksum of the code that makes plans (this module and doctor.parse.needles): part of a
-    cached plan's key, so that a changed choice of strings is never read from an older cache.
-    Taken from the loaded functions' code and the modules' constants, not from their files."""
-    import marshal
+@lru_cache(maxsize=4)
+def fingerprint(*also: str) -> int:
+    """A checksum of the code that makes plans (this module and doctor.parse.needles, and the
+    modules named in ``also``: doctor.parse.logscan for its marker scan): part of a cached
+    plan's key, so that a changed choice of strings is never read from an older cache.
+    Taken from the loaded functions' code and the modules' constants, not from their files; the
+    same in every process (not ``marshal``, whose output follows the objects' reference counts,
+    which differ with what else is loaded, and the order of sets, which follows the hash seed)."""
     import sys
     import zlib
 
     crc = 0
-    for module in (sys.modules[__name__], sys.modules[Matcher.__module__]):
+    for module in [sys.modules[__name__], sys.modules[Matcher.__module__]] + [sys.modules[name] for name in also]:
         for name, value in sorted(vars(module).items()):
             if getattr(value, "__module__", None) != module.__name__:
-                if isinstance(value, (int, str, tuple, frozenset)) and name.isupper():
-                    crc = zlib.crc32(repr((name, value)).encode(), crc)
+                if isinstance(value, (int, float, str, tuple, frozenset)) and name.isupper():
+                    crc = zlib.crc32(_stable((name, value)).encode(), crc)
                 continue
             members = [value] + ([v for _, v in sorted(vars(value).items())] if isinstance(value, type) else [])
             for member in members:
                 member = getattr(member, "__wrapped__", getattr(member, "__func__", member))
                 code = getattr(member, "__code__", None)
                 if code is not None:
-                    crc = zlib.crc32(marshal.dumps(code), crc)
+                    crc = zlib.crc32(_stable(code).encode(), crc)
     return crc
+
+
+def _stable(value: Any) -> str:
+    """A text of a constant or a code object that is the same in every process."""
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(_stable(v) for v in value) + ")"
+    if isinstance(value, (frozenset, set)):
+        return "{" + ",".join(sorted(_stable(v) for v in value)) + "}"
+    code = getattr(value, "co_code", None)
+    if code is not None:
+        return "<" + ",".join([code.hex(), _stable(value.co_consts), _stable(value.co_names),
+                               _stable(value.co_varnames), str(value.co_argcount), str(value.co_flags)]) + ">"
+    return repr(value)
 
 
 def _mask(indexes: Set[int]) -> int:

@@ -111,6 +111,50 @@ class Prefilter:
     def _translated(self, atom: Atom) -> FrozenSet[int]:
         return frozenset(self.code.get(b, b) for b in atom)
 
+    def data(self) -> Dict[str, Any]:
+        """What the prefilter is, as JSON data (kept in a cache: building it parses every pattern)."""
+        return {"source": self.regex.pattern.decode("latin-1") if self.regex is not None else None,
+                "owners": [sorted(o) for o in self.owners],
+                "anchors": [[a.decode("latin-1"), sorted(o)] for a, o in self.anchors.items()],
+                "marked": sorted(self.marked), "code": sorted(self.code.items()), "density": self.density}
+
+    @classmethod
+    def restore(cls, data: Any, count: int) -> Optional["Prefilter"]:
+        """The prefilter :meth:`data` gave, for ``count`` matchers; None when ``data`` is not
+        such (a cache entry that is not is built again)."""
+        try:
+            source, owners, anchors = data["source"], data["owners"], data["anchors"]
+            marked, code, density = data["marked"], data["code"], data["density"]
+
+            def ints(xs: Any, top: int) -> bool:
+                return type(xs) is list and all(type(i) is int and 0 <= i < top for i in xs)
+
+            if not (type(owners) is list and all(ints(o, count) for o in owners) and type(anchors) is list
+                    and all(type(a) is list and len(a) == 2 and type(a[0]) is str and a[0] and ints(a[1], count)
+                            for a in anchors)
+                    and ints(marked, 256) and type(code) is list and all(
+                        type(c) is list and len(c) == 2 and ints(c, 256) for c in code)
+                    and type(density) is int and (source is None or type(source) is str)):
+                return None
+            regex = re.compile(source.encode("latin-1")) if source is not None else None
+            if (regex is None) != (not owners) or \
+                    (regex is not None and set(regex.groupindex) != {f"t{k}" for k in range(len(owners))}):
+                return None
+        except (KeyError, TypeError, ValueError, re.error, RecursionError):
+            return None
+        pf = cls.__new__(cls)
+        pf.anchors = {a.encode("latin-1"): frozenset(o) for a, o in anchors}
+        pf.marked = frozenset(marked)
+        pf.density = density
+        pf.code = {b: c for b, c in code}
+        table = bytearray(range(256))
+        for b, c in pf.code.items():
+            table[b] = c
+        pf.table = bytes(table)
+        pf.owners = [frozenset(o) for o in owners]
+        pf.regex = regex
+        return pf
+
 
 def choose_anchors(needles: Sequence[Needle]) -> Dict[bytes, List[int]]:
     """Exact substrings that cover the given needles (each needle contains one), as few as
@@ -251,8 +295,8 @@ class Marked:
     """A marker prefilter over some of the matchers (``indexes``), with the matchers each of
     its tokens and anchors stands for as bit masks over all matchers (bit i: matcher i)."""
 
-    def __init__(self, matchers: Sequence[Matcher], indexes: Sequence[int]):
-        self.prefilter = pf = Prefilter([matchers[i] for i in indexes])
+    def __init__(self, matchers: Sequence[Matcher], indexes: Sequence[int], prefilter: Optional[Prefilter] = None):
+        self.prefilter = pf = prefilter or Prefilter([matchers[i] for i in indexes])
         self.token_masks = {f"t{k}": _mask(indexes[j] for j in o) for k, o in enumerate(pf.owners)}
         self.anchor_masks = [(a, _mask(indexes[j] for j in o)) for a, o in pf.anchors.items()]
 
@@ -270,7 +314,8 @@ class Compiled:
         self._rest: Optional[Marked] = None
         # each matcher's regex is compiled when a line first needs it (most never do in a log)
         self.regexes: List[Optional[Pattern[str]]] = [None] * len(self.matchers)
-        self.lookbehind = [re.compile(m.context) if m.context else None for m in self.matchers]
+        # each matcher's context regex, compiled when a hit of its pattern first needs it
+        self.lookbehind: List[Optional[Pattern[str]]] = [None] * len(self.matchers)
         # each matcher's literal test and whether it is ``counted`` (its first hit is all it
         # keeps and its literal test is exact: once it has that hit, a line that passes the test
         # only adds to its count), worked out when a line first needs them (``ready``): parsing
@@ -285,8 +330,33 @@ class Compiled:
         """The marker scan over every matcher (the search without the automaton's wheel), built
         when first needed: a small input is scanned without it (see SMALL_INPUT)."""
         if self._marked is None:
-            self._marked = Marked(self.matchers, range(len(self.matchers)))
+            self._marked = Marked(self.matchers, range(len(self.matchers)), self._cached_prefilter())
         return self._marked
+
+    def _cached_prefilter(self) -> Optional[Prefilter]:
+        """The marker scan over every matcher from the cache (built and kept there when it is
+        missing), with each matcher's literal test; None without a cache."""
+        if self.cache is None:
+            return None
+        from doctor.parse import exactscan
+
+        spec = [[m.pattern, m.ignore_case] for m in self.matchers]
+        key = self.cache.key("logscan.marked", exactscan.fingerprint(__name__), spec)
+        data = self.cache.read("explain", key)
+        pf = Prefilter.restore(data, len(self.matchers)) if isinstance(data, dict) else None
+        prepared = pf is not None and exactscan.valid_literals(data.get("literals"), data.get("counted"),
+                                                               len(self.matchers))
+        if not prepared:
+            pf = Prefilter(self.matchers)
+            for index in range(len(self.matchers)):
+                if not self.ready[index]:
+                    self.prepare(index)
+            data = dict(pf.data(), literals=self.literals, counted=self.counted)
+            self.cache.write("explain", key, data)
+        for index, (literals, counted) in enumerate(zip(data["literals"], data["counted"])):
+            if not self.ready[index]:  # what prepare() would work out, from the cache
+                self.literals[index], self.counted[index], self.ready[index] = literals, counted, 1
+        return pf
 
     @property
     def prefilter(self) -> Prefilter:
@@ -336,6 +406,12 @@ class Compiled:
         self.literals[index] = line_literals(m.pattern, m.ignore_case)
         self.counted[index] = plain_literals(m.pattern, m.ignore_case) and not m.key and not m.context
         self.ready[index] = 1
+
+    def context_regex(self, index: int) -> "Pattern[str]":
+        r = self.lookbehind[index]
+        if r is None:
+            r = self.lookbehind[index] = re.compile(self.matchers[index].context or "")
+        return r
 
     def regex(self, index: int) -> "Pattern[str]":
         r = self.regexes[index]
@@ -402,6 +478,7 @@ class LogScanner:
         # counted matchers (see Compiled.counted) that have their hit: its mask, and the hits
         self._done = 0
         self._counting: Dict[int, Hit] = {}
+        self._once = 0  # ``once`` matchers that have their hit: their lines are passed by
         self._kept_hits = 0
         self._kept_chars = 0
         self._pending: List[Hit] = []  # hits still collecting lines after them
@@ -515,7 +592,10 @@ class LogScanner:
             before, nl = -1, -1  # the newlines before and after the current line
             # overlapping matches: none is hidden inside another; none holds a newline, so each
             # lies in one line (they come by their ends: a line's matches come together)
+            once = self._once
             for k, pos, _ in exact.find(memoryview(buf)[begin:end], True):
+                if masks[k] & once == masks[k]:
+                    continue  # stands for matchers that need no more lines
                 pos += begin
                 if before < pos < nl:
                     candidates[nl] |= masks[k]
@@ -551,9 +631,13 @@ class LogScanner:
         deadline, clock = self.deadline, self.clock
         attempt = self._try
         all_mask, every_index = compiled.all_mask, range(len(self.matchers))
-        done, counting = self._done, self._counting
+        done, counting, once = self._done, self._counting, self._once
         for nl in sorted(candidates):
             mask = candidates[nl]
+            if mask & once and mask != all_mask:  # (a small input's lines: _try passes them by)
+                mask &= ~once
+                if not mask:
+                    continue
             if shortcut and mask & done == mask and nl not in loose:
                 # found only by plain texts of matchers that have their hit and count the lines
                 # holding those texts: counted without decoding the line (nor numbering it)
@@ -574,10 +658,12 @@ class LogScanner:
                     attempt(index, text, lineno + 1, buf, start)
             else:  # one matcher, most often
                 attempt(mask.bit_length() - 1, text, lineno + 1, buf, start)
-            done = self._done
+            done, once = self._done, self._once
         self.lines = lineno + count(b"\n", counted, end)
 
     def _try(self, index: int, text: str, lineno: int, buf: bytes, start: int) -> None:
+        if self._once >> index & 1:
+            return
         if not self.ready[index]:
             self.compiled_matchers.prepare(index)
         literals = self.literals[index]
@@ -590,21 +676,24 @@ class LogScanner:
                     break  # every text of this alternative is in the line
             else:
                 return
-            if self.counted[index]:
-                hit = self.hits.get((index, ""))
-                if hit is not None:
-                    hit.count += 1
-                    return
-        m = (self.compiled[index] or self.compiled_matchers.regex(index)).search(text)
-        if m is None:
-            return
+        m = None
         spec = self.matchers[index]
-        look = self.lookbehind[index]
-        if look is not None and not look.search(text) and \
-                not any(look.search(t) for t in self._before(buf, start, spec.lookback)):
-            return
-        key = m.group(spec.key) if spec.key and m.group(spec.key) is not None else ""
-        key = key[:KEEP_CHARS]
+        if self.counted[index] and literals is not None:  # its pattern is the text it holds: it matches
+            hit = self.hits.get((index, ""))
+            if hit is not None:
+                hit.count += 1
+                return
+            key = ""
+        else:
+            m = (self.compiled[index] or self.compiled_matchers.regex(index)).search(text)
+            if m is None:
+                return
+            look = None if not spec.context else self.lookbehind[index] or self.compiled_matchers.context_regex(index)
+            if look is not None and not look.search(text) and \
+                    not any(look.search(t) for t in self._before(buf, start, spec.lookback)):
+                return
+            key = m.group(spec.key) if spec.key and m.group(spec.key) is not None else ""
+            key = key[:KEEP_CHARS]
         slot = (index, key)
         hit = self.hits.get(slot)
         if hit is not None:
@@ -616,7 +705,7 @@ class LogScanner:
             self.dropped += 1
             return
         self._keys[index] = self._keys.get(index, 0) + (1 if key else 0)
-        groups = {k: v[:KEEP_CHARS] for k, v in m.groupdict().items() if v is not None}
+        groups = {k: v[:KEEP_CHARS] for k, v in m.groupdict().items() if v is not None} if m is not None else {}
         before = [t[:KEEP_CHARS] for t in self._before(buf, start, self.context)]
         hit = Hit(spec.id, key, lineno, text.rstrip()[:KEEP_CHARS], groups, before=before)
         if first:
@@ -625,7 +714,9 @@ class LogScanner:
             self._kept_hits += 1
             self._kept_chars += len(key) + len(hit.text) + sum(map(len, before)) + sum(map(len, groups.values()))
         self.hits[slot] = hit
-        if self.counted[index]:
+        if spec.once:
+            self._once |= 1 << index
+        elif self.counted[index]:
             self._counting[index] = hit
             self._done |= 1 << index
         if self.context:

@@ -149,55 +149,83 @@ def _score(alternatives: Sequence[Needle]) -> Tuple[int, int, int, int]:
 Score = Callable[[Sequence[Needle]], Tuple[Any, ...]]
 
 
+MAX_ALTS = 16  # alternatives of fixed text a needle is spelled out in (``(?:err|retCode)=0x``: 2)
+
+
 def _sequence(items: Items, icase: bool, score: Score = _score) -> Optional[List[Needle]]:
+    """The best needles (by ``score``) of a sequence: its runs of contiguous fixed text, where a
+    choice of fixed texts or a group of fixed text (``(?:err|retCode)[=:](?P<code>0x7...``)
+    continues the run as alternatives (each a needle), and the best needles of its parts."""
     best: Optional[List[Needle]] = None
-    run: List[Atom] = []
+    runs: List[List[Atom]] = [[]]  # the fixed text just read: its alternatives
 
     def consider(alts: Optional[List[Needle]]) -> None:
         nonlocal best
         if alts and (best is None or score(alts) > score(best)):
             best = alts
 
+    def qualified(alts: Sequence[Sequence[Atom]]) -> Optional[List[Needle]]:
+        if all(len(r) >= MIN_NEEDLE for r in alts):
+            return list(dict.fromkeys(tuple(r) for r in alts))
+        return None
+
     def flush() -> None:
-        if len(run) >= MIN_NEEDLE:
-            consider([tuple(run)])
-        run.clear()
+        nonlocal runs
+        consider(qualified(runs))
+        runs = [[]]
+
+    def extend(alts: List[Needle]) -> None:
+        nonlocal runs
+        if len(alts) > 1:  # the text before a choice, and the choice itself, are needles too
+            consider(qualified(runs))
+            consider(qualified(alts))
+        if len(runs) * len(alts) > MAX_ALTS:
+            flush()
+            runs = [list(a) for a in alts]
+        else:
+            runs = [r + list(a) for r in runs for a in alts]
 
     for op, av in items:
         name = str(op)
         if name == "LITERAL":
             atoms = _literal_atoms(av, icase)
-            run.extend(atoms or [])
+            for r in runs:
+                r.extend(atoms or [])
         elif name == "IN":
             atom = _in_atom(av, icase)
             if atom is None:
                 flush()
             else:
-                run.append(atom)
+                for r in runs:
+                    r.append(atom)
         elif name in ("AT", "ASSERT", "ASSERT_NOT"):
             continue  # zero width: the text around it stays contiguous
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             lo, hi, sub = av
             single = _single_atom(sub, icase)
             if single is not None and lo >= 1:
-                run.extend([single] * min(lo, MAX_TOKEN))
-                if hi != lo:
+                for r in runs:
+                    r.extend([single] * min(lo, MAX_TOKEN))
+                if hi != lo or lo > MAX_TOKEN:  # past MAX_TOKEN copies, what follows is not next
                     flush()
                 continue
             flush()
             if lo >= 1:
                 consider(_sequence(sub, icase, score))
         elif name == "SUBPATTERN":
-            flush()
             group, add, delete, sub = av
             sub_icase = (icase or bool(add & sre_c.SRE_FLAG_IGNORECASE)) and not (delete & sre_c.SRE_FLAG_IGNORECASE)
+            fixed = _fixed(sub, sub_icase)
+            if fixed:
+                extend(fixed)
+                continue
+            flush()
             consider(_sequence(sub, sub_icase, score))
         elif name == "BRANCH":
-            plain = [_plain(branch, icase) for branch in av[1]]
-            if run and all(p is not None for p in plain):
-                # text before a choice of plain literals (the parser factors a shared prefix out
-                # of alternatives): each alternative with that text in front is a needle too
-                consider([tuple(run) + tuple(p) for p in plain if p is not None])
+            fixed = _fixed([(op, av)], icase)
+            if fixed:
+                extend(fixed)
+                continue
             flush()
             alts: List[Needle] = []
             for branch in av[1]:
@@ -213,21 +241,49 @@ def _sequence(items: Items, icase: bool, score: Score = _score) -> Optional[List
     return best
 
 
-def _plain(items: Items, icase: bool) -> Optional[List[Atom]]:
-    """The atoms of a sequence made of literals and small classes only (else None)."""
-    out: List[Atom] = []
+def _fixed(items: Items, icase: bool) -> Optional[List[Needle]]:
+    """The texts a sequence matches when they are few and fixed (literals, small classes,
+    repeats of one atom a fixed number of times, groups and choices of such): each as atoms,
+    at most MAX_ALTS of them. None when it matches anything else."""
+    out: List[Needle] = [()]
     for op, av in items:
         name = str(op)
+        add: List[Needle]
         if name == "LITERAL":
-            out.extend(_literal_atoms(av, icase) or [])
+            add = [tuple(_literal_atoms(av, icase) or [])]
         elif name == "IN":
             atom = _in_atom(av, icase)
             if atom is None:
                 return None
-            out.append(atom)
+            add = [(atom,)]
+        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+            continue
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            lo, hi, sub = av
+            single = _single_atom(sub, icase)
+            if single is None or lo != hi or not 1 <= lo <= MAX_TOKEN:
+                return None
+            add = [(single,) * lo]
+        elif name == "SUBPATTERN":
+            _group, add_flags, delete, sub = av
+            sub_icase = (icase or bool(add_flags & sre_c.SRE_FLAG_IGNORECASE)) and not (delete & sre_c.SRE_FLAG_IGNORECASE)
+            got = _fixed(sub, sub_icase)
+            if got is None:
+                return None
+            add = got
+        elif name == "BRANCH":
+            add = []
+            for branch in av[1]:
+                got = _fixed(branch, icase)
+                if got is None:
+                    return None
+                add.extend(got)
         else:
             return None
-    return out
+        if len(out) * len(add) > MAX_ALTS:
+            return None
+        out = [o + a for o in out for a in add]
+    return out if out != [()] else None
 
 
 def _single_atom(sub: Items, icase: bool) -> Optional[Atom]:
@@ -332,7 +388,8 @@ class Matcher:
     ``key`` names a capture group whose value distinguishes hits (a code, a library name): the
     scanner keeps the first line of every distinct value, up to ``max_keys``. ``lookback`` and
     ``context`` require ``context`` to match the hit's line or one of the ``lookback`` lines
-    before it (a traceback frame above an exception)."""
+    before it (a traceback frame above an exception). A ``once`` matcher keeps its first hit
+    only, with a count of 1."""
 
     id: str
     pattern: str
@@ -341,6 +398,9 @@ class Matcher:
     lookback: int = 0
     context: Optional[str] = None
     max_keys: int = 64
+    # only whether it matches counts (a signature's ``requires`` and ``unless``): past its first
+    # hit its lines are neither matched nor counted, and the candidate search passes them by
+    once: bool = False
 
 
 def weak(needle: Needle) -> bool:
