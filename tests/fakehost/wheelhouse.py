@@ -184,7 +184,6 @@ def _same_pip_as_the_tests(python: Path) -> None:
     runs of the suite add up to a minute of it). Left as venv made it where that install fails
     (no index, no cache): the tests then only run slower."""
     import subprocess
-    import sys
     from importlib import metadata
 
     from .installs import uv_binary, uv_index_flags
