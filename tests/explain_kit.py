@@ -68,3 +68,51 @@ def held_out_misses(rows, cat):
 def real_signature_ids(line: str):
     """The signatures, not benign, that answer one line: a near miss must get none."""
     return [a.id for a in selected(line) if not a.benign and a.kind == "signature"]
+
+
+# -- what every mined set's test holds (tests/test_explain_mined*.py) -------------------------------
+
+
+def shared_threads(path, names=None):
+    """{other set: threads it shares with the mined set at ``path``}: every other
+    tests/data/explain_*.jsonl, or only the ones ``names`` lists (those that exist). Empty when
+    each set keeps its own threads."""
+    from pathlib import Path
+
+    path = Path(path)
+    others = sorted(path.parent.glob("explain_*.jsonl")) if names is None else \
+        [path.parent / n for n in names if (path.parent / n).exists()]
+    mine = {r["source"] for r in read_rows(path)}
+    out = {}
+    for other in others:
+        if other != path:
+            both = mine & {r.get("source") for r in read_rows(other)}
+            if both:
+                out[other.name] = sorted(both)
+    return out
+
+
+def held_out_lines_used_as_examples(rows):
+    """The lines of the held-out cases that are also an example of a signature, code or library."""
+    held = {line.strip() for r in rows if r["split"] == "heldout" for line in r["text"].splitlines() if line.strip()}
+    return [line for line in example_lines() if line in held]
+
+
+def signatures_citing_held_out(rows):
+    """(signature, thread) where a signature names a held-out thread as its source or example's."""
+    held = {r["source"] for r in rows if r["split"] == "heldout"}
+    out = []
+    for s in matrix().signatures:
+        cited = {part.strip().rstrip("/") for part in f"{s.source} {s.example_source or ''}".replace(";", " ").split()}
+        out.extend((s.id, url) for url in sorted(held & cited))
+    return out
+
+
+def training_misses(rows, cat, gaps=()):
+    """(the training cases explain misses outside ``gaps``, as failure lines; the gaps it now
+    explains: no gaps any more)."""
+    from tests.test_explain_heldout import judge
+
+    train = [r for r in rows if r["split"] == "train"]
+    return ([explain_line(r, cat) for r in train if r["source"] not in gaps and not judge(r, cat)],
+            [r["source"] for r in train if r["source"] in gaps and judge(r, cat)])

@@ -15,9 +15,8 @@ import pytest
 
 from doctor.explain.answers import primary, select
 from doctor.parse.logscan import scan_text
-from tests.explain_kit import catalog as shipped_catalog
-from tests.explain_kit import example_lines, held_out_misses, real_signature_ids, explain_line, held_out_by_rule, read_rows
-from tests.test_explain_heldout import judge
+from tests.explain_kit import shared_threads, held_out_lines_used_as_examples, training_misses, catalog as shipped_catalog
+from tests.explain_kit import held_out_misses, real_signature_ids, held_out_by_rule, read_rows
 
 DATA = Path(__file__).parent / "data"
 MINED = DATA / "explain_mined_hccl_torchnpu.jsonl"
@@ -51,28 +50,17 @@ def test_the_split_is_the_fixed_rule_and_every_case_is_sourced():
 
 def test_no_thread_is_counted_twice_across_the_mined_sets():
     """Threads of the other mined sets (and of explain_heldout.jsonl) were skipped."""
-    mine = {r["source"] for r in rows()}
-    for other in sorted(DATA.glob("explain_*.jsonl")):
-        if other == MINED:
-            continue
-        theirs = {r.get("source") for r in rows(other)}
-        assert not mine & theirs, (other.name, sorted(mine & theirs))
+    assert shared_threads(MINED) == {}
 
 
 def test_no_signature_or_code_example_is_a_held_out_line_of_this_set():
-    held = {line.strip() for r in rows() if r["split"] == "heldout"
-            for line in r["text"].splitlines() if line.strip()}
-    for line in example_lines():
-        assert line not in held, line
+    assert held_out_lines_used_as_examples(rows()) == []
 
 
 def test_every_training_case_is_explained():
-    cat = shipped_catalog()
-    train = [r for r in rows() if r["split"] == "train"]
-    misses = [explain_line(r, cat) for r in train if r["source"] not in TRAINING_GAPS and not judge(r, cat)]
+    misses, no_longer_gaps = training_misses(rows(), shipped_catalog(), TRAINING_GAPS)
     assert misses == []
-    # A listed gap that gets explained is no gap any more: take it off the list.
-    assert not [r["source"] for r in train if r["source"] in TRAINING_GAPS and judge(r, cat)]
+    assert no_longer_gaps == []  # a listed gap that gets explained is no gap any more: take it off the list
 
 
 def test_held_out_share_explained():

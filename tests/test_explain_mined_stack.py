@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from doctor.parse.logscan import scan_text
-from tests.explain_kit import catalog as shipped_catalog
-from tests.explain_kit import example_lines, held_out_misses, real_signature_ids, explain_line, held_out_by_rule, read_rows
-from tests.test_explain_heldout import judge
+from tests.explain_kit import shared_threads, held_out_lines_used_as_examples, training_misses, catalog as shipped_catalog
+from tests.explain_kit import held_out_misses, real_signature_ids, held_out_by_rule, read_rows
 
 DATA = Path(__file__).parent / "data"
 MINED = DATA / "explain_mined_stack.jsonl"
@@ -42,25 +41,15 @@ def test_the_split_is_the_fixed_rule_and_every_case_is_sourced():
 
 def test_no_thread_is_counted_twice_across_the_mined_sets():
     """The other mined sets (earlier cases, vllm / vllm-ascend cases) keep their own threads."""
-    mine = {r["source"] for r in rows()}
-    for other in ("explain_mined.jsonl", "explain_heldout.jsonl", "explain_mined_vllm.jsonl"):
-        path = DATA / other
-        if path.exists():
-            theirs = {r.get("source") for r in rows(path)}
-            assert not mine & theirs, (other, sorted(mine & theirs))
+    assert shared_threads(MINED, ("explain_mined.jsonl", "explain_heldout.jsonl", "explain_mined_vllm.jsonl")) == {}
 
 
 def test_no_signature_example_is_a_held_out_line_of_this_set():
-    held = {line.strip() for r in rows() if r["split"] == "heldout"
-            for line in r["text"].splitlines() if line.strip()}
-    for line in example_lines():
-        assert line not in held, line
+    assert held_out_lines_used_as_examples(rows()) == []
 
 
 def test_every_training_case_is_explained():
-    cat = shipped_catalog()
-    misses = [explain_line(r, cat) for r in rows() if r["split"] == "train" and not judge(r, cat)]
-    assert misses == []
+    assert training_misses(rows(), shipped_catalog())[0] == []
 
 
 def test_held_out_share_explained():
