@@ -46,7 +46,7 @@ def explain_line(row, cat) -> str:
     """A case as a failure message shows it: its thread, first line, and what explain answered."""
     from doctor.explain.answers import primary
 
-    top = primary(select(cat.answers(scan_text(row["text"], cat.compiled))))
+    top = primary(cat.explain_text(row["text"]))
     return f"{row['source']}: {row['text'].splitlines()[0][:90]} (expected {row['expect']}, got {top.id if top else None})"
 
 

@@ -11,7 +11,8 @@ from doctor.matrix.model import Confirm
 from doctor.parse.logtime import Stamp, format_stamp
 
 SIGNATURE, CODE, CODE_CLASS, CLASSIFIER = "signature", "code", "code_class", "classifier"
-KINDS = (SIGNATURE, CODE, CODE_CLASS, CLASSIFIER)  # most specific first
+DESCRIPTION = "description"  # a user's words, not a log line (doctor/explain/describe.py)
+KINDS = (SIGNATURE, CODE, CODE_CLASS, CLASSIFIER, DESCRIPTION)  # most specific first
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 CONFIDENCES = (HIGH, MEDIUM, LOW)
 
@@ -145,6 +146,8 @@ def primary(answers: Sequence[Answer]) -> Optional[Answer]:
     candidates = [a for a in answers if not a.benign]
     if not candidates:
         return None
+    # what the log says outranks what a person's words suggest (the description pass)
+    candidates = [a for a in candidates if a.kind != DESCRIPTION] or candidates
     real = [a for a in candidates if not a.wrapper] or candidates
     return with_reason(min(real, key=Answer.sort_key), answers)
 

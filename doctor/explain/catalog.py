@@ -37,6 +37,8 @@ class Catalog:
     # family:code -> the signatures keyed on it, in file order: the first whose `requires` and
     # `unless` fit the log explains the code (507033 with E30006 is another cause than with EL0004)
     by_code: Dict[str, List[Signature]] = field(default_factory=dict)
+    # what users write instead of a log (doctor/explain/describe.py), read on short inputs only
+    descriptions: List[Any] = field(default_factory=list)
     _compiled: Optional[Compiled] = None
     # where the scanner keeps what it builds from the matchers between runs (doctor.shell.host.cache)
     cache: Any = None
@@ -60,7 +62,28 @@ class Catalog:
                 family, _, code = ref.partition(":")
                 cat.by_code.setdefault(f"{family}:{normalise_code(family, code)}", []).append(sig)
         cat.matchers = cat._matchers()
+        from doctor.explain.describe import compile_descriptions
+
+        cat.descriptions = compile_descriptions(matrix.descriptions, cat.signatures)
         return cat
+
+    def describe(self, text: str, log_answers: Sequence[Answer], file: Optional[str] = None) -> List[Answer]:
+        """The description pass over ``text`` (empty past its bound on size): answers from a
+        person's words, never on a line ``log_answers`` explain."""
+        from doctor.explain.describe import describe, short_enough
+
+        if not short_enough(len(text.encode("utf-8", errors="replace")), text.count("\n") + 1):
+            return []
+        return describe(text, self.descriptions, log_answers, file=file)
+
+    def explain_text(self, text: str) -> List[Answer]:
+        """One short text (a paste) explained as the command does: the log scan's answers, chosen,
+        then the description pass's (tests and the API use it)."""
+        from doctor.explain.answers import select
+        from doctor.parse.logscan import scan_text
+
+        chosen = select(self.answers(scan_text(text, self.compiled)))
+        return chosen + self.describe(text, chosen)
 
     # -- matchers --
 

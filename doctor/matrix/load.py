@@ -13,6 +13,8 @@ from doctor.matrix.model import (
     CANN_DRIVER_SCHEMA,
     CodeClass,
     CodeForm,
+    Description,
+    check_description_row,
     Component,
     Library,
     MooncakeKey,
@@ -63,10 +65,12 @@ ARRAYS: Dict[str, Tuple[dict, Callable, str]] = {
     "code_class": (schema_of(CodeClass), lambda d: row_from(CodeClass, d), "family/prefix"),
     "component": (schema_of(Component), lambda d: row_from(Component, d), "id"),
     "library": (schema_of(Library), lambda d: row_from(Library, d), "name"),
+    # what users write instead of a log (matrices/descriptions.toml), read on short inputs only
+    "prose": (schema_of(Description), lambda d: row_from(Description, d), "id"),
 }
 
 # checks across the keys of one row, where the schema checks each key alone
-ROW_CHECKS: Dict[str, Callable] = {"signature": check_signature_row}
+ROW_CHECKS: Dict[str, Callable] = {"signature": check_signature_row, "prose": check_description_row}
 
 
 def _unique(row: Any, fields: str) -> str:
@@ -273,7 +277,18 @@ def merge(base: Dict[str, list], overlay: Dict[str, list]) -> Dict[str, list]:
 
 
 # Shipped files whose rows only explain (and the smoke's log reading) use.
-ERROR_KNOWLEDGE = ("error-codes.toml", "signatures.toml")
+ERROR_KNOWLEDGE = ("descriptions.toml", "error-codes.toml", "signatures.toml")
+
+
+def _check_descriptions(data: Dict[str, list], files: Sequence[str], cache: Optional[RowCache]) -> None:
+    """Every [[prose]] that names a `signature` names one the matrix has (across files:
+    a description in one file may stand for a signature of another)."""
+    known = {s.id for s in data.get("signature", [])}
+    for d in data.get("prose", []):
+        if d.signature and d.signature not in known:
+            where = next((f for f in files if any(r.id == d.id for r in parse_file(Path(f), cache).get("prose", []))),
+                         files[-1] if files else "?")
+            raise MatrixError(where, None, f"[[prose]] {d.id}: signature {d.signature!r} is not a [[signature]] of the matrix")
 
 
 def load_matrix(
@@ -316,6 +331,7 @@ def load_matrix(
     for path in extra:
         data = merge(data, parse_file(Path(path), cache))
         files.append(str(path))
+    _check_descriptions(data, files, cache)
     releases = sorted(data.get("release", []), key=_release_sort_key)
     return Matrix(
         releases=releases,
@@ -337,5 +353,6 @@ def load_matrix(
         code_classes=list(data.get("code_class", [])),
         components=list(data.get("component", [])),
         libraries=list(data.get("library", [])),
+        descriptions=list(data.get("prose", [])),
     )
 

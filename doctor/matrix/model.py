@@ -7,6 +7,7 @@ line here (and its documentation in docs/matrix.md, which a test checks).
 """
 from __future__ import annotations
 
+import re
 import sys
 
 from doctor.record import field, fields_of, record, replace
@@ -389,6 +390,59 @@ class Signature:
     near_miss: Tuple[str, ...] = column(check_text, many=True, doc="real-looking lines it must not explain")
 
 
+
+def _check_keywords(value: Any) -> Optional[str]:
+    """One keyword group of a [[prose]]: a regex (matched without case) that cannot match
+    an empty string, so a group always needs a word of the paste."""
+    problem = check_regex(value)
+    if problem:
+        return problem
+    if re.search(value, "", re.I) is not None:
+        return "must not match an empty string"
+    return None
+
+
+def _check_window(value: Any) -> Optional[str]:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10
+    return None if ok else "must be 1..10 lines"
+
+
+def check_description_row(row: Dict) -> Optional[Tuple[str, str]]:
+    """Checks across keys of one [[prose]]: (key, message) when it fails."""
+    if len(row.get("words", ())) < 2:
+        return ("words", "a description needs at least two keyword groups that must co-occur")
+    if not row.get("signature"):
+        missing = [k for k in ("answer", "layer", "cause_en", "cause_zh", "fix_en", "fix_zh") if not row.get(k)]
+        if missing:
+            return (missing[0], "a description without `signature` needs its own answer, layer, cause and fix")
+    return None
+
+
+@record(frozen=True)
+class Description:
+    """A cause as a person describes it in words (an issue title, a question, a PR's motivation)
+    rather than as a log prints it: keyword groups that must all occur within a few lines of a
+    short paste (doctor/explain/describe.py). Read only on short inputs, never by the log scan."""
+
+    id: str = column(check_text, required=True, doc="stable id, describe.<topic>")
+    words: Tuple[str, ...] = column(_check_keywords, many=True, required=True,
+                                    doc="keyword groups (regexes, matched without case): each must match within `within` lines")
+    source: str = column(check_text, required=True, doc="where the knowledge comes from (a public URL)")
+    example: str = column(check_text, required=True, doc="a description it must explain")
+    near_miss: Tuple[str, ...] = column(check_text, many=True, required=True, doc="texts it must not explain")
+    signature: Optional[str] = column(check_text, doc="the [[signature]] whose id, cause and fix the answer takes")
+    none: Tuple[str, ...] = column(_check_keywords, many=True, doc="words that rule it out when they occur in the same lines")
+    within: int = column(_check_window, default=3, doc="lines the keyword groups must fall within")
+    answer: Optional[str] = column(check_text, doc="the answer's id, when no signature holds the cause")
+    layer: Optional[str] = column(check_layer, doc="the layer the cause lies in (without `signature`)")
+    cause_en: Optional[str] = column(check_text, doc="what it means (without `signature`)")
+    cause_zh: Optional[str] = column(check_text, doc="what it means, Chinese (without `signature`)")
+    fix_en: Optional[str] = column(check_text, doc="what to do (without `signature`)")
+    fix_zh: Optional[str] = column(check_text, doc="what to do, Chinese (without `signature`)")
+    benign: Optional[bool] = column(check_bool, doc="expected noise (default: the signature's)")
+    example_source: Optional[str] = column(check_text, doc="where the example comes from, when not `source`")
+
+
 # ---------------------------------------------------------------------------------------------
 # vendor code tables (matrices/error-codes.toml): what a code seen in a log means
 
@@ -639,3 +693,4 @@ class Matrix:
     code_classes: List[CodeClass] = field(default_factory=list)
     components: List[Component] = field(default_factory=list)
     libraries: List[Library] = field(default_factory=list)
+    descriptions: List[Description] = field(default_factory=list)

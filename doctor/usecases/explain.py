@@ -99,6 +99,8 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
     answers. All logs together are read up to ``max_bytes`` and ``max_seconds``."""
     from doctor.explain.answers import primary, select, with_reason
     from doctor.explain.catalog import Catalog, pair_note, vllm_versions
+    from doctor.explain.describe import MAX_BYTES as DESCRIPTION_MAX_BYTES
+    from doctor.explain.describe import MAX_LINES as DESCRIPTION_MAX_LINES
     from doctor.explain.nodes import FileReport, file_ranks, find_origin, stamp_answers, waits
     from doctor.explain.render import FileSummary, Report, to_json, to_text
     from doctor.i18n import resolve_lang, tr
@@ -152,13 +154,23 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
     reports: List[FileReport] = []
     summaries: List[FileSummary] = []
     versions: List[str] = []
+    # what was read, kept while all inputs together stay short enough for the description pass
+    pasted: Optional[List[bytes]] = []
+    pasted_bytes = 0
     try:
         for log in inputs:
             scanner = LogScanner(catalog.compiled, context=CONTEXT_LINES, deadline=budget.deadline, clock=budget.clock)
             bar.stage(log.label)
+            mine: List[bytes] = []
             try:
                 for data in chunks(log, advance, budget):
                     scanner.feed(data)
+                    if pasted is not None:
+                        pasted_bytes += len(data)
+                        if pasted_bytes > DESCRIPTION_MAX_BYTES:
+                            pasted = None  # a log, not a paste
+                        else:
+                            mine.append(data)
             except LogInputError as e:
                 raise UsageError(tr("explain.error.cannot_read", lang, path=log.label, reason=e.reason)) from None
             except ScanTimeout:
@@ -177,6 +189,8 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
             stamp_answers(answers, log.label)
             chosen = select(answers)
             reports.append(FileReport(log.label, _node_name(log.path), chosen, waits(hits), file_ranks(chosen)))
+            if pasted is not None:
+                pasted.append(b"".join(mine))
             summaries.append(FileSummary(log.label, scanner.lines, scanner.bytes, scanner.cut_lines, scanner.dropped))
             versions.extend(vllm_versions(hits))
     finally:
@@ -186,6 +200,12 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
 
     all_answers = [a for r in reports for a in r.answers]
     origin = find_origin(reports)
+    if pasted is not None and sum(r.lines for r in summaries) <= DESCRIPTION_MAX_LINES:
+        # a short paste: what its words describe, after (never before) what its log lines say
+        for r, raw in zip(reports, pasted):
+            described = catalog.describe(raw.decode("utf-8", errors="replace"), r.answers, file=r.path)
+            r.answers.extend(described)
+            all_answers.extend(described)
     top = with_reason(origin.answer, all_answers) if origin is not None and origin.answer is not None \
         else primary(all_answers)
     report = Report(summaries, all_answers, top, origin)
