@@ -429,7 +429,7 @@ def profiler_info(p: Decode) -> dict:
 def write_ascend_pt(parent: Path, p: Decode, name: Optional[str] = None, table: bool = True,
                     trace: bool = True) -> Path:
     """A torch_npu profiler directory: {worker}_{timestamp}_ascend_pt/ASCEND_PROFILER_OUTPUT/..."""
-    g = simulate(p)
+    texts = _texts(p)
     root = parent / (name or f"dp0_pp0_tp{p.rank}_dcp0_ep0_rank{p.rank}_20250101120000{p.rank:03d}_ascend_pt")
     out = root / "ASCEND_PROFILER_OUTPUT"
     out.mkdir(parents=True, exist_ok=True)
@@ -437,11 +437,24 @@ def write_ascend_pt(parent: Path, p: Decode, name: Optional[str] = None, table: 
     (root / "profiler_metadata.json").write_text(json.dumps({"ENV_VARIABLES": {"ASCEND_LAUNCH_BLOCKING": "",
                                                                               "PYTORCH_NPU_ALLOC_CONF": ""}}))
     if trace:
-        (out / "trace_view.json").write_text(json.dumps(g.events))
+        (out / "trace_view.json").write_text(texts[0])
     if table:
-        (out / "kernel_details.csv").write_text(kernel_csv(g))
-    (out / "step_trace_time.csv").write_text(step_trace_csv(g))
+        (out / "kernel_details.csv").write_text(texts[1])
+    (out / "step_trace_time.csv").write_text(texts[2])
     return root
+
+
+_TEXTS: Dict[str, Tuple[str, str, str]] = {}
+
+
+def _texts(p: Decode) -> Tuple[str, str, str]:
+    """The trace, kernel table and step table of ``p``, simulated once per process (the same
+    scenario is written by many tests; a Decode's repr names every parameter)."""
+    key = repr(p)
+    if key not in _TEXTS:
+        g = simulate(p)
+        _TEXTS[key] = (json.dumps(g.events), kernel_csv(g), step_trace_csv(g))
+    return _TEXTS[key]
 
 
 def write_msprof(parent: Path, p: Decode) -> Path:
