@@ -3,7 +3,9 @@ step lines, drawn on a terminal's stderr only (a real pty)."""
 import io
 import os
 import pty
+import select
 import sys
+import time
 
 from doctor.shell.host.progress import ByteBar, bytes_bar
 
@@ -24,8 +26,7 @@ def test_the_bar_shows_on_a_terminal_and_names_data_as_written(monkeypatch):
     with bytes_bar(True, "sha256") as item:
         assert item is not None
         item("a.safetensors", 10, 100)
-    sys.stderr.flush()
-    shown = os.read(master, 1 << 16).decode(errors="replace")
+    shown = _shown(master, "reading [bold]img[/bold]")
     assert "reading [bold]img[/bold]" in shown  # markup in data is text, not style
 
 
@@ -42,9 +43,20 @@ def test_nothing_in_a_pipe_or_when_off(monkeypatch):
         assert bar.bar is None and master
 
 
-def _shown(master) -> str:
+def _shown(master, *expected: str, within: float = 10.0) -> str:
+    """What reached the terminal, read until every expected text is in it. A pty hands the written
+    bytes to its master side asynchronously, so under load one read may return only the first
+    escape sequence; wait on the data arriving (select), not on a sleep."""
     sys.stderr.flush()
-    return os.read(master, 1 << 16).decode(errors="replace")
+    shown = b""
+    deadline = time.monotonic() + within
+    while True:
+        text = shown.decode(errors="replace")
+        left = deadline - time.monotonic()
+        if all(e in text for e in expected) and shown or left <= 0:
+            return text
+        if select.select([master], [], [], left)[0]:
+            shown += os.read(master, 1 << 16)
 
 
 def test_a_stage_and_its_count_on_one_line(monkeypatch):
@@ -56,7 +68,7 @@ def test_a_stage_and_its_count_on_one_line(monkeypatch):
     bar.count(3, 10, "requests")
     bar.step("tick")
     bar.close()
-    shown = _shown(master)
+    shown = _shown(master, "stage [red]model · requests", "3/10")
     assert "stage [red]model · requests" in shown and "3/10" in shown  # data is shown as written
     assert not bar.shown
 
@@ -97,7 +109,7 @@ def test_a_small_input_shows_no_bar_and_a_big_one_does(monkeypatch):
     piped.count(150, None)  # no total: shown once that much was read
     assert piped.shown and piped.bar.tasks[0].completed == 150
     piped.close()
-    assert "reading <stdin>" in _shown(master)
+    assert "reading <stdin>" in _shown(master, "reading <stdin>")
 
 
 def test_nothing_in_a_pipe_unless_asked(monkeypatch):
