@@ -355,8 +355,9 @@ def test_matrix_tables_fit_the_terminal_and_never_split_a_version_or_a_url(colum
 
 @pytest.mark.parametrize("command", [("check",), ("fix", "--offline")])
 def test_a_long_wait_shows_a_line_on_a_terminal_and_nothing_in_a_pipe(tmp_path, command):
-    """check and fix waiting on a slow npu-smi (6 s): a spinner line on the terminal's stderr
-    after 2 s, and nothing on stderr when it is a pipe."""
+    """check and fix waiting on a slow npu-smi: a spinner line on the terminal's stderr after 2 s,
+    and nothing on stderr when it is a pipe. The fake npu-smi answers only once the terminal shows
+    the line (or after 60 s), so the test waits on the line, not on a fixed sleep."""
     import os
     import pty
     import select
@@ -365,12 +366,14 @@ def test_a_long_wait_shows_a_line_on_a_terminal_and_nothing_in_a_pipe(tmp_path, 
     import time
 
     fake = kit_run("healthy_a2_documented").fake
+    release = tmp_path / "answer-now"
     slow = tmp_path / "npu-smi"
-    slow.write_text(f"#!/bin/sh\nsleep 6\ncat {fake.npu_smi_binary()}\n".replace(str(fake.npu_smi_binary()),
-                    str(fake.root / "usr/local/bin/.npu-smi-output")))
+    slow.write_text("#!/bin/sh\ni=0\n"
+                    f'while [ ! -e "{release}" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n'
+                    f'cat "{fake.root / "usr/local/bin/.npu-smi-output"}"\n')
     slow.chmod(0o755)
     argv = [sys.executable, "-m", "doctor", *command, "--root", str(fake.root), "--python", str(fake.python),
-            "--npu-smi", str(slow), "--npu-smi-timeout", "20"]
+            "--npu-smi", str(slow), "--npu-smi-timeout", "90"]
     env = dict(fake.env, PYTHONPATH=str(__import__("fakehost").REPO))
     # the piped run and the terminal run wait on their npu-smi at the same time
     piped = subprocess.Popen(argv, env=env, cwd=fake.workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -389,8 +392,11 @@ def test_a_long_wait_shows_a_line_on_a_terminal_and_nothing_in_a_pipe(tmp_path, 
             if not chunk:
                 break
             seen += chunk
+            if b"probing the stack" in seen:
+                release.touch()
         elif proc.poll() is not None:
             break
+    release.touch()
     proc.wait(timeout=60)
     os.close(primary)
     assert "probing the stack".encode() in seen
