@@ -14,6 +14,7 @@ import pytest
 from fakehost import REPO, FakeHost
 from fakehost import wheelhouse as wh
 from fakehost.dists import Stub
+import doctor_fork
 
 
 def scenario(name, base, house):
@@ -45,7 +46,7 @@ def start_fix(fake, dirs, *extra, mode="run", installer="pip"):
             *fake.args()]
     if mode == "popen":
         return subprocess.Popen(argv, env=env, cwd=fake.workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    return subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=300)
+    return doctor_fork.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=300)
 
 
 def house_copy(house, tmp_path, change):
@@ -289,7 +290,7 @@ def test_apply_runs_one_installer_process_and_no_lsb_release_for_it(tmp_path, ho
     env = dict(env, PATH=f"{spy}{os.pathsep}{env['PATH']}", LSB_LOG=str(log))
     argv = [sys.executable, "-m", "doctor", "fix", "--apply", "--yes", "--no-smoke", "--installer", installer,
             "--target", "vllm-ascend==0.11.0", *fake.args()]
-    proc = subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=600)
+    proc = doctor_fork.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=600)
     assert proc.returncode in (0, 4), proc.stderr[-2000:]
     j = journal(fake)
     removal = [s for s in j["steps"] if s["action"] == "remove"]

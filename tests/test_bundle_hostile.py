@@ -14,6 +14,7 @@ from fakehost.scenarios import ascend_host
 
 from doctor.errors import UsageError
 from doctor.shell.install import bundle
+import doctor_fork
 
 WHEEL = "vllm-0.11.0-py3-none-any.whl"
 
@@ -133,7 +134,7 @@ def test_fix_apply_with_a_tampered_bundle_is_one_line_exit_2(fake, tmp_path, cas
     d = make_bundle(tmp_path / "b", python_version=py, arch=platform.machine(), requirements=requirements, edit=edit)
     before = sorted(p.name for p in fake.site.iterdir())
     env = dict(fake.env, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "doctor", "fix", "--apply", "--yes", "--no-smoke", "--bundle", str(d),
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "fix", "--apply", "--yes", "--no-smoke", "--bundle", str(d),
                            *fake.args()], env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=120)
     lines = [x for x in proc.stderr.splitlines() if x.strip()]
     assert proc.returncode == 2, proc.stderr

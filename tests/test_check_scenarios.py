@@ -7,6 +7,7 @@ import pytest
 from fakehost import finding, official_image, statuses
 from fakehost.dists import Stub
 from fakehost.scenarios import ascend_host, release_packages
+import doctor_fork
 
 
 def fails(doc):
@@ -389,10 +390,9 @@ def test_AVD_064_python_outside_the_range(fake):
 def test_this_machine_has_no_ascend_stack(tmp_path):
     """`ascend-doctor check` on a machine without Ascend: exit 3, driver/CANN explain why."""
     import json
-    import subprocess
     import sys
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
-    proc = subprocess.run([sys.executable, "-m", "doctor", "check", "--json", "--python", sys.executable],
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "check", "--json", "--python", sys.executable],
                           capture_output=True, text=True, timeout=60, env=dict(env, PYTHONPATH=str(Path(__file__).parents[1])),
                           cwd=tmp_path)
     if Path("/usr/local/Ascend").exists():

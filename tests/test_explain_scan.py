@@ -6,7 +6,6 @@ import functools
 import os
 import random
 import re
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -18,6 +17,7 @@ from doctor.matrix.load import load_matrix
 from doctor.parse import logscan
 from doctor.parse.logscan import LogScanner, Matcher, PatternError, required, scan_text
 from tests.explain_kit import catalog
+import doctor_fork
 
 REPO = Path(__file__).resolve().parents[1]
 NOISE = [
@@ -167,7 +167,7 @@ def test_fifo_is_streamed(tmp_path):
     t = threading.Thread(target=writer)
     t.start()
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "doctor", "explain", "--json", str(fifo)], capture_output=True,
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "explain", "--json", str(fifo)], capture_output=True,
                           text=True, env=env, timeout=60)
     t.join(timeout=10)
     assert proc.returncode == 0, proc.stderr

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from fakehost import FakeHost, finding
 from fakehost import wheelhouse as wh
+import doctor_fork
 
 
 def pip_env(fake, house, dirs=None):
@@ -43,7 +44,7 @@ def problems(doc):
 
 def doctor(fake, house, *args, env=None, timeout=300):
     argv = [sys.executable, "-m", "doctor"] + list(args) + fake.args()
-    return subprocess.run(argv, env=env or pip_env(fake, house), cwd=fake.workdir, capture_output=True, text=True,
+    return doctor_fork.run(argv, env=env or pip_env(fake, house), cwd=fake.workdir, capture_output=True, text=True,
                           timeout=timeout)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from fakehost import REPO
 from doctor.fleet.compare import Node, compare
 from doctor.usecases.check import load_snapshot
 from doctor.usecases.fleet import ping_pairs, run_compare
+import doctor_fork
 
 DATA = Path(__file__).parent / "data" / "fleet"
 NODE1, NODE2, DRIFTED = (str(DATA / f) for f in ("node1.json", "node2.json", "node2-drifted.json"))
@@ -41,7 +41,7 @@ def by_id(report, fid):
 
 def cli(*args):
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "doctor", "fleet", *args], capture_output=True, text=True, env=env,
+    return doctor_fork.run([sys.executable, "-m", "doctor", "fleet", *args], capture_output=True, text=True, env=env,
                           timeout=120)
 
 
@@ -187,7 +187,7 @@ def test_the_verdict_comes_first_and_the_table_fits_the_width(columns):
     from rich.cells import cell_len
 
     env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS=columns)
-    proc = subprocess.run([sys.executable, "-m", "doctor", "fleet", "compare", NODE1, DRIFTED], capture_output=True,
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "fleet", "compare", NODE1, DRIFTED], capture_output=True,
                           text=True, env=env, timeout=120)
     lines = proc.stdout.splitlines()
     assert proc.returncode == 3 and lines[0].startswith("✗ Broken: 3 cross-node check(s) fail, 3 warn on 2 node(s)"), lines[:2]
@@ -200,7 +200,7 @@ def test_the_verdict_comes_first_and_the_table_fits_the_width(columns):
     for whole in ("MooncakeConnectorStoreV1", "0.22.1rc1", "0.3.11.post1", "127.0.0.1:37813", "29.1.2.13", "enp189s0f0"):
         assert whole in words, (whole, columns)
     for lang, healthy in (("en", "✓ The nodes agree"), ("zh", "✓ 各节点一致")):
-        proc = subprocess.run([sys.executable, "-m", "doctor", "fleet", "compare", NODE1, NODE2, "--lang", lang],
+        proc = doctor_fork.run([sys.executable, "-m", "doctor", "fleet", "compare", NODE1, NODE2, "--lang", lang],
                               capture_output=True, text=True, env=env, timeout=120)
         assert proc.returncode == 0 and proc.stdout.startswith(healthy), proc.stdout[:200]
 

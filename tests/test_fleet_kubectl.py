@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 from fakehost import REPO, FakeHost
 from fakehost.fleet import node, wrapper
+import doctor_fork
 
 FAKE_KUBECTL = """#!/bin/sh
 # FAKE kubectl for tests (see the module docstring): get pods / exec only.
@@ -54,7 +54,7 @@ def kube(tmp_path_factory):
 
 def test_exec_into_every_running_pod(kube, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO), PATH=f"{kube / 'path'}:{os.environ['PATH']}")
-    proc = subprocess.run([sys.executable, "-m", "doctor", "fleet", "check", "--kubectl", "app=vllm", "-n", "serving",
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "fleet", "check", "--kubectl", "app=vllm", "-n", "serving",
                            "--container", "vllm", "--timeout", "60", "--json"], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=120)
     doc = json.loads(proc.stdout)
@@ -77,6 +77,6 @@ def test_selector_matching_nothing_is_a_usage_error(kube, tmp_path):
     tool.write_text((kube / "path" / "kubectl").read_text().replace(str(kube / "pods.json"), str(empty)))
     tool.chmod(0o755)
     env = dict(os.environ, PYTHONPATH=str(REPO), PATH=f"{tool.parent}:{os.environ['PATH']}")
-    proc = subprocess.run([sys.executable, "-m", "doctor", "fleet", "check", "--kubectl", "app=none"], capture_output=True,
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "fleet", "check", "--kubectl", "app=none"], capture_output=True,
                           text=True, env=env, cwd=tmp_path, timeout=60)
     assert proc.returncode == 2 and "no pod matches the selector app=none" in proc.stderr

@@ -13,6 +13,7 @@ import pytest
 from fakehost import REPO, FakeHost
 from fakehost.fleet import node, wrapper
 from fakehost.hccn import install, node_ports
+import doctor_fork
 
 # Ray is imported by the tests that use it, not here: importing it costs ~0.7 s of CPU in every
 # xdist worker that collects this file.
@@ -103,7 +104,7 @@ def test_ray_missing_and_no_cluster_are_one_line_usage_errors(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code, "fleet", "check", "--ray"], capture_output=True, text=True,
                           env=env, cwd=tmp_path, timeout=60)
     assert proc.returncode == 2 and "ascend-doctor[fleet]" in proc.stderr and proc.stderr.count("\n") == 1
-    proc = subprocess.run([sys.executable, "-m", "doctor", "fleet", "check", "--ray", "127.0.0.1:1"], capture_output=True,
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "fleet", "check", "--ray", "127.0.0.1:1"], capture_output=True,
                           text=True, env=env, cwd=tmp_path, timeout=60)
     assert proc.returncode == 2 and "cannot connect to the Ray cluster at 127.0.0.1:1" in proc.stderr, proc.stderr
     assert not proc.stdout

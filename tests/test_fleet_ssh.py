@@ -16,6 +16,7 @@ from fakehost import REPO, FakeHost
 from fakehost.fleet import node, wrapper
 
 from doctor.shell.fleet.transport import check_host, ssh_argv
+import doctor_fork
 
 SSHD = shutil.which("sshd") or ("/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd") else None)
 TIMEOUT = 6.0
@@ -80,7 +81,7 @@ def cluster(tmp_path_factory):
 
 def fleet(*args, cwd, timeout=90):
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "doctor", "fleet", *args], cwd=cwd, env=env, capture_output=True,
+    return doctor_fork.run([sys.executable, "-m", "doctor", "fleet", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 

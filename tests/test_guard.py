@@ -1,7 +1,6 @@
 """`ascend-doctor guard`: judge a pip command before it runs, with real pip in report mode against
 the metadata-faithful wheelhouse and check's rules on the environment that would result."""
 import json
-import subprocess
 import sys
 
 import pytest
@@ -12,6 +11,7 @@ from doctor.errors import UsageError
 from doctor.findings import FAIL, OK, WARN, Finding, Verdict
 from doctor.i18n import T
 from doctor.usecases.guard import instead_requirements, parse_command, worse
+import doctor_fork
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def healthy(tmp_path, house):
 def guard(fake, house, *args, env=None):
     argv = [sys.executable, "-m", "doctor", "guard", "--root", str(fake.root), "--python", str(fake.python), *args]
     env = env or wh.pip_env(fake.env, house["dirs"].values())
-    return subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=300)
+    return doctor_fork.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=300)
 
 
 def test_seed_command_is_refused_with_what_it_breaks(healthy, house):
@@ -83,7 +83,7 @@ def test_check_requirements_judges_the_environment_after_the_file(healthy, house
     req.write_text("numpy==2.1.0\n")
     argv = [sys.executable, "-m", "doctor", "check", "--json", "--requirements", str(req), "--root", str(healthy.root),
             "--python", str(healthy.python)]
-    proc = subprocess.run(argv, env=wh.pip_env(healthy.env, house["dirs"].values()), cwd=healthy.workdir,
+    proc = doctor_fork.run(argv, env=wh.pip_env(healthy.env, house["dirs"].values()), cwd=healthy.workdir,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 3, proc.stderr
     doc = json.loads(proc.stdout)
@@ -136,7 +136,7 @@ def test_check_requirements_names_what_is_not_a_file(healthy, tmp_path, kind):
         os.mkfifo(path)
     argv = [sys.executable, "-m", "doctor", "check", "--requirements", path, "--root", str(healthy.root),
             "--python", str(healthy.python)]
-    proc = subprocess.run(argv, env=healthy.env, cwd=healthy.workdir, capture_output=True, text=True, timeout=60)
+    proc = doctor_fork.run(argv, env=healthy.env, cwd=healthy.workdir, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and f"-r {path}: not a regular file" in proc.stderr, proc.stderr
 
 

@@ -16,13 +16,14 @@ from fakehost.scenarios import ascend_host
 
 from doctor.parse import redact
 from doctor.shell.host import files
+import doctor_fork
 
 DATA = REPO / "tests" / "data" / "mooncake"
 
 
 def run_cli(fake: FakeHost, *args: str, timeout: float = 60, env=None) -> subprocess.CompletedProcess:
     env = dict(fake.env if env is None else env, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "doctor", *args], env=env, cwd=fake.workdir,
+    return doctor_fork.run([sys.executable, "-m", "doctor", *args], env=env, cwd=fake.workdir,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -4,7 +4,6 @@ import io
 import json
 import os
 import re
-import subprocess
 import sys
 import tarfile
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 import imagekit
 from fakehost import REPO
 from fakehost.dists import Stub
+import doctor_fork
 
 SEED_TAG = imagekit.SEED_TAG
 VLLM_STEP = 'RUN VLLM_TARGET_DEVICE="empty" python3 -m pip install -e /vllm-workspace/vllm/[audio]'
@@ -218,7 +218,7 @@ def test_nothing_from_the_image_is_executed(tmp_path):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = dict(os.environ, PYTHONPATH=str(REPO), TMPDIR=str(scratch))
-    proc = subprocess.run([sys.executable, "-m", "doctor", "check", "--json", "--image-tar", str(path),
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "check", "--json", "--image-tar", str(path),
                            "--serve-args", "vllm serve m --kv-transfer-config '{\"kv_connector\": \"MooncakeConnectorV1\"}'"],
                           capture_output=True, text=True, timeout=120, env=env)
     doc = json.loads(proc.stdout)

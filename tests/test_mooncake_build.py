@@ -19,6 +19,7 @@ from fakehost.mooncake import CC, cann_libs
 from doctor.matrix import load_matrix
 from doctor.parse import elf
 from doctor.shell.mooncake import build
+import doctor_fork
 
 FIXTURE = Path(__file__).parent / "mooncake_fixture"
 REPO = Path(__file__).resolve().parents[1]
@@ -194,7 +195,7 @@ def test_verification_failure_restores_the_old_install(repo, host, tmp_path):
     env = dict(host.build_env, PYTHONPATH=str(REPO))
     argv = [sys.executable, "-m", "doctor", "mooncake", "build", "--tag", "v0.3.4", "--source", str(repo),
             "--python", str(host.python), "--prefix", str(host.prefix), "--log", str(tmp_path / "b.log"), "--json"]
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    proc = doctor_fork.run(argv, capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert proc.returncode == 3, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["stage"] == "verify" and doc["restored"] and "no ascend_transport.so" in doc["error"]
@@ -269,7 +270,7 @@ def test_cli_usage_errors(tmp_path):
     for args, words in ((["--python", sys.executable], "give --tag"), (["--tag", "latest"], "expected a Mooncake tag"),
                         (["--source", str(tmp_path / "none")], "not a directory"),
                         (["--tag", "v0.3.9", "--python", "/nonexistent/python"], "no such interpreter")):
-        proc = subprocess.run([sys.executable, "-m", "doctor", "mooncake", "build", *args], capture_output=True, text=True,
+        proc = doctor_fork.run([sys.executable, "-m", "doctor", "mooncake", "build", *args], capture_output=True, text=True,
                               env=env, timeout=60)
         assert proc.returncode == 2 and words in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
@@ -299,7 +300,7 @@ def test_cli_reporters_draw_each_step(terminal):
 
 def doctor(host, tmp_path, *args, timeout=300):
     env = dict(host.build_env, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "doctor", *args], capture_output=True, text=True, env=env,
+    return doctor_fork.run([sys.executable, "-m", "doctor", *args], capture_output=True, text=True, env=env,
                           timeout=timeout, cwd=tmp_path)
 
 

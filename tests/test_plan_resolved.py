@@ -12,13 +12,14 @@ import sys
 import pytest
 from fakehost import FakeHost
 from fakehost import wheelhouse as wh
+import doctor_fork
 
 
 def doctor(fake, env, *args, timeout=300, target=True):
     argv = [sys.executable, "-m", "doctor", *args]
     if target:
         argv += fake.args()  # --root, --python and the fake npu-smi (nothing inside --root runs unless named)
-    return subprocess.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=timeout)
+    return doctor_fork.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=timeout)
 
 
 def env_of(fake, house, dirs=(wh.PYPI, wh.CPU, wh.ASCEND), **extra):

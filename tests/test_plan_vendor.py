@@ -3,7 +3,6 @@ walk-through gets the whole ordered path and the cheapest reachable release, a m
 CANN gets the vendor layers and no pip installs, and every step kind shows and touches through
 its StepKind."""
 import json
-import subprocess
 import sys
 
 import pytest
@@ -18,6 +17,7 @@ from doctor.rules.engine import make_context, run_rules
 from doctor.shell.install.installer import Installer
 from doctor.usecases.check import CheckOptions, gather
 from doctor.findings import msg
+import doctor_fork
 
 
 def old_host(base) -> FakeHost:
@@ -85,7 +85,7 @@ def test_unknown_driver_pairing_is_no_upgrade(tmp_path):
 
 def test_no_cann_plans_vendor_layers_and_no_pip(tmp_path):
     fake = FakeHost(tmp_path)  # an empty machine: no driver, no CANN
-    proc = subprocess.run([sys.executable, "-m", "doctor", "fix", "--json", "--root", str(fake.root)],
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "fix", "--json", "--root", str(fake.root)],
                           env=dict(fake.env, PYTHONPATH=str(REPO)), cwd=fake.workdir, capture_output=True, text=True,
                           timeout=120)
     doc = json.loads(proc.stdout)

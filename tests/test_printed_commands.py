@@ -41,6 +41,7 @@ from fakehost.dists import Stub
 from kitrun import kit_run, names
 from packaging.requirements import Requirement
 from packaging.version import Version
+import doctor_fork
 
 DATA = Path(__file__).parent / "data"
 INDEXES = {
@@ -932,7 +933,7 @@ def test_a_refused_apply_prints_steps_that_name_no_file_it_did_not_write(kit_hou
     wh.numpy_2(fake, house["template"])
     empty = tmp_path / "empty-index"
     empty.mkdir()
-    proc = subprocess.run([sys.executable, "-m", "doctor", "fix", "--apply", "--yes", "--no-smoke", *fake.args()],
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "fix", "--apply", "--yes", "--no-smoke", *fake.args()],
                           env=wh.pip_env(fake.env, [empty]), cwd=fake.workdir, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 3 and "--apply would fail" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -961,7 +962,7 @@ def test_on_a_machine_without_cann_the_plan_again_is_a_command_line_not_prose(tm
     fake = FakeHost(tmp_path / "bare")
     fake.python = None
     for lang in ("en", "zh"):
-        proc = subprocess.run([sys.executable, "-m", "doctor", "fix", "--offline", "--root", str(fake.root), "--lang", lang],
+        proc = doctor_fork.run([sys.executable, "-m", "doctor", "fix", "--offline", "--root", str(fake.root), "--lang", lang],
                               env=dict(fake.env), cwd=fake.workdir, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 3 and "CANN" in proc.stdout, proc.stdout + proc.stderr
         lines = proc.stdout.splitlines()

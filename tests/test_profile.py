@@ -14,6 +14,7 @@ import pytest
 
 import profilegen as pg
 from fakehost import REPO
+import doctor_fork
 
 DATA = REPO / "tests" / "data" / "profile"
 LEVEL1 = DATA / "mstt_level1_trace_view.json"
@@ -23,7 +24,7 @@ def cli_process(*args, timeout=300):
     """`python -m doctor profile ARGS`, a real process (the tests where its boundary matters: a
     FIFO or a 2 GB file that must not be read, the console entry)."""
     env = dict(os.environ, PYTHONPATH=str(REPO), LANG="C.UTF-8")
-    return subprocess.run([sys.executable, "-m", "doctor", "profile", *args], capture_output=True, text=True, env=env,
+    return doctor_fork.run([sys.executable, "-m", "doctor", "profile", *args], capture_output=True, text=True, env=env,
                           timeout=timeout)
 
 
@@ -145,7 +146,7 @@ def test_real_fixture_text_report_puts_the_verdict_first(tmp_path):
     assert proc.returncode == 0, proc.stderr
     first = proc.stdout.splitlines()[0]
     assert "host-bound" in first and "profile " in first
-    zh = subprocess.run([sys.executable, "-m", "doctor", "profile", str(ascend_pt(tmp_path, LEVEL1, "b_ascend_pt")),
+    zh = doctor_fork.run([sys.executable, "-m", "doctor", "profile", str(ascend_pt(tmp_path, LEVEL1, "b_ascend_pt")),
                          "--lang", "zh"], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert zh.returncode == 0 and "Host 瓶颈" in zh.stdout.splitlines()[0]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import profilegen as pg
 from fakehost import REPO
 from smoke_fixtures.openai_server import Server, make_handler
+import doctor_fork
 
 
 class ProfilingServer(Server):
@@ -59,7 +59,7 @@ class ProfilingServer(Server):
 
 def cli(*args, timeout=300):
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "doctor", "profile", *args], capture_output=True, text=True, env=env,
+    return doctor_fork.run([sys.executable, "-m", "doctor", "profile", *args], capture_output=True, text=True, env=env,
                           timeout=timeout)
 
 

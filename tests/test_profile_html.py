@@ -14,6 +14,7 @@ import pytest
 
 import profilegen as pg
 from fakehost import REPO
+import doctor_fork
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -24,7 +25,7 @@ def report(tmp_path, p, *extra):
     root = pg.write_ascend_pt(tmp_path / "p", p)
     page = tmp_path / "report.html"
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "doctor", "profile", str(root), "--report", str(page), *extra],
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "profile", str(root), "--report", str(page), *extra],
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return page

@@ -13,6 +13,7 @@ import pytest
 from fakehost import REPO
 from fakehost.shared import once_per_run
 from fakehost.torchenv import torch_python
+import doctor_fork
 
 SCRIPT = r"""
 import sys, torch
@@ -57,7 +58,7 @@ def traces(tmp_path_factory):
 
 def cli(*args):
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "doctor", "profile", *args], capture_output=True, text=True, env=env,
+    return doctor_fork.run([sys.executable, "-m", "doctor", "profile", *args], capture_output=True, text=True, env=env,
                           timeout=300)
 
 

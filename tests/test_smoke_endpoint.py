@@ -2,7 +2,6 @@
 (smoke_fixtures/openai_server.py): first token after 200 ms, then one every 20 ms."""
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -14,6 +13,7 @@ from doctor.shell.smoke.endpoint_bench import BenchConfig, run_bench
 from doctor.shell.host.root import Host
 from doctor.smoke.config import SmokeOptions
 from doctor.usecases.smoke import run
+import doctor_fork
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = 16  # tokens per request
@@ -185,7 +185,7 @@ def test_soak_samples_the_server_rss(monkeypatch):
 
 def test_cli_json_shape_and_progress_is_not_on_stdout():
     with Server() as srv:
-        proc = subprocess.run([sys.executable, "-m", "doctor", "smoke", "--endpoint", srv.url, "--requests", "2",
+        proc = doctor_fork.run([sys.executable, "-m", "doctor", "smoke", "--endpoint", srv.url, "--requests", "2",
                                "--output-len", "4", "--warmup", "0", "--json"], capture_output=True, text=True, timeout=60, cwd=REPO)
     doc = json.loads(proc.stdout)
     assert proc.returncode == 0, proc.stderr
@@ -256,11 +256,11 @@ def test_smoke_and_check_default_to_the_same_interpreter_behind_a_shim(tmp_path)
     (shim / "python3").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
     (shim / "python3").chmod(0o755)
     env = {"PATH": f"{shim}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
-    snap = subprocess.run([sys.executable, "-m", "doctor", "snapshot"], env=env, cwd=tmp_path, capture_output=True,
+    snap = doctor_fork.run([sys.executable, "-m", "doctor", "snapshot"], env=env, cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)
     judged = json.loads(snap.stdout)["python"]["executable"]
     assert judged != str(shim / "python3") and Path(judged).exists(), judged
-    smoke = subprocess.run([sys.executable, "-m", "doctor", "smoke", "--device", "cpu", "--stages", "endpoint",
+    smoke = doctor_fork.run([sys.executable, "-m", "doctor", "smoke", "--device", "cpu", "--stages", "endpoint",
                             "--endpoint", "http://127.0.0.1:9", "--timeout", "2", "--json"], env=env, cwd=tmp_path,
                            capture_output=True, text=True, timeout=120)
     assert json.loads(smoke.stdout)["python"] == judged, smoke.stdout[:500] + smoke.stderr[-500:]

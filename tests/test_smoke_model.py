@@ -3,7 +3,6 @@ real tiny Llama-style model directory, a corrupt weights file, a missing tokeniz
 and interpreters that hang, crash or lack torch_npu."""
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from smoke_fixtures.envs import target_python, tiny_llama
 from doctor.shell.host.root import Host
 from doctor.smoke.config import SmokeOptions
 from doctor.usecases.smoke import run
+import doctor_fork
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,7 +33,7 @@ def smoke(py, host=None, **kw):
 
 
 def test_cli_tiny_model_on_cpu(py):
-    proc = subprocess.run([sys.executable, "-m", "doctor", "smoke", "--python", py, "--device", "cpu", "--json",
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "smoke", "--python", py, "--device", "cpu", "--json",
                            "--lang", "zh"], capture_output=True, text=True, timeout=300, cwd=REPO)
     doc = json.loads(proc.stdout)
     assert proc.returncode == 0, proc.stderr
@@ -139,7 +139,7 @@ def test_a_missing_interpreter(tmp_path):
 def test_bad_usage_is_one_line_exit_2(tmp_path):
     for args in (["--device", "gpu"], ["--slo", "ttft=fast"], ["--duration", "soon"], ["--stages", "model,gpu"],
                  ["--model", str(tmp_path / "none")], ["--config", str(tmp_path / "none.toml")]):
-        proc = subprocess.run([sys.executable, "-m", "doctor", "smoke", *args], capture_output=True, text=True,
+        proc = doctor_fork.run([sys.executable, "-m", "doctor", "smoke", *args], capture_output=True, text=True,
                               timeout=60, cwd=REPO)
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1, (args, proc.stderr)
         assert "Traceback" not in proc.stderr

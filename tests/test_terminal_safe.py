@@ -5,7 +5,6 @@ escaped, rich markup in data is shown as written, and --json stays exact."""
 import copy
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from fakehost import REPO
 from fakehost.dists import Stub
 
 from doctor import textsafe
+import doctor_fork
 
 ESC = "\x1b]0;pwned\x07\x1b[2J"  # retitle the window, clear the screen
 CR = "\roverwritten"
@@ -25,7 +25,7 @@ FLEET = Path(__file__).parent / "data" / "fleet"
 
 def run(*argv, env=None, stdin=None):
     e = dict(os.environ if env is None else env, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "doctor", *argv], capture_output=True, text=True, env=e, input=stdin,
+    return doctor_fork.run([sys.executable, "-m", "doctor", *argv], capture_output=True, text=True, env=e, input=stdin,
                           timeout=180)
 
 

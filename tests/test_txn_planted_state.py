@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from fakehost import REPO, FakeHost
 from fakehost import wheelhouse as wh
+import doctor_fork
 
 TXN = "20250101-120000-4242"
 
@@ -29,7 +30,7 @@ def fake(tmp_path):
 def doctor(fake, *args, timeout=120):
     env = dict(fake.env, PYTHONPATH=str(REPO))
     argv = [sys.executable, "-m", "doctor", *args, "--python", str(fake.python)]
-    return subprocess.run(argv, cwd=fake.workdir, env=env, capture_output=True, text=True, timeout=timeout)
+    return doctor_fork.run(argv, cwd=fake.workdir, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def venv(fake) -> Path:

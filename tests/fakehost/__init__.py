@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Union
 
 from .dists import TORCH_COMPANIONS, Stub, write_installed
+import doctor_fork
 
 DATA = Path(__file__).resolve().parent / "data"
 REPO = Path(__file__).resolve().parents[2]
@@ -293,7 +294,7 @@ class FakeHost:
     def run(self, command: str = "check", *extra: str, timeout: float = 60, with_target: bool = True) -> subprocess.CompletedProcess:
         argv = [sys.executable, "-m", "doctor", command] + (self.args(*extra) if with_target else list(extra))
         env = dict(self.env, PYTHONPATH=str(REPO))
-        return subprocess.run(argv, cwd=self.workdir, env=env, capture_output=True, text=True, timeout=timeout)
+        return doctor_fork.run(argv, cwd=self.workdir, env=env, capture_output=True, text=True, timeout=timeout)
 
     def judge(self, **options) -> dict:
         """check --json, in-process (fast): the same pipeline and JSON as the command."""

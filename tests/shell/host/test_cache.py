@@ -12,6 +12,7 @@ import pytest
 from doctor import i18n
 from doctor.matrix import load as matrix_load
 from doctor.shell.host import cache
+import doctor_fork
 
 MATRIX = """schema_version = 1
 
@@ -117,7 +118,6 @@ def test_a_catalogue_entry_that_is_not_a_catalogue_is_a_miss(home, entry):
 def test_a_home_that_does_not_exist_is_not_made_and_there_is_no_cache(tmp_path, monkeypatch):
     """$HOME names a directory that does not exist (a system account's /nonexistent) and no
     XDG_CACHE_HOME: the cache makes nothing (not the home, not ~/.cache) and reads nothing."""
-    import subprocess
     import sys
 
     missing = tmp_path / "nonexistent"
@@ -127,7 +127,7 @@ def test_a_home_that_does_not_exist_is_not_made_and_there_is_no_cache(tmp_path, 
     assert not missing.exists() and cache.read("matrix", cache.key("x")) is None
     # a whole check (it writes the catalogue and the matrix rows to the cache) leaves it missing too
     env = {"PATH": os.environ["PATH"], "HOME": str(missing), "LANG": "C.UTF-8"}
-    proc = subprocess.run([sys.executable, "-m", "doctor", "check", "--site-packages", str(tmp_path)], env=env,
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "check", "--site-packages", str(tmp_path)], env=env,
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode in (0, 3, 4) and "Traceback" not in proc.stderr, proc.stderr[-1000:]
     assert not missing.exists()

@@ -3,7 +3,6 @@ place pip reads a pip.conf, PIP_* variables, what decides a resolution (indexes,
 trusted hosts, no-index, constraints, pre-releases, binary choices, certificates, proxies,
 timeouts); what uv cannot be told falls back to pip; bad input is exit 2 with one line."""
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from doctor.shell.install.index import IndexFetchError, pip_config_files, pip_index_config
 from doctor.shell.install.installer import UvCannot, choose, uv_env, uv_flags, with_uv_env
+import doctor_fork
 
 
 def write(path: Path, text: str) -> Path:
@@ -105,7 +105,7 @@ def seed_host(tmp_path):
 def test_fix_refuses_bad_pip_configuration_with_one_line(seed_host, tmp_path, conf, needle):
     path = write(tmp_path / "user.conf", conf)
     env = dict(seed_host.env, PIP_CONFIG_FILE=str(path), PYTHONPATH=str(Path(__file__).resolve().parents[3]))
-    proc = subprocess.run([sys.executable, "-m", "doctor", "fix", *seed_host.args()], env=env, capture_output=True,
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "fix", *seed_host.args()], env=env, capture_output=True,
                           text=True, timeout=120, cwd=seed_host.workdir)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()

@@ -1,0 +1,132 @@
+"""tests/doctor_fork.py: a doctor forked from the fork server says what `python -m doctor` says,
+in its own working directory, environment and argv, with the same exit code; a run past its
+timeout is killed and raises TimeoutExpired; what a fork could not reproduce runs as a real
+process; and the server dies with the process that started it."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import doctor_fork
+import pytest
+from fakehost import REPO
+from kitrun import kit_run
+
+
+def _both(argv, **kw):
+    forked = doctor_fork.run(argv, **kw)
+    assert hasattr(forked, "maxrss_kb")  # it was forked, not run as a process of its own
+    real = subprocess.run(argv, **kw)
+    return forked, real
+
+
+def _untimed(text: str) -> str:
+    doc = json.loads(text)
+    doc.pop("timings_ms", None)
+    return json.dumps(doc, sort_keys=True)
+
+
+@pytest.mark.parametrize("scenario", ["healthy_a2_documented", "seed_001_official_image", "vllm_folder_in_cwd"])
+def test_a_forked_run_says_what_a_real_one_says(scenario):
+    fake = kit_run(scenario).fake
+    env = dict(fake.env, PYTHONPATH=str(REPO))
+    doctor = [sys.executable, "-m", "doctor"]
+    for args, as_json in ((["check", "--json", *fake.args()], True), (["check", *fake.args()], False),
+                          (["fix", "--offline", *fake.args()], False), (["fix", "--offline", "--json", *fake.args()], True),
+                          (["check", "--lang", "zh", *fake.args()], False), (["nosuch"], False), (["--version"], False)):
+        forked, real = _both(doctor + args, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=120)
+        assert forked.returncode == real.returncode, (args, forked.stderr, real.stderr)
+        if as_json:
+            assert _untimed(forked.stdout) == _untimed(real.stdout), args
+        else:
+            assert forked.stdout == real.stdout, args
+        assert forked.stderr == real.stderr, args
+
+
+def test_stdin_bytes_and_stderr_into_stdout_as_subprocess_gives_them(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    log = "ImportError: libascend_hal.so: cannot open shared object file: No such file or directory\n"
+    argv = [sys.executable, "-m", "doctor", "explain", "--json", "-"]
+    forked, real = _both(argv, env=env, cwd=tmp_path, input=log.encode(), stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=120)
+    assert forked.returncode == real.returncode == 0
+    assert isinstance(forked.stdout, bytes) and forked.stderr is None
+    assert json.loads(forked.stdout) == json.loads(real.stdout) and b"libascend_hal" in forked.stdout
+
+
+def test_the_working_directory_and_environment_are_the_runs_own(tmp_path):
+    """A `vllm` directory in the working directory shadows the package for a target started
+    there: the doctor sees it only from that directory, and only through the environment's
+    PYTHONPATH-free start; the same run from another directory does not."""
+    fake = kit_run("healthy_a2_documented").fake
+    env = dict(fake.env, PYTHONPATH=str(REPO))
+    here = tmp_path / "here"
+    (here / "vllm").mkdir(parents=True)
+    (here / "vllm" / "__init__.py").write_text("")
+    argv = [sys.executable, "-m", "doctor", "check", "--json", *fake.args()]
+    shadowed, real = _both(argv, env=env, cwd=here, capture_output=True, text=True, timeout=120)
+    plain = doctor_fork.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=120)
+    assert _untimed(shadowed.stdout) == _untimed(real.stdout)
+    assert _untimed(shadowed.stdout) != _untimed(plain.stdout)
+    assert str(here) in shadowed.stdout and str(here) not in plain.stdout
+
+
+def test_a_run_past_its_timeout_is_killed_and_raises(tmp_path):
+    fake = kit_run("healthy_a2_documented").fake
+    hung = tmp_path / "npu-smi"
+    started = tmp_path / "started"
+    hung.write_text(f"#!/bin/sh\necho $$ > {started}\nexec sleep 300\n")
+    hung.chmod(0o755)
+    argv = [sys.executable, "-m", "doctor", "check", "--root", str(fake.root), "--python", str(fake.python),
+            "--npu-smi", str(hung), "--npu-smi-timeout", "300"]
+    began = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        doctor_fork.run(argv, env=dict(fake.env, PYTHONPATH=str(REPO)), cwd=fake.workdir, capture_output=True,
+                        text=True, timeout=3)
+    assert time.monotonic() - began < 60
+    # the doctor was killed with SIGKILL; its guard then kills the npu-smi it had started
+    pid = int(started.read_text())
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the hung npu-smi outlived the killed doctor")
+
+
+@pytest.mark.parametrize("extra", [{"PYTHONIOENCODING": "latin-1"}, {"PYTHONPATH": "/elsewhere"},
+                                   {"LC_ALL": "zh_CN.GB18030"}, {"PYTHONSAFEPATH": "1"}])
+def test_what_a_fork_cannot_reproduce_runs_as_a_process(extra):
+    env = {**os.environ, "PYTHONPATH": str(REPO), **extra}
+    assert not doctor_fork.forkable(env)
+    done = doctor_fork.run([sys.executable, "-m", "doctor", "--version"], env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert done.returncode == 0 and not hasattr(done, "maxrss_kb")
+
+
+def test_the_server_dies_with_the_process_that_started_it(tmp_path):
+    script = ("import os, sys; sys.path.insert(0, %r); import doctor_fork\n"
+              "done = doctor_fork.run([sys.executable, '-m', 'doctor', '--version'], capture_output=True, timeout=120)\n"
+              "print(doctor_fork._ZYGOTE[0].proc.pid, flush=True)\n"
+              "os._exit(done.returncode)  # no atexit: only the server's own watch can end it\n") % str(REPO / "tests")
+    out = subprocess.run([sys.executable, "-c", script], env=dict(os.environ, PYTHONPATH=str(REPO)),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    server = int(out.stdout)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{server}/stat") as fh:
+                if fh.read().split(")")[-1].split()[0] == "Z":
+                    break
+        except FileNotFoundError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the fork server outlived its test process")
