@@ -29,7 +29,9 @@ def _untimed(text: str) -> str:
     return json.dumps(doc, sort_keys=True)
 
 
-@pytest.mark.parametrize("scenario", ["healthy_a2_documented", "seed_001_official_image", "vllm_folder_in_cwd"])
+@pytest.mark.parametrize("scenario", ["healthy_a2_documented",
+                                      pytest.param("seed_001_official_image", marks=pytest.mark.slow),
+                                      pytest.param("vllm_folder_in_cwd", marks=pytest.mark.slow)])
 def test_a_forked_run_says_what_a_real_one_says(scenario):
     fake = kit_run(scenario).fake
     env = dict(fake.env, PYTHONPATH=str(REPO))
