@@ -100,7 +100,8 @@ print({json.dumps(json.dumps(REPORT))})
         calls.write_text("")
         began = time.monotonic()
         (tmp_path / "answer").write_text(json.dumps({"first_until": began + 0.6 * total, "then": 0.6 * total}))
-        proven = prove(plan, facts, choice, dict(os.environ), timeout=total)
+        # never the proof cache: a run whose tmp_path is that of an earlier run would read that run's proof
+        proven = prove(plan, facts, choice, dict(os.environ), timeout=total, reuse=False)
         took = time.monotonic() - began
         if calls.read_text().count("ask") >= 2:
             break
@@ -113,5 +114,5 @@ print({json.dumps(json.dumps(REPORT))})
     assert left, message
     assert 0 < float(left.group(1)) <= 0.4 * total + 0.001, message  # what was left, not a fresh T
     assert took < 1.5 * total, took
-    roomy = prove(plan, facts, choice, dict(os.environ), timeout=3 * total)  # the same asks with room
+    roomy = prove(plan, facts, choice, dict(os.environ), timeout=3 * total, reuse=False)  # the same asks with room
     assert roomy.resolution["status"] == "resolved", roomy.resolution
