@@ -361,6 +361,15 @@ def serve(path: str, parent: int) -> None:
     os.rename(path + ".tmp", path)
     listener.listen(64)
     listener.settimeout(1.0)
+    try:
+        _serve(listener, learn, done, zygote_path, parent)
+    finally:  # the test process is gone (xdist workers end without atexit): leave nothing behind
+        import shutil
+
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
+def _serve(listener: socket.socket, learn: str, done: set, zygote_path: List[str], parent: int) -> None:
     while os.getppid() == parent:  # dies with the test process
         try:
             conn, _ = listener.accept()

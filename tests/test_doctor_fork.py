@@ -115,12 +115,13 @@ def test_what_a_fork_cannot_reproduce_runs_as_a_process(extra):
 def test_the_server_dies_with_the_process_that_started_it(tmp_path):
     script = ("import os, sys; sys.path.insert(0, %r); import doctor_fork\n"
               "done = doctor_fork.run([sys.executable, '-m', 'doctor', '--version'], capture_output=True, timeout=120)\n"
-              "print(doctor_fork._ZYGOTE[0].proc.pid, flush=True)\n"
+              "print(doctor_fork._ZYGOTE[0].proc.pid, doctor_fork._ZYGOTE[0].dir, flush=True)\n"
               "os._exit(done.returncode)  # no atexit: only the server's own watch can end it\n") % str(REPO / "tests")
     out = subprocess.run([sys.executable, "-c", script], env=dict(os.environ, PYTHONPATH=str(REPO)),
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    server = int(out.stdout)
+    server, where = out.stdout.split()
+    server = int(server)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -132,3 +133,7 @@ def test_the_server_dies_with_the_process_that_started_it(tmp_path):
         time.sleep(0.05)
     else:
         pytest.fail("the fork server outlived its test process")
+    deadline = time.monotonic() + 10
+    while os.path.exists(where) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(where), "the fork server left its directory behind"
