@@ -10,10 +10,10 @@ as ``python -m doctor`` runs it; atexit handlers run and the exit code is the pr
 differs from a fresh interpreter is only what was decided at the zygote's start: the modules
 already imported (the zygote never ran any of their code but their imports), sys.flags, the hash
 seed, and the stdio encoding (UTF-8, the only one the tests' environments give). ``run`` falls
-back to a real ``subprocess.run`` wherever that could show (a PYTHON* variable of the interpreter's
-start, a locale that is not UTF-8 or C, a PYTHONPATH other than the repository's), and
-everywhere when ASCEND_DOCTOR_TESTS_NO_FORK=1 (tests/test_doctor_fork.py runs both ways and
-compares).
+back to a real ``subprocess.run`` wherever that could show (a PYTHON* variable of the
+interpreter's start other than the one the server started with, a locale that is not UTF-8 or C,
+a PYTHONPATH other than the repository's), and everywhere when ASCEND_DOCTOR_TESTS_NO_FORK=1
+(tests/test_doctor_fork.py runs both ways and compares).
 
 The zygote learns what to import: each child appends the modules it imported to a file, and the
 zygote imports those between runs (only the doctor's and installed packages', never the smoke
@@ -53,7 +53,8 @@ class _Zygote:
     def __init__(self) -> None:
         self.dir = tempfile.mkdtemp(prefix="doctor-zygote-")
         self.sock = os.path.join(self.dir, "s")
-        env = {k: v for k, v in os.environ.items() if k not in _START_VARS and k != "PYTHONPATH"}
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # this process's start variables too
+        self.start = _start_vars(env)
         env.update(PYTHONPATH=str(REPO), LC_ALL="C.UTF-8")
         env.pop("LANG", None)
         self.proc = subprocess.Popen([sys.executable, __file__, "serve", self.sock, str(os.getpid())],
@@ -84,10 +85,15 @@ def _zygote() -> _Zygote:
     return _ZYGOTE[0]
 
 
+def _start_vars(env) -> Dict[str, Optional[str]]:
+    return {k: env.get(k) for k in _START_VARS}
+
+
 def forkable(env: Optional[Dict[str, str]]) -> bool:
     """Whether a child forked from the zygote starts as ``python -m doctor`` would in ``env``."""
     env = dict(os.environ if env is None else env)
-    if os.environ.get("ASCEND_DOCTOR_TESTS_NO_FORK") == "1" or any(k in env for k in _START_VARS):
+    started = _ZYGOTE[0].start if _ZYGOTE else _start_vars(os.environ)  # what the server starts with
+    if os.environ.get("ASCEND_DOCTOR_TESTS_NO_FORK") == "1" or _start_vars(env) != started:
         return False
     if env.get("PYTHONPATH", str(REPO)) != str(REPO):
         return False
@@ -257,11 +263,13 @@ def _learned(path: str, done: set) -> None:
     import importlib
 
     try:
-        with open(path) as fh:
-            names = fh.read().split()
+        with open(path, "rb") as fh:
+            fh.seek(done_at[0])
+            data = fh.read()
     except OSError:
         return
-    for name in names:
+    done_at[0] += len(data)
+    for name in data.decode(errors="replace").split():
         if name in done or name in sys.modules:
             continue
         done.add(name)
@@ -269,6 +277,9 @@ def _learned(path: str, done: set) -> None:
             importlib.import_module(name)
         except BaseException:  # noqa: BLE001 - a module that needs the child's state stays for the child
             pass
+
+
+done_at = [0]  # how much of the file of learned names the server has read
 
 
 def _worth_learning(name: str, module: Any) -> bool:
@@ -285,6 +296,7 @@ def _child(request: Dict[str, Any], fds: List[int], conn: socket.socket, learn: 
     import runpy
     import traceback
 
+    imported = set(sys.modules)  # what the server has: only the rest is worth telling it
     for i, fd in enumerate(fds):
         os.dup2(fd, i)
         os.close(fd)
@@ -338,9 +350,10 @@ def _child(request: Dict[str, Any], fds: List[int], conn: socket.socket, learn: 
             except BaseException:  # noqa: BLE001
                 code = 120
         try:
-            names = [n for n, m in list(sys.modules.items()) if _worth_learning(n, m)]
-            with open(learn, "a") as fh:
-                fh.write("\n".join(names) + "\n")
+            names = [n for n, m in list(sys.modules.items()) if n not in imported and _worth_learning(n, m)]
+            if names:
+                with open(learn, "a") as fh:
+                    fh.write("\n".join(names) + "\n")
         except BaseException:  # noqa: BLE001
             pass
         os._exit(code & 0xFF)

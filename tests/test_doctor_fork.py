@@ -23,6 +23,12 @@ def _both(argv, **kw):
     return forked, real
 
 
+def _diff(real: str, forked: str) -> str:
+    import difflib
+
+    return "".join(list(difflib.unified_diff(real.splitlines(True), forked.splitlines(True), "real", "forked"))[:40])
+
+
 def _untimed(text: str) -> str:
     doc = json.loads(text)
     doc.pop("timings_ms", None)
@@ -36,16 +42,17 @@ def test_a_forked_run_says_what_a_real_one_says(scenario):
     fake = kit_run(scenario).fake
     env = dict(fake.env, PYTHONPATH=str(REPO))
     doctor = [sys.executable, "-m", "doctor"]
-    for args, as_json in ((["check", "--json", *fake.args()], True), (["check", *fake.args()], False),
-                          (["fix", "--offline", *fake.args()], False), (["fix", "--offline", "--json", *fake.args()], True),
-                          (["check", "--lang", "zh", *fake.args()], False), (["nosuch"], False), (["--version"], False)):
-        forked, real = _both(doctor + args, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=120)
+    target = [*fake.args(), "--npu-smi-timeout", "120"]  # a loaded machine must not make one of the two time out
+    for args, as_json in ((["check", "--json", *target], True), (["check", *target], False),
+                          (["fix", "--offline", *target], False), (["fix", "--offline", "--json", *target], True),
+                          (["check", "--lang", "zh", *target], False), (["nosuch"], False), (["--version"], False)):
+        forked, real = _both(doctor + args, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=300)
         assert forked.returncode == real.returncode, (args, forked.stderr, real.stderr)
         if as_json:
-            assert _untimed(forked.stdout) == _untimed(real.stdout), args
+            assert _untimed(forked.stdout) == _untimed(real.stdout), (args, _diff(real.stdout, forked.stdout))
         else:
-            assert forked.stdout == real.stdout, args
-        assert forked.stderr == real.stderr, args
+            assert forked.stdout == real.stdout, (args, _diff(real.stdout, forked.stdout))
+        assert forked.stderr == real.stderr, (args, _diff(real.stderr, forked.stderr))
 
 
 def test_stdin_bytes_and_stderr_into_stdout_as_subprocess_gives_them(tmp_path):
@@ -68,9 +75,9 @@ def test_the_working_directory_and_environment_are_the_runs_own(tmp_path):
     here = tmp_path / "here"
     (here / "vllm").mkdir(parents=True)
     (here / "vllm" / "__init__.py").write_text("")
-    argv = [sys.executable, "-m", "doctor", "check", "--json", *fake.args()]
-    shadowed, real = _both(argv, env=env, cwd=here, capture_output=True, text=True, timeout=120)
-    plain = doctor_fork.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=120)
+    argv = [sys.executable, "-m", "doctor", "check", "--json", *fake.args(), "--npu-smi-timeout", "120"]
+    shadowed, real = _both(argv, env=env, cwd=here, capture_output=True, text=True, timeout=300)
+    plain = doctor_fork.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=300)
     assert _untimed(shadowed.stdout) == _untimed(real.stdout)
     assert _untimed(shadowed.stdout) != _untimed(plain.stdout)
     assert str(here) in shadowed.stdout and str(here) not in plain.stdout
