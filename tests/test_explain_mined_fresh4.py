@@ -11,19 +11,23 @@ an example and no signature cites a held-out thread. Every training case must be
 listed with their reason); the held-out share is reported and frozen as a floor."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from doctor.parse.logscan import scan_text
+from shipped import matrix
 from tests.explain_kit import shared_threads, held_out_lines_used_as_examples, signatures_citing_held_out, training_misses, catalog as shipped_catalog
 from tests.explain_kit import held_out_misses, real_signature_ids, held_out_by_rule, read_rows
 
 DATA = Path(__file__).parent / "data"
 MINED = DATA / "explain_mined_fresh4.jsonl"
 # At the blind commit (no batch-4 signature) 6 of 19 held-out cases were explained, all six of them
-# other vendors' near misses that stay silent (0 of the 13 Ascend failures and benign lines).
-HELD_OUT_FLOOR = 6 / 19 - 1e-9
+# other vendors' near misses that stay silent (0 of the 13 Ascend failures and benign lines). One
+# held-out thread, vllm-ascend PR 4174, was then found cited by vllm.api_mismatch's source in the form
+# "(see PR #4174)", which the URL check had missed; it was dropped (a blind miss): 6 of 18, 0 of 12.
+HELD_OUT_FLOOR = 6 / 18 - 1e-9
 # Training cases no signature may take, each with why (listed, not hidden).
 TRAINING_GAPS: dict[str, str] = {
     "https://github.com/vllm-project/vllm-ascend/pull/472":
@@ -142,6 +146,25 @@ def test_no_signature_cites_a_held_out_thread():
     assert signatures_citing_held_out(rows()) == []
 
 
+def test_no_row_of_the_matrices_names_a_held_out_thread_in_any_form():
+    """Beyond the exact URL: a source or example_source that names a held-out thread's repository and
+    its number ("owner/name/issues/N", "owner/name/pull/N", or the repository with "#N") cites it."""
+    m = matrix()
+    texts = [(s.id, f"{s.source} {s.example_source or ''}") for s in m.signatures]
+    texts += [(d.id, f"{d.source} {d.example_source or ''}") for d in m.descriptions]
+    found = []
+    for r in rows():
+        if r["split"] != "heldout":
+            continue
+        repo, number = r["repo"], r["thread"].split("/")[-1]
+        url_form = re.compile(rf"{re.escape(repo)}/(?:issues|pull)/{number}(?![0-9])", re.I)
+        hash_form = re.compile(rf"#{number}(?![0-9])")
+        for rid, text in texts:
+            if url_form.search(text) or (f"github.com/{repo}/".lower() in text.lower() and hash_form.search(text)):
+                found.append((rid, r["source"]))
+    assert found == []
+
+
 def test_every_training_case_is_explained():
     misses, no_longer_gaps = training_misses(rows(), shipped_catalog(), TRAINING_GAPS)
     assert misses == []
@@ -150,7 +173,7 @@ def test_every_training_case_is_explained():
 
 def test_held_out_share_explained():
     held, misses = held_out_misses(rows(), shipped_catalog())
-    assert len(held) >= 19
+    assert len(held) >= 18
     share = 1 - len(misses) / len(held)
     print(f"held out: {len(held) - len(misses)} of {len(held)} explained ({share:.0%})")
     assert share >= HELD_OUT_FLOOR, f"{share:.0%} explained; misses:\n" + "\n".join(misses)
