@@ -176,6 +176,8 @@ CROSS_CLASS: list[tuple[str, str]] = [
     ("RuntimeError: CUDA error: an illegal memory access was encountered", "cann.vector_core_exception"),
     # another reason of the same runtime call is not a missing context
     ("EE1001: The argument is invalid.Reason: rtDeviceSynchronize execute failed, reason=[device id invalid]", "cann.runtime_context_null"),
+    # rtGetDevMsg fails without a context while it reports an earlier error: that error is the cause
+    ("The argument is invalid.Reason: rtGetDevMsg execute failed, reason=[context pointer null]", "cann.runtime_context_null"),
     # 500002 without jit compilation switched off is not this class
     ("ExternalError:  ACL error, the error code is : 500002.", "cann.jit_compile_off_no_binary"),
     # AscendC's own per-device cast assertion is not the build's SoC target
