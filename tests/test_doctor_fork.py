@@ -16,6 +16,13 @@ from fakehost import REPO
 from kitrun import kit_run
 
 
+@pytest.fixture(autouse=True)
+def _forking(monkeypatch):
+    """These tests are about the fork: ASCEND_DOCTOR_TESTS_NO_FORK=1 (every other run a real
+    process) does not apply to them."""
+    monkeypatch.delenv("ASCEND_DOCTOR_TESTS_NO_FORK", raising=False)
+
+
 def _both(argv, **kw):
     forked = doctor_fork.run(argv, **kw)
     assert hasattr(forked, "maxrss_kb")  # it was forked, not run as a process of its own
@@ -124,7 +131,8 @@ def test_the_server_dies_with_the_process_that_started_it(tmp_path):
               "done = doctor_fork.run([sys.executable, '-m', 'doctor', '--version'], capture_output=True, timeout=120)\n"
               "print(doctor_fork._ZYGOTE[0].proc.pid, doctor_fork._ZYGOTE[0].dir, flush=True)\n"
               "os._exit(done.returncode)  # no atexit: only the server's own watch can end it\n") % str(REPO / "tests")
-    out = subprocess.run([sys.executable, "-c", script], env=dict(os.environ, PYTHONPATH=str(REPO)),
+    env = {k: v for k, v in os.environ.items() if k != "ASCEND_DOCTOR_TESTS_NO_FORK"}
+    out = subprocess.run([sys.executable, "-c", script], env=dict(env, PYTHONPATH=str(REPO)),
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     server, where = out.stdout.split()
