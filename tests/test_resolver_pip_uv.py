@@ -25,3 +25,33 @@ def test_a_dry_run_then_apply_resolves_once(tmp_path, house):
     assert proc.returncode in (0, 4), proc.stderr[-2000:]
     assert doc["resolution"]["reused"] and doc["result"]["applied"]
     assert wh.versions(fake.site)["numpy"] == "1.26.4"
+
+
+def test_a_wheel_rebuilt_in_a_local_folder_is_resolved_again(tmp_path, house):
+    """A wheelhouse (find-links) whose numpy wheel is rebuilt under the same name: the next dry
+    run resolves again and names the new file's hash, not the kept one (which pip would refuse
+    at install time: "Expected sha256 ... Got ...")."""
+    import hashlib
+    import shutil
+    import zipfile
+
+    fake = build("numpy_2", tmp_path, house)
+    dirs = [tmp_path / "links" / name for name in (wh.PYPI, wh.CPU, wh.ASCEND)]
+    for name, d in zip((wh.PYPI, wh.CPU, wh.ASCEND), dirs):
+        shutil.copytree(house["dirs"][name], d)
+    env = dict(wh.pip_env(fake.env, dirs), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    slow = ("--npu-smi-timeout", "60")
+
+    def numpy_file(resolution):
+        return next(f for f in resolution["files"] if f["name"] == "numpy")
+
+    first = json.loads(doctor(fake, house, "fix", "--json", *slow, env=env).stdout)["resolution"]
+    wheel = dirs[0] / numpy_file(first)["filename"]
+    with zipfile.ZipFile(wheel, "a") as z:  # the same name, other bytes: a rebuilt wheel
+        z.comment = b"rebuilt"
+    again = json.loads(doctor(fake, house, "fix", "--json", *slow, env=env).stdout)["resolution"]
+    assert not again.get("reused")
+    assert numpy_file(again)["hashes"]["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert numpy_file(again)["hashes"]["sha256"] != numpy_file(first)["hashes"]["sha256"]
+    kept = json.loads(doctor(fake, house, "fix", "--json", *slow, env=env).stdout)["resolution"]
+    assert kept["reused"]  # nothing changed since: the resolution is reused again

@@ -140,8 +140,7 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     ``resolving`` wraps the resolver's run (a spinner)."""
     from doctor.plan.builder import PlanOptions, plan_for, requirements_text, vendor_only
     from doctor.rules.engine import make_context, run_rules
-    from doctor.shell.transaction import apply_plan, refuse_if_unfinished, target_from_facts
-    from doctor.shell.transaction import planned_state_dir, state_dir
+    from doctor.shell.transaction import planned_state_dir, state_dir  # the engine itself only with --apply
     from doctor.shell.install.installer import detect as detect_installer
 
     validate(opts)
@@ -156,8 +155,11 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     no_cann = not (facts.cann and facts.cann.found) and not opts.check.python and live
     if facts.python is not None and not facts.python.found and live and not no_cann:
         raise UsageError(T("fix.error.no_interpreter", error=facts.python.error or opts.check.python))
-    target = target_from_facts(facts) if opts.apply else None
-    if target is not None:
+    target = None
+    if opts.apply:
+        from doctor.shell.transaction import refuse_if_unfinished, target_from_facts
+
+        target = target_from_facts(facts)
         refuse_if_unfinished(target, env)  # never plan on a half-restored environment
     ctx0 = make_context(facts, mx, opts.check.stage)
     before = run_rules(ctx0)
@@ -236,6 +238,8 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     if plan.runnable:
         if not confirm(len(plan.runnable), target.python):
             raise Declined()
+        from doctor.shell.transaction import apply_plan
+
         outcome.result = apply_plan(plan, target, choice, install_env, verbose=opts.verbose, show_progress=True,
                                     say=say, step_timeout=opts.step_timeout, lang=opts.lang,
                                     npu=ctx0.stage == "runtime")

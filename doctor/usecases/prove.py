@@ -59,8 +59,10 @@ def _load(items: Any) -> List[Resolved]:
 
 def cache_key(plan: Plan, facts: Facts, choice, env: Mapping[str, str], platform: Optional[TargetPlatform], bundle: bool,
               find_links: Sequence[str], no_index: bool) -> str:
-    """What decides a resolution: the target, the index configuration, the plan, the resolver."""
+    """What decides a resolution: the target, the index configuration (and what its local folders
+    hold), the plan, the resolver."""
     from doctor.shell.host import cache
+    from doctor.shell.install.index import local_folders_state
 
     py = facts.python
     dists = sorted((d.name, d.version, d.location, d.editable, list(d.requires))
@@ -71,8 +73,9 @@ def cache_key(plan: Plan, facts: Facts, choice, env: Mapping[str, str], platform
     doc = R.fingerprint(plan)
     resolver = [choice.resolver.kind, list(choice.resolver.prefix), list(choice.resolver.uv_index_args),
                 list(choice.resolver.uv_env), list(choice.downloader.prefix)]
+    links = list(find_links) + ([*choice.index.find_links, *choice.index.urls] if choice.index is not None else [])
     return cache.key(CACHE_KIND, target, cfg, pip_env, doc, resolver, platform.to_json() if platform else None, bundle,
-                     list(find_links), no_index)
+                     list(find_links), no_index, local_folders_state(links))
 
 
 def where(choice, find_links: Sequence[str] = (), no_index: bool = False) -> str:

@@ -108,6 +108,49 @@ class IndexConfig:
                 cons, self.proxy, self.client_cert, self.pre, self.only_binary, self.no_binary]
 
 
+MAX_LOCAL_ENTRIES = 20_000  # files listed per local folder for a cache key (a wheelhouse has hundreds)
+
+
+def local_folders_state(links: Sequence[str]) -> List[object]:
+    """What is in the local folders a resolution reads (find-links, file:// indexes), for cache
+    keys: a wheel rebuilt there under the same name is another file with another hash, so a kept
+    resolution naming the old hash must not be reused. Each folder's entries by name, size and
+    mtime (a file:// index's project folders by their own mtime); URLs of other schemes add
+    nothing."""
+    import stat as stat_
+
+    out: List[object] = []
+    for link in links:
+        parsed = urlparse(link)
+        if parsed.scheme not in ("", "file"):
+            continue
+        path = unquote(parsed.path) if parsed.scheme == "file" else link
+        try:
+            st = os.stat(path)
+        except OSError as e:
+            out.append([link, f"unreadable: {e.strerror or e}"])
+            continue
+        if not stat_.S_ISDIR(st.st_mode):
+            out.append([link, st.st_size, st.st_mtime_ns])
+            continue
+        entries: List[Tuple[str, int, int]] = []
+        try:
+            with os.scandir(path) as it:
+                for entry in it:
+                    if len(entries) >= MAX_LOCAL_ENTRIES:
+                        break
+                    try:
+                        est = entry.stat()
+                    except OSError:
+                        continue
+                    entries.append((entry.name, est.st_size if stat_.S_ISREG(est.st_mode) else -1, est.st_mtime_ns))
+        except OSError as e:
+            out.append([link, f"unreadable: {e.strerror or e}"])
+            continue
+        out.append([link, sorted(entries)])
+    return out
+
+
 def pip_config_files(env: Mapping[str, str], prefix: Optional[str] = None) -> List[Path]:
     """Config files in pip's load order (later files win): global, user, site, PIP_CONFIG_FILE.
 

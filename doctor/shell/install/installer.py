@@ -302,7 +302,6 @@ def detect(kind: str, facts, env: Mapping[str, str], doctor_python: Optional[str
     """Which pip/uv resolves, installs and spells the commands for the target of ``facts``.
     Bad input (an unreadable pip.conf, an index URL uv cannot use) is a UsageError: exit 2."""
     import sys
-    from importlib import metadata
 
     from packaging.version import Version
 
@@ -316,7 +315,9 @@ def detect(kind: str, facts, env: Mapping[str, str], doctor_python: Optional[str
     py = facts.python
     python = (py.executable if py and py.executable else None) or "python3"
     has_pip = bool(facts.packages and "pip" in facts.packages.dists)
-    if not has_pip:
+    if not has_pip:  # importlib.metadata costs ~20 ms: only for a target without pip
+        from importlib import metadata
+
         try:
             version = metadata.version("pip")
         except metadata.PackageNotFoundError:
