@@ -91,6 +91,42 @@ def test_header_aliases_and_cleaning():
         kernels.table(["Name", "Type"], [])
 
 
+ODD_CELLS = ["", "1", "1.5", " 2.5\t", '"3.25"', '"1700000000123.456\t"', "N/A", "na", "NONE", "-", "inf", "nan",
+             "-1", "1e400", "1_000", "abc", '"""81920,4096;8192,512"""', "  HCCL ", "1.5.2", "0x10", " -0.0 "]
+
+
+def test_a_cell_is_the_number_its_cleaned_text_says():
+    """number() reads a plain number straight away and anything else cleaned (quotes, TABs);
+    either way the value is that of the cleaned text, and only finite numbers count."""
+    import math
+
+    def cleaned_then_read(v):
+        v = v.strip().strip('"').strip()
+        if not v or v.upper() in ("N/A", "NA", "NONE", "-"):
+            return None
+        try:
+            f = float(v)
+        except ValueError:
+            return None
+        return f if math.isfinite(f) else None
+
+    for v in ODD_CELLS:
+        assert kernels.number(v) == cleaned_then_read(v), repr(v)
+
+
+def test_text_cells_that_clean_to_the_same_text_are_one_name_and_short_rows_are_blanks():
+    t = kernels.table(["Name", "Type", "Accelerator Core", "Duration(us)", "Input Shapes", "aic_mac_ratio"],
+                      [["mm", "MatMul", "AI_CORE", "1", '"""4,8"""', "0.5"],
+                       ['"mm"', " MatMul\t", "AI_CORE", "2", "4,8", "N/A"],
+                       ["mm", "MatMul", "AI_CORE", "3"],  # a row cut short: the missing cells are blank
+                       ["mm", "MatMul", "AI_CORE", "inf", "4,8", "0.5"]])  # no duration: skipped
+    assert (len(t), t.rows, t.skipped) == (3, 4, 1)
+    assert len(set(t.name)) == 1 and len(set(t.type)) == 1 and t.text(t.name[0]) == "mm"
+    assert t.text(t.shapes[0]) == t.text(t.shapes[1]) == "4,8" and t.text(t.shapes[2]) == ""
+    m = list(t.metrics["aic_mac_ratio"])
+    assert m[0] == 0.5 and m[1] != m[1] and m[2] != m[2]  # N/A and a missing cell: nan
+
+
 def _figures(p):
     g = pg.simulate(p)
     return analyse(view.from_trace(trace.build(g.events), "r"))

@@ -33,6 +33,7 @@ PMU = ("aic_mac_ratio", "aic_mte2_ratio", "aic_scalar_ratio", "aic_fixpipe_ratio
        "aiv_vec_fp16_ratio", "aiv_vec_fp32_ratio", "aic_main_mem_read_bw(GB/s)", "aiv_main_mem_read_bw(GB/s)")
 REQUIRED = ("name", "dur")
 COMM_CORES = ("HCCL", "COMMUNICATION")
+MAX_TEXT_IDS = 1 << 16  # raw cells remembered with their interned id (a bound on crafted files)
 
 
 def clean(value: str) -> str:
@@ -40,6 +41,12 @@ def clean(value: str) -> str:
 
 
 def number(value: str) -> Optional[float]:
+    try:  # the usual cell, a plain number (float() takes the surrounding spaces and TABs itself)
+        f = float(value)
+    except ValueError:
+        pass
+    else:
+        return f if math.isfinite(f) else None
     v = clean(value)
     if not v or v.upper() in ("N/A", "NA", "NONE", "-"):
         return None
@@ -122,6 +129,19 @@ class KernelTableBuilder:
         for p in PMU:
             if p in self.cols:
                 self.table.metrics[p] = array("d")
+        # positions read for every row (-1: no such column), and text cells already interned (the
+        # same few hundred names, types and shapes repeat over millions of rows)
+        self._at = tuple(self.cols.get(k, -1) for k in ("dur", "start", "wait", "name", "type", "core", "step", "shapes"))
+        self._metric_at = [(col, self.cols[p]) for p, col in self.table.metrics.items()]
+        self._ids: Dict[str, int] = {}
+
+    def _text_id(self, raw: str) -> int:
+        got = self._ids.get(raw)
+        if got is None:
+            got = self.intern(clean(raw))
+            if len(self._ids) < MAX_TEXT_IDS:
+                self._ids[raw] = got
+        return got
 
     def _start(self, text: str) -> float:
         v = clean(text)
@@ -142,29 +162,25 @@ class KernelTableBuilder:
     def add(self, row: Sequence[str]) -> None:
         t = self.table
         t.rows += 1
-        c = self.cols
         width = len(row)
-
-        def cell(key: str) -> str:
-            i = c.get(key)
-            return row[i] if i is not None and i < width else ""
-
-        dur = number(cell("dur"))
+        i_dur, i_start, i_wait, i_name, i_type, i_core, i_step, i_shapes = self._at
+        dur = number(row[i_dur]) if 0 <= i_dur < width else None
         if dur is None or dur < 0:
             t.skipped += 1
             return
         t.dur.append(dur)
-        t.start.append(self._start(cell("start")) if "start" in c else math.nan)
-        w = number(cell("wait"))
+        t.start.append(self._start(row[i_start] if i_start < width else "") if i_start >= 0 else math.nan)
+        w = number(row[i_wait]) if 0 <= i_wait < width else None
         t.wait.append(w if w is not None else math.nan)
-        t.name.append(self.intern(clean(cell("name"))))
-        t.type.append(self.intern(clean(cell("type"))))
-        t.core.append(self.intern(clean(cell("core"))))
-        s = number(cell("step"))
+        text = self._text_id
+        t.name.append(text(row[i_name] if 0 <= i_name < width else ""))
+        t.type.append(text(row[i_type] if 0 <= i_type < width else ""))
+        t.core.append(text(row[i_core] if 0 <= i_core < width else ""))
+        s = number(row[i_step]) if 0 <= i_step < width else None
         t.step.append(int(s) if s is not None and abs(s) < 1e12 else -1)
-        t.shapes.append(self.intern(clean(cell("shapes"))))
-        for p, col in t.metrics.items():
-            v = number(cell(p))
+        t.shapes.append(text(row[i_shapes] if 0 <= i_shapes < width else ""))
+        for col, i in self._metric_at:
+            v = number(row[i]) if i < width else None
             col.append(v if v is not None else math.nan)
 
     def finish(self) -> KernelTable:
