@@ -51,7 +51,8 @@ _START_VARS = ("PYTHONHOME", "PYTHONSAFEPATH", "PYTHONIOENCODING", "PYTHONUTF8",
 
 class _Zygote:
     def __init__(self) -> None:
-        self.dir = tempfile.mkdtemp(prefix="doctor-zygote-")
+        # a short path: a Unix socket's name has at most 107 bytes (a test's TMPDIR can be longer)
+        self.dir = tempfile.mkdtemp(prefix="doctor-zygote-", dir="/tmp" if os.path.isdir("/tmp") else None)
         self.sock = os.path.join(self.dir, "s")
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # this process's start variables too
         self.start = _start_vars(env)
