@@ -73,6 +73,60 @@ def real_signature_ids(line: str):
 # -- what every mined set's test holds (tests/test_explain_mined*.py) -------------------------------
 
 
+def badly_sourced(rows, batch=None, with_class=False, gaps=()):
+    """What breaks a mined set's rules, as lines (empty when nothing does): every case a GitHub
+    issue or PR whose repo and thread fields say the same, with its cause, evidence, expected
+    answers and text (and class); the split by the fixed rule; the batch; one case per thread; the
+    training gaps' threads in the set. The sets of a batch each hold this."""
+    out = []
+    for r in rows:
+        src = r.get("source", "")
+        parts = src.split("/")
+        if not src.startswith("https://github.com/") or len(parts) < 7:
+            out.append(f"{src!r}: not a GitHub thread")
+            continue
+        owner, name, kind, number = parts[3:7]
+        if kind not in ("issues", "pull") or not number.isdigit():
+            out.append(f"{src}: not an issue or a pull request")
+        if r.get("repo") != f"{owner}/{name}" or r.get("thread") != f"{kind}/{number}":
+            out.append(f"{src}: repo {r.get('repo')!r} and thread {r.get('thread')!r} say otherwise")
+        if not (r.get("cause") and r.get("evidence") and r.get("expect") and str(r.get("text", "")).strip()) \
+                or (with_class and not r.get("class")):
+            out.append(f"{src}: a field is empty")
+        if r.get("split") != ("heldout" if held_out_by_rule(src) else "train"):
+            out.append(f"{src}: split {r.get('split')!r} is not the fixed rule's")
+        if batch is not None and r.get("batch") != batch:
+            out.append(f"{src}: batch {r.get('batch')!r}, not {batch}")
+    sources = [r.get("source") for r in rows]
+    out += [f"{s}: {sources.count(s)} cases of one thread" for s in sorted(set(sources), key=str) if sources.count(s) > 1]
+    out += [f"{g}: a training gap with no training case" for g in sorted(set(gaps) - {r.get("source") for r in rows
+                                                                                       if r.get("split") == "train"})]
+    return out
+
+
+def held_out_threads_named_in_any_form(rows):
+    """(matrix row, held-out thread) where a signature's or description's source or example_source
+    names a held-out thread beyond its exact URL: "owner/name/issues/N", "owner/name/pull/N", or
+    the repository's URL with "#N"."""
+    import re
+
+    m = matrix()
+    texts = [(s.id, f"{s.source} {s.example_source or ''}") for s in m.signatures]
+    texts += [(d.id, f"{d.source} {d.example_source or ''}") for d in m.descriptions]
+    found = []
+    for r in rows:
+        if r["split"] != "heldout":
+            continue
+        owner, name, _, number = r["source"].split("/")[3:7]
+        repo = f"{owner}/{name}"
+        url_form = re.compile(rf"{re.escape(repo)}/(?:issues|pull)/{number}(?![0-9])", re.I)
+        hash_form = re.compile(rf"#{number}(?![0-9])")
+        for rid, text in texts:
+            if url_form.search(text) or (f"github.com/{repo}/".lower() in text.lower() and hash_form.search(text)):
+                found.append((rid, r["source"]))
+    return found
+
+
 def shared_threads(path, names=None):
     """{other set: threads it shares with the mined set at ``path``}: every other
     tests/data/explain_*.jsonl, or only the ones ``names`` lists (those that exist). Empty when

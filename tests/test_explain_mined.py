@@ -23,7 +23,7 @@ def rows():
 
 def test_the_split_is_the_fixed_rule_and_every_case_is_sourced():
     got = rows()
-    assert len(got) >= 34
+    assert len(got) >= 33  # 34 until vllm-ascend#754 was taken out: torch.npu_pin_mismatch cites it
     for r in got:
         assert r["source"].startswith("https://github.com/"), r
         assert r["cause"] and r["expect"] and r["text"].strip(), r
@@ -44,7 +44,7 @@ def test_every_training_case_is_explained():
 def test_held_out_share_explained():
     cat = shipped_catalog()
     held = [r for r in rows() if r["split"] == "heldout"]
-    assert len(held) >= 6
+    assert len(held) >= 5
     misses = [f"{r['source']}: {r['text'][:90]} (expected {r['expect']})" for r in held if not judge(r, cat)]
     share = 1 - len(misses) / len(held)
     assert share >= HELD_OUT_GOAL, f"{share:.0%} explained; misses:\n" + "\n".join(misses)

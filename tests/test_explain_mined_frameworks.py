@@ -41,7 +41,7 @@ def rows(path: Path = MINED):
 
 def test_the_split_is_the_fixed_rule_and_every_case_is_sourced():
     got = rows()
-    assert len(got) >= 19
+    assert len(got) >= 18  # 19 until peft PR 892 was taken out: python.accelerate_too_old cites it
     for r in got:
         assert r["source"].startswith("https://github.com/"), r
         owner, name, kind, number = r["source"].split("/")[3:7]
@@ -74,7 +74,7 @@ def test_every_training_case_is_explained():
 
 def test_held_out_share_explained():
     held, misses = held_out_misses(rows(), shipped_catalog())
-    assert len(held) >= 6
+    assert len(held) >= 5
     share = 1 - len(misses) / len(held)
     print(f"held out: {len(held) - len(misses)} of {len(held)} explained ({share:.0%})")
     assert share >= HELD_OUT_GOAL, f"{share:.0%} explained; misses:\n" + "\n".join(misses)

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from doctor.parse.logscan import scan_text
-from tests.explain_kit import shared_threads, held_out_lines_used_as_examples, signatures_citing_held_out, training_misses, catalog as shipped_catalog
-from tests.explain_kit import held_out_misses, real_signature_ids, held_out_by_rule, read_rows
+from tests.explain_kit import shared_threads, held_out_lines_used_as_examples, signatures_citing_held_out, training_misses, catalog as shipped_catalog, badly_sourced
+from tests.explain_kit import held_out_misses, real_signature_ids, read_rows
 
 DATA = Path(__file__).parent / "data"
 MINED = DATA / "explain_mined_fresh2.jsonl"
@@ -46,17 +46,7 @@ def rows(path: Path = MINED):
 def test_the_split_is_the_fixed_rule_and_every_case_is_sourced():
     got = rows()
     assert len(got) >= 50
-    for r in got:
-        assert r["source"].startswith("https://github.com/"), r
-        owner, name, kind, number = r["source"].split("/")[3:7]
-        assert kind in ("issues", "pull") and number.isdigit(), r["source"]
-        assert r["repo"] == f"{owner}/{name}" and r["thread"] == f"{kind}/{number}", r
-        assert r["cause"] and r["evidence"] and r["expect"] and r["text"].strip(), r
-        assert r["split"] == ("heldout" if held_out_by_rule(r["source"]) else "train"), r["source"]
-        assert r["batch"] == 2
-    sources = [r["source"] for r in got]
-    assert len(sources) == len(set(sources))  # one case per thread
-    assert set(TRAINING_GAPS) <= {r["source"] for r in got if r["split"] == "train"}
+    assert badly_sourced(got, batch=2, with_class=False, gaps=TRAINING_GAPS) == []
     assert any(r.get("benign") for r in got) and any(r.get("near_miss_of") for r in got)
 
 
