@@ -204,3 +204,34 @@ def test_no_deps_environment_plan_restores_every_requirement(tmp_path, house, no
         return re.sub(r"requires ([A-Za-z0-9._-]+)[^,]*, which is not installed", r"requires \1, which is not installed", line)
 
     assert sorted(map(norm, reported)) == sorted(map(norm, promised)), (reported, promised)
+
+
+def test_a_bundle_after_a_wheel_was_rebuilt_carries_the_new_file(tmp_path, house):
+    """A bundle for another machine (--from a snapshot: no index configuration of this host is
+    read, only pip's variables) made, then its numpy wheel rebuilt under the same name in the
+    wheelhouse, then made again: the second resolution is not the kept one, so pip's download
+    checks the new hash and the bundle is made (a kept resolution named the old hash: "Expected
+    sha256 ... Got")."""
+    import zipfile
+
+    fake = host(tmp_path, house, numpy="2.1.0")
+    links = tmp_path / "links"
+    dirs = {}
+    for d in (wh.PYPI, wh.CPU, wh.ASCEND):
+        dirs[d] = links / d
+        shutil.copytree(house["dirs"][d], dirs[d])
+    env = dict(wh.pip_env(fake.env, list(dirs.values())), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    (tmp_path / "node.json").write_text(doctor(fake, env, "snapshot").stdout)
+
+    def bundle(name):
+        return doctor(fake, env, "fix", "--bundle", str(tmp_path / name), "--from", str(tmp_path / "node.json"),
+                      target=False)
+
+    first = bundle("b1")
+    assert first.returncode == 0, first.stdout + first.stderr
+    with zipfile.ZipFile(dirs[wh.PYPI] / "numpy-1.26.4-py3-none-any.whl", "a") as z:
+        z.comment = b"rebuilt"
+    again = bundle("b2")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (tmp_path / "b2" / "wheels" / "numpy-1.26.4-py3-none-any.whl").read_bytes() == \
+        (dirs[wh.PYPI] / "numpy-1.26.4-py3-none-any.whl").read_bytes()

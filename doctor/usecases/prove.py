@@ -74,6 +74,8 @@ def cache_key(plan: Plan, facts: Facts, choice, env: Mapping[str, str], platform
     resolver = [choice.resolver.kind, list(choice.resolver.prefix), list(choice.resolver.uv_index_args),
                 list(choice.resolver.uv_env), list(choice.downloader.prefix)]
     links = list(find_links) + ([*choice.index.find_links, *choice.index.urls] if choice.index is not None else [])
+    # pip's own variables too: a bundle for another machine resolves with no index configuration read
+    links += [u for k in ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL") for u in env.get(k, "").split()]
     return cache.key(CACHE_KIND, target, cfg, pip_env, doc, resolver, platform.to_json() if platform else None, bundle,
                      list(find_links), no_index, local_folders_state(links))
 
