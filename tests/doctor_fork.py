@@ -7,13 +7,14 @@ CPU of a ~0.3 s check, and the suite is CPU-bound.
 The child is a real process with its own pid, file descriptors 0-2 (the caller's, passed over a
 Unix socket), working directory, environment and argv, set before the doctor's ``__main__`` runs
 as ``python -m doctor`` runs it; atexit handlers run and the exit code is the process's. What
-differs from a fresh interpreter is only what was decided at the zygote's start: the modules
-already imported (the zygote never ran any of their code but their imports), sys.flags, the hash
-seed, and the stdio encoding (UTF-8, the only one the tests' environments give). ``run`` falls
-back to a real ``subprocess.run`` wherever that could show (a PYTHON* variable of the
-interpreter's start other than the one the server started with, a locale that is not UTF-8 or C,
-a PYTHONPATH other than the repository's), and everywhere when ASCEND_DOCTOR_TESTS_NO_FORK=1
-(tests/test_doctor_fork.py runs both ways and compares).
+differs from a fresh interpreter is only the modules already imported (the server imports them
+and runs nothing else) and the stdio encoding (UTF-8, the only one the tests' environments give).
+The interpreter's other start variables (PYTHONHASHSEED, PYTHONSAFEPATH, PYTHONWARNINGS...) are
+the server's own: there is one server per set of them. ``run`` falls back to a real
+``subprocess.run`` where a fork could not reproduce the start (a variable that sets the stdio
+encoding or the locale, PYTHONINSPECT or PYTHONPROFILEIMPORTTIME, a locale that is not UTF-8 or
+C, a PYTHONPATH other than the repository's), and everywhere when
+ASCEND_DOCTOR_TESTS_NO_FORK=1 (tests/test_doctor_fork.py runs both ways and compares).
 
 The zygote learns what to import: each child appends the modules it imported to a file, and the
 zygote imports those between runs (only the doctor's and installed packages', never the smoke
@@ -33,7 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 REPO = Path(__file__).resolve().parent.parent
 MAIN = str(REPO / "doctor" / "__main__.py")
@@ -49,13 +50,20 @@ _START_VARS = ("PYTHONHOME", "PYTHONSAFEPATH", "PYTHONIOENCODING", "PYTHONUTF8",
 # -- the client ----------------------------------------------------------------------------------
 
 
+# what no server can give a forked child: the stdio encoding and locale it would start with, an
+# interactive prompt after the run, the import-time report of its own imports
+_NOT_FORKED = ("PYTHONIOENCODING", "PYTHONUTF8", "PYTHONCOERCECLOCALE", "PYTHONINSPECT", "PYTHONPROFILEIMPORTTIME",
+               "PYTHONLEGACYWINDOWSSTDIO")
+
+
 class _Zygote:
-    def __init__(self) -> None:
+    def __init__(self, start: Dict[str, Optional[str]]) -> None:
+        """A server started with the interpreter start variables ``start`` (name -> value or None)."""
         # a short path: a Unix socket's name has at most 107 bytes (a test's TMPDIR can be longer)
         self.dir = tempfile.mkdtemp(prefix="doctor-zygote-", dir="/tmp" if os.path.isdir("/tmp") else None)
         self.sock = os.path.join(self.dir, "s")
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # this process's start variables too
-        self.start = _start_vars(env)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and k not in _START_VARS}
+        env.update({k: v for k, v in start.items() if v is not None})
         env.update(PYTHONPATH=str(REPO), LC_ALL="C.UTF-8")
         env.pop("LANG", None)
         self.proc = subprocess.Popen([sys.executable, __file__, "serve", self.sock, str(os.getpid())],
@@ -75,26 +83,30 @@ class _Zygote:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-_ZYGOTE: List[_Zygote] = []
+# one server per set of start variables (PYTHONHASHSEED, PYTHONWARNINGS...): a run is forked from
+# the one started as its interpreter would have started
+_ZYGOTES: Dict[tuple, _Zygote] = {}
 CPU = [0.0]  # the CPU seconds of every forked run (the kernel reaps them: no rusage reaches this process)
 
 
-def _zygote() -> _Zygote:
-    if not _ZYGOTE or _ZYGOTE[0].proc.poll() is not None:
-        _ZYGOTE[:] = [_Zygote()]
-        atexit.register(_ZYGOTE[0].close)
-    return _ZYGOTE[0]
+def _zygote(env: Mapping[str, str]) -> _Zygote:
+    start = _start_vars(env)
+    key = tuple(sorted(start.items()))
+    z = _ZYGOTES.get(key)
+    if z is None or z.proc.poll() is not None:
+        z = _ZYGOTES[key] = _Zygote(start)
+        atexit.register(z.close)
+    return z
 
 
-def _start_vars(env) -> Dict[str, Optional[str]]:
-    return {k: env.get(k) for k in _START_VARS}
+def _start_vars(env: Mapping[str, str]) -> Dict[str, Optional[str]]:
+    return {k: env.get(k) for k in _START_VARS if k not in _NOT_FORKED}
 
 
-def forkable(env: Optional[Dict[str, str]]) -> bool:
-    """Whether a child forked from the zygote starts as ``python -m doctor`` would in ``env``."""
+def forkable(env: Optional[Mapping[str, str]]) -> bool:
+    """Whether a child forked from a server starts as ``python -m doctor`` would in ``env``."""
     env = dict(os.environ if env is None else env)
-    started = _ZYGOTE[0].start if _ZYGOTE else _start_vars(os.environ)  # what the server starts with
-    if os.environ.get("ASCEND_DOCTOR_TESTS_NO_FORK") == "1" or _start_vars(env) != started:
+    if os.environ.get("ASCEND_DOCTOR_TESTS_NO_FORK") == "1" or any(env.get(k) for k in _NOT_FORKED):
         return False
     if env.get("PYTHONPATH", str(REPO)) != str(REPO):
         return False
@@ -137,7 +149,7 @@ def run(argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, cwd: Any =
                               capture_output=capture_output, stdout=stdout, stderr=stderr, check=check)
     if capture_output:
         stdout = stderr = subprocess.PIPE
-    zygote = _zygote()
+    zygote = _zygote(os.environ if env is None else env)
     mine: List[int] = []  # our ends, read or written here
     theirs: List[int] = []  # the child's 0, 1, 2, closed here once sent
 
@@ -312,7 +324,8 @@ def _child(request: Dict[str, Any], fds: List[int], conn: socket.socket, learn: 
     sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
     # sys.path as -m makes it: the working directory, then PYTHONPATH, then the rest
     rest = [p for p in zygote_path[1:] if p != str(REPO)]  # [0] is this file's directory
-    sys.path[:] = [os.getcwd(), *([str(REPO)] if env.get("PYTHONPATH") else []), *rest]
+    here = [] if getattr(sys.flags, "safe_path", False) else [os.getcwd()]  # -P / PYTHONSAFEPATH: no cwd
+    sys.path[:] = [*here, *([str(REPO)] if env.get("PYTHONPATH") else []), *rest]
     sys.argv = [MAIN, *request["argv"]]
     sys.orig_argv = [sys.executable, "-m", "doctor", *request["argv"]]
     # the interpreter's stdio: stdout line-buffered on a terminal, block-buffered otherwise, both

@@ -117,7 +117,7 @@ def test_a_run_past_its_timeout_is_killed_and_raises(tmp_path):
 
 
 @pytest.mark.parametrize("extra", [{"PYTHONIOENCODING": "latin-1"}, {"PYTHONPATH": "/elsewhere"},
-                                   {"LC_ALL": "zh_CN.GB18030"}, {"PYTHONSAFEPATH": "1"}])
+                                   {"LC_ALL": "zh_CN.GB18030"}, {"PYTHONUTF8": "1"}])
 def test_what_a_fork_cannot_reproduce_runs_as_a_process(extra):
     env = {**os.environ, "PYTHONPATH": str(REPO), **extra}
     assert not doctor_fork.forkable(env)
@@ -126,10 +126,26 @@ def test_what_a_fork_cannot_reproduce_runs_as_a_process(extra):
     assert done.returncode == 0 and not hasattr(done, "maxrss_kb")
 
 
+def test_another_start_variable_is_served_by_a_server_started_with_it(tmp_path):
+    """A run whose interpreter would start under PYTHONSAFEPATH (no working directory on sys.path)
+    or another hash seed is forked from a server started that way: the vllm directory in the
+    working directory does not shadow anything for the doctor itself, and the output is the real
+    process's."""
+    fake = kit_run("healthy_a2_documented").fake
+    argv = [sys.executable, "-m", "doctor", "check", "--json", *fake.args(), "--npu-smi-timeout", "120"]
+    for extra in ({"PYTHONSAFEPATH": "1"}, {"PYTHONHASHSEED": "123"}):
+        env = dict(fake.env, PYTHONPATH=str(REPO), **extra)
+        assert doctor_fork.forkable(env)
+        forked, real = _both(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=300)
+        assert forked.returncode == real.returncode and _untimed(forked.stdout) == _untimed(real.stdout)
+    assert len(doctor_fork._ZYGOTES) >= 3  # this process's own, and one for each of the two
+
+
 def test_the_server_dies_with_the_process_that_started_it(tmp_path):
     script = ("import os, sys; sys.path.insert(0, %r); import doctor_fork\n"
               "done = doctor_fork.run([sys.executable, '-m', 'doctor', '--version'], capture_output=True, timeout=120)\n"
-              "print(doctor_fork._ZYGOTE[0].proc.pid, doctor_fork._ZYGOTE[0].dir, flush=True)\n"
+              "(z,) = doctor_fork._ZYGOTES.values()\n"
+              "print(z.proc.pid, z.dir, flush=True)\n"
               "os._exit(done.returncode)  # no atexit: only the server's own watch can end it\n") % str(REPO / "tests")
     env = {k: v for k, v in os.environ.items() if k != "ASCEND_DOCTOR_TESTS_NO_FORK"}
     out = subprocess.run([sys.executable, "-c", script], env=dict(env, PYTHONPATH=str(REPO)),
