@@ -63,7 +63,8 @@ def test_a_forked_run_says_what_a_real_one_says(scenario):
 
 
 def test_stdin_bytes_and_stderr_into_stdout_as_subprocess_gives_them(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    # an environment of its own: whatever another test left in os.environ does not decide the fork
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8", "PYTHONPATH": str(REPO)}
     log = "ImportError: libascend_hal.so: cannot open shared object file: No such file or directory\n"
     argv = [sys.executable, "-m", "doctor", "explain", "--json", "-"]
     forked, real = _both(argv, env=env, cwd=tmp_path, input=log.encode(), stdout=subprocess.PIPE,
