@@ -198,6 +198,7 @@ def run(argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, cwd: Any =
             sel.register(stdin_w, selectors.EVENT_WRITE)
         else:
             os.close(stdin_w)
+            mine.remove(stdin_w)
     status: Optional[int] = None
     maxrss = 0
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -232,6 +233,7 @@ def run(argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, cwd: Any =
                     if not data:
                         sel.unregister(fd)
                         os.close(fd)
+                        mine.remove(fd)
                 else:
                     chunk = os.read(fd, 65536)
                     if chunk:
@@ -239,16 +241,10 @@ def run(argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, cwd: Any =
                     else:
                         sel.unregister(fd)
     finally:
-        for key in list(sel.get_map().values()):
-            if key.fd != conn.fileno():
-                os.close(key.fd)
         sel.close()
         conn.close()
-        for fd in outs:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        for fd in mine:
+            os.close(fd)
 
     def decoded(fd: Optional[int]):
         if fd is None:
@@ -271,28 +267,31 @@ def run(argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, cwd: Any =
 # -- the zygote ----------------------------------------------------------------------------------
 
 
-def _learned(path: str, done: set) -> None:
-    """Import what the children imported (the doctor's modules and installed packages only)."""
-    import importlib
+class _Learner:
+    """The server's side of the file of learned names: read from where it left off, each name
+    imported once (the doctor's modules and installed packages only)."""
 
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(done_at[0])
-            data = fh.read()
-    except OSError:
-        return
-    done_at[0] += len(data)
-    for name in data.decode(errors="replace").split():
-        if name in done or name in sys.modules:
-            continue
-        done.add(name)
+    def __init__(self, path: str) -> None:
+        self.path, self.offset, self.tried = path, 0, set()
+
+    def catch_up(self) -> None:
+        import importlib
+
         try:
-            importlib.import_module(name)
-        except BaseException:  # noqa: BLE001 - a module that needs the child's state stays for the child
-            pass
-
-
-done_at = [0]  # how much of the file of learned names the server has read
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read()
+        except OSError:
+            return
+        self.offset += len(data)
+        for name in data.decode(errors="replace").split():
+            if name in self.tried or name in sys.modules:
+                continue
+            self.tried.add(name)
+            try:
+                importlib.import_module(name)
+            except BaseException:  # noqa: BLE001 - a module that needs the child's state stays for the child
+                pass
 
 
 def _worth_learning(name: str, module: Any) -> bool:
@@ -358,9 +357,9 @@ def _child(request: Dict[str, Any], fds: List[int], conn: socket.socket, learn: 
     try:
         child_atexit._run_exitfuncs()
     finally:
-        for stream in (sys.stdout, sys.stderr):
+        for out in (sys.stdout, sys.stderr):
             try:
-                stream.flush()
+                out.flush()
             except BaseException:  # noqa: BLE001
                 code = 120
         try:
@@ -379,8 +378,7 @@ def serve(path: str, parent: int) -> None:
     import doctor.cli.runner  # noqa: F401
     import doctor.entry  # noqa: F401
 
-    learn = os.path.join(os.path.dirname(path), "learned")
-    done: set = set()
+    learner = _Learner(os.path.join(os.path.dirname(path), "learned"))
     zygote_path = list(sys.path)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the waiters are reaped by the kernel
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -389,19 +387,19 @@ def serve(path: str, parent: int) -> None:
     listener.listen(64)
     listener.settimeout(1.0)
     try:
-        _serve(listener, learn, done, zygote_path, parent)
+        _serve(listener, learner, zygote_path, parent)
     finally:  # the test process is gone (xdist workers end without atexit): leave nothing behind
         import shutil
 
         shutil.rmtree(os.path.dirname(path), ignore_errors=True)
 
 
-def _serve(listener: socket.socket, learn: str, done: set, zygote_path: List[str], parent: int) -> None:
+def _serve(listener: socket.socket, learner: _Learner, zygote_path: List[str], parent: int) -> None:
     while os.getppid() == parent:  # dies with the test process
         try:
             conn, _ = listener.accept()
         except socket.timeout:
-            _learned(learn, done)
+            learner.catch_up()
             continue
         conn.settimeout(None)
         try:
@@ -419,7 +417,7 @@ def _serve(listener: socket.socket, learn: str, done: set, zygote_path: List[str
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             pid = os.fork()
             if pid == 0:
-                _child(request, fds, conn, learn, zygote_path)
+                _child(request, fds, conn, learner.path, zygote_path)
             for fd in fds:
                 os.close(fd)
             try:
@@ -431,7 +429,7 @@ def _serve(listener: socket.socket, learn: str, done: set, zygote_path: List[str
         for fd in fds:
             os.close(fd)
         conn.close()
-        _learned(learn, done)
+        learner.catch_up()
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["serve"]:

@@ -77,7 +77,7 @@ def cache_key(plan: Plan, facts: Facts, choice, env: Mapping[str, str], platform
     # pip's own variables too: a bundle for another machine resolves with no index configuration read
     links += [u for k in ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL") for u in env.get(k, "").split()]
     return cache.key(CACHE_KIND, target, cfg, pip_env, doc, resolver, platform.to_json() if platform else None, bundle,
-                     list(find_links), no_index, local_folders_state(links))
+                     list(find_links), no_index, local_folders_state(list(dict.fromkeys(links))))  # each folder once
 
 
 def where(choice, find_links: Sequence[str] = (), no_index: bool = False) -> str:
