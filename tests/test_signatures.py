@@ -71,6 +71,12 @@ RECONSTRUCTED = {
     "cann.hccl_ranktable_device_ip", "cann.atb_hccl_runner_failed", "cann.mindie_quant_config",
     "cann.mindie_env_unset", "env.sglang_npu_missing_import", "env.sgl_kernel_npu_transformers",
     "devices.ray_visible_devices",
+    # issue 25 (h-sweep): messages as each framework's source formats them (swept class by class
+    # from the source, not from threads)
+    "devices.llamacpp_cann_init_failed", "devices.llamacpp_npu_alloc_failed", "cann.llamacpp_pool_slots_full",
+    "cann.llamacpp_op_unsupported", "cann.llamacpp_type_unsupported", "devices.llamacpp_invalid_device",
+    "cann.llamacpp_pinned_fallback", "devices.llamacpp_soc_autodetect_failed", "env.llamacpp_cann_install_dir",
+    "cann.llamacpp_acl_graph_310p",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).

@@ -1,0 +1,52 @@
+"""Issue 25 (h-sweep): framework-specific failures on Ascend NPUs, swept class by class from the
+frameworks' own sources (not from threads). Each line is the message as the cited source prints
+it; each near miss is the same framework's message for another cause, another backend's
+equivalent (CUDA) or a healthy line next to it. Signatures' own examples and near misses are run
+by tests/test_signatures.py; these are the extra forms (multi-line reports, older wordings)."""
+from __future__ import annotations
+
+import pytest
+
+from doctor.explain.answers import primary
+from tests.explain_kit import catalog
+
+EXPLAINED = [
+    # llama.cpp's ACL_CHECK report (ggml_cann_error): the pool's device allocation failed
+    ("CANN error: EL0004: [PID: 3188] 2025-06-10-08:20:11.017.551 Failed to allocate memory.\n"
+     "  current device: 0, in function alloc at /home/user/llama.cpp/ggml/src/ggml-cann/ggml-cann.cpp:537\n"
+     "  aclrtMalloc(&b.ptr, size, ACL_MEM_MALLOC_HUGE_FIRST)", "devices.llamacpp_npu_alloc_failed"),
+    ("CANN error: \n"
+     "  current device: 1, in function alloc at /src/ggml/src/ggml-cann/ggml-cann.cpp:695\n"
+     "  aclrtMallocPhysical(&handle, reserve_size, &prop, 0)", "devices.llamacpp_npu_alloc_failed"),
+    # the older name of the graph function, with "error:" (before November 2024)
+    ("ggml_backend_cann_graph_compute: error: op not supported node_7 (CONV_TRANSPOSE_1D)", "cann.llamacpp_op_unsupported"),
+    ("/llama.cpp/ggml/src/ggml-cann/aclnn_ops.cpp:3673: MUL_MAT_ID only supports Q4_0 and Q8_0", "cann.llamacpp_type_unsupported"),
+    ("/llama.cpp/ggml/src/ggml-cann/aclnn_ops.cpp:2233: Only support Q4_0 and Q8_0 MUL_MAT", "cann.llamacpp_type_unsupported"),
+    ("/llama.cpp/ggml/src/ggml-cann/aclnn_ops.cpp:2043: Unsupported tensor type for GGML_OP_GET_ROWS", "cann.llamacpp_type_unsupported"),
+]
+
+SILENT = [
+    # the same statement in the source, not in a failure report
+    ("            ACL_CHECK(aclrtMalloc(&b.ptr, size, ACL_MEM_MALLOC_HUGE_FIRST));", "devices.llamacpp_npu_alloc_failed"),
+    # CUDA's ggml_cuda_error report of the same shape
+    ("CUDA error: out of memory\n  current device: 0, in function alloc at /llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:400\n"
+     "  cudaMalloc((void **) &ptr, look_ahead_size)", "devices.llamacpp_npu_alloc_failed"),
+]
+
+
+def _ids(text):
+    return {a.id for a in catalog().explain_text(text)}
+
+
+@pytest.mark.parametrize("text,sid", EXPLAINED)
+def test_source_form_is_explained(text, sid):
+    got = catalog().explain_text(text)
+    assert sid in {a.id for a in got}, text
+    top = primary(got)
+    # a CANN code printed on the report's first line (EL0004: memory) may answer first: same cause
+    assert top is not None and (top.id == sid or top.kind == "code"), (text, top and top.id)
+
+
+@pytest.mark.parametrize("text,sid", SILENT)
+def test_near_form_is_not(text, sid):
+    assert sid not in _ids(text), text
