@@ -23,12 +23,27 @@ EXPLAINED = [
     ("/llama.cpp/ggml/src/ggml-cann/aclnn_ops.cpp:3673: MUL_MAT_ID only supports Q4_0 and Q8_0", "cann.llamacpp_type_unsupported"),
     ("/llama.cpp/ggml/src/ggml-cann/aclnn_ops.cpp:2233: Only support Q4_0 and Q8_0 MUL_MAT", "cann.llamacpp_type_unsupported"),
     ("/llama.cpp/ggml/src/ggml-cann/aclnn_ops.cpp:2043: Unsupported tensor type for GGML_OP_GET_ROWS", "cann.llamacpp_type_unsupported"),
+    # DeepSpeed's op builder printing the missing CANN version, and its older assertion
+    ("fused_adam ascend_cann is missing, npu ops cannot be compiled!", "env.ascend_home_path_unset"),
+    ("AssertionError: CANN_HOME does not exist, unable to compile NPU op(s)", "env.ascend_home_path_unset"),
+    # accelerate before 1.11 on an Ascend host whose NPU it did not see (1.6: the type in quotes)
+    ("+ ASCEND_RT_VISIBLE_DEVICES=0 accelerate launch --mixed_precision fp16 train.py\nValueError: fp16 mixed precision requires a GPU (not 'cpu').",
+     "torch_npu.accelerate_sees_no_npu"),
+    ("ASCEND_RT_VISIBLE_DEVICES=0,1 accelerate launch train.py\nValueError: fp16 mixed precision requires a GPU (not cpu).",
+     "torch_npu.accelerate_sees_no_npu"),
+    # transformers before 4.57 added the CUDA hint on every host
+    ("+ ASCEND_RT_VISIBLE_DEVICES=0 python train.py --bf16 True\nValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
+     "torch_npu.bf16_unsupported_trainer"),
 ]
 
 SILENT = [
     # the same statement in the source, not in a failure report
     ("            ACL_CHECK(aclrtMalloc(&b.ptr, size, ACL_MEM_MALLOC_HUGE_FIRST));", "devices.llamacpp_npu_alloc_failed"),
     # CUDA's ggml_cuda_error report of the same shape
+    # the same messages on a CUDA host: no Ascend word anywhere
+    ("ValueError: fp16 mixed precision requires a GPU (not cpu).", "torch_npu.accelerate_sees_no_npu"),
+    ("ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
+     "torch_npu.bf16_unsupported_trainer"),
     ("CUDA error: out of memory\n  current device: 0, in function alloc at /llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:400\n"
      "  cudaMalloc((void **) &ptr, look_ahead_size)", "devices.llamacpp_npu_alloc_failed"),
 ]

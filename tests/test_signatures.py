@@ -77,6 +77,9 @@ RECONSTRUCTED = {
     "cann.llamacpp_op_unsupported", "cann.llamacpp_type_unsupported", "devices.llamacpp_invalid_device",
     "cann.llamacpp_pinned_fallback", "devices.llamacpp_soc_autodetect_failed", "env.llamacpp_cann_install_dir",
     "cann.llamacpp_acl_graph_310p",
+    "torch_npu.deepspeed_no_torch_npu", "env.ascend_home_path_unset", "python.deepspeed_op_no_npu_impl",
+    "torch_npu.transformers_npu_fused_adamw", "torch_npu.bf16_unsupported_trainer", "torch_npu.accelerate_sees_no_npu",
+    "python.npu_fa2_sparse_mode",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
