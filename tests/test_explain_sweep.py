@@ -31,6 +31,11 @@ EXPLAINED = [
      "torch_npu.accelerate_sees_no_npu"),
     ("ASCEND_RT_VISIBLE_DEVICES=0,1 accelerate launch train.py\nValueError: fp16 mixed precision requires a GPU (not cpu).",
      "torch_npu.accelerate_sees_no_npu"),
+    # LLaMA-Factory's pure_bf16 check on an Ascend host
+    ("+ ASCEND_RT_VISIBLE_DEVICES=0 llamafactory-cli train qwen_lora.yaml\nValueError: This device does not support `pure_bf16`.",
+     "torch_npu.bf16_unsupported_trainer"),
+    # verl with an older transformers than the 4.51.3 of the signature's example
+    ("ValueError: transformers version >= 4.52.4 is required on ASCEND NPU, current version is 4.48.0.", "python.verl_transformers_npu_pin"),
     # transformers before 4.57 added the CUDA hint on every host
     ("+ ASCEND_RT_VISIBLE_DEVICES=0 python train.py --bf16 True\nValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
      "torch_npu.bf16_unsupported_trainer"),
@@ -41,6 +46,7 @@ SILENT = [
     ("            ACL_CHECK(aclrtMalloc(&b.ptr, size, ACL_MEM_MALLOC_HUGE_FIRST));", "devices.llamacpp_npu_alloc_failed"),
     # CUDA's ggml_cuda_error report of the same shape
     # the same messages on a CUDA host: no Ascend word anywhere
+    ("ValueError: This device does not support `pure_bf16`.", "torch_npu.bf16_unsupported_trainer"),
     ("ValueError: fp16 mixed precision requires a GPU (not cpu).", "torch_npu.accelerate_sees_no_npu"),
     ("ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
      "torch_npu.bf16_unsupported_trainer"),

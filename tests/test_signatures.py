@@ -80,6 +80,9 @@ RECONSTRUCTED = {
     "torch_npu.deepspeed_no_torch_npu", "env.ascend_home_path_unset", "python.deepspeed_op_no_npu_impl",
     "torch_npu.transformers_npu_fused_adamw", "torch_npu.bf16_unsupported_trainer", "torch_npu.accelerate_sees_no_npu",
     "python.npu_fa2_sparse_mode",
+    "python.verl_transformers_npu_pin", "torch_npu.llamafactory_npu_kernel", "python.mindspeed_experts_per_ep",
+    "vllm_ascend.lora_fused_experts_swift", "torch_npu.fusion_attention_grad_missing", "python.mindspeed_fp8_unsupported",
+    "cann.mindspeed_atb_home_unset", "torch_npu.mindspeed_moe_permute_fusion_off",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
