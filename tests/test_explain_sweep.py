@@ -36,6 +36,10 @@ EXPLAINED = [
      "torch_npu.bf16_unsupported_trainer"),
     # verl with an older transformers than the 4.51.3 of the signature's example
     ("ValueError: transformers version >= 4.52.4 is required on ASCEND NPU, current version is 4.48.0.", "python.verl_transformers_npu_pin"),
+    # triton-ascend: the other two BiSheng tools, and ASCEND_HOME_PATH read for its launcher
+    ("OSError: Couldn't find executable bishengir-opt or TRITON_NPU_COMPILER_PATH", "vllm_ascend.triton_npu_compiler_missing"),
+    ("OSError: Couldn't find executable bisheng or TRITON_NPU_COMPILER_PATH", "vllm_ascend.triton_npu_compiler_missing"),
+    ("OSError: ASCEND_HOME_PATH is not set, source <ascend-toolkit>/set_env.sh first", "env.ascend_home_path_unset"),
     # transformers before 4.57 added the CUDA hint on every host
     ("+ ASCEND_RT_VISIBLE_DEVICES=0 python train.py --bf16 True\nValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
      "torch_npu.bf16_unsupported_trainer"),

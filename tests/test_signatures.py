@@ -83,6 +83,8 @@ RECONSTRUCTED = {
     "python.verl_transformers_npu_pin", "torch_npu.llamafactory_npu_kernel", "python.mindspeed_experts_per_ep",
     "vllm_ascend.lora_fused_experts_swift", "torch_npu.fusion_attention_grad_missing", "python.mindspeed_fp8_unsupported",
     "cann.mindspeed_atb_home_unset", "torch_npu.mindspeed_moe_permute_fusion_off",
+    "vllm_ascend.triton_npu_compiler_missing", "vllm_ascend.triton_ascend_arch_invalid", "vllm_ascend.triton_npu_subtarget",
+    "env.triton_ascend_no_cxx",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
