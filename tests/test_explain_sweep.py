@@ -40,6 +40,11 @@ EXPLAINED = [
     ("OSError: Couldn't find executable bishengir-opt or TRITON_NPU_COMPILER_PATH", "vllm_ascend.triton_npu_compiler_missing"),
     ("OSError: Couldn't find executable bisheng or TRITON_NPU_COMPILER_PATH", "vllm_ascend.triton_npu_compiler_missing"),
     ("OSError: ASCEND_HOME_PATH is not set, source <ascend-toolkit>/set_env.sh first", "env.ascend_home_path_unset"),
+    # Mooncake 0.3.12.post1 logs the ADXL connect failures from transfer_executor_base.cpp
+    ("E20260110 10:22:40.100200  4417 transfer_executor_base.cpp:269] Connect timeout to: 10.0.0.2:20342, errmsg: ",
+     "mooncake.ascend_direct_connect"),
+    ("E20260110 10:22:40.100200  4417 transfer_executor_base.cpp:274] Failed to connect to target: 10.0.0.2:20342, status: 103900",
+     "mooncake.ascend_direct_connect"),
     # transformers before 4.57 added the CUDA hint on every host
     ("+ ASCEND_RT_VISIBLE_DEVICES=0 python train.py --bf16 True\nValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
      "torch_npu.bf16_unsupported_trainer"),

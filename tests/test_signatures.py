@@ -84,7 +84,7 @@ RECONSTRUCTED = {
     "vllm_ascend.lora_fused_experts_swift", "torch_npu.fusion_attention_grad_missing", "python.mindspeed_fp8_unsupported",
     "cann.mindspeed_atb_home_unset", "torch_npu.mindspeed_moe_permute_fusion_off",
     "vllm_ascend.triton_npu_compiler_missing", "vllm_ascend.triton_ascend_arch_invalid", "vllm_ascend.triton_npu_subtarget",
-    "env.triton_ascend_no_cxx",
+    "env.triton_ascend_no_cxx", "mooncake.ascend_listen_port_exhausted",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
