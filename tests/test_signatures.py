@@ -71,6 +71,20 @@ RECONSTRUCTED = {
     "cann.hccl_ranktable_device_ip", "cann.atb_hccl_runner_failed", "cann.mindie_quant_config",
     "cann.mindie_env_unset", "env.sglang_npu_missing_import", "env.sgl_kernel_npu_transformers",
     "devices.ray_visible_devices",
+    # issue 25 (h-sweep): messages as each framework's source formats them (swept class by class
+    # from the source, not from threads)
+    "devices.llamacpp_cann_init_failed", "devices.llamacpp_npu_alloc_failed", "cann.llamacpp_pool_slots_full",
+    "cann.llamacpp_op_unsupported", "cann.llamacpp_type_unsupported", "devices.llamacpp_invalid_device",
+    "cann.llamacpp_pinned_fallback", "devices.llamacpp_soc_autodetect_failed", "env.llamacpp_cann_install_dir",
+    "cann.llamacpp_acl_graph_310p",
+    "torch_npu.deepspeed_no_torch_npu", "env.ascend_home_path_unset", "python.deepspeed_op_no_npu_impl",
+    "torch_npu.transformers_npu_fused_adamw", "torch_npu.bf16_unsupported_trainer", "torch_npu.accelerate_sees_no_npu",
+    "python.npu_fa2_sparse_mode",
+    "python.verl_transformers_npu_pin", "torch_npu.llamafactory_npu_kernel", "python.mindspeed_experts_per_ep",
+    "vllm_ascend.lora_fused_experts_swift", "torch_npu.fusion_attention_grad_missing", "python.mindspeed_fp8_unsupported",
+    "cann.mindspeed_atb_home_unset", "torch_npu.mindspeed_moe_permute_fusion_off",
+    "vllm_ascend.triton_npu_compiler_missing", "vllm_ascend.triton_ascend_arch_invalid", "vllm_ascend.triton_npu_subtarget",
+    "env.triton_ascend_no_cxx", "mooncake.ascend_listen_port_exhausted",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).

@@ -1,0 +1,82 @@
+"""Issue 25 (h-sweep): framework-specific failures on Ascend NPUs, swept class by class from the
+frameworks' own sources (not from threads). Each line is the message as the cited source prints
+it; each near miss is the same framework's message for another cause, another backend's
+equivalent (CUDA) or a healthy line next to it. Signatures' own examples and near misses are run
+by tests/test_signatures.py; these are the extra forms (multi-line reports, older wordings)."""
+from __future__ import annotations
+
+import pytest
+
+from doctor.explain.answers import primary
+from tests.explain_kit import catalog
+
+EXPLAINED = [
+    # llama.cpp's ACL_CHECK report (ggml_cann_error): the pool's device allocation failed
+    ("CANN error: EL0004: [PID: 3188] 2025-06-10-08:20:11.017.551 Failed to allocate memory.\n"
+     "  current device: 0, in function alloc at /home/user/llama.cpp/ggml/src/ggml-cann/ggml-cann.cpp:537\n"
+     "  aclrtMalloc(&b.ptr, size, ACL_MEM_MALLOC_HUGE_FIRST)", "devices.llamacpp_npu_alloc_failed"),
+    ("CANN error: \n"
+     "  current device: 1, in function alloc at /src/ggml/src/ggml-cann/ggml-cann.cpp:695\n"
+     "  aclrtMallocPhysical(&handle, reserve_size, &prop, 0)", "devices.llamacpp_npu_alloc_failed"),
+    # the older name of the graph function, with "error:" (before November 2024)
+    ("ggml_backend_cann_graph_compute: error: op not supported node_7 (CONV_TRANSPOSE_1D)", "cann.llamacpp_op_unsupported"),
+    ("/llama.cpp/ggml/src/ggml-cann/aclnn_ops.cpp:3673: MUL_MAT_ID only supports Q4_0 and Q8_0", "cann.llamacpp_type_unsupported"),
+    ("/llama.cpp/ggml/src/ggml-cann/aclnn_ops.cpp:2233: Only support Q4_0 and Q8_0 MUL_MAT", "cann.llamacpp_type_unsupported"),
+    ("/llama.cpp/ggml/src/ggml-cann/aclnn_ops.cpp:2043: Unsupported tensor type for GGML_OP_GET_ROWS", "cann.llamacpp_type_unsupported"),
+    # DeepSpeed's op builder printing the missing CANN version, and its older assertion
+    ("fused_adam ascend_cann is missing, npu ops cannot be compiled!", "env.ascend_home_path_unset"),
+    ("AssertionError: CANN_HOME does not exist, unable to compile NPU op(s)", "env.ascend_home_path_unset"),
+    # accelerate before 1.11 on an Ascend host whose NPU it did not see (1.6: the type in quotes)
+    ("+ ASCEND_RT_VISIBLE_DEVICES=0 accelerate launch --mixed_precision fp16 train.py\nValueError: fp16 mixed precision requires a GPU (not 'cpu').",
+     "torch_npu.accelerate_sees_no_npu"),
+    ("ASCEND_RT_VISIBLE_DEVICES=0,1 accelerate launch train.py\nValueError: fp16 mixed precision requires a GPU (not cpu).",
+     "torch_npu.accelerate_sees_no_npu"),
+    # LLaMA-Factory's pure_bf16 check on an Ascend host
+    ("+ ASCEND_RT_VISIBLE_DEVICES=0 llamafactory-cli train qwen_lora.yaml\nValueError: This device does not support `pure_bf16`.",
+     "torch_npu.bf16_unsupported_trainer"),
+    # verl with an older transformers than the 4.51.3 of the signature's example
+    ("ValueError: transformers version >= 4.52.4 is required on ASCEND NPU, current version is 4.48.0.", "python.verl_transformers_npu_pin"),
+    # triton-ascend: the other two BiSheng tools, and ASCEND_HOME_PATH read for its launcher
+    ("OSError: Couldn't find executable bishengir-opt or TRITON_NPU_COMPILER_PATH", "vllm_ascend.triton_npu_compiler_missing"),
+    ("OSError: Couldn't find executable bisheng or TRITON_NPU_COMPILER_PATH", "vllm_ascend.triton_npu_compiler_missing"),
+    ("OSError: ASCEND_HOME_PATH is not set, source <ascend-toolkit>/set_env.sh first", "env.ascend_home_path_unset"),
+    # Mooncake 0.3.12.post1 logs the ADXL connect failures from transfer_executor_base.cpp
+    ("E20260110 10:22:40.100200  4417 transfer_executor_base.cpp:269] Connect timeout to: 10.0.0.2:20342, errmsg: ",
+     "mooncake.ascend_direct_connect"),
+    ("E20260110 10:22:40.100200  4417 transfer_executor_base.cpp:274] Failed to connect to target: 10.0.0.2:20342, status: 103900",
+     "mooncake.ascend_direct_connect"),
+    # transformers before 4.57 added the CUDA hint on every host
+    ("+ ASCEND_RT_VISIBLE_DEVICES=0 python train.py --bf16 True\nValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
+     "torch_npu.bf16_unsupported_trainer"),
+]
+
+SILENT = [
+    # the same statement in the source, not in a failure report
+    ("            ACL_CHECK(aclrtMalloc(&b.ptr, size, ACL_MEM_MALLOC_HUGE_FIRST));", "devices.llamacpp_npu_alloc_failed"),
+    # CUDA's ggml_cuda_error report of the same shape
+    # the same messages on a CUDA host: no Ascend word anywhere
+    ("ValueError: This device does not support `pure_bf16`.", "torch_npu.bf16_unsupported_trainer"),
+    ("ValueError: fp16 mixed precision requires a GPU (not cpu).", "torch_npu.accelerate_sees_no_npu"),
+    ("ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
+     "torch_npu.bf16_unsupported_trainer"),
+    ("CUDA error: out of memory\n  current device: 0, in function alloc at /llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:400\n"
+     "  cudaMalloc((void **) &ptr, look_ahead_size)", "devices.llamacpp_npu_alloc_failed"),
+]
+
+
+def _ids(text):
+    return {a.id for a in catalog().explain_text(text)}
+
+
+@pytest.mark.parametrize("text,sid", EXPLAINED)
+def test_source_form_is_explained(text, sid):
+    got = catalog().explain_text(text)
+    assert sid in {a.id for a in got}, text
+    top = primary(got)
+    # a CANN code printed on the report's first line (EL0004: memory) may answer first: same cause
+    assert top is not None and (top.id == sid or top.kind == "code"), (text, top and top.id)
+
+
+@pytest.mark.parametrize("text,sid", SILENT)
+def test_near_form_is_not(text, sid):
+    assert sid not in _ids(text), text
