@@ -22,6 +22,7 @@ from fakehost import wheelhouse as wh
 from fakehost.index_server import WheelIndex
 from fakehost.kit import SCENARIOS
 from fakehost.scenarios import ascend_host, release_packages
+from shipped import matrix as shipped_matrix
 
 DATA = Path(__file__).parent / "data"
 TOOLKIT_INFO = "/usr/local/Ascend/ascend-toolkit/8.3.RC2/{arch}-linux/ascend_toolkit_install.info"
@@ -191,7 +192,6 @@ def open_base():
 
 
 def test_unreadable_driver_and_cann_are_permission_findings(open_base):
-    from doctor.matrix import load_matrix
     from doctor.probes.all_probes import PROBES
     from doctor.probes.base import ProbeOptions
     from doctor.probes.collect import collect
@@ -205,7 +205,7 @@ def test_unreadable_driver_and_cann_are_permission_findings(open_base):
         os.chown(fake.p(path), 0, 1000)  # root:HwHiAiUser, as the driver installer leaves them
         fake.p(path).chmod(mode)
     probes = [p for p in PROBES if p.name in ("driver", "firmware", "cann", "devices")]
-    matrix = load_matrix()
+    matrix = shipped_matrix()
     with as_user():
         facts = collect(Host(root=str(fake.root), env=fake.env), ProbeOptions(), probes=probes)
     assert facts.host.uid != 0 and not facts.probe_errors

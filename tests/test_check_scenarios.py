@@ -8,6 +8,7 @@ from fakehost import finding, official_image, statuses
 from fakehost.dists import Stub
 from fakehost.scenarios import ascend_host, release_packages
 import doctor_fork
+from shipped import matrix as shipped_matrix
 
 
 def fails(doc):
@@ -375,13 +376,12 @@ def test_AVD_064_python_outside_the_range(fake):
     ascend_host(fake, "0.23.0")
     doc = fake.judge()
     assert finding(doc, "python.version")["status"] == "ok"
-    from doctor.matrix import load_matrix
     from doctor.rules.engine import make_context
     from doctor.rules.python import python_version
     from doctor.usecases.check import CheckOptions, gather
     facts = gather(CheckOptions(root=str(fake.root), python=str(fake.python)), env=fake.env)
     facts.python.version = "3.13.1"
-    ctx = make_context(facts, load_matrix(user_overlays=False))
+    ctx = make_context(facts, shipped_matrix())
     assert [f.status for f in python_version(ctx) if f.id == "python.version"] == ["warn"]
     facts.python.version = "3.9.18"  # below Requires-Python >=3.10
     assert [f.status for f in python_version(ctx) if f.id == "python.version"] == ["fail"]

@@ -15,6 +15,7 @@ from kitrun import kit_run, names, run_cli
 
 from doctor.findings import FAIL, INFO, OK, WARN, Finding, cmd, judge
 from doctor.i18n import T
+from shipped import matrix as shipped_matrix
 
 
 def main(*argv: str):
@@ -330,14 +331,13 @@ def test_matrix_tables_fit_the_terminal_and_never_split_a_version_or_a_url(colum
     """COLUMNS is the width: the table fits it, with every version and URL whole (a column is as
     wide as its longest word); too narrow for that, one record per row, wrapped between words at
     the width."""
-    from doctor.matrix import load_matrix
 
     monkeypatch.setenv("COLUMNS", columns)
     code, out, _ = main("matrix", "show")
     assert code == 0
     assert not fits(out, int(columns)), fits(out, int(columns))[:3]
     words = set(out.split())
-    for r in load_matrix(user_overlays=False).releases:
+    for r in shipped_matrix().releases:
         assert r.vllm_ascend in words and r.torch_npu in words, r.vllm_ascend
     if columns == "240":
         assert "┃" in out and max(len(x) for x in out.splitlines()) <= 240

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from doctor.explain.answers import primary, select
-from doctor.matrix.load import load_matrix
 from doctor.parse.logscan import scan_text
 from doctor.usecases.explain import match_log, run_explain
 from tests.explain_kit import catalog
 from fakehost import FakeHost
 from fakehost.scenarios import ascend_host
+from shipped import matrix as shipped_matrix
 
 DATA = Path(__file__).parent / "data"
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ def test_libhccl_traceback_names_the_library():
 
 
 def test_match_log_compat_for_smoke_and_mooncake_build():
-    sigs = load_matrix(user_overlays=False).signatures
+    sigs = shipped_matrix().signatures
     got = match_log("x\nOSError: libatb.so: cannot open shared object file: No such file or directory\n", sigs)
     assert [(m.id, m.line) for m in got] == [("cann.libatb_missing", 2)]
     coded = match_log("RuntimeError: c10_npu::SetDevice(device_id_), error code is 507033", sigs)

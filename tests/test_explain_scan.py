@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from doctor.explain.classifiers import CLASSIFIERS
-from doctor.matrix.load import load_matrix
 from doctor.parse import logscan
 from doctor.parse.logscan import LogScanner, Matcher, PatternError, required, scan_text
 from tests.explain_kit import catalog
 import doctor_fork
+from shipped import matrix as shipped_matrix
 
 REPO = Path(__file__).resolve().parents[1]
 NOISE = [
@@ -40,7 +40,7 @@ def search(request, monkeypatch):
 
 
 def examples():
-    m = load_matrix(user_overlays=False)
+    m = shipped_matrix()
     rows = list(m.signatures) + list(m.code_forms) + list(m.codes) + list(m.libraries) + list(CLASSIFIERS)
     out = []
     for r in rows:

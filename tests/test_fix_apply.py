@@ -14,6 +14,7 @@ import pytest
 from fakehost import FakeHost, finding
 from fakehost import wheelhouse as wh
 import doctor_fork
+from shipped import matrix as shipped_matrix
 
 
 def pip_env(fake, house, dirs=None):
@@ -60,11 +61,10 @@ def resolution(doc):
 def replan(fake):
     from doctor.usecases.check import CheckOptions, gather
     from doctor.shell.install.installer import Installer
-    from doctor.matrix import load_matrix
     from doctor.plan.builder import PlanOptions, plan_for
     from doctor.rules.engine import make_context, run_rules
 
-    matrix = load_matrix(user_overlays=False)
+    matrix = shipped_matrix()
     facts = gather(CheckOptions(root=str(fake.root), python=str(fake.python), cwd=str(fake.workdir),
                                 npu_smi=fake.npu_smi_binary()), env=dict(fake.env))
     ctx = make_context(facts, matrix, "auto")

@@ -9,6 +9,7 @@ import pytest
 from fakehost import FakeHost, finding
 from fakehost.fleet import node, node_ip
 from fakehost.hccn import TOOL, Port, install, node_ports, reachable, recorded
+from shipped import matrix as shipped_matrix
 
 
 @pytest.fixture(scope="module")
@@ -177,10 +178,9 @@ def test_a3_vnic_and_super_pod(tmp_path):
                                 npu_smi=fake.npu_smi_binary()), env=dict(fake.env))
     ping = facts.hccn.pings[0]
     assert "-hccs_ping" in ping.command.argv and (ping.transmitted, ping.received) == (3, 3)
-    from doctor.matrix import load_matrix
     from doctor.rules.engine import make_context, run_rules
 
-    verdict = run_rules(make_context(facts, load_matrix(user_overlays=False), "runtime"))
+    verdict = run_rules(make_context(facts, shipped_matrix(), "runtime"))
     by = {f.id: f for f in verdict.findings if f.id.startswith("hccn.")}
     assert by["hccn.vnic"].status == "fail" and "NPU 5" in str(by["hccn.vnic"].title)
     assert by["hccn.superpod"].status == "ok" and "super pod 0, server index 4" in str(by["hccn.superpod"].title)

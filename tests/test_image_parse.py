@@ -4,6 +4,7 @@ import pytest
 
 from doctor.parse import image_files, oci, pyenv
 from doctor.parse.overlay import DIR, FILE, HARDLINK, SYMLINK, WANTED, Entry, Tree, classify, clamp, normalize, relative_link
+from shipped import matrix as shipped_matrix
 
 
 # -- config and manifests --------------------------------------------------------------------------
@@ -231,9 +232,8 @@ def test_site_layouts():
 
 def test_official_image_rows_are_sourced_and_match_the_release_rows():
     from citations import unresolved
-    from doctor.matrix import load_matrix
 
-    m = load_matrix(user_overlays=False)
+    m = shipped_matrix()
     assert m.images, "matrices/images.toml is loaded"
     releases = {r.vllm_ascend: r for r in m.releases}
     for row in m.images:
@@ -253,7 +253,6 @@ def test_a_deviation_excuses_only_what_came_from_its_step():
     the official step installed it, and the user's when a later layer did."""
     from doctor.facts import Distribution, Facts, HostFacts, ImageFacts, ImageLayer, PackagesFacts
     from doctor.findings import FAIL, Finding, judge, msg
-    from doctor.matrix import load_matrix
     from doctor.rules.image import judge_image
 
     def facts(layer_of_npu):
@@ -267,7 +266,7 @@ def test_a_deviation_excuses_only_what_came_from_its_step():
             dist_layers={"vllm-ascend": 1, "torch-npu": layer_of_npu})
         return f
 
-    rows = load_matrix(user_overlays=False).images
+    rows = shipped_matrix().images
     for layer, status in ((2, "info"), (3, "fail")):
         verdict = judge([Finding("torch_npu.version", FAIL, msg("torch-npu 2.10.0 does not match", "不配套"),
                                    observed="2.10.0")])
@@ -308,11 +307,10 @@ def test_the_vllm_an_image_variant_builds_is_that_tags_deviation():
     only when the layer that installed it was built with VLLM_TAG=v0.11.2."""
     from doctor.facts import Distribution, Facts, HostFacts, ImageFacts, ImageLayer, PackagesFacts
     from doctor.findings import FAIL, Finding, judge, msg
-    from doctor.matrix import load_matrix
     from doctor.matrix.images import official_images
     from doctor.rules.image import judge_image
 
-    m = load_matrix(user_overlays=False)
+    m = shipped_matrix()
     row = next(r for r in m.releases if r.vllm_ascend == "0.11.0rc3")
     assert row.vllm == "0.11.0" and row.vllm_by_image == {"openeuler": "0.11.2"}
     assert "Dockerfile.openEuler" in row.source_of("vllm_by_image")

@@ -16,6 +16,7 @@ import pytest
 from doctor.record import replace
 from doctor.rules import gates
 from doctor.rules.base import Context
+from shipped import matrix as shipped_matrix
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GATED_MODULES = ("doctor.rules.hccn", "doctor.rules.tuning", "doctor.rules.tuning_serve", "doctor.rules.tuning_model",
@@ -26,7 +27,6 @@ GATED_MODULES = ("doctor.rules.hccn", "doctor.rules.tuning", "doctor.rules.tunin
 def _contexts() -> List[Tuple[str, Context]]:
     """Every literal host of the rules' unit goldens (hccn, tuning, serve and model cases among
     them), each at both stages."""
-    from doctor.matrix import load_matrix
     from doctor.rules.engine import make_context
     from rules import build as b
     from rules.test_outputs import cases
@@ -34,7 +34,7 @@ def _contexts() -> List[Tuple[str, Context]]:
     from rules.test_tuning import facts
 
     out = [(name, b.context(**kw)) for name, kw in cases().items()]
-    matrix = load_matrix(user_overlays=False)
+    matrix = shipped_matrix()
     out += [(name, make_context(facts(**kw), matrix, "runtime", release)) for name, (kw, release) in tuning_cases().items()]
     out += [(f"{name} (plain env)", make_context(replace(facts(**kw), env={"PATH": "/usr/bin"}), matrix, "build", None))
             for name, (kw, release) in tuning_cases().items()]

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from doctor.matrix.load import load_matrix
 from doctor.matrix.query import cann_row, release_row, torch_npu_row, torch_row
 from doctor.matrix.verify import load_metadata_file, verify
 from doctor.versions import AscendVersion, pep440
+from shipped import matrix as shipped_matrix
 
 DATA = Path(__file__).parent / "data"
 METADATA = [DATA / "index-metadata.json", DATA / "index-metadata-newer.json"]
@@ -17,7 +17,7 @@ METADATA = [DATA / "index-metadata.json", DATA / "index-metadata-newer.json"]
 
 @pytest.fixture(scope="module")
 def matrix():
-    return load_matrix(user_overlays=False)
+    return shipped_matrix()
 
 
 def index_versions():

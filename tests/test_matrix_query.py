@@ -17,11 +17,12 @@ from doctor.matrix.query import (
     release_row,
     torch_npu_row,
 )
+from shipped import matrix as shipped_matrix
 
 
 @pytest.fixture(scope="module")
 def shipped():
-    return load_matrix(user_overlays=False)
+    return shipped_matrix()
 
 
 def synthetic(tmp_path: Path, text: str) -> Matrix:

@@ -7,6 +7,7 @@ import pytest
 
 from doctor.matrix.load import load_matrix, parse_file
 from doctor.matrix.schema import MatrixError
+from shipped import matrix as shipped_matrix
 
 ROW = """[[release]]
 vllm_ascend = "{version}"
@@ -166,7 +167,7 @@ def test_explicit_bad_matrix_file_raises(tmp_path):
 
 
 def test_uncurated_overlay_row_never_replaces_a_curated_one(tmp_path):
-    shipped = load_matrix(user_overlays=False)
+    shipped = shipped_matrix()
     curated = next(r for r in shipped.releases if r.vllm_ascend == "0.11.0rc3")
     overlay = write(tmp_path, ROW.format(version="0.11.0rc3").replace('torch = "2.7.1"', 'torch = "9.9.9"')
                     + "curated = false\n")

@@ -25,6 +25,7 @@ from doctor.parse.indexfiles import glibc_of, pick_file, release_glibc, upload_d
 from doctor.matrix.load import load_matrix, parse_file
 from doctor.matrix.sync import overlay_path, sync
 from doctor.shell.host.matrix_overlay import write_validated
+from shipped import matrix as shipped_matrix
 
 DATA = Path(__file__).parent / "data"
 
@@ -193,7 +194,7 @@ def server(index):
 
 @pytest.fixture(scope="module")
 def matrix():
-    return load_matrix(user_overlays=False)
+    return shipped_matrix()
 
 
 # ---------------------------------------------------------------------------------------------

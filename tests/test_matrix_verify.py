@@ -10,6 +10,7 @@ from doctor.errors import UsageError
 from doctor.matrix.load import parse_file
 from doctor.matrix.model import Matrix
 from doctor.matrix.verify import load_metadata_file, requirement_specs, verify
+from shipped import matrix as shipped_matrix
 
 DATA = Path(__file__).parent / "data"
 
@@ -213,9 +214,7 @@ SIX = ["2.1.0", "2.1.0rc1", "2.1.0.post3", "2.2.0rc1", "2.3.1rc1", "2.4.0rc1"]
 
 
 def shipped():
-    from doctor.matrix.load import load_matrix
-
-    return load_matrix(user_overlays=False)
+    return shipped_matrix()
 
 
 def test_every_torch_npu_build_on_the_index_has_a_row_for_every_python():

@@ -16,10 +16,10 @@ import pytest
 from fakehost import FakeHost
 from fakehost.mooncake import CC, cann_libs
 
-from doctor.matrix import load_matrix
 from doctor.parse import elf
 from doctor.shell.mooncake import build
 import doctor_fork
+from shipped import matrix as shipped_matrix
 
 FIXTURE = Path(__file__).parent / "mooncake_fixture"
 REPO = Path(__file__).resolve().parents[1]
@@ -126,7 +126,7 @@ def test_build_installs_and_verifies(repo, host, tmp_path):
     recorder.chmod(0o755)
     opts = options(host, tmp_path, source=str(repo), with_system_deps=os.geteuid() == 0)
     opts.env["APT_GET"] = str(recorder)
-    res = build.run_build(opts, signatures=load_matrix().signatures)
+    res = build.run_build(opts, signatures=shipped_matrix().signatures)
     assert res.ok, (res.error, res.tail)
     assert [s.name for s in res.steps] == ["python", "clone", "submodules", "dependencies", "configure", "build",
                                            "install", "verify"]
@@ -166,7 +166,7 @@ def test_compile_error_with_a_known_signature(repo, host, tmp_path):
     old_install(host)
     before = tree(host.site, host.prefix)
     res = build.run_build(options(host, tmp_path, source=str(repo), cmake_args=["-DUSE_ASCEND=ON"]),
-                          signatures=load_matrix().signatures)
+                          signatures=shipped_matrix().signatures)
     assert not res.ok and res.stage == "build" and not res.restored
     assert any("transport_mem.h: No such file or directory" in line for line in res.tail)
     known = {k.id: k for k in res.known}
@@ -180,7 +180,7 @@ def test_compile_error_with_a_known_signature(repo, host, tmp_path):
 
 def test_missing_cann_headers(repo, host, tmp_path):
     shutil.rmtree(Path(host.build_env["ASCEND_HOME_PATH"]) / f"{host.machine}-linux" / "include")
-    res = build.run_build(options(host, tmp_path, source=str(repo)), signatures=load_matrix().signatures)
+    res = build.run_build(options(host, tmp_path, source=str(repo)), signatures=shipped_matrix().signatures)
     assert not res.ok and res.stage == "build"
     ids = [k.id for k in res.known]
     assert "env.mooncake_cann_headers" in ids and "build.acl_header_missing" in ids

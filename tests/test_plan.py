@@ -7,7 +7,6 @@ from fakehost.scenarios import ascend_host
 from doctor.usecases.check import CheckOptions, gather
 from doctor.errors import UsageError
 from doctor.shell.install.installer import Installer, choose, uv_flags
-from doctor.matrix import load_matrix
 from doctor.shell.install.index import pip_index_config
 from doctor.plan.builder import (
     TORCH_CPU_INDEX,
@@ -18,8 +17,9 @@ from doctor.plan.builder import (
     unmet_requirements,
 )
 from doctor.rules.engine import make_context, run_rules
+from shipped import matrix as shipped_matrix
 
-MATRIX = load_matrix(user_overlays=False)
+MATRIX = shipped_matrix()
 PIP = Installer("pip", "/env/bin/python", ("/env/bin/python", "-m", "pip"))
 MIRROR = "https://mirrors.huaweicloud.com/ascend/repos/pypi"
 
@@ -249,10 +249,9 @@ def test_unmet_requirements_leave_out_the_pins_and_cuda():
             "transformers>=4.55.2", "nvidia-nccl-cu12==2.27.3", "pandas; extra == 'bench'"]
     installed = {"numpy": Distribution("numpy", "1.26.4"), "transformers": Distribution("transformers", "4.57.1")}
     markers = {"platform_machine": "x86_64", "python_version": "3.11", "sys_platform": "linux"}
-    from doctor.matrix import load_matrix
     from doctor.matrix.query import package_set
 
-    not_on_ascend = package_set(load_matrix(user_overlays=False), "vllm_not_on_ascend")
+    not_on_ascend = package_set(shipped_matrix(), "vllm_not_on_ascend")
     assert unmet_requirements("vllm", reqs, ["torch", "torch-npu"], installed, markers, not_on_ascend) == ["regex"]
     assert unmet_requirements("vllm-ascend", ["torch==2.7.1", "quart", "numpy<2.0.0"], ["torch"], installed,
                               markers, not_on_ascend) == ["quart"]

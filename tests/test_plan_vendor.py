@@ -9,7 +9,6 @@ import pytest
 from fakehost import REPO, FakeHost
 from fakehost.dists import Stub
 
-from doctor.matrix import load_matrix
 from doctor.plan.builder import PlanOptions, Step, plan_for
 from doctor.plan.steps import KINDS, kind_of
 from doctor.plan.vendor import cheapest, path_to
@@ -18,6 +17,7 @@ from doctor.shell.install.installer import Installer
 from doctor.usecases.check import CheckOptions, gather
 from doctor.findings import msg
 import doctor_fork
+from shipped import matrix as shipped_matrix
 
 
 def old_host(base) -> FakeHost:
@@ -33,7 +33,7 @@ def old_host(base) -> FakeHost:
 
 
 def planned(fake, **kw):
-    matrix = load_matrix(user_overlays=False)
+    matrix = shipped_matrix()
     facts = gather(CheckOptions(root=str(fake.root), python=str(fake.python), cwd=str(fake.workdir)), env=dict(fake.env))
     ctx = make_context(facts, matrix, "auto")
     opts = PlanOptions(installer=Installer("pip", str(fake.python), (str(fake.python), "-m", "pip")), **kw)

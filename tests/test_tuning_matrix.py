@@ -6,18 +6,18 @@ from pathlib import Path
 import pytest
 
 from citations import unresolved
-from doctor.matrix import load_matrix
 from doctor.matrix.load import parse_file
 from doctor.matrix.schema import MatrixError
 from doctor.rules.catalog import CATALOG
 from doctor.versions import satisfies
+from shipped import matrix as shipped_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def matrix():
-    return load_matrix(user_overlays=False)
+    return shipped_matrix()
 
 
 def test_rows_refer_to_each_other(matrix):

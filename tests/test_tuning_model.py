@@ -6,7 +6,6 @@ import shutil
 import pytest
 
 from doctor.findings import FAIL, INFO, OK, WARN
-from doctor.matrix import load_matrix
 from doctor.probes.model import probe_model
 from doctor.rules import tuning_model, tuning_serve
 from doctor.rules.engine import make_context, run_rules
@@ -14,6 +13,7 @@ from fakehost import FakeHost, finding
 from fakehost.models import tiny_llama
 from fakehost.scenarios import ascend_host
 from rules.test_tuning import facts, status
+from shipped import matrix as shipped_matrix
 
 # Making the model installs transformers into the shared CPU-torch venv and runs it once per
 # machine (cached under .cache/): minutes on a fresh CI machine, seconds afterwards.
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def matrix():
-    return load_matrix(user_overlays=False)
+    return shipped_matrix()
 
 
 @pytest.fixture(scope="module")

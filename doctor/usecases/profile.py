@@ -3,7 +3,6 @@
 Reading is the shell's (doctor/shell/profile/files.py); judgement is doctor/profile's."""
 from __future__ import annotations
 
-import gc
 import os
 import shlex
 from dataclasses import dataclass
@@ -186,8 +185,7 @@ def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
         if producer == "bare":
             producer = "torch" if tr.container == "object" and not rank.has_cann and not len(rank) else \
                 "torch_npu" if rank.host_lane else "msprof" if rank.has_cann or len(rank) else "unknown"
-        del tr
-        gc.collect()
+        del tr  # freed here (no cycles: a collection found nothing to free), before the next rank's
     else:
         assert table is not None
         rank = view.from_table(table, label)

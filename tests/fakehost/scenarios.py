@@ -3,18 +3,18 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Union
 
-from doctor.matrix import load_matrix
 from doctor.versions import AscendVersion, satisfies
 
 from . import FakeHost
 from .dists import TORCH_COMPANIONS, Stub
+from shipped import matrix as shipped_matrix
 
 TRANSFORMERS = ("4.52.4", "4.53.0", "4.57.1", "4.57.3", "4.57.4", "5.5.3", "5.5.4", "5.13.0", "5.14.1")
 NUMPY = ("2.1.0", "1.26.4")
 
 
 def row(version: str):
-    matrix = load_matrix(user_overlays=False)
+    matrix = shipped_matrix()
     r = next((x for x in matrix.releases if x.vllm_ascend == version), None)
     assert r is not None, f"no matrix row {version}"
     return r

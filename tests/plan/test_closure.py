@@ -13,6 +13,7 @@ from rules import build as b
 
 from .test_resolve import EXACT, FRESH, fresh_plan
 from .test_fixers import Pip
+from shipped import matrix as shipped_matrix
 
 CUDA = ("nvidia-*", "cupy-cuda*", "triton", "xformers", "flashinfer-*")
 X86 = b.python().markers
@@ -65,10 +66,9 @@ def test_an_extra_requested_later_is_walked_too():
 
 
 def test_patterns_are_the_matrix_ones():
-    from doctor.matrix import load_matrix
     from doctor.matrix.query import package_set
 
-    patterns = package_set(load_matrix(user_overlays=False), "cuda_only")
+    patterns = package_set(shipped_matrix(), "cuda_only")
     assert all(is_cuda_only(n, patterns) for n in ("cupy-cuda12x", "nvidia-cublas-cu12", "triton", "xformers",
                                                     "flashinfer-python", "cuda-bindings"))
     assert not any(is_cuda_only(n, patterns) for n in ("triton-ascend", "torch", "cupy", "ray", "numba"))
@@ -121,10 +121,9 @@ def test_torch_npu_x86_64_wheels_require_the_cpu_build_of_torch():
     """torch-npu 2.7.1's x86_64 wheel requires torch==2.7.1+cpu, its aarch64 wheel torch==2.7.1
     (wheel METADATA, matrices/torch-npu.toml torch_x86_64): a plain 2.7.1 is replaced on x86_64 only."""
     from doctor.findings import Verdict
-    from doctor.matrix import load_matrix
     from doctor.plan import builder
 
-    mx = load_matrix(user_overlays=False)
+    mx = shipped_matrix()
     row = next(r for r in mx.torch_npu if r.version == "2.7.1")
     assert row.torch_x86_64 == "2.7.1+cpu"
     assert next(r for r in mx.torch_npu if r.version == "2.12.0").torch_x86_64 is None

@@ -9,19 +9,19 @@ import pytest
 from doctor.facts import (CannFacts, DeviceNode, DevicesFacts, Facts, HostFacts, ModelFacts, MooncakeFacts, MountFact,
                           ShardFact, TuningFacts)
 from doctor.findings import FAIL, INFO, OK, WARN
-from doctor.matrix import load_matrix
 from doctor.parse.npusmi import parse_npu_smi
 from doctor.parse.serving import read_command
 from doctor.rules import tuning, tuning_model, tuning_serve
 from doctor.rules.engine import make_context, run_rules
 from fakehost import fixture
+from shipped import matrix as shipped_matrix
 
 RULES = tuning.RULES + tuning_serve.RULES + tuning_model.RULES
 
 
 @pytest.fixture(scope="module")
 def matrix():
-    return load_matrix(user_overlays=False)
+    return shipped_matrix()
 
 
 def host(**kw) -> TuningFacts:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Dict, Tuple
 
 from doctor.facts import ModelFacts, MooncakeFacts, MountFact, ShardFact, TuningFacts, WeightCheck
-from doctor.matrix import load_matrix
 from doctor.rules.engine import make_context, run_rules
 
 from doctor.findings import FAIL, INFO, OK, WARN
@@ -20,6 +19,7 @@ from .test_tuning import DUO, RULES, TP2, bad_model, facts, host, judge, status
 
 from .test_outputs import _render
 from goldens import match
+from shipped import matrix as shipped_matrix
 
 EXPECTED = Path(__file__).with_name("tuning_outputs.json")
 
@@ -149,7 +149,7 @@ def _judge(kw: dict, release: str, matrix) -> Dict[str, str]:
 
 
 def outputs() -> Dict[str, Dict[str, str]]:
-    matrix = load_matrix(user_overlays=False)
+    matrix = shipped_matrix()
     table = cases()
     out: Dict[str, Dict[str, str]] = {}
     for release in sorted({r for _, r in table.values()}):
@@ -167,7 +167,7 @@ def test_every_tuning_finding_word_for_word():
 
 def _judged(name: str):
     kw, release = cases()[name]
-    return judge(facts(**kw), release, load_matrix(user_overlays=False))
+    return judge(facts(**kw), release, shipped_matrix())
 
 
 def test_each_tuning_id_is_produced_by_a_case_and_absent_from_the_bare_host():

@@ -13,6 +13,7 @@ from fakehost.scenarios import ascend_host
 from doctor.shell.install.installer import Choice, Downloader, Installer
 from doctor.shell.install.resolver import Request, resolve_pip
 from doctor.usecases.prove import prove
+from shipped import matrix as shipped_matrix
 
 
 def script(path, body: str) -> str:
@@ -51,14 +52,13 @@ time.sleep(60)
 
 
 def plan_and_facts(fake):
-    from doctor.matrix import load_matrix
     from doctor.plan.builder import PlanOptions, plan_for
     from doctor.rules.engine import make_context, run_rules
     from doctor.usecases.check import CheckOptions, gather
 
     facts = gather(CheckOptions(root=str(fake.root), python=str(fake.python), cwd=str(fake.workdir),
                                 npu_smi=fake.npu_smi_binary()), env=dict(fake.env))
-    mx = load_matrix(user_overlays=False)
+    mx = shipped_matrix()
     ctx = make_context(facts, mx, "auto")
     opts = PlanOptions(installer=Installer("pip", str(fake.python), (str(fake.python), "-m", "pip")),
                        doctor_python=sys.executable)
