@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import argparse
 import random
-import tomllib
+import sys
 from pathlib import Path
 from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.9/3.10
+    import tomli as tomllib
 
 MATRICES = Path(__file__).resolve().parent.parent / "matrices"
 
