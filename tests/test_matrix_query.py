@@ -326,6 +326,10 @@ def test_mooncake_knowledge_is_read_from_the_matrix(shipped):
     assert config["preferred_segment"] == ("0.20.2rc1", None) and config["use_ascend_direct"] == (None, "0.12.0rc1")
     assert key_windows(shipped, "layerwise")["prefill"] == (None, "0.15.0rc1")
     assert key_windows(shipped, "store_backend")["yuanrong"] == ("0.20.2rc1", None)
+    # facts audit (docs/facts-audit.md): the releases/v0.13.0 branch read these before 0.14.0rc1
+    store = key_windows(shipped, "store")
+    assert all(store[k] == ("0.13.0rc2", None) for k in ("consumer_is_to_put", "prefill_pp_size", "prefill_pp_layer_partition"))
+    assert key_windows(shipped, "layerwise")["tls_config"] == ("0.13.0rc3", None)
     assert key_row(shipped, "store", "h2d_stagger_us").source.startswith("https://github.com/vllm-project/vllm-ascend/blob/")
     assert threshold(shipped, "mooncake_first_npu_wheel") == "0.3.11.post1"
     assert threshold(shipped, "mooncake_npu_wheel_glibc") == "2.35"

@@ -184,6 +184,16 @@ def test_msprof_symbol_says_torch_npu_is_older_than_cann():
     assert "triton-ascend/issues/326" in s.source and "triton-ascend/issues/328" in s.source
 
 
+def test_audited_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md: three cause statements said more than the thread or code they cite."""
+    s = by_id("cann.aclnn_561103")  # vllm-ascend#4859: a commenter matched CANN to the device, nothing about a missing package
+    assert "ACLNN_ERR_INNER_NULLPTR" in s.cause_en and "missing" not in s.cause_en and "缺少" not in s.cause_zh
+    s = by_id("torch_npu.autoload_failed")  # torch chains the real error above its RuntimeError, not only on the line
+    assert "chained" in s.cause_en and "same line is the real cause" not in s.cause_en
+    s = by_id("torch_npu.fusion_attention_grad_missing")  # ms-swift only checks hasattr; it names no version
+    assert "older" not in s.cause_en and "旧" not in s.cause_zh
+
+
 def test_triton_collision_names_the_pins_of_the_matrix():
     s = by_id("vllm_ascend.triton_collision")
     pins = {r.vllm_ascend: r.triton_ascend for r in matrix().releases if getattr(r, "triton_ascend", None)}

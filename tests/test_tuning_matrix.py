@@ -68,6 +68,9 @@ def test_release_windows_match_the_code_that_was_read(matrix):
     held = lambda fid, version: any(satisfies(version, r) for r in facts[fid].releases)  # noqa: E731
     assert held("launch_blocking_graph_rejected", "0.28.0rc1") and not held("launch_blocking_graph_rejected", "0.29.0rc1")
     assert not held("launch_blocking_graph_rejected", "0.30.0rc2")
+    # facts audit (docs/facts-audit.md): v0.9.1rc2 to v0.9.1 do not support 310P at all (no tutorial says eager-only)
+    assert all(held("310p_eager_only", v) for v in ("0.9.1rc1", "0.9.2rc1", "0.10.0rc1", "0.18.0rc1", "0.19.1rc1"))
+    assert not any(held("310p_eager_only", v) for v in ("0.9.1rc2", "0.9.1rc3", "0.9.1", "0.18.0", "0.20.2rc1"))
     assert all(held("cpu_binding_opt_in", v) for v in ("0.11.0rc1", "0.11.0rc3", "0.14.0rc1", "0.9.1"))
     assert not any(held("cpu_binding_opt_in", v) for v in ("0.11.0rc0", "0.9.2rc1", "0.15.0rc1"))
     assert facts["checked_through"].value == "0.30.0rc2"

@@ -147,7 +147,7 @@ SERVES = {
                               "kv_connector_extra_config": {"prefill": {"tp_size": 4}, "use_ascend_direct": True,
                                                             "lookup_rpc_port": 1}}), dict(vllm_ascend="0.13.0")),
     "layerwise old": (kv({"kv_connector": "MooncakeLayerwiseConnector", "kv_role": "kv_producer",
-                          "kv_connector_extra_config": {"tls_config": {}}}), dict(vllm_ascend="0.13.0")),
+                          "kv_connector_extra_config": {"tls_config": {}}}), dict(vllm_ascend="0.13.0rc2")),
     "no connector, bad role": (kv({"kv_role": "leader", "kv_buffer_sizes": 1}), {}),
     "no role": (kv({"kv_connector": "MooncakeConnectorV1"}), {}),
     "bad policy, extra not object": (kv({"kv_connector": "MooncakeConnectorV1", "kv_role": "kv_producer",
