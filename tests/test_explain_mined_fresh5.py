@@ -28,7 +28,9 @@ held-out line is an example and no signature cites a held-out thread. The blind 
 the commit of the batch with the catalogue as it was: held out 6 of 22 explained (the four held-out
 near misses staying silent, and 2 of the 18 held-out Ascend failures and benign lines), training
 11 of 37. Every training miss is listed in TRAINING_GAPS as a blind gap, to be
-replaced by signatures (or a reason) in a later session; the held-out share is frozen as a floor."""
+replaced by signatures (or a reason) in a later session; the held-out share is frozen as a floor.
+The next session (docs/explain.md, "Batch 5 (issue 25): the training gaps") explained all 26: none
+is left, and the held-out share stayed at the blind 6 of 22."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -47,60 +49,7 @@ HELD_OUT_FLOOR = 6 / 22 - 1e-9
 ASCEND_HELD_OUT_BLIND = (2, 18)
 # Training cases the catalogue misses at the blind commit. A later session replaces each entry by a
 # signature (and deletes it) or by the reason no signature may take it.
-TRAINING_GAPS: dict[str, str] = {
-    "https://github.com/tile-ai/tilelang-mlir-ascend/issues/116":
-        "blind: no signature yet",
-    "https://github.com/mindspore-lab/mindyolo/issues/273":
-        "blind: no signature yet",
-    "https://github.com/candle-org/MindAct/issues/2236":
-        "blind: no signature yet",
-    "https://github.com/candle-org/MindAct/issues/1693":
-        "blind: no signature yet",
-    "https://github.com/vllm-project/recipes/pull/907":
-        "blind: no signature yet",
-    "https://github.com/vllm-project/vllm-ascend/pull/6131":
-        "blind: no signature yet",
-    "https://github.com/Jittor/jittor/pull/18025":
-        "blind: no signature yet",
-    "https://github.com/AlgRUC/JittorGeometric/pull/18":
-        "blind: no signature yet",
-    "https://github.com/vllm-project/vllm-ascend/pull/6182":
-        "blind: no signature yet",
-    "https://github.com/triton-lang/triton-ascend/issues/888":
-        "blind: no signature yet",
-    "https://github.com/MinghuasLab/flash-attention-npu/issues/171":
-        "blind: no signature yet",
-    "https://github.com/flashserve/flash-linear-attention-npu/issues/267":
-        "blind: no signature yet",
-    "https://github.com/sgl-project/sglang/pull/29853":
-        "blind: no signature yet",
-    "https://github.com/LMCache/LMCache-Ascend/pull/51":
-        "blind: no signature yet",
-    "https://github.com/Ascend/pytorch/issues/147":
-        "blind: no signature yet",
-    "https://github.com/ByteDance-Seed/VeOmni/issues/147":
-        "blind: no signature yet",
-    "https://github.com/LMCache/LMCache-Ascend/pull/69":
-        "blind: no signature yet",
-    "https://github.com/Project-HAMi/ascend-device-plugin/issues/139":
-        "blind: no signature yet",
-    "https://github.com/modelscope/ms-swift/pull/8281":
-        "blind: no signature yet",
-    "https://github.com/vllm-project/vllm-ascend/issues/2533":
-        "blind: no signature yet",
-    "https://github.com/sgl-project/sglang/issues/25169":
-        "blind: no signature yet",
-    "https://github.com/vllm-project/vllm-ascend/pull/7518":
-        "blind: no signature yet",
-    "https://github.com/vllm-project/vllm-ascend/issues/1500":
-        "blind: no signature yet",
-    "https://github.com/PaddlePaddle/Paddle/issues/50779":
-        "blind: no signature yet",
-    "https://github.com/vllm-project/speculators/pull/993":
-        "blind: no signature yet",
-    "https://github.com/PaddlePaddle/PaddleMIX/pull/757":
-        "blind: no signature yet",
-}
+TRAINING_GAPS: dict[str, str] = {}
 
 
 def rows(path: Path = MINED):

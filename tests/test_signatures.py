@@ -85,6 +85,9 @@ RECONSTRUCTED = {
     "cann.mindspeed_atb_home_unset", "torch_npu.mindspeed_moe_permute_fusion_off",
     "vllm_ascend.triton_npu_compiler_missing", "vllm_ascend.triton_ascend_arch_invalid", "vllm_ascend.triton_npu_subtarget",
     "env.triton_ascend_no_cxx", "mooncake.ascend_listen_port_exhausted",
+    # issue 25 (batch 5): messages as the emitting component formats them (LLVM's option parser for
+    # bishengir-compile, torch's flex_attention device check, GCC's missing header)
+    "cann.bishengir_too_old_option", "torch_npu.flex_attention_unsupported_on_npu", "env.x86_only_header_on_aarch64",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
