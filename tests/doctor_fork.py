@@ -383,8 +383,10 @@ def serve(path: str, parent: int) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the waiters are reaped by the kernel
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path + ".tmp")
-    os.rename(path + ".tmp", path)
+    # listening before the name appears: the client connects as soon as it sees the name, and a
+    # connect to a bound socket that is not listening yet is refused (ECONNREFUSED)
     listener.listen(64)
+    os.rename(path + ".tmp", path)
     listener.settimeout(1.0)
     try:
         _serve(listener, learner, zygote_path, parent)

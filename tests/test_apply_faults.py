@@ -15,6 +15,7 @@ from fakehost import REPO, FakeHost
 from fakehost import wheelhouse as wh
 from fakehost.dists import Stub
 import doctor_fork
+import pidref
 
 
 def scenario(name, base, house):
@@ -141,10 +142,9 @@ def test_pip_killed_in_the_middle_of_the_install_phase(tmp_path, house, installe
             if s.get("status") == "running" and any("vllm_ascend-0.11.0" in a for a in s.get("argv") or []) \
                     and s.get("pid") and (fake.site / "vllm_ascend" / "ops").is_dir():
                 now = wh.versions(fake.site)
-                try:
-                    os.kill(s["pid"], signal.SIGKILL)
-                except ProcessLookupError:  # pip already finished this step: not "in the middle"
-                    continue
+                current = j.get("current") or {}
+                if current.get("pid") != s["pid"] or not pidref.kill(pidref.hold(s["pid"], current.get("start"))):
+                    continue  # pip already finished this step: not "in the middle"
                 killed = s["index"]
                 replaced = {n: v for n, v in now.items() if versions.get(n) != v}
                 break

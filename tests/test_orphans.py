@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from fakehost import REPO
+import pidref
 
 
 def alive(pid: int) -> bool:
@@ -76,8 +77,10 @@ def test_children_die_with_the_doctor(fake, sig):
             "--npu-smi", str(binary), "--npu-smi-timeout", "60"]
     doctor = subprocess.Popen(argv, env=dict(fake.env, PYTHONPATH=str(REPO)), cwd=fake.workdir,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=interruptible)
+    held = []
     try:
         smi, child = wait_for(fake.base / "npu-smi.pid"), wait_for(fake.base / "child.pid")
+        held = [pidref.hold(smi), pidref.hold(child)]
         wait_until_blocked(doctor.pid)  # past its imports, waiting on npu-smi
         assert alive(smi) and alive(child) and doctor.poll() is None
         doctor.send_signal(sig)
@@ -97,13 +100,8 @@ def test_children_die_with_the_doctor(fake, sig):
     finally:
         if doctor.poll() is None:
             doctor.kill()
-        for name in ("npu-smi.pid", "child.pid"):
-            p = fake.base / name
-            if p.is_file():
-                try:
-                    os.kill(int(p.read_text()), signal.SIGKILL)
-                except (OSError, ValueError):
-                    pass
+        for fd in held:
+            pidref.kill(fd)
 
 
 def test_a_swallowed_interrupt_still_ends_the_doctor_but_never_mid_rollback(tmp_path):

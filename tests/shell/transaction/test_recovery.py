@@ -17,6 +17,7 @@ import pytest
 from fakehost import faults
 from fakehost import wheelhouse as wh
 from fakehost.dists import Stub
+import pidref
 
 from doctor.shell.runtime import proc
 from doctor.shell.transaction import files as txn_files
@@ -52,7 +53,7 @@ def test_a_recorded_step_process_is_found_and_waited_for(tmp_path):
 
 def test_grandchildren_left_in_the_group_count_as_the_transactions(tmp_path):
     leader = marked_child(["sh", "-c", "sleep 60 & echo $!; exit 0"], stdout=subprocess.PIPE, text=True)
-    grandchild = int(leader.stdout.readline())
+    grandchild = pidref.hold(int(leader.stdout.readline()))
     leader.wait()
     try:
         j = J.Journal(tmp_path / "t", {"id": "t", "current": {"pid": leader.pid, "pgid": leader.pid, "start": "x"}})
@@ -60,10 +61,7 @@ def test_grandchildren_left_in_the_group_count_as_the_transactions(tmp_path):
         processes.wait_for_leftovers(j, timeout=10, grace=0.1)
         assert not proc.group_alive(leader.pid)
     finally:
-        try:
-            os.kill(grandchild, signal.SIGKILL)
-        except OSError:
-            pass
+        pidref.kill(grandchild)
 
 
 def test_restore_skips_identical_files_even_where_nothing_can_be_written(tmp_path):
