@@ -94,3 +94,14 @@ def test_unknown_code_of_a_known_family_is_said_to_be_unknown():
     got = answers("RuntimeError: call aclnnFoo failed, error code is 599999")
     assert [(a.id, a.confidence) for a in got if a.code == "599999"] == [("acl.unknown", "low")] or \
         any(a.kind == "code_class" for a in got if a.code == "599999")
+
+
+def test_second_audit_code_meanings_say_only_what_the_vendor_says():
+    """docs/facts-audit.md, second sample (seed 26): the DCMI and HCCL tables say less than the rows claimed."""
+    by_key = {(c.family, c.code): c for c in M.codes}
+    c = by_key[("dcmi", "-8005")]  # Huawei's return-code table: 'Internal error.' for any DCMI call
+    assert "Internal error" in c.meaning_en and not c.meaning_en.startswith("An internal DCMI error: npu-smi")
+    c = by_key[("hccl", "20")]  # hccl_types.h: 'try again', nothing about a busy resource
+    assert "busy" not in c.meaning_en and "繁忙" not in c.meaning_zh and "try again" in c.meaning_en
+    c = by_key[("hccl", "22")]  # returned when HcclCommGetStatus is not READY; nothing says an earlier fault
+    assert "earlier fault" not in c.meaning_en and "op_common.cc" in c.source

@@ -238,3 +238,20 @@ def test_code_keyed_signature_wins_over_the_table_entry():
     got = explained("RuntimeError: c10_npu::SetDevice(device_id_), error code is 507033")
     assert "cann.runtime_507033" in got and "acl.507033" not in got
     assert "acl.507033" not in explained("error code is 5070331")
+
+
+def test_second_audit_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, second sample (seed 26): five causes said more than the code or threads they cite."""
+    s = by_id("mooncake.rdma_qp_rtr")  # Mooncake troubleshooting: MTU setting, GID validity / index, peer LID and QP, reachability
+    assert "do not match" not in s.cause_en and "MC_GID_INDEX" in s.fix_en and "不匹配" not in s.cause_zh
+    s = by_id("mooncake.transfer_failed")  # vllm-ascend#2970 is unresolved: no thread established a release-row mismatch
+    assert "release row" not in s.cause_en and "发布行" not in s.cause_zh
+    assert "8.3.RC1" in s.cause_en and "Mooncake#3749" in s.cause_en
+    s = by_id("env.mooncake_cann_headers")  # CMakeLists.txt: message(WARNING ...) and add_library(ascend_transport) after it
+    assert "is not built" not in s.cause_en and "only a warning" in s.cause_en and "不会编译" not in s.cause_zh
+    assert "common.cmake" in s.source
+    s = by_id("cann.opapi_symbol_missing")  # op-plugin GetOpApiFuncAddr: custom operator packages before libopapi.so
+    assert "ASCEND_CUSTOM_OPP_PATH" in s.cause_en and "ASCEND_CUSTOM_OPP_PATH" in s.fix_en and "ASCEND_CUSTOM_OPP_PATH" in s.cause_zh
+    assert "op-plugin" in s.source
+    s = by_id("mooncake.connect_failed")  # 103900 is HIXL's PARAM_INVALID, not an unreachable peer
+    assert "103900 invalid parameter" in s.cause_en and "adxl_types.h" in s.source
