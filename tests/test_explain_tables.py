@@ -105,3 +105,25 @@ def test_second_audit_code_meanings_say_only_what_the_vendor_says():
     assert "busy" not in c.meaning_en and "繁忙" not in c.meaning_zh and "try again" in c.meaning_en
     c = by_key[("hccl", "22")]  # returned when HcclCommGetStatus is not READY; nothing says an earlier fault
     assert "earlier fault" not in c.meaning_en and "op_common.cc" in c.source
+
+
+def test_third_audit_code_meanings_say_only_what_the_vendor_says():
+    """docs/facts-audit.md, third sample (seed 27) and its sweep of error-codes.toml against the vendors' headers."""
+    by_key = {(c.family, c.code): c for c in M.codes}
+    c = by_key[("pta", "ERR02005")]  # ProcessGroupHCCL.cpp: raised after a failed event query and in other DIST paths
+    assert "usually after the HCCL watchdog aborted" not in c.meaning_en and "finishedNPUExecutionInternal" in c.meaning_en
+    assert "ProcessGroupHCCL.cpp" in c.source and "中止之后" not in c.meaning_zh
+    for code in ("EE9999", "EH9999", "EZ9999"):  # 9999 codes: no template, the raw message (runtime's error-message guide)
+        c = by_key[("cann_msg", code)]
+        assert "no message template" in c.meaning_en and "macro-selection-guide.md" in c.source
+    assert "wraps a runtime failure" not in by_key[("cann_msg", "EH9999")].meaning_en
+    # the sweep: what hccl_types.h, aclError.md, adxl_types.h and internal_error_define.hpp say, no more
+    assert "hung or was reset" not in by_key[("acl", "507010")].meaning_en
+    assert "failed earlier" not in by_key[("acl", "107002")].meaning_en
+    assert "rank, size" not in by_key[("hccl", "1")].meaning_en
+    assert "remote end" not in by_key[("hccl", "21")].meaning_en and "link between the devices broke" not in by_key[("hccl", "21")].fix_en
+    assert "could not recover" not in by_key[("hccl", "23")].meaning_en and "retry constraint" in by_key[("hccl", "23")].meaning_en
+    assert "device memory" not in by_key[("hccl", "24")].meaning_en.replace("host or device memory", "")
+    assert "transfer" not in by_key[("adxl", "503900")].meaning_en
+    c = by_key[("rt_internal", "0x7020014")]
+    assert "RT_ERROR_DRV_INVALID_HANDLE" in c.meaning_en and "errcode_manage.cc" in c.source

@@ -325,7 +325,10 @@ def test_mooncake_knowledge_is_read_from_the_matrix(shipped):
     config = key_windows(shipped, "config")
     assert config["preferred_segment"] == ("0.20.2rc1", None) and config["use_ascend_direct"] == (None, "0.12.0rc1")
     assert key_windows(shipped, "layerwise")["prefill"] == (None, "0.15.0rc1")
-    assert key_windows(shipped, "store_backend")["yuanrong"] == ("0.20.2rc1", None)
+    # facts audit, third sample (seed 27): the yuanrong backend is in backend_map from v0.19.1rc1, and the
+    # store connector reads prefill_tp_size / decode_tp_size from v0.24.0rc1 (config_data.py), not only on main
+    assert key_windows(shipped, "store_backend")["yuanrong"] == ("0.19.1rc1", None)
+    assert all(key_windows(shipped, "store")[k] == ("0.24.0rc1", None) for k in ("prefill_tp_size", "decode_tp_size"))
     # facts audit (docs/facts-audit.md): the releases/v0.13.0 branch read these before 0.14.0rc1
     store = key_windows(shipped, "store")
     assert all(store[k] == ("0.13.0rc2", None) for k in ("consumer_is_to_put", "prefill_pp_size", "prefill_pp_layer_partition"))

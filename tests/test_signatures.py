@@ -255,3 +255,22 @@ def test_second_audit_causes_claim_no_more_than_their_sources():
     assert "op-plugin" in s.source
     s = by_id("mooncake.connect_failed")  # 103900 is HIXL's PARAM_INVALID, not an unreachable peer
     assert "103900 invalid parameter" in s.cause_en and "adxl_types.h" in s.source
+
+
+def test_third_audit_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, third sample (seed 27): six causes said more than the code or threads they cite."""
+    s = by_id("vllm_ascend.no_platform")  # register() only returns the class name (v0.7.3 on); vLLM skips a plugin it cannot load
+    assert "unsupported SoC" not in s.cause_en and "Failed to load plugin ascend" in s.cause_en and "0.7.1rc1" in s.cause_en
+    assert "芯片不支持" not in s.cause_zh and "vllm/plugins/__init__.py" in s.source
+    s = by_id("devices.bf16_unsupported")  # #6490 names no chip; 910A (#9294) and 310P (310p.md) are float16 only
+    assert "this chip's kernels" not in s.cause_en and "on other chips" in s.cause_en and "310p.md" in s.source
+    assert "其他芯片" in s.cause_zh
+    s = by_id("python.mindspore_too_old_for_package")  # MindAct#1693: one case, a newer MindSpore; 2.3.0 lacks the module, 2.3.1 has it
+    assert "was written for a newer" not in s.cause_en and "another MindSpore release" in s.cause_en
+    assert "first in MindSpore 2.3.1" not in s.cause_en and "另一个" in s.cause_zh
+    s = by_id("cann.tbe_adapter_undefined_symbol")  # Ascend/pytorch#99 is open: no cause found, both pairings documented
+    assert not s.cause_en.startswith("The NNAL/ATB build does not match") and "no cause found" in s.cause_en
+    assert "COMPATIBILITY.en.md" in s.source and "原因未查明" in s.cause_zh
+    s = by_id("env.cwd_shadow")  # PEP 420: a regular package found by the path search wins over such a directory
+    assert "editable install" in s.cause_en and "regular install" in s.cause_en and "pep-0420" in s.source
+    assert "可编辑安装" in s.cause_zh

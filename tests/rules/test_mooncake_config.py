@@ -402,7 +402,12 @@ def test_extra_key_table_matches_versions():
     old = " | ".join(str(i.title) for i in serveargs.check(cmd, serve_ctx("0.22.1rc1", env=env)))
     assert "save_decode_cache (read from vllm-ascend 0.23.0rc1 on)" in old
     new = serveargs.check(cmd, serve_ctx("0.23.0", env=env))
-    assert "save_decode_cache" not in " ".join(str(i.title) for i in new) and "prefill_tp_size (read from vllm-ascend main" in " ".join(str(i.title) for i in new)
+    assert "save_decode_cache" not in " ".join(str(i.title) for i in new)
+    # facts audit, third sample (seed 27): the store connector reads prefill_tp_size from v0.24.0rc1
+    # (config_data.py infer_tp_mismatch_info), not only on main
+    assert "prefill_tp_size (read from vllm-ascend 0.24.0rc1 on)" in " ".join(str(i.title) for i in new)
+    read = serveargs.check(cmd, serve_ctx("0.25.1rc1", env=env))
+    assert "prefill_tp_size" not in " ".join(str(i.title) for i in read)
 
 
 def test_secrets_are_redacted_for_snapshots():

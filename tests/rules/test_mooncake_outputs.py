@@ -162,7 +162,7 @@ SERVES = {
                         "kv_connector_module_path": "vllm_ascend.distributed.nothing"}),
                     dict(modules=["vllm_ascend.distributed.mooncake_connector"])),
     "head-only key": (kv({"kv_connector": "MooncakeConnectorStoreV1", "kv_role": "kv_both",
-                          "kv_connector_extra_config": {"prefill_tp_size": 8}}),
+                          "kv_connector_extra_config": {"layerwise_num_shared_buffers": 8}}),
                       dict(vllm_ascend="0.25.1rc1", env={"MOONCAKE_CONFIG_PATH": "/c.json"})),
 }
 
