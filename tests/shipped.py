@@ -1,6 +1,7 @@
-"""The shipped matrix (matrices/*.toml, no user overlay), loaded and validated once per test
-process and shared: validating it costs ~0.25 s of CPU, and several test modules read it while
-they are collected, in every xdist worker. Read-only: a test that changes a matrix builds its
+"""The shipped matrix (matrices/*.toml, no user overlay), loaded once per test process and
+shared, through the doctor's own row cache (validated rows kept by file identity, as check keeps
+them): validating it costs ~0.6 s of CPU, and several test modules read it while they are
+collected, in every xdist worker; the first process of a run validates, the others read. Read-only: a test that changes a matrix builds its
 own (``tests/rules/build.py``) or copies this one.
 
 Always imported as ``shipped`` (``tests/`` is on ``sys.path``, tests/conftest.py), so every
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from doctor.matrix.load import load_matrix
+from doctor.matrix import load_matrix
 from doctor.matrix.model import Matrix
 
 
