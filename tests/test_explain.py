@@ -261,3 +261,19 @@ def test_matching_is_pure():
             assert not any(n.startswith(banned) for n in names), (path.name, names)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id != "open", path.name
+
+
+def test_two_signatures_reading_one_line_as_one_finding_answer_once():
+    """A line two signatures read as the same finding (the Chinese description of the install
+    order that both torch.install_order_prose and its English sibling accept) is one answer, not
+    the same cause said again under "also found"; another finding on that line would stay."""
+    line = "安装 vllm 时会卸载 torch"
+    sigs = {s.id: s for s in shipped_matrix().signatures}
+    import re
+
+    both = [i for i in ("torch.install_order_prose", "torch.install_order_prose_en")
+            if re.search(sigs[i].pattern, line, re.I if sigs[i].ignore_case else 0)]
+    assert len(both) == 2, both  # the premise: both read it
+    got = [a for a in explain(line + "\n") if a.line == 1]
+    assert [a.id for a in got] == ["torch.install_order_prose"], [a.id for a in got]
+    assert all(a.finding == "torch.version" for a in got)

@@ -112,7 +112,10 @@ def test_benign_retelling_of_the_resolver_note_reports_nothing_real():
     line = "pip says vllm 0.9.1 requires torch==2.7.0 while vllm-ascend 0.9.1rc1 requires torch==2.5.1, which one should I keep?"
     answers = selected(line)
     assert primary(answers) is None
-    assert any(a.benign and a.id == "torch.vllm_requires_torch_prose" for a in answers)
+    # the log form and the retelling both read it as the resolver's expected note: said once
+    said = [a for a in answers if a.finding == "torch.version"]
+    assert len(said) == 1 and said[0].benign, [(a.id, a.benign) for a in said]
+    assert said[0].id in ("torch.vllm_requires_torch", "torch.vllm_requires_torch_prose")
 
 
 @pytest.mark.parametrize("line,not_id", [

@@ -118,13 +118,20 @@ class Answer:
 
 def select(answers: Sequence[Answer]) -> List[Answer]:
     """Explicit signatures win over generic answers on the same line; one answer per id
-    (its first line); ordered by line, most specific first within a line."""
+    (its first line), and one per finding on a line (two signatures that read the same line as
+    the same finding say one cause twice: the first in the catalogue stays); ordered by line,
+    most specific first within a line."""
     signature_on: Dict[Tuple[Optional[str], int], Answer] = {}
     for a in answers:
         if a.kind == SIGNATURE:
             signature_on.setdefault((a.file, a.line), a)
+    said: Dict[Tuple[Optional[str], int, str, bool], Answer] = {}
     kept: Dict[str, Answer] = {}
     for a in sorted(answers, key=lambda a: (a.line, KINDS.index(a.kind))):
+        if a.finding is not None:
+            same = said.setdefault((a.file, a.line, a.finding, a.benign), a)
+            if same is not a and same.kind == a.kind:
+                continue
         if a.kind != SIGNATURE and (a.file, a.line) in signature_on:
             # the vendor code the line carries stays with the signature that explains it
             sig = signature_on[(a.file, a.line)]
