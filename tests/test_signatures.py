@@ -328,3 +328,9 @@ def test_swept_causes_claim_no_more_than_their_sources():
         Version(value)
     s = by_id("torch_npu.expandable_segments_off")  # NPUAllocatorConfig.cpp: a failed aclrtReserveMemAddress, versions only for pin_memory
     assert "which the installed CANN or driver does not support" not in s.cause_en and "aclrtReserveMemAddress" in s.cause_en
+    s = by_id("vllm_ascend.kv_transfer_timeout")  # v0.9.1: every LLMException of pull_blocks is reported as a timeout
+    assert "LLMException" in s.cause_en and "failed to start" in s.cause_en and "LLMException" in s.cause_zh
+    s = by_id("torch_npu.double_dtype_cast_benign")  # ToKernelNpu.cpp: a requested cast to Double becomes Float
+    assert "a float64 (double) tensor was cast" not in s.cause_en and "cast to float64" in s.cause_en
+    s = by_id("env.ascend_opp_path_unset")  # registry_manager.py: opp not installed, or set_env.sh not sourced
+    assert "opp" in s.cause_en and "set_env.sh" in s.cause_en and "算子包" in s.cause_zh
