@@ -274,3 +274,63 @@ def test_third_audit_causes_claim_no_more_than_their_sources():
     s = by_id("env.cwd_shadow")  # PEP 420: a regular package found by the path search wins over such a directory
     assert "editable install" in s.cause_en and "regular install" in s.cause_en and "pep-0420" in s.source
     assert "可编辑安装" in s.cause_zh
+
+
+def test_swept_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, sweep of signature causes after seed 27: causes that said more than
+    (or other than) the thread, code or vendor table they cite."""
+    s = by_id("driver.watchdog_timeout")  # vllm-ascend#5468: an [INFO] ATRACE line in one thread with driver 24.1
+    assert "older than the CANN in the image needs" not in s.cause_en and "[INFO]" in s.cause_en
+    assert "常见于" not in s.cause_zh
+    s = by_id("cann.runtime_507018")  # pypto#2119: shared CI devices; aclError.md: AI CPU执行异常, nothing about versions
+    assert "too old" not in s.cause_en and "过旧" not in s.cause_zh and "ACL_ERROR_RT_AICPU_EXCEPTION" in s.cause_en
+    assert "25-01_aclError.md" in s.source and "simpler/pull/890" in s.source
+    s = by_id("torch_npu.npu_op_missing")  # the releases needed an unreleased dev build, not a newer one
+    assert "older" not in s.cause_en and "旧" not in s.cause_zh and "dev20250218" in s.cause_en
+    s = by_id("vllm_ascend.infer_device_type")  # as no_platform: register() imports torch_npu on 0.7.1rc1 only
+    assert "unsupported SoC" not in s.cause_en and "0.7.1rc1" in s.cause_en and "芯片不支持" not in s.cause_zh
+    s = by_id("vllm_ascend.plugin_load_failed")  # the package import runs no torch_npu/CANN; from 0.21.0rc1 it imports vLLM modules
+    assert "often torch_npu/CANN" not in s.cause_en and "vllm_ascend.logger" in s.cause_en
+    assert "vllm_ascend.logger" in s.cause_zh
+    s = by_id("vllm_ascend.triton_op_unresolved")  # triton_utils.py: neither the cann extension nor tl has the op
+    assert "older" not in s.cause_en and "旧" not in s.cause_zh
+    s = by_id("cann.runtime_507033_opp")  # E30006 says only 'The OPP is incorrect'; vllm-ascend#4284 is open
+    assert "does not fit this NPU driver" not in s.cause_en and "The OPP is incorrect" in s.cause_en
+    s = by_id("devices.dcmi_init_8005")  # vllm-ascend#2698: another container / --privileged; no source says reboot
+    assert "upgraded without a reboot" not in s.cause_en and "--privileged" in s.cause_en and "--privileged" in s.cause_zh
+    s = by_id("vllm_ascend.transformers_arch")  # the message names the checkpoint as well as an old transformers
+    assert "is too old for this model type" not in s.cause_en and "config.json" in s.cause_en
+    s = by_id("vllm_ascend.numpy_version_conflict")  # vllm-ascend#473: the numpy vLLM installed, not build isolation
+    assert "build isolation" not in s.cause_en and "pull/476" in s.source
+    s = by_id("torch.npu_pin_mismatch")  # its own example (vllm-ascend#4081) is printed inside a pip build environment
+    assert "usually installing or upgrading vllm" not in s.cause_en and "pip-build-env" in s.cause_en
+    assert "pip show torch" in s.fix_en and "pip show torch" in s.fix_zh
+    s = by_id("vllm_ascend.aclgraph_sizes_adjusted")  # platform.py: cut to 4 sizes on A5 only; no HDK is read
+    assert "limits device streams" not in s.cause_en and "A5" in s.cause_en and "→ 4 sizes" in s.example
+    s = by_id("mooncake.cannot_make_connection")  # Mooncake guide: incorrect configuration on one side, or unreachable
+    assert "mismatch" not in s.cause_en and "matches on both sides" not in s.fix_en
+    s = by_id("mooncake.qp_create")  # Mooncake guide item 7: too many QPs; the leak only under sustained peer failures
+    assert "often leaked" not in s.cause_en and "MC_ENABLE_DEST_DEVICE_AFFINITY" in s.fix_en
+    s = by_id("cann.npu_error_507048")  # ACL_ERROR_RT_FFTS_PLUS_TIMEOUT; HCCL only with EI0002
+    assert "almost always" not in s.cause_en and "几乎总是" not in s.cause_zh and "EI0002" in s.cause_en
+    s = by_id("mooncake.transfer_engine_init")  # vllm-ascend only raises on the non-zero return
+    assert "Most often" not in s.cause_en and "通常" not in s.cause_zh
+    s = by_id("cann.tbe_adapter_undefined_symbol_wrapped")  # both threads open, no cause found (as its sibling)
+    assert not s.cause_en.startswith("The NNAL/ATB build does not match") and "PaddleCustomDevice/issues/2452" in s.source
+    assert "未查明" in s.cause_zh
+    s = by_id("devices.lost_heartbeat")  # 507010: the task scheduler lost heartbeat; EL0001 in vllm-ascend#8186
+    assert "hung or was reset" not in s.cause_en and "挂死" not in s.cause_zh and "EL0001" in s.cause_en
+    s = by_id("env.vllm_version_invalid")  # packaging parses 0.9.1.dev12+g1a2b3c; only a non-version raises
+    assert "reports something like" not in s.cause_en and "PEP 440" in s.cause_en
+    from packaging.version import InvalidVersion, Version
+    value = re.search(r"Invalid vllm version (\S+) found", s.example).group(1)
+    with pytest.raises(InvalidVersion):
+        Version(value)
+    s = by_id("torch_npu.expandable_segments_off")  # NPUAllocatorConfig.cpp: a failed aclrtReserveMemAddress, versions only for pin_memory
+    assert "which the installed CANN or driver does not support" not in s.cause_en and "aclrtReserveMemAddress" in s.cause_en
+    s = by_id("vllm_ascend.kv_transfer_timeout")  # v0.9.1: every LLMException of pull_blocks is reported as a timeout
+    assert "LLMException" in s.cause_en and "failed to start" in s.cause_en and "LLMException" in s.cause_zh
+    s = by_id("torch_npu.double_dtype_cast_benign")  # ToKernelNpu.cpp: a requested cast to Double becomes Float
+    assert "a float64 (double) tensor was cast" not in s.cause_en and "cast to float64" in s.cause_en
+    s = by_id("env.ascend_opp_path_unset")  # registry_manager.py: opp not installed, or set_env.sh not sourced
+    assert "opp" in s.cause_en and "set_env.sh" in s.cause_en and "算子包" in s.cause_zh
