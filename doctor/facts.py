@@ -448,6 +448,12 @@ class TuningFacts:
     limits: Dict[str, List[Optional[int]]] = field(default_factory=dict)  # nofile/memlock: [soft, hard]; None = unlimited
     shm: Optional[MountFact] = None
     serve: Optional[ServeFacts] = None
+    # the judged root's distribution (/etc/os-release: "apt", "yum" or "") and the jemalloc the
+    # tuning guide preloads: the path of libjemalloc.so.2 found there, None when it is absent
+    # or was not looked for (jemalloc_looked False: a snapshot of an older doctor)
+    os_family: str = ""
+    jemalloc: Optional[str] = None
+    jemalloc_looked: bool = False
     errors: List[str] = field(default_factory=list)
 
 

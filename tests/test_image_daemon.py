@@ -172,7 +172,10 @@ def test_tcp_host_refused():
 def test_without_the_docker_sdk(engine, monkeypatch):
     monkeypatch.setitem(sys.modules, "docker", None)
     code, out, err = cli("check", "--image", SEED_TAG, env={"DOCKER_HOST": engine.host})
-    assert code == 2 and "pip install 'ascend-doctor[image]'" in err and "--image-tar image.tar" in err
+    from doctor.program import IMAGE_EXTRA, own_pip_install, requirements
+
+    assert code == 2 and own_pip_install(*requirements(IMAGE_EXTRA)) in err and "--image-tar image.tar" in err
+    assert "ascend-doctor[" not in err and f"docker save {SEED_TAG} -o image.tar" in err
 
 
 def test_check_without_image_never_imports_the_sdk():

@@ -152,3 +152,40 @@ def test_the_patch_file_replaces_only_a_regular_file(noisy, tmp_path):
     proc = noisy.run("fix", "--serve-args-file", str(script), "--tuning-patch", str(tmp_path / "link.patch"))
     assert proc.returncode in (0, 3, 4), proc.stderr
     assert (tmp_path / "link.patch").is_symlink() and "-export VLLM_USE_V1=0" in (tmp_path / "real.patch").read_text()
+
+
+def _jemalloc_finding(doc):
+    return [f for f in doc["findings"] if f["id"] == "tuning.env_recommended" and f["title"].startswith("LD_PRELOAD")]
+
+
+@pytest.mark.parametrize("os_release, lib, commands", [
+    ('NAME="Ubuntu"\nID=ubuntu\nID_LIKE=debian\n', None, ["apt-get install -y libjemalloc2"]),
+    ('NAME="openEuler"\nID="openEuler"\nVERSION_ID="22.03"\n', None, ["yum install -y jemalloc"]),
+    ('NAME="openEuler"\nID="openEuler"\n', "/usr/lib64/libjemalloc.so.2", ["export LD_PRELOAD=/usr/lib64/libjemalloc.so.2"]),
+    ('ID=debian\n', "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",
+     ["export LD_PRELOAD=/usr/lib/aarch64-linux-gnu/libjemalloc.so.2"]),
+])
+def test_jemalloc_is_looked_for_under_the_judged_root(tmp_path, os_release, lib, commands):
+    """The probe reads the root's /etc/os-release and looks for libjemalloc.so.2 where the
+    distribution puts it; the export is printed only for a file that exists under the root,
+    else the install step of the root's package manager."""
+    from doctor.facts import Facts, HostFacts
+    from doctor.probes.tuning import probe_tuning
+    from doctor.shell.host.root import Host
+
+    fake = FakeHost(tmp_path)
+    ascend_host(fake, "0.11.0rc3")
+    tuned_host(fake)
+    fake.write("/etc/os-release", os_release)
+    if lib:
+        fake.write(lib, "")
+    facts = Facts(tool_version="t", collected_at="now",
+                  host=HostFacts(root=str(fake.root), cwd="/", uid=0, gids=[0], machine="aarch64"))
+    t = probe_tuning(Host(root=str(fake.root), env={}), facts, None, None)
+    assert t.jemalloc_looked and t.jemalloc == lib and t.os_family == ("yum" if "openEuler" in os_release else "apt")
+    [f] = _jemalloc_finding(fake.judge(serve_args="vllm serve /m --tensor-parallel-size 2", target="vllm-ascend==0.13.0",
+                                       stage="runtime"))
+    assert [c["shell"] for c in f.get("commands", [])] == commands
+    for c in commands:
+        if c.startswith("export "):
+            assert (fake.root / c.split("=", 1)[1].lstrip("/")).is_file()  # the file it preloads is there

@@ -82,7 +82,7 @@ FLEET_CHECK = (
     Opt("ssh", ("--ssh",), "str", None, "Hosts to reach with OpenSSH: 'node1,node2' ([user@]host or ssh://user@host:port)."),
     Opt("kubectl", ("--kubectl",), "str", None, "Label selector of the serving pods (kubectl exec into each)."),
     Opt("ray", ("--ray",), "str", None,
-        "Run on every alive node of a Ray cluster (--ray, or --ray ADDRESS; needs ascend-doctor[fleet]).", metavar="[ADDRESS]"),
+        "Run on every alive node of a Ray cluster (--ray, or --ray ADDRESS; needs Ray in the doctor's environment).", metavar="[ADDRESS]"),
     Opt("namespace", ("--namespace", "-n"), "str", None, "Kubernetes namespace (with --kubectl)."),
     Opt("context", ("--context",), "str", None, "kubectl context (with --kubectl)."),
     Opt("container", ("--container", "-c"), "str", None, "Container in the pod (with --kubectl)."),

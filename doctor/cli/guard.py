@@ -36,7 +36,9 @@ def guard_command(ctx: typer.Context, **params: Any) -> None:
         raise UsageError(T("option.error.must_be_positive", option="--timeout"))
     argv = list(ctx.args)
     if not argv and not params["requirement"]:
-        raise UsageError(T("guard.error.no_command"))
+        from doctor.program import DOCTOR, spelled_text
+
+        raise UsageError(T("guard.error.no_command", doctor=spelled_text(DOCTOR)))
     opts = p.check_options({k: params[k] for k in ("root", "python", "stage", "matrix")})
     env = dict(os.environ)
     from doctor.cli.fix import _busy

@@ -283,7 +283,9 @@ def choose_target(matrix: Matrix, facts: Facts, hardware: Optional[str], target:
     if target:
         row = release_row(matrix, target)
         if row is None:
-            raise UsageError(T("plan.error.target_unknown", target=target))
+            from doctor.program import DOCTOR, spelled_text
+
+            raise UsageError(T("plan.error.target_unknown", target=target, doctor=spelled_text(DOCTOR)))
         base = TargetChoice(row, "target", T("plan.target.given", release=row.vllm_ascend))
     else:
         installed = facts.version_of("vllm-ascend")

@@ -32,7 +32,30 @@ def probe_tuning(host: Host, facts: Facts, serve_args: Optional[str], serve_args
     step("numa", lambda: _numa(t, host, facts))
     step("process", lambda: _process(t, host))
     step("serve-args", lambda: _serve(t, host, serve_args, serve_args_file))
+    step("jemalloc", lambda: _jemalloc(t, host, facts))
     return t
+
+
+JEMALLOC = "libjemalloc.so.2"
+
+
+def _jemalloc(t: TuningFacts, host: Host, facts: Facts) -> None:
+    """The distribution of the judged root and where its libjemalloc.so.2 is (the tuning guide's
+    /usr/lib/ARCH-linux-gnu/ on Debian and Ubuntu, /usr/lib64/ on openEuler and its kin)."""
+    from doctor.parse.os_release import YUM, os_family
+
+    text = host.read_text("/etc/os-release", limit=64 * 1024) or host.read_text("/usr/lib/os-release", limit=64 * 1024)
+    t.os_family = os_family(text or "")
+    p = facts.python
+    machine = (p.machine if p is not None and p.machine else None) or facts.host.machine or "x86_64"
+    multiarch = [f"/usr/lib/{m}-linux-gnu/{JEMALLOC}" for m in dict.fromkeys((machine, "x86_64", "aarch64"))]
+    lib64 = [f"/usr/lib64/{JEMALLOC}"]
+    rest = [f"/usr/lib/{JEMALLOC}", f"/usr/local/lib/{JEMALLOC}", f"/usr/local/lib64/{JEMALLOC}"]
+    for path in (lib64 + multiarch if t.os_family == YUM else multiarch + lib64) + rest:
+        if host.is_file(path):
+            t.jemalloc = path
+            break
+    t.jemalloc_looked = True
 
 
 def _cpu(t: TuningFacts, host: Host) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Dict, Iterable, List, Optional
 
-from doctor.findings import Fixable, FAIL, INFO, OK, WARN, Command, Edit, Finding, cmd
+from doctor.findings import Fixable, FAIL, INFO, OK, WARN, Command, Edit, Finding, Status, cmd
 from doctor.i18n import T, Text
 from doctor.matrix.model import TuningAdvice, TuningFact, TuningVar
 from doctor.parse.procfs import parse_cpulist, parse_size
@@ -304,6 +304,18 @@ def env_recommended(ctx: Context) -> Iterable[Finding]:
         status = WARN if any(a.level == "warn" for a in rows) else INFO
         values = sorted({a.value for a in rows})
         agreed = len(values) == 1
+        if agreed and var == "LD_PRELOAD" and values[0] == JEMALLOC and v.host is not None and v.host.jemalloc is None:
+            out.append(_jemalloc_missing(v, rows, value, status, meta))
+            continue
+        if agreed and var == "LD_PRELOAD" and values[0] == JEMALLOC and v.host is not None and v.host.jemalloc:
+            found = f"{v.host.jemalloc}:{value}" if value else v.host.jemalloc
+            out.append(Finding(
+                "tuning.env_recommended", status, _missing_title(v, var, value, rows, status),
+                observed=value, expected=values[0], fixable=Fixable.MANUAL,
+                hint=T("tuning.env_recommended.hint_one", var=var, value=found),
+                source="; ".join(a.source for a in rows), evidence=_evidence(meta, rows),
+                commands=[cmd("export", f"{var}={found}")], edits=[Edit("export", var, found)]))
+            continue
         out.append(Finding(
             "tuning.env_recommended", status,
             _missing_title(v, var, value, rows, status),
@@ -314,6 +326,40 @@ def env_recommended(ctx: Context) -> Iterable[Finding]:
             commands=[cmd("export", f"{var}={_export_value(var, values[0], value, _arch(v))}")] if agreed else [],
             edits=[Edit("export", var, _export_value(var, values[0], value))] if agreed else []))
     return out
+
+
+JEMALLOC = "libjemalloc.so.2"
+# the package that brings libjemalloc.so.2, by the judged root's package manager (/etc/os-release)
+JEMALLOC_INSTALL = {"apt": ("apt-get", "install", "-y", "libjemalloc2"), "yum": ("yum", "install", "-y", "jemalloc")}
+
+
+def _jemalloc_path(v: View) -> str:
+    """Where the distribution's package puts libjemalloc.so.2 (the tuning guide's path on Debian
+    and Ubuntu, /usr/lib64/ on openEuler and its kin)."""
+    family = v.host.os_family if v.host is not None else ""
+    return f"/usr/lib64/{JEMALLOC}" if family == "yum" else f"/usr/lib/{_arch(v)}-linux-gnu/{JEMALLOC}"
+
+
+def _jemalloc_missing(v: View, rows: List[TuningAdvice], value: Optional[str], status: Status,
+                      meta: Optional[TuningVar]) -> Finding:
+    """The guide preloads jemalloc and the judged root has none (or it was not looked for): an
+    export of a missing file makes every later command print "cannot be preloaded", so the
+    install step comes first and the export is said to apply after it, never printed to run now."""
+    h = v.host
+    family = h.os_family if h is not None else ""
+    install = JEMALLOC_INSTALL.get(family) if h is not None and h.jemalloc_looked else None
+    path = _jemalloc_path(v)
+    later = f"{path}:{value}" if value else path
+    if install is not None:
+        hint = T("tuning.env_recommended.jemalloc_install", var="LD_PRELOAD", value=later, lib=JEMALLOC)
+    elif h is not None and h.jemalloc_looked:
+        hint = T("tuning.env_recommended.jemalloc_absent", var="LD_PRELOAD", value=later, lib=JEMALLOC)
+    else:
+        hint = T("tuning.env_recommended.jemalloc_unknown", var="LD_PRELOAD", value=later, lib=JEMALLOC)
+    return Finding("tuning.env_recommended", status, _missing_title(v, "LD_PRELOAD", value, rows, status),
+                   observed=value, expected=JEMALLOC, fixable=Fixable.MANUAL, hint=hint,
+                   source="; ".join(a.source for a in rows), evidence=_evidence(meta, rows),
+                   commands=[cmd(*install)] if install is not None else [])
 
 
 def _missing_title(v: View, var: str, value: Optional[str], rows: List[TuningAdvice], status: str) -> Text:

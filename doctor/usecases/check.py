@@ -309,7 +309,9 @@ def run_check(opts: CheckOptions, env: Optional[Dict[str, str]] = None, matrix: 
             ctx.doctor_pip = own_pip_version()
     ctx.follow_up = follow_up_args(opts, target)
     if target and ctx.release is None:
-        raise UsageError(T("check.error.target_unknown", target=target))
+        from doctor.program import DOCTOR, spelled_text
+
+        raise UsageError(T("check.error.target_unknown", target=target, doctor=spelled_text(DOCTOR)))
     rules_start = time.perf_counter()
     verdict = run_rules(ctx)
     judgement = None

@@ -117,7 +117,9 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
         raise UsageError(tr("explain.error.stdin_twice", lang))
     if paths == ["-"] and stdin is None and sys.stdin is not None and sys.stdin.isatty():
         # Nothing piped in and no file named: say how to use it instead of waiting silently.
-        print(tr("explain.usage", lang), file=sys.stderr)
+        from doctor.program import DOCTOR, spelled_text
+
+        print(tr("explain.usage", lang, doctor=spelled_text(DOCTOR)), file=sys.stderr)
         return 2
     try:
         matrix = load_matrix(list(extra_matrix), warn=lambda msg: print(f"ascend-doctor: warning: {msg}", file=sys.stderr))

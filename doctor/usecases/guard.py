@@ -125,7 +125,9 @@ def parse_command(argv: Sequence[str]) -> PipCommand:
     reads it (doctor.parse.pipargs)."""
     words = list(argv)
     if not words:
-        raise UsageError(T("guard.error.no_command"))
+        from doctor.program import DOCTOR, spelled_text
+
+        raise UsageError(T("guard.error.no_command", doctor=spelled_text(DOCTOR)))
     head = os.path.basename(words[0])
     tool = "pip"
     if head in ("pip", "pip3") or head.startswith("pip3."):

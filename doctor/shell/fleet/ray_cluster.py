@@ -1,6 +1,6 @@
 """The Ray transport: one task per alive node of the cluster, pinned to it (node affinity, not
-soft), running the node's own doctor. Ray is the optional extra ``ascend-doctor[fleet]``; its
-version must be the cluster's, and when it is not Ray's own refusal is turned into one plain line.
+soft), running the node's own doctor. Ray is the optional extra ``fleet`` (installed into the doctor's
+own environment); its version must be the cluster's, and when it is not Ray's own refusal is turned into one plain line.
 """
 from __future__ import annotations
 
@@ -32,11 +32,20 @@ def version_mismatch(message: str) -> Optional[Dict[str, str]]:
     return {"cluster_ray": m.group("cray"), "cluster_python": m.group("cpy"), "ray": m.group("ray"), "python": m.group("py")}
 
 
+def install_ray(version: Optional[str] = None) -> str:
+    """The command that installs Ray into the doctor's own environment: the cluster's version
+    when it is known, else the ``fleet`` extra's requirement (a cluster of another version is then
+    named by Ray's refusal, and the next hint pins it)."""
+    from doctor.program import FLEET_EXTRA, own_pip_install, requirements
+
+    return own_pip_install(f"ray=={version}" if version else requirements(FLEET_EXTRA)[0])
+
+
 def _import_ray():
     try:
         import ray  # noqa: F401  (the optional extra)
     except ImportError:
-        raise RayUnavailable("fleet.ray.missing") from None
+        raise RayUnavailable("fleet.ray.missing", install=install_ray()) from None
     return ray
 
 
@@ -82,7 +91,10 @@ def connect(address: Optional[str], timeout: float = 30.0):
         e = outcome["error"]
         versions = version_mismatch(str(e))
         if versions:
-            raise RayUnavailable("fleet.ray.mismatch", address=target, **versions)
+            if versions["python"] == versions["cluster_python"]:  # the doctor's environment can take the cluster's Ray
+                raise RayUnavailable("fleet.ray.mismatch", address=target, install=install_ray(versions["cluster_ray"]),
+                                     **versions)
+            raise RayUnavailable("fleet.ray.mismatch_python", address=target, **versions)
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
         raise RayUnavailable("fleet.ray.connect", address=target, error=first)
     return ray

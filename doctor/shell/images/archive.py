@@ -79,6 +79,15 @@ class ArchiveError(ValueError):
         super().__init__(f"{key}: {params}")
 
 
+def zstd_missing(layer: str) -> ArchiveError:
+    """A zstd layer and no zstd reader (Python < 3.14 without zstandard): install it into the
+    doctor's own environment (the requirement of the ``image`` extra)."""
+    from doctor.program import IMAGE_EXTRA, own_pip_install, requirements
+
+    return ArchiveError("image.error.zstd", layer=layer,
+                        install=own_pip_install(*(requirements(IMAGE_EXTRA, ("zstandard",)) or ("zstandard>=0.19",))))
+
+
 def limit_error(bound: str, limit: int) -> ArchiveError:
     return ArchiveError("image.error.limit", bound=bound, limit=limit)
 
@@ -516,7 +525,7 @@ class Reader:
         else:
             fileobj, mode = decompressed(raw, compression), "r|"
             if fileobj is None:
-                raise ArchiveError("image.error.zstd", layer=key)
+                raise zstd_missing(key)
             fileobj = _Ticking(fileobj, self.deadline)
         layer_dir = self.ws.new_file(self.ws.store)
         os.mkdir(layer_dir)

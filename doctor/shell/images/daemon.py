@@ -1,4 +1,4 @@
-"""An image from the Docker engine, through the docker SDK (``pip install 'ascend-doctor[image]'``).
+"""An image from the Docker engine, through the docker SDK (the ``image`` extra, installed into the doctor's own environment).
 
 Engine API calls used: ``GET /version`` (the SDK negotiates the API version), ``GET
 /images/{name}/json`` (inspect), ``POST /images/create`` (only with ``--pull``) and ``GET
@@ -84,12 +84,24 @@ def explain(e: BaseException, host: str) -> DaemonError:
     return DaemonError("image.error.daemon_other", socket=sock, error=first[:300])
 
 
-def connect(env: Optional[Dict[str, str]] = None):
+def no_sdk(ref: str) -> DaemonError:
+    """The docker SDK is not importable: install it into the doctor's own environment (the
+    doctor is not on PyPI: ``ascend-doctor[image]`` cannot be installed by name), or read a
+    ``docker save`` of the image instead."""
+    import shlex
+
+    from doctor.program import IMAGE_EXTRA, own_pip_install, requirements
+
+    return DaemonError("image.error.no_sdk", install=own_pip_install(*requirements(IMAGE_EXTRA)),
+                       save=shlex.join(["docker", "save", ref, "-o", "image.tar"]))
+
+
+def connect(env: Optional[Dict[str, str]] = None, ref: str = "IMAGE"):
     """A docker client whose engine has answered ``GET /version``."""
     try:
         import docker  # noqa: F401  (only --image loads the SDK)
     except ImportError:
-        raise DaemonError("image.error.no_sdk") from None
+        raise no_sdk(ref) from None
     host = docker_host(env)
     try:
         client = docker.from_env(timeout=CALL_TIMEOUT, environment=dict(os.environ if env is None else env))
@@ -144,7 +156,7 @@ def pull(client, ref: str, platform: Optional[Platform], host: str,
 def open_image(ref: str, *, pull_first: bool = False, platform: Optional[Platform] = None,
                env: Optional[Dict[str, str]] = None, progress: Optional[Callable[[str], None]] = None) -> DaemonImage:
     host = docker_host(env)
-    client, version = connect(env)
+    client, version = connect(env, ref)
     if pull_first:
         pull(client, ref, platform, host, progress)
     return DaemonImage(ref=ref, inspect=inspect(client, ref, host), api_version=version, client=client)

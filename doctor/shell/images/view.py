@@ -22,7 +22,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Set
 
 from doctor.parse.image_files import want
 from doctor.parse.overlay import DIR, FILE, HARDLINK, SYMLINK, Tree, relative_link
-from doctor.shell.images.archive import ArchiveError, Contents, Limits, Workspace, limit_error
+from doctor.shell.images.archive import ArchiveError, Contents, Limits, Workspace, limit_error, zstd_missing
 
 Tick = Callable[[], None]  # raises when the command's deadline has passed
 
@@ -79,7 +79,7 @@ def merge(contents: Contents, layers: List[str], tick: Tick = _never, limits: Op
         if idx is None:
             what = contents.unreadable.get(blob)
             if what == "zstd":
-                raise ArchiveError("image.error.zstd", layer=key)
+                raise zstd_missing(key)
             if what:
                 raise ArchiveError("image.error.compression", layer=key, what=what)
             raise ArchiveError("image.error.missing_layer", layer=key, path="")

@@ -221,13 +221,7 @@ def system_packages(script: str) -> Dict[str, List[str]]:
     return out
 
 
-def os_family(os_release: str) -> str:
-    ids = " ".join(re.findall(r"^(?:ID|ID_LIKE)=\"?([^\"\n]*)", os_release, re.MULTILINE)).lower()
-    if any(w in ids for w in ("debian", "ubuntu")):
-        return "apt"
-    if any(w in ids for w in ("rhel", "centos", "fedora", "euleros", "openeuler", "rocky", "almalinux")):
-        return "yum"
-    return ""
+from doctor.parse.os_release import os_family  # noqa: E402,F401  (one reading of /etc/os-release for the doctor)
 
 
 def cmake_argv(src: str, build: str, python: str, prefix: str, extra: Sequence[str]) -> List[str]:
