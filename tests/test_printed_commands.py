@@ -931,8 +931,9 @@ def test_every_command_runs_as_printed_after_the_readme_set_up(readme_env, kit_h
 # plans made from a snapshot or from directories
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_plan_from_a_snapshot_or_directories_prints_no_apply_the_doctor_refuses(lang, tmp_path):
+@pytest.mark.parametrize("name,lang", [("seed_001_naive_fix", "en"), ("seed_001_naive_fix", "zh"),
+                                       ("no_vllm_ascend", "en")])  # the last with other ways (--vllm-from source)
+def test_a_plan_from_a_snapshot_or_directories_prints_no_apply_the_doctor_refuses(name, lang, tmp_path):
     """fix --from SNAPSHOT and fix --site-packages DIR plan, and --apply refuses both (it changes a
     live environment): the dry run's "to carry out the plan" is the command for the host the
     snapshot was taken from, with the interpreter (and root) it records in place of --from, said
@@ -941,7 +942,7 @@ def test_a_plan_from_a_snapshot_or_directories_prints_no_apply_the_doctor_refuse
     steps are the kit scenario's, run by the tests above)."""
     from kitrun import run_cli
 
-    fake = kit_run("seed_001_naive_fix").fake
+    fake = kit_run(name).fake
     snap = tmp_path / "host.json"
     code, _, err = run_cli(fake, ("snapshot", "--output", str(snap)), lang=None)
     assert code in (0, None), err
@@ -958,6 +959,8 @@ def test_a_plan_from_a_snapshot_or_directories_prints_no_apply_the_doctor_refuse
         assert not bad, "\n".join(bad)
         applies = [c for c in commands if "--apply" in shlex.split(c)]
         carried[how] = applies
+        if name == "no_vllm_ascend":  # the other way is a plan made here the same way: a dry run
+            assert [c for c in commands if "--vllm-from" in c and "--apply" not in c], out
         verdict = lines[1]
         if how == "--from":
             assert applies and shlex.split(applies[0])[1:] == ["fix", "--root", str(fake.root), "--python", str(fake.python),
