@@ -69,8 +69,9 @@ def base_of(name: str) -> Path:
     return _BASE[0] / name
 
 
-def run_cli(fake: FakeHost, argv: Sequence[str], lang: Optional[str] = "en") -> Tuple[int, str, str]:
-    """The command in this process, with the fake host's environment and working directory."""
+def run_cli(fake: FakeHost, argv: Sequence[str], lang: Optional[str] = "en", target: bool = True) -> Tuple[int, str, str]:
+    """The command in this process, with the fake host's environment and working directory (and
+    its target options, --root, --python, --npu-smi, unless ``target`` is false: --from)."""
     from doctor.cli.main import main
 
     with pytest.MonkeyPatch.context() as mp:
@@ -84,7 +85,7 @@ def run_cli(fake: FakeHost, argv: Sequence[str], lang: Optional[str] = "en") -> 
         code = None
         with redirect_stdout(out), redirect_stderr(err):
             try:
-                main([argv[0], *fake.args(), *argv[1:], *(("--lang", lang) if lang else ())])
+                main([argv[0], *(fake.args() if target else ()), *argv[1:], *(("--lang", lang) if lang else ())])
             except SystemExit as e:
                 code = e.code
     return code, out.getvalue(), err.getvalue()

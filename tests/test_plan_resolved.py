@@ -3,6 +3,7 @@ wheelhouse: ranges become the exact versions pip then installs, a pin missing fr
 a host that does not answer is said in the plan (pip's words, the host and how it failed, what
 works instead) and --apply stops before changing anything; bundles for offline nodes."""
 import json
+import shlex
 import shutil
 import os
 import socket
@@ -110,14 +111,91 @@ def test_unreachable_hosts_named_with_how_and_what_works(tmp_path, house):
     assert any("ascend-doctor fix --bundle" in s for s in shells)
     # the bundle's steps run as printed: the snapshot is written where the next step reads it
     # spelled as the doctor was started (its absolute path when that is not the one on PATH)
-    assert any(s.endswith("ascend-doctor snapshot --output node.json") for s in shells), shells
+    # and on the environment judged: the snapshot and the apply name its root, interpreter and npu-smi
+    target = " " + shlex.join(fake.args())
+    assert any(s.endswith("ascend-doctor snapshot --output node.json" + target) for s in shells), shells
     assert any(s.endswith("ascend-doctor fix --bundle ascend-bundle --from node.json") for s in shells), shells
+    assert any(s.endswith("ascend-doctor fix --apply --bundle ascend-bundle" + target) for s in shells), shells
     # the mirror commands install the way the plan's own steps do (the doctor's pip with --python
     # on a target without pip): the same words up to "install"
     step = next(st["argv"] for st in doc["steps"] if st.get("argv") and "install" in st["argv"])
     prefix = step[:step.index("install") + 1]
     mirrors = [c["argv"] for c in res["remedies"]["commands"] if "install" in c["argv"]]
     assert mirrors and all(m[:len(prefix)] == prefix for m in mirrors), (prefix, mirrors)
+
+
+def test_what_works_instead_of_an_unreachable_index_is_for_the_environment_judged(tmp_path, house):
+    """The new-user pass: the bundle way printed when no index answers snapshots, plans and repairs
+    the environment the fix judged (its --root, --python, --npu-smi, and the --target given), not
+    whatever the shell it is pasted into has; every line runs as printed (the doctor's own option
+    checks accept it, it names that interpreter), in both languages."""
+    from test_printed_commands import COMMAND_LINE, Printed, check_one
+
+    fake = host(tmp_path, house, torch="2.8.0", torch_npu="2.8.0", torchvision="0.23.0")
+    port = closed_port()
+    env = env_of(fake, house, dirs=(wh.PYPI,), PIP_RETRIES="0", PIP_TIMEOUT="3",
+                 PIP_INDEX_URL=f"http://127.0.0.1:{port}/simple")
+    del env["PIP_NO_INDEX"]
+    wanted = ("--target", "vllm-ascend==0.11.0rc3")
+    doc = json.loads(doctor(fake, env, "fix", *wanted, "--json").stdout)
+    res = doc["resolution"]
+    assert res["status"] == "failed" and res["failure"]["kind"] == "unreachable", res
+    by_label = {c["label"]: c["argv"] for c in res["remedies"]["commands"]}
+    snapshot = next(a for a in by_label.values() if a[1:2] == ["snapshot"])
+    make = next(a for a in by_label.values() if a[1:3] == ["fix", "--bundle"])
+    apply = next(a for a in by_label.values() if a[1:3] == ["fix", "--apply"])
+    assert snapshot[1:] == ["snapshot", "--output", "node.json", *fake.args()], snapshot
+    assert make[1:] == ["fix", "--bundle", "ascend-bundle", "--from", "node.json", *wanted], make
+    assert apply[1:] == ["fix", "--apply", "--bundle", "ascend-bundle", *fake.args(), *wanted], apply
+    # torch-npu 2.7.1.post1 is on the Ascend mirror only: a line standing in for the CPU index keeps it
+    for argv in by_label.values():
+        if "--find-links" in argv:
+            assert argv[argv.index("--find-links") - 2:argv.index("--find-links")] == [
+                "--extra-index-url", "https://mirrors.huaweicloud.com/ascend/repos/pypi"], argv
+    for lang in ("en", "zh"):
+        proc = doctor(fake, env, "fix", *wanted, "--lang", lang)
+        assert proc.returncode == 3, proc.stdout + proc.stderr
+        lines = [x.strip() for x in proc.stdout.splitlines() if COMMAND_LINE.match(x)]
+        doctor_lines = [x for x in lines if shlex.split(x)[1:2] in (["snapshot"], ["fix"])]
+        assert [shlex.split(x) for x in doctor_lines] == [snapshot, make, apply], proc.stdout
+        for line in doctor_lines:
+            why = check_one(Printed(line, None, "", "unreachable"), None, tmp_path, fake)
+            assert why is None, f"{line}\n    -> {why}"
+
+
+def test_a_mirror_line_keeps_every_index_its_requirements_need():
+    """The mirror that stands in for a host that did not answer replaces that host only: torch-npu
+    and triton-ascend builds newer than the public index's stay on the Ascend mirror, a CPU torch on
+    the CPU index (or its mirror when that host is down too); one default index at most."""
+    from doctor.parse.pipreport import UNREACHABLE, Failure, HostFailure
+    from doctor.plan.indexes import ASCEND_MIRROR, TORCH_CPU_INDEX, remedies
+
+    reqs = ["torch==2.10.0+cpu", "torch-npu==2.10.0rc1", "vllm-ascend==0.16.0rc1", "triton-ascend==3.2.2"]
+    pip = ("python3", "-m", "pip", "install", "--no-deps")
+
+    def mirror_lines(*down):
+        failure = Failure(UNREACHABLE, "", hosts=[HostFailure(h, "DNS", "") for h in down])
+        rem = remedies(failure, reqs, pip, [TORCH_CPU_INDEX, ASCEND_MIRROR])
+        return [list(c.argv) for c in rem.commands if c.argv[:5] == pip]
+
+    def options(argv):
+        return [(argv[i], argv[i + 1]) for i in range(len(argv) - 1) if argv[i].startswith("--") and argv[i] != "--no-deps"]
+
+    [cpu] = mirror_lines("download.pytorch.org")
+    assert cpu[5:9] == reqs
+    assert options(cpu) == [("--extra-index-url", ASCEND_MIRROR), ("--find-links", "https://mirrors.aliyun.com/pytorch-wheels/cpu/")]
+    lines = mirror_lines("download.pytorch.org", "pypi.org")
+    assert len(lines) == 3  # the CPU wheels' mirror, and each of the public index's
+    for argv in lines:
+        opts = options(argv)
+        assert ("--extra-index-url", ASCEND_MIRROR) in opts, argv
+        assert ("--find-links", "https://mirrors.aliyun.com/pytorch-wheels/cpu/") in opts, argv
+        assert not any(TORCH_CPU_INDEX in v for _, v in opts), argv
+        assert len([o for o, _ in opts if o == "--index-url"]) == 1, argv
+    assert sorted(v for argv in lines[1:] for o, v in options(argv) if o == "--index-url") == [
+        "https://mirrors.aliyun.com/pypi/simple/", "https://pypi.tuna.tsinghua.edu.cn/simple"]
+    # the Ascend mirror itself has no documented mirror: kept (its builds are there only), and the bundle way offered
+    assert mirror_lines("mirrors.huaweicloud.com") == []
 
 
 @pytest.mark.slow

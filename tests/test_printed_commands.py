@@ -317,7 +317,9 @@ def pip_key(argv: List[str], base: str) -> str:
 
 
 def parse_doctor(argv: List[str]) -> None:
-    """The doctor's own command line accepts it (parsed, not run)."""
+    """The doctor's own command line accepts it (parsed, not run), and for ``fix`` so do the
+    checks of its options the command makes before it reads anything (--apply with --from or
+    --site-packages, --from with --python ...: a usage error, exit 2)."""
     import typer.main
 
     from doctor.cli.main import make_app
@@ -331,6 +333,13 @@ def parse_doctor(argv: List[str]) -> None:
         assert command is not None, f"no command {name}"
         group = hasattr(command, "get_command")
         ctx = command.make_context(name, [] if group else list(args), parent=ctx, resilient_parsing=group)
+    if ctx.command_path.split()[1:] == ["fix"]:
+        from doctor.cli.fix import fix_options
+        from doctor.usecases import check, fix
+
+        opts = fix_options(ctx.params, "en")
+        fix.validate(opts)
+        check.validate(opts.check)
 
 
 def host_path(fake, path: str) -> bool:
@@ -922,6 +931,53 @@ def test_every_command_runs_as_printed_after_the_readme_set_up(readme_env, kit_h
             if why:
                 bad.append(f"{key}\n    -> {why}")
     assert not bad, f"{len(bad)} of {len(todo)} printed commands do not run as printed:\n" + "\n".join(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# plans made from a snapshot or from directories
+
+
+@pytest.mark.parametrize("name,lang", [("seed_001_naive_fix", "en"), ("seed_001_naive_fix", "zh"),
+                                       ("no_vllm_ascend", "en")])  # the last with other ways (--vllm-from source)
+def test_a_plan_from_a_snapshot_or_directories_prints_no_apply_the_doctor_refuses(name, lang, tmp_path):
+    """fix --from SNAPSHOT and fix --site-packages DIR plan, and --apply refuses both (it changes a
+    live environment): the dry run's "to carry out the plan" is the command for the host the
+    snapshot was taken from, with the interpreter (and root) it records in place of --from, said
+    to be for that host; for directories, the words that --apply needs --python instead. Every
+    doctor command printed runs as printed (the doctor's own option checks accept it; the pip
+    steps are the kit scenario's, run by the tests above)."""
+    from kitrun import run_cli
+
+    fake = kit_run(name).fake
+    snap = tmp_path / "host.json"
+    code, _, err = run_cli(fake, ("snapshot", "--output", str(snap)), lang=None)
+    assert code in (0, None), err
+    runs = {"--from": ("fix", "--offline", "--from", str(snap)),
+            "--site-packages": ("fix", "--offline", "--root", str(fake.root), "--site-packages", str(fake.site))}
+    carried = {}
+    for how, argv in runs.items():
+        code, out, err = run_cli(fake, argv, lang=lang, target=False)
+        assert code == 3 and "Traceback" not in err, out + err
+        lines = out.splitlines()
+        commands = [x.strip() for x in lines if COMMAND_LINE.match(x) and " -m pip " not in x]
+        bad = [f"{c}\n    -> {why}" for c in commands
+               for why in [check_one(Printed(c, None, "", how), None, tmp_path, fake)] if why]
+        assert not bad, "\n".join(bad)
+        applies = [c for c in commands if "--apply" in shlex.split(c)]
+        carried[how] = applies
+        if name == "no_vllm_ascend":  # the other way is a plan made here the same way: a dry run
+            assert [c for c in commands if "--vllm-from" in c and "--apply" not in c], out
+        verdict = lines[1]
+        if how == "--from":
+            assert applies and shlex.split(applies[0])[1:] == ["fix", "--root", str(fake.root), "--python", str(fake.python),
+                                                               "--apply", "--offline"], out
+            assert lines[2].strip() == applies[0]  # the line right under the verdict
+            assert ("the host the snapshot was taken from (not on this one)" if lang == "en" else "拍摄该快照的主机上（不是本机）") in verdict
+        else:
+            assert not applies, out
+            assert "--python" in verdict and "--site-packages" in verdict and str(fake.site) in verdict, verdict
+        assert not PROSE_COMMAND.search(verdict), verdict
+    assert carried["--from"] and not carried["--site-packages"]
 
 
 # ---------------------------------------------------------------------------------------------

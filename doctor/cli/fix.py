@@ -104,7 +104,8 @@ def fix_command(ctx: typer.Context, **params: Any) -> None:
                           probing=lambda: waiting(not out.as_json, tr("render.probing", out.lang)))
     except Declined:
         raise typer.Exit(1)
-    show_fix(outcome, out, rerun, apply=opts.apply, smoke_wanted=opts.smoke)
+    show_fix(outcome, out, rerun, apply=opts.apply, smoke_wanted=opts.smoke, snapshot=opts.check.snapshot,
+             site_packages=opts.check.site_packages)
     raise typer.Exit(outcome.exit_code)
 
 

@@ -5,7 +5,8 @@ indented and never wrapped or padded, so that it runs when copied; words go on t
 from __future__ import annotations
 
 import sys
-from typing import Dict, List, Optional
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
 
 from doctor.cli.invocation import Rerun
 from doctor.findings import Command, cmd
@@ -16,12 +17,13 @@ STEP = "   "  # indent of a step's command and words under its title
 
 
 def print_plan(plan, lang: str, file=None, rerun: Optional[Rerun] = None, dry_run: bool = False,
-               image_ref: Optional[str] = None) -> None:
+               image_ref: Optional[str] = None, carry: Optional["CarryOut"] = None) -> None:
     """``rerun(**changes)`` rebuilds the command that made the plan with one option changed (the
     other ways are offered as commands); without it they are offered as ``ascend-doctor fix ...``.
-    ``dry_run``: the verdict (nothing changed, and what carries the plan out) comes right after
-    the header, before the detail; ``image_ref``: the plan is for that image, carried out by a
-    Dockerfile built FROM it (an image is not changed in place)."""
+    ``dry_run``: the verdict (nothing changed, and what carries the plan out: ``carry``, by
+    default the same command with --apply) comes right after the header, before the detail;
+    ``image_ref``: the plan is for that image, carried out by a Dockerfile built FROM it (an image
+    is not changed in place)."""
     from doctor.plan.builder import note_text
     from doctor.plan.steps import kind_of
 
@@ -29,7 +31,7 @@ def print_plan(plan, lang: str, file=None, rerun: Optional[Rerun] = None, dry_ru
     out(tr("fix.header", lang, target=plan.target, row=plan.row), "bold")
     failed = (plan.resolution or {}).get("status") == "failed"
     if dry_run:
-        print_dry_run_verdict(out, plan, lang, rerun, image_ref)
+        print_dry_run_verdict(out, plan, lang, rerun, image_ref, carry)
     if failed or not dry_run:
         print_resolution(plan, lang, out)
     out(tr("fix.why", lang, why=plan.choice_why.text(lang)), "dim")
@@ -80,10 +82,39 @@ def print_plan(plan, lang: str, file=None, rerun: Optional[Rerun] = None, dry_ru
             out(f"- {it}", "dim")
 
 
-def print_dry_run_verdict(out, plan, lang: str, rerun: Optional[Rerun], image_ref: Optional[str]) -> None:
+@dataclass(frozen=True)
+class CarryOut:
+    """What carries out a dry run's plan: the words (``key`` with ``values``) and the command,
+    None when no command here can (--apply changes a live environment only)."""
+
+    key: str
+    command: Optional[Command]
+    values: Dict[str, object] = field(default_factory=dict)
+
+
+def carry_out(rerun: Rerun, facts, snapshot: Optional[str], site_packages: Sequence[str]) -> CarryOut:
+    """The plan carried out: the same command with --apply, never one the doctor refuses. A plan
+    from a snapshot is carried out on the host the snapshot was taken from, with the interpreter
+    (and root) it records in place of --from; a plan from --site-packages needs the interpreter of
+    the environment that owns them, which only the user can name."""
+    if snapshot:
+        py = facts.python if facts is not None else None
+        if py is None or py.source != "interpreter" or not py.executable:
+            return CarryOut("fix.dry_snapshot_no_python", None)
+        root = facts.host.root if facts.host.root not in ("", "/") else None
+        return CarryOut("fix.dry_snapshot", rerun(apply=True, snapshot=None, python=py.executable, root=root,
+                                                  site_packages=None))
+    if site_packages:
+        return CarryOut("fix.dry_site_packages", None, {"dirs": join(list(site_packages))})
+    return CarryOut("fix.dry", rerun(apply=True))
+
+
+def print_dry_run_verdict(out, plan, lang: str, rerun: Optional[Rerun], image_ref: Optional[str],
+                          carry: Optional[CarryOut] = None) -> None:
     """What the dry run comes to, and the one thing to run: nothing to change; the plan cannot
-    be proven (the resolver's message follows); the command that carries it out; for an image
-    the Dockerfile lines (an image is not changed in place); or that only hand steps are left."""
+    be proven (the resolver's message follows); the command that carries it out (``carry``, by
+    default the same command with --apply), or why none here can; for an image the Dockerfile
+    lines (an image is not changed in place); or that only hand steps are left."""
     if plan.empty:
         out(tr("fix.empty", lang), "green")
         return
@@ -102,8 +133,10 @@ def print_dry_run_verdict(out, plan, lang: str, rerun: Optional[Rerun], image_re
             out(tr("fix.dry_image.unresolved", lang, steps=", ".join(unresolved)), "yellow")
         return
     if plan.runnable and rerun is not None:
-        out(tr("fix.dry", lang), "bold")
-        out(COMMAND[:2] + rerun(apply=True).shell(), "cyan")
+        carry = carry or CarryOut("fix.dry", rerun(apply=True))
+        out(tr(carry.key, lang, **carry.values), "bold")
+        if carry.command is not None:
+            out(COMMAND[:2] + carry.command.shell(), "cyan")
         return
     out(tr("fix.dry_nothing", lang), "bold")
 
@@ -255,8 +288,10 @@ def fix_json(outcome, rerun: Optional[Rerun], lang: str, apply: bool) -> Dict:
     return doc
 
 
-def show_fix(outcome, out, rerun: Optional[Rerun], apply: bool, smoke_wanted: bool) -> None:
-    """fix's report once the use case ran (the plan itself was shown as it was made)."""
+def show_fix(outcome, out, rerun: Optional[Rerun], apply: bool, smoke_wanted: bool, snapshot: Optional[str] = None,
+             site_packages: Sequence[str] = ()) -> None:
+    """fix's report once the use case ran (the plan itself was shown as it was made);
+    ``snapshot``/``site_packages``: what the plan was made from (--from, --site-packages)."""
     lang = out.lang
     if outcome.messages and not out.as_json:
         say_err(tr("fix.requirements", lang, path=outcome.messages[0]))
@@ -276,7 +311,8 @@ def show_fix(outcome, out, rerun: Optional[Rerun], apply: bool, smoke_wanted: bo
             for line in fix_notes(image, outcome.image_judgement, lang):
                 _out(line)
             image_ref = image.names[0] if image.names else image.ref
-        print_plan(outcome.plan, lang, rerun=rerun, dry_run=True, image_ref=image_ref)
+        carry = carry_out(rerun, outcome.facts, snapshot, site_packages) if rerun is not None else None
+        print_plan(outcome.plan, lang, rerun=rerun, dry_run=True, image_ref=image_ref, carry=carry)
         return
     if outcome.unresolvable:  # the plan was shown with the resolver's message; nothing changed
         return

@@ -34,7 +34,7 @@ from doctor.i18n import T
 from doctor.parse.pipreport import Failure, Resolved
 from doctor.plan.builder import Installer, Plan, Step, Why, exact_pins, unmet_requirements
 from doctor.plan.closure import Pruned, is_cuda_only, prune
-from doctor.plan.indexes import TORCH_CPU_INDEX, remedies
+from doctor.plan.indexes import TORCH_CPU_INDEX, Route, remedies
 from doctor.rules.pipcheck import Conflict
 
 RESOLVED, NOT_RESOLVED, FAILED = "resolved", "not resolved", "failed"
@@ -296,12 +296,15 @@ def _is_generic_residual(m: Why) -> bool:
     return "requires a newer torch" in text or " requires " in text and "(expected" in text
 
 
-def failed(plan: Plan, failure: Failure, ask: Ask, pip_install: Sequence[str], installer_name: str) -> Plan:
+def failed(plan: Plan, failure: Failure, ask: Ask, pip_install: Sequence[str], installer_name: str,
+           route: Optional[Route] = Route()) -> Plan:
+    """The plan the resolver could not prove, with its failure and what works instead (the ask's
+    own indexes in the mirror commands; ``route``: the options of the bundle way's commands)."""
     out = copy.deepcopy(plan)
+    out.remedies = remedies(failure, ask.requirements, pip_install, ask.extra_index_urls, route)
     out.resolution = {"status": FAILED, "installer": installer_name, "failure": failure.to_json(),
-                      "remedies": remedies(failure, ask.requirements, pip_install).to_json()}
+                      "remedies": out.remedies.to_json()}
     out.resolution_failure = failure
-    out.remedies = remedies(failure, ask.requirements, pip_install)
     return out
 
 

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, ContextManager, Dict, List, Optional
+from typing import TYPE_CHECKING, Callable, ContextManager, Dict, List, Optional, Tuple
 
 from doctor.errors import UsageError
 from doctor.i18n import T
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from doctor.findings import Verdict
     from doctor.matrix import Matrix
     from doctor.plan.builder import Plan
+    from doctor.plan.indexes import Route
     from doctor.shell.transaction import ApplyResult, RollbackResult, Target
     from doctor.shell.install.bundle import Bundle
     from doctor.shell.install.installer import Choice
@@ -203,7 +204,8 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
         else:
             choice, image_platform = resolved_as
     plan = _prove(plan, facts, choice, install_env, opts, no_cann, live, bundle_dir, resolving, image_platform,
-                  judge=lambda p: check_after_plan(p, facts, mx, opts.check.stage, before, opts.lang))
+                  judge=lambda p: check_after_plan(p, facts, mx, opts.check.stage, before, opts.lang),
+                  route=bundle_route(opts, facts, mx, opts.check.stage))
     doc = plan.to_json(opts.lang)
     doc["installer_notes"] = choice.notes
     outcome = FixOutcome(plan=plan, doc=doc, before=before, choice=choice, exit_code=before.exit_code(),
@@ -269,10 +271,56 @@ def for_a_person(plan: "Plan", spelled: "Plan", constraint_file: str) -> "Plan":
     return out
 
 
+# the options of `snapshot` that read the same target as this fix (its own option set: no --stage, --target, --matrix)
+SNAPSHOT_READS = ("--root", "--python", "--site-packages", "--npu-smi", "--npu-smi-timeout", "--serve-args",
+                  "--serve-args-file", "--model")
+
+
+def bundle_route(opts: FixOptions, facts: "Facts", mx: "Matrix", stage: str) -> Optional["Route"]:
+    """The options the bundle way's commands carry when the resolver cannot reach an index
+    (doctor.plan.indexes.remedies): the snapshot reads the same target, the bundle is planned the
+    same way, the --apply repairs the same target: the root and the interpreter judged and every
+    other option that shaped the verdict (doctor.rules.commands.target_args, as check's printed
+    commands carry them) and the plan (--target, --prefer, --with-mooncake, a bundle's platform).
+    None for an image (repaired by a Dockerfile built on it, never by a bundle applied in place)."""
+    import os
+
+    from doctor.plan.indexes import Route
+    from doctor.rules.commands import target_args
+    from doctor.rules.engine import make_context
+    from doctor.usecases.check import follow_up_args
+
+    if facts.image is not None:
+        return None
+    ctx = make_context(facts, mx, stage)
+    version = parse_target(opts.target)
+    ctx.follow_up = follow_up_args(opts.check, version)
+    args = target_args(ctx)
+    pairs = list(zip(args[::2], args[1::2]))
+    target = ("--target", f"vllm-ascend=={version}") if version else ()
+    plan: Tuple[str, ...] = (("--prefer", opts.prefer) if opts.prefer else ()) + (
+        ("--with-mooncake",) if opts.with_mooncake else ())
+    make: Tuple[str, ...] = (("--stage", opts.check.stage) if opts.check.stage != "auto" else ()) + target + tuple(
+        a for m in opts.check.matrix for a in ("--matrix", os.path.abspath(m))) + plan
+    for tag in opts.platform:
+        make += ("--bundle-platform", tag)
+    if opts.python_version:
+        make += ("--python-version", opts.python_version)
+    for abi in opts.abi:
+        make += ("--abi", abi)
+    snapshot = tuple(a for o, v in pairs if o in SNAPSHOT_READS for a in (o, v))
+    apply: Optional[Tuple[str, ...]] = None
+    if any(o == "--python" for o, _ in pairs):  # --apply needs the live interpreter, never --site-packages
+        apply = tuple(a for o, v in pairs if o != "--site-packages" for a in (o, v))
+        apply += target if "--target" not in apply else ()
+        apply += plan
+    return Route(snapshot=snapshot, make=make, apply=apply)
+
+
 def _prove(plan: "Plan", facts: "Facts", choice: "Choice", env: Dict[str, str], opts: FixOptions, no_cann: bool,
            live: bool, bundle_dir: Optional["Bundle"], resolving: Resolving,
            platform: Optional["TargetPlatform"] = None,
-           judge: Optional[Callable[["Plan"], "Plan"]] = None) -> "Plan":
+           judge: Optional[Callable[["Plan"], "Plan"]] = None, route: Optional["Route"] = None) -> "Plan":
     """The plan as the resolver proves it (exact pins, the files and their hashes), or marked
     "not resolved" and why: --offline, a bare machine (vendor steps only), no interpreter to
     resolve for (--from, --site-packages)."""
@@ -285,7 +333,8 @@ def _prove(plan: "Plan", facts: "Facts", choice: "Choice", env: Dict[str, str], 
     with resolving(choice.resolver.kind) as busy:
         plan = prove(plan, facts, choice, env, platform=platform,
                      find_links=[str(bundle_dir.wheels)] if bundle_dir else [],
-                     no_index=bundle_dir is not None, timeout=opts.resolve_timeout, progress=_progress_of(busy))
+                     no_index=bundle_dir is not None, timeout=opts.resolve_timeout, progress=_progress_of(busy),
+                     route=route)
     if judge is not None and (plan.resolution or {}).get("status") == "resolved":
         plan = judge(plan)
     if bundle_dir is not None:
@@ -364,7 +413,7 @@ def make_bundle(opts: FixOptions, env: Dict[str, str], resolving: Resolving = _q
                     ctx0.hardware, popts)
     with resolving(choice.installer.kind) as busy:
         plan = prove(plan, facts, choice, env, platform=tp, bundle=True, timeout=opts.resolve_timeout,
-                     progress=_progress_of(busy))
+                     progress=_progress_of(busy), route=bundle_route(opts, facts, mx, opts.check.stage))
     outcome = BundleOutcome(plan=plan, platform=tp, directory=opts.bundle)
     if (plan.resolution or {}).get("status") == "failed":
         return outcome

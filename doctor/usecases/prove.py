@@ -18,6 +18,7 @@ from doctor.facts import Facts
 from doctor.parse.pipreport import Failure, Resolved
 from doctor.plan import resolve as R
 from doctor.plan.builder import Plan
+from doctor.plan.indexes import Route
 from doctor.shell.install.resolver import RESOLVE_TIMEOUT, Request, TargetPlatform, resolve_pip, resolve_uv
 
 
@@ -98,9 +99,9 @@ def where(choice, find_links: Sequence[str] = (), no_index: bool = False) -> str
 def prove(plan: Plan, facts: Facts, choice, env: Mapping[str, str], *, platform: Optional[TargetPlatform] = None,
           bundle: bool = False, find_links: Sequence[str] = (), no_index: bool = False,
           timeout: float = RESOLVE_TIMEOUT, reuse: bool = True,
-          progress: Callable[..., None] = lambda key, **values: None) -> Plan:
+          progress: Callable[..., None] = lambda key, **values: None, route: Optional[Route] = Route()) -> Plan:
     """The plan with exact pins and the files to install, or with the resolver's failure and
-    what works instead. An empty plan is returned as it is. ``timeout`` is the TOTAL deadline
+    what works instead (``route``: the options of its bundle way's commands). An empty plan is returned as it is. ``timeout`` is the TOTAL deadline
     of both asks (and the file sizes they look up), not one per ask."""
     if not plan.runnable:
         return plan
@@ -139,7 +140,7 @@ def prove(plan: Plan, facts: Facts, choice, env: Mapping[str, str], *, platform:
         progress("plan.progress.exact", installer=choice.resolver.kind, index=index, n=len(ask.requirements))
         exact, failure, _ = _run(ask, choice, env, python, platform, list(find_links), no_index, left())
         if failure is not None:
-            return R.failed(plan, failure, ask, choice.shown.install([]), choice.resolver.kind)
+            return R.failed(plan, failure, ask, choice.shown.install([]), choice.resolver.kind, route)
     deps: List[Resolved] = []
     ask2 = R.deps_ask(plan, facts, exact, markers, bundle=bundle)
     # uv keeps what is installed when it satisfies the request, as pip does (its preferences)
@@ -148,7 +149,7 @@ def prove(plan: Plan, facts: Facts, choice, env: Mapping[str, str], *, platform:
         progress("plan.progress.deps", installer=choice.resolver.kind, index=index, n=len(ask2.requirements))
         deps, failure, _ = _run(ask2, choice, env, python, platform, list(find_links), no_index, left(), installed)
         if failure is not None:
-            return R.failed(plan, failure, ask2, choice.shown.install([]), choice.resolver.kind)
+            return R.failed(plan, failure, ask2, choice.shown.install([]), choice.resolver.kind, route)
     out = R.apply(plan, facts, exact, deps, choice.shown, markers, choice.resolver.kind, only_needed=not bundle)
     assert out.resolution is not None  # apply() always records the resolution
     out.resolution["seconds"] = round(time.monotonic() - began, 2)
