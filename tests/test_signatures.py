@@ -334,3 +334,24 @@ def test_swept_causes_claim_no_more_than_their_sources():
     assert "a float64 (double) tensor was cast" not in s.cause_en and "cast to float64" in s.cause_en
     s = by_id("env.ascend_opp_path_unset")  # registry_manager.py: opp not installed, or set_env.sh not sourced
     assert "opp" in s.cause_en and "set_env.sh" in s.cause_en and "算子包" in s.cause_zh
+
+
+def test_second_sweep_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, second sweep of signature causes: causes that said more than (or other
+    than) the thread, code or vendor table they cite."""
+    s = by_id("vllm_ascend.no_quantizer")  # quantizer.py v0.7.1rc1..v0.8.4rc1: raised on `import mindie_turbo` failing
+    assert "mindie_turbo" in s.cause_en and "mindie_turbo" in s.cause_zh and "msModelSlim" not in s.fix_en
+    assert "quant_model_description.json is missing" not in s.cause_en
+    s = by_id("torch_npu.msprof_symbol")  # triton-ascend #326/#328: a mismatch of 2.7.1 with CANN 9.0.0-beta.2, nothing about "no longer"
+    assert "no longer defines" not in s.cause_en and "不再提供" not in s.cause_zh and "#328" in s.cause_en
+    s = by_id("torch_npu.cann_function_missing")  # HcclCompile.h: a GET_FUNC lookup that failed; no version in the code
+    assert "older than" not in s.cause_en and "比该 torch_npu 版本所需的旧" not in s.cause_zh and "GET_FUNC" in s.cause_en
+    s = by_id("mooncake.mount_segment_failed")  # the code prints the store's error code; the cases on record follow rpc errors
+    assert "usually" not in s.cause_en and "通常" not in s.cause_zh and "RPC_FAIL" in s.cause_en
+    s = by_id("mooncake.no_rnic")  # rdma_transport.cpp disables devices that fail to open; #1384 is an open 0.3.8.post1 case
+    assert "wrong device names" not in s.cause_en and "#1384" in s.cause_en and "#1384" in s.cause_zh
+    s = by_id("mooncake.rdma_retry_exceeded")  # Mooncake #82 is open: cross-node only, no cause found
+    assert "mismatch" not in s.cause_en and "不一致" not in s.cause_zh and "#82" in s.cause_en
+    assert "align MC_GID_INDEX and MC_MTU" not in s.fix_en
+    s = by_id("vllm_ascend.build_soc_differs")  # setup.py maps SOC_VERSION to a family; the runtime check compares families
+    assert "only when that family differs" in s.cause_en and "同系列" in s.cause_zh

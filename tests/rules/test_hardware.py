@@ -163,7 +163,7 @@ def test_npu_smi_hang_fails():
     absent(judge(hw.devices_health, ctx), "devices.health")
 
 
-@pytest.mark.parametrize("code,words", [(-8005, "upgraded without a reboot"), (-8020, "another container"),
+@pytest.mark.parametrize("code,words", [(-8005, "--privileged"), (-8020, "another container"),
                                         (-1, "run npu-smi info by hand")])
 def test_npu_smi_error_codes(code, words):
     out = f"DrvMngGetConsoleLogLevel failed. (g_conf_file = /etc/x)\ndcmi model initialized failed, because the device is used. ret is {code}"
