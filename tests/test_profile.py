@@ -413,6 +413,21 @@ def test_a_raw_directory_says_how_to_run_the_offline_analysis(tmp_path):
     compile(argv[2], "<printed>", "exec")  # the code runs as printed (torch_npu itself is not here)
 
 
+@pytest.mark.parametrize("args", [[str(DATA / "mstt_kernel_details_pipe.csv")],
+                                  [str(DATA / "mstt_kernel_details_pipe.csv"), "--json"],
+                                  ["--compare", str(DATA / "mstt_kernel_details_pipe.csv"),
+                                   str(DATA / "mstt_kernel_details_pipe.csv")]])
+def test_a_release_the_matrix_does_not_know_is_refused_as_check_refuses_it(args):
+    """`--release 9.9.9` is refused in one line, exit 2, as `check --target vllm-ascend==9.9.9` is
+    (never advice "for vllm-ascend v9.9.9"); a known release is taken in the matrix's spelling."""
+    proc = cli(*args, "--release", "9.9.9")
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr.strip().splitlines() == [
+        "ascend-doctor: error: --release 9.9.9: not in the matrix (see ascend-doctor matrix show)"]
+    known = cli(str(DATA / "mstt_kernel_details_pipe.csv"), "--release", "v0.11.0rc3")
+    assert known.returncode == 0 and "for vllm-ascend v0.11.0rc3 (from --release)" in known.stdout
+
+
 @pytest.mark.parametrize("content,what", [
     ('[{"ph":"X","name":"k","pid":1,"tid":1,"ts":"1","dur":', "truncated"),
     ('{"traceEvents": 5}', "not a list"),
