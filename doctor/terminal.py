@@ -8,6 +8,8 @@ what one datum is: a package name with a line break in it must not become two li
 """
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from typing import Any, Iterable, List, Optional
 
@@ -18,9 +20,22 @@ from doctor import textsafe
 
 def console(**kwargs: Any) -> Console:
     """``rich.console.Console(**kwargs)`` that shows control characters of its text escaped."""
-    c = Console(**kwargs)
+    c = _Console(**kwargs)
     c.push_render_hook(_Hook())
     return c
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """stdout's reader went (`| head`): rich's own answer is SystemExit(1), the contract's
+        "the doctor itself failed"; this one is the EPIPE the command's end (doctor/cli/runner.py)
+        makes exit 141 of. What is left to write goes to /dev/null, as in rich."""
+        self.quiet = True
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
 class _Hook(RenderHook):

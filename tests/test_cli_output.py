@@ -7,6 +7,7 @@ import io
 import json
 import re
 import time
+from pathlib import Path
 from typing import List
 from contextlib import redirect_stderr, redirect_stdout
 
@@ -171,6 +172,17 @@ def test_bad_input_is_one_line_and_exit_2_fast(command, args, words, snapshots):
     assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err
     assert err.startswith("ascend-doctor: error: ") and args[1] in err  # names what, and why
     assert time.monotonic() - started < 10  # never a probe's 15 s timeout
+
+
+def test_an_empty_site_packages_is_judged_not_refused_as_both_languages_of_check_md_say(snapshots):
+    """`--site-packages` is exit 2 only when it is not a directory: an empty one is an environment
+    with nothing installed, judged (exit 3). docs/check.md says so in English and in Chinese."""
+    code, out, err = main("check", "--site-packages", str(snapshots / "empty-site"))
+    assert code == 3 and "vllm-ascend" in out, (out, err)
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "check.md").read_text(encoding="utf-8")
+    en, zh = doc.split("# `ascend-doctor check`（中文）")
+    assert "`--site-packages` that is not a directory" in en
+    assert "`--site-packages` 不是目录" in zh and "没有已安装的包" not in zh
 
 
 # a sample of the option and input errors, raised through the CLI: shown in the user's language
@@ -402,3 +414,29 @@ def test_a_long_wait_shows_a_line_on_a_terminal_and_nothing_in_a_pipe(tmp_path, 
     assert "probing the stack".encode() in seen
     out, err = piped.communicate(timeout=120)
     assert err == "" and out.startswith(("ascend-doctor ", "Plan for ")), out[:300]
+
+
+@pytest.mark.parametrize("argv", [("matrix", "explain", "0.13.0"),  # the typer commands (rich, click's main loop)
+                                  ("check", "--stage", "build"),  # the check front end, text
+                                  ("check", "--stage", "build", "--json")])  # one JSON document at the end
+def test_a_stdout_its_reader_closed_is_exit_141_not_the_doctors_failure(argv):
+    """`ascend-doctor ... | head -1`: the reader went, the doctor did not fail. Exit 141 (128 +
+    SIGPIPE, what the shell shows for a writer a closed pipe stopped), never 1 ("the doctor itself
+    failed"), and nothing on stderr (README, docs/check.md)."""
+    import os
+    import subprocess
+    import sys
+
+    from fakehost import REPO
+
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the first write: every write is EPIPE
+    try:
+        proc = subprocess.run([sys.executable, "-m", "doctor", *argv], stdout=w, stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PYTHONPATH=str(REPO), LANG="C.UTF-8"), timeout=120)
+    finally:
+        os.close(w)
+    assert proc.returncode == 141 and proc.stderr == "", proc
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    check_md = (Path(__file__).resolve().parents[1] / "docs" / "check.md").read_text(encoding="utf-8")
+    assert "141" in readme and "| 141 |" in check_md

@@ -127,17 +127,21 @@ def test_refused_before_pip_runs(healthy, house, tmp_path, args, why):
     assert why in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
-@pytest.mark.parametrize("kind", ["dir", "fifo", "/dev/zero"])
+@pytest.mark.parametrize("kind", ["dir", "fifo", "/dev/zero", "missing"])
 def test_check_requirements_names_what_is_not_a_file(healthy, tmp_path, kind):
+    """Named by the option the user typed, `--requirements` (not pip's `-r` the doctor builds)."""
     import os
 
-    path = {"dir": str(tmp_path), "fifo": str(tmp_path / "fifo"), "/dev/zero": "/dev/zero"}[kind]
+    path = {"dir": str(tmp_path), "fifo": str(tmp_path / "fifo"), "/dev/zero": "/dev/zero",
+            "missing": str(tmp_path / "nope.txt")}[kind]
     if kind == "fifo":
         os.mkfifo(path)
     argv = [sys.executable, "-m", "doctor", "check", "--requirements", path, "--root", str(healthy.root),
             "--python", str(healthy.python)]
     proc = doctor_fork.run(argv, env=healthy.env, cwd=healthy.workdir, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and f"-r {path}: not a regular file" in proc.stderr, proc.stderr
+    why = "no such file" if kind == "missing" else "not a regular file"
+    assert proc.returncode == 2 and proc.stderr.startswith(f"ascend-doctor: error: --requirements {path}: {why}"), \
+        proc.stderr
 
 
 # -- pure parts ---------------------------------------------------------------------------------

@@ -183,6 +183,40 @@ def test_real_kernel_table_with_step_ids_and_hccl_rows(tmp_path):
     assert "idle_cause" in {m["id"] for m in doc["cannot_tell"]}
 
 
+def test_a_kernel_table_alone_states_the_idle_time_as_the_basis_of_host_bound():
+    """No flows: the host wait measured is 0, the verdict is read from the idle time, and the headline
+    says so (never "waits on the host 0.0%" next to host-bound)."""
+    doc = profile_json(str(DATA / "mstt_kernel_details_pipe.csv"))
+    s = doc["summary"]
+    assert s["bound"] == "host" and s["basis"] == "idle" and s["host_wait_share"] == 0
+    idle = f"{100 * s['idle_share']:.1f}%"
+    for lang in ("en", "zh"):
+        head = cli(str(DATA / "mstt_kernel_details_pipe.csv"), "--lang", lang).stdout.splitlines()[0]
+        assert idle in head and "0.0%" not in head, head
+    head = cli(str(DATA / "mstt_kernel_details_pipe.csv"), "--lang", "en").stdout.splitlines()[0]
+    assert f"the device is idle {idle} of the step time; with no host-device flows in this input, idle is read " \
+           "as waiting on the host" in head
+
+
+def test_every_set_line_has_a_value(tmp_path):
+    """A `set:` line is something to paste: an option with its value, never a bare `--max-num-seqs`."""
+    flags = {"--enable-chunked-prefill"}  # takes no value
+    inputs = [str(DATA / "mstt_kernel_details_pipe.csv"), str(DATA / "mstt_kernel_details_arithmetic.csv")]
+    inputs += [str(write(tmp_path / n, p)) for n, p in (("h", pg.HOST_BOUND), ("c", pg.COMM_BOUND),
+                                                        ("d", replace(pg.DEVICE_BOUND, pmu="PipeUtilization")))]
+    seen = 0
+    for path in inputs:
+        for line in cli(path).stdout.splitlines():
+            if line.lstrip().startswith("set: "):
+                seen += 1
+                setting = line.split("set: ", 1)[1].split("  (")[0].strip()
+                assert setting in flags or " " in setting or "=" in setting, line
+        for a in profile_json(path)["advice"]:
+            if a.get("setting"):
+                assert a["setting"] in flags or " " in a["setting"] or "=" in a["setting"], a
+    assert seen
+
+
 # -- generated decode loops: the four verdicts --------------------------------------------------
 
 
@@ -377,6 +411,21 @@ def test_a_raw_directory_says_how_to_run_the_offline_analysis(tmp_path):
     argv = shlex.split(command)
     assert argv[0] == "python3" and argv[1] == "-c"
     compile(argv[2], "<printed>", "exec")  # the code runs as printed (torch_npu itself is not here)
+
+
+@pytest.mark.parametrize("args", [[str(DATA / "mstt_kernel_details_pipe.csv")],
+                                  [str(DATA / "mstt_kernel_details_pipe.csv"), "--json"],
+                                  ["--compare", str(DATA / "mstt_kernel_details_pipe.csv"),
+                                   str(DATA / "mstt_kernel_details_pipe.csv")]])
+def test_a_release_the_matrix_does_not_know_is_refused_as_check_refuses_it(args):
+    """`--release 9.9.9` is refused in one line, exit 2, as `check --target vllm-ascend==9.9.9` is
+    (never advice "for vllm-ascend v9.9.9"); a known release is taken in the matrix's spelling."""
+    proc = cli(*args, "--release", "9.9.9")
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr.strip().splitlines() == [
+        "ascend-doctor: error: --release 9.9.9: not in the matrix (see ascend-doctor matrix show)"]
+    known = cli(str(DATA / "mstt_kernel_details_pipe.csv"), "--release", "v0.11.0rc3")
+    assert known.returncode == 0 and "for vllm-ascend v0.11.0rc3 (from --release)" in known.stdout
 
 
 @pytest.mark.parametrize("content,what", [

@@ -2,6 +2,7 @@
 import re
 import zipfile
 from pathlib import Path
+from typing import Dict, List
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,3 +62,51 @@ def test_the_readme_examples_are_what_the_doctor_prints():
         else:
             assert len(want) == len(text.splitlines()), name
         assert _as_on_the_host(text, run.fake).splitlines()[:len(want)] == want, name
+
+
+def _template_re(template: str) -> "re.Pattern[str]":
+    """A catalogue template as a pattern: each {placeholder} any text."""
+    return re.compile(re.sub(r"\\\{[a-z_]+\\\}", ".+", re.escape(template)))
+
+
+def test_the_command_labels_of_check_md_json_example_are_the_ones_the_doctor_prints():
+    """docs/check.md's `--json` example: every command label is a label of the catalogue (cmd.*,
+    English), the words the doctor prints, not a paraphrase."""
+    import json
+
+    from doctor.i18n import catalogue
+
+    text = (ROOT / "docs" / "check.md").read_text(encoding="utf-8")
+    example = json.loads(re.search(r"```json\n(.+?)\n```", text, re.S).group(1))
+    labels = [c["label"] for f in example["findings"] for c in f.get("commands", []) if "label" in c]
+    assert labels
+    templates = [v["en"] for k, v in catalogue().items() if k.startswith("cmd.")]
+    for label in labels:
+        assert any(_template_re(t).fullmatch(label) for t in templates), label
+
+
+def _usage_options(text: str) -> List[str]:
+    block = re.search(r"```\n(ascend-doctor fix .+?)\n```", text, re.S).group(1)
+    return sorted(set(re.findall(r"--[a-z][a-z-]*", block)))
+
+
+def _exit_rows(text: str) -> Dict[str, List[str]]:
+    rows = re.findall(r"^\| ([0-4]) \| (.+) \|$", text.split("\n## Exit codes" if "## Exit codes" in text
+                                                          else "\n## 退出码")[1], re.M)
+    return {code: [c.strip() for c in rest.split(" | ")] for code, rest in rows}
+
+
+def test_fix_zh_md_says_what_fix_md_says():
+    """docs/fix.zh.md is a translation of docs/fix.md: the same options in its usage block, and an
+    exit table whose cells name the same commands and cases (`rollback`, 1 MB, backups kept)."""
+    en = (ROOT / "docs" / "fix.md").read_text(encoding="utf-8")
+    zh = (ROOT / "docs" / "fix.zh.md").read_text(encoding="utf-8")
+    assert _usage_options(zh) == _usage_options(en)
+    rows_en, rows_zh = _exit_rows(en), _exit_rows(zh)
+    assert sorted(rows_en) == sorted(rows_zh) == ["0", "1", "2", "3", "4"]
+    for code in rows_en:
+        for cell_en, cell_zh in zip(rows_en[code], rows_zh[code]):
+            assert sorted(re.findall(r"`[^`]+`", cell_en)) == sorted(re.findall(r"`[^`]+`", cell_zh)), code
+            assert ("1 MB" in cell_en) == ("1 MB" in cell_zh), code
+            if cell_en.startswith("same;"):
+                assert cell_zh.startswith("同左；") and len(cell_zh) > len("同左；"), code

@@ -262,3 +262,17 @@ def test_snapshot_backups_and_journal_are_synced_before_the_install_runs_and_lin
     assert backups and set(backups) <= synced, sorted(set(backups) - synced)[:5]
     journal_syncs = [i for i, line in enumerate(lines[:first_install]) if line.startswith("sync ") and ".journal.json" in line]
     assert journal_syncs, "the journal was not synced before the install phase"
+
+
+def test_rollback_says_nothing_to_roll_back_before_it_asks_for_yes(fake):
+    """`rollback </dev/null` (no --yes, no terminal) with no transaction: "nothing to roll back",
+    exit 2 (docs/fix.md), not a request for a confirmation of nothing; with one to finish, the
+    confirmation is still asked for."""
+    env = dict(fake.env, PYTHONPATH=str(REPO))
+    argv = [sys.executable, "-m", "doctor", "rollback", "--python", str(fake.python)]
+    proc = doctor_fork.run(argv, cwd=fake.workdir, env=env, capture_output=True, text=True, timeout=120, input="")
+    assert proc.returncode == 2 and "nothing to roll back" in proc.stderr and "--yes" not in proc.stderr, proc.stderr
+    assert not (venv(fake) / ".ascend-doctor").exists()
+    plant(fake)
+    proc = doctor_fork.run(argv, cwd=fake.workdir, env=env, capture_output=True, text=True, timeout=120, input="")
+    assert proc.returncode == 2 and "pass --yes" in proc.stderr, proc.stderr

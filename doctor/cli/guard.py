@@ -150,7 +150,7 @@ def check_requirements(opts, files: List[str], as_json: bool, lang: str, verbose
     from doctor.usecases.guard import run_guard
 
     started = time.perf_counter()
-    run = run_guard([], opts, dict(os.environ), requirement_files=files)
+    run = run_guard([], opts, dict(os.environ), requirement_files=files, requirement_option="--requirements")
     j = run.judgement
     verdict = j.after if j.after is not None else run.before
     if j.failure is not None:

@@ -11,6 +11,11 @@ from typing import Any, Callable, List, NoReturn, Sequence
 
 from doctor.errors import DoctorError
 
+# stdout closed by its reader (`ascend-doctor ... | head -1`): the report was cut by the reader, the
+# doctor did not fail, so not 1 (the contract's "the doctor itself failed"); 128 + SIGPIPE, the code
+# a shell shows for a writer the closed pipe stopped (`yes | head -1` under pipefail: 141)
+CLOSED_PIPE = 141
+
 
 def run_guarded(body: Callable[[], int], args: Sequence[str]) -> NoReturn:
     """Run ``body`` (it returns the exit code) and exit with the code the contract gives; an
@@ -31,6 +36,10 @@ def run_guarded(body: Callable[[], int], args: Sequence[str]) -> NoReturn:
         code = e.exit_code
     except (KeyboardInterrupt, proc.Terminated) as e:
         code = stopped(e)
+    except SystemExit:
+        if not stdout_closed():
+            raise
+        code = CLOSED_PIPE  # click's main loop ends a closed stdout as exit 1
     except Exception as e:
         stop = proc.stop_behind(e)
         if stop is not None:
@@ -55,13 +64,37 @@ def run_guarded(body: Callable[[], int], args: Sequence[str]) -> NoReturn:
     signalled = proc.signalled()
     if signalled is not None and code in (0, 3, 4):
         code = 128 + signalled  # a signal whose exception Python swallowed still ends the run as stopped
+    if not flushed():
+        code = CLOSED_PIPE  # the report was still in the buffer when the reader went
     sys.exit(code)
+
+
+def stdout_closed() -> bool:
+    """The run ended because stdout's reader closed it: the streams were pacified, by
+    :func:`as_click_runs` or by click's main loop (its PacifyFlushWrapper), as they are on EPIPE."""
+    # by its name: typer vendors click (typer._click.utils), and the front end loads neither
+    return isinstance(sys.stdout, _Pacified) or type(sys.stdout).__name__ == "PacifyFlushWrapper"
+
+
+def flushed() -> bool:
+    """stdout written out; False (the streams pacified) when its reader has closed it."""
+    try:
+        sys.stdout.flush()
+    except OSError as e:
+        if e.errno != errno.EPIPE:
+            return True  # another error: the interpreter's exit reports it as it would
+        sys.stdout = _Pacified(sys.stdout)
+        sys.stderr = _Pacified(sys.stderr)
+        return False
+    except ValueError:  # stdout closed in this process
+        return True
+    return True
 
 
 def as_click_runs(command: Callable[[], int]) -> int:
     """``command`` ended the way click's main loop ends a command (standalone_mode=False): Ctrl-C
-    is exit 130 without a word, end of input a blank line and 130, a closed stdout exit 1 with
-    nothing more written. The front end runs check through this, so that it ends like the
+    is exit 130 without a word, end of input a blank line and 130, a closed stdout exit 141
+    (CLOSED_PIPE, as run_guarded makes click's 1) with nothing more written. The front end runs check through this, so that it ends like the
     typer command."""
     try:
         return command()
@@ -75,7 +108,7 @@ def as_click_runs(command: Callable[[], int]) -> int:
             raise
         sys.stdout = _Pacified(sys.stdout)
         sys.stderr = _Pacified(sys.stderr)
-        sys.exit(1)
+        return CLOSED_PIPE
 
 
 class _Pacified:

@@ -58,7 +58,9 @@ class Advice:
     id: str
     text: Text
     source: str
-    setting: Optional[str] = None  # a `vllm serve` option or an environment variable to set
+    # a `vllm serve` option or an environment variable to set, always with its value (an option
+    # whose value the profile cannot tell is named in the text instead: no bare `set: --opt`)
+    setting: Optional[str] = None
     releases: Optional[str] = None  # the releases this form applies to
     commands: Tuple[Command, ...] = ()
 
@@ -157,7 +159,7 @@ def advise(f: RankFigures, verdict: Verdict, rel: Releases, slow_rank: Optional[
             out.append(Advice("task_queue", T("profile.advice.task_queue_two"), SRC_TASK_QUEUE, "TASK_QUEUE_ENABLE=2"))
         out.append(_cpu_binding(rel))
         if s.get("device_busy", 1.0) < 0.5:
-            out.append(Advice("max_num_seqs", T("profile.advice.batch_more"), SRC_BATCH, "--max-num-seqs"))
+            out.append(Advice("max_num_seqs", T("profile.advice.batch_more"), SRC_BATCH))
     if t.idle.total > 0 and t.idle.sync >= 0.3 * t.idle.total and t.idle.sync >= 0.05 * t.wall:
         out.append(Advice("sync", T("profile.advice.sync", calls=t.sync_calls), SRC_SYNC))
     if t.kernels and t.sync_calls >= 0.5 * t.kernels:
@@ -173,7 +175,7 @@ def advise(f: RankFigures, verdict: Verdict, rel: Releases, slow_rank: Optional[
         out.append(Advice("block_size", T("profile.advice.block_size"), SRC_BLOCK, "--block-size 128"))
         out.append(Advice("kv_int8", T("profile.advice.kv_int8"), SRC_KV_INT8, None,
                           None if rel.at_least("0.18.0rc1") else "v0.18.0rc1+"))
-        out.append(Advice("max_num_seqs", T("profile.advice.memory_batch"), SRC_BATCH, "--max-num-seqs"))
+        out.append(Advice("max_num_seqs", T("profile.advice.memory_batch"), SRC_BATCH))
     elif verdict.bound == DEVICE:
         out.append(Advice("device_compute", T("profile.advice.device_compute"), SRC_TP))
     if verdict.bound == COMMUNICATION or s.get("communication_exposed", 0.0) >= 0.1:
@@ -181,12 +183,12 @@ def advise(f: RankFigures, verdict: Verdict, rel: Releases, slow_rank: Optional[
         if rel.at_least("0.11.0rc1") is not False:
             out.append(Advice("flashcomm", T("profile.advice.flashcomm"), SRC_FLASHCOMM, "VLLM_ASCEND_ENABLE_FLASHCOMM1=1",
                               None if rel.at_least("0.11.0rc1") else "v0.11.0rc1+"))
-        out.append(Advice("tensor_parallel", T("profile.advice.tensor_parallel"), SRC_TP, "--tensor-parallel-size"))
+        out.append(Advice("tensor_parallel", T("profile.advice.tensor_parallel"), SRC_TP))
     if slow_rank is not None:
         out.append(Advice("slow_rank", T("profile.advice.slow_rank", rank=slow_rank), SRC_SLOW_RANK))
     if any(j.reason == "prefill" for j in f.jitter):
         out.append(Advice("chunked_prefill", T("profile.advice.chunked_prefill"), SRC_CHUNKED,
-                          "--enable-chunked-prefill --max-num-batched-tokens"))
+                          "--enable-chunked-prefill"))
     seen: set = set()
     unique = []
     for a in out:

@@ -41,6 +41,14 @@ def headline(rep: Report, lang: str) -> Tuple[str, str]:
     s = v.shares
     if v.bound is None:
         return tr("profile.bound.none", lang), "bold yellow"
+    if v.bound == "host" and v.basis == "idle":
+        # the verdict was read from the idle time (verdict.judge): the measured host wait (0 with no
+        # flows) is not the figure behind it, the idle time is
+        idle = s.get("idle", 0.0)
+        if idle - s.get("idle_unattributed", 0.0) <= 1e-9:
+            return tr("profile.bound.host_idle", lang, idle=pct(idle)), "bold red"
+        return tr("profile.bound.host_idle_partial", lang, idle=pct(idle),
+                  share=pct(s.get("host_wait", 0.0) + s.get("idle_unattributed", 0.0))), "bold red"
     if v.bound == "host":
         return tr("profile.bound.host", lang, share=pct(s.get("host_wait", 0.0)),
                   idle=pct(s.get("idle", 0.0))), "bold red"

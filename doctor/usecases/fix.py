@@ -486,10 +486,11 @@ class RollbackOutcome:
 
 def run_rollback(check: CheckOptions, env: Dict[str, str], force: bool, confirm: Callable[[str], bool],
                  say: Callable[[str], None] = lambda s: None) -> RollbackOutcome:
-    from doctor.shell.transaction import rollback_last, target_from_facts
+    from doctor.shell.transaction import check_something_to_roll_back, rollback_last, target_from_facts
 
     facts = gather(check, env)
     target: "Target" = target_from_facts(facts)
+    check_something_to_roll_back(target, env)  # before --yes is asked for: nothing to confirm
     if not confirm(target.python):
         raise Declined()
     result = rollback_last(target, env, force=force, say=say)

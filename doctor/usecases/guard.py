@@ -410,9 +410,11 @@ class GuardRun:
 
 
 def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_files: Sequence[str] = (),
-              timeout: float = 600.0, progress: Callable[..., None] = lambda key, **values: None) -> GuardRun:
+              timeout: float = 600.0, progress: Callable[..., None] = lambda key, **values: None,
+              requirement_option: str = "-r") -> GuardRun:
     """Gather the facts of the target environment (``opts``: CheckOptions), resolve the command
-    with its pip in report mode and judge the result."""
+    with its pip in report mode and judge the result. ``requirement_option``: the option that gave
+    ``requirement_files``, as an unreadable one is named (guard's -r, check's --requirements)."""
     from doctor.matrix.query import pins_for
     from doctor.rules.engine import make_context, run_rules
     from doctor.shell.install.installer import detect as detect_installer
@@ -421,6 +423,10 @@ def run_guard(argv: Sequence[str], opts, env: Mapping[str, str], *, requirement_
     from doctor.usecases.check import cached_pip_conflicts, gather, load_matrix_or_exit
 
     words = list(argv)
+    for f in requirement_files:  # said of the option the user typed (check's is --requirements)
+        why = None if "://" in f else file_problem(f)
+        if why:
+            raise UsageError(T("option.error.detail", option=requirement_option, value=f, error=why))
     if requirement_files:
         words = (words or ["pip", "install"]) + [x for f in requirement_files for x in ("-r", f)]
     cmd_ = parse_command(words)

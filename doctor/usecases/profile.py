@@ -210,9 +210,30 @@ def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
     return RankResult(label, present, ident, figures, verdict, notes, memory=held, communication=comm)
 
 
+def known_release(release: str) -> str:
+    """The matrix's spelling of ``--release``; UsageError (exit 2) for a release the matrix does not
+    know, as check --target and matrix explain refuse it (the same lookup: release_row). A matrix
+    that cannot be loaded does not fail the analysis: the release is then taken as given."""
+    from doctor.errors import UsageError
+    from doctor.i18n import T
+    from doctor.matrix import MatrixError, load_matrix
+    from doctor.matrix.query import release_row
+
+    try:
+        matrix = load_matrix(error_knowledge=False)
+    except MatrixError:
+        return release.lstrip("vV")
+    row = release_row(matrix, release)
+    if row is None:
+        raise UsageError(T("profile.error.release_unknown", release=release))
+    return row.vllm_ascend
+
+
 def run(opts: ProfileOptions, progress: Optional[ProgressFn] = None) -> Report:
     if opts.release is not None and pep440(opts.release.lstrip("v")) is None:
         raise pf.ProfileInputError(f"--release {opts.release!r}: a vllm-ascend version such as 0.11.0rc3")
+    if opts.release is not None:
+        opts = ProfileOptions(opts.path, known_release(opts.release), opts.only)
     layout = pf.find(opts.path)
     if opts.only:
         keep = set(opts.only)

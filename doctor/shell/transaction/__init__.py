@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, List
 
 if TYPE_CHECKING:
     from doctor.shell.transaction.recovery import RollbackResult, refuse_if_unfinished
-    from doctor.shell.transaction.rollback import rollback_last
+    from doctor.shell.transaction.rollback import check_something_to_roll_back, rollback_last
     from doctor.shell.transaction.run_plan import ApplyResult, apply_plan
     from doctor.shell.transaction.statedir import planned_state_dir, state_dir
     from doctor.shell.transaction.target import Target, rollback_argv, target_from_facts
@@ -22,10 +22,11 @@ if TYPE_CHECKING:
 # name -> the module that has it, imported on first use: a dry run (`fix` without --apply) needs
 # only the state directory's name, and importing the whole engine cost it ~40 ms
 _WHERE = {"RollbackResult": "recovery", "refuse_if_unfinished": "recovery", "rollback_last": "rollback",
+          "check_something_to_roll_back": "rollback",
           "ApplyResult": "run_plan", "apply_plan": "run_plan", "planned_state_dir": "statedir", "state_dir": "statedir",
           "Target": "target", "rollback_argv": "target", "target_from_facts": "target"}
 
-__all__ = ["ApplyResult", "RollbackResult", "Target", "apply_plan", "planned_state_dir", "refuse_if_unfinished",
+__all__ = ["ApplyResult", "RollbackResult", "Target", "apply_plan", "check_something_to_roll_back", "planned_state_dir", "refuse_if_unfinished",
            "rollback_argv", "rollback_last", "state_dir", "target_from_facts"]
 assert sorted(__all__) == sorted(_WHERE)
 

@@ -21,14 +21,21 @@ from doctor.shell.transaction.statedir import STATE_NAME, existing_state_dirs, s
 from doctor.shell.transaction.target import Target
 
 
-def rollback_last(target: Target, env: Mapping[str, str], *, force: bool = False,
-                  say: Callable[[str], None] = lambda s: None) -> RollbackResult:
-    proc.install_signal_handlers()
-    # nothing to roll back leaves the environment as it was: no state directory, no lock made
+def check_something_to_roll_back(target: Target, env: Mapping[str, str]) -> None:
+    """UsageError "nothing to roll back" when no state directory of the environment holds a
+    transaction to undo or finish; reads only (no state directory, no lock made). The command asks
+    this before it asks for confirmation: there is nothing to confirm."""
     present = existing_state_dirs(target.prefix, env)
     if not any(J.unfinished(d) or J.last_transaction(d) is not None for d in present):
         raise UsageError(T("fix.error.nothing_to_roll_back",
                            state=present[0] if present else Path(target.prefix) / STATE_NAME))
+
+
+def rollback_last(target: Target, env: Mapping[str, str], *, force: bool = False,
+                  say: Callable[[str], None] = lambda s: None) -> RollbackResult:
+    proc.install_signal_handlers()
+    # nothing to roll back leaves the environment as it was: no state directory, no lock made
+    check_something_to_roll_back(target, env)
     state = state_dir(target.prefix, env)
     with Lock(state / "lock", f"rollback on {target.python}"):
         result: Optional[RollbackResult] = None
