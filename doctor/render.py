@@ -186,14 +186,19 @@ def print_verdict(out: Lines, verdict: Verdict, lang: str, exit_code: int, no_as
 
 def print_check(verdict: Verdict, *, stage: str, target_row: Optional[str], timings: Dict[str, float],
                 lang: str, verbose: bool, exit_code: int, file=None, header: Optional[str] = None,
-                collapse: bool = True, summary: bool = True, no_ascend: bool = False) -> None:
+                collapse: bool = True, summary: bool = True, no_ascend: bool = False,
+                chosen_python: Optional[str] = None) -> None:
     """The report: the header, the verdict line and the root cause with what to run (``summary``),
     then the detail: every problem in full in causal order with runs of passing checks collapsed
     to one line each (``collapse``; ``verbose`` shows everything), the notes left out, the skipped
-    checks, and the counts (``summary``). ``no_ascend``: nothing of an Ascend stack was found."""
+    checks, and the counts (``summary``). ``no_ascend``: nothing of an Ascend stack was found.
+    ``chosen_python``: the interpreter the doctor chose itself (no --python), named in the header."""
     out = console_lines(file)
     target = header or (tr("render.target", lang, row=target_row) if target_row else tr("render.no_target", lang))
-    out(tr("render.header", lang, v=__version__, stage=stage, target=target), "bold")
+    top = tr("render.header", lang, v=__version__, stage=stage, target=target)
+    if chosen_python and not no_ascend:
+        top = tr("render.header_python", lang, header=top, python=chosen_python)
+    out(top, "bold")
     if summary:
         print_verdict(out, verdict, lang, exit_code, no_ascend, verbose)
     full = not collapse or verbose
@@ -313,10 +318,18 @@ def print_fitted_table(console, title: Optional[str], headers: Sequence, rows: S
     print_unpadded(console, table)
 
 
-def show_check(result, out, code: int, *, target: Dict, no_ascend: bool) -> None:
+def _chosen(py) -> Optional[str]:
+    """``Python 3.11.7 at PATH`` words for an interpreter that ran, else None."""
+    if py is None or not py.found or py.source != "interpreter" or not py.executable:
+        return None
+    return f"{py.version} {py.executable}" if py.version else py.executable
+
+
+def show_check(result, out, code: int, *, target: Dict, no_ascend: bool, python_chosen: bool = False) -> None:
     """check's report of a CheckResult (doctor/usecases/check.py) for an Output
     (doctor/cli/params.py): one JSON object, or the text (an image's identity first, its detail
-    after the verdict)."""
+    after the verdict). ``python_chosen``: no --python was given and the doctor ran the default
+    interpreter, which the header then names."""
     image = result.facts.image
     if out.as_json:
         doc = check_doc(result.verdict, stage=result.ctx.stage, target=target, timings=result.timings, lang=out.lang)
@@ -332,6 +345,6 @@ def show_check(result, out, code: int, *, target: Dict, no_ascend: bool) -> None
         print_image(image, result.image, out.lang, part="identity")
     print_check(result.verdict, stage=result.ctx.stage, target_row=result.ctx.release.key if result.ctx.release else None,
                 timings=result.timings, lang=out.lang, verbose=out.verbose, exit_code=code,
-                no_ascend=no_ascend)
+                no_ascend=no_ascend, chosen_python=_chosen(result.facts.python) if python_chosen else None)
     if image is not None:  # detail: digest, base, the layer each problem came from
         print_image(image, result.image, out.lang, failing=code != 0, part="detail")

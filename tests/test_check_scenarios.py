@@ -168,7 +168,7 @@ def test_npu_smi_hang_is_a_finding_within_the_timeout(fake):
 
 @pytest.mark.parametrize("output,code,words", [
     ("npu-smi-8020.txt", 255, "held by another container"),
-    ("npu-smi-8005.txt", 255, "without a reboot"),
+    ("npu-smi-8005.txt", 255, "held by another container"),
 ])
 def test_npu_smi_errors_are_explained(fake, output, code, words):
     ascend_host(fake, "0.11.0rc3")

@@ -440,3 +440,36 @@ def test_a_stdout_its_reader_closed_is_exit_141_not_the_doctors_failure(argv):
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     check_md = (Path(__file__).resolve().parents[1] / "docs" / "check.md").read_text(encoding="utf-8")
     assert "141" in readme and "| 141 |" in check_md
+
+
+def test_the_header_names_the_interpreter_the_doctor_chose_itself(tmp_path):
+    """Without --python the doctor judges the active virtualenv, else python3 on PATH, passing
+    over its own venv (the README's set-up activates it): the header names the one it ran, in
+    both languages; with --python (the user chose) it does not."""
+    import os
+    import subprocess as sp
+    import sys
+
+    import doctor_fork
+
+    venv = tmp_path / "serving"
+    sp.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
+    env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}")
+
+    def header(*args: str) -> str:
+        proc = doctor_fork.run([sys.executable, "-m", "doctor", "check", "--stage", "runtime", *args], env=env,
+                               cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert proc.returncode in (0, 3, 4), proc.stderr
+        return proc.stdout.splitlines()[0]
+
+    version = ".".join(str(x) for x in sys.version_info[:3])
+    want = f"Python {version} {venv / 'bin' / 'python3'}"
+    assert header().endswith(f" · {want} (the default; --python names another)"), header()
+    assert header("--lang", "zh").endswith(f" · {want}（默认；用 --python 指定其他解释器）")
+    assert "the default" not in header("--python", str(venv / "bin" / "python3"))
+    # the doctor's own venv active (the README's shell): passed over, and the header says which
+    own = dict(env, VIRTUAL_ENV=sys.prefix, PATH=f"{os.path.dirname(sys.executable)}{os.pathsep}{env['PATH']}")
+    env.clear()
+    env.update(own)
+    assert f" · Python {version} {venv / 'bin' / 'python3'}" in header(), header()

@@ -36,5 +36,7 @@ def run_check_command(params: Mapping[str, Any]) -> int:
             waiting(not out.as_json and not params["verify_weights"], tr("render.probing", out.lang)):
         result = run_check(check_options(params, progress=progress))
     code = result.verdict.exit_code(fail_on)
-    show_check(result, out, code, target=target_info(result.ctx), no_ascend=no_ascend_stack(result))
+    chosen = not params.get("python") and not params.get("site_packages") and not params.get("snapshot") \
+        and (params.get("root") or "/") == "/" and not params.get("image") and not params.get("image_tar")
+    show_check(result, out, code, target=target_info(result.ctx), no_ascend=no_ascend_stack(result), python_chosen=chosen)
     return code
