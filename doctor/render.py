@@ -26,7 +26,9 @@ DETAIL, COMMAND = "    ", "      "  # indents under a finding: its details, its 
 
 def json_text(doc) -> str:
     """Every JSON document the doctor prints: UTF-8 as it is, indented by two."""
-    return json.dumps(doc, ensure_ascii=False, indent=2)
+    from doctor.textsafe import json_safe
+
+    return json_safe(json.dumps(doc, ensure_ascii=False, indent=2))
 
 
 def print_json(doc) -> None:

@@ -14,7 +14,8 @@ from what it prints but passes ESC through, and it reads ``[...]`` as markup unl
 - :func:`clean_block` does the same but keeps line breaks (a log excerpt, a file's text);
 - :func:`markup` is :func:`clean` for a place where rich reads markup.
 
-``--json`` output is never filtered: it is exact (and JSON escapes C0 controls itself).
+``--json`` output is never filtered: it is exact (and JSON escapes C0 controls itself);
+:func:`json_safe` only writes a lone surrogate as its escape, so that it encodes as UTF-8.
 Pure functions.
 """
 from __future__ import annotations
@@ -25,9 +26,12 @@ from doctor.lazyre import lazy
 
 # C0 controls, DEL, C1 controls; the Unicode characters that reorder or hide text (bidi
 # embeddings, overrides and isolates, marks, the line and paragraph separators, zero-width
-# joiners and spaces, the BOM used mid-text)
-_UNSAFE = lazy("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
-_UNSAFE_KEEP_NL = lazy("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+# joiners and spaces, the BOM used mid-text), and lone surrogates: a name that is not UTF-8 (a
+# file name, a dist-info directory) decodes with surrogateescape, and stdout would write its
+# bytes back raw (0x9b is the 8-bit CSI) or, where it is strict UTF-8, fail
+_UNSAFE = lazy("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
+_UNSAFE_KEEP_NL = lazy("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
+_SURROGATE = lazy("[\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # what rich reads as a markup tag: [bold], [/], [#fff], [@click], [link=...] (rich.markup.escape)
 _TAG = lazy(r"(\\*)(\[[a-z#/@][^[]*?])")
@@ -38,6 +42,8 @@ def _escape(m: "re.Match[str]") -> str:
     if c in _NAMED:
         return _NAMED[c]
     n = ord(c)
+    if 0xDC80 <= n <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape): shown as that byte
+        return f"\\x{n - 0xDC00:02x}"
     return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
 
 
@@ -56,6 +62,14 @@ def clean_block(text: Any) -> str:
 def markup(text: Any) -> str:
     """A datum placed where rich parses markup: cleaned, and its ``[...]`` shown as written."""
     return _TAG.sub(lambda m: m.group(1) * 2 + "\\" + m.group(2), clean(text))
+
+
+def json_safe(text: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) that encodes as UTF-8: a lone surrogate
+    from data (a name that was not UTF-8) written as its ``\\uXXXX`` escape, which a JSON reader
+    turns back into the same string. Surrogates occur only inside JSON strings, so the escape is
+    always in one."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) if _SURROGATE.search(text) else text
 
 
 def is_clean(text: str) -> bool:

@@ -308,3 +308,40 @@ def test_a_snapshot_with_a_giant_version_or_deep_nesting_is_handled(fake, tmp_pa
     snap.write_text("[" * 200_000 + "]" * 200_000)
     proc = run_cli(fake, "check", "--from", str(snap))
     assert proc.returncode == 2 and "internal error" not in proc.stderr, proc.stderr
+
+
+def test_a_name_that_is_not_utf8_reaches_no_terminal_raw_and_every_json_stays_utf8(fake, tmp_path):
+    """A dist-info directory whose name holds bytes that are not UTF-8 (0x9b is the 8-bit CSI a
+    terminal obeys, 0xff no character at all): the snapshot written from it is UTF-8 text that
+    check reads back, check's text shows those bytes as escapes, and its --json is UTF-8; a
+    snapshot naming a lone surrogate is judged, never an internal error."""
+    site = tmp_path / "sp"
+    bad = os.fsencode(site) + b"/vllm-0.9.1\x9b2J\xff.dist-info"
+    os.makedirs(bad)
+    with open(bad + b"/METADATA", "wb") as fh:
+        fh.write(b"Metadata-Version: 2.1\nName: vllm\nVersion: 0.9.1\n")
+    env = dict(fake.env, PYTHONPATH=str(REPO))
+
+    def doctor(*args: str) -> subprocess.CompletedProcess:
+        return doctor_fork.run([sys.executable, "-m", "doctor", *args], env=env, cwd=fake.workdir,
+                               capture_output=True, timeout=120)
+
+    snap = tmp_path / "s.json"
+    made = doctor("snapshot", "--site-packages", str(site), "--output", str(snap))
+    assert made.returncode == 0, made.stderr[-800:]
+    snap.read_bytes().decode("utf-8")
+    for args in (("check", "--from", str(snap), "-v"), ("check", "--from", str(snap), "--json")):
+        proc = doctor(*args)
+        assert proc.returncode in (0, 3), proc.stderr[-800:]
+        assert b"\x9b" not in proc.stdout + proc.stderr and b"\xff" not in proc.stdout + proc.stderr
+        (proc.stdout + proc.stderr).decode("utf-8")
+    assert json.loads(doctor("check", "--from", str(snap), "--json").stdout)["findings"]
+    doc = json.loads(snap.read_text())
+    doc["cann"] = {"found": True, "home": "/x\ud800y\udc1bz"}
+    planted = tmp_path / "p.json"
+    planted.write_text(json.dumps(doc))
+    for extra in ((), ("--json",)):
+        proc = doctor("check", "--from", str(planted), *extra)
+        assert proc.returncode in (0, 3) and b"internal error" not in proc.stderr, proc.stderr[-800:]
+        (proc.stdout + proc.stderr).decode("utf-8")
+        assert b"\x1b" not in proc.stdout

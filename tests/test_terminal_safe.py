@@ -39,6 +39,11 @@ def test_the_filter():
     assert textsafe.clean("a\x1b[2Jb\rc\x07d\ne\tf\u202eg\x9bh") == "a\\x1b[2Jb\\rc\\x07d\\ne\\tf\\u202eg\\x9bh"
     assert textsafe.clean_block("one\x1bc\ntwo\r") == "one\\x1bc\ntwo\\r"
     assert textsafe.clean("中文 torch 2.8.0 [fd00::1]") == "中文 torch 2.8.0 [fd00::1]"
+    # bytes that were not UTF-8 (surrogateescape) shown as those bytes, other lone surrogates escaped
+    assert textsafe.clean("m\udcff\udc9b2J \ud800") == "m\\xff\\x9b2J \\ud800"
+    assert textsafe.clean_block("a\udc9b\nb") == "a\\x9b\nb"
+    text = textsafe.json_safe(json.dumps({"k": "/x\udc9b\ud800y", "中": "文"}, ensure_ascii=False))
+    assert json.loads(text.encode("utf-8")) == {"k": "/x\udc9b\ud800y", "中": "文"} and "文" in text
     assert textsafe.markup("root@[fd00::1] [bold]x[/]") == "root@\\[fd00::1] \\[bold]x\\[/]"
     from rich.console import Console
     from rich.text import Text

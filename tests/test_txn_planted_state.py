@@ -276,3 +276,21 @@ def test_rollback_says_nothing_to_roll_back_before_it_asks_for_yes(fake):
     plant(fake)
     proc = doctor_fork.run(argv, cwd=fake.workdir, env=env, capture_output=True, text=True, timeout=120, input="")
     assert proc.returncode == 2 and "pass --yes" in proc.stderr, proc.stderr
+
+
+
+def test_a_journal_string_that_is_not_utf8_is_saved_as_its_escape_never_a_crash(tmp_path):
+    """A lone surrogate in a journal's data (JSON allows ``\\udc9b``, so a crafted journal reads
+    back with one; a path that was not UTF-8 decodes to one): saving the journal writes it as
+    its escape, UTF-8 text that reads back as the same string, never an UnicodeEncodeError (the
+    rollback of such a journal was an internal error)."""
+    from doctor.shell.transaction.journal import Journal
+
+    d = tmp_path / "txn"
+    d.mkdir()
+    weird = "/srv/env/lib/vllm-0.9.1\udc9b2J\udcff.dist-info \ud800"
+    j = Journal(d, {"id": "x", "status": "committed", "roots": [weird]})
+    j.save()
+    written = (d / "journal.json").read_bytes()
+    written.decode("utf-8")
+    assert json.loads(written)["roots"] == [weird]

@@ -113,7 +113,9 @@ def show(**params: Any) -> None:
     m = _load(params["matrix"])
     rows = [_find(m, release)] if release else m.releases
     if as_json:
-        sys.stdout.write(json.dumps({"releases": [release_dict(r) for r in rows]}, ensure_ascii=False) + "\n")
+        from doctor.textsafe import json_safe
+
+        sys.stdout.write(json_safe(json.dumps({"releases": [release_dict(r) for r in rows]}, ensure_ascii=False)) + "\n")
         return
     if release:
         _print_release(rows[0], language)
@@ -283,10 +285,12 @@ def verify(**params: Any) -> None:
     unexplained = [d for d in found if not d.explained]
     checked = len({p.get("version") for p in packages if p.get("name", "").replace("_", "-").lower() == "vllm-ascend"})
     if as_json:
-        sys.stdout.write(json.dumps({"checked": checked, "source": where,
-                                     "disagreements": [d.as_dict() for d in unexplained],
-                                     "explained": [d.as_dict() for d in found if d.explained]},
-                                    ensure_ascii=False) + "\n")
+        from doctor.textsafe import json_safe
+
+        sys.stdout.write(json_safe(json.dumps({"checked": checked, "source": where,
+                                               "disagreements": [d.as_dict() for d in unexplained],
+                                               "explained": [d.as_dict() for d in found if d.explained]},
+                                              ensure_ascii=False)) + "\n")
     else:
         for d in found:
             print(d.line())

@@ -355,7 +355,9 @@ def snapshot_json(facts: Facts) -> str:
     from doctor.parse import redact
     from doctor.parse.serial import to_dict
 
-    return json.dumps(redact.deep(to_dict(facts)), ensure_ascii=False, indent=2)
+    from doctor.textsafe import json_safe
+
+    return json_safe(json.dumps(redact.deep(to_dict(facts)), ensure_ascii=False, indent=2))
 
 
 def target_info(ctx: "Context") -> Dict[str, Optional[str]]:

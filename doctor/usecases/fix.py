@@ -422,8 +422,10 @@ def make_bundle(opts: FixOptions, env: Dict[str, str], resolving: Resolving = _q
 
         raise UsageError(tr("bundle.nothing", opts.lang))
     outcome.manifest = write_bundle(opts.bundle, plan, tp, choice, env, BUNDLE_DOWNLOAD_TIMEOUT)
+    from doctor.textsafe import json_safe
+
     with open(os.path.join(opts.bundle, "plan.json"), "w", encoding="utf-8") as fh:
-        json.dump(plan.to_json("en"), fh, ensure_ascii=False, indent=2)
+        fh.write(json_safe(json.dumps(plan.to_json("en"), ensure_ascii=False, indent=2)))
     return outcome
 
 
