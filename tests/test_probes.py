@@ -142,3 +142,51 @@ def test_metadata_scan_agrees_with_importlib_metadata():
     py = probe_python(Host(), python)
     mine = {k: [d.version, sorted(d.requires), d.requires_python] for k, d in scan(Host(), py.sys_path).dists.items()}
     assert mine == ref and "torch" in mine
+
+
+def test_the_interpreter_that_owns_site_packages_directories():
+    """--site-packages (and --root without --python) run no interpreter; the plan's commands name
+    the one whose environment holds the directories, never python3 on PATH."""
+    from doctor.probes.python_env import owning_interpreter
+
+    have = {"/srv/venv/bin/python3.11", "/srv/venv/bin/python3", "/usr/bin/python3", "/opt/env/bin/python"}
+    exe = have.__contains__
+    assert owning_interpreter(["/srv/venv/lib/python3.11/site-packages"], exe) == "/srv/venv/bin/python3.11"
+    assert owning_interpreter(["/srv/venv/lib64/python3.11/site-packages/", "/srv/venv/lib/python3.11/site-packages"],
+                              exe) == "/srv/venv/bin/python3.11"
+    assert owning_interpreter(["/usr/lib/python3/dist-packages"], exe) == "/usr/bin/python3"
+    assert owning_interpreter(["/opt/env/lib/python3.10/site-packages"], exe) == "/opt/env/bin/python"
+    # a copied directory, two environments, or an owner that is not there: none
+    assert owning_interpreter(["/tmp/copy/site-packages"], exe) is None
+    assert owning_interpreter(["/srv/venv/lib/python3.11/site-packages", "/usr/lib/python3/dist-packages"], exe) is None
+    assert owning_interpreter(["/gone/lib/python3.11/site-packages"], exe) is None
+    assert owning_interpreter([], exe) is None
+
+
+def test_a_plan_for_site_packages_directories_names_their_own_interpreter(tmp_path):
+    """fix --site-packages DIR: every pip step names the interpreter of DIR's environment (it ran
+    pip of `python3` on PATH, which installs into another environment)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import doctor_fork
+    from fakehost import REPO
+
+    venv = tmp_path / "serving"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    ver = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    site = venv / "lib" / ver / "site-packages"
+    for name, version in (("vllm_ascend", "0.11.0rc0"), ("vllm", "0.11.2"), ("torch", "2.8.0"), ("torch_npu", "2.7.1")):
+        d = site / f"{name}-{version}.dist-info"
+        d.mkdir(parents=True)
+        (d / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n")
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "fix", "--site-packages", str(site), "--offline", "--json"],
+                           env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120)
+    steps = [s for s in json.loads(proc.stdout)["steps"] if s.get("argv") and "pip" in s["argv"]]
+    assert steps, proc.stdout[-2000:]
+    for s in steps:
+        argv = s["argv"]
+        assert argv[argv.index("--python") + 1] == str(venv / "bin" / ver), argv

@@ -10,7 +10,7 @@ import json
 import posixpath
 import re
 import sys
-from typing import List, Optional
+from typing import Callable, List, Optional, Sequence
 
 from doctor.facts import PythonFacts
 from doctor.shell.host.root import Host
@@ -85,6 +85,30 @@ def probe_python(host: Host, executable: str, timeout: float = 15.0) -> PythonFa
 def python_from_site_packages(dirs: List[str]) -> PythonFacts:
     """No interpreter to ask (a copied site-packages, a foreign-arch image): paths only."""
     return PythonFacts(source="site-packages", found=False, sys_path=list(dirs))
+
+
+_SITE_DIR = re.compile(r"^(?P<prefix>/.*?)/lib(?:64)?/python(?P<ver>3\.\d+)/(?:site|dist)-packages/?$")
+_DEBIAN_DIR = re.compile(r"^(?P<prefix>/usr(?:/local)?)/lib/python3/dist-packages/?$")
+
+
+def owning_interpreter(dirs: Sequence[str], is_executable: Callable[[str], bool]) -> Optional[str]:
+    """The interpreter whose environment holds the site-packages ``dirs`` (``PREFIX/lib/python3.X/
+    site-packages`` is ``PREFIX/bin/python3.X``; Debian's ``/usr/lib/python3/dist-packages`` is
+    ``/usr/bin/python3``), when every directory names the same prefix and ``is_executable`` finds it;
+    else None (a copied directory, or directories of two environments)."""
+    owners = set()
+    candidates: List[str] = []
+    for d in dirs:
+        m = _SITE_DIR.match(d) or _DEBIAN_DIR.match(d)
+        if not m:
+            return None
+        owners.add(m.group("prefix"))
+        ver = m.groupdict().get("ver")
+        bin_dir = posixpath.join(m.group("prefix"), "bin")
+        candidates += [posixpath.join(bin_dir, n) for n in ((f"python{ver}",) if ver else ()) + ("python3", "python")]
+    if len(owners) != 1:
+        return None
+    return next((c for c in candidates if is_executable(c)), None)
 
 
 # Where images keep their interpreters' site-packages: a venv or conda env named by the image's

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, ContextManager, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, ContextManager, Dict, List, Mapping, Optional, Tuple
 
 from doctor.errors import UsageError
 from doctor.i18n import T
@@ -172,7 +172,8 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
         before, judgement = judge_image(before, facts, official_images(mx))
     # an image's plan runs in a Dockerfile step, where the doctor is the repository Dockerfile's venv
     doctor_python = DOCKERFILE_DOCTOR if facts.image is not None else sys.executable
-    choice = detect_installer(opts.installer, facts, env, doctor_python)
+    owner = owner_of_directories(facts, opts.check.root, env)
+    choice = detect_installer(opts.installer, facts, env, doctor_python, owner)
     prefix = facts.python.prefix if facts.python else None
     # a dry run creates nothing; --apply uses the state directory it will really write to (and
     # only --apply writes the constraints file: printed commands carry the pins themselves)
@@ -193,7 +194,7 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
 
         bundle_dir = open_bundle(opts.bundle, facts, plan)
         install_env = bundle_dir.pip_env(env)
-        choice = detect_installer(opts.installer, facts, install_env, doctor_python)
+        choice = detect_installer(opts.installer, facts, install_env, doctor_python, owner)
     image_platform = None
     if facts.image is not None:  # nothing of the image runs here: resolved for its platform (usecases/image.py)
         from doctor.usecases.image import resolution_for
@@ -272,6 +273,25 @@ def for_a_person(plan: "Plan", spelled: "Plan", constraint_file: str) -> "Plan":
 
 
 # the options of `snapshot` that read the same target as this fix (its own option set: no --stage, --target, --matrix)
+def owner_of_directories(facts, root: str, env: Mapping[str, str]) -> Optional[str]:
+    """The interpreter that owns the site-packages directories judged without one (--site-packages,
+    --root without --python), for the plan's commands to name: pip run by another interpreter
+    (``python3`` on PATH) would install into another environment. None when none is found."""
+    py = facts.python
+    if py is None or py.executable or py.source != "site-packages" or facts.image is not None:
+        return None
+    from doctor.probes.python_env import owning_interpreter
+    from doctor.shell.host.root import Host
+
+    host = Host(root=root, env=dict(env))
+
+    def runs(path: str) -> bool:
+        real = str(host.path(path))
+        return os.path.isfile(real) and os.access(real, os.X_OK)
+
+    return owning_interpreter(py.sys_path, runs)
+
+
 SNAPSHOT_READS = ("--root", "--python", "--site-packages", "--npu-smi", "--npu-smi-timeout", "--serve-args",
                   "--serve-args-file", "--model")
 

@@ -298,9 +298,12 @@ def externally_managed(base_prefix: Optional[str], version: Optional[str]) -> bo
     return os.path.isfile(os.path.join(base_prefix, "lib", f"python{mm}", "EXTERNALLY-MANAGED"))
 
 
-def detect(kind: str, facts, env: Mapping[str, str], doctor_python: Optional[str] = None) -> Choice:
-    """Which pip/uv resolves, installs and spells the commands for the target of ``facts``.
-    Bad input (an unreadable pip.conf, an index URL uv cannot use) is a UsageError: exit 2."""
+def detect(kind: str, facts, env: Mapping[str, str], doctor_python: Optional[str] = None,
+           target_python: Optional[str] = None) -> Choice:
+    """Which pip/uv resolves, installs and spells the commands for the target of ``facts``;
+    ``target_python``: the interpreter the commands name where the facts ran none (the owner of
+    --site-packages directories). Bad input (an unreadable pip.conf, an index URL uv cannot use)
+    is a UsageError: exit 2."""
     import sys
 
     from packaging.version import Version
@@ -313,7 +316,7 @@ def detect(kind: str, facts, env: Mapping[str, str], doctor_python: Optional[str
     if kind not in INSTALLERS:
         raise UsageError(T("fix.error.bad_installer", value=repr(kind)))
     py = facts.python
-    python = (py.executable if py and py.executable else None) or "python3"
+    python = (py.executable if py and py.executable else None) or target_python or "python3"
     has_pip = bool(facts.packages and "pip" in facts.packages.dists)
     if not has_pip:  # importlib.metadata costs ~20 ms: only for a target without pip
         from importlib import metadata
