@@ -308,3 +308,72 @@ def test_a_snapshot_with_a_giant_version_or_deep_nesting_is_handled(fake, tmp_pa
     snap.write_text("[" * 200_000 + "]" * 200_000)
     proc = run_cli(fake, "check", "--from", str(snap))
     assert proc.returncode == 2 and "internal error" not in proc.stderr, proc.stderr
+
+
+# -- a total deadline covers the response headers too ---------------------------------------------
+
+
+def _in_thread(fn, limit: float):
+    """fn() in a daemon thread joined for ``limit`` s: (result or exception, seconds it took)."""
+    box = {}
+
+    def run():
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the test
+            box["value"] = e
+
+    started = time.monotonic()
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(limit)
+    assert not t.is_alive(), "still reading headers that come a line at a time"
+    return box["value"], time.monotonic() - started
+
+
+@pytest.fixture
+def dripping_headers():
+    from fakehost.index_server import dripping_headers_server
+
+    httpd = dripping_headers_server(every=0.5)
+    try:
+        yield f"http://127.0.0.1:{httpd.server_port}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_matrix_sync_timeout_is_total_while_headers_drip(fake, dripping_headers):
+    """Each header line comes within the per-read timeout; --timeout alone ends the command."""
+    env = dict(fake.env, PIP_INDEX_URL=f"{dripping_headers}/simple/", PIP_CONFIG_FILE="/dev/null")
+    started = time.monotonic()
+    proc = run_cli(fake, "matrix", "sync", "--dry-run", "--timeout", "2", timeout=40, env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert "index deadline of 2 s exceeded" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert time.monotonic() - started < 25
+
+
+def test_every_http_client_ends_dripping_headers_at_its_deadline(dripping_headers):
+    from doctor.shell.install.index import IndexClient, IndexFetchError
+    from doctor.shell.profile.collect import CollectError, _post
+    from doctor.shell.smoke.endpoint_bench import BenchConfig, EndpointError, get_text, stream_request
+
+    client = IndexClient([f"{dripping_headers}/simple/"], timeout=(5.0, 5.0), deadline=1.5)
+    err, took = _in_thread(lambda: client.project_files("vllm-ascend"), 20)
+    assert isinstance(err, IndexFetchError) and "deadline of 1.5 s exceeded" in str(err), repr(err)
+    assert took < 8
+
+    cfg = BenchConfig(base_url=dripping_headers, stall_timeout=1.0, request_timeout=2.0)
+    err, took = _in_thread(lambda: get_text(cfg, "/v1/models", 1024), 20)
+    assert isinstance(err, EndpointError) and "no complete answer within 2s" in str(err), repr(err)
+    assert took < 8
+
+    import requests
+
+    rec, took = _in_thread(lambda: stream_request(requests.Session(), cfg, "m", "hi", time.monotonic()), 20)
+    assert not rec.ok and rec.error_kind == "deadline" and "headers" in rec.error, rec
+    assert took < 8
+
+    err, took = _in_thread(lambda: _post(f"{dripping_headers}/start_profile", 1.0), 30)
+    assert isinstance(err, CollectError) and "no answer within 11s" in str(err), repr(err)
+    assert took < 20
