@@ -71,7 +71,7 @@ def _post(url: str, timeout: float) -> int:
                 return resp.status_code
     except requests.exceptions.RequestException as e:
         if time.monotonic() >= end:
-            raise CollectError(f"POST {url}: no answer within {10.0 + timeout:g}s") from None
+            raise CollectError(T("profile.error.post_deadline", url=url, seconds=f"{10.0 + timeout:g}")) from None
         raise CollectError(f"POST {url}: {type(e).__name__}: {str(e)[:160]}") from None
 
 
