@@ -377,3 +377,58 @@ def test_every_http_client_ends_dripping_headers_at_its_deadline(dripping_header
     err, took = _in_thread(lambda: _post(f"{dripping_headers}/start_profile", 1.0), 30)
     assert isinstance(err, CollectError) and "no answer within 11s" in str(err), repr(err)
     assert took < 20
+
+
+# -- smoke's own files, deep nesting, an empty profile --------------------------------------------
+
+
+def test_smoke_golden_and_serve_args_file_refuse_a_fifo(fake, tmp_path):
+    fifo = tmp_path / "golden.json"
+    os.mkfifo(fifo)
+    for option in ("--golden", "--serve-args-file"):
+        proc = run_cli(fake, "smoke", "--device", "cpu", option, str(fifo), timeout=20)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.strip() == f"ascend-doctor: error: {option} {fifo}: not a regular file", proc.stderr
+
+
+def _deep_toml(path):
+    path.write_text("a=" + "[" * 100000 + "\n", encoding="utf-8")
+    return path
+
+
+def test_deeply_nested_toml_is_bad_input_or_a_skipped_overlay(fake, tmp_path):
+    deep = _deep_toml(tmp_path / "deep.toml")
+    proc = run_cli(fake, "check", *fake.args(), "--matrix", str(deep), timeout=60)
+    assert proc.returncode == 2 and "nested too deeply" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    proc = run_cli(fake, "smoke", "--device", "cpu", "--config", str(deep), timeout=30)
+    assert proc.returncode == 2 and "nested too deeply" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    # the same file as the user's overlay: a warning, and check goes on without it
+    xdg = tmp_path / "xdg"
+    _deep_toml((xdg / "ascend-doctor").mkdir(parents=True) or xdg / "ascend-doctor" / "matrix-overlay.toml")
+    proc = run_cli(fake, "check", *fake.args(), timeout=60, env=dict(fake.env, XDG_CONFIG_HOME=str(xdg)))
+    assert proc.returncode in (0, 3, 4), proc.stderr
+    assert "ignoring matrix overlay" in proc.stderr and "nested too deeply" in proc.stderr, proc.stderr
+    assert "internal error" not in proc.stderr
+
+
+def test_deeply_nested_json_golden_is_bad_input(fake, tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"a":' * 100000 + "1" + "}" * 100000, encoding="utf-8")
+    proc = run_cli(fake, "smoke", "--device", "cpu", "--golden", str(deep), timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == f"ascend-doctor: error: --golden {deep}: nested too deeply to be read", proc.stderr
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["empty", "symlink-loop"])
+def test_a_profile_directory_without_kernel_table_or_trace_is_bad_input(fake, tmp_path, loop):
+    rank = tmp_path / "prof" / "a_ascend_pt"
+    rank.mkdir(parents=True)
+    if loop:
+        (rank / "ASCEND_PROFILER_OUTPUT").symlink_to(".")
+        (rank / "loop").symlink_to("loop")
+    for lang, words in (("en", "no kernel table or trace found"), ("zh", "未找到 kernel 表或 trace")):
+        proc = run_cli(fake, "profile", str(tmp_path / "prof"), "--lang", lang, timeout=30)
+        assert proc.returncode == 2, proc.stderr
+        assert words in proc.stderr and str(rank) in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

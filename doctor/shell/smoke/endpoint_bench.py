@@ -91,7 +91,7 @@ def model_cards(cfg: BenchConfig, session: Any = None) -> List[Dict[str, Any]]:
         cards = [m for m in data["data"] if isinstance(m, dict) and "id" in m]
         if len(cards) != len(data["data"]):
             raise KeyError("id")
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         raise EndpointError("GET /v1/models: the answer is not an OpenAI model list") from None
     if not cards:
         raise EndpointError("GET /v1/models: the server serves no model")
@@ -249,7 +249,7 @@ def stream_request(session: Any, cfg: BenchConfig, model: str, prompt: str, star
                     continue
                 try:
                     obj = json.loads(data)
-                except ValueError:
+                except (ValueError, RecursionError):
                     return fail("malformed", f"chunk {rec.chunks + 1} is not JSON: {data[:80]!r}")
                 if not isinstance(obj, dict):
                     return fail("malformed", f"chunk {rec.chunks + 1} is not a JSON object: {data[:80]!r}")
@@ -324,7 +324,7 @@ def _error_text(body: bytes) -> str:
             if isinstance(err, dict):
                 return str(err.get("message") or err)[:200]
             return str(err)[:200]
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     return text[:200] or "(no body)"
 
