@@ -345,3 +345,127 @@ def test_a_name_that_is_not_utf8_reaches_no_terminal_raw_and_every_json_stays_ut
         assert proc.returncode in (0, 3) and b"internal error" not in proc.stderr, proc.stderr[-800:]
         (proc.stdout + proc.stderr).decode("utf-8")
         assert b"\x1b" not in proc.stdout
+
+
+# -- a total deadline covers the response headers too ---------------------------------------------
+
+
+def _in_thread(fn, limit: float):
+    """fn() in a daemon thread joined for ``limit`` s: (result or exception, seconds it took)."""
+    box = {}
+
+    def run():
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the test
+            box["value"] = e
+
+    started = time.monotonic()
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(limit)
+    assert not t.is_alive(), "still reading headers that come a line at a time"
+    return box["value"], time.monotonic() - started
+
+
+@pytest.fixture
+def dripping_headers():
+    from fakehost.index_server import dripping_headers_server
+
+    httpd = dripping_headers_server(every=0.5)
+    try:
+        yield f"http://127.0.0.1:{httpd.server_port}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_matrix_sync_timeout_is_total_while_headers_drip(fake, dripping_headers):
+    """Each header line comes within the per-read timeout; --timeout alone ends the command."""
+    env = dict(fake.env, PIP_INDEX_URL=f"{dripping_headers}/simple/", PIP_CONFIG_FILE="/dev/null")
+    started = time.monotonic()
+    proc = run_cli(fake, "matrix", "sync", "--dry-run", "--timeout", "2", timeout=40, env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert "index deadline of 2 s exceeded" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert time.monotonic() - started < 25
+
+
+def test_every_http_client_ends_dripping_headers_at_its_deadline(dripping_headers):
+    from doctor.shell.install.index import IndexClient, IndexFetchError
+    from doctor.shell.profile.collect import CollectError, _post
+    from doctor.shell.smoke.endpoint_bench import BenchConfig, EndpointError, get_text, stream_request
+
+    client = IndexClient([f"{dripping_headers}/simple/"], timeout=(5.0, 5.0), deadline=1.5)
+    err, took = _in_thread(lambda: client.project_files("vllm-ascend"), 20)
+    assert isinstance(err, IndexFetchError) and "deadline of 1.5 s exceeded" in str(err), repr(err)
+    assert took < 8
+
+    cfg = BenchConfig(base_url=dripping_headers, stall_timeout=1.0, request_timeout=2.0)
+    err, took = _in_thread(lambda: get_text(cfg, "/v1/models", 1024), 20)
+    assert isinstance(err, EndpointError) and "no complete answer within 2s" in str(err), repr(err)
+    assert took < 8
+
+    import requests
+
+    rec, took = _in_thread(lambda: stream_request(requests.Session(), cfg, "m", "hi", time.monotonic()), 20)
+    assert not rec.ok and rec.error_kind == "deadline" and "headers" in rec.error, rec
+    assert took < 8
+
+    err, took = _in_thread(lambda: _post(f"{dripping_headers}/start_profile", 1.0), 30)
+    assert isinstance(err, CollectError) and "no answer within 11s" in str(err), repr(err)
+    assert took < 20
+
+
+# -- smoke's own files, deep nesting, an empty profile --------------------------------------------
+
+
+def test_smoke_golden_and_serve_args_file_refuse_a_fifo(fake, tmp_path):
+    fifo = tmp_path / "golden.json"
+    os.mkfifo(fifo)
+    for option in ("--golden", "--serve-args-file"):
+        proc = run_cli(fake, "smoke", "--device", "cpu", option, str(fifo), timeout=20)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.strip() == f"ascend-doctor: error: {option} {fifo}: not a regular file", proc.stderr
+
+
+def _deep_toml(path):
+    path.write_text("a=" + "[" * 100000 + "\n", encoding="utf-8")
+    return path
+
+
+def test_deeply_nested_toml_is_bad_input_or_a_skipped_overlay(fake, tmp_path):
+    deep = _deep_toml(tmp_path / "deep.toml")
+    proc = run_cli(fake, "check", *fake.args(), "--matrix", str(deep), timeout=60)
+    assert proc.returncode == 2 and "nested too deeply" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    proc = run_cli(fake, "smoke", "--device", "cpu", "--config", str(deep), timeout=30)
+    assert proc.returncode == 2 and "nested too deeply" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    # the same file as the user's overlay: a warning, and check goes on without it
+    xdg = tmp_path / "xdg"
+    _deep_toml((xdg / "ascend-doctor").mkdir(parents=True) or xdg / "ascend-doctor" / "matrix-overlay.toml")
+    proc = run_cli(fake, "check", *fake.args(), timeout=60, env=dict(fake.env, XDG_CONFIG_HOME=str(xdg)))
+    assert proc.returncode in (0, 3, 4), proc.stderr
+    assert "ignoring matrix overlay" in proc.stderr and "nested too deeply" in proc.stderr, proc.stderr
+    assert "internal error" not in proc.stderr
+
+
+def test_deeply_nested_json_golden_is_bad_input(fake, tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"a":' * 100000 + "1" + "}" * 100000, encoding="utf-8")
+    proc = run_cli(fake, "smoke", "--device", "cpu", "--golden", str(deep), timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == f"ascend-doctor: error: --golden {deep}: nested too deeply to be read", proc.stderr
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["empty", "symlink-loop"])
+def test_a_profile_directory_without_kernel_table_or_trace_is_bad_input(fake, tmp_path, loop):
+    rank = tmp_path / "prof" / "a_ascend_pt"
+    rank.mkdir(parents=True)
+    if loop:
+        (rank / "ASCEND_PROFILER_OUTPUT").symlink_to(".")
+        (rank / "loop").symlink_to("loop")
+    for lang, words in (("en", "no kernel table or trace found"), ("zh", "未找到 kernel 表或 trace")):
+        proc = run_cli(fake, "profile", str(tmp_path / "prof"), "--lang", lang, timeout=30)
+        assert proc.returncode == 2, proc.stderr
+        assert words in proc.stderr and str(rank) in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

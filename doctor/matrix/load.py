@@ -192,6 +192,8 @@ def _validate_file(label: str, raw: bytes) -> Dict[str, List[Tuple[dict, str]]]:
         raise MatrixError(label, None, "not UTF-8 text")
     try:
         data = tomllib.loads(text)
+    except RecursionError:  # '[' * 100000: tomllib recurses once per level
+        raise MatrixError(label, None, "invalid TOML: nested too deeply") from None
     except tomllib.TOMLDecodeError as e:
         line = getattr(e, "lineno", None)
         msg = str(e).split(" (at line")[0]

@@ -67,7 +67,7 @@ def load_metadata_file(path: Path) -> List[dict]:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
         raise UsageError(T("matrix.error.metadata_unreadable", path=path, why=e.strerror or str(e)))
-    except (ValueError, UnicodeDecodeError) as e:
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise UsageError(T("matrix.error.metadata_not_json", path=path, why=str(e).splitlines()[0]))
     packages = data.get("packages") if isinstance(data, dict) else None
     if not isinstance(packages, list):

@@ -39,7 +39,7 @@ def parse_health(fact: Optional[HttpFact]) -> Health:
     if body.startswith("{"):
         try:
             data = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             h.format, h.detail = "other", body[:120]
             return h
         h.format, h.fields = "json", data

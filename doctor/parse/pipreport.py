@@ -65,7 +65,7 @@ def parse_report(text: str) -> List[Resolved]:
     something pip printed there comes before it: a progress bar, a warning)."""
     try:
         data = json.loads(text)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         data = _report_in(text)
         if data is None:
             raise ReportError(f"pip's report is not JSON: {e}") from None
@@ -119,6 +119,8 @@ def parse_pylock(text: str) -> List[Resolved]:
         data = tomllib.loads(text)
     except ValueError as e:
         raise ReportError(f"uv's pylock.toml is not TOML: {e}") from None
+    except RecursionError:
+        raise ReportError("uv's pylock.toml is not TOML: nested too deeply") from None
     out: List[Resolved] = []
     for pkg in data.get("packages") or []:
         name, version = pkg.get("name"), pkg.get("version")

@@ -162,7 +162,7 @@ def json_values(text: str, secret: Callable[[str], bool] = lambda key: True, key
         try:
             json.loads(text[start:end])
             new = f'"{REDACTED}"'
-        except ValueError:
+        except (ValueError, RecursionError):
             new = REDACTED
         out += [text[pos:start], new, "\n" * text.count("\n", start, end)]
         pos = end

@@ -44,7 +44,7 @@ def parse_header(length: int, body: bytes) -> Header:
         raise HeaderError(f"truncated inside the header ({len(body)} of {length} bytes)")
     try:
         data = json.loads(body[:length].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise HeaderError(f"header is not JSON: {e}") from None
     if not isinstance(data, dict):
         raise HeaderError("header is not a JSON object")

@@ -43,7 +43,7 @@ def _read_json(path: str) -> Tuple[Optional[object], Optional[str]]:
             return None, f"larger than {MAX_JSON // (1024 * 1024)} MB"
         with open(path, "rb") as fh:
             return json.loads(fh.read(MAX_JSON).decode("utf-8")), None
-    except (OSError, UnicodeDecodeError, ValueError) as e:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
         return None, f"{type(e).__name__}: {e}"
 
 

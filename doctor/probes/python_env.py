@@ -58,7 +58,7 @@ def probe_python(host: Host, executable: str, timeout: float = 15.0) -> PythonFa
         out = result.stdout
     try:
         data = json.loads(out.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
         facts.error = f"{path} printed something unexpected"
         return facts
     if not isinstance(data, dict):

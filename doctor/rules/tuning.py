@@ -210,7 +210,7 @@ def _mooncake_config(ctx: Context) -> dict:
         return {}
     try:
         data = json.loads(m.config_text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -18,7 +18,7 @@ def parse_line(line: str) -> Optional[Dict[str, Any]]:
         return None
     try:
         event = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return event if isinstance(event, dict) and isinstance(event.get("event"), str) else None
 

@@ -137,6 +137,10 @@ def _memory(path: str, base: Optional[int], progress: Callable[[int], None]) -> 
 
 
 def load_rank(files: pf.RankFiles, bytes_progress: _Bytes) -> RankResult:
+    if not files.trace and not files.table:  # an empty *_ascend_pt, or one behind a symlink loop
+        from doctor.i18n import T
+
+        raise pf.ProfileInputError(T("profile.error.no_rank_data", path=files.root))
     info = None
     notes: List[str] = []
     if files.info:

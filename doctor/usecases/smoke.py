@@ -97,6 +97,8 @@ def read_config(path: Optional[Path]) -> Dict[str, Any]:
         data = toml_loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
         raise UsageError(T("smoke.error.config_not_toml", path=path, error=str(e))) from None
+    except RecursionError:  # '[' * 100000: tomllib recurses once per level
+        raise UsageError(T("smoke.error.config_not_toml", path=path, error="nested too deeply")) from None
     try:
         return from_file(data, str(path))
     except ConfigError as e:
@@ -225,11 +227,16 @@ def _model_identity(path: Optional[str]) -> Dict[str, Any]:
 
 
 def _load_golden(path: str) -> Dict[str, Any]:
+    from doctor.shell.host.files import NotRegularFile
     from doctor.shell.smoke.files import read_capped
 
     try:
         raw = read_capped(path, 64 * 1024 * 1024)
         return golden.check_golden(json.loads(raw))
+    except NotRegularFile:
+        raise UsageError(T("option.error.not_regular", option="--golden", path=path)) from None
+    except RecursionError:  # a document nested deeper than the parser's stack
+        raise UsageError(T("option.error.too_deep", option="--golden", path=path)) from None
     except OSError as e:
         raise UsageError(T("option.error.detail", option="--golden", value=path, error=e.strerror or str(e))) from None
     except ValueError as e:
@@ -323,10 +330,14 @@ def serve_words(opts: SmokeOptions, host: Any) -> Tuple[Optional[str], List[str]
 
     text = opts.serve_args
     if opts.serve_args_file:
+        from doctor.shell.host.files import NotRegularFile
         from doctor.shell.smoke.files import read_capped
 
         try:
             text = read_capped(opts.serve_args_file, MAX_CONFIG).decode("utf-8", "replace")
+        except NotRegularFile:
+            raise UsageError(T("option.error.not_regular", option="--serve-args-file",
+                               path=opts.serve_args_file)) from None
         except OSError as e:
             raise UsageError(T("option.error.detail", option="--serve-args-file", value=opts.serve_args_file,
                                    error=e.strerror or str(e))) from None

@@ -114,3 +114,33 @@ def endless_trailer_server(content_type: str = "application/json") -> ThreadingH
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), EndlessTrailer)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd
+
+
+def dripping_headers_server(every: float = 0.5, lines: int = 1000) -> ThreadingHTTPServer:
+    """A server (started, on loopback) that answers every request with its status line and then
+    one header line every ``every`` seconds (``lines`` of them, about forever for a test): each
+    line comes well within any per-read timeout, the headers never end."""
+    import time
+
+    class DrippingHeaders(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def _drip(self):
+            try:
+                self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                self.wfile.flush()
+                for i in range(lines):
+                    time.sleep(every)
+                    self.wfile.write(b"X-Drip-%d: 1\r\n" % i)
+                    self.wfile.flush()
+            except OSError:
+                pass
+            self.close_connection = True
+
+        do_GET = do_POST = do_HEAD = _drip
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), DrippingHeaders)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd

@@ -85,7 +85,7 @@ def _looks_like_snapshot(text: str) -> bool:
         return False
     try:
         data = json.loads(text[start:])
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(data, dict) and "host" in data
 
@@ -171,7 +171,7 @@ def list_pods(selector: str, namespace: Optional[str], context: Optional[str], t
         raise RuntimeError(f"{shlex.join(argv)}: {why}")
     try:
         items = json.loads(done.stdout).get("items", [])
-    except (ValueError, AttributeError) as e:
+    except (ValueError, AttributeError, RecursionError) as e:
         raise RuntimeError(f"{shlex.join(argv)}: not a pod list ({e})") from None
     out = []
     for item in items:

@@ -190,7 +190,9 @@ def fetch_resolved(files: Sequence, dest: Path, *, cert: Optional[str] = None, p
     if any(urlparse(r.url).scheme in ("http", "https") for r in todo):
         import requests
 
-        session = requests.Session()
+        from doctor.shell.runtime.net import watched
+
+        session = watched(requests.Session())  # its connections join the watch below
         session.headers["User-Agent"] = "ascend-doctor (fix --apply)"
         if cert:
             session.verify = cert
@@ -219,9 +221,20 @@ def fetch_resolved(files: Sequence, dest: Path, *, cert: Optional[str] = None, p
                 left = end - time.monotonic()
                 if left <= 0:
                     raise DoctorError(T("shell.download.deadline", file=r.filename, seconds=f"{deadline:g}"))
-                resp = session.get(r.url, stream=True, timeout=(min(30.0, left), min(60.0, left)),
-                                   auth=_auth_for(r.url, index_urls))
-                from doctor.shell.runtime.net import cut_off
+                import requests
+
+                from doctor.shell.runtime.net import cut_off, watch
+
+                try:
+                    # the watch ends a server that sends its headers a line at a time (each line
+                    # within the read timeout) at the deadline
+                    with watch(end):
+                        resp = session.get(r.url, stream=True, timeout=(min(30.0, left), min(60.0, left)),
+                                           auth=_auth_for(r.url, index_urls))
+                except requests.RequestException:
+                    if time.monotonic() > end:
+                        raise DoctorError(T("shell.download.deadline", file=r.filename, seconds=f"{deadline:g}")) from None
+                    raise
 
                 # a read without end (an endless chunked trailer) is ended at the deadline: else this
                 # thread outlived the phase and the doctor's exit waited for it forever

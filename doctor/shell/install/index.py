@@ -315,20 +315,29 @@ def deadline_session(deadline: Deadline, timeout: Tuple[float, float] = TIMEOUT,
     requests is imported here, not when this module is."""
     import requests
 
+    from doctor.shell.runtime.net import watch, watched
+
     class DeadlineSession(requests.Session):
         def send(self, request, **kwargs):
             left = deadline.left(request.url)
             kwargs["timeout"] = (min(timeout[0], left), min(timeout[1], left))
             stream = kwargs.get("stream", False)
             kwargs["stream"] = True
-            resp = super().send(request, **kwargs)
+            # the per-read timeout does not end a server that sends its headers a line at a
+            # time: the watch shuts the socket down at the deadline, connect and headers included
+            try:
+                with watch(deadline.end):
+                    resp = super().send(request, **kwargs)
+            except requests.exceptions.RequestException:
+                deadline.left(request.url)  # broken by the watch: the deadline's error
+                raise
             if not stream:
                 body = read_body(resp, request.url, cap, deadline)
                 # what Response.content would have read: set it the way requests itself does
                 resp._content, resp._content_consumed = body, True
             return resp
 
-    session = DeadlineSession()
+    session = watched(DeadlineSession())
     session.headers["User-Agent"] = "ascend-doctor (matrix sync/verify)"
     session.mount("file://", _file_adapter())
     return session

@@ -518,7 +518,7 @@ def _preflight(opts: BuildOptions, env: Dict[str, str], work: str, runner: Runne
         lines = [line for line in step.output if line.startswith("{\"site\"")]
         try:
             info = json.loads(lines[-1]) if lines else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             info = {}
     if not info:
         raise BuildFailed("preflight", T("mooncake_build.error.python", python=opts.python))
@@ -615,7 +615,7 @@ def verify_placed(python: str, placed: Sequence[str], env: Dict[str, str], runne
     lines = [line for line in step.output if line.startswith("{\"python\"")]
     try:
         info = json.loads(lines[-1])
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
         return step, {}, "the import check printed nothing readable"
     if info.get("error"):
         return step, info, info["error"]

@@ -56,13 +56,22 @@ def _snapshot(directory: str) -> Dict[str, float]:
 
 
 def _post(url: str, timeout: float) -> int:
+    import time
+
     import requests
 
+    from doctor.shell.runtime.net import watch, watched
+
+    end = time.monotonic() + 10.0 + timeout  # the connect and the answer, in total
     try:
-        # only the status counts: the body is never read (one that never ends was read whole)
-        with requests.post(url, timeout=(10.0, timeout), stream=True) as resp:
-            return resp.status_code
+        # only the status counts: the body is never read (one that never ends was read whole);
+        # the watch ends headers that come a line at a time at the deadline
+        with watched(requests.Session()) as s, watch(end):
+            with s.post(url, timeout=(10.0, timeout), stream=True) as resp:
+                return resp.status_code
     except requests.exceptions.RequestException as e:
+        if time.monotonic() >= end:
+            raise CollectError(T("profile.error.post_deadline", url=url, seconds=f"{10.0 + timeout:g}")) from None
         raise CollectError(f"POST {url}: {type(e).__name__}: {str(e)[:160]}") from None
 
 

@@ -259,7 +259,7 @@ def read_json(path: str, cap: int = MAX_INFO) -> Any:
         raise ProfileInputError(T("profile.error.too_large", path=path, mb=cap >> 20))
     try:
         return json.loads(data.decode("utf-8", errors="replace"))
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise ProfileInputError(T("profile.error.not_json", path=path, error=str(e))) from None
 
 

@@ -198,3 +198,143 @@ def cut_off(resp: Any, deadline: float) -> Callable[[], None]:
     timer.daemon = True
     timer.start()
     return timer.cancel
+
+
+# ---------------------------------------------------------------------------------------------
+# requests with a total deadline, headers included
+#
+# requests/urllib3 give a timeout per socket operation only: a server that sends its status line
+# and then one header line every 2 s never trips it, and ``cut_off`` (above) needs the response,
+# which exists only once the headers are in. A watch covers the whole call instead: every
+# connection a watched session uses registers its socket with the thread's active watch, and the
+# watch shuts those sockets down when its deadline passes. A response whose headers were cut off
+# so is a read timeout (requests.exceptions.ReadTimeout), not a short answer.
+
+_active = threading.local()
+
+
+class Watch:
+    """Shuts down every socket registered with it once ``end`` (monotonic) has passed."""
+
+    def __init__(self, end: float) -> None:
+        import time
+
+        self.end = end
+        self.fired = False
+        self._socks: List[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(0.0, end - time.monotonic()), self._fire)
+        self._timer.daemon = True
+
+    def add(self, sock: Optional[socket.socket]) -> None:
+        if sock is None:
+            return
+        with self._lock:
+            if not self.fired:
+                self._socks.append(sock)
+                return
+        _shut(sock)
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            socks, self._socks = self._socks, []
+        for s in socks:
+            _shut(s)
+
+    def __enter__(self) -> "Watch":
+        self._outer = getattr(_active, "watch", None)
+        _active.watch = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._timer.cancel()
+        _active.watch = self._outer
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def watch(end: float) -> Watch:
+    """``with watch(end): session.get(...)``: the request (connect, headers and what of the body
+    is read inside the block) ends by ``end``; the session must be a :func:`watched` one."""
+    return Watch(end)
+
+
+class _Watched:
+    """Mixed into urllib3's connection classes: the socket joins the thread's active watch."""
+
+    def connect(self) -> None:
+        super().connect()  # type: ignore[misc]
+        w = getattr(_active, "watch", None)
+        if w is not None:
+            w.add(getattr(self, "sock", None))
+
+    def getresponse(self, *args: Any, **kwargs: Any) -> Any:
+        w = getattr(_active, "watch", None)
+        if w is not None:
+            w.add(getattr(self, "sock", None))  # a kept-alive connection, connected earlier
+        try:
+            resp = super().getresponse(*args, **kwargs)  # type: ignore[misc]
+        except Exception as e:
+            if w is not None and w.fired:
+                raise socket.timeout("the deadline passed while the response headers came") from e
+            raise
+        if w is not None and w.fired:  # headers ended by the shut-down socket, not by the server
+            resp.close()
+            raise socket.timeout("the deadline passed while the response headers came")
+        return resp
+
+
+_watched_classes: Dict[type, type] = {}
+
+
+def _watched_pool(pool: Any) -> Any:
+    cls = getattr(pool, "ConnectionCls", None)
+    if isinstance(cls, type) and not issubclass(cls, _Watched):
+        sub = _watched_classes.get(cls)
+        if sub is None:
+            sub = _watched_classes[cls] = type(f"Watched{cls.__name__}", (_Watched, cls), {})
+        pool.ConnectionCls = sub
+    return pool
+
+
+_adapter_class: List[type] = []
+
+
+def _watched_adapter() -> Any:
+    if not _adapter_class:
+        from requests.adapters import HTTPAdapter
+
+        class WatchedAdapter(HTTPAdapter):
+            def get_connection_with_tls_context(self, *args: Any, **kwargs: Any) -> Any:
+                return _watched_pool(super().get_connection_with_tls_context(*args, **kwargs))
+
+            def get_connection(self, *args: Any, **kwargs: Any) -> Any:  # requests before 2.32.2
+                return _watched_pool(super().get_connection(*args, **kwargs))
+
+        _adapter_class.append(WatchedAdapter)
+    return _adapter_class[0]()
+
+
+def watched(session: Any = None) -> Any:
+    """``session`` (a new requests.Session when None) with http:// and https:// served by an
+    adapter whose connections join the active :func:`watch`. Idempotent; an object that is no
+    requests.Session (a test's fake) is returned as it is."""
+    if session is None:
+        import requests
+
+        session = requests.Session()
+    adapters = getattr(session, "adapters", None)
+    if not hasattr(session, "mount") or not isinstance(adapters, dict):
+        return session
+    for prefix in ("http://", "https://"):
+        current = adapters.get(prefix)
+        if not (_adapter_class and isinstance(current, _adapter_class[0])):
+            session.mount(prefix, _watched_adapter())
+    return session

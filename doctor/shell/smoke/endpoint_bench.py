@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from doctor.shell.runtime.net import cut_off
+from doctor.shell.runtime.net import cut_off, watch, watched
 from doctor.smoke.endpoint import RequestRecord
 
 CONNECT_TIMEOUT = 10.0
@@ -91,7 +91,7 @@ def model_cards(cfg: BenchConfig, session: Any = None) -> List[Dict[str, Any]]:
         cards = [m for m in data["data"] if isinstance(m, dict) and "id" in m]
         if len(cards) != len(data["data"]):
             raise KeyError("id")
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         raise EndpointError("GET /v1/models: the answer is not an OpenAI model list") from None
     if not cards:
         raise EndpointError("GET /v1/models: the server serves no model")
@@ -104,13 +104,16 @@ def get_text(cfg: BenchConfig, path: str, cap: int, session: Any = None) -> str:
     answers); EndpointError when it cannot be had (no server, HTTP error, the deadline)."""
     import requests
 
-    s = session or requests.Session()
+    s = watched(session or requests.Session())
     total = min(CONNECT_TIMEOUT, cfg.stall_timeout) + cfg.stall_timeout
     deadline = time.monotonic() + total
     try:
-        resp = s.get(base(cfg.base_url) + path, headers=_headers(cfg), timeout=_timeout(cfg, deadline), stream=True)
+        with watch(deadline):  # headers a line at a time are cut off at the deadline too
+            resp = s.get(base(cfg.base_url) + path, headers=_headers(cfg), timeout=_timeout(cfg, deadline), stream=True)
         body, complete = _read_capped(resp, deadline, cap)
     except requests.exceptions.RequestException as e:
+        if time.monotonic() >= deadline:
+            raise EndpointError(f"GET {path}: no complete answer within {total:g}s") from None
         raise EndpointError(f"GET {path}: {_reason(e)}") from None
     if resp.status_code != 200:
         raise EndpointError(f"GET {path}: HTTP {resp.status_code} {body[:200].decode('utf-8', 'replace').strip()}")
@@ -208,11 +211,16 @@ def stream_request(session: Any, cfg: BenchConfig, model: str, prompt: str, star
         return rec
 
     try:
-        resp = session.post(url, json=payload(cfg, model, prompt), headers=_headers(cfg), stream=True,
-                            timeout=_timeout(cfg, end))
+        # the watch ends the request at its deadline however the headers come (a line at a
+        # time, each within the stall timeout, never ends a read timeout)
+        with watch(end):
+            resp = watched(session).post(url, json=payload(cfg, model, prompt), headers=_headers(cfg), stream=True,
+                                         timeout=_timeout(cfg, end))
     except requests.exceptions.ConnectTimeout as e:
         return fail("connect", _reason(e))
     except requests.exceptions.ReadTimeout:
+        if time.monotonic() >= end:
+            return fail("deadline", f"no complete response headers within {cfg.request_timeout:g}s")
         return fail("no_answer", f"no response within {cfg.stall_timeout:g}s")
     except requests.exceptions.ConnectionError as e:
         return fail("connect", _reason(e))
@@ -241,7 +249,7 @@ def stream_request(session: Any, cfg: BenchConfig, model: str, prompt: str, star
                     continue
                 try:
                     obj = json.loads(data)
-                except ValueError:
+                except (ValueError, RecursionError):
                     return fail("malformed", f"chunk {rec.chunks + 1} is not JSON: {data[:80]!r}")
                 if not isinstance(obj, dict):
                     return fail("malformed", f"chunk {rec.chunks + 1} is not a JSON object: {data[:80]!r}")
@@ -316,7 +324,7 @@ def _error_text(body: bytes) -> str:
             if isinstance(err, dict):
                 return str(err.get("message") or err)[:200]
             return str(err)[:200]
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     return text[:200] or "(no body)"
 
@@ -340,7 +348,7 @@ def run_bench(cfg: BenchConfig, progress: Optional[Progress] = None,
 
     def session() -> Any:
         if not hasattr(local, "s"):
-            local.s = requests.Session()
+            local.s = watched(requests.Session())
         return local.s
 
     t0 = time.monotonic()
@@ -376,7 +384,7 @@ class Sessions:
         with self.lock:
             if self.free:
                 return self.free.pop()
-        return requests.Session()
+        return watched(requests.Session())
 
     def give(self, session: Any) -> None:
         with self.lock:

@@ -19,9 +19,12 @@ def is_file(path: Path) -> bool:
 
 
 def read_capped(path: str, cap: int) -> bytes:
-    """At most ``cap`` bytes of the file (OSError when it cannot be read)."""
-    with open(path, "rb") as fh:
-        return fh.read(cap)
+    """At most ``cap`` bytes of the file (OSError when it cannot be read). Only a regular file
+    is read: it is opened non-blocking and checked with fstat (a FIFO in its place blocked a
+    plain open() for ever); anything else is a NotRegularFile (an OSError)."""
+    from doctor.shell.host.files import open_regular
+
+    return open_regular(path, cap)
 
 
 def weights_bytes(model_dir: str) -> int:

@@ -135,7 +135,7 @@ def read_model_config(directory: str) -> Tuple[Optional[Dict[str, Any]], Optiona
         return None, f"{path}: cannot be read"
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, f"{path}: not JSON"
     if not isinstance(data, dict):
         return None, f"{path}: not a JSON object"
