@@ -141,3 +141,177 @@ def test_fix_apply_with_a_tampered_bundle_is_one_line_exit_2(fake, tmp_path, cas
     assert len(lines) == 1 and lines[0].startswith(f"ascend-doctor: error: --bundle {d}"), proc.stderr
     assert "Traceback" not in proc.stderr and "pip_api" not in proc.stderr
     assert sorted(p.name for p in fake.site.iterdir()) == before
+
+
+# -- symlinks in a bundle (issue: attack2 items 1 and 2) ------------------------------------------
+
+def _tree(root):
+    """path -> sha256 of every file below ``root`` (links as their target's name)."""
+    out = {}
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            p = os.path.join(dirpath, n)
+            out[os.path.relpath(p, root)] = ("-> " + os.readlink(p)) if os.path.islink(p) \
+                else hashlib.sha256(open(p, "rb").read()).hexdigest()
+    return out
+
+
+def test_a_wheels_directory_linked_out_of_the_bundle_is_refused(tmp_path):
+    """wheels -> a directory outside holding a file with its real sha256: nothing outside is
+    read as the bundle's (verify_files once hashed /etc/passwd through wheels -> /etc)."""
+    d = make_bundle(tmp_path / "b")
+    outside = tmp_path / "outside"
+    (d / "wheels").rename(outside)
+    os.symlink(outside, d / "wheels")
+    with pytest.raises(UsageError) as e:
+        bundle.verify_files(d, bundle.load_manifest(d))
+    assert str(e.value) == (f"--bundle {d}: wheels is missing or not a directory of the bundle "
+                            "(a symlink: nothing below the bundle directory may be one)")
+    assert "符号链接" in e.value.text("zh")
+
+
+def test_a_manifest_or_requirements_linked_out_of_the_bundle_is_refused(tmp_path):
+    d = make_bundle(tmp_path / "b")
+    for name in ("manifest.json", "requirements.txt"):
+        real = tmp_path / ("real-" + name)
+        (d / name).rename(real)
+        os.symlink(real, d / name)
+    with pytest.raises(UsageError) as e:
+        bundle.load_manifest(d)
+    assert "cannot read manifest.json: a symlink" in str(e.value)
+    os.unlink(d / "manifest.json")
+    (tmp_path / "real-manifest.json").rename(d / "manifest.json")
+    with pytest.raises(UsageError) as e:
+        bundle.verify_files(d, bundle.load_manifest(d))
+    assert "cannot read requirements.txt: a symlink" in str(e.value)
+
+
+def test_the_bundle_directory_itself_may_be_a_link_the_user_typed(tmp_path):
+    d = make_bundle(tmp_path / "b")
+    os.symlink(d, tmp_path / "typed")
+    typed = tmp_path / "typed"
+    bundle.verify_files(typed, bundle.load_manifest(typed))
+
+
+def test_a_wheel_larger_than_the_manifest_says_is_not_read_past_it(tmp_path):
+    d = make_bundle(tmp_path / "b")
+    (d / "wheels" / WHEEL).write_bytes(b"PK\x03\x04 a wheel" + b"\0" * 100)
+    with pytest.raises(UsageError) as e:
+        bundle.verify_files(d, bundle.load_manifest(d))
+    assert "is not the 12 bytes the manifest says" in str(e.value)
+
+
+def test_fix_apply_with_wheels_linked_out_is_exit_2_and_leaves_the_venv_byte_identical(fake, tmp_path):
+    ascend_host(fake, "0.11.0rc3")
+    import platform
+
+    py = subprocess.run([str(fake.python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                        capture_output=True, text=True, timeout=60).stdout.strip()
+    d = make_bundle(tmp_path / "b", python_version=py, arch=platform.machine())
+    outside = tmp_path / "outside"
+    (d / "wheels").rename(outside)
+    os.symlink(outside, d / "wheels")
+    venv = fake.python.parent.parent
+    before = _tree(venv)
+    env = dict(fake.env, PYTHONPATH=str(REPO))
+    proc = doctor_fork.run([sys.executable, "-m", "doctor", "fix", "--apply", "--yes", "--no-smoke", "--bundle", str(d),
+                           *fake.args()], env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=120)
+    lines = [x for x in proc.stderr.splitlines() if x.strip()]
+    assert proc.returncode == 2, proc.stderr
+    assert len(lines) == 1 and lines[0] == (f"ascend-doctor: error: --bundle {d}: wheels is missing or not a directory "
+                                            "of the bundle (a symlink: nothing below the bundle directory may be one)")
+    assert _tree(venv) == before
+
+
+# -- writing one: fix --bundle DIR ------------------------------------------------------------------
+
+FAKE_PIP = r'''
+import sys, os
+dest = sys.argv[sys.argv.index("--dest") + 1]
+mode = os.environ.get("FAKE_PIP_MODE", "ok")
+if mode == "fail":
+    sys.exit("ERROR: no matching distribution")
+if mode == "swap":
+    os.rename(dest, dest + ".gone")
+    os.symlink(os.environ["FAKE_PIP_OUTSIDE"], dest)
+    dest = dest + ".gone"
+open(os.path.join(dest, "vllm-0.11.0-py3-none-any.whl"), "wb").write(b"PK\x03\x04 a wheel")
+'''
+
+
+def _write(directory, tmp_path, mode="ok", outside=None):
+    import types
+
+    from doctor.shell.install.resolver import TargetPlatform
+
+    script = tmp_path.parent / (tmp_path.name + "-fake_pip.py")  # outside the trees compared
+    script.write_text(FAKE_PIP)
+    digest = hashlib.sha256(b"PK\x03\x04 a wheel").hexdigest()
+    r = types.SimpleNamespace(filename=WHEEL, name="vllm", version="0.11.0", hashes={"sha256": digest})
+    plan = types.SimpleNamespace(resolved_files=[r], steps=[], target="0.11.0rc3", row="v0.11.0rc3")
+    tp = TargetPlatform(["manylinux_2_28_x86_64"], "3.11", ["cp311"])
+    choice = types.SimpleNamespace(downloader=types.SimpleNamespace(prefix=[sys.executable, str(script)]))
+    env = dict(os.environ, FAKE_PIP_MODE=mode, FAKE_PIP_OUTSIDE=str(outside or tmp_path))
+    return bundle.write_bundle(str(directory), plan, tp, choice, env, 60, plan_json='{"plan": 1}')
+
+
+@pytest.mark.parametrize("planted", ["manifest.json", "requirements.txt", "plan.json", "wheels", "dangling", "file"])
+def test_writing_a_bundle_into_a_directory_with_anything_in_it_is_refused(tmp_path, planted):
+    """t_wb: DIR/manifest.json and DIR/requirements.txt linked to files outside were truncated
+    and overwritten. Any entry (a symlink included) now makes DIR not empty: nothing is written."""
+    d, outside = tmp_path / "b", tmp_path / "outside"
+    d.mkdir()
+    outside.mkdir()
+    victim = outside / "victim"
+    victim.write_text("VICTIM\n")
+    if planted == "dangling":
+        os.symlink(tmp_path / "nothing", d / "x")
+    elif planted == "file":
+        (d / "notes").write_text("mine\n")
+    elif planted == "wheels":
+        os.symlink(outside, d / "wheels")
+    else:
+        os.symlink(victim, d / planted)
+    before = _tree(tmp_path)
+    with pytest.raises(UsageError) as e:
+        _write(d, tmp_path)
+    assert str(e.value) == f"--bundle {d}: the directory is not empty; give a new or empty directory"
+    assert _tree(tmp_path) == before
+    assert victim.read_text() == "VICTIM\n"
+
+
+@pytest.mark.parametrize("new", [True, False])
+def test_a_bundle_is_written_into_a_new_or_empty_directory_and_reads_back(tmp_path, new):
+    d = tmp_path / "b"
+    if not new:
+        d.mkdir()
+    manifest = _write(d, tmp_path)
+    assert sorted(os.listdir(d)) == ["manifest.json", "plan.json", "requirements.txt", "wheels"]
+    assert not any(os.path.islink(d / n) for n in os.listdir(d))
+    assert (d / "plan.json").read_text() == '{"plan": 1}'
+    assert manifest["files"][0]["size"] == 12
+    bundle.verify_files(d, bundle.load_manifest(d))
+
+
+def test_a_failed_download_leaves_the_directory_as_it_was(tmp_path):
+    from doctor.errors import DoctorError
+
+    d = tmp_path / "b"
+    with pytest.raises(DoctorError):
+        _write(d, tmp_path, mode="fail")
+    assert not os.path.lexists(d)
+    d.mkdir()
+    with pytest.raises(DoctorError):
+        _write(d, tmp_path, mode="fail")
+    assert os.listdir(d) == []
+
+
+def test_wheels_replaced_by_a_link_during_the_download_is_refused(tmp_path):
+    d, outside = tmp_path / "b", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("keep\n")
+    with pytest.raises(UsageError) as e:
+        _write(d, tmp_path, mode="swap", outside=outside)
+    assert "cannot create wheels" in str(e.value)
+    assert os.listdir(outside) == ["keep"] and (outside / "keep").read_text() == "keep\n"
+    assert not (d / "manifest.json").exists()

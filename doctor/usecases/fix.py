@@ -441,11 +441,11 @@ def make_bundle(opts: FixOptions, env: Dict[str, str], resolving: Resolving = _q
         from doctor.i18n import tr
 
         raise UsageError(tr("bundle.nothing", opts.lang))
-    outcome.manifest = write_bundle(opts.bundle, plan, tp, choice, env, BUNDLE_DOWNLOAD_TIMEOUT)
     from doctor.textsafe import json_safe
 
-    with open(os.path.join(opts.bundle, "plan.json"), "w", encoding="utf-8") as fh:
-        fh.write(json_safe(json.dumps(plan.to_json("en"), ensure_ascii=False, indent=2)))
+    # plan.json is created with the other files (O_EXCL|O_NOFOLLOW in the new or empty DIR)
+    outcome.manifest = write_bundle(opts.bundle, plan, tp, choice, env, BUNDLE_DOWNLOAD_TIMEOUT,
+                                    plan_json=json_safe(json.dumps(plan.to_json("en"), ensure_ascii=False, indent=2)))
     return outcome
 
 

@@ -31,11 +31,11 @@ class NotRegularFile(OSError):
         self.kind = kind
 
 
-def _open_fd(path: str, follow: bool) -> int:
+def _open_fd(path: str, follow: bool, dir_fd: Optional[int] = None) -> int:
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     if not follow:
         flags |= getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags)
+    fd = os.open(path, flags, dir_fd=dir_fd)
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -50,6 +50,33 @@ def open_binary(path: str, follow: bool = True) -> BinaryIO:
     """A regular file opened for reading (seekable), or OSError (NotRegularFile for a FIFO,
     device, socket or directory). ``follow=False`` refuses a symlink as the last component."""
     return io.open(_open_fd(str(path), follow), "rb", closefd=True)
+
+
+def open_regular_at(dir_fd: int, name: str) -> int:
+    """The descriptor of the regular file ``name`` in the directory open as ``dir_fd``, never
+    through a symlink (O_NOFOLLOW: ELOOP). ``name`` is one component: the caller checks it."""
+    return _open_fd(name, False, dir_fd)
+
+
+def open_dir_at(dir_fd: Optional[int], name: str) -> int:
+    """The descriptor of the directory ``name`` (in ``dir_fd``, or a path when None), never
+    through a symlink: a symlink is ELOOP (or ENOTDIR), anything but a directory ENOTDIR."""
+    return os.open(name, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+                   | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+
+
+def create_at(dir_fd: int, name: str, data: bytes, mode: int = 0o644) -> None:
+    """Create the file ``name`` in the directory open as ``dir_fd``: it must not exist yet
+    (O_CREAT|O_EXCL|O_NOFOLLOW: a file or symlink already there is FileExistsError, never
+    written through)."""
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                 mode, dir_fd=dir_fd)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def open_regular(path: str, cap: int = DEFAULT_CAP, follow: bool = True) -> bytes:

@@ -22,7 +22,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from doctor.errors import DoctorError, UsageError
 from doctor.i18n import T
@@ -89,33 +89,194 @@ def retarget_facts(facts: Facts, tp: TargetPlatform) -> Facts:
 # making one
 
 
-def write_bundle(directory: str, plan, tp: TargetPlatform, choice, env: Mapping[str, str], runner_timeout: float,
-                 say=lambda s: None) -> Dict:
-    from doctor.shell.runtime import proc
-    from doctor.shell.steps.pip import hashed_requirements, verify
+def _safe_name(name: str) -> bool:
+    """A file name of a bundle's wheels/: one component, not hidden, no NUL."""
+    return bool(name) and "/" not in name and not name.startswith(".") and "\0" not in name
 
-    d = Path(directory)
-    if d.exists() and any(d.iterdir()) and not (d / MANIFEST).is_file():
+
+def _why(e: OSError):
+    import errno
+
+    if e.errno == errno.ELOOP:  # O_NOFOLLOW on a symlink
+        return T("bundle.why.symlink")
+    return e.strerror or str(e)
+
+
+def _hash_at(dir_fd: int, name: str, cap: Optional[int] = None) -> Tuple[str, int]:
+    """(sha256, size) of the regular file ``name`` in ``dir_fd``, never through a symlink; at
+    most ``cap`` bytes are read (``cap`` + 1 tells a file that is larger). Raises OSError."""
+    import hashlib
+
+    from doctor.shell.host import files
+
+    fd = files.open_regular_at(dir_fd, name)
+    try:
+        h = hashlib.sha256()
+        size = 0
+        while cap is None or size <= cap:
+            block = os.read(fd, 1 << 20 if cap is None else min(1 << 20, cap + 1 - size))
+            if not block:
+                break
+            h.update(block)
+            size += len(block)
+        return h.hexdigest(), size
+    finally:
+        os.close(fd)
+
+
+def _new_bundle_dir(directory: str) -> Tuple[str, int, bool]:
+    """The bundle directory to write (the path the user typed, resolved once: it may be a
+    symlink to a directory) opened as a directory: (resolved path, descriptor, made here).
+    It must be new or empty: any entry (a symlink included) is refused, so nothing is ever
+    written through a link planted in it."""
+    from doctor.shell.host import files
+
+    made = False
+    if not os.path.lexists(directory):
+        try:
+            os.makedirs(directory)
+            made = True
+        except OSError as e:
+            raise UsageError(T("bundle.error.cannot_write", path=directory, file=".", why=e.strerror or str(e))) from None
+    root = os.path.realpath(directory)
+    try:
+        fd = files.open_dir_at(None, root)
+    except OSError:
+        raise UsageError(T("bundle.error.not_dir", path=directory)) from None
+    try:
+        with os.scandir(fd) as it:
+            busy = any(True for _ in it)
+    except OSError as e:
+        os.close(fd)
+        raise UsageError(T("bundle.error.cannot_write", path=directory, file=".", why=e.strerror or str(e))) from None
+    if busy:
+        os.close(fd)
         raise UsageError(T("bundle.error.not_empty", path=directory))
-    wheels = d / WHEELS
-    wheels.mkdir(parents=True, exist_ok=True)
+    return root, fd, made
+
+
+def _undo_bundle(root: str, fd: int, made: bool) -> None:
+    """What write_bundle made, removed after a failure (the directory was new or empty):
+    relative to the directory's descriptor, never following a link."""
+    for name in (MANIFEST, PLAN, REQUIREMENTS):
+        try:
+            os.unlink(name, dir_fd=fd)
+        except OSError:
+            pass
+    _remove_dir_at(fd, WHEELS, 8)
+    if made:
+        try:
+            os.rmdir(root)
+        except OSError:
+            pass
+
+
+def _remove_dir_at(parent: int, name: str, depth: int) -> None:
+    """Remove the directory ``name`` of ``parent`` and what it holds (pip writes files only;
+    ``depth`` bounds the rest), relative to descriptors: a symlink is unlinked, never followed.
+    Best effort (shutil.rmtree takes dir_fd only from Python 3.11)."""
+    from doctor.shell.host import files
+
+    try:
+        fd = files.open_dir_at(parent, name)
+    except OSError:
+        return
+    try:
+        with os.scandir(fd) as it:
+            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+        for entry, is_dir in entries:
+            try:
+                if is_dir and depth > 0:
+                    _remove_dir_at(fd, entry, depth - 1)
+                else:
+                    os.unlink(entry, dir_fd=fd)
+            except OSError:
+                pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(name, dir_fd=parent)
+    except OSError:
+        pass
+
+
+def write_bundle(directory: str, plan, tp: TargetPlatform, choice, env: Mapping[str, str], runner_timeout: float,
+                 say=lambda s: None, plan_json: Optional[str] = None) -> Dict:
+    """Write the bundle into ``directory``, which must be new or empty. Every file is created
+    (O_CREAT|O_EXCL|O_NOFOLLOW, relative to the directory's descriptor), wheels/ is made here
+    and is pip's --dest; on a failure what was made is removed again."""
+    root, fd, made = _new_bundle_dir(directory)
+    try:
+        return _write_bundle(directory, root, fd, plan, tp, choice, env, runner_timeout, say, plan_json)
+    except BaseException:
+        _undo_bundle(root, fd, made)
+        raise
+    finally:
+        os.close(fd)
+
+
+def _write_bundle(directory: str, root: str, fd: int, plan, tp: TargetPlatform, choice, env: Mapping[str, str],
+                  runner_timeout: float, say, plan_json: Optional[str]) -> Dict:
+    from doctor.shell.host import files as hostfiles
+    from doctor.shell.runtime import proc
+    from doctor.shell.steps.pip import hashed_requirements
+
     files = list(plan.resolved_files)
-    (d / REQUIREMENTS).write_text(hashed_requirements(files))
-    indexes: List[str] = []
-    for s in plan.steps:
-        for u in s.extra_index_urls:
-            if u not in indexes:
-                indexes.append(u)
-    argv = list(choice.downloader.prefix) + ["download", "--no-deps", "--require-hashes", "--dest", str(wheels),
-                                             "-r", str(d / REQUIREMENTS)] + tp.pip_args()
-    for u in indexes:
-        argv += ["--extra-index-url", u]
-    say(f"$ {' '.join(argv)}")
-    done = proc.run(argv, runner_timeout, env=dict(env), max_output=16 * 1024 * 1024)
-    if not done.ok:
-        last = [x for x in (done.stderr or done.stdout).splitlines() if x.strip()][-3:]
-        raise DoctorError(T("bundle.error.download_failed", why=" ".join(last) or done.error or "timed out"))
-    verify(files, wheels)
+    for r in files:
+        if not _safe_name(r.filename):
+            raise DoctorError(T("bundle.error.outside", path=directory, manifest=MANIFEST, name=repr(r.filename)))
+
+    def create(name: str, data: bytes) -> None:
+        try:
+            hostfiles.create_at(fd, name, data)
+        except OSError as e:
+            raise UsageError(T("bundle.error.cannot_write", path=directory, file=name, why=e.strerror or str(e))) from None
+
+    try:  # made here: an entry planted since the directory was found empty is FileExistsError
+        os.mkdir(WHEELS, 0o755, dir_fd=fd)
+        wheels_fd = hostfiles.open_dir_at(fd, WHEELS)
+    except OSError as e:
+        raise UsageError(T("bundle.error.cannot_write", path=directory, file=WHEELS, why=e.strerror or str(e))) from None
+    try:
+        made_wheels = os.fstat(wheels_fd)
+        create(REQUIREMENTS, hashed_requirements(files).encode("utf-8"))
+        wheels = os.path.join(root, WHEELS)
+        indexes: List[str] = []
+        for s in plan.steps:
+            for u in s.extra_index_urls:
+                if u not in indexes:
+                    indexes.append(u)
+        argv = list(choice.downloader.prefix) + ["download", "--no-deps", "--require-hashes", "--dest", wheels,
+                                                 "-r", os.path.join(root, REQUIREMENTS)] + tp.pip_args()
+        for u in indexes:
+            argv += ["--extra-index-url", u]
+        say(f"$ {' '.join(argv)}")
+        done = proc.run(argv, runner_timeout, env=dict(env), max_output=16 * 1024 * 1024)
+        if not done.ok:
+            last = [x for x in (done.stderr or done.stdout).splitlines() if x.strip()][-3:]
+            raise DoctorError(T("bundle.error.download_failed", why=" ".join(last) or done.error or "timed out"))
+        try:  # still the directory made above (not replaced meanwhile)
+            now = os.lstat(wheels)
+        except OSError as e:
+            raise UsageError(T("bundle.error.cannot_write", path=directory, file=WHEELS, why=_why(e))) from None
+        if (now.st_dev, now.st_ino) != (made_wheels.st_dev, made_wheels.st_ino):
+            raise UsageError(T("bundle.error.cannot_write", path=directory, file=WHEELS,
+                               why="replaced while the files were downloaded"))
+        sizes: Dict[str, int] = {}
+        for r in files:  # each one read through the directory's descriptor, never a link
+            try:
+                got, sizes[r.filename] = _hash_at(wheels_fd, r.filename)
+            except OSError as e:
+                raise DoctorError(T("fix.error.file_missing", filename=r.filename, directory=wheels)) from e
+            want = r.hashes.get("sha256")
+            if not want:
+                raise DoctorError(T("fix.error.no_sha256", filename=r.filename))
+            if got != want:
+                raise DoctorError(T("fix.error.sha256_mismatch", filename=r.filename, got=got, want=want))
+    finally:
+        os.close(wheels_fd)
     manifest = {
         "schema_version": MANIFEST_SCHEMA,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -123,9 +284,11 @@ def write_bundle(directory: str, plan, tp: TargetPlatform, choice, env: Mapping[
         "platform": tp.to_json(),
         "arch": arch_of_platform(tp.platforms[0]),
         "files": [{"filename": r.filename, "name": r.name, "version": r.version, "sha256": r.hashes.get("sha256"),
-                   "size": (wheels / r.filename).stat().st_size} for r in files],
+                   "size": sizes[r.filename]} for r in files],
     }
-    (d / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    if plan_json is not None:
+        create(PLAN, plan_json.encode("utf-8"))
+    create(MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))  # last: a bundle is complete
     return manifest
 
 
@@ -135,8 +298,9 @@ def write_bundle(directory: str, plan, tp: TargetPlatform, choice, env: Mapping[
 
 @dataclass
 class Bundle:
-    path: Path
+    path: Path  # the directory the user named, resolved once: what pip is pointed at
     manifest: Dict
+    shown: str = ""  # the directory as the user typed it (messages)
 
     @property
     def wheels(self) -> Path:
@@ -157,21 +321,41 @@ class Bundle:
         known = {f["filename"]: f.get("sha256") for f in self.manifest.get("files", [])}
         for r in plan.resolved_files:
             if r.filename not in known:
-                raise UsageError(T("bundle.error.file_missing", path=self.path, file=r.filename))
+                raise UsageError(T("bundle.error.file_missing", path=self.shown or self.path, file=r.filename))
             if known[r.filename] != r.hashes.get("sha256"):
-                raise UsageError(T("bundle.error.file_differs", path=self.path, file=r.filename))
+                raise UsageError(T("bundle.error.file_differs", path=self.shown or self.path, file=r.filename))
+
+
+def _root_of(path) -> Tuple[Path, int]:
+    """The bundle directory the user named, resolved once (it may be a symlink to a directory),
+    opened as a directory: below it, every component is opened relative to a descriptor with
+    O_NOFOLLOW, so nothing below the root may be a symlink."""
+    from doctor.shell.host import files
+
+    root = Path(os.path.realpath(path))
+    try:
+        return root, files.open_dir_at(None, str(root))
+    except OSError:
+        raise UsageError(T("bundle.error.not_dir", path=path)) from None
 
 
 def load_manifest(path: Path) -> Dict:
     from doctor.shell.host import files
 
-    m = path / MANIFEST
-    if not m.exists():
-        raise UsageError(T("bundle.error.no_manifest", path=path, manifest=MANIFEST))
-    try:  # a regular file only (a FIFO is refused, never waited on), read up to the cap
-        raw = files.open_regular(str(m), MAX_MANIFEST + 1)
+    _, fd = _root_of(path)
+    try:  # a regular file of the bundle itself (a FIFO is refused, never waited on; a symlink
+        # is refused, never followed), read up to the cap
+        mfd = files.open_regular_at(fd, MANIFEST)
+        try:
+            raw = files.read_fd(mfd, MAX_MANIFEST + 1)
+        finally:
+            os.close(mfd)
+    except FileNotFoundError:
+        raise UsageError(T("bundle.error.no_manifest", path=path, manifest=MANIFEST)) from None
     except OSError as e:
-        raise UsageError(T("bundle.error.unreadable", path=path, file=MANIFEST, why=e.strerror or str(e))) from None
+        raise UsageError(T("bundle.error.unreadable", path=path, file=MANIFEST, why=_why(e))) from None
+    finally:
+        os.close(fd)
     if len(raw) > MAX_MANIFEST:
         raise UsageError(T("bundle.error.too_large", path=path, file=MANIFEST, limit=MAX_MANIFEST))
     try:
@@ -276,32 +460,55 @@ def pinned_requirements(text: str) -> Dict[str, List[str]]:
 
 
 def verify_files(path: Path, manifest: Dict) -> None:
-    """Every file of the manifest is there with its sha256; the hash-pinned requirements
-    agree with the manifest (read here: regular file, capped, one hash-pinned line per file)."""
+    """Every file of the manifest is there with its size and sha256; the hash-pinned
+    requirements agree with the manifest (read here: regular file, capped, one hash-pinned line
+    per file). Below the bundle directory nothing is a symlink: wheels/ and each file are opened
+    relative to the descriptor of the directory above them, with O_NOFOLLOW."""
     from doctor.facts import canonical
     from doctor.shell.host import files
-    from doctor.shell.steps.pip import sha256_of
 
-    wheels = path / WHEELS
-    for f in manifest["files"]:
-        name = str(f.get("filename", ""))
-        if not name or "/" in name or name.startswith(".") or "\0" in name:
-            raise UsageError(T("bundle.error.outside", path=path, manifest=MANIFEST, name=repr(name)))
-        p = wheels / name
-        try:  # a regular file of the bundle itself, never a FIFO, a device or a link out of it
-            files.open_binary(str(p), follow=False).close()
-        except OSError as e:
-            raise UsageError(T("bundle.error.not_regular", path=path, name=name, why=e.strerror or str(e))) from None
-        got = sha256_of(p)
-        if got != f.get("sha256"):
-            raise UsageError(T("bundle.error.sha256", path=path, name=name, got=got, want=f.get("sha256")))
-    req = path / REQUIREMENTS
-    if not os.path.lexists(req):
-        return
+    _, fd = _root_of(path)
     try:
-        raw = files.open_regular(str(req), MAX_REQUIREMENTS + 1, follow=False)
-    except OSError as e:
-        raise UsageError(T("bundle.error.unreadable", path=path, file=REQUIREMENTS, why=e.strerror or str(e))) from None
+        for f in manifest["files"]:
+            name = str(f.get("filename", ""))
+            if not _safe_name(name):
+                raise UsageError(T("bundle.error.outside", path=path, manifest=MANIFEST, name=repr(name)))
+        wheels_fd: Optional[int] = None
+        if manifest["files"] or os.path.lexists(os.path.join(os.path.realpath(path), WHEELS)):
+            try:
+                wheels_fd = files.open_dir_at(fd, WHEELS)
+            except OSError as e:  # O_DIRECTORY|O_NOFOLLOW on a symlink is ENOTDIR: say which
+                link = os.path.islink(os.path.join(os.path.realpath(path), WHEELS))
+                raise UsageError(T("bundle.error.wheels", path=path, wheels=WHEELS,
+                                   why=T("bundle.why.symlink") if link else _why(e))) from None
+        try:
+            for f in manifest["files"]:
+                name = f["filename"]
+                assert wheels_fd is not None
+                try:  # a regular file of the bundle itself, never a FIFO, a device or a link out of it;
+                    # never more read than the manifest's size (and one byte)
+                    got, size = _hash_at(wheels_fd, name, f["size"])
+                except OSError as e:
+                    raise UsageError(T("bundle.error.not_regular", path=path, name=name, why=_why(e))) from None
+                if size != f["size"]:
+                    raise UsageError(T("bundle.error.size", path=path, name=name, want=f["size"]))
+                if got != f.get("sha256"):
+                    raise UsageError(T("bundle.error.sha256", path=path, name=name, got=got, want=f.get("sha256")))
+        finally:
+            if wheels_fd is not None:
+                os.close(wheels_fd)
+        try:
+            rfd = files.open_regular_at(fd, REQUIREMENTS)
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            raise UsageError(T("bundle.error.unreadable", path=path, file=REQUIREMENTS, why=_why(e))) from None
+        try:
+            raw = files.read_fd(rfd, MAX_REQUIREMENTS + 1)
+        finally:
+            os.close(rfd)
+    finally:
+        os.close(fd)
     if len(raw) > MAX_REQUIREMENTS:
         raise UsageError(T("bundle.error.too_large", path=path, file=REQUIREMENTS, limit=MAX_REQUIREMENTS))
     try:
@@ -324,4 +531,5 @@ def open_bundle(directory: str, facts: Facts, plan) -> Bundle:
     if why:
         raise UsageError(T("bundle.error.refused", path=directory, why=why))
     verify_files(path, manifest)
-    return Bundle(path, manifest)
+    # pip is pointed at the directory that was checked: the root resolved once, wheels/ below it
+    return Bundle(Path(os.path.realpath(path)), manifest, directory)
