@@ -444,3 +444,133 @@ def test_fix_resolves_for_the_image_without_running_its_interpreter_path(tmp_pat
     steps = [s["argv"] for s in doc["steps"] if s.get("argv") and "install" in s["argv"]]
     assert steps and all(a[:3] == [f"{venv}/bin/python3", "-m", "pip"] for a in steps), steps
     assert any(p.startswith("vllm==0.11.0") for s in doc["steps"] for p in s.get("packages", []))
+
+
+# -- decompression bombs: the decompressed bytes are bounded (attack2 item 3) ---------------------
+
+def _bz2_bomb(units: int, unit: int = 4 << 20):
+    """A bzip2 layer of ``units`` concatenated streams of ``unit`` zeros each (one file claiming
+    them all): a few KB that expand to units x unit bytes; only one stream is compressed."""
+    import bz2
+
+    c = bz2.BZ2Compressor(9)
+    stream = c.compress(b"\0" * unit) + c.flush()
+    blob = bz2.compress(imagekit.header("usr/share/zeros", units * unit)) + stream * units + bz2.compress(b"\0" * 1024)
+    return blob, imagekit.OCI_LAYER
+
+
+def _read_with(tmp_path, path, **limits):
+    from doctor.parse import oci
+    from doctor.shell.images.archive import Limits, Reader, Workspace
+
+    ws = Workspace(str(tmp_path))
+    try:
+        reader = Reader(ws, limits=Limits(**limits))
+        reader.read_path(str(path), lambda c: oci.select(c.doc, c.names, None, "x86_64").manifest.layers)
+        return reader
+    finally:
+        ws.close()
+
+
+def test_the_default_bounds_on_decompressed_bytes_are_finite():
+    from doctor.shell.images.archive import GIB, OPTIONS, Limits
+    from doctor.usecases.image import ImageRequest
+
+    lim = Limits()
+    assert 30 * GIB < lim.layer_bytes <= 128 * GIB and lim.layer_bytes <= lim.image_bytes <= 1024 * GIB
+    assert 10 < lim.ratio <= 1000 and 0 < lim.ratio_floor <= 4 * GIB
+    assert OPTIONS["layer_bytes"] == "--max-image-layer" and OPTIONS["image_bytes"] == "--max-image-size"
+    raised = ImageRequest(max_layer_gb=100, max_size_gb=300).limits()
+    assert (raised.layer_bytes, raised.image_bytes) == (100 * GIB, 300 * GIB)
+    assert ImageRequest().limits() == lim
+
+
+def test_a_bzip2_bomb_stops_at_the_layer_bound_naming_the_layer(tmp_path):
+    from doctor.shell.images.archive import ArchiveError, MIB
+
+    blob = _bz2_bomb(256)  # a few KB claiming 1 GiB
+    path = imagekit.crafted_oci(tmp_path / "bomb.tar", small_image(), blobs=[blob])
+    began = time.monotonic()
+    with pytest.raises(ArchiveError) as e:
+        _read_with(tmp_path, path, layer_bytes=32 * MIB)
+    assert time.monotonic() - began < 2
+    assert e.value.key == "image.error.limit" and e.value.params["bound"] == "layer_bytes"
+    assert e.value.params["limit"] == 32 * MIB and e.value.params["layer"] == "blobs/sha256/" + imagekit.sha(blob[0])[7:]
+
+
+def test_a_bzip2_bomb_stops_at_the_ratio(tmp_path):
+    from doctor.shell.images.archive import ArchiveError, GIB, MIB
+
+    blob = _bz2_bomb(256)
+    path = imagekit.crafted_oci(tmp_path / "bomb.tar", small_image(), blobs=[blob])
+    began = time.monotonic()
+    with pytest.raises(ArchiveError) as e:
+        _read_with(tmp_path, path, ratio_floor=16 * MIB)
+    assert time.monotonic() - began < 2
+    assert e.value.key == "image.error.ratio" and e.value.params["ratio"] == 200
+    assert e.value.params["expanded"] > 200 * e.value.params["compressed"]
+    assert e.value.params["expanded"] < GIB
+
+
+def test_the_layers_together_are_bounded_and_a_real_ratio_passes(tmp_path):
+    """Three gzip layers of 24 MiB of random-ish text (ratio ~3): past the image's bound of
+    64 MiB at the third; a bound of 128 MiB reads them all."""
+    import random
+
+    from doctor.shell.images.archive import ArchiveError, MIB
+
+    rng = random.Random(7)
+    data = bytes(rng.choice(b"abcdefghijklmnop \n") for _ in range(1 << 20)) * 24
+    blobs = [imagekit.compress(imagekit.tar_bytes([("file", f"/data{i}", data)]), "gzip") for i in range(3)]
+    path = imagekit.crafted_oci(tmp_path / "three.tar", small_image(), blobs=blobs)
+    with pytest.raises(ArchiveError) as e:
+        _read_with(tmp_path, path, image_bytes=64 * MIB, ratio_floor=1 * MIB)
+    assert e.value.params["bound"] == "image_bytes"
+    reader = _read_with(tmp_path, path, image_bytes=128 * MIB, ratio_floor=1 * MIB)
+    assert 72 * MIB < reader.inflated < 80 * MIB
+
+
+def test_a_gzipped_archive_is_bounded_as_one_stream(tmp_path):
+    from doctor.shell.images.archive import ArchiveError, MIB
+
+    # a plain layer of 16 MiB of zeros in a gzipped archive: only the archive's stream is decompressed
+    blob = (imagekit.header("zeros", 16 << 20) + b"\0" * ((16 << 20) + 1024), imagekit.OCI_LAYER)
+    path = imagekit.crafted_oci(tmp_path / "outer.tar.gz", small_image(), blobs=[blob], gzip_outer=True)
+    with pytest.raises(ArchiveError) as e:
+        _read_with(tmp_path, path, image_bytes=8 * MIB)
+    assert e.value.params["bound"] == "image_bytes" and e.value.params["layer"] == str(path)
+    with pytest.raises(ArchiveError) as e:
+        _read_with(tmp_path, path, ratio_floor=4 * MIB)
+    assert e.value.key == "image.error.ratio" and e.value.params["layer"] == str(path)
+    _read_with(tmp_path, path, image_bytes=32 * MIB)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_bomb_is_one_line_naming_the_layer_and_the_option(tmp_path, monkeypatch, lang):
+    from doctor.errors import UsageError
+    from doctor.probes.base import ProbeOptions
+    from doctor.shell.images.archive import Limits, MIB
+    from doctor.usecases import image
+
+    blob = _bz2_bomb(64)
+    path = imagekit.crafted_oci(tmp_path / "bomb.tar", small_image(), blobs=[blob])
+    monkeypatch.setattr(image.ImageRequest, "limits", lambda self: Limits(layer_bytes=16 * MIB))
+    req = image.ImageRequest(image_tar=str(path), lang=lang, progress=False)
+    with pytest.raises(UsageError) as e:
+        image.gather_image(req, None, ProbeOptions())
+    text = e.value.text(lang)
+    layer = "blobs/sha256/" + imagekit.sha(blob[0])[7:]
+    assert "\n" not in text
+    if lang == "en":
+        assert text == (f"{path}: the decompressed bytes of layer {layer} go past the doctor's bound of 16 MiB; "
+                        "if the image is genuine, raise the bound: --max-image-layer 2")
+    else:
+        assert text == (f"{path}：层 {layer} 解压后的字节数超出了 doctor 的上限 16 MiB；如果镜像确实如此，请提高上限："
+                        "--max-image-layer 2")
+
+
+def test_the_decompression_bounds_are_positive_numbers(tmp_path, tmpdir_env):
+    path = imagekit.crafted_oci(tmp_path / "ok.tar", small_image())
+    for option in ("--max-image-layer", "--max-image-size"):
+        code, out, err, rss, seconds = doctor("check", "--image-tar", str(path), option, "0", tmpdir=tmpdir_env)
+        assert code == 2 and f"{option} 0: give a positive number" in one_error_line(err)

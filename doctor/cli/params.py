@@ -92,7 +92,11 @@ MAX_IMAGE_ENTRIES = Opt("max_image_entries", ("--max-image-entries",), "int", No
                         "Most entries an image's layers may hold, in all (default 1000000).")
 MAX_IMAGE_DISK = Opt("max_image_disk", ("--max-image-disk",), "int", None,
                      "Most MiB reading an image may write to the temporary directory (default 2048).")
-IMAGE_OPTIONS = (IMAGE, IMAGE_TAR, PLATFORM, PULL, MAX_IMAGE_ENTRIES, MAX_IMAGE_DISK)
+MAX_IMAGE_LAYER = Opt("max_image_layer", ("--max-image-layer",), "int", None,
+                      "Most GiB one compressed layer of an image may decompress to (default 64).")
+MAX_IMAGE_SIZE = Opt("max_image_size", ("--max-image-size",), "int", None,
+                     "Most GiB an image's compressed layers may decompress to, together (default 256).")
+IMAGE_OPTIONS = (IMAGE, IMAGE_TAR, PLATFORM, PULL, MAX_IMAGE_ENTRIES, MAX_IMAGE_DISK, MAX_IMAGE_LAYER, MAX_IMAGE_SIZE)
 
 # -- the output (Output, below) ------------------------------------------------------------------
 JSON = Opt("as_json", ("--json",), "flag", False, "Print one JSON object on stdout and nothing else.")
@@ -149,7 +153,8 @@ def image_request(params: Mapping[str, Any], lang: Optional[str] = None) -> Opti
 
     return ImageRequest(image=params.get("image"), image_tar=params.get("image_tar"), platform=params.get("platform"),
                         pull=bool(params.get("pull")), lang=pick_language(lang),
-                        max_entries=params.get("max_image_entries"), max_disk_mb=params.get("max_image_disk"))
+                        max_entries=params.get("max_image_entries"), max_disk_mb=params.get("max_image_disk"),
+                        max_layer_gb=params.get("max_image_layer"), max_size_gb=params.get("max_image_size"))
 
 
 def check_options(params: Mapping[str, Any], **more: Any) -> "CheckOptions":

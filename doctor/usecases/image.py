@@ -32,13 +32,17 @@ class ImageRequest:
     progress: bool = True  # a progress bar on stderr (only drawn on a terminal)
     max_entries: Optional[int] = None  # --max-image-entries (default: shell.images.archive.Limits)
     max_disk_mb: Optional[int] = None  # --max-image-disk, in MiB
+    max_layer_gb: Optional[int] = None  # --max-image-layer, in GiB: decompressed bytes of one layer
+    max_size_gb: Optional[int] = None  # --max-image-size, in GiB: decompressed bytes of the layers together
 
     def limits(self):
-        from doctor.shell.images.archive import MIB, Limits
+        from doctor.shell.images.archive import GIB, MIB, Limits
 
         base = Limits()
         return dataclasses.replace(base, entries=self.max_entries or base.entries,
-                                   disk=(self.max_disk_mb * MIB) if self.max_disk_mb else base.disk)
+                                   disk=(self.max_disk_mb * MIB) if self.max_disk_mb else base.disk,
+                                   layer_bytes=(self.max_layer_gb * GIB) if self.max_layer_gb else base.layer_bytes,
+                                   image_bytes=(self.max_size_gb * GIB) if self.max_size_gb else base.image_bytes)
 
     @property
     def wanted(self) -> bool:
@@ -69,7 +73,8 @@ def validate(req: ImageRequest, *, root: str, python: Optional[str], site_packag
             kind = NotRegularFile(req.image_tar, os.stat(req.image_tar).st_mode).strerror
             raise UsageError(tr("image.error.not_file", lang, path=req.image_tar, kind=kind))
         raise UsageError(tr("image.error.no_file", lang, path=req.image_tar))
-    for option, value in (("--max-image-entries", req.max_entries), ("--max-image-disk", req.max_disk_mb)):
+    for option, value in (("--max-image-entries", req.max_entries), ("--max-image-disk", req.max_disk_mb),
+                          ("--max-image-layer", req.max_layer_gb), ("--max-image-size", req.max_size_gb)):
         if value is not None and value <= 0:
             raise UsageError(tr("image.error.bad_bound", lang, option=option, value=value))
     if req.platform is None:
@@ -95,7 +100,8 @@ def gather_image(req: ImageRequest, platform: Optional[oci.Platform], options: P
             return facts
     except ArchiveError as e:
         if e.key == "image.error.limit":
-            raise UsageError(limit_message(label, e.params["bound"], e.params["limit"], lang)) from None
+            raise UsageError(limit_message(label, e.params["bound"], e.params["limit"], lang,
+                                           layer=e.params.get("layer", ""))) from None
         raise UsageError(tr(e.key, lang, **_params(e.params, label))) from None
     except DeadlinePassed:
         raise UsageError(tr("image.error.timeout", lang, ref=label, seconds=_deadline_of(req))) from None
@@ -109,15 +115,18 @@ def gather_image(req: ImageRequest, platform: Optional[oci.Platform], options: P
         raise UsageError(tr(e.key, lang, **e.params)) from None
 
 
-def limit_message(label: str, bound: str, limit: int, lang: str) -> str:
-    """One line: which bound the image went past, and the option that raises it (if any)."""
-    from doctor.shell.images.archive import MIB, OPTIONS
+def limit_message(label: str, bound: str, limit: int, lang: str, layer: str = "") -> str:
+    """One line: which bound the image went past (a layer's: naming the layer), and the option
+    that raises it (if any)."""
+    from doctor.shell.images.archive import GIB, MIB, OPTIONS, _size
 
     option = OPTIONS.get(bound)
-    shown = f"{limit // MIB} MiB" if bound in ("disk", "json_member", "json_total", "header") else f"{limit:,}"
-    what = tr(f"image.limit.{bound}", lang)
+    gib = bound in ("layer_bytes", "image_bytes")  # their options are in GiB
+    shown = _size(limit) if gib else f"{limit // MIB} MiB" if bound in ("disk", "json_member", "json_total", "header") \
+        else f"{limit:,}"
+    what = tr(f"image.limit.{bound}", lang, layer=layer)
     if option:
-        value = limit // MIB * 2 if bound == "disk" else limit * 2
+        value = max(1, limit // GIB) * 2 if gib else limit // MIB * 2 if bound == "disk" else limit * 2
         return tr("image.error.limit", lang, path=label, what=what, limit=shown, option=option, example=value)
     return tr("image.error.limit_fixed", lang, path=label, what=what, limit=shown)
 

@@ -39,6 +39,7 @@ from doctor.parse import image_files, oci
 from doctor.parse.overlay import DIR, FILE, HARDLINK, OTHER, SYMLINK, WANTED, Entry, classify, normalize
 
 MIB = 1024 * 1024
+GIB = 1024 * MIB
 COPY_CHUNK = 1024 * 1024
 TAR_BUFSIZE = 1024 * 1024  # tarfile's stream buffer: big reads when skipping large blobs
 
@@ -51,10 +52,11 @@ _MAGIC = ((b"\x1f\x8b", GZIP), (b"\x28\xb5\x2f\xfd", ZSTD), (b"\xfd7zXZ\x00", XZ
 
 @dataclass(frozen=True)
 class Limits:
-    """What one image may make the doctor read, hold and write. The first two have options
-    (``--max-image-entries``, ``--max-image-disk``: an image with millions of files, or large
-    libraries re-added in many layers, may need more); the others no image the engine can run
-    comes near (docs/docker.md)."""
+    """What one image may make the doctor read, hold and write. Four have options
+    (``--max-image-entries``, ``--max-image-disk``, ``--max-image-layer``, ``--max-image-size``:
+    an image with millions of files, large libraries re-added in many layers, or model weights
+    baked into a layer, may need more); the others no image the engine can run comes near
+    (docs/docker.md)."""
 
     # members of the layers, applied in all (a vllm-ascend image: ~300,000). Directories stay in the
     # merged tree (~300 bytes each): 1,000,000 crafted directories cost ~300 MB of memory
@@ -65,10 +67,17 @@ class Limits:
     header: int = 1 * MIB  # one tar header extension: a GNU long name or link, a PAX header
     members: int = 100_000  # members of the outer archive (docker save of 125 layers: ~400)
     sparse: int = 1_000  # regions of one GNU sparse member
+    # decompressed bytes: a bzip2 layer of 800 KB (concatenated streams) expands to 1 TiB, which
+    # kept a CPU busy for the whole deadline. A real serving image's largest layer is < 30 GB
+    layer_bytes: int = 64 * GIB  # of one compressed layer
+    image_bytes: int = 256 * GIB  # of the compressed layers read, together (and of a compressed archive)
+    ratio: int = 200  # decompressed bytes per compressed byte of one stream (real layers: 2-10) ...
+    ratio_floor: int = 1 * GIB  # ... once it is past this many decompressed bytes
 
 
 # the option that raises each bound ("" when none: no real image comes near it)
-OPTIONS = {"entries": "--max-image-entries", "disk": "--max-image-disk"}
+OPTIONS = {"entries": "--max-image-entries", "disk": "--max-image-disk", "layer_bytes": "--max-image-layer",
+           "image_bytes": "--max-image-size"}
 
 
 class ArchiveError(ValueError):
@@ -88,8 +97,12 @@ def zstd_missing(layer: str) -> ArchiveError:
                         install=own_pip_install(*(requirements(IMAGE_EXTRA, ("zstandard",)) or ("zstandard>=0.19",))))
 
 
-def limit_error(bound: str, limit: int) -> ArchiveError:
-    return ArchiveError("image.error.limit", bound=bound, limit=limit)
+def _size(n: int) -> str:
+    return f"{n // GIB} GiB" if n >= GIB and n % GIB == 0 else f"{n // MIB} MiB"
+
+
+def limit_error(bound: str, limit: int, **params: Any) -> ArchiveError:
+    return ArchiveError("image.error.limit", bound=bound, limit=limit, **params)
 
 
 class DeadlinePassed(Exception):
@@ -297,10 +310,11 @@ class _Counter(io.RawIOBase):
 
 class _Ticking(io.RawIOBase):
     """A decompressed stream that checks the deadline as it is read: the source may be read
-    rarely while its output is large (a few KB of bzip2 are gigabytes of tar)."""
+    rarely while its output is large (a few KB of bzip2 are gigabytes of tar). ``count(n)`` is
+    told every read's size: it raises once a bound on the decompressed bytes is passed."""
 
-    def __init__(self, raw, deadline: Optional[float]):
-        self.raw, self.deadline = raw, deadline
+    def __init__(self, raw, deadline: Optional[float], count: Optional[Callable[[int], None]] = None):
+        self.raw, self.deadline, self.count = raw, deadline, count
 
     def readable(self) -> bool:
         return True
@@ -311,6 +325,8 @@ class _Ticking(io.RawIOBase):
         b[:n] = data
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise DeadlinePassed()
+        if self.count is not None and n:
+            self.count(n)
         return n
 
 
@@ -502,6 +518,29 @@ class Reader:
         self.media_types: Dict[str, str] = {}  # layer key -> media type, when a manifest says
         self.entries = 0  # members of every layer read so far
         self.written = 0  # bytes written to the workspace so far
+        self.inflated = 0  # decompressed bytes of the layers read so far
+
+    def _inflating(self, key: str, source: "_Counter", layer: bool = True, total: bool = True) -> Callable[[int], None]:
+        """What a decompressed stream (``key``: a layer blob, or the archive when ``layer`` is
+        False) tells its reads to: past ``layer_bytes`` (one layer), ``image_bytes`` (the layers
+        together, or the archive) or ``ratio`` times the compressed bytes read from ``source``
+        (past ``ratio_floor``) it raises ArchiveError naming the bound and the layer."""
+        limits = self.limits
+        got = [0]
+
+        def count(n: int) -> None:
+            got[0] += n
+            if layer and got[0] > limits.layer_bytes:
+                raise limit_error("layer_bytes", limits.layer_bytes, layer=key)
+            if layer and total:
+                self.inflated += n
+            if (self.inflated if layer else got[0]) > limits.image_bytes:
+                raise limit_error("image_bytes", limits.image_bytes, layer=key)
+            if got[0] > limits.ratio_floor and got[0] > limits.ratio * max(source.count, 1):
+                raise ArchiveError("image.error.ratio", layer=key, ratio=limits.ratio, floor=_size(limits.ratio_floor),
+                                   compressed=source.count, expanded=got[0])
+
+        return count
 
     def tick(self) -> None:
         """Raises DeadlinePassed once the total deadline has passed (called inside every walk)."""
@@ -523,10 +562,11 @@ class Reader:
         if compression == PLAIN:
             fileobj, mode = raw, ("r:" if seekable else "r|")
         else:
-            fileobj, mode = decompressed(raw, compression), "r|"
+            source = _Counter(raw, None, None)  # the compressed bytes read, for the ratio
+            fileobj, mode = decompressed(source, compression), "r|"
             if fileobj is None:
                 raise zstd_missing(key)
-            fileobj = _Ticking(fileobj, self.deadline)
+            fileobj = _Ticking(fileobj, self.deadline, self._inflating(key, source))
         layer_dir = self.ws.new_file(self.ws.store)
         os.mkdir(layer_dir)
         kept: Dict[str, Tuple[str, int]] = {}  # image path -> (kept file, size): a later entry replaces it
@@ -697,12 +737,13 @@ class Reader:
                     src.seek(0)
                     if kind is None:
                         continue
-                    fileobj = decompressed(src, kind)
+                    source = _Counter(src, None, None)
+                    fileobj = decompressed(source if kind != PLAIN else src, kind)
                     mode: Literal["r:", "r|"] = "r:" if kind == PLAIN else "r|"
                     if fileobj is None:
                         continue
-                    if kind != PLAIN:
-                        fileobj = _Ticking(fileobj, self.deadline)
+                    if kind != PLAIN:  # a second read of the layer: its own bounds, not the image's again
+                        fileobj = _Ticking(fileobj, self.deadline, self._inflating(blob, source, total=False))
                     layer_dir = self.ws.new_file(self.ws.store)
                     os.mkdir(layer_dir)
                     with _open_tar(fileobj, mode, self.limits) as inner:
@@ -732,11 +773,12 @@ class Reader:
 
     def _read_stream(self, raw, outer: str, label: str, counter: Optional[_Counter] = None) -> Contents:
         contents = Contents(limits=self.limits)
-        stream = decompressed(raw, outer)
+        source = _Counter(raw, None, None)  # the compressed bytes read, for the ratio
+        stream = decompressed(source if outer != PLAIN else raw, outer)
         if stream is None or outer == ZSTD:
             raise ArchiveError("image.error.not_tar", path=label)
-        if outer != PLAIN:
-            stream = _Ticking(stream, self.deadline)
+        if outer != PLAIN:  # docker save | gzip: the whole archive is one compressed stream
+            stream = _Ticking(stream, self.deadline, self._inflating(label, source, layer=False))
         saved = 0  # bytes of JSON members kept for later
         try:
             with _open_tar(stream, "r|", self.limits) as tf:
