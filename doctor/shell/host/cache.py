@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from doctor import __version__, xdg
-from doctor.shell.host.files import read_fd
+from doctor.shell.host.files import create_at, read_fd
 
 
 def key(*parts: Any) -> str:
@@ -107,14 +107,7 @@ def write(kind: str, k: str, data: Any) -> None:
         _make(d)
         os.close(_open_dir(kind))  # never into a directory read() would refuse (another's)
         tmp = d / f".{k}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
-                     0o644)
-        try:
-            view = memoryview(blob)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
+        create_at(None, str(tmp), blob)
         os.replace(tmp, d / f"{k}.json")
         tmp = None
     except (OSError, TypeError, ValueError, RecursionError):

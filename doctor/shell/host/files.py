@@ -65,8 +65,8 @@ def open_dir_at(dir_fd: Optional[int], name: str) -> int:
                    | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
 
 
-def create_at(dir_fd: int, name: str, data: bytes, mode: int = 0o644) -> None:
-    """Create the file ``name`` in the directory open as ``dir_fd``: it must not exist yet
+def create_at(dir_fd: Optional[int], name: str, data: bytes, mode: int = 0o644) -> None:
+    """Create the file ``name`` in the directory open as ``dir_fd`` (a path when None): it must not exist yet
     (O_CREAT|O_EXCL|O_NOFOLLOW: a file or symlink already there is FileExistsError, never
     written through)."""
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
