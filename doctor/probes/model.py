@@ -243,7 +243,7 @@ def probe_model(display: str, real: str, source: str, verify: bool = False, samp
         except OSError as e:
             m.config_error = f"cannot list the directory: {e.strerror or e}"
             return m
-        headers: Dict[Tuple[int, int], Tuple[Optional[int], Optional[set], Optional[str]]] = {}
+        headers: Dict[Tuple[int, int], tuple] = {}  # (st_dev, st_ino) -> _header(): a hard link is read once
         try:
             _config(d, m)
             _weights(d, m, headers)
@@ -341,8 +341,10 @@ def _shard(d: ModelDir, m: ModelFacts, name: str, tensors: List[str], headers: D
             return s
         key = (st.st_dev, st.st_ino)
         if key not in headers:
-            headers[key] = _header(fh, m, name)
-    s.expected_size, present, s.header_error = headers[key]
+            headers[key] = _header(fh, name)
+    s.expected_size, present, s.header_error, bound = headers[key]
+    if bound is not None:
+        _limit(m, name, *bound)
     if present is not None:
         missing = [t for t in tensors if t not in present]
         s.missing_count, s.missing_tensors = len(missing), missing[:20]
@@ -351,16 +353,16 @@ def _shard(d: ModelDir, m: ModelFacts, name: str, tensors: List[str], headers: D
     return s
 
 
-def _header(fh: IO[bytes], m: ModelFacts, name: str) -> Tuple[Optional[int], Optional[set], Optional[str]]:
+def _header(fh: IO[bytes], name: str) -> Tuple[Optional[int], Optional[set], Optional[str], Optional[Tuple[str, int]]]:
+    """(expected file size, tensor names, error, the bound it went past)"""
     try:
         n = safetensors.header_length(fh.read(8))
         header = safetensors.parse_header(n, fh.read(n))
     except jsonshape.ShapeError as e:
-        _limit(m, name, "json_" + e.bound, e.limit)
-        return None, None, f"header: {e}"
+        return None, None, f"header: {e}", ("json_" + e.bound, e.limit)
     except (OSError, safetensors.HeaderError) as e:
-        return None, None, str(e)
-    return header.file_size, set(header.tensors), None
+        return None, None, str(e), None
+    return header.file_size, set(header.tensors), None, None
 
 
 def _hashes(d: ModelDir, m: ModelFacts) -> None:
