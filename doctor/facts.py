@@ -479,7 +479,26 @@ class WeightCheck:
     expected: str
     actual: Optional[str] = None
     error: Optional[str] = None
+    skipped: bool = False  # not hashed: --verify-weights ran past its time bound first
     seconds: float = 0.0
+
+
+@record
+class ModelRefusal:
+    """A file name the model directory's own files gave that the doctor did not read."""
+
+    name: str  # as written (shown escaped)
+    source: str  # the file that named it (the index, a sha256sum file) or the file itself
+    reason: str  # absolute | parent | control | subdir | outside | not_regular
+
+
+@record
+class ModelLimit:
+    """One of the probe's bounds that a file of the model directory went past: not read on."""
+
+    file: str
+    bound: str  # json_bytes | json_depth | json_containers | json_values | shards | seconds | verify_seconds
+    limit: int
 
 
 @record
@@ -502,6 +521,9 @@ class ModelFacts:
     quant_error: Optional[str] = None
     verified: List[WeightCheck] = field(default_factory=list)  # --verify-weights
     verify_requested: bool = False
+    refused: List[ModelRefusal] = field(default_factory=list)  # the first MAX_REFUSED of them
+    refused_count: int = 0
+    limits: List[ModelLimit] = field(default_factory=list)
 
 
 @record
