@@ -345,3 +345,22 @@ def test_the_vllm_an_image_variant_builds_is_that_tags_deviation():
         if status == "info":
             assert "v0.11.0rc3-openeuler" in verdict.findings[0].title.text("en")
             assert "Dockerfile.openEuler" in verdict.findings[0].hint.text("en")
+
+
+def test_an_archive_json_is_bounded_by_its_shape_and_strings_are_not_structure():
+    """An image's manifest, index or config is parsed only within its shape (jsonshape): too many
+    values is a LimitError naming the bound (50M of them would be a list of gigabytes), while
+    commas, colons and brackets inside a string are data (100 MB of them in one string took a
+    regex that skipped strings 52 s and 12 GB)."""
+    import time
+
+    with pytest.raises(oci.LimitError) as e:
+        oci.load_json(b"[" + b"1," * (oci.MAX_JSON_VALUES + 5) + b"1]")
+    assert e.value.bound == "json_values"
+    with pytest.raises(oci.LimitError) as e:
+        oci.load_json(b"[" * (oci.MAX_JSON_DEPTH + 1) + b"]" * (oci.MAX_JSON_DEPTH + 1))
+    assert e.value.bound == "json_depth"
+    start = time.process_time()
+    doc = oci.load_json(b'{"a": "' + b",:[{" * 5_000_000 + b'", "b": [1, 2]}')
+    assert doc["b"] == [1, 2] and time.process_time() - start < 5
+    assert oci.load_json(b"not json") is None

@@ -46,6 +46,10 @@ MAX_INDEX_DEPTH = 4  # indexes inside indexes
 MAX_DESCRIPTORS = 10_000  # descriptors of all the indexes of an archive together
 MAX_JSON_DEPTH = 64  # objects and arrays inside each other, in one document
 MAX_JSON_CONTAINERS = 200_000  # objects and arrays in one document
+# keys, members and elements in one document: an image's config (Env, history of every layer,
+# labels) holds thousands; 100 MB of `1,` would be 50M (a 12 GB list where the regex that skipped
+# strings backtracked for minutes)
+MAX_JSON_VALUES = 2_000_000
 MAX_LAYERS = 1_000  # layers of one image (the engine refuses more than 125)
 
 
@@ -62,30 +66,19 @@ class LimitError(ImageFormatError):
         super().__init__(f"{bound} exceeds the bound of {limit}")
 
 
-_JSON_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"{}[]")
 
 
 def load_json(data: bytes) -> Any:
-    """A JSON document of an archive, parsed only when its shape is bounded: at most
-    MAX_JSON_CONTAINERS objects and arrays, nested at most MAX_JSON_DEPTH deep (counted on the
-    bytes first, so that no crafted document costs memory or recursion to find out). None when
-    the bytes are not JSON; LimitError past a bound."""
-    opening = data.count(b"{") + data.count(b"[")
-    if opening > MAX_JSON_DEPTH:  # else it cannot break either bound: the common case
-        brackets = _JSON_STRINGS.sub(b"", data).translate(None, delete=_NOT_BRACKETS)
-        if len(brackets) // 2 > MAX_JSON_CONTAINERS:
-            raise LimitError("json_containers", MAX_JSON_CONTAINERS)
-        depth = deepest = 0
-        for c in brackets:
-            if c in b"{[":
-                depth += 1
-                if depth > deepest:
-                    deepest = depth
-            else:
-                depth -= 1
-        if deepest > MAX_JSON_DEPTH:
-            raise LimitError("json_depth", MAX_JSON_DEPTH)
+    """A JSON document of an archive, parsed only when its shape is bounded (doctor/parse/jsonshape.py:
+    at most MAX_JSON_CONTAINERS objects and arrays and MAX_JSON_VALUES values, nested at most
+    MAX_JSON_DEPTH deep, counted on the bytes first, so that no crafted document costs memory or
+    recursion to find out). None when the bytes are not JSON; LimitError past a bound."""
+    from doctor.parse.jsonshape import Shape, ShapeError, check
+
+    try:
+        check(data, Shape(depth=MAX_JSON_DEPTH, containers=MAX_JSON_CONTAINERS, values=MAX_JSON_VALUES))
+    except ShapeError as e:
+        raise LimitError(f"json_{e.bound}", e.limit)
     try:
         return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
