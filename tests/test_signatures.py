@@ -355,3 +355,18 @@ def test_second_sweep_causes_claim_no_more_than_their_sources():
     assert "align MC_GID_INDEX and MC_MTU" not in s.fix_en
     s = by_id("vllm_ascend.build_soc_differs")  # setup.py maps SOC_VERSION to a family; the runtime check compares families
     assert "only when that family differs" in s.cause_en and "同系列" in s.cause_zh
+
+
+def test_fourth_audit_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, fourth sample (seed 28): causes (and one fix) that said more than the
+    guide, code or pins they cite."""
+    s = by_id("python.mindie_python")  # msit's guide: MindIE-RT's Python API needs 3.10; nothing about MindIE-Service
+    assert "MindIE-Service" not in s.cause_en and "MindIE-Service" not in s.cause_zh
+    assert "model conversion is not affected" in s.cause_en and "模型转换不受影响" in s.cause_zh
+    s = by_id("mooncake.rdma_port_not_active")  # troubleshooting.md: "usually" cables or driver; the default port, MC_IB_PORT
+    assert "switch port" not in s.cause_en and "交换机" not in s.cause_zh and "usually" in s.cause_en
+    assert "MC_IB_PORT" in s.cause_en and "MC_IB_PORT" in s.fix_en and "MC_IB_PORT" in s.fix_zh
+    assert "config.h" in s.source
+    s = by_id("vllm_ascend.numpy2_abi")  # requirements.txt: numpy<2.0.0 to v0.19.1rc1, plain numpy from v0.20.2rc1
+    assert "the vllm-ascend rows pin numpy below 2" not in s.fix_en and "各版本都要求" not in s.fix_zh
+    assert "0.19.1rc1" in s.fix_en and "0.19.1rc1" in s.fix_zh

@@ -64,6 +64,12 @@ def test_release_windows_match_the_code_that_was_read(matrix):
     assert read("VLLM_ASCEND_ENABLE_FLASHCOMM1", "0.30.0rc2")
     acl = var["ACL_OP_INIT_MODE"]
     assert [satisfies(v, acl.overridden[0]) for v in ("0.9.0rc1", "0.9.0rc2", "0.9.1rc1")] == [True, True, False]
+    # facts audit, fourth sample (seed 28): envs.py defines these at releases whose code never reads them
+    assert read("VLLM_ASCEND_KVCACHE_DELAY_FREE_TIMEOUT", "0.10.2rc1")
+    assert not read("VLLM_ASCEND_KVCACHE_DELAY_FREE_TIMEOUT", "0.11.0rc0")
+    assert not read("VLLM_ASCEND_KVCACHE_DELAY_FREE_TIMEOUT", "0.11.0rc1")
+    assert read("VLLM_ASCEND_LLMDD_RPC_IP", "0.10.1rc1") and read("VLLM_ASCEND_LLMDD_RPC_IP", "0.11.0")
+    assert not any(read("VLLM_ASCEND_LLMDD_RPC_IP", v) for v in ("0.9.1rc2", "0.9.1", "0.10.0rc1"))
     facts = {f.id: f for f in matrix.tuning_facts}
     held = lambda fid, version: any(satisfies(version, r) for r in facts[fid].releases)  # noqa: E731
     assert held("launch_blocking_graph_rejected", "0.28.0rc1") and not held("launch_blocking_graph_rejected", "0.29.0rc1")
