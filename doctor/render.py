@@ -7,7 +7,6 @@ one line per run of layers; ``-v`` shows every finding with its evidence.
 """
 from __future__ import annotations
 
-import json
 import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -26,9 +25,9 @@ DETAIL, COMMAND = "    ", "      "  # indents under a finding: its details, its 
 
 def json_text(doc) -> str:
     """Every JSON document the doctor prints: UTF-8 as it is, indented by two."""
-    from doctor.textsafe import json_safe
+    from doctor.textsafe import dumps
 
-    return json_safe(json.dumps(doc, ensure_ascii=False, indent=2))
+    return dumps(doc, indent=2)
 
 
 def print_json(doc) -> None:
@@ -321,7 +320,7 @@ def print_fitted_table(console, title: Optional[str], headers: Sequence, rows: S
 
 
 def _chosen(py) -> Optional[str]:
-    """``Python 3.11.7 at PATH`` words for an interpreter that ran, else None."""
+    """``3.11.7 /usr/bin/python3`` (version and path) of an interpreter that ran, else None."""
     if py is None or not py.found or py.source != "interpreter" or not py.executable:
         return None
     return f"{py.version} {py.executable}" if py.version else py.executable

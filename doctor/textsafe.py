@@ -72,5 +72,13 @@ def json_safe(text: str) -> str:
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) if _SURROGATE.search(text) else text
 
 
+def dumps(value: Any, **options: Any) -> str:
+    """Every JSON the doctor writes (--json, snapshots, journals, a bundle's plan): UTF-8 as it is
+    (``ensure_ascii=False``), lone surrogates escaped (:func:`json_safe`)."""
+    import json
+
+    return json_safe(json.dumps(value, ensure_ascii=False, **options))
+
+
 def is_clean(text: str) -> bool:
     return not _UNSAFE.search(text)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
@@ -113,9 +112,9 @@ def show(**params: Any) -> None:
     m = _load(params["matrix"])
     rows = [_find(m, release)] if release else m.releases
     if as_json:
-        from doctor.textsafe import json_safe
+        from doctor.textsafe import dumps
 
-        sys.stdout.write(json_safe(json.dumps({"releases": [release_dict(r) for r in rows]}, ensure_ascii=False)) + "\n")
+        sys.stdout.write(dumps({"releases": [release_dict(r) for r in rows]}) + "\n")
         return
     if release:
         _print_release(rows[0], language)
@@ -285,12 +284,11 @@ def verify(**params: Any) -> None:
     unexplained = [d for d in found if not d.explained]
     checked = len({p.get("version") for p in packages if p.get("name", "").replace("_", "-").lower() == "vllm-ascend"})
     if as_json:
-        from doctor.textsafe import json_safe
+        from doctor.textsafe import dumps
 
-        sys.stdout.write(json_safe(json.dumps({"checked": checked, "source": where,
-                                               "disagreements": [d.as_dict() for d in unexplained],
-                                               "explained": [d.as_dict() for d in found if d.explained]},
-                                              ensure_ascii=False)) + "\n")
+        sys.stdout.write(dumps({"checked": checked, "source": where,
+                                "disagreements": [d.as_dict() for d in unexplained],
+                                "explained": [d.as_dict() for d in found if d.explained]}) + "\n")
     else:
         for d in found:
             print(d.line())

@@ -355,9 +355,9 @@ def snapshot_json(facts: Facts) -> str:
     from doctor.parse import redact
     from doctor.parse.serial import to_dict
 
-    from doctor.textsafe import json_safe
+    from doctor.textsafe import dumps
 
-    return json_safe(json.dumps(redact.deep(to_dict(facts)), ensure_ascii=False, indent=2))
+    return dumps(redact.deep(to_dict(facts)), indent=2)
 
 
 def target_info(ctx: "Context") -> Dict[str, Optional[str]]:

@@ -6,7 +6,6 @@ hand what it returns to cli/fix_render.py."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from dataclasses import dataclass, field, replace
@@ -272,7 +271,6 @@ def for_a_person(plan: "Plan", spelled: "Plan", constraint_file: str) -> "Plan":
     return out
 
 
-# the options of `snapshot` that read the same target as this fix (its own option set: no --stage, --target, --matrix)
 def owner_of_directories(facts, root: str, env: Mapping[str, str]) -> Optional[str]:
     """The interpreter that owns the site-packages directories judged without one (--site-packages,
     --root without --python), for the plan's commands to name: pip run by another interpreter
@@ -292,6 +290,7 @@ def owner_of_directories(facts, root: str, env: Mapping[str, str]) -> Optional[s
     return owning_interpreter(py.sys_path, runs)
 
 
+# the options of `snapshot` that read the same target as this fix (its own option set: no --stage, --target, --matrix)
 SNAPSHOT_READS = ("--root", "--python", "--site-packages", "--npu-smi", "--npu-smi-timeout", "--serve-args",
                   "--serve-args-file", "--model")
 
@@ -303,8 +302,6 @@ def bundle_route(opts: FixOptions, facts: "Facts", mx: "Matrix", stage: str) -> 
     other option that shaped the verdict (doctor.rules.commands.target_args, as check's printed
     commands carry them) and the plan (--target, --prefer, --with-mooncake, a bundle's platform).
     None for an image (repaired by a Dockerfile built on it, never by a bundle applied in place)."""
-    import os
-
     from doctor.plan.indexes import Route
     from doctor.rules.commands import target_args
     from doctor.rules.engine import make_context
@@ -441,11 +438,11 @@ def make_bundle(opts: FixOptions, env: Dict[str, str], resolving: Resolving = _q
         from doctor.i18n import tr
 
         raise UsageError(tr("bundle.nothing", opts.lang))
-    from doctor.textsafe import json_safe
+    from doctor.textsafe import dumps
 
     # plan.json is created with the other files (O_EXCL|O_NOFOLLOW in the new or empty DIR)
     outcome.manifest = write_bundle(opts.bundle, plan, tp, choice, env, BUNDLE_DOWNLOAD_TIMEOUT,
-                                    plan_json=json_safe(json.dumps(plan.to_json("en"), ensure_ascii=False, indent=2)))
+                                    plan_json=dumps(plan.to_json("en"), indent=2))
     return outcome
 
 

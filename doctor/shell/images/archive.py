@@ -37,6 +37,7 @@ from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Literal, O
 
 from doctor.parse import image_files, oci
 from doctor.parse.overlay import DIR, FILE, HARDLINK, OTHER, SYMLINK, WANTED, Entry, classify, normalize
+from doctor.shell.host import files
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -109,67 +110,6 @@ class DeadlinePassed(Exception):
     """The image read's total deadline passed (Workspace.tick)."""
 
 
-def _rmtree(top: str) -> None:
-    """Remove a directory tree, whatever its depth: without recursion (a crafted layer can put a
-    kept file a thousand directories deep: shutil.rmtree before Python 3.13 recurses once per
-    level) and through directory descriptors, two at a time (a path below the workspace may be
-    longer than a system call accepts)."""
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(top, flags)
-    except OSError:
-        return
-
-    def clear(fd: int) -> List[str]:
-        """Unlink what is not a directory; the subdirectories still to visit."""
-        subdirs = []
-        try:
-            with os.scandir(fd) as it:
-                for e in it:
-                    try:
-                        if e.is_dir(follow_symlinks=False):
-                            subdirs.append(e.name)
-                        else:
-                            os.unlink(e.name, dir_fd=fd)
-                    except OSError:
-                        pass
-        except OSError:
-            pass
-        return subdirs
-
-    frames: List[Tuple[str, List[str]]] = [("", clear(fd))]  # (name in the parent, subdirectories left)
-    while frames:
-        name, pending = frames[-1]
-        if pending:
-            sub = pending.pop()
-            try:
-                child = os.open(sub, flags, dir_fd=fd)
-            except OSError:
-                continue
-            os.close(fd)
-            fd = child
-            frames.append((sub, clear(fd)))
-            continue
-        frames.pop()
-        if not frames:
-            break
-        try:
-            parent = os.open("..", flags, dir_fd=fd)
-        except OSError:
-            break
-        os.close(fd)
-        fd = parent
-        try:
-            os.rmdir(name, dir_fd=fd)
-        except OSError:
-            pass
-    os.close(fd)
-    try:
-        os.rmdir(top)
-    except OSError:
-        pass
-
-
 class SourceError(OSError):
     """The source itself failed (the engine went away mid-export): not the archive's fault."""
 
@@ -192,7 +132,7 @@ class Workspace:
         return os.path.join(where, f"{self._seq}{suffix}")
 
     def close(self) -> None:
-        _rmtree(self.dir)
+        files.remove_tree(self.dir)
 
     def __enter__(self) -> "Workspace":
         return self

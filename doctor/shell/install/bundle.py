@@ -163,43 +163,14 @@ def _undo_bundle(root: str, fd: int, made: bool) -> None:
             os.unlink(name, dir_fd=fd)
         except OSError:
             pass
-    _remove_dir_at(fd, WHEELS, 8)
+    from doctor.shell.host import files
+
+    files.remove_tree(os.path.join(root, WHEELS))  # through descriptors, never following a link
     if made:
         try:
             os.rmdir(root)
         except OSError:
             pass
-
-
-def _remove_dir_at(parent: int, name: str, depth: int) -> None:
-    """Remove the directory ``name`` of ``parent`` and what it holds (pip writes files only;
-    ``depth`` bounds the rest), relative to descriptors: a symlink is unlinked, never followed.
-    Best effort (shutil.rmtree takes dir_fd only from Python 3.11)."""
-    from doctor.shell.host import files
-
-    try:
-        fd = files.open_dir_at(parent, name)
-    except OSError:
-        return
-    try:
-        with os.scandir(fd) as it:
-            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
-        for entry, is_dir in entries:
-            try:
-                if is_dir and depth > 0:
-                    _remove_dir_at(fd, entry, depth - 1)
-                else:
-                    os.unlink(entry, dir_fd=fd)
-            except OSError:
-                pass
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    try:
-        os.rmdir(name, dir_fd=parent)
-    except OSError:
-        pass
 
 
 def write_bundle(directory: str, plan, tp: TargetPlatform, choice, env: Mapping[str, str], runner_timeout: float,

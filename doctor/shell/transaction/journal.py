@@ -84,10 +84,10 @@ class Journal:
         replace_file(self.path, self._bytes())
 
     def _bytes(self) -> bytes:
-        from doctor.textsafe import json_safe
+        from doctor.textsafe import dumps
 
         # a path that is not UTF-8 (a crafted journal, a file name) stays its escape: never a crash
-        return json_safe(json.dumps(self.data, indent=1, ensure_ascii=False, default=str)).encode("utf-8")
+        return dumps(self.data, indent=1, default=str).encode("utf-8")
 
     @property
     def status(self) -> TxnState:
