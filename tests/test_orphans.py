@@ -23,9 +23,11 @@ def alive(pid: int) -> bool:
 
 
 def interruptible():
-    """Ctrl-C as a terminal delivers it: a test run started in the background (nohup, `cmd &`)
-    ignores SIGINT, and a child inherits that, so the doctor would never see it."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    """Signals as a terminal delivers them: a test run started in the background ignores SIGINT
+    (`cmd &`) and SIGHUP (nohup), a child inherits that, and the doctor rightly keeps a signal
+    its caller chose to ignore, so it would never see them."""
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def hung_npu_smi(fake) -> Path:
@@ -97,6 +99,40 @@ def test_children_die_with_the_doctor(fake, sig):
             assert doctor.returncode in (130, -signal.SIGINT), err
         elif sig != signal.SIGKILL:
             assert doctor.returncode == 128 + sig, err
+    finally:
+        if doctor.poll() is None:
+            doctor.kill()
+        for fd in held:
+            pidref.kill(fd)
+
+
+def test_a_doctor_started_under_nohup_keeps_running_through_a_hangup(fake):
+    """`nohup ascend-doctor fix --apply` on a flaky SSH session: the hangup its caller chose to
+    ignore stays ignored (the doctor installs no handler over SIG_IGN); a later SIGTERM still ends
+    it, and its children with it. An exit of 129 would mean the hangup ended it."""
+    fake.ascend_host()
+    binary = hung_npu_smi(fake)
+    argv = [sys.executable, "-m", "doctor", "check", "--root", str(fake.root), "--site-packages", str(fake.base),
+            "--npu-smi", str(binary), "--npu-smi-timeout", "60"]
+
+    def under_nohup():
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    doctor = subprocess.Popen(argv, env=dict(fake.env, PYTHONPATH=str(REPO)), cwd=fake.workdir,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=under_nohup)
+    held = []
+    try:
+        smi, child = wait_for(fake.base / "npu-smi.pid"), wait_for(fake.base / "child.pid")
+        held = [pidref.hold(smi), pidref.hold(child)]
+        wait_until_blocked(doctor.pid)
+        doctor.send_signal(signal.SIGHUP)  # discarded by the kernel: the disposition is SIG_IGN
+        doctor.send_signal(signal.SIGTERM)
+        doctor.wait(timeout=20)
+        assert doctor.returncode == 128 + signal.SIGTERM, doctor.stderr.read().decode()[-2000:]
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and (alive(smi) or alive(child)):
+            time.sleep(0.05)
+        assert not alive(smi) and not alive(child)
     finally:
         if doctor.poll() is None:
             doctor.kill()
