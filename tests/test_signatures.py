@@ -370,3 +370,25 @@ def test_fourth_audit_causes_claim_no_more_than_their_sources():
     s = by_id("vllm_ascend.numpy2_abi")  # requirements.txt: numpy<2.0.0 to v0.19.1rc1, plain numpy from v0.20.2rc1
     assert "the vllm-ascend rows pin numpy below 2" not in s.fix_en and "各版本都要求" not in s.fix_zh
     assert "0.19.1rc1" in s.fix_en and "0.19.1rc1" in s.fix_zh
+
+
+def test_third_sweep_part_a_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, third sweep of signature causes, part A: causes (and one fix) that said
+    more than the thread, code or pins they cite."""
+    s = by_id("vllm_ascend.custom_kernels_optional")  # #703 is one 0.8.4-era case; v0.21.0rc1 text: "might not be installed or ..."
+    assert "is not installed, so" not in s.cause_en and "未安装，因此" not in s.cause_zh
+    assert "failed to import" in s.cause_en and "not configured" in s.cause_en and "0.7.3.post1" in s.cause_zh
+    s = by_id("vllm_ascend.gpu_param_ignored")  # platform.py also resets ROCm, all2all and calculate_kv_scales options
+    assert "only means something on NVIDIA" not in s.cause_en and "只在 NVIDIA GPU 上有意义" not in s.cause_zh
+    assert "max_num_partial_prefills" in s.cause_en and "calculate_kv_scales" in s.cause_zh
+    s = by_id("vllm_ascend.numpy_too_old")  # requirements.txt: numpy<2.0.0 to v0.19.1rc1, unpinned from v0.20.2rc1
+    assert "allows (below 2.0)" not in s.fix_en and "0.20.2rc1" in s.fix_en and "0.20.2rc1" in s.fix_zh
+    s = by_id("vllm_ascend.vllm_ascend_module_missing")  # one case on record (ms-swift#4886), newer; no "usually"
+    assert "usually" not in s.cause_en and "通常" not in s.cause_zh
+    assert "ms-swift#4886" in s.cause_en and "v0.7.3" in s.cause_zh
+    s = by_id("vllm_ascend.triton_soc_target_option")  # no source read shows a CANN older than the chip; cases are 310P
+    assert "predates the chip variant" not in s.cause_en and "早于该芯片型号" not in s.cause_zh
+    assert "often" not in s.cause_en and "Ascend310P3" in s.cause_en and "15235" in s.cause_zh
+    s = by_id("torch_npu.cpu_fallback")  # the troubleshooting page: "may have performance implications", its example then fails
+    assert "correct results" not in s.cause_en and "结果正确" not in s.cause_zh
+    assert "ERR01007" in s.cause_en and "ERR01007" in s.cause_zh
