@@ -370,3 +370,17 @@ def test_fourth_audit_causes_claim_no_more_than_their_sources():
     s = by_id("vllm_ascend.numpy2_abi")  # requirements.txt: numpy<2.0.0 to v0.19.1rc1, plain numpy from v0.20.2rc1
     assert "the vllm-ascend rows pin numpy below 2" not in s.fix_en and "各版本都要求" not in s.fix_zh
     assert "0.19.1rc1" in s.fix_en and "0.19.1rc1" in s.fix_zh
+
+
+def test_third_sweep_part_b_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, third sweep of signature causes, part B: causes that said more than the
+    guide, thread or code they cite."""
+    s = by_id("cann.op_kernel_missing")  # torch_npu's guide: ops package not installed, or no binary matches
+    assert "built for another chip" not in s.cause_en and "为其他芯片构建" not in s.cause_zh
+    assert "two candidates" in s.cause_en and "两种可能" in s.cause_zh and "integral key" in s.fix_en
+    s = by_id("cann.vector_core_exception")  # #2630: no clear root cause; CANN's guide checks hardware first
+    assert "most often" not in s.cause_en and "多为" not in s.cause_zh
+    assert "#2630" in s.cause_en and "ECC" in s.cause_en and "ECC" in s.cause_zh and "#15330" in s.cause_zh
+    s = by_id("cann.aclnn_dtype_unsupported")  # the cited threads show bfloat16 on 310P and 910A only
+    assert "quantized" not in s.cause_en and "量化" not in s.cause_zh and "quantized" not in s.fix_en
+    assert "#7522" in s.cause_en and "#9294" in s.cause_zh
