@@ -384,3 +384,10 @@ def test_third_sweep_part_b_causes_claim_no_more_than_their_sources():
     s = by_id("cann.aclnn_dtype_unsupported")  # the cited threads show bfloat16 on 310P and 910A only
     assert "quantized" not in s.cause_en and "量化" not in s.cause_zh and "quantized" not in s.fix_en
     assert "#7522" in s.cause_en and "#9294" in s.cause_zh
+    s = by_id("cann.npu_error_500001")  # NPUErrorCodes.h gives no cause; the guide's case is at initialisation
+    assert "usually" not in s.cause_en and "通常" not in s.cause_zh and "numpy" not in s.fix_en
+    assert "AclSetCompileopt" in s.cause_en and "AclSetCompileopt" in s.cause_zh
+    assert "initialization_error.md" in s.source
+    s = by_id("cann.hccl_root_ranks_missing")  # cluster_info_nego.md: HCCL_SOCKET_IFNAME set right, NICs in lexical order
+    assert "the same on every node" not in s.fix_en and "HCCL_SOCKET_IFNAME 一致" not in s.fix_zh
+    assert "lexical order" in s.fix_en and "字典序" in s.fix_zh
