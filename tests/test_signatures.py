@@ -391,3 +391,12 @@ def test_third_sweep_part_b_causes_claim_no_more_than_their_sources():
     s = by_id("cann.hccl_root_ranks_missing")  # cluster_info_nego.md: HCCL_SOCKET_IFNAME set right, NICs in lexical order
     assert "the same on every node" not in s.fix_en and "HCCL_SOCKET_IFNAME 一致" not in s.fix_zh
     assert "lexical order" in s.fix_en and "字典序" in s.fix_zh
+    s = by_id("cann.hccl_alloc_transports")  # param_link_stage.md: link-setup timeout, its candidates, the tag check
+    assert "because links to some peers" not in s.cause_en and "由于与部分对端的链路" not in s.cause_zh
+    assert "TLS" in s.cause_en and "TLS" in s.cause_zh and "tag" in s.fix_en
+    s = by_id("cann.ge_initialize_failed")  # #302/#564 show the op compiler failing to start, no named cause
+    assert "unwritable" not in s.cause_en and "不可写" not in s.cause_zh
+    assert "OpCompileProcessor" in s.cause_en and "OpCompileProcessor" in s.cause_zh
+    s = by_id("cann.hccl_collective_error")  # the guide's only case is a link-setup timeout
+    assert "peer lost" not in s.cause_en and "对端丢失" not in s.cause_zh
+    assert "wait socket establish timeout" in s.cause_en and "wait socket establish timeout" in s.cause_zh
