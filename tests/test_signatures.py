@@ -400,3 +400,11 @@ def test_third_sweep_part_b_causes_claim_no_more_than_their_sources():
     s = by_id("cann.hccl_collective_error")  # the guide's only case is a link-setup timeout
     assert "peer lost" not in s.cause_en and "对端丢失" not in s.cause_zh
     assert "wait socket establish timeout" in s.cause_en and "wait socket establish timeout" in s.cause_zh
+    s = by_id("cann.acl_header_missing")  # Atlas_ACL_E2E_Demo#27: variables set, acllib suspected, nothing confirmed
+    assert "nnrt" not in s.cause_en and "nnae" not in s.cause_zh and "acllib" in s.cause_en and "acllib" in s.cause_zh
+    s = by_id("cann.hccl_comm_prepare")  # comm_entity.cc names no cause; param_link_stage.md gives the candidates
+    assert "hccn.conf" not in s.cause_en and "hccn.conf" not in s.cause_zh and "ADXL" not in s.cause_en
+    assert "link_retry_count" in s.cause_en and "TLS" in s.cause_zh and "-tls -g" in s.fix_en
+    s = by_id("cann.custom_op_cann_mismatch")  # the cited threads name vllm-ascend and kvcache-ops only
+    assert "sgl-kernel-npu" not in s.cause_en and "sgl-kernel-npu" not in s.cause_zh
+    assert "LMCache-Ascend/issues/255" in s.source
