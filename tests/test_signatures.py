@@ -392,3 +392,41 @@ def test_third_sweep_part_a_causes_claim_no_more_than_their_sources():
     s = by_id("torch_npu.cpu_fallback")  # the troubleshooting page: "may have performance implications", its example then fails
     assert "correct results" not in s.cause_en and "结果正确" not in s.cause_zh
     assert "ERR01007" in s.cause_en and "ERR01007" in s.cause_zh
+
+
+def test_third_sweep_part_b_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, third sweep of signature causes, part B: causes that said more than the
+    guide, thread or code they cite."""
+    s = by_id("cann.op_kernel_missing")  # torch_npu's guide: ops package not installed, or no binary matches
+    assert "built for another chip" not in s.cause_en and "为其他芯片构建" not in s.cause_zh
+    assert "two candidates" in s.cause_en and "两种可能" in s.cause_zh and "integral key" in s.fix_en
+    s = by_id("cann.vector_core_exception")  # #2630: no clear root cause; CANN's guide checks hardware first
+    assert "most often" not in s.cause_en and "多为" not in s.cause_zh
+    assert "#2630" in s.cause_en and "ECC" in s.cause_en and "ECC" in s.cause_zh and "#15330" in s.cause_zh
+    s = by_id("cann.aclnn_dtype_unsupported")  # the cited threads show bfloat16 on 310P and 910A only
+    assert "quantized" not in s.cause_en and "量化" not in s.cause_zh and "quantized" not in s.fix_en
+    assert "#7522" in s.cause_en and "#9294" in s.cause_zh
+    s = by_id("cann.npu_error_500001")  # NPUErrorCodes.h gives no cause; the guide's case is at initialisation
+    assert "usually" not in s.cause_en and "通常" not in s.cause_zh and "numpy" not in s.fix_en
+    assert "AclSetCompileopt" in s.cause_en and "AclSetCompileopt" in s.cause_zh
+    assert "initialization_error.md" in s.source
+    s = by_id("cann.hccl_root_ranks_missing")  # cluster_info_nego.md: HCCL_SOCKET_IFNAME set right, NICs in lexical order
+    assert "the same on every node" not in s.fix_en and "HCCL_SOCKET_IFNAME 一致" not in s.fix_zh
+    assert "lexical order" in s.fix_en and "字典序" in s.fix_zh
+    s = by_id("cann.hccl_alloc_transports")  # param_link_stage.md: link-setup timeout, its candidates, the tag check
+    assert "because links to some peers" not in s.cause_en and "由于与部分对端的链路" not in s.cause_zh
+    assert "TLS" in s.cause_en and "TLS" in s.cause_zh and "tag" in s.fix_en
+    s = by_id("cann.ge_initialize_failed")  # #302/#564 show the op compiler failing to start, no named cause
+    assert "unwritable" not in s.cause_en and "不可写" not in s.cause_zh
+    assert "OpCompileProcessor" in s.cause_en and "OpCompileProcessor" in s.cause_zh
+    s = by_id("cann.hccl_collective_error")  # the guide's only case is a link-setup timeout
+    assert "peer lost" not in s.cause_en and "对端丢失" not in s.cause_zh
+    assert "wait socket establish timeout" in s.cause_en and "wait socket establish timeout" in s.cause_zh
+    s = by_id("cann.acl_header_missing")  # Atlas_ACL_E2E_Demo#27: variables set, acllib suspected, nothing confirmed
+    assert "nnrt" not in s.cause_en and "nnae" not in s.cause_zh and "acllib" in s.cause_en and "acllib" in s.cause_zh
+    s = by_id("cann.hccl_comm_prepare")  # comm_entity.cc names no cause; param_link_stage.md gives the candidates
+    assert "hccn.conf" not in s.cause_en and "hccn.conf" not in s.cause_zh and "ADXL" not in s.cause_en
+    assert "link_retry_count" in s.cause_en and "TLS" in s.cause_zh and "-tls -g" in s.fix_en
+    s = by_id("cann.custom_op_cann_mismatch")  # the cited threads name vllm-ascend and kvcache-ops only
+    assert "sgl-kernel-npu" not in s.cause_en and "sgl-kernel-npu" not in s.cause_zh
+    assert "LMCache-Ascend/issues/255" in s.source
