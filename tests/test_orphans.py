@@ -6,7 +6,9 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator, Tuple
 
 import pytest
 
@@ -70,27 +72,44 @@ def wait_until_blocked(pid: int, timeout: float = 60) -> None:
     raise AssertionError(f"the doctor (pid {pid}) never settled on waiting for npu-smi")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
-                         ids=["ctrl-c", "sigterm", "sighup", "sigkill"])
-def test_children_die_with_the_doctor(fake, sig):
+@contextmanager
+def doctor_waiting_on_npu_smi(fake, preexec) -> Iterator[Tuple[subprocess.Popen, int, int]]:
+    """A doctor check blocked on a hung npu-smi (past its imports), with the pids of npu-smi and of
+    its child; whatever the test does, the doctor and both children are gone afterwards."""
     fake.ascend_host()
     binary = hung_npu_smi(fake)
     argv = [sys.executable, "-m", "doctor", "check", "--root", str(fake.root), "--site-packages", str(fake.base),
             "--npu-smi", str(binary), "--npu-smi-timeout", "60"]
     doctor = subprocess.Popen(argv, env=dict(fake.env, PYTHONPATH=str(REPO)), cwd=fake.workdir,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=interruptible)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=preexec)
     held = []
     try:
         smi, child = wait_for(fake.base / "npu-smi.pid"), wait_for(fake.base / "child.pid")
         held = [pidref.hold(smi), pidref.hold(child)]
-        wait_until_blocked(doctor.pid)  # past its imports, waiting on npu-smi
+        wait_until_blocked(doctor.pid)
+        yield doctor, smi, child
+    finally:
+        if doctor.poll() is None:
+            doctor.kill()
+        for fd in held:
+            pidref.kill(fd)
+
+
+def all_gone(*pids: int, timeout: float = 5) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.05)
+    return not any(alive(p) for p in pids)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
+                         ids=["ctrl-c", "sigterm", "sighup", "sigkill"])
+def test_children_die_with_the_doctor(fake, sig):
+    with doctor_waiting_on_npu_smi(fake, interruptible) as (doctor, smi, child):
         assert alive(smi) and alive(child) and doctor.poll() is None
         doctor.send_signal(sig)
         doctor.wait(timeout=20)
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and (alive(smi) or alive(child)):
-            time.sleep(0.05)
-        assert not alive(smi) and not alive(child), (sig, doctor.stderr.read().decode()[-2000:])
+        assert all_gone(smi, child), (sig, doctor.stderr.read().decode()[-2000:])
         err = doctor.stderr.read().decode()
         # (CPython drops an exception raised while it runs a weakref callback of the import
         # system and says so: "Exception ignored in"; the children are killed before that.)
@@ -99,45 +118,21 @@ def test_children_die_with_the_doctor(fake, sig):
             assert doctor.returncode in (130, -signal.SIGINT), err
         elif sig != signal.SIGKILL:
             assert doctor.returncode == 128 + sig, err
-    finally:
-        if doctor.poll() is None:
-            doctor.kill()
-        for fd in held:
-            pidref.kill(fd)
 
 
 def test_a_doctor_started_under_nohup_keeps_running_through_a_hangup(fake):
     """`nohup ascend-doctor fix --apply` on a flaky SSH session: the hangup its caller chose to
     ignore stays ignored (the doctor installs no handler over SIG_IGN); a later SIGTERM still ends
     it, and its children with it. An exit of 129 would mean the hangup ended it."""
-    fake.ascend_host()
-    binary = hung_npu_smi(fake)
-    argv = [sys.executable, "-m", "doctor", "check", "--root", str(fake.root), "--site-packages", str(fake.base),
-            "--npu-smi", str(binary), "--npu-smi-timeout", "60"]
-
     def under_nohup():
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
-    doctor = subprocess.Popen(argv, env=dict(fake.env, PYTHONPATH=str(REPO)), cwd=fake.workdir,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=under_nohup)
-    held = []
-    try:
-        smi, child = wait_for(fake.base / "npu-smi.pid"), wait_for(fake.base / "child.pid")
-        held = [pidref.hold(smi), pidref.hold(child)]
-        wait_until_blocked(doctor.pid)
+    with doctor_waiting_on_npu_smi(fake, under_nohup) as (doctor, smi, child):
         doctor.send_signal(signal.SIGHUP)  # discarded by the kernel: the disposition is SIG_IGN
         doctor.send_signal(signal.SIGTERM)
         doctor.wait(timeout=20)
         assert doctor.returncode == 128 + signal.SIGTERM, doctor.stderr.read().decode()[-2000:]
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and (alive(smi) or alive(child)):
-            time.sleep(0.05)
-        assert not alive(smi) and not alive(child)
-    finally:
-        if doctor.poll() is None:
-            doctor.kill()
-        for fd in held:
-            pidref.kill(fd)
+        assert all_gone(smi, child)
 
 
 def test_a_swallowed_interrupt_still_ends_the_doctor_but_never_mid_rollback(tmp_path):
