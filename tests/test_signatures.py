@@ -370,3 +370,15 @@ def test_fourth_audit_causes_claim_no_more_than_their_sources():
     s = by_id("vllm_ascend.numpy2_abi")  # requirements.txt: numpy<2.0.0 to v0.19.1rc1, plain numpy from v0.20.2rc1
     assert "the vllm-ascend rows pin numpy below 2" not in s.fix_en and "各版本都要求" not in s.fix_zh
     assert "0.19.1rc1" in s.fix_en and "0.19.1rc1" in s.fix_zh
+
+
+def test_third_sweep_part_c_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, third sweep of signature causes, part C: causes that said more than (or
+    other than) the thread or code they cite."""
+    s = by_id("devices.runtime_507033_visible")  # Ascend/pytorch#67: open, no answer; the open failed with 0x7020014
+    assert "names a device this process or container does not have" not in s.cause_en
+    assert "可见设备设置指向本进程或容器没有的设备" not in s.cause_zh
+    assert "#67" in s.cause_en and "#67" in s.cause_zh and "RT_ERROR_DRV_INVALID_HANDLE" in s.cause_en
+    s = by_id("env.cuda_attention_backend")  # patch_config.py 0.8.4rc1/rc2: set and not importable; the platform ignores it
+    assert "often left over" not in s.cause_en and "常是 GPU 环境遗留" not in s.cause_zh
+    assert "0.8.4rc2" in s.cause_en and "0.8.4rc2" in s.cause_zh and "get_attn_backend_cls" in s.cause_en
