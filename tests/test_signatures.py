@@ -382,3 +382,9 @@ def test_third_sweep_part_c_causes_claim_no_more_than_their_sources():
     s = by_id("env.cuda_attention_backend")  # patch_config.py 0.8.4rc1/rc2: set and not importable; the platform ignores it
     assert "often left over" not in s.cause_en and "常是 GPU 环境遗留" not in s.cause_zh
     assert "0.8.4rc2" in s.cause_en and "0.8.4rc2" in s.cause_zh and "get_attn_backend_cls" in s.cause_en
+    s = by_id("torch.plus_cpu_index_prose")  # the torch-npu 2.5.1 x86 wheel needs torch==2.5.1+cpu; #1411 has no outcome
+    assert "are CPU builds of torch" not in s.cause_en and "published only on" not in s.cause_en
+    assert "2.5.1+cpu" in s.cause_en and "2.5.1+cpu" in s.cause_zh and "#1411" in s.cause_en
+    s = by_id("vllm.benchmarks_missing")  # vllm#15812 (a CPU dev build) and vllm-ascend#725 (started under /workspace)
+    assert "packaging issue of the 0.8 line" not in s.cause_en and "0.8 系列的打包问题" not in s.cause_zh
+    assert "#725" in s.cause_en and "#725" in s.cause_zh and "/workspace" in s.fix_en and "/workspace" in s.fix_zh
