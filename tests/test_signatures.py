@@ -388,3 +388,12 @@ def test_third_sweep_part_c_causes_claim_no_more_than_their_sources():
     s = by_id("vllm.benchmarks_missing")  # vllm#15812 (a CPU dev build) and vllm-ascend#725 (started under /workspace)
     assert "packaging issue of the 0.8 line" not in s.cause_en and "0.8 系列的打包问题" not in s.cause_zh
     assert "#725" in s.cause_en and "#725" in s.cause_zh and "/workspace" in s.fix_en and "/workspace" in s.fix_zh
+    s = by_id("env.vllm_version_override")  # vllm_version_is reads VLLM_VERSION; one case (#10020) on record
+    assert "most often" not in s.cause_en and "最常见" not in s.cause_zh
+    assert "vllm_version_is" in s.cause_en and "#10020" in s.cause_en and "#10020" in s.cause_zh
+    s = by_id("devices.ray_visible_devices")  # _flat_param.py and ray's npu.py: candidates, no case on record
+    assert "created the tensor on the default one" not in s.cause_en and "在默认设备（npu:0）上创建了张量" not in s.cause_zh
+    assert "No case is on record" in s.cause_en and "没有已记录的案例" in s.cause_zh
+    s = by_id("vllm.engine_core_failed")  # wait_for_engine_startup: raised when a core process exited
+    assert "often by a worker" not in s.cause_en and "常由 worker" not in s.cause_zh
+    assert "wait_for_engine_startup" in s.cause_en and "wait_for_engine_startup" in s.cause_zh
