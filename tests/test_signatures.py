@@ -430,3 +430,39 @@ def test_third_sweep_part_b_causes_claim_no_more_than_their_sources():
     s = by_id("cann.custom_op_cann_mismatch")  # the cited threads name vllm-ascend and kvcache-ops only
     assert "sgl-kernel-npu" not in s.cause_en and "sgl-kernel-npu" not in s.cause_zh
     assert "LMCache-Ascend/issues/255" in s.source
+
+
+def test_third_sweep_part_c_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, third sweep of signature causes, part C: causes that said more than (or
+    other than) the thread or code they cite."""
+    s = by_id("devices.runtime_507033_visible")  # Ascend/pytorch#67: open, no answer; the open failed with 0x7020014
+    assert "names a device this process or container does not have" not in s.cause_en
+    assert "可见设备设置指向本进程或容器没有的设备" not in s.cause_zh
+    assert "#67" in s.cause_en and "#67" in s.cause_zh and "RT_ERROR_DRV_INVALID_HANDLE" in s.cause_en
+    s = by_id("env.cuda_attention_backend")  # patch_config.py 0.8.4rc1/rc2: set and not importable; the platform ignores it
+    assert "often left over" not in s.cause_en and "常是 GPU 环境遗留" not in s.cause_zh
+    assert "0.8.4rc2" in s.cause_en and "0.8.4rc2" in s.cause_zh and "get_attn_backend_cls" in s.cause_en
+    s = by_id("torch.plus_cpu_index_prose")  # the torch-npu 2.5.1 x86 wheel needs torch==2.5.1+cpu; #1411 has no outcome
+    assert "are CPU builds of torch" not in s.cause_en and "published only on" not in s.cause_en
+    assert "2.5.1+cpu" in s.cause_en and "2.5.1+cpu" in s.cause_zh and "#1411" in s.cause_en
+    s = by_id("vllm.benchmarks_missing")  # vllm#15812 (a CPU dev build) and vllm-ascend#725 (started under /workspace)
+    assert "packaging issue of the 0.8 line" not in s.cause_en and "0.8 系列的打包问题" not in s.cause_zh
+    assert "#725" in s.cause_en and "#725" in s.cause_zh and "/workspace" in s.fix_en and "/workspace" in s.fix_zh
+    s = by_id("env.vllm_version_override")  # vllm_version_is reads VLLM_VERSION; one case (#10020) on record
+    assert "most often" not in s.cause_en and "最常见" not in s.cause_zh
+    assert "vllm_version_is" in s.cause_en and "#10020" in s.cause_en and "#10020" in s.cause_zh
+    s = by_id("devices.ray_visible_devices")  # _flat_param.py and ray's npu.py: candidates, no case on record
+    assert "created the tensor on the default one" not in s.cause_en and "在默认设备（npu:0）上创建了张量" not in s.cause_zh
+    assert "No case is on record" in s.cause_en and "没有已记录的案例" in s.cause_zh
+    s = by_id("vllm.engine_core_failed")  # wait_for_engine_startup: raised when a core process exited
+    assert "often by a worker" not in s.cause_en and "常由 worker" not in s.cause_zh
+    assert "wait_for_engine_startup" in s.cause_en and "wait_for_engine_startup" in s.cause_zh
+    s = by_id("vllm.compiled_wheel_on_npu")  # the guide's pre-built path installs vllm from PyPI; #1033 ran on
+    assert "must be installed without its CUDA extension" not in s.cause_en and "必须以不含 CUDA 扩展" not in s.cause_zh
+    assert "#1033" in s.cause_en and "#1033" in s.cause_zh and "#1033" in s.fix_en and "#1033" in s.fix_zh
+    s = by_id("env.dist_store_timeout")  # #167 rendezvous (1/8 joined), #2248 a Gloo group's key wait; no cause on record
+    assert not s.cause_en.startswith("torch.distributed's rendezvous timed out") and "MASTER_ADDR" not in s.cause_en
+    assert "#2248" in s.cause_en and "#2248" in s.cause_zh and "Neither thread records a cause" in s.cause_en
+    s = by_id("env.api_port_in_use")  # vllm#7514: nothing on the port; #9737 after a crash; #9556 fixed by #8491
+    assert "usually" not in s.cause_en and "通常" not in s.cause_zh
+    assert "#9737" in s.cause_en and "#9737" in s.cause_zh and "#7514" in s.cause_en and "#8491" in s.fix_en
