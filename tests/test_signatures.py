@@ -466,3 +466,24 @@ def test_third_sweep_part_c_causes_claim_no_more_than_their_sources():
     s = by_id("env.api_port_in_use")  # vllm#7514: nothing on the port; #9737 after a crash; #9556 fixed by #8491
     assert "usually" not in s.cause_en and "通常" not in s.cause_zh
     assert "#9737" in s.cause_en and "#9737" in s.cause_zh and "#7514" in s.cause_en and "#8491" in s.fix_en
+
+
+def test_fifth_audit_d_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, fifth sample (seed 29), facts #16 to #35: a Mooncake threshold and a
+    quantization window that did not match the code at the tags concerned."""
+    from doctor.matrix.query import threshold
+    from doctor.versions import satisfies
+
+    m = matrix()
+    # Mooncake v0.3.10.post2 store_py.cpp: setup(..., enable_ssd_offload, ssd_offload_path); none at v0.3.10.post1
+    assert threshold(m, "mooncake_ssd_offload") == "0.3.10.post2"
+    row = next(t for t in m.thresholds if t.name == "mooncake_ssd_offload")
+    assert "e1d6d6f6f49f" in row.source and "v0.3.10.post1" in row.source
+    # "FP8" is registered (ds_linear / w4a8_moe) from v0.21.0rc1 to 0.26.0rc1; from 0.27.1rc1 the key is "fp8"
+    fp8 = next(q for q in m.tuning_quant if q.scheme == "FP8")
+    assert any(satisfies("0.21.0rc1", r) for r in fp8.releases) and any(satisfies("0.26.0rc1", r) for r in fp8.releases)
+    assert not any(satisfies(v, r) for v in ("0.20.2rc1", "0.27.1rc1", "0.30.0rc2") for r in fp8.releases)
+    assert "0.27.1rc1" in fp8.source
+    # #18: the 8.2.RC1 pairing (25.2.0) is the deployer's; the MindIE page only lists it among five
+    row = next(r for r in m.cann_driver if r.cann == "8.2.RC1")
+    assert row.paired == "25.2.0" and "CANN_8.2.RC1.json" in row.source

@@ -238,7 +238,10 @@ def test_ssd_offload_rules():
     assert any("ssd_offload_path is empty" in str(i.title) for i in by_status(empty, "fail"))
     old_mc = config.check_text(f'{{{base}, "enable_ssd_offload": true, "ssd_offload_path": "/nvme"}}',
                                ctx("0.23.0", mooncake="0.3.9"))
-    assert any("needs Mooncake >= 0.3.11" in str(i.title) for i in by_status(old_mc, "fail"))
+    assert any("needs Mooncake >= 0.3.10.post2" in str(i.title) for i in by_status(old_mc, "fail"))
+    new_mc = config.check_text(f'{{{base}, "enable_ssd_offload": true, "ssd_offload_path": "/nvme"}}',
+                               ctx("0.23.0", mooncake="0.3.10.post2"))  # setup() takes enable_ssd_offload from here
+    assert not any("needs Mooncake" in str(i.title) for i in by_status(new_mc, "fail"))
     string = config.check_text(f'{{{base}, "enable_ssd_offload": "false", "ssd_offload_path": "/nvme"}}', ctx("0.23.0"))
     assert any("means True" in str(i.title) for i in by_status(string, "warn"))
     too_old = config.check_text(f'{{{base}, "enable_ssd_offload": true}}', ctx("0.20.2rc1"))
