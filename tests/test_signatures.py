@@ -392,3 +392,13 @@ def test_third_sweep_part_a_causes_claim_no_more_than_their_sources():
     s = by_id("torch_npu.cpu_fallback")  # the troubleshooting page: "may have performance implications", its example then fails
     assert "correct results" not in s.cause_en and "结果正确" not in s.cause_zh
     assert "ERR01007" in s.cause_en and "ERR01007" in s.cause_zh
+
+
+def test_fifth_audit_e_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, fifth sample (seed 29), facts #36 to #50: an error-code meaning and
+    signature causes that said more than the header, code or threads they cite."""
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    c = codes[("hccl", "14")]  # hccl_types.h: 'roce transfer fail', nothing about a link already set up
+    assert "after the link was set up" not in c.meaning_en and "链路建立后" not in c.meaning_zh
+    assert "roce transfer fail" in c.meaning_en and "roce transfer fail" in c.meaning_zh
+    assert "A peer usually exited" not in c.fix_en and "通常是对端" not in c.fix_zh
