@@ -402,3 +402,9 @@ def test_fifth_audit_e_facts_say_what_their_sources_say():
     assert "after the link was set up" not in c.meaning_en and "链路建立后" not in c.meaning_zh
     assert "roce transfer fail" in c.meaning_en and "roce transfer fail" in c.meaning_zh
     assert "A peer usually exited" not in c.fix_en and "通常是对端" not in c.fix_zh
+    s = by_id("python.mindspore_too_old_for_package")  # MindAct#1693 writes 'mindspore.comm func'; r2.3.0 API docs list comm_func
+    assert "which MindSpore 2.3.0 lacks and 2.3.1 has" not in s.cause_en and "2.3.0 没有、2.3.1 有" not in s.cause_zh
+    assert "worked after switching to 2.3.1" in s.cause_en and "mindnlp/accelerate/state.py" in s.source
+    s = by_id("python.op_compiler_abi")  # te_fusion calls a Python function from C with y#; Python 3.10-3.12 need the macro
+    assert "calls a C helper" not in s.cause_en and "C 辅助模块" not in s.cause_zh
+    assert "3.10 to 3.12" in s.cause_en and "3.10 至 3.12" in s.cause_zh and "whatsnew/3.10" in s.source
