@@ -408,3 +408,9 @@ def test_fifth_audit_e_facts_say_what_their_sources_say():
     s = by_id("python.op_compiler_abi")  # te_fusion calls a Python function from C with y#; Python 3.10-3.12 need the macro
     assert "calls a C helper" not in s.cause_en and "C 辅助模块" not in s.cause_zh
     assert "3.10 to 3.12" in s.cause_en and "3.10 至 3.12" in s.cause_zh and "whatsnew/3.10" in s.source
+    s = by_id("mooncake.rdma_local_protection")  # ibv_poll_cq(3): no valid MR for the operation; Mooncake: also GPUDirect reach
+    assert "(or was freed)" not in s.cause_en and "或已被释放" not in s.cause_zh
+    assert "IBV_WC_LOC_PROT_ERR" in s.cause_en and "GPUDirect" in s.cause_zh and "gdr_reachability.h" in s.source
+    s = by_id("torch_npu.internal_format_off_benign")  # TensorFactories.cpp only switches to the base format
+    assert "results are the same" not in s.cause_en and "计算结果不变" not in s.cause_zh
+    assert "npu_sys_ctrl.cpp" in s.source
