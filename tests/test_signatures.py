@@ -414,3 +414,5 @@ def test_fifth_audit_e_facts_say_what_their_sources_say():
     s = by_id("torch_npu.internal_format_off_benign")  # TensorFactories.cpp only switches to the base format
     assert "results are the same" not in s.cause_en and "计算结果不变" not in s.cause_zh
     assert "npu_sys_ctrl.cpp" in s.source
+    c = codes[("cann_msg", "EL0007")]  # error_code.json: resources occupied, or no permission on this API; no device
+    assert "API or device" not in c.meaning_en and "接口或设备" not in c.meaning_zh and "on this API" in c.meaning_en
