@@ -487,3 +487,27 @@ def test_fifth_audit_d_facts_say_what_their_sources_say():
     # #18: the 8.2.RC1 pairing (25.2.0) is the deployer's; the MindIE page only lists it among five
     row = next(r for r in m.cann_driver if r.cann == "8.2.RC1")
     assert row.paired == "25.2.0" and "CANN_8.2.RC1.json" in row.source
+
+
+def test_fifth_audit_e_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, fifth sample (seed 29), facts #36 to #50: an error-code meaning and
+    signature causes that said more than the header, code or threads they cite."""
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    c = codes[("hccl", "14")]  # hccl_types.h: 'roce transfer fail', nothing about a link already set up
+    assert "after the link was set up" not in c.meaning_en and "链路建立后" not in c.meaning_zh
+    assert "roce transfer fail" in c.meaning_en and "roce transfer fail" in c.meaning_zh
+    assert "A peer usually exited" not in c.fix_en and "通常是对端" not in c.fix_zh
+    s = by_id("python.mindspore_too_old_for_package")  # MindAct#1693 writes 'mindspore.comm func'; r2.3.0 API docs list comm_func
+    assert "which MindSpore 2.3.0 lacks and 2.3.1 has" not in s.cause_en and "2.3.0 没有、2.3.1 有" not in s.cause_zh
+    assert "worked after switching to 2.3.1" in s.cause_en and "mindnlp/accelerate/state.py" in s.source
+    s = by_id("python.op_compiler_abi")  # te_fusion calls a Python function from C with y#; Python 3.10-3.12 need the macro
+    assert "calls a C helper" not in s.cause_en and "C 辅助模块" not in s.cause_zh
+    assert "3.10 to 3.12" in s.cause_en and "3.10 至 3.12" in s.cause_zh and "whatsnew/3.10" in s.source
+    s = by_id("mooncake.rdma_local_protection")  # ibv_poll_cq(3): no valid MR for the operation; Mooncake: also GPUDirect reach
+    assert "(or was freed)" not in s.cause_en and "或已被释放" not in s.cause_zh
+    assert "IBV_WC_LOC_PROT_ERR" in s.cause_en and "GPUDirect" in s.cause_zh and "gdr_reachability.h" in s.source
+    s = by_id("torch_npu.internal_format_off_benign")  # TensorFactories.cpp only switches to the base format
+    assert "results are the same" not in s.cause_en and "计算结果不变" not in s.cause_zh
+    assert "npu_sys_ctrl.cpp" in s.source
+    c = codes[("cann_msg", "EL0007")]  # error_code.json: resources occupied, or no permission on this API; no device
+    assert "API or device" not in c.meaning_en and "接口或设备" not in c.meaning_zh and "on this API" in c.meaning_en
