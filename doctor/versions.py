@@ -24,7 +24,17 @@ _END_TOKEN = (_END, 0, "")
 Token = Tuple[int, int, str]
 
 
-def _tokens(text: str) -> List[Token]:
+def _tokens(text: str) -> Tuple[Token, ...]:
+    # pure, and asked again and again for the same few hundred strings (every matrix query
+    # compares a version against each row): each short one is parsed once per process; a long
+    # one (only crafted input is) is parsed every time, so the cache never holds its bytes
+    return _tokens_cached(text) if len(text) <= _CACHED_LEN else _parse_tokens(text)
+
+
+_CACHED_LEN = 64
+
+
+def _parse_tokens(text: str) -> Tuple[Token, ...]:
     out: List[Token] = []
     parts = [p for p in re.split(r"[.\-_+\s]+", text.strip().lower()) if p]
     i = 0
@@ -50,7 +60,10 @@ def _tokens(text: str) -> List[Token]:
                 out.append((_WORD, 0, run))
             j += 1
         i += 1
-    return out
+    return tuple(out)
+
+
+_tokens_cached = functools.lru_cache(maxsize=4096)(_parse_tokens)
 
 
 @functools.total_ordering
@@ -61,7 +74,7 @@ class AscendVersion:
 
     def __init__(self, text: str):
         self.text = str(text).strip()
-        self.key: Tuple[Token, ...] = tuple(_tokens(self.text))
+        self.key: Tuple[Token, ...] = _tokens(self.text)
 
     def _padded(self, other: "AscendVersion") -> Tuple[Tuple[Token, ...], Tuple[Token, ...]]:
         n = max(len(self.key), len(other.key))
@@ -186,16 +199,26 @@ def parse_ranges(text: str) -> List[Tuple[str, str]]:
 def pep440(text: Optional[str]) -> Optional[Version]:
     if not text:
         return None
+    text = str(text).strip()
+    return _pep440_cached(text) if len(text) <= _CACHED_LEN else _pep440(text)
+
+
+def _pep440(text: str) -> Optional[Version]:
     try:
-        return Version(str(text).strip())
+        return Version(text)
     except InvalidVersion:
         return None
+
+
+# a Version is immutable: one per string is shared, as for Ascend versions above
+_pep440_cached = functools.lru_cache(maxsize=4096)(_pep440)
 
 
 def valid_pep440(text: str) -> Version:
     """A version the matrix schema already checked (``check_pep440``): never None, and an
     InvalidVersion if it was not checked after all."""
-    return Version(str(text).strip())
+    v = pep440(text)
+    return v if v is not None else Version(str(text).strip())
 
 
 @overload
@@ -226,10 +249,18 @@ def local_label(text: Optional[str]) -> Optional[str]:
 def specifier(text: Optional[str]) -> Optional[SpecifierSet]:
     if text is None:
         return None
+    return _specifier_cached(text) if len(text) <= 4 * _CACHED_LEN else _specifier(text)
+
+
+def _specifier(text: str) -> Optional[SpecifierSet]:
     try:
         return SpecifierSet(text)
     except InvalidSpecifier:
         return None
+
+
+# shared like the versions: nothing here sets a SpecifierSet's prereleases (its one mutable part)
+_specifier_cached = functools.lru_cache(maxsize=1024)(_specifier)
 
 
 def satisfies(version: Optional[str], spec: Optional[str]) -> Optional[bool]:

@@ -172,6 +172,31 @@ def test_a_symlink_or_fifo_planted_in_the_cache_is_neither_followed_nor_waited_o
     assert _values(private) == ["1.0"]
 
 
+def _thresholds(path: Path):
+    _settle(path)
+    m = matrix_load.load_matrix([path], user_overlays=False, cache=cache, error_knowledge=False)
+    return [t.version for t in m.thresholds if t.name == "a"]
+
+
+def test_a_process_builds_a_files_rows_once_and_sees_an_edit(private, monkeypatch):
+    """load_matrix again in one process (fleet's nodes, guard's steps) takes the rows it built,
+    by the file's identity; an edit is a new identity, read again."""
+    assert _thresholds(private) == ["1.0"]
+    m = matrix_load.load_matrix([private], user_overlays=False, cache=cache, error_knowledge=False)
+    m.thresholds.clear()  # a caller's own list: the next load is not emptied
+
+    def no_parse(*_a, **_k):
+        raise AssertionError("parsed again")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(matrix_load, "parse_file", no_parse)
+        assert _thresholds(private) == ["1.0"]
+    st = os.stat(private)
+    private.write_text(MATRIX.format(value=2))  # same size, same mtime: the change time still moves
+    os.utime(private, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _thresholds(private) == ["2.0"]
+
+
 def test_the_cache_never_writes_through_a_file_planted_at_its_temporary_name(private, tmp_path):
     d = cache._dir("matrix")
     d.mkdir(parents=True)

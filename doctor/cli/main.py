@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import typer
 
@@ -112,6 +112,18 @@ def make_app(only: Optional[str] = None) -> typer.Typer:
     return full
 
 
+_COMMANDS: Dict[Optional[str], Any] = {}
+
+
+def _command(only: Optional[str]) -> Any:
+    """The click command of make_app(only), built once per process: typer rebuilds every option
+    of every command on each call, ~7 ms, paid again by each run of a process that runs many
+    (fleet's local node, the tests). A click command keeps no state between invocations."""
+    if only not in _COMMANDS:
+        _COMMANDS[only] = typer.main.get_command(make_app(only))
+    return _COMMANDS[only]
+
+
 def _command_name(info: "typer.models.CommandInfo") -> str:
     if info.name:
         return info.name
@@ -138,7 +150,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     def body() -> int:
         args = sys.argv[1:] if argv is None else argv
         try:
-            result = make_app(named_command(args))(args=args, prog_name="ascend-doctor", standalone_mode=False)
+            result = _command(named_command(args)).main(args=args, prog_name="ascend-doctor", standalone_mode=False)
         except typer.Exit as e:
             return e.exit_code
         return result if isinstance(result, int) else 0

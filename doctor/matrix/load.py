@@ -146,6 +146,31 @@ def parse_file(path: Path, cache: Optional[RowCache] = None,
     return _build(rows)
 
 
+# Rows already built in this process, by file identity: a process that loads the matrix again
+# (fleet's nodes, guard's steps, a test session's thousands of runs) builds each file's rows once.
+# Rows are frozen records; each caller gets its own lists. Kept only for a settled identity (see
+# parse_file) of a file that did not change while it was parsed.
+_MEMO: Dict[Tuple[str, Tuple[int, ...]], Dict[str, list]] = {}
+_MEMO_MAX = 64
+
+
+def _parse_remembered(path: Path, cache: Optional[RowCache]) -> Dict[str, list]:
+    """parse_file, through this process's memo when there is a cache (a caller without one asks
+    for the file to be read)."""
+    import time
+
+    before = _identity(path) if cache else None
+    key = (str(path), tuple(before)) if before else None
+    if key is not None and key in _MEMO:
+        return {a: list(rows) for a, rows in _MEMO[key].items()}
+    built = parse_file(path, cache)
+    if key is not None and _identity(path) == before and settled(key[1], time.time_ns()):
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[key] = {a: list(rows) for a, rows in built.items()}
+    return built
+
+
 def _identity(path: Path) -> Optional[List[int]]:
     try:
         st = os.stat(path)
@@ -288,7 +313,7 @@ def _check_descriptions(data: Dict[str, list], files: Sequence[str], cache: Opti
     known = {s.id for s in data.get("signature", [])}
     for d in data.get("prose", []):
         if d.signature and d.signature not in known:
-            where = next((f for f in files if any(r.id == d.id for r in parse_file(Path(f), cache).get("prose", []))),
+            where = next((f for f in files if any(r.id == d.id for r in _parse_remembered(Path(f), cache).get("prose", []))),
                          files[-1] if files else "?")
             raise MatrixError(where, None, f"[[prose]] {d.id}: signature {d.signature!r} is not a [[signature]] of the matrix")
 
@@ -317,13 +342,13 @@ def load_matrix(
         raise MatrixError(str(shipped_dir()), None, "no matrix files found (broken installation)")
     data: Dict[str, list] = {}
     for path in shipped:
-        data = merge(data, parse_file(path, cache))
+        data = merge(data, _parse_remembered(path, cache))
         files.append(str(path))
     if user_overlays:
         odir = user_overlay_dir(env)
         for path in sorted(odir.glob("*.toml")) if odir.is_dir() else []:
             try:
-                parsed = parse_file(path, cache)
+                parsed = _parse_remembered(path, cache)
             except MatrixError as e:
                 if warn:
                     warn(f"ignoring matrix overlay: {e}")
@@ -331,7 +356,7 @@ def load_matrix(
             data = merge(data, parsed)
             files.append(str(path))
     for path in extra:
-        data = merge(data, parse_file(Path(path), cache))
+        data = merge(data, _parse_remembered(Path(path), cache))
         files.append(str(path))
     _check_descriptions(data, files, cache)
     releases = sorted(data.get("release", []), key=_release_sort_key)

@@ -69,7 +69,7 @@ class Host:
         p = str(p)
         if self._is_live or (self.given and self._is_given(p)):
             return p
-        return str(self.path(p))
+        return self._mapped(p)
 
     @property
     def live(self) -> "Host":
@@ -96,6 +96,9 @@ class Host:
         p = str(p)
         if self.is_live or self._is_given(p):
             return Path(p)
+        return Path(self._mapped(p))
+
+    def _mapped(self, p: str) -> str:
         try:
             return self._resolve(p)
         except RootEscape as e:
@@ -103,10 +106,13 @@ class Host:
                 self.problems.append(e.why)
             raise
 
-    def _resolve(self, p: str) -> Path:
-        todo = list(PurePosixPath("/" + p.lstrip("/")).parts[1:])
+    def _resolve(self, p: str) -> str:
+        # strings, not pathlib: check maps thousands of paths, and each component costs an lstat
+        base = str(self.root).rstrip("/")
+        todo = [x for x in p.split("/") if x and x != "."]
         todo.reverse()  # a stack: the next component is at the end
         done: List[str] = []  # components resolved so far, none of them a symlink
+        missing_from = -1  # done[missing_from:] do not exist: below them nothing can (no lstat)
         links = 0
         while todo:
             part = todo.pop()
@@ -115,11 +121,17 @@ class Host:
             if part == "..":
                 if done:
                     done.pop()
+                    if len(done) <= missing_from:
+                        missing_from = -1
                 continue
-            real = self.root.joinpath(*done, part)
+            if missing_from >= 0:
+                done.append(part)
+                continue
+            real = "/".join((base, *done, part))
             try:
                 mode = os.lstat(real).st_mode
             except OSError:  # missing (or unreadable): the rest is taken literally
+                missing_from = len(done)
                 done.append(part)
                 continue
             if not stat_mod.S_ISLNK(mode):
@@ -132,9 +144,8 @@ class Host:
             target = os.readlink(real)
             if target.startswith("/"):
                 done = []
-            parts = [x for x in PurePosixPath(target).parts if x != "/"]
-            todo.extend(reversed(parts))
-        return self.root.joinpath(*done)
+            todo.extend(x for x in reversed(target.split("/")) if x and x != ".")
+        return "/".join((base, *done)) if done else (base or "/")
 
     def exists(self, p: str) -> bool:
         try:
