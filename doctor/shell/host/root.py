@@ -34,6 +34,7 @@ from doctor.shell.runtime.proc import wait as proc_wait
 MAX_OUTPUT = 256 * 1024  # keep snapshots small; npu-smi on 16 dies is ~10 KB
 MAX_FILE = 1024 * 1024
 MAX_LINKS = 40  # as the kernel (MAXSYMLINKS)
+MAX_MODES = 20_000  # paths whose lstat one Host keeps (~2 MB at most)
 
 
 class RootEscape(OSError):
@@ -59,6 +60,7 @@ class Host:
         self.problems: List[str] = []  # symlink chains that escaped the root, for the snapshot
         self._live: Optional["Host"] = None
         self._is_live = str(self.root) == "/"
+        self._modes: Dict[str, Optional[int]] = {}  # lstat of paths under the root (_lstat_mode)
 
     @property
     def is_live(self) -> bool:
@@ -128,9 +130,8 @@ class Host:
                 done.append(part)
                 continue
             real = "/".join((base, *done, part))
-            try:
-                mode = os.lstat(real).st_mode
-            except OSError:  # missing (or unreadable): the rest is taken literally
+            mode = self._lstat_mode(real)
+            if mode is None:  # missing (or unreadable): the rest is taken literally
                 missing_from = len(done)
                 done.append(part)
                 continue
@@ -146,6 +147,20 @@ class Host:
                 done = []
             todo.extend(x for x in reversed(target.split("/")) if x and x != ".")
         return "/".join((base, *done)) if done else (base or "/")
+
+    def _lstat_mode(self, real: str) -> Optional[int]:
+        """lstat's mode of a path under the root, None when it cannot be had; each asked once per
+        Host (one run reads a root that nothing writes to: an image, a snapshot, a mounted disk),
+        as a run maps thousands of paths through the same few dozen directories."""
+        if real in self._modes:
+            return self._modes[real]
+        try:
+            mode: Optional[int] = os.lstat(real).st_mode
+        except OSError:
+            mode = None
+        if len(self._modes) < MAX_MODES:
+            self._modes[real] = mode
+        return mode
 
     def exists(self, p: str) -> bool:
         try:
