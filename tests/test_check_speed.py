@@ -226,3 +226,22 @@ def test_the_doctors_own_which_is_shutils(tmp_path, monkeypatch):
     for path in (f"{t}/plain:{t}/dir:{t}/exe", f"{t}/dangling:{t}/exe", ":exe", "exe:exe", f"{t}/plain", "::",
                  "exe/../exe", f"{t}/exe/"):
         assert _which("tool", path) == shutil.which("tool", path=path), path
+
+
+def test_a_process_builds_the_click_command_once_and_again_when_a_command_is_replaced(monkeypatch, capsys):
+    import typer
+
+    from doctor.cli import main as cli
+
+    built = []
+    real = typer.main.get_command
+    monkeypatch.setattr(typer.main, "get_command", lambda app: built.append(app) or real(app))
+    monkeypatch.setattr(cli, "_COMMANDS", {})
+    for _ in range(3):
+        with pytest.raises(SystemExit):
+            cli.main(["version"])
+    assert len(built) == 1 and capsys.readouterr().out.count("ascend-doctor ") == 3
+    monkeypatch.setattr(cli.app.registered_commands[-1], "callback", lambda: print("replaced"))
+    with pytest.raises(SystemExit):
+        cli.main(["version"])
+    assert len(built) == 2 and capsys.readouterr().out == "replaced\n"

@@ -307,9 +307,9 @@ SCRIPT = r"""
 import json, os, struct, sys, time
 d = sys.argv[1]
 from doctor.probes.model import probe_model
-t = time.perf_counter()
+t = time.process_time()  # CPU: what the bound saves, whatever else the machine runs
 m = probe_model(d, d, "--model")
-print(json.dumps({"seconds": time.perf_counter() - t, "limits": [x.bound for x in m.limits],
+print(json.dumps({"seconds": time.process_time() - t, "limits": [x.bound for x in m.limits],
                   "errors": [s.header_error for s in m.shards]}))
 """
 
@@ -319,13 +319,13 @@ def test_a_real_size_crafted_header_is_refused_quickly(tmp_path):
     the shape bound; six hard links of it took 103 s."""
     model = make_model(tmp_path / "m", {f"model.layers.{i}.w": f"model-{i}.safetensors" for i in range(6)})
     n = (safetensors.MAX_HEADER - 10) // 3
-    body = b'{"a":[' + b",".join([b"[]"] * n) + b"]}"
+    body = b'{"a":[' + b"[]," * (n - 1) + b"[]]}"
     first = model / "model-0.safetensors"
     first.write_bytes(struct.pack("<Q", len(body)) + body)
     del body
     for i in range(1, 6):
         os.link(first, model / f"model-{i}.safetensors")
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(model)], capture_output=True, text=True, timeout=30,
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(model)], capture_output=True, text=True, timeout=120,
                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)

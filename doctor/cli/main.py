@@ -112,16 +112,19 @@ def make_app(only: Optional[str] = None) -> typer.Typer:
     return full
 
 
-_COMMANDS: Dict[Optional[str], Any] = {}
+_COMMANDS: Dict[Tuple[Any, ...], Any] = {}
 
 
 def _command(only: Optional[str]) -> Any:
     """The click command of make_app(only), built once per process: typer rebuilds every option
     of every command on each call, ~7 ms, paid again by each run of a process that runs many
-    (fleet's local node, the tests). A click command keeps no state between invocations."""
-    if only not in _COMMANDS:
-        _COMMANDS[only] = typer.main.get_command(make_app(only))
-    return _COMMANDS[only]
+    (fleet's local node, the tests). A click command keeps no state between invocations; it is
+    built again when a command's function was replaced (as a test does)."""
+    key = (only, *((c.name, c.callback) for c in app.registered_commands),
+           *(getattr(sys.modules.get(module), attribute, None) for _, module, attribute, _ in ELSEWHERE))
+    if key not in _COMMANDS:
+        _COMMANDS[key] = typer.main.get_command(make_app(only))
+    return _COMMANDS[key]
 
 
 def _command_name(info: "typer.models.CommandInfo") -> str:
