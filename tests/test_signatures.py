@@ -511,3 +511,38 @@ def test_fifth_audit_e_facts_say_what_their_sources_say():
     assert "npu_sys_ctrl.cpp" in s.source
     c = codes[("cann_msg", "EL0007")]  # error_code.json: resources occupied, or no permission on this API; no device
     assert "API or device" not in c.meaning_en and "接口或设备" not in c.meaning_zh and "on this API" in c.meaning_en
+
+
+def test_third_sweep_part_a2_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, third sweep of signature causes, part A (the rest): causes (and fixes)
+    that said more than, or other than, the code, guide or threads they cite."""
+    s = by_id("vllm_ascend.quant_type_unsupported")  # utils.py / modelslim_config.py: no method; #6481 W4A16 linear
+    assert "quantized for another release" not in s.cause_en and "是为其他版本" not in s.cause_zh
+    assert "#6481" in s.cause_en and "#6481" in s.cause_zh and "quant_type=" in s.pattern
+    s = by_id("vllm_ascend.unsupported_on_310p_prose")  # FAQ: A2 only to v0.9.1; 300I Duo experimental from v0.9.2rc1
+    assert "for a limited list of models" not in s.cause_en and "仅限部分模型" not in s.cause_zh
+    assert "v0.9.2rc1" in s.cause_en and "v0.9.2rc1" in s.cause_zh and "300V" in s.cause_en
+    s = by_id("vllm_ascend.triton_ascend_arch_invalid")  # the code checks a list; nothing says npu-smi prints those names
+    assert "npu-smi info" not in s.fix_en and "npu-smi info" not in s.fix_zh and "candidate" in s.fix_en
+    s = by_id("vllm_ascend.triton_npu_subtarget")  # _get_kernel_target is imported by compiler.py but never called
+    assert "kernel launcher builds only" not in s.cause_en and "内核启动器只为" not in s.cause_zh
+    assert "not called" in s.cause_en and "没有被调用" in s.cause_zh and "#1002" in s.cause_en
+    s = by_id("torch_npu.overwritten_by_vllm_ascend")  # requirements.txt pins; FAQ v0.11.0rc0..v0.11.0; no doc recommends .postN
+    assert "the docs recommend" not in s.cause_en and "文档推荐" not in s.cause_zh
+    assert "v0.8.4rc1" in s.cause_en and "#5351" in s.cause_zh
+    s = by_id("torch_npu.api_missing")  # Ascend/pytorch#37: import torch_npu itself failed on 2.1.0.post4, fixed by post5
+    assert "not a broken install" not in s.cause_en and "而不是安装损坏" not in s.cause_zh
+    assert "2.1.0.post5" in s.cause_en and "2.1.0.post5" in s.cause_zh and "v2.0.1" in s.cause_en
+    s = by_id("torch_npu.deepspeed_no_torch_npu")  # real_accelerator.py replaces any ImportError; no cause on record
+    assert "CANN's libraries not on the path" not in s.cause_en and "CANN 库不在路径上" not in s.cause_zh
+    assert "hidden ImportError" in s.cause_en and "被隐藏的 ImportError" in s.cause_zh
+    s = by_id("torch_npu.flex_attention_unsupported_on_npu")  # v2.9.0/v2.10.0 torch_npu replace _validate_device
+    assert "torch_npu provides no FlexAttention backend" not in s.cause_en and "没有提供 FlexAttention 后端" not in s.cause_zh
+    assert "v2.10.0" in s.cause_en and "v2.10.0" in s.cause_zh and "transfer_to_npu" in s.cause_en
+    s = by_id("cann.libatb_missing")  # every vllm-ascend install guide from v0.7.1rc1 has NNAL; #2727 is about the table
+    assert "older install guides omitted it" not in s.cause_en and "旧版安装文档遗漏了它" not in s.cause_zh
+    assert "#2727" in s.cause_en and "#2727" in s.cause_zh and "v0.7.1rc1" in s.cause_en
+    s = by_id("cann.hccl_topo_missing_agents")  # cluster_info_nego.md: connected agents log the list the server sent
+    assert not s.cause_en.startswith("The root rank lists") and "根 rank 列出了" not in s.cause_zh
+    assert "agents that had connected" in s.cause_en and "EI0015" in s.cause_zh
+    assert "Entry-HcclCommInitRootInfoInner" in s.fix_en and "Entry-HcclCommInitRootInfoInner" in s.fix_zh
