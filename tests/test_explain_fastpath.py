@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import random
 import re
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, Iterator, List, Sequence, Tuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,16 +27,25 @@ from tests.explain_kit import catalog, matrix
 DATA = Path(__file__).resolve().parent / "data"
 
 
-@pytest.fixture(autouse=True, params=["automaton", "marker", "small"])
-def path(request, monkeypatch):
-    """Each comparison three times: through the automaton (the ahocorasick-rs wheel), through
-    the marker scan (its pure-Python fallback), and as a small input (every line tried with
-    every matcher's literal test)."""
-    monkeypatch.setattr(logscan, "SMALL_INPUT", 1 << 40 if request.param == "small" else 0)
-    monkeypatch.setattr(logscan, "AUTOMATON", request.param == "automaton")
-    if request.param == "automaton":
-        assert catalog().compiled.exact is not None, "the ahocorasick-rs wheel is a dependency: installed here"
-    return request.param
+# Each comparison three ways: through the automaton (the ahocorasick-rs wheel), through the
+# marker scan (its pure-Python fallback), and as a small input (every line tried with every
+# matcher's literal test). One test makes all three against one reference scan (the costly part).
+PATHS = ("automaton", "marker", "small")
+
+
+@contextmanager
+def scan_path(name: str) -> Iterator[None]:
+    saved = logscan.SMALL_INPUT, logscan.AUTOMATON
+    logscan.SMALL_INPUT = 1 << 40 if name == "small" else 0
+    logscan.AUTOMATON = name == "automaton"
+    try:
+        yield
+    finally:
+        logscan.SMALL_INPUT, logscan.AUTOMATON = saved
+
+
+def test_the_automaton_is_there_to_be_compared():
+    assert catalog().compiled.exact is not None, "the ahocorasick-rs wheel is a dependency: installed here"
 
 
 _REGEX: Dict[Tuple[str, int], "re.Pattern[str]"] = {}
@@ -119,9 +129,11 @@ def streamed(data: bytes, compiled: Compiled, sizes: Sequence[int] = (), **kw) -
 
 def same(data: bytes, compiled: Compiled, sizes: Sequence[int] = (), **kw) -> None:
     want = reference(data, compiled, **kw)
-    got = streamed(data, compiled, sizes, **kw)
-    assert got[1:] == want[1:]
-    assert [vars(h) for h in got[0]] == [vars(h) for h in want[0]]
+    for name in PATHS:
+        with scan_path(name):
+            got = streamed(data, compiled, sizes, **kw)
+        assert got[1:] == want[1:], name
+        assert [vars(h) for h in got[0]] == [vars(h) for h in want[0]], name
 
 
 # ---------------------------------------------------------------------------------------------
