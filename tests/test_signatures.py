@@ -511,3 +511,21 @@ def test_fifth_audit_e_facts_say_what_their_sources_say():
     assert "npu_sys_ctrl.cpp" in s.source
     c = codes[("cann_msg", "EL0007")]  # error_code.json: resources occupied, or no permission on this API; no device
     assert "API or device" not in c.meaning_en and "接口或设备" not in c.meaning_zh and "on this API" in c.meaning_en
+
+
+def test_sixth_audit_g_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, sixth sample (seed 30), facts #18 to #35: tuning-variable windows that did
+    not match the code at the tags concerned."""
+    from doctor.versions import satisfies
+
+    var = {v.name: v for v in matrix().tuning_vars}
+    # #28: "VLLM_ASCEND_MLA" is what AscendMLABackend.get_name() returns (mla_v1.py), no release reads such a variable
+    mla = var["VLLM_ASCEND_MLA"]
+    assert mla.read_by == () and "not an environment variable" in mla.effect_en and "不是环境变量" in mla.effect_zh
+    assert "attention/mla_v1.py" in mla.source
+    # #29: v0.16.0rc1 and v0.17.0rc1 define VLLM_ASCEND_BALANCE_SCHEDULING in envs.py and read it nowhere
+    bal = var["VLLM_ASCEND_BALANCE_SCHEDULING"]
+    read = lambda v: any(satisfies(v, r) for r in bal.read_by)  # noqa: E731
+    assert all(read(v) for v in ("0.13.0rc1", "0.15.0rc1", "0.18.0rc1", "0.26.0rc1"))
+    assert not any(read(v) for v in ("0.12.0rc1", "0.16.0rc1", "0.17.0rc1", "0.27.1rc1"))
+    assert "v0.16.0rc1/vllm_ascend/patch/platform/__init__.py" in bal.source
