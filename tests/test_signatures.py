@@ -529,3 +529,8 @@ def test_sixth_audit_g_facts_say_what_their_sources_say():
     assert all(read(v) for v in ("0.13.0rc1", "0.15.0rc1", "0.18.0rc1", "0.26.0rc1"))
     assert not any(read(v) for v in ("0.12.0rc1", "0.16.0rc1", "0.17.0rc1", "0.27.1rc1"))
     assert "v0.16.0rc1/vllm_ascend/patch/platform/__init__.py" in bal.source
+    # #35: at v0.12.0rc1 every DeepSeek tutorial exports OMP_NUM_THREADS=10; the first =1 is at v0.13.0rc1
+    omp = next(a for a in matrix().tuning_advice if a.id == "OMP_NUM_THREADS.tutorials_1")
+    assert not any(satisfies("0.12.0rc1", r) for r in omp.releases)
+    assert all(any(satisfies(v, r) for r in omp.releases) for v in ("0.13.0rc1", "0.25.1rc1", "0.30.0rc2"))
+    assert "v0.13.0rc1/docs/source/tutorials/DeepSeek-R1.md" in omp.source
