@@ -514,7 +514,7 @@ def test_fifth_audit_e_facts_say_what_their_sources_say():
 
 
 def test_sixth_audit_g_facts_say_what_their_sources_say():
-    """docs/facts-audit.md, sixth sample (seed 30), facts #18 to #35: tuning-variable windows that did
+    """docs/facts-audit.md, sixth sample (seed 30), facts #18 to #35: windows of tuning variables and advice that did
     not match the code at the tags concerned."""
     from doctor.versions import satisfies
 
