@@ -546,3 +546,25 @@ def test_third_sweep_part_a2_causes_claim_no_more_than_their_sources():
     assert not s.cause_en.startswith("The root rank lists") and "根 rank 列出了" not in s.cause_zh
     assert "agents that had connected" in s.cause_en and "EI0015" in s.cause_zh
     assert "Entry-HcclCommInitRootInfoInner" in s.fix_en and "Entry-HcclCommInitRootInfoInner" in s.fix_zh
+
+def test_sixth_audit_g_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, sixth sample (seed 30), facts #18 to #35: windows of tuning variables and advice that did
+    not match the code at the tags concerned."""
+    from doctor.versions import satisfies
+
+    var = {v.name: v for v in matrix().tuning_vars}
+    # #28: "VLLM_ASCEND_MLA" is what AscendMLABackend.get_name() returns (mla_v1.py), no release reads such a variable
+    mla = var["VLLM_ASCEND_MLA"]
+    assert mla.read_by == () and "not an environment variable" in mla.effect_en and "不是环境变量" in mla.effect_zh
+    assert "attention/mla_v1.py" in mla.source
+    # #29: v0.16.0rc1 and v0.17.0rc1 define VLLM_ASCEND_BALANCE_SCHEDULING in envs.py and read it nowhere
+    bal = var["VLLM_ASCEND_BALANCE_SCHEDULING"]
+    read = lambda v: any(satisfies(v, r) for r in bal.read_by)  # noqa: E731
+    assert all(read(v) for v in ("0.13.0rc1", "0.15.0rc1", "0.18.0rc1", "0.26.0rc1"))
+    assert not any(read(v) for v in ("0.12.0rc1", "0.16.0rc1", "0.17.0rc1", "0.27.1rc1"))
+    assert "v0.16.0rc1/vllm_ascend/patch/platform/__init__.py" in bal.source
+    # #35: at v0.12.0rc1 every DeepSeek tutorial exports OMP_NUM_THREADS=10; the first =1 is at v0.13.0rc1
+    omp = next(a for a in matrix().tuning_advice if a.id == "OMP_NUM_THREADS.tutorials_1")
+    assert not any(satisfies("0.12.0rc1", r) for r in omp.releases)
+    assert all(any(satisfies(v, r) for r in omp.releases) for v in ("0.13.0rc1", "0.25.1rc1", "0.30.0rc2"))
+    assert "v0.13.0rc1/docs/source/tutorials/DeepSeek-R1.md" in omp.source
