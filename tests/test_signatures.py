@@ -568,3 +568,30 @@ def test_sixth_audit_g_facts_say_what_their_sources_say():
     assert not any(satisfies("0.12.0rc1", r) for r in omp.releases)
     assert all(any(satisfies(v, r) for r in omp.releases) for v in ("0.13.0rc1", "0.25.1rc1", "0.30.0rc2"))
     assert "v0.13.0rc1/docs/source/tutorials/DeepSeek-R1.md" in omp.source
+
+def test_sixth_audit_h_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, sixth sample (seed 30), facts #36 to #50: an error-code meaning and
+    signature causes that said more than the catalogue, code or threads they cite (and EJ0004's meaning)."""
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    c = codes[("cann_msg", "EZ3002")]  # error_code.json: specification mismatch; VA#1383: op type not found in the op store
+    assert "has this operator type" not in c.meaning_en and "算子信息库中有该算子类型" not in c.meaning_zh
+    assert "not found in that op store" in c.meaning_en and "issues/1383" in c.source
+    c = codes[("cann_msg", "EJ0004")]  # error_code.json: 'Check ip fail. Reason: %s', cause N/A
+    assert "typically HCCL_IF_IP" not in c.meaning_en and "通常是 HCCL_IF_IP" not in c.meaning_zh and "N/A" in c.meaning_en
+    s = by_id("cann.hccl_sdma_task")  # ffts_task.cc prints it for any FFTS+ SDMA context; HCCL guide: memory, HCCS, ECC
+    assert "inside a collective failed" not in s.cause_en and "集合通信中的 SDMA 拷贝在设备上失败" not in s.cause_zh
+    assert "page-table" in s.cause_en and "HCCS/RoCE" not in s.fix_en and "ffts_task.cc" in s.source
+    s = by_id("cann.llamacpp_pinned_fallback")  # ggml-cann.cpp: falls back to a CPU buffer; nothing about speed
+    assert "slower host-to-NPU copies" not in s.cause_en and "拷贝较慢" not in s.cause_zh
+    assert "aclGetRecentErrMsg" in s.cause_en
+    s = by_id("mooncake.rpc_port_in_use")  # troubleshooting.md: 'usually'; transfer_engine_impl.cpp: random port unless legacy/P2P
+    assert s.cause_en != "Mooncake's rpc_port is already used by another process."
+    assert "usually" in s.cause_en and "MC_LEGACY_RPC_PORT_BINDING" in s.cause_zh and "transfer_engine_impl.cpp" in s.source
+    s = by_id("vllm_ascend.triton_collision")  # Dockerfile: triton from vllm on x86; PR #7790: shared directory; VA#12954: 310P
+    assert "xgrammar" not in s.cause_en and "xgrammar" not in s.cause_zh
+    assert "pull/7790" in s.source and "12954" in s.cause_en and "pip uninstall -y triton triton-ascend" in s.fix_en
+    s = by_id("cann.ge_initialize_failed")  # VA#564's stored post shows a 910B2 run, not an image
+    assert "vllm-ascend images on 910B2" not in s.cause_en and "#564, a run on 910B2" in s.cause_en
+    s = by_id("cann.ascendc_cmake_mixed_cann")  # ASCConfig.cmake includes from $ENV{ASCEND_HOME_PATH}; no ASCEND_TOOLKIT_HOME
+    assert "ASCEND_TOOLKIT_HOME" not in s.cause_en and "ASCEND_TOOLKIT_HOME" not in s.cause_zh
+    assert "ASCEND_HOME_PATH" in s.cause_en and "ASCConfig.cmake" in s.source
