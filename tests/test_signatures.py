@@ -595,3 +595,53 @@ def test_sixth_audit_h_facts_say_what_their_sources_say():
     s = by_id("cann.ascendc_cmake_mixed_cann")  # ASCConfig.cmake includes from $ENV{ASCEND_HOME_PATH}; no ASCEND_TOOLKIT_HOME
     assert "ASCEND_TOOLKIT_HOME" not in s.cause_en and "ASCEND_TOOLKIT_HOME" not in s.cause_zh
     assert "ASCEND_HOME_PATH" in s.cause_en and "ASCConfig.cmake" in s.source
+
+def test_third_sweep_part_e_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, third sweep of signature causes, part E: causes (and fixes) that said
+    more than, or other than, the threads, code, wheels or vendor tables they cite."""
+    s = by_id("vllm.model_type_mismatch")  # configuration_utils.py: a warning, loading goes on; no source says harmless
+    assert "Often harmless" not in s.cause_en and "通常无害" not in s.cause_zh and "first suspect" not in s.cause_en
+    assert "loading goes on" in s.cause_en and "加载会继续" in s.cause_zh and "configuration_utils.py" in s.source
+    s = by_id("torch.plus_cpu_index")  # #6134: the install stops; the 2.5.1 and 2.8.0 x86_64 wheels need torch==X+cpu
+    assert "or installs the CUDA build of torch instead" not in s.cause_en and "或改装了 CUDA 版 torch" not in s.cause_zh
+    assert "2.8.0" in s.cause_en and "#6134" in s.cause_zh and "torch==2.8.0+cpu" in s.source
+    s = by_id("torch.torchvision_mismatch")  # PR #479 / #477: one case, no "often", no CUDA-build case on record
+    assert "often" not in s.cause_en and "常见于" not in s.cause_zh and "#477" in s.cause_en and "#477" in s.cause_zh
+    s = by_id("torch.cuda_only_api")  # sglang PR #29100: the name exists from torch 2.8; torch 2.7 lacks it
+    assert "CUDA-only torch API on an NPU host" not in s.cause_en and "只有 CUDA 才有的 torch 接口" not in s.cause_zh
+    assert "torch 2.8" in s.cause_en and "torch 2.8" in s.cause_zh and "pull/29100" in s.source and "#29100" in s.fix_en
+    for sid in ("torch.install_order_prose", "torch.install_order_prose_en"):  # vllm-windows #18: the wheel brought an older torch
+        s = by_id(sid)
+        assert "(a newer one)" not in s.cause_en and "（更新的）" not in s.cause_zh
+        assert "#1188" in s.cause_en and "#5710" in s.cause_zh and "or build vLLM with VLLM_TARGET_DEVICE=empty" not in s.fix_en
+    assert "older one (2.6 over 2.7.1)" in by_id("torch.install_order_prose").cause_en
+    assert "issues/5710" in by_id("torch.install_order_prose_en").source
+    s = by_id("python.torch_no_wheel")  # pytorch #112478: one case, Python 3.12 before its wheels
+    assert "has no torch wheel at all" not in s.cause_en and "完全没有" not in s.cause_zh
+    assert "#112478" in s.cause_en and "#112478" in s.cause_zh
+    s = by_id("python.accelerate_too_old")  # peft PR #892 / #860; nothing about transformers' Trainer
+    assert "Trainer" not in s.cause_en and "Trainer" not in s.cause_zh and "is older than the package" not in s.cause_en
+    assert "0.20.3" in s.cause_en and "#860" in s.cause_zh
+    assert "pull/37785" in by_id("torch.load_needs_torch26").source
+    s = by_id("python.transformers_unrecognized_config")  # auto_factory.py: the config class was resolved before the check
+    assert "its config is unknown to it" not in s.cause_en and "不认识其配置" not in s.cause_zh
+    assert "was recognized" in s.cause_en and "可识别" in s.cause_zh
+    s = by_id("env.sglang_npu_ops_unloaded")  # extra_ops_loader.py: the LD_LIBRARY_PATH text is advice on any load exception
+    assert "loading it failed because" not in s.cause_en and "或加载失败，因为" not in s.cause_zh
+    assert "chained" in s.cause_en and "链接的异常" in s.cause_zh and "chained exception" in s.fix_en
+    assert "issues/754" in by_id("torch.vllm_requires_torch_prose").source
+    s = by_id("env.paddle_legacy_dygraph_benign")  # Paddle #47007: one reply, "一般不会影响"
+    assert "maintainers" not in s.cause_en and "维护者" not in s.cause_zh
+    assert "generally" in s.cause_en and "一般" in s.cause_zh
+    s = by_id("python.verl_transformers_npu_pin")  # verl __init__.py at every tag: a fixed floor, no reason given
+    assert "the release it patches for" not in s.cause_en and "补丁所需的版本" not in s.cause_zh
+    assert "0.7.0 no longer checks" in s.cause_en and "v0.7.0/verl/__init__.py" in s.source
+    s = by_id("vllm.cuda_only_api_c_op")  # vllm-ascend PR #2560: one op on record
+    assert "often because" not in s.cause_en and "常见原因" not in s.cause_zh
+    assert "#2560" in s.cause_en and "#2560" in s.cause_zh and "pull/2560" in s.source
+    s = by_id("cann.python_deps_missing")  # the guide's running-dependencies table, 8.0.RC2 / 8.5.0 / 9.0.0
+    for name in ("cython", "pyyaml", "attrs", "absl-py", "protobuf"):
+        assert name in s.fix_en and name in s.fix_zh
+    assert "protobuf 3.20.x" in s.fix_en and "<=1.24" in s.fix_en and "'numpy<2'" not in s.fix_en
+    assert "cloudpickle, tornado and ml_dtypes are not in that table" in s.cause_en
+    assert "canncommercial/850/softwareinst/instg/instg_0045.html" in s.source
