@@ -17,8 +17,7 @@ from doctor.errors import UsageError
 from doctor.shell.runtime import proc
 from doctor.shell.transaction import schema
 from doctor.shell.transaction.states import TxnState
-from doctor.shell.transaction.statedir import (UntrustedState, check_dir, make_dir, read_state, replace_file,
-                                               write_new)
+from doctor.shell.transaction.statedir import UntrustedState, check_dir, make_dir, read_state, replace_file
 
 MAX_JOURNAL = 64 * 1024 * 1024
 # <YYYYmmdd-HHMMSS-pid> and <...-n>: anything else under transactions/ (a set-aside copy) is not one
@@ -58,7 +57,10 @@ class Journal:
         j = cls(d, {"id": d.name, "status": TxnState.STARTED.value, "started": now(), "pid": os.getpid(),
                     "pid_start": proc.process_start_time(os.getpid())})
         try:
-            write_new(j.path, j._bytes())
+            # written whole under a temporary name, then renamed: a doctor killed at this instant
+            # leaves no journal.json at all (the directory is skipped), never an empty or half
+            # one, which would block every later change as a journal that cannot be trusted
+            replace_file(j.path, j._bytes())
         except OSError:
             j.discard()
             raise
@@ -139,10 +141,14 @@ def _short(text: str) -> str:
     return text.split("\n")[0][:300]
 
 
+# what Journal.create leaves when it is killed before its rename (replace_file's temporary name)
+_FIRST_JOURNAL_TMP = re.compile(r"^\.journal\.json\.\d+\.[0-9a-f]{8}\.tmp$")
+
+
 def transactions(state: Path) -> List[Union[Journal, Damaged]]:
     """Every transaction of a state directory, oldest first (a directory that is not a
-    transaction's, such as one set aside, is skipped; an empty one that a crash left between
-    its creation and its first journal is skipped too)."""
+    transaction's, such as one set aside, is skipped; one that a crash left between its creation
+    and its first journal, empty or holding only that journal's temporary file, is skipped too)."""
     base = state / "transactions"
     if not os.path.lexists(base):
         return []
@@ -152,7 +158,7 @@ def transactions(state: Path) -> List[Union[Journal, Damaged]]:
         if not ID.match(d.name):
             continue
         try:
-            if not os.path.islink(d) and os.path.isdir(d) and not os.listdir(d):
+            if not os.path.islink(d) and os.path.isdir(d) and all(_FIRST_JOURNAL_TMP.match(n) for n in os.listdir(d)):
                 continue
         except OSError:
             pass

@@ -110,6 +110,27 @@ def test_a_full_disk_at_the_start_leaves_no_journal(tmp_path, monkeypatch):
     assert J.unfinished(state) == []
 
 
+def test_the_first_journal_is_never_seen_half_written(tmp_path, monkeypatch):
+    """A doctor killed (SIGKILL: nothing cleans up) while it writes its first journal leaves at
+    most the journal's temporary file: that transaction changed nothing, and it must not block
+    the next fix as a journal that cannot be trusted (an empty journal.json did)."""
+    state = tmp_path / "state"
+    state.mkdir()
+    opened = []
+    real = statedir.write_new
+    monkeypatch.setattr(statedir, "write_new", lambda path, *a, **k: opened.append(Path(path).name) or real(path, *a, **k))
+    j = J.Journal.create(state)
+    assert opened and all(name.startswith(".journal.json.") for name in opened)  # journal.json only by rename
+    assert J.read(j.dir).data["status"] == "started"
+    for name, content in (("20250101-000001-1", b""), ("20250101-000002-1", b'{"id": "2025')):
+        d = state / "transactions" / name
+        d.mkdir()
+        (d / ".journal.json.4242.0a1b2c3d.tmp").write_bytes(content)  # killed before the rename
+    assert [t.id for t in J.transactions(state)] == [j.id] and [t.id for t in J.unfinished(state)] == [j.id]
+    (state / "transactions" / "20250101-000001-1" / "backup").mkdir()  # more than that: not skipped
+    assert [t.id for t in J.unfinished(state)][0] == "20250101-000001-1"
+
+
 def test_a_running_fix_is_named_not_taken_for_one_left_unfinished(tmp_path):
     """A second fix started while the first installs sees the first's unfinished journal: it
     must say that a fix is running (the lock's holder), not tell the user to roll it back."""
