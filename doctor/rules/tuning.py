@@ -420,6 +420,11 @@ def env_ignored(ctx: Context) -> Iterable[Finding]:
             title = T("tuning.env_ignored.unread", var=name, version=v.version, windows=" | ".join(meta.read_by))
             evidence = [f"{name}: {meta.effect_en}"] + ([f"replaced by: {meta.replaced_by}"] if meta.replaced_by else [])
             source = meta.source
+        elif meta is not None and not meta.read_by and not meta.upstream and name.startswith("VLLM_ASCEND_"):
+            # a vllm-ascend name on record that no release reads as a variable (VLLM_ASCEND_MLA is a
+            # backend's name); an empty read_by of another variable means CANN or torch_npu reads it
+            title = T("tuning.env_ignored.never", var=name)
+            evidence, source = [f"{name}: {meta.effect_en}"], meta.source
         elif meta is None and name.startswith("VLLM_ASCEND_") and v.within_checked():
             title = T("tuning.env_ignored.unknown", var=name, checked=v.checked_through)
             evidence, source = [], _source(v, "checked_through")

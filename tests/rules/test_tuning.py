@@ -244,6 +244,8 @@ def test_ignored_variables(matrix):
     assert "VLLM_ASCEND_ACL_OP_INIT_MODE" in over[0].hint.text()
     assert not by_id(judge(facts(env={"ACL_OP_INIT_MODE": "1"}), "0.9.1rc1", matrix), "tuning.env_ignored")
     # moved into --additional-config in 0.27.1rc1
+    mla = by_id(judge(facts(env={"VLLM_ASCEND_MLA": "1"}), "0.9.1", matrix), "tuning.env_ignored")  # a backend's name
+    assert len(mla) == 1 and "no vllm-ascend release reads" in str(mla[0].title) and "没有任何" in mla[0].title.text("zh") and "get_name()" in mla[0].evidence[0]
     nz = by_id(judge(facts(env={"VLLM_ASCEND_ENABLE_NZ": "0"}), "0.27.1rc1", matrix), "tuning.env_ignored")
     assert [f.observed for f in nz] == ["VLLM_ASCEND_ENABLE_NZ=0"] and "weight_nz_mode" in nz[0].hint.text()
     assert not by_id(judge(facts(env={"VLLM_ASCEND_ENABLE_NZ": "0"}), "0.26.0rc1", matrix), "tuning.env_ignored")
