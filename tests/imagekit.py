@@ -86,9 +86,9 @@ def dir_ops(root: Path, prefix: str = "/") -> List[Op]:
     return ops
 
 
-def compress(data: bytes, how: str) -> Tuple[bytes, str]:
+def compress(data: bytes, how: str, level: int = 9) -> Tuple[bytes, str]:
     if how == "gzip":
-        return gzip.compress(data, mtime=0), OCI_LAYER + "+gzip"
+        return gzip.compress(data, compresslevel=level, mtime=0), OCI_LAYER + "+gzip"
     if how == "zstd":
         import zstandard
 
