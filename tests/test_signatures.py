@@ -645,3 +645,66 @@ def test_third_sweep_part_e_causes_claim_no_more_than_their_sources():
     assert "protobuf 3.20.x" in s.fix_en and "<=1.24" in s.fix_en and "'numpy<2'" not in s.fix_en
     assert "cloudpickle, tornado and ml_dtypes are not in that table" in s.cause_en
     assert "canncommercial/850/softwareinst/instg/instg_0045.html" in s.source
+
+def test_third_sweep_part_d_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, third sweep of signature causes, part D: causes (and fixes) that said
+    more than (or other than) the thread, code or guide they cite."""
+    s = by_id("cann.hccl_bind_ip_port")  # the four threads are processes sharing NPUs; none shows a run that has not exited
+    assert "or a previous run that has not exited" not in s.cause_en and "或上一次运行尚未退出" not in s.cause_zh
+    assert "no source shows" in s.cause_en and "vllm-ascend#405" in s.cause_zh and "issues/405" in s.source
+    s = by_id("cann.op_needs_newer_cann")  # check_aclnn_kernel_available: a symbol lookup, not a version comparison
+    assert "this CANN is older than" not in s.cause_en and "该 CANN 比调用此算子" not in s.cause_zh
+    assert "check_aclnn_kernel_available" in s.cause_en and "符号查找" in s.cause_zh and "op_api_common.cpp" in s.source
+    s = by_id("cann.mindie_env_unset")  # MindIE's FAQ: libboost_thread, source MindIE's set_env.sh; nothing about CANN or ATB
+    assert "(and CANN's and ATB's before it)" not in s.cause_en and "以及在它之前的 CANN、ATB" not in s.cause_zh
+    assert "libboost_thread.so.1.82.0" in s.cause_en and "libboost_thread.so.1.82.0" in s.cause_zh
+    s = by_id("cann.atb_hccl_comm_failed")  # hccl_runner.cpp: ATB logs the failed step; a null comm from the caller has no reason
+    assert "because creating it had already failed" not in s.cause_en and "因通信域此前已创建失败" not in s.cause_zh
+    assert "10-minute barrier" in s.cause_en and "10 分钟屏障" in s.cause_zh
+    s = by_id("cann.npu_task_aborted")  # NPUException.cpp / NPUQueue.cpp: three runtime codes; stop_device sets FORCE STOP
+    assert "what a fault-tolerance controller does" not in s.cause_en and "容错控制器在其他 rank 故障后" not in s.cause_zh
+    assert "ACL_ERROR_RT_DEVICE_TASK_ABORT" in s.cause_en and "stop_device" in s.cause_zh and "_recovery.py" in s.source
+    s = by_id("cann.jit_compile_off_no_binary")  # PaddleCustomDevice#1799 says only: prior_box, 500002, force jit
+    assert "has no binary kernel for these inputs" not in s.cause_en and "没有二进制实现" not in s.cause_zh
+    assert "prior_box" in s.cause_en and "#1799" in s.cause_zh
+    s = by_id("cann.bishengir_too_old_option")  # tilelang-mlir-ascend#116: one case (8.3.RC1.alpha002 rejects, 8.5.2 passes)
+    assert "the front end was written for a newer CANN than the one on this host" not in s.cause_en
+    assert "前端是为比本机更新的 CANN 编写的" not in s.cause_zh
+    assert "8.3.RC1.alpha002" in s.cause_en and "8.5.2" in s.cause_zh and "sglang/issues/14783" in s.source
+    s = by_id("cann.bisheng_simd_vf_compiler_changed")  # #171: the one-click build compiled the 950 code; no "unsupported target"
+    assert "a chip target the code does not support" not in s.cause_en and "代码不支持的芯片目标" not in s.cause_zh
+    assert "Ascend 950" in s.cause_en and "#245" in s.cause_zh and "pull/197" in s.source
+    s = by_id("cann.ascendc_kernel_operator_header")  # simpler#2333: tikcpp/tikcfw only; no asc/include, no missing toolkit
+    assert "asc/include" not in s.cause_en and "asc/include" not in s.cause_zh and "find_package(ASC)" not in s.fix_en
+    assert "simpler#2333" in s.cause_en and "simpler#2333" in s.cause_zh
+    s = by_id("mooncake.adxl_ipv6")  # v0.13.0: the address is vLLM's get_ip() (VLLM_HOST_IP), not local_hostname
+    assert "local_hostname" not in s.fix_en and "local_hostname" not in s.fix_zh
+    assert "VLLM_HOST_IP" in s.cause_en and "VLLM_HOST_IP" in s.fix_zh and "network_utils.py" in s.source
+    s = by_id("mooncake.ascend_te_init")  # sglang#22840 is one case; #10748 and Ascend/sglang#783 are others
+    assert "usual culprit" not in s.cause_en and "最常见的原因" not in s.cause_zh
+    assert "#10748" in s.cause_en and "ra_get_interface_version" in s.cause_zh and "Ascend/sglang/issues/783" in s.source
+    s = by_id("mooncake.local_segment_missing")  # the dump line names a peer's segment and is seen in other setups
+    assert "when a transfer starts" not in s.cause_en and "传输开始时" not in s.cause_zh
+    assert "Mooncake#2177" in s.cause_en and "#397" in s.cause_zh and "transfer_metadata.cpp" in s.source
+    s = by_id("mooncake.hixl_channel_segment")  # #3267 is the one 503900 case; #3791 is the maintainers' explanation
+    assert "the usual cause" not in s.cause_en and "常见原因" not in s.cause_zh
+    assert "HDK 25.2.3" in s.cause_en and "HDK 25.2.3" in s.cause_zh
+    s = by_id("devices.dcmi_init_8020")  # the threads: the first container holds the card; #46 unresolved; no all-or-nothing /dev
+    assert "all-or-nothing" not in s.cause_en and "全有或全无" not in s.cause_zh
+    assert "first container" in s.cause_en and "source ~/.bashrc" in s.cause_zh
+    s = by_id("devices.unsupported_soc")  # NpuVariables.cpp: torch_npu's SoC table, per release; nothing about op packages
+    assert "CANN op packages" not in s.cause_en and "CANN 算子包" not in s.cause_zh and "Atlas A2/A3" not in s.cause_en
+    assert "SetSocVersion" in s.cause_en and "v6.0.RC1.alpha001" in s.cause_zh
+
+
+def test_master_unreachable_grpc_text_needs_mooncake_context():
+    """`failed to connect to all addresses` is any gRPC client's text: mooncake.master_unreachable
+    takes it only with Mooncake on the line or above it (docs/facts-audit.md, fifth sample, #49)."""
+    other = ("INFO: starting feature-store client\n"
+             "E0803 08:24:20.022236  8581 grpc_client.cc:57] Connect to feature-store:9000 failed: "
+             "14 UNAVAILABLE: failed to connect to all addresses")
+    assert "mooncake.master_unreachable" not in explained(other)
+    mooncake = ("I0803 08:24:19.900000  8581 client.cpp:20] Mooncake client connecting to master 10.0.0.2:50051\n"
+                "E0803 08:24:20.022236  8581 rpc.cc:57] 14 UNAVAILABLE: failed to connect to all addresses")
+    assert "mooncake.master_unreachable" in explained(mooncake)
+    assert "mooncake.master_unreachable" in explained(by_id("mooncake.master_unreachable").example)
