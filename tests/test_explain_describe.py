@@ -247,3 +247,28 @@ def test_a_broken_description_is_refused(tmp_path, change, problem):
     with pytest.raises(MatrixError) as e:
         load_matrix([_matrix_file(tmp_path, GOOD.replace(*change))], user_overlays=False)
     assert problem in str(e.value)
+
+
+def test_the_descriptions_are_compiled_only_for_a_text_they_read(tmp_path, monkeypatch):
+    """A long log (or an empty one) never pays for the description pass's regexes; a paste does."""
+    from doctor.explain.catalog import Catalog
+    from doctor.usecases import explain as usecase
+
+    made = []
+    real = Catalog.from_matrix.__func__
+
+    def keep(cls, *a, **k):
+        made.append(real(cls, *a, **k))
+        return made[-1]
+
+    monkeypatch.setattr(Catalog, "from_matrix", classmethod(keep))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    long_log = tmp_path / "long.log"
+    long_log.write_text("INFO 09-21 03:11:40 [loggers.py:123] Engine 000: Avg prompt throughput: 1 tokens/s\n" * 2000)
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    paste = tmp_path / "paste.txt"
+    paste.write_text("安装 vllm 时会卸载 torch\n")
+    for path, compiled in ((long_log, False), (empty, False), (paste, True)):
+        usecase.run_explain([str(path)], "en", True)
+        assert (made[-1]._descriptions is not None) is compiled, path.name

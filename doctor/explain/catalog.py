@@ -37,11 +37,21 @@ class Catalog:
     # family:code -> the signatures keyed on it, in file order: the first whose `requires` and
     # `unless` fit the log explains the code (507033 with E30006 is another cause than with EL0004)
     by_code: Dict[str, List[Signature]] = field(default_factory=dict)
-    # what users write instead of a log (doctor/explain/describe.py), read on short inputs only
-    descriptions: List[Any] = field(default_factory=list)
+    # what users write instead of a log (doctor/explain/describe.py), read on short inputs only:
+    # compiled when first read (~160 regexes, ~0.1 s), so a long log never pays for them
+    description_rows: List[Any] = field(default_factory=list)
+    _descriptions: Optional[List[Any]] = None
     _compiled: Optional[Compiled] = None
     # where the scanner keeps what it builds from the matchers between runs (doctor.shell.host.cache)
     cache: Any = None
+
+    @property
+    def descriptions(self) -> List[Any]:
+        if self._descriptions is None:
+            from doctor.explain.describe import compile_descriptions
+
+            self._descriptions = compile_descriptions(self.description_rows, self.signatures)
+        return self._descriptions
 
     @property
     def compiled(self) -> Compiled:
@@ -62,9 +72,7 @@ class Catalog:
                 family, _, code = ref.partition(":")
                 cat.by_code.setdefault(f"{family}:{normalise_code(family, code)}", []).append(sig)
         cat.matchers = cat._matchers()
-        from doctor.explain.describe import compile_descriptions
-
-        cat.descriptions = compile_descriptions(matrix.descriptions, cat.signatures)
+        cat.description_rows = list(matrix.descriptions)
         return cat
 
     def describe(self, text: str, log_answers: Sequence[Answer], file: Optional[str] = None) -> List[Answer]:
@@ -72,7 +80,7 @@ class Catalog:
         person's words, never on a line ``log_answers`` explain."""
         from doctor.explain.describe import describe, short_enough
 
-        if not short_enough(len(text.encode("utf-8", errors="replace")), text.count("\n") + 1):
+        if not text.strip() or not short_enough(len(text.encode("utf-8", errors="replace")), text.count("\n") + 1):
             return []
         return describe(text, self.descriptions, log_answers, file=file)
 
