@@ -645,3 +645,14 @@ def test_third_sweep_part_e_causes_claim_no_more_than_their_sources():
     assert "protobuf 3.20.x" in s.fix_en and "<=1.24" in s.fix_en and "'numpy<2'" not in s.fix_en
     assert "cloudpickle, tornado and ml_dtypes are not in that table" in s.cause_en
     assert "canncommercial/850/softwareinst/instg/instg_0045.html" in s.source
+
+def test_seventh_audit_o_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, seventh sample (seed 31), facts #27 to #50: an error-code meaning and signature causes
+    that said more than the code, catalogue or threads they rest on (and E30006's fix)."""
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    c = codes[("pta", "ERR00008")]  # NPUException.cpp: 'resource not found'; AclInterface.cpp: 'Failed to find function'
+    assert "a file or an environment setting" not in c.meaning_en and "文件或环境配置" not in c.meaning_zh
+    assert "Failed to find function" in c.meaning_en and "Failed to find function" in c.fix_zh
+    assert "Usually the CANN environment was not sourced" not in c.fix_en and "AclInterface.cpp" in c.source
+    c = codes[("cann_msg", "E30006")]  # error_code.json: a tampered OPP on the host, or an ECC error on the device
+    assert "ECC" in c.fix_en and "ECC" in c.fix_zh and "package_verify.cpp" in c.source
