@@ -656,3 +656,9 @@ def test_seventh_audit_o_facts_say_what_their_sources_say():
     assert "Usually the CANN environment was not sourced" not in c.fix_en and "AclInterface.cpp" in c.source
     c = codes[("cann_msg", "E30006")]  # error_code.json: a tampered OPP on the host, or an ECC error on the device
     assert "ECC" in c.fix_en and "ECC" in c.fix_zh and "package_verify.cpp" in c.source
+    s = by_id("cann.init_env_failed")  # op_compile_processor.cpp: any failed init; #7: deps; a DeepSpeed note: a daemon process
+    assert "its Python dependencies are missing in the interpreter" not in s.cause_en and "daemonic" in s.cause_en
+    assert "守护进程" in s.cause_zh and "numpy<2" not in s.fix_en and "numpy<2" not in s.fix_zh and "wangshuai09" in s.source
+    s = by_id("mooncake.unsupported_transport")  # multi_transport.cpp: 'ascend' from USE_ASCEND_DIRECT, USE_ASCEND or _HETEROGENEOUS
+    assert "USE_ASCEND_HETEROGENEOUS" in s.cause_en and "USE_ASCEND_HETEROGENEOUS" in s.cause_zh
+    assert "_build-wheel.yaml" in s.source
