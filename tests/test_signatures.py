@@ -662,3 +662,9 @@ def test_seventh_audit_o_facts_say_what_their_sources_say():
     s = by_id("mooncake.unsupported_transport")  # multi_transport.cpp: 'ascend' from USE_ASCEND_DIRECT, USE_ASCEND or _HETEROGENEOUS
     assert "USE_ASCEND_HETEROGENEOUS" in s.cause_en and "USE_ASCEND_HETEROGENEOUS" in s.cause_zh
     assert "_build-wheel.yaml" in s.source
+    s = by_id("mooncake.ascend_register_mem")  # VA#8420: a maintainer asks about fabric memory; no source for a segment limit
+    assert "larger than the device can register" not in s.cause_en and "段大小超出" not in s.cause_zh
+    assert "global_segment_size" not in s.fix_en and "207000" in s.cause_en and "ascend_direct_transport.md" in s.source
+    s = by_id("vllm_ascend.optional_package_missing")  # model_runner_v1.py: rebuild msprobe; eplb_communicator.py: libcann_hixl.so
+    assert "libcann_hixl.so" in s.cause_en and "libcann_hixl.so" in s.cause_zh and "aclgraph_dump" in s.fix_en
+    assert "@yuanrong-datasystem/transfer_engine" in s.cause_en and "rfork/transfer_backend.py" in s.source
