@@ -668,3 +668,8 @@ def test_seventh_audit_o_facts_say_what_their_sources_say():
     s = by_id("vllm_ascend.optional_package_missing")  # model_runner_v1.py: rebuild msprobe; eplb_communicator.py: libcann_hixl.so
     assert "libcann_hixl.so" in s.cause_en and "libcann_hixl.so" in s.cause_zh and "aclgraph_dump" in s.fix_en
     assert "@yuanrong-datasystem/transfer_engine" in s.cause_en and "rfork/transfer_backend.py" in s.source
+    s = by_id("devices.memory_held_at_startup")  # worker.py: free < total x utilization; VA#8621: instances side by side
+    assert "often a previous server" not in s.cause_en and "常为之前的服务" not in s.cause_zh
+    assert "#8621" in s.cause_en and "#8621" in s.cause_zh and "worker/worker.py" in s.source
+    s = by_id("env.libhccl_missing")  # torch_npu FAQ; VA#262 (image v0.7.1rc1); no source for an overridden entrypoint
+    assert "entrypoint" not in s.cause_en and "entrypoint" not in s.cause_zh and "#262" in s.cause_en
