@@ -673,3 +673,9 @@ def test_seventh_audit_o_facts_say_what_their_sources_say():
     assert "#8621" in s.cause_en and "#8621" in s.cause_zh and "worker/worker.py" in s.source
     s = by_id("env.libhccl_missing")  # torch_npu FAQ; VA#262 (image v0.7.1rc1); no source for an overridden entrypoint
     assert "entrypoint" not in s.cause_en and "entrypoint" not in s.cause_zh and "#262" in s.cause_en
+    s = by_id("torch_npu.built_without_torchair")  # dynamo/__init__.py: no torch_npu/dynamo/torchair -> eager 'npu' backend
+    assert "torchair graph mode is unavailable" not in s.cause_en and "torchair 图模式不可用" not in s.cause_zh
+    assert "torch_npu/dynamo/torchair" in s.cause_en and "(they include torchair)" not in s.fix_en and "dynamo/__init__.py" in s.source
+    s = by_id("torch_npu.mindspeed_moe_permute_fusion_off")  # feature doc: faster and less memory, can be slower in some configs
+    assert "slower MoE token permutation" not in s.cause_en and "重排较慢" not in s.cause_zh
+    assert "moe-token-permute-and-unpermute.md" in s.source
