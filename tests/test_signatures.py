@@ -708,3 +708,37 @@ def test_master_unreachable_grpc_text_needs_mooncake_context():
                 "E0803 08:24:20.022236  8581 rpc.cc:57] 14 UNAVAILABLE: failed to connect to all addresses")
     assert "mooncake.master_unreachable" in explained(mooncake)
     assert "mooncake.master_unreachable" in explained(by_id("mooncake.master_unreachable").example)
+
+def test_seventh_audit_o_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, seventh sample (seed 31), facts #27 to #50: an error-code meaning and signature causes
+    that said more than the code, catalogue or threads they rest on (and E30006's fix)."""
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    c = codes[("pta", "ERR00008")]  # NPUException.cpp: 'resource not found'; AclInterface.cpp: 'Failed to find function'
+    assert "a file or an environment setting" not in c.meaning_en and "文件或环境配置" not in c.meaning_zh
+    assert "Failed to find function" in c.meaning_en and "Failed to find function" in c.fix_zh
+    assert "Usually the CANN environment was not sourced" not in c.fix_en and "AclInterface.cpp" in c.source
+    c = codes[("cann_msg", "E30006")]  # error_code.json: a tampered OPP on the host, or an ECC error on the device
+    assert "ECC" in c.fix_en and "ECC" in c.fix_zh and "package_verify.cpp" in c.source
+    s = by_id("cann.init_env_failed")  # op_compile_processor.cpp: any failed init; #7: deps; a DeepSpeed note: a daemon process
+    assert "its Python dependencies are missing in the interpreter" not in s.cause_en and "daemonic" in s.cause_en
+    assert "守护进程" in s.cause_zh and "numpy<2" not in s.fix_en and "numpy<2" not in s.fix_zh and "wangshuai09" in s.source
+    s = by_id("mooncake.unsupported_transport")  # multi_transport.cpp: 'ascend' from USE_ASCEND_DIRECT, USE_ASCEND or _HETEROGENEOUS
+    assert "USE_ASCEND_HETEROGENEOUS" in s.cause_en and "USE_ASCEND_HETEROGENEOUS" in s.cause_zh
+    assert "_build-wheel.yaml" in s.source
+    s = by_id("mooncake.ascend_register_mem")  # VA#8420: a maintainer asks about fabric memory; no source for a segment limit
+    assert "larger than the device can register" not in s.cause_en and "段大小超出" not in s.cause_zh
+    assert "global_segment_size" not in s.fix_en and "207000" in s.cause_en and "ascend_direct_transport.md" in s.source
+    s = by_id("vllm_ascend.optional_package_missing")  # model_runner_v1.py: rebuild msprobe; eplb_communicator.py: libcann_hixl.so
+    assert "libcann_hixl.so" in s.cause_en and "libcann_hixl.so" in s.cause_zh and "aclgraph_dump" in s.fix_en
+    assert "@yuanrong-datasystem/transfer_engine" in s.cause_en and "rfork/transfer_backend.py" in s.source
+    s = by_id("devices.memory_held_at_startup")  # worker.py: free < total x utilization; VA#8621: instances side by side
+    assert "often a previous server" not in s.cause_en and "常为之前的服务" not in s.cause_zh
+    assert "#8621" in s.cause_en and "#8621" in s.cause_zh and "worker/worker.py" in s.source
+    s = by_id("env.libhccl_missing")  # torch_npu FAQ; VA#262 (image v0.7.1rc1); no source for an overridden entrypoint
+    assert "entrypoint" not in s.cause_en and "entrypoint" not in s.cause_zh and "#262" in s.cause_en
+    s = by_id("torch_npu.built_without_torchair")  # dynamo/__init__.py: no torch_npu/dynamo/torchair -> eager 'npu' backend
+    assert "torchair graph mode is unavailable" not in s.cause_en and "torchair 图模式不可用" not in s.cause_zh
+    assert "torch_npu/dynamo/torchair" in s.cause_en and "(they include torchair)" not in s.fix_en and "dynamo/__init__.py" in s.source
+    s = by_id("torch_npu.mindspeed_moe_permute_fusion_off")  # feature doc: faster and less memory, can be slower in some configs
+    assert "slower MoE token permutation" not in s.cause_en and "重排较慢" not in s.cause_zh
+    assert "moe-token-permute-and-unpermute.md" in s.source
