@@ -11,6 +11,10 @@ from doctor.explain.answers import primary
 from tests.explain_kit import catalog
 
 EXPLAINED = [
+    # Mooncake's Ascend direct transport after the code moved (3b5a594133 transfer_executor_base.cpp:
+    # "Register mem ret: " << adxl_ret << ", errmsg: " ...): the line as it is formatted now
+    ("E0419 16:59:47.826516 19842 transfer_executor_base.cpp:523] Register mem ret: 207000, errmsg: ",
+     "mooncake.ascend_register_mem"),
     # llama.cpp's ACL_CHECK report (ggml_cann_error): the pool's device allocation failed
     ("CANN error: EL0004: [PID: 3188] 2025-06-10-08:20:11.017.551 Failed to allocate memory.\n"
      "  current device: 0, in function alloc at /home/user/llama.cpp/ggml/src/ggml-cann/ggml-cann.cpp:537\n"
