@@ -48,6 +48,30 @@ EXPLAINED = [
     # transformers before 4.57 added the CUDA hint on every host
     ("+ ASCEND_RT_VISIBLE_DEVICES=0 python train.py --bf16 True\nValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
      "torch_npu.bf16_unsupported_trainer"),
+    # second class sweep (h-p): triton-ascend's launcher when the runtime cannot look the address up
+    ("RuntimeError: Failed to query pointer attributes at argument 3. Error code: 107000. This may indicate invalid "
+     "memory address or NPU device error.", "vllm_ascend.triton_pointer_not_device"),
+    # the pointer check inside a vllm-ascend worker's traceback
+    ("(EngineCore_DP0 pid=2012) File \"/usr/local/python3.11/site-packages/vllm_ascend/ops/triton/fla/chunk.py\", line 88\n"
+     "(EngineCore_DP0 pid=2012) ValueError: Pointer argument (at 4) cannot be accessed from Triton (cpu tensor?)",
+     "vllm_ascend.triton_pointer_not_device"),
+    # MLIRCompilationError in full: the compiler's stderr and the cache line between the markers
+    ("triton.compiler.errors.MLIRCompilationError: \n///------------------[ERROR][Triton][BEG]------------------\n"
+     "[ConvertLinalgRToBinary] encounters error:\nerror: failed to legalize operation 'hivm.hir.vreduce'\n\n"
+     "[INFO]: The compiled kernel cache is in /root/.triton/cache/3f2a\n\n"
+     "///------------------[ERROR][Triton][END]------------------", "vllm_ascend.triton_bishengir_compile_failed"),
+    ("///------------------[ERROR][Triton][BEG]------------------\n[ConvertTritonIRToLinalgIR] encounters error:\n"
+     "loc(\"/tmp/k.py\":12:8): error: unsupported op", "vllm_ascend.triton_adapter_lowering_failed"),
+    # the driver test's red warning above the RuntimeError (the colour codes as a terminal log keeps them)
+    ("/usr/local/lib/python3.11/site-packages/triton/backends/ascend/driver.py:162: UserWarning: \x1b[31;20m"
+     "[Errno 2] No such file or directory: 'bisheng'\x1b[0m\nRuntimeError: 0 active drivers ([]). There should only be one.",
+     "vllm_ascend.triton_npu_driver_inactive"),
+]
+
+BENIGN = [
+    # vllm-ascend 0.23.0 to 0.25.1rc1 name 3.2.1 only; the process prefix of a vLLM engine core
+    ("(EngineCore_DP0 pid=2012) WARNING 06-30 10:01:02 [patch_uva.py:40] triton-ascend 3.2.1 disables the UVA feature.",
+     "vllm_ascend.triton_ascend_uva_disabled_benign"),
 ]
 
 SILENT = [
@@ -59,6 +83,11 @@ SILENT = [
     ("ValueError: fp16 mixed precision requires a GPU (not cpu).", "torch_npu.accelerate_sees_no_npu"),
     ("ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
      "torch_npu.bf16_unsupported_trainer"),
+    # the CUDA and AMD drivers of triton print the same pointer check and driver count
+    ("+ CUDA_VISIBLE_DEVICES=0 python test_add.py\nValueError: Pointer argument (at 1) cannot be accessed from Triton (cpu tensor?)",
+     "vllm_ascend.triton_pointer_not_device"),
+    ("+ CUDA_VISIBLE_DEVICES=0 python test_add.py\nRuntimeError: 0 active drivers ([]). There should only be one.",
+     "vllm_ascend.triton_npu_driver_inactive"),
     ("CUDA error: out of memory\n  current device: 0, in function alloc at /llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:400\n"
      "  cudaMalloc((void **) &ptr, look_ahead_size)", "devices.llamacpp_npu_alloc_failed"),
 ]
@@ -80,3 +109,10 @@ def test_source_form_is_explained(text, sid):
 @pytest.mark.parametrize("text,sid", SILENT)
 def test_near_form_is_not(text, sid):
     assert sid not in _ids(text), text
+
+
+@pytest.mark.parametrize("text,sid", BENIGN)
+def test_source_notice_is_benign(text, sid):
+    got = catalog().explain_text(text)
+    assert any(a.id == sid and a.benign for a in got), text
+    assert primary(got) is None, text
