@@ -66,9 +66,19 @@ EXPLAINED = [
     ("/usr/local/lib/python3.11/site-packages/triton/backends/ascend/driver.py:162: UserWarning: \x1b[31;20m"
      "[Errno 2] No such file or directory: 'bisheng'\x1b[0m\nRuntimeError: 0 active drivers ([]). There should only be one.",
      "vllm_ascend.triton_npu_driver_inactive"),
+    # torch_npu with TORCH_NPU_COMPACT_ERROR_OUTPUT=1: the RuntimeError without its [ERROR] ... ERR00007 line
+    ("RuntimeError: torch.npu_rotary_mul is deprecated and will be removed in future version. Use torch_npu.npu_rotary_mul instead.",
+     "torch_npu.torch_namespace_npu_op"),
+    # operators op-plugin dropped between branches (7.1.0 -> 7.2.0, 26.0.0 -> 26.1.0)
+    ("AttributeError: module 'torch_npu' has no attribute 'npu_multi_head_attention_v2'", "torch_npu.npu_op_missing"),
+    ("AttributeError: module 'torch_npu' has no attribute 'npu_quant_reduce_scatter'", "torch_npu.npu_op_missing"),
 ]
 
 BENIGN = [
+    # torch_npu.contrib's FutureWarning, and op-plugin's warning for an entry with no replacement
+    ("FutureWarning: torch_npu.contrib.npu_iou is deprecated. Please use torch_npu.npu_iou or torch_npu.npu_ptiou for replacement.",
+     "torch_npu.npu_op_deprecated_benign"),
+    ("UserWarning: torch_npu.npu_nms_rotated is deprecated and will be removed in future version.", "torch_npu.npu_op_deprecated_benign"),
     # vllm-ascend 0.23.0 to 0.25.1rc1 name 3.2.1 only; the process prefix of a vLLM engine core
     ("(EngineCore_DP0 pid=2012) WARNING 06-30 10:01:02 [patch_uva.py:40] triton-ascend 3.2.1 disables the UVA feature.",
      "vllm_ascend.triton_ascend_uva_disabled_benign"),

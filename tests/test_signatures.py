@@ -93,6 +93,8 @@ RECONSTRUCTED = {
     "vllm_ascend.triton_pointer_not_device", "vllm_ascend.triton_ascend_uva_disabled_benign",
     "vllm_ascend.triton_bishengir_compile_failed", "vllm_ascend.triton_adapter_lowering_failed",
     "vllm_ascend.triton_npu_driver_inactive",
+    # torch_npu's RuntimeError for torch.npu_* and op-plugin's deprecation warning
+    "torch_npu.torch_namespace_npu_op", "torch_npu.npu_op_deprecated_benign",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
