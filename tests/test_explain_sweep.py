@@ -72,6 +72,8 @@ EXPLAINED = [
     # operators op-plugin dropped between branches (7.1.0 -> 7.2.0, 26.0.0 -> 26.1.0)
     ("AttributeError: module 'torch_npu' has no attribute 'npu_multi_head_attention_v2'", "torch_npu.npu_op_missing"),
     ("AttributeError: module 'torch_npu' has no attribute 'npu_quant_reduce_scatter'", "torch_npu.npu_op_missing"),
+    # the same operator called through torch.ops (torch's _OpNamespace message)
+    ("AttributeError: '_OpNamespace' 'npu' object has no attribute 'npu_moe_eplb_update_expert'", "torch_npu.npu_op_missing"),
 ]
 
 BENIGN = [
