@@ -74,6 +74,16 @@ EXPLAINED = [
     ("AttributeError: module 'torch_npu' has no attribute 'npu_quant_reduce_scatter'", "torch_npu.npu_op_missing"),
     # the same operator called through torch.ops (torch's _OpNamespace message)
     ("AttributeError: '_OpNamespace' 'npu' object has no attribute 'npu_moe_eplb_update_expert'", "torch_npu.npu_op_missing"),
+    # pip 26.3 against PyPI with --python-version 3.13: torch-npu 2.5.1 has no cp313 wheel, so the list starts at 2.7.1.post4
+    ("ERROR: Could not find a version that satisfies the requirement torch-npu==2.5.1 (from versions: 2.7.1.post4, 2.7.1.post6, "
+     "2.8.0.post4, 2.9.0.post2, 2.10.0, 2.14.0)\nERROR: No matching distribution found for torch-npu==2.5.1", "torch_npu.version_not_published"),
+    # only pip's last line pasted
+    ("ERROR: No matching distribution found for torch-npu==2.5.1", "torch_npu.version_not_published"),
+    # vllm-ascend without a pin
+    ("ERROR: Could not find a version that satisfies the requirement vllm-ascend (from versions: none)\n"
+     "ERROR: No matching distribution found for vllm-ascend", "python.vllm_ascend_no_distribution"),
+    ("ERROR: Could not find a version that satisfies the requirement vllm_ascend>=0.13.0 (from versions: none)",
+     "python.vllm_ascend_no_distribution"),
 ]
 
 BENIGN = [
@@ -100,6 +110,9 @@ SILENT = [
      "vllm_ascend.triton_pointer_not_device"),
     ("+ CUDA_VISIBLE_DEVICES=0 python test_add.py\nRuntimeError: 0 active drivers ([]). There should only be one.",
      "vllm_ascend.triton_npu_driver_inactive"),
+    # pip's empty list for torch-npu is python.torch_npu_no_wheel's, not a missing version
+    ("ERROR: Could not find a version that satisfies the requirement torch-npu==2.5.1 (from versions: none)\n"
+     "ERROR: No matching distribution found for torch-npu==2.5.1", "torch_npu.version_not_published"),
     ("CUDA error: out of memory\n  current device: 0, in function alloc at /llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:400\n"
      "  cudaMalloc((void **) &ptr, look_ahead_size)", "devices.llamacpp_npu_alloc_failed"),
 ]
