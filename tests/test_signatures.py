@@ -96,7 +96,7 @@ RECONSTRUCTED = {
     # torch_npu's RuntimeError for torch.npu_* and op-plugin's deprecation warning
     "torch_npu.torch_namespace_npu_op", "torch_npu.npu_op_deprecated_benign",
     # pip 26.3's wording, run against PyPI with --python-version
-    "python.vllm_ascend_no_distribution",
+    "python.vllm_ascend_no_distribution", "vllm_ascend.triton_launcher_rt_header",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
