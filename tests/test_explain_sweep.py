@@ -40,6 +40,8 @@ EXPLAINED = [
     ("OSError: Couldn't find executable bishengir-opt or TRITON_NPU_COMPILER_PATH", "vllm_ascend.triton_npu_compiler_missing"),
     ("OSError: Couldn't find executable bisheng or TRITON_NPU_COMPILER_PATH", "vllm_ascend.triton_npu_compiler_missing"),
     ("OSError: ASCEND_HOME_PATH is not set, source <ascend-toolkit>/set_env.sh first", "env.ascend_home_path_unset"),
+    # triton-ascend's compiler-option probes when only TRITON_NPU_COMPILER_PATH is set (second class sweep, h-p)
+    ("ERROR: Invalid bishengir path format: /opt/bishengir/bin/npuc", "vllm_ascend.triton_npu_compiler_missing"),
     # Mooncake 0.3.12.post1 logs the ADXL connect failures from transfer_executor_base.cpp
     ("E20260110 10:22:40.100200  4417 transfer_executor_base.cpp:269] Connect timeout to: 10.0.0.2:20342, errmsg: ",
      "mooncake.ascend_direct_connect"),
