@@ -86,6 +86,9 @@ EXPLAINED = [
      "ERROR: No matching distribution found for vllm-ascend", "python.vllm_ascend_no_distribution"),
     ("ERROR: Could not find a version that satisfies the requirement vllm_ascend>=0.13.0 (from versions: none)",
      "python.vllm_ascend_no_distribution"),
+    # pip 26.3 against PyPI with --python-version 3.12: no triton-ascend wheel for it at all
+    ("ERROR: Could not find a version that satisfies the requirement triton-ascend==3.2.0 (from versions: none)\n"
+     "ERROR: No matching distribution found for triton-ascend==3.2.0", "vllm_ascend.triton_ascend_index"),
     # triton-ascend 3.2.0rc4's launcher on a CANN with the split-package layout, in its RuntimeError
     ("RuntimeError: Failed to compile /tmp/tmpx5kvific/launcher_cxx11abi1.cxx, error: /tmp/tmpx5kvific/launcher_cxx11abi1.cxx:9:10: "
      "fatal error: experiment/runtime/runtime/rt.h: No such file or directory", "vllm_ascend.triton_launcher_rt_header"),
