@@ -88,6 +88,15 @@ RECONSTRUCTED = {
     # issue 25 (batch 5): messages as the emitting component formats them (LLVM's option parser for
     # bishengir-compile, torch's flex_attention device check, GCC's missing header)
     "cann.bishengir_too_old_option", "torch_npu.flex_attention_unsupported_on_npu", "env.x86_only_header_on_aarch64",
+    # issue 25 (second class sweep, h-p): triton-ascend's launcher, compiler stages and driver test,
+    # vllm-ascend's UVA notice, as their sources format them
+    "vllm_ascend.triton_pointer_not_device", "vllm_ascend.triton_ascend_uva_disabled_benign",
+    "vllm_ascend.triton_bishengir_compile_failed", "vllm_ascend.triton_adapter_lowering_failed",
+    "vllm_ascend.triton_npu_driver_inactive",
+    # torch_npu's RuntimeError for torch.npu_* and op-plugin's deprecation warning
+    "torch_npu.torch_namespace_npu_op", "torch_npu.npu_op_deprecated_benign",
+    # pip 26.3's wording, run against PyPI with --python-version
+    "python.vllm_ascend_no_distribution", "vllm_ascend.triton_launcher_rt_header",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
