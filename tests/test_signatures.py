@@ -751,3 +751,12 @@ def test_seventh_audit_o_facts_say_what_their_sources_say():
     s = by_id("torch_npu.mindspeed_moe_permute_fusion_off")  # feature doc: faster and less memory, can be slower in some configs
     assert "slower MoE token permutation" not in s.cause_en and "重排较慢" not in s.cause_zh
     assert "moe-token-permute-and-unpermute.md" in s.source
+
+
+def test_the_bisheng_fix_does_not_send_users_to_a_variable_the_code_reads_otherwise():
+    """triton-ascend's utils.py (release/3.2.1, a84b1eb): the "Couldn't find executable" error is
+    raised only while TRITON_NPU_COMPILER_PATH is unset, and under it the code runs npuc,
+    bishengir-opt and ccec: pointing it at CANN's compiler directory does not help."""
+    s = by_id("vllm_ascend.triton_npu_compiler_missing")
+    assert "point TRITON_NPU_COMPILER_PATH at" not in s.fix_en and "指向编译器所在目录" not in s.fix_zh
+    assert "npuc" in s.fix_en and "ccec" in s.fix_zh and "is not set" in s.cause_en and "未设置" in s.cause_zh
