@@ -1,0 +1,285 @@
+"""Check every [[tuning_var]] read_by window of matrices/tuning.toml against vllm-ascend's code.
+
+A variable is READ by a release when a .py file under vllm_ascend/ other than vllm_ascend/envs.py
+(its definition) names it in code: as a Python name (``envs.NAME`` / ``envs_ascend.NAME``, an import)
+or as a string literal that is exactly the name (``os.getenv("NAME")``, ``os.environ["NAME"]``,
+``_get_config_value(..., "NAME", ...)``). Comments, docstrings and longer strings (log messages) that
+contain the name do not count; they are listed as mentions. Files under a tests/ folder do not count.
+This is the fourth sample's rule (docs/facts-audit.md): "named outside envs.py at every tag of its
+window and at none outside it". A hit in a module that no other module names (possibly never
+imported) still counts, and is flagged ``orphan?`` for a human to look at.
+
+Releases are the rows of matrices/vllm-ascend.toml in PEP 440 order: the git tags of the local mirror
+(/work/.mirror/vllm-project+vllm-ascend/repo, bare) where a tag v<version> exists, else an unpacked sdist
+(vllm_ascend-<version>/ next to vllm_ascend-<version>.tar.gz in /tmp/sdists, /tmp/sd, /tmp or
+~/.cache, unpacked on the fly when only the tarball is there). Only local data is read.
+
+    python bench/tuning_windows.py            # every variable; DISAGREE where the windows differ
+    python bench/tuning_windows.py -v         # also the files named at each release
+    python bench/tuning_windows.py NAME ...   # only these variables
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import subprocess
+import sys
+import tarfile
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.9/3.10
+    import tomli as tomllib
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parent.parent
+MATRICES = ROOT / "matrices"
+MIRROR = Path("/work/.mirror/vllm-project+vllm-ascend/repo")
+SDIST_DIRS = [Path("/tmp/sdists"), Path("/tmp/sd"), Path("/tmp"), Path.home() / ".cache"]
+DEFINITION = "vllm_ascend/envs.py"
+# names vllm-ascend code reads without the VLLM_ASCEND_ prefix are found by this pattern
+ENV_READ = re.compile(r"""os\.(?:getenv|environ(?:\.get)?)\s*[\(\[]\s*['"]([A-Z][A-Z0-9_]+)['"]""")
+
+
+@dataclass
+class Hit:
+    path: str
+    kind: str  # "code" (a Python name), "key" (a string that is the name), "set" (os.environ["NAME"] = ...),
+    # "mention" (a longer string: docstring, log message), "comment"
+    line: int
+    text: str
+
+
+@dataclass
+class Release:
+    version: str
+    tag: str | None = None
+    sdist: Path | None = None
+    files: dict[str, str] = field(default_factory=dict)  # path -> text, only files naming some variable
+    stems: set[str] = field(default_factory=set)  # module stems named by some file (for orphan?)
+
+    @property
+    def where(self) -> str:
+        return self.tag or f"sdist {self.sdist}"
+
+
+def git(*args: str) -> str:
+    out = subprocess.run(["git", f"--git-dir={MIRROR}", *args], capture_output=True, text=True)
+    if out.returncode not in (0, 1):  # git grep: 1 is "no match"
+        raise SystemExit(f"git {' '.join(args)}: {out.stderr.strip()}")
+    return out.stdout
+
+
+def releases() -> list[Release]:
+    doc = tomllib.loads((MATRICES / "vllm-ascend.toml").read_text(encoding="utf-8"))
+    versions = sorted({r["vllm_ascend"] for r in doc["release"]}, key=Version)
+    tags = set(git("tag").split())
+    out = []
+    for v in versions:
+        rel = Release(v)
+        if f"v{v}" in tags:
+            rel.tag = f"v{v}"
+        else:
+            rel.sdist = find_sdist(v)
+        out.append(rel)
+    return out
+
+
+def find_sdist(version: str) -> Path | None:
+    for d in SDIST_DIRS:
+        tree = d / f"vllm_ascend-{version}"
+        if (tree / "vllm_ascend").is_dir():
+            return tree
+    for d in SDIST_DIRS:
+        tar = d / f"vllm_ascend-{version}.tar.gz"
+        if tar.is_file():
+            with tarfile.open(tar) as t:
+                t.extractall(d, filter="data")
+            return d / f"vllm_ascend-{version}"
+    return None
+
+
+def load(rel: Release, names: list[str]) -> None:
+    """The text of every vllm_ascend/ .py file naming one of the names, and the module stems named."""
+    if rel.tag:
+        args = ["grep", "-l", "-w", "-F"] + [a for n in names for a in ("-e", n)]
+        listed = git(*args, rel.tag, "--", "vllm_ascend/*.py").split()
+        paths = [p.split(":", 1)[1] for p in listed]
+        for p in paths:
+            rel.files[p] = git("show", f"{rel.tag}:{p}")
+        tree = git("ls-tree", "-r", "--name-only", rel.tag, "--", "vllm_ascend/").split()
+        all_py = [p for p in tree if p.endswith(".py")]
+        text_of = None
+    else:
+        if rel.sdist is None:
+            return
+        all_py = sorted(str(p.relative_to(rel.sdist)) for p in (rel.sdist / "vllm_ascend").rglob("*.py"))
+        texts = {p: (rel.sdist / p).read_text(encoding="utf-8", errors="replace") for p in all_py}
+        pat = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+        rel.files = {p: t for p, t in texts.items() if pat.search(t)}
+        text_of = texts
+    rel.stems = set()
+    if text_of is None:  # one git grep for the stems of the files with hits
+        for p in rel.files:
+            stem = Path(p).stem
+            named = git("grep", "-l", "-w", "-F", "-e", stem, rel.tag, "--", "vllm_ascend/*.py").split()
+            if any(q.split(":", 1)[1] != p for q in named):
+                rel.stems.add(stem)
+    else:
+        for p in rel.files:
+            stem = Path(p).stem
+            pat = re.compile(rf"\b{re.escape(stem)}\b")
+            if sum(1 for q, t in text_of.items() if q != p and pat.search(t)) >= 1:
+                rel.stems.add(stem)
+
+
+def classify(path: str, text: str, name: str) -> list[Hit]:
+    hits: list[Hit] = []
+    lines = text.splitlines()
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return [Hit(path, "code", i + 1, ln.strip()) for i, ln in enumerate(lines) if word.search(ln)]
+    for i, tok in enumerate(toks):
+        if not word.search(tok.string):
+            continue
+        src = lines[tok.start[0] - 1].strip() if tok.start[0] <= len(lines) else ""
+        if tok.type == tokenize.NAME:
+            kind = "code"
+        elif tok.type == tokenize.COMMENT:
+            kind = "comment"
+        elif tok.type == tokenize.STRING:
+            prefix = re.match(r"^[rRbBuUfF]*", tok.string).group(0)
+            body = tok.string[len(prefix):].strip("'\"")
+            nxt = [t.string for t in toks[i + 1:i + 3]]
+            if body == name:  # os.environ["NAME"] = ... sets it, it does not read it
+                kind = "set" if nxt == ["]", "="] else "key"
+            elif "f" in prefix.lower() and any(word.search(e) for e in re.findall(r"\{([^{}]*)\}", body)):
+                kind = "code"  # f"...{envs.NAME}..." (one STRING token before Python 3.12)
+            else:
+                kind = "mention"
+        else:  # FSTRING_MIDDLE and the like (3.12+)
+            kind = "mention"
+        hits.append(Hit(path, kind, tok.start[0], src[:140]))
+    return hits
+
+
+# disagreements looked at by hand (docs/facts-audit.md, "Tuning windows, every variable"): still printed
+REVIEWED = {
+    "VLLM_ASCEND_MLA": "not a variable: the string is the name AscendMLABackend.get_name() returns",
+    "VLLM_ASCEND_ENABLE_BATCH_MEMCPY": "a build-time switch: setup.py passes it to CMake; no module reads it at run time",
+}
+
+
+def counted(h: Hit) -> bool:
+    return h.kind in ("code", "key") and h.path != DEFINITION and "/tests/" not in f"/{h.path}"
+
+
+def windows(ordered: list[str], members: set[str]) -> list[str]:
+    """The smallest list of specifier windows over the ordered releases that holds exactly members."""
+    out, start = [], None
+    for v in ordered + [None]:
+        if v is not None and v in members:
+            start = v if start is None else start
+        elif start is not None:
+            out.append(f">={start}" if v is None else f">={start},<{v}")
+            start = None
+    return out
+
+
+def members(ordered: list[str], specs: list[str]) -> set[str]:
+    sets = [SpecifierSet(s) for s in specs]
+    return {v for v in ordered if any(s.contains(Version(v), prereleases=True) for s in sets)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("names", nargs="*")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+
+    tuning = tomllib.loads((MATRICES / "tuning.toml").read_text(encoding="utf-8"))
+    rows = {r["name"]: r for r in tuning["tuning_var"]}
+    rels = releases()
+    missing = [r.version for r in rels if r.tag is None and r.sdist is None]
+    if missing:
+        print(f"no tag or sdist for: {', '.join(missing)} (pip download --no-deps --no-binary :all: "
+              f"vllm-ascend==V -d /tmp/sdists); they count as not reading anything", file=sys.stderr)
+    names = sorted(rows)
+    for rel in rels:
+        load(rel, names)
+    # which other names (no VLLM_ASCEND_ prefix) does vllm-ascend's code read through os.getenv / os.environ?
+    env_read: dict[str, set[str]] = {}
+    for rel in rels:
+        for t in rel.files.values():
+            for m in ENV_READ.finditer(t):
+                env_read.setdefault(m.group(1), set()).add(rel.version)
+    chosen = args.names or [n for n in names if n.startswith("VLLM_ASCEND_") or n in env_read
+                            or "read_by" in rows[n]]
+    # rows without read_by (torch_npu / CANN variables) are shown when vllm-ascend's code reads them
+    ordered = [r.version for r in rels]
+    print(f"releases ({len(ordered)}): " + " ".join(f"{r.version}" + ("" if r.tag else "[sdist]") for r in rels))
+    agree = disagree = 0
+    for name in chosen:
+        row = rows.get(name)
+        if row is None:
+            print(f"\n{name}: no [[tuning_var]] row")
+            continue
+        read: set[str] = set()
+        per_rel: dict[str, list[Hit]] = {}
+        orphans: dict[str, list[str]] = {}
+        for rel in rels:
+            hits = [h for p, t in rel.files.items() if re.search(rf"\b{re.escape(name)}\b", t)
+                    for h in classify(p, t, name)]
+            per_rel[rel.version] = hits
+            good = [h for h in hits if counted(h)]
+            if good:
+                read.add(rel.version)
+                lonely = sorted({h.path for h in good if Path(h.path).stem not in rel.stems})
+                if lonely and len(lonely) == len({h.path for h in good}):
+                    orphans[rel.version] = lonely
+        computed = windows(ordered, read)
+        has = "read_by" in row
+        stated = list(row.get("read_by", []))
+        same = has and members(ordered, stated) == read
+        verdict = "agree" if same else ("DISAGREE" if has else "no read_by field (shown for information)")
+        if has and not same and name in REVIEWED:
+            verdict += f" (reviewed: {REVIEWED[name]})"
+        if has:
+            agree, disagree = agree + same, disagree + (not same)
+        print(f"\n{name}: {verdict}")
+        print(f"  read_by  {stated if has else '-'}")
+        print(f"  computed {computed}")
+        if has and not same:
+            extra = [v for v in ordered if v in read and v not in members(ordered, stated)]
+            lack = [v for v in ordered if v not in read and v in members(ordered, stated)]
+            if extra:
+                print(f"  read but outside read_by: {' '.join(extra)}")
+            if lack:
+                print(f"  in read_by but not read:  {' '.join(lack)}")
+        for v, paths in orphans.items():
+            print(f"  orphan? {v}: only in {', '.join(paths)} (no other module names it)")
+        if args.verbose or (has and not same):
+            for rel in rels:
+                hits = per_rel[rel.version]
+                if not hits:
+                    continue
+                shown = sorted({(h.path, h.kind) for h in hits if h.path != DEFINITION})
+                if not shown and not args.verbose:
+                    continue
+                desc = "; ".join(f"{p} [{k}]" for p, k in shown) or "envs.py only"
+                print(f"    {rel.version:>13}: {desc}")
+    print(f"\n{agree + disagree} variables with read_by checked: {agree} agree, {disagree} DISAGREE")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
