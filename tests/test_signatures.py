@@ -774,3 +774,12 @@ def test_eighth_audit_r_facts_say_what_their_sources_say():
     assert all(ok(v) for v in ("0.9.2rc1", "0.12.0rc1", "0.18.0", "0.19.1rc1", "0.25.1rc1", "0.30.0rc2"))
     assert not any(ok(v) for v in ("0.9.1", "0.13.0rc1", "0.17.0rc1", "0.18.0rc1"))
     assert "v0.19.1rc1/vllm_ascend/quantization/modelslim_config.py" in c8.source
+    s = by_id("mooncake.jemalloc_missing")  # MC#1338: PR #1114 fixes it, set the device first; VA#5609: jemalloc hides it
+    assert "corrupts the glibc heap unless jemalloc is preloaded" not in s.cause_en and "在未预加载 jemalloc 时会破坏" not in s.cause_zh
+    assert "#1114" in s.cause_en and "#1114" in s.cause_zh and "torch.npu.set_device" in s.fix_en and "Mooncake/issues/1338" in s.source
+    s = by_id("cann.hccl_links_establish_failed")  # hccl_socket_manager.cc: any failed wait, ret 9 timeout or 11 TCP connect
+    assert "gave up waiting" not in s.cause_en and "which peer timed out" not in s.cause_en and "哪个对端超时" not in s.cause_zh
+    assert "HCCL_E_TCP_CONNECT" in s.cause_en and "HCCL_E_TCP_CONNECT" in s.cause_zh and "hccl_socket_manager.cc" in s.source
+    s = by_id("env.hf_gated_repo")  # vllm#9255 is one case (vLLM 0.6.2), not a rule for every vLLM
+    assert "it still asks the Hub by id" not in s.cause_en and "按 id 指定时仍会访问 Hub" not in s.cause_zh
+    assert "#9255" in s.cause_en and "0.6.2" in s.cause_zh
