@@ -777,9 +777,12 @@ def test_eighth_audit_r_facts_say_what_their_sources_say():
     s = by_id("mooncake.jemalloc_missing")  # MC#1338: PR #1114 fixes it, set the device first; VA#5609: jemalloc hides it
     assert "corrupts the glibc heap unless jemalloc is preloaded" not in s.cause_en and "在未预加载 jemalloc 时会破坏" not in s.cause_zh
     assert "#1114" in s.cause_en and "#1114" in s.cause_zh and "torch.npu.set_device" in s.fix_en and "Mooncake/issues/1338" in s.source
-    s = by_id("cann.hccl_links_establish_failed")  # hccl_socket_manager.cc: any failed wait, ret 9 timeout or 11 TCP connect
+    s = by_id("cann.hccl_links_establish_failed")  # HCCL's code prints it for any failed wait; ret 9 is the timeout
     assert "gave up waiting" not in s.cause_en and "which peer timed out" not in s.cause_en and "哪个对端超时" not in s.cause_zh
-    assert "HCCL_E_TCP_CONNECT" in s.cause_en and "HCCL_E_TCP_CONNECT" in s.cause_zh and "hccl_socket_manager.cc" in s.source
+    assert "HCCL_E_TIMEOUT" in s.cause_en and "其他错误码" in s.cause_zh and "hccl_types.h" in s.source
     s = by_id("env.hf_gated_repo")  # vllm#9255 is one case (vLLM 0.6.2), not a rule for every vLLM
     assert "it still asks the Hub by id" not in s.cause_en and "按 id 指定时仍会访问 Hub" not in s.cause_zh
     assert "#9255" in s.cause_en and "0.6.2" in s.cause_zh
+    s = by_id("torch_npu.npu_op_missing_prose")  # v0.7.1rc1 installation.md: the dev build is a tarball on Huawei Cloud OBS
+    assert "Ascend pip mirror" not in s.fix_en and "昇腾 pip 镜像" not in s.fix_zh and "2.5.1.dev20250218" in s.fix_zh
+    assert "v0.7.1rc1/docs/source/installation.md" in s.source
