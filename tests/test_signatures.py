@@ -760,3 +760,29 @@ def test_the_bisheng_fix_does_not_send_users_to_a_variable_the_code_reads_otherw
     s = by_id("vllm_ascend.triton_npu_compiler_missing")
     assert "point TRITON_NPU_COMPILER_PATH at" not in s.fix_en and "指向编译器所在目录" not in s.fix_zh
     assert "npuc" in s.fix_en and "ccec" in s.fix_zh and "is not set" in s.cause_en and "未设置" in s.cause_zh
+
+
+def test_eighth_audit_r_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, eighth sample (seed 32), facts #27 to #50: a quantization window and signature
+    causes that said more (or less) than the code, the catalogue or the threads they cite."""
+    from doctor.versions import satisfies
+
+    # #34: C8 leaves the scheme table at v0.13.0rc1, but modelslim_config.py reads kv_cache_type "C8" again at
+    # v0.18.0 and from v0.19.1rc1 (methods/kv_c8.py AscendC8KVCacheAttentionMethod); v0.18.0rc1's kv_c8.py is FAKQuant only
+    c8 = next(q for q in matrix().tuning_quant if q.scheme == "C8")
+    ok = lambda v: any(satisfies(v, r) for r in c8.releases)  # noqa: E731
+    assert all(ok(v) for v in ("0.9.2rc1", "0.12.0rc1", "0.18.0", "0.19.1rc1", "0.25.1rc1", "0.30.0rc2"))
+    assert not any(ok(v) for v in ("0.9.1", "0.13.0rc1", "0.17.0rc1", "0.18.0rc1"))
+    assert "v0.19.1rc1/vllm_ascend/quantization/modelslim_config.py" in c8.source
+    s = by_id("mooncake.jemalloc_missing")  # MC#1338: PR #1114 fixes it, set the device first; VA#5609: jemalloc hides it
+    assert "corrupts the glibc heap unless jemalloc is preloaded" not in s.cause_en and "在未预加载 jemalloc 时会破坏" not in s.cause_zh
+    assert "#1114" in s.cause_en and "#1114" in s.cause_zh and "torch.npu.set_device" in s.fix_en and "Mooncake/issues/1338" in s.source
+    s = by_id("cann.hccl_links_establish_failed")  # HCCL's code prints it for any failed wait; ret 9 is the timeout
+    assert "gave up waiting" not in s.cause_en and "which peer timed out" not in s.cause_en and "哪个对端超时" not in s.cause_zh
+    assert "HCCL_E_TIMEOUT" in s.cause_en and "其他错误码" in s.cause_zh and "hccl_types.h" in s.source
+    s = by_id("env.hf_gated_repo")  # vllm#9255 is one case (vLLM 0.6.2), not a rule for every vLLM
+    assert "it still asks the Hub by id" not in s.cause_en and "按 id 指定时仍会访问 Hub" not in s.cause_zh
+    assert "#9255" in s.cause_en and "0.6.2" in s.cause_zh
+    s = by_id("torch_npu.npu_op_missing_prose")  # v0.7.1rc1 installation.md: the dev build is a tarball on Huawei Cloud OBS
+    assert "Ascend pip mirror" not in s.fix_en and "昇腾 pip 镜像" not in s.fix_zh and "2.5.1.dev20250218" in s.fix_zh
+    assert "v0.7.1rc1/docs/source/installation.md" in s.source
