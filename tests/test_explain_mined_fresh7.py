@@ -47,15 +47,9 @@ class TestBatch7(BatchChecks):
     # training cases the catalogue missed at the blind commit (9 of 23 explained: the eight near
     # misses and 1 of the 15 Ascend cases), each to be replaced by a signature or a reason
     TRAINING_GAPS: dict = {
-        "https://github.com/verl-project/verl/issues/6762":
-            "blind: no signature yet",
         "https://github.com/triton-lang/triton-ascend/issues/1416":
             "blind: no signature yet",
         "https://github.com/vllm-project/vllm-ascend/issues/9856":
-            "blind: no signature yet",
-        "https://github.com/vllm-project/vllm-ascend/pull/5287":
-            "blind: the vendor code acl.561* answers first, not the HCCL_BUFFSIZE signature",
-        "https://github.com/triton-lang/triton-ascend/issues/277":
             "blind: no signature yet",
         "https://github.com/vllm-project/vllm-ascend/issues/718":
             "blind: env.vllm_namespace_shadow answers; the expected ids were written without knowing that id",
@@ -63,15 +57,9 @@ class TestBatch7(BatchChecks):
             "blind: no signature yet",
         "https://github.com/gpustack/gpustack/issues/3802":
             "blind: no signature yet",
-        "https://github.com/open-mmlab/mmcv/issues/3063":
-            "blind: no signature yet",
         "https://github.com/vllm-project/vllm-ascend/issues/14111":
             "blind: no signature yet",
         "https://github.com/sgl-project/sglang/pull/19756":
-            "blind: no signature yet",
-        "https://github.com/sgl-project/sglang/pull/28293":
-            "blind: no signature yet",
-        "https://github.com/vllm-project/vllm-ascend/issues/14928":
             "blind: no signature yet",
         "https://github.com/vllm-project/vllm-ascend/issues/7601":
             "blind: vllm_ascend.feature_conflict answers, not an Xlite block-size signature",
