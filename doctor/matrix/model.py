@@ -634,6 +634,9 @@ class TuningVar:
                                            "not reported as ignored")
     overridden: Tuple[str, ...] = column(check_specifier, many=True,
                                          doc="releases that overwrite any value the user sets, at import")
+    built_by: Tuple[str, ...] = column(check_specifier, many=True,
+                                       doc="releases whose source build (setup.py, CMake) reads it; the serving "
+                                           "process does not")
 
 
 @record(frozen=True)

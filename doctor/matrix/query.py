@@ -485,7 +485,7 @@ def unchecked_tuning(matrix: Matrix, version: str) -> List[str]:
         if f.id != "checked_through":
             check("tuning_fact", f.id, f.releases)
     for v in matrix.tuning_vars:
-        check("tuning_var", v.name, v.read_by)
+        check("tuning_var", v.name, v.read_by + v.built_by)
     for a in matrix.tuning_advice:
         check("tuning_advice", a.id, a.releases)
     for q in matrix.tuning_quant:

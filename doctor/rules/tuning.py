@@ -414,6 +414,18 @@ def env_ignored(ctx: Context) -> Iterable[Finding]:
         if meta is not None and any(satisfies(v.version, r) for r in meta.overridden):
             title = T("tuning.env_ignored.overridden", var=name, version=v.version, by=meta.replaced_by or "")
             evidence, source = [f"{name}: {meta.effect_en}"], meta.source
+        elif meta is not None and not meta.read_by and meta.built_by:
+            # read by setup.py when vllm-ascend is compiled, never by the server: nothing to unset
+            windows = " | ".join(meta.built_by)
+            built = any(satisfies(v.version, r) for r in meta.built_by)
+            title = (T("tuning.env_ignored.build_only", var=name, version=v.version, windows=windows) if built
+                     else T("tuning.env_ignored.unbuilt", var=name, version=v.version, windows=windows))
+            out.append(Finding("tuning.env_ignored", INFO, title, observed=f"{name}={v.env[name]}", source=meta.source,
+                               evidence=[f"{name}: {meta.effect_en}"],
+                               hint=T("tuning.env_ignored.hint_build", var=name) if built
+                               else T("tuning.env_ignored.hint", var=name),
+                               edits=[] if built else [Edit("unset", name)]))
+            continue
         elif meta is not None and meta.read_by:
             if any(satisfies(v.version, r) for r in meta.read_by + meta.upstream):
                 continue

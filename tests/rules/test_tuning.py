@@ -246,6 +246,12 @@ def test_ignored_variables(matrix):
     # moved into --additional-config in 0.27.1rc1
     mla = by_id(judge(facts(env={"VLLM_ASCEND_MLA": "1"}), "0.9.1", matrix), "tuning.env_ignored")  # a backend's name
     assert len(mla) == 1 and "no vllm-ascend release reads" in str(mla[0].title) and "没有任何" in mla[0].title.text("zh") and "get_name()" in mla[0].evidence[0]
+    # setup.py reads it and passes it to CMake; no module of the server does: read only when compiling
+    memcpy = by_id(judge(facts(env={"VLLM_ASCEND_ENABLE_BATCH_MEMCPY": "1"}), "0.30.0rc2", matrix), "tuning.env_ignored")
+    assert len(memcpy) == 1 and "only while it is compiled from source" in memcpy[0].title.text()
+    assert "编译" in memcpy[0].title.text("zh") and memcpy[0].edits == [] and "setup.py" in memcpy[0].source
+    older = by_id(judge(facts(env={"VLLM_ASCEND_ENABLE_BATCH_MEMCPY": "1"}), "0.18.0", matrix), "tuning.env_ignored")
+    assert "not even when compiled" in older[0].title.text() and older[0].edits[0].action == "unset"
     nz = by_id(judge(facts(env={"VLLM_ASCEND_ENABLE_NZ": "0"}), "0.27.1rc1", matrix), "tuning.env_ignored")
     assert [f.observed for f in nz] == ["VLLM_ASCEND_ENABLE_NZ=0"] and "weight_nz_mode" in nz[0].hint.text()
     assert not by_id(judge(facts(env={"VLLM_ASCEND_ENABLE_NZ": "0"}), "0.26.0rc1", matrix), "tuning.env_ignored")
