@@ -518,6 +518,7 @@ class ModelFacts:
     index_layers: Optional[int] = None  # highest model.layers.N in the weight map, plus one
     shards: List[ShardFact] = field(default_factory=list)
     quant_types: List[str] = field(default_factory=list)  # quant_model_description.json values (ModelSlim)
+    kv_quant_types: List[str] = field(default_factory=list)  # its kv_quant_type / kv_cache_type (C8): the KV cache's
     quant_error: Optional[str] = None
     verified: List[WeightCheck] = field(default_factory=list)  # --verify-weights
     verify_requested: bool = False

@@ -415,6 +415,11 @@ def _hashes(d: ModelDir, m: ModelFacts) -> None:
             s.sha256, s.hash_source = target, "huggingface cache blob"
 
 
+# a KV-cache scheme is a top-level key, not a tensor's: kv_quant_type (vllm-ascend 0.9.2rc1 to
+# 0.12.0rc1, quantizer.py) and kv_cache_type (0.18.0 and 0.19.1rc1 on, modelslim_config.py)
+KV_QUANT_KEYS = ("kv_quant_type", "kv_cache_type")
+
+
 def _quant(d: ModelDir, m: ModelFacts) -> None:
     name = "quant_model_description.json"
     if name not in m.files:
@@ -423,12 +428,14 @@ def _quant(d: ModelDir, m: ModelFacts) -> None:
     if err or not isinstance(data, dict):
         m.quant_error = err or "not a JSON object"
         return
-    kinds = set()
+    kinds, kv = set(), set()
     for key, value in data.items():
         if isinstance(value, str) and re.match(r"^[A-Z][A-Za-z0-9_]*$", value) and value != "FLOAT":
             if key == "model_quant_type" or key.endswith((".weight", ".bias")) or "." in key:
                 kinds.add(value)
-    m.quant_types = sorted(kinds)
+            elif key in KV_QUANT_KEYS:
+                kv.add(value)
+    m.quant_types, m.kv_quant_types = sorted(kinds), sorted(kv)
 
 
 def _sample(shards: List[ShardFact], n: int) -> List[ShardFact]:

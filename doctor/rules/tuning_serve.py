@@ -257,10 +257,19 @@ def ignored_config(ctx: Context) -> Iterable[Finding]:
 def quantization(ctx: Context) -> Iterable[Finding]:
     v = view(ctx)
     m = v.model
-    if m is None or not m.quant_types or v.version is None:
+    if m is None or not (m.quant_types or m.kv_quant_types) or v.version is None:
         return []
     out: List[Finding] = []
     known = {q.scheme: q for q in ctx.matrix.tuning_quant}
+    unread = [t for t in m.kv_quant_types if t in known and not any(satisfies(v.version, r) for r in known[t].releases)]
+    if unread:  # not read is not a load failure: the weights load, the KV cache is not quantized
+        out.append(Finding("tuning.quantization", WARN, T("tuning.quantization.kv_scheme", schemes=", ".join(unread),
+                                                          version=v.version),
+                           observed=", ".join(unread), fixable=Fixable.MANUAL, hint=T("tuning.quantization.scheme_hint",
+                           windows="; ".join(f"{t}: {' | '.join(known[t].releases)}" for t in unread)),
+                           source=known[unread[0]].source))
+    if not m.quant_types:
+        return out
     missing = [t for t in m.quant_types if t in known and not any(satisfies(v.version, r) for r in known[t].releases)]
     if missing:
         first = known[missing[0]]

@@ -497,3 +497,15 @@ def test_one_finding_per_variable_whichever_environment_sets_it(matrix, where):
         assert len(named) <= 1, (row.vllm_ascend, named)
         reported[row.vllm_ascend] = named
     assert reported["0.11.0"] == ["tuning.rejected"] and reported["0.13.0"] == ["tuning.env_ignored"]
+
+
+def test_a_kv_cache_scheme_no_release_reads_is_a_warning_not_a_load_failure(matrix):
+    """C8 is a top-level kv_quant_type / kv_cache_type, read by 0.9.2rc1 to 0.12.0rc1, 0.18.0 and
+    0.19.1rc1 on: elsewhere the weights still load and only the KV cache is not quantized."""
+    c8 = ModelFacts(path="/m", exists=True, is_dir=True, quant_types=["W8A8"], kv_quant_types=["C8"])
+    serve = "vllm serve /m --quantization ascend"
+    unread = by_id(judge(facts(serve=serve, model=c8), "0.15.0rc1", matrix), "tuning.quantization")
+    assert [f.status for f in unread] == [WARN] and "KV cache" in unread[0].title.text() and "C8" in unread[0].observed
+    assert "0.19.1rc1" in unread[0].hint.text() and "KV cache" in unread[0].title.text("zh")
+    assert [f.status for f in by_id(judge(facts(serve=serve, model=c8), "0.19.1rc1", matrix), "tuning.quantization")] == [OK]
+    assert [f.status for f in by_id(judge(facts(serve=serve, model=c8), "0.18.0rc1", matrix), "tuning.quantization")] == [WARN]
