@@ -17,6 +17,31 @@ Releases are the rows of matrices/vllm-ascend.toml in PEP 440 order: the git tag
     python bench/tuning_windows.py            # every variable; DISAGREE where the windows differ
     python bench/tuning_windows.py -v         # also the files named at each release
     python bench/tuning_windows.py NAME ...   # only these variables
+    python bench/tuning_windows.py --quant [-v] [SCHEME ...]   # the [[tuning_quant]] windows instead
+
+--quant: a release ACCEPTS a [[tuning_quant]] scheme when a .py file in a quantization/ folder under
+vllm_ascend/ (vllm_ascend/quantization/, vllm_ascend/_310p/quantization/, vllm_ascend/torchair/quantization/,
+...; not under a tests/ folder) has a string literal that is exactly the scheme in one of these places:
+
+  register  an argument of ``register_scheme(...)`` (the ``@register_scheme("W8A8", "linear")`` registry,
+            0.15 on);
+  key       a dict display's key, ``"W8A8": W8A8Quantizer`` or ``"W8A8": {"linear": ...}`` (the
+            SUPPORT_ASCEND_QUANTIZER_TYPE / ASCEND_QUANTIZATION_METHOD_MAP registries of 0.8 to 0.14);
+  compare   an operand of ``==`` / ``!=``, a ``case`` pattern, or an element of the tuple, list or set after
+            ``in`` / ``not in`` (``quant_description.get("kv_cache_type") == "C8"``, ``quant_type in
+            ("W8A8", ...)``).
+
+Not counted: other strings (``return "W8A8"`` in compressed_tensors_config.py maps another format's
+schemes onto these names, ``get_scheme_class("W8A8_DYNAMIC", ...)`` looks a scheme up, assignments,
+error messages, docstrings), comments, files outside a quantization/ folder (ascend_config.py's
+VALID_QUANT_TYPES validates an additional_config option, torchair/utils.py only overrides existing
+ASCEND_QUANTIZATION_METHOD_MAP entries, compilation/passes/ lists schemes it fuses), and
+quantization/quant_parser.py (QuantTypeMapping: dtypes keyed by the MoE down_proj rollback type of an
+MXFP checkpoint, not a registry of checkpoint schemes). A scheme registered through a constant is
+not resolved: the only such registration, ``register_scheme(FP8_METHOD, ...)`` (0.23.0.post1 on),
+registers "fp8" (``FP8_METHOD = "fp8"`` in vllm_ascend/utils.py), which is no row's scheme. Before
+0.8.4rc2 quantizer.py hands every scheme to the external mindie_turbo package, so no release there
+accepts a scheme by this rule. ``-v`` lists every hit with its kind.
 """
 
 from __future__ import annotations
@@ -204,7 +229,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("names", nargs="*")
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--quant", action="store_true", help="check the [[tuning_quant]] windows instead")
     args = ap.parse_args()
+    if args.quant:
+        return quant_main(args.names, args.verbose)
 
     tuning = tomllib.loads((MATRICES / "tuning.toml").read_text(encoding="utf-8"))
     rows = {r["name"]: r for r in tuning["tuning_var"]}
@@ -278,6 +306,142 @@ def main() -> int:
                 desc = "; ".join(f"{p} [{k}]" for p, k in shown) or "envs.py only"
                 print(f"    {rel.version:>13}: {desc}")
     print(f"\n{agree + disagree} variables with read_by checked: {agree} agree, {disagree} DISAGREE")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# --quant: the [[tuning_quant]] windows
+
+QUANT_COUNTED = ("register", "key", "compare")
+QUANT_SKIP = ("quantization/quant_parser.py",)
+# disagreements looked at by hand (docs/facts-audit.md, "Tuning quant windows, every scheme"): still printed
+QUANT_REVIEWED: dict[str, str] = {}
+
+
+def quant_scope(path: str) -> bool:
+    p = f"/{path}"
+    return "/quantization/" in p and "/tests/" not in p and not path.endswith(QUANT_SKIP)
+
+
+def quant_load(rel: Release, schemes: list[str]) -> None:
+    """The text of every .py file in a quantization/ folder under vllm_ascend/ quoting a scheme."""
+    rel.files = {}
+    quoted = [f"{q}{n}{q}" for n in schemes for q in ('"', "'")]
+    if rel.tag:
+        args = ["grep", "-l", "-F"] + [a for n in quoted for a in ("-e", n)]
+        paths = [p.split(":", 1)[1] for p in git(*args, rel.tag, "--", "vllm_ascend/*.py").split()]
+        rel.files = {p: git("show", f"{rel.tag}:{p}") for p in paths if quant_scope(p)}
+    elif rel.sdist is not None:
+        for f in sorted((rel.sdist / "vllm_ascend").rglob("*.py")):
+            p = str(f.relative_to(rel.sdist))
+            if quant_scope(p):
+                t = f.read_text(encoding="utf-8", errors="replace")
+                if any(n in t for n in quoted):
+                    rel.files[p] = t
+
+
+def quant_classify(path: str, text: str, schemes: set[str]) -> list[tuple[str, Hit]]:
+    """(scheme, hit) for every string literal that is exactly a scheme; kind as in the docstring."""
+    try:
+        toks = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)]
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    lines = text.splitlines()
+    out = []
+    for i, tok in enumerate(toks):
+        if tok.type != tokenize.STRING:
+            continue
+        prefix = re.match(r"^[rRbBuU]*", tok.string).group(0)
+        body = tok.string[len(prefix):]
+        if len(body) < 2 or body[0] != body[-1] or body[:3] in ('"""', "\'\'\'"):
+            continue
+        body = body[1:-1]
+        if body not in schemes:
+            continue
+        prev = toks[i - 1].string if i else ""
+        nxt = toks[i + 1].string if i + 1 < len(toks) else ""
+        kind = "other"
+        # the call this string is an argument of: walk back to the unclosed "("
+        depth, j = 0, i - 1
+        while j >= 0:
+            s = toks[j].string
+            if s in (")", "]", "}"):
+                depth += 1
+            elif s in ("(", "[", "{"):
+                if depth == 0:
+                    break
+                depth -= 1
+            j -= 1
+        opener = toks[j].string if j >= 0 else ""
+        before = toks[j - 1].string if j >= 1 else ""
+        if opener == "(" and before == "register_scheme":
+            kind = "register"
+        elif prev == "case":
+            kind = "compare"
+        elif prev in ("==", "!=") or nxt in ("==", "!="):
+            kind = "compare"
+        elif opener in ("(", "[", "{") and before == "in" and all(
+                t.type == tokenize.STRING or t.string == "," for t in toks[j + 1:i]):
+            kind = "compare"
+        elif nxt == ":" and opener == "{":
+            kind = "key"
+        src = lines[tok.start[0] - 1].strip() if tok.start[0] <= len(lines) else ""
+        out.append((body, Hit(path, kind, tok.start[0], src[:140])))
+    return out
+
+
+def quant_main(only: list[str], verbose: bool) -> int:
+    tuning = tomllib.loads((MATRICES / "tuning.toml").read_text(encoding="utf-8"))
+    rows = {r["scheme"]: r for r in tuning["tuning_quant"]}
+    rels = releases()
+    missing = [r.version for r in rels if r.tag is None and r.sdist is None]
+    if missing:
+        print(f"no tag or sdist for: {', '.join(missing)}; they count as accepting nothing", file=sys.stderr)
+    schemes = sorted(rows)
+    for rel in rels:
+        quant_load(rel, schemes)
+    ordered = [r.version for r in rels]
+    print(f"releases ({len(ordered)}): " + " ".join(f"{r.version}" + ("" if r.tag else "[sdist]") for r in rels))
+    hits: dict[str, dict[str, list[Hit]]] = {n: {} for n in schemes}
+    for rel in rels:
+        for p, t in rel.files.items():
+            for name, h in quant_classify(p, t, set(schemes)):
+                hits[name].setdefault(rel.version, []).append(h)
+    agree = disagree = 0
+    for name in only or schemes:
+        row = rows.get(name)
+        if row is None:
+            print(f"\n{name}: no [[tuning_quant]] row")
+            continue
+        accepted = {v for v, hs in hits[name].items() if any(h.kind in QUANT_COUNTED for h in hs)}
+        stated = list(row["releases"])
+        same = members(ordered, stated) == accepted
+        agree, disagree = agree + same, disagree + (not same)
+        verdict = "agree" if same else "DISAGREE"
+        if not same and name in QUANT_REVIEWED:
+            verdict += f" (reviewed: {QUANT_REVIEWED[name]})"
+        print(f"\n{name}: {verdict}")
+        print(f"  releases {stated}")
+        print(f"  computed {windows(ordered, accepted)}")
+        if not same:
+            extra = [v for v in ordered if v in accepted and v not in members(ordered, stated)]
+            lack = [v for v in ordered if v not in accepted and v in members(ordered, stated)]
+            if extra:
+                print(f"  accepted but outside releases: {' '.join(extra)}")
+            if lack:
+                print(f"  in releases but not accepted:  {' '.join(lack)}")
+        for rel in rels:
+            hs = hits[name].get(rel.version, [])
+            if not hs or not (verbose or not same):
+                continue
+            if verbose:
+                for h in hs:
+                    print(f"    {rel.version:>13}: {h.path}:{h.line} [{h.kind}] {h.text}")
+            else:
+                shown = sorted({(h.path, h.kind) for h in hs})
+                print(f"    {rel.version:>13}: " + "; ".join(f"{p} [{k}]" for p, k in shown))
+    print(f"\n{agree + disagree} schemes checked: {agree} agree, {disagree} DISAGREE")
     return 0
 
 
