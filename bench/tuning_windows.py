@@ -18,6 +18,7 @@ Releases are the rows of matrices/vllm-ascend.toml in PEP 440 order: the git tag
     python bench/tuning_windows.py -v         # also the files named at each release
     python bench/tuning_windows.py NAME ...   # only these variables
     python bench/tuning_windows.py --quant [-v] [SCHEME ...]   # the [[tuning_quant]] windows instead
+    python bench/tuning_windows.py --facts [-v] [ID ...]       # the mechanical [[tuning_fact]] windows
 
 --quant: a release ACCEPTS a [[tuning_quant]] scheme when a .py file in a quantization/ folder under
 vllm_ascend/ (vllm_ascend/quantization/, vllm_ascend/_310p/quantization/, vllm_ascend/torchair/quantization/,
@@ -42,6 +43,11 @@ not resolved: the only such registration, ``register_scheme(FP8_METHOD, ...)`` (
 registers "fp8" (``FP8_METHOD = "fp8"`` in vllm_ascend/utils.py), which is no row's scheme. Before
 0.8.4rc2 quantizer.py hands every scheme to the external mindie_turbo package, so no release there
 accepts a scheme by this rule. ``-v`` lists every hit with its kind.
+
+--facts: a [[tuning_fact]] holds at a release when a .py file under vllm_ascend/ (not under tests/;
+only the file named in FACT_PROBES when one is) matches the fact's regular expression in FACT_PROBES: the
+error or log message the fact quotes, or the default or constant it states. Facts about docs, other
+projects or the host are not mechanical and have no probe.
 """
 
 from __future__ import annotations
@@ -230,9 +236,12 @@ def main() -> int:
     ap.add_argument("names", nargs="*")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--quant", action="store_true", help="check the [[tuning_quant]] windows instead")
+    ap.add_argument("--facts", action="store_true", help="check the mechanical [[tuning_fact]] windows instead")
     args = ap.parse_args()
     if args.quant:
         return quant_main(args.names, args.verbose)
+    if args.facts:
+        return facts_main(args.names, args.verbose)
 
     tuning = tomllib.loads((MATRICES / "tuning.toml").read_text(encoding="utf-8"))
     rows = {r["name"]: r for r in tuning["tuning_var"]}
@@ -442,6 +451,96 @@ def quant_main(only: list[str], verbose: bool) -> int:
                 shown = sorted({(h.path, h.kind) for h in hs})
                 print(f"    {rel.version:>13}: " + "; ".join(f"{p} [{k}]" for p, k in shown))
     print(f"\n{agree + disagree} schemes checked: {agree} agree, {disagree} DISAGREE")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# --facts: the [[tuning_fact]] windows whose claim is a string or a constant in vllm_ascend/
+
+# id -> (file the probe is limited to or None, fixed string git grep looks for, regular expression)
+FACT_PROBES: dict[str, tuple[str | None, str, str]] = {
+    "v0_engine_rejected": (None, "does not support V0 engine", r"does not support V0 engine"),
+    "launch_blocking_graph_rejected": (None, "ASCEND_LAUNCH_BLOCKING",
+                                       r"ACL graph is incompatible with ASCEND_LAUNCH_BLOCKING"),
+    "flashcomm1_needs_tp": (None, "only supported when tp_size > 1",
+                            r"Flash Comm v1.{0,30}only supported when tp_size > 1"),
+    "sleep_mode_rejects_expandable": (None, "Expandable segments",
+                                      r"Expandable segments are not compatible with memory pool"),
+    "alloc_conf_set_by_release": ("vllm_ascend/platform.py", "expandable_segments:True",
+                                  r"expandable_segments:True"),
+    "cpu_binding_default_on": ("vllm_ascend/ascend_config.py", "enable_cpu_binding",
+                               r"""["']enable_cpu_binding["']\s*,\s*True|\benable_cpu_binding: bool = True"""),
+    "cpu_binding_opt_in": ("vllm_ascend/ascend_config.py", "enable_cpu_binding",
+                           r"""["']enable_cpu_binding["']\s*,\s*False|\benable_cpu_binding: bool = False"""),
+    "cpu_binding_min_cpus.v0_15": (None, "at least 3 CPUs", r"Each NPU requires at least 3 CPUs"),
+    "cpu_binding_min_cpus.v0_16": (None, "MIN_CPUS_PER_NPU", r"MIN_CPUS_PER_NPU\s*=\s*5\b"),
+    "block_size_prefix_rejected": (None, "block size must be set to 128",
+                                   r"raise ValueError\(\s*\"If prefix caching is enabled, block size must be set to 128"),
+    "block_size_forced_prefix": (None, "block size must be set to 128",
+                                 r"logger\.\w+\(\s*\"If prefix caching is enabled, block size must be set to 128"),
+    "block_size_forced_any": (None, "block size must be set to 128",
+                              r"If chunked prefill or prefix caching is enabled, block size must be set to 128"),
+    "block_size_forced_chunked": (None, "Block size is set to 128",
+                                  r"Block size is set to 128 if prefix cache or chunked prefill is enabled"),
+    "quant_auto_detect": (None, "maybe_auto_detect_quantization", r"def maybe_auto_detect_quantization\("),
+    # the message is split over several string literals
+    "aiv_capture_warning": (None, "HCCL_OP_EXPANSION_MODE=AIV", r"limits the range of runtime \"\s*\"shapes"),
+}
+
+
+def facts_main(only: list[str], verbose: bool) -> int:
+    tuning = tomllib.loads((MATRICES / "tuning.toml").read_text(encoding="utf-8"))
+    rows = {r["id"]: r for r in tuning["tuning_fact"]}
+    rels = releases()
+    ordered = [r.version for r in rels]
+    chosen = only or list(FACT_PROBES)
+    print(f"releases ({len(ordered)}): " + " ".join(f"{r.version}" + ("" if r.tag else "[sdist]") for r in rels))
+    agree = disagree = 0
+    for fid in chosen:
+        if fid not in FACT_PROBES or fid not in rows:
+            print(f"\n{fid}: no probe or no [[tuning_fact]] row")
+            continue
+        where, fixed, rx = FACT_PROBES[fid]
+        pat = re.compile(rx)
+        held: dict[str, list[str]] = {}
+        for rel in rels:
+            if rel.tag:
+                paths = [q.split(":", 1)[1] for q in git("grep", "-l", "-F", "-e", fixed, rel.tag, "--",
+                                                          "vllm_ascend/*.py").split()]
+                texts = {q: git("show", f"{rel.tag}:{q}") for q in paths
+                         if "/tests/" not in f"/{q}" and (where is None or q == where)}
+            elif rel.sdist is not None:
+                texts = {}
+                for f in (rel.sdist / "vllm_ascend").rglob("*.py"):
+                    q = str(f.relative_to(rel.sdist))
+                    if "/tests/" in f"/{q}" or (where is not None and q != where):
+                        continue
+                    t = f.read_text(encoding="utf-8", errors="replace")
+                    if fixed in t:
+                        texts[q] = t
+            else:
+                texts = {}
+            found = sorted(q for q, t in texts.items() if pat.search(t))
+            if found:
+                held[rel.version] = found
+        stated = list(rows[fid]["releases"])
+        same = members(ordered, stated) == set(held)
+        agree, disagree = agree + same, disagree + (not same)
+        print(f"\n{fid}: {'agree' if same else 'DISAGREE'}")
+        print(f"  releases {stated}")
+        print(f"  computed {windows(ordered, set(held))}")
+        if not same:
+            extra = [v for v in ordered if v in held and v not in members(ordered, stated)]
+            lack = [v for v in ordered if v not in held and v in members(ordered, stated)]
+            if extra:
+                print(f"  found but outside releases: {' '.join(extra)}")
+            if lack:
+                print(f"  in releases but not found:  {' '.join(lack)}")
+        if verbose or not same:
+            for v in ordered:
+                if v in held:
+                    print(f"    {v:>13}: {', '.join(held[v])}")
+    print(f"\n{agree + disagree} facts checked: {agree} agree, {disagree} DISAGREE")
     return 0
 
 
