@@ -17,6 +17,37 @@ Releases are the rows of matrices/vllm-ascend.toml in PEP 440 order: the git tag
     python bench/tuning_windows.py            # every variable; DISAGREE where the windows differ
     python bench/tuning_windows.py -v         # also the files named at each release
     python bench/tuning_windows.py NAME ...   # only these variables
+    python bench/tuning_windows.py --quant [-v] [SCHEME ...]   # the [[tuning_quant]] windows instead
+    python bench/tuning_windows.py --facts [-v] [ID ...]       # the mechanical [[tuning_fact]] windows
+
+--quant: a release ACCEPTS a [[tuning_quant]] scheme when a .py file in a quantization/ folder under
+vllm_ascend/ (vllm_ascend/quantization/, vllm_ascend/_310p/quantization/, vllm_ascend/torchair/quantization/,
+...; not under a tests/ folder) has a string literal that is exactly the scheme in one of these places:
+
+  register  an argument of ``register_scheme(...)`` (the ``@register_scheme("W8A8", "linear")`` registry,
+            0.15 on);
+  key       a dict display's key, ``"W8A8": W8A8Quantizer`` or ``"W8A8": {"linear": ...}`` (the
+            SUPPORT_ASCEND_QUANTIZER_TYPE / ASCEND_QUANTIZATION_METHOD_MAP registries of 0.8 to 0.14);
+  compare   an operand of ``==`` / ``!=``, a ``case`` pattern, or an element of the tuple, list or set after
+            ``in`` / ``not in`` (``quant_description.get("kv_cache_type") == "C8"``, ``quant_type in
+            ("W8A8", ...)``).
+
+Not counted: other strings (``return "W8A8"`` in compressed_tensors_config.py maps another format's
+schemes onto these names, ``get_scheme_class("W8A8_DYNAMIC", ...)`` looks a scheme up, assignments,
+error messages, docstrings), comments, files outside a quantization/ folder (ascend_config.py's
+VALID_QUANT_TYPES validates an additional_config option, torchair/utils.py only overrides existing
+ASCEND_QUANTIZATION_METHOD_MAP entries, compilation/passes/ lists schemes it fuses), and
+quantization/quant_parser.py (QuantTypeMapping: dtypes keyed by the MoE down_proj rollback type of an
+MXFP checkpoint, not a registry of checkpoint schemes). A scheme registered through a constant is
+not resolved: the only such registration, ``register_scheme(FP8_METHOD, ...)`` (0.23.0.post1 on),
+registers "fp8" (``FP8_METHOD = "fp8"`` in vllm_ascend/utils.py), which is no row's scheme. Before
+0.8.4rc2 quantizer.py hands every scheme to the external mindie_turbo package, so no release there
+accepts a scheme by this rule. ``-v`` lists every hit with its kind.
+
+--facts: a [[tuning_fact]] holds at a release when a .py file under vllm_ascend/ (not under tests/;
+only the file named in FACT_PROBES when one is) matches the fact's regular expression in FACT_PROBES: the
+error or log message the fact quotes, or the default or constant it states. Facts about docs, other
+projects or the host are not mechanical and have no probe.
 """
 
 from __future__ import annotations
@@ -204,7 +235,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("names", nargs="*")
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--quant", action="store_true", help="check the [[tuning_quant]] windows instead")
+    ap.add_argument("--facts", action="store_true", help="check the mechanical [[tuning_fact]] windows instead")
     args = ap.parse_args()
+    if args.quant:
+        return quant_main(args.names, args.verbose)
+    if args.facts:
+        return facts_main(args.names, args.verbose)
 
     tuning = tomllib.loads((MATRICES / "tuning.toml").read_text(encoding="utf-8"))
     rows = {r["name"]: r for r in tuning["tuning_var"]}
@@ -278,6 +315,232 @@ def main() -> int:
                 desc = "; ".join(f"{p} [{k}]" for p, k in shown) or "envs.py only"
                 print(f"    {rel.version:>13}: {desc}")
     print(f"\n{agree + disagree} variables with read_by checked: {agree} agree, {disagree} DISAGREE")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# --quant: the [[tuning_quant]] windows
+
+QUANT_COUNTED = ("register", "key", "compare")
+QUANT_SKIP = ("quantization/quant_parser.py",)
+# disagreements looked at by hand (docs/facts-audit.md, "Tuning quant windows, every scheme"): still printed
+QUANT_REVIEWED: dict[str, str] = {}
+
+
+def quant_scope(path: str) -> bool:
+    p = f"/{path}"
+    return "/quantization/" in p and "/tests/" not in p and not path.endswith(QUANT_SKIP)
+
+
+def quant_load(rel: Release, schemes: list[str]) -> None:
+    """The text of every .py file in a quantization/ folder under vllm_ascend/ quoting a scheme."""
+    rel.files = {}
+    quoted = [f"{q}{n}{q}" for n in schemes for q in ('"', "'")]
+    if rel.tag:
+        args = ["grep", "-l", "-F"] + [a for n in quoted for a in ("-e", n)]
+        paths = [p.split(":", 1)[1] for p in git(*args, rel.tag, "--", "vllm_ascend/*.py").split()]
+        rel.files = {p: git("show", f"{rel.tag}:{p}") for p in paths if quant_scope(p)}
+    elif rel.sdist is not None:
+        for f in sorted((rel.sdist / "vllm_ascend").rglob("*.py")):
+            p = str(f.relative_to(rel.sdist))
+            if quant_scope(p):
+                t = f.read_text(encoding="utf-8", errors="replace")
+                if any(n in t for n in quoted):
+                    rel.files[p] = t
+
+
+def quant_classify(path: str, text: str, schemes: set[str]) -> list[tuple[str, Hit]]:
+    """(scheme, hit) for every string literal that is exactly a scheme; kind as in the docstring."""
+    try:
+        toks = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)]
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    lines = text.splitlines()
+    out = []
+    for i, tok in enumerate(toks):
+        if tok.type != tokenize.STRING:
+            continue
+        prefix = re.match(r"^[rRbBuU]*", tok.string).group(0)
+        body = tok.string[len(prefix):]
+        if len(body) < 2 or body[0] != body[-1] or body[:3] in ('"""', "\'\'\'"):
+            continue
+        body = body[1:-1]
+        if body not in schemes:
+            continue
+        prev = toks[i - 1].string if i else ""
+        nxt = toks[i + 1].string if i + 1 < len(toks) else ""
+        kind = "other"
+        # the call this string is an argument of: walk back to the unclosed "("
+        depth, j = 0, i - 1
+        while j >= 0:
+            s = toks[j].string
+            if s in (")", "]", "}"):
+                depth += 1
+            elif s in ("(", "[", "{"):
+                if depth == 0:
+                    break
+                depth -= 1
+            j -= 1
+        opener = toks[j].string if j >= 0 else ""
+        before = toks[j - 1].string if j >= 1 else ""
+        if opener == "(" and before == "register_scheme":
+            kind = "register"
+        elif prev == "case":
+            kind = "compare"
+        elif prev in ("==", "!=") or nxt in ("==", "!="):
+            kind = "compare"
+        elif opener in ("(", "[", "{") and before == "in" and all(
+                t.type == tokenize.STRING or t.string == "," for t in toks[j + 1:i]):
+            kind = "compare"
+        elif nxt == ":" and opener == "{":
+            kind = "key"
+        src = lines[tok.start[0] - 1].strip() if tok.start[0] <= len(lines) else ""
+        out.append((body, Hit(path, kind, tok.start[0], src[:140])))
+    return out
+
+
+def quant_main(only: list[str], verbose: bool) -> int:
+    tuning = tomllib.loads((MATRICES / "tuning.toml").read_text(encoding="utf-8"))
+    rows = {r["scheme"]: r for r in tuning["tuning_quant"]}
+    rels = releases()
+    missing = [r.version for r in rels if r.tag is None and r.sdist is None]
+    if missing:
+        print(f"no tag or sdist for: {', '.join(missing)}; they count as accepting nothing", file=sys.stderr)
+    schemes = sorted(rows)
+    for rel in rels:
+        quant_load(rel, schemes)
+    ordered = [r.version for r in rels]
+    print(f"releases ({len(ordered)}): " + " ".join(f"{r.version}" + ("" if r.tag else "[sdist]") for r in rels))
+    hits: dict[str, dict[str, list[Hit]]] = {n: {} for n in schemes}
+    for rel in rels:
+        for p, t in rel.files.items():
+            for name, h in quant_classify(p, t, set(schemes)):
+                hits[name].setdefault(rel.version, []).append(h)
+    agree = disagree = 0
+    for name in only or schemes:
+        row = rows.get(name)
+        if row is None:
+            print(f"\n{name}: no [[tuning_quant]] row")
+            continue
+        accepted = {v for v, hs in hits[name].items() if any(h.kind in QUANT_COUNTED for h in hs)}
+        stated = list(row["releases"])
+        same = members(ordered, stated) == accepted
+        agree, disagree = agree + same, disagree + (not same)
+        verdict = "agree" if same else "DISAGREE"
+        if not same and name in QUANT_REVIEWED:
+            verdict += f" (reviewed: {QUANT_REVIEWED[name]})"
+        print(f"\n{name}: {verdict}")
+        print(f"  releases {stated}")
+        print(f"  computed {windows(ordered, accepted)}")
+        if not same:
+            extra = [v for v in ordered if v in accepted and v not in members(ordered, stated)]
+            lack = [v for v in ordered if v not in accepted and v in members(ordered, stated)]
+            if extra:
+                print(f"  accepted but outside releases: {' '.join(extra)}")
+            if lack:
+                print(f"  in releases but not accepted:  {' '.join(lack)}")
+        for rel in rels:
+            hs = hits[name].get(rel.version, [])
+            if not hs or not (verbose or not same):
+                continue
+            if verbose:
+                for h in hs:
+                    print(f"    {rel.version:>13}: {h.path}:{h.line} [{h.kind}] {h.text}")
+            else:
+                shown = sorted({(h.path, h.kind) for h in hs})
+                print(f"    {rel.version:>13}: " + "; ".join(f"{p} [{k}]" for p, k in shown))
+    print(f"\n{agree + disagree} schemes checked: {agree} agree, {disagree} DISAGREE")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# --facts: the [[tuning_fact]] windows whose claim is a string or a constant in vllm_ascend/
+
+# id -> (file the probe is limited to or None, fixed string git grep looks for, regular expression)
+FACT_PROBES: dict[str, tuple[str | None, str, str]] = {
+    "v0_engine_rejected": (None, "does not support V0 engine", r"does not support V0 engine"),
+    "launch_blocking_graph_rejected": (None, "ASCEND_LAUNCH_BLOCKING",
+                                       r"ACL graph is incompatible with ASCEND_LAUNCH_BLOCKING"),
+    "flashcomm1_needs_tp": (None, "only supported when tp_size > 1",
+                            r"Flash Comm v1.{0,30}only supported when tp_size > 1"),
+    "sleep_mode_rejects_expandable": (None, "Expandable segments",
+                                      r"Expandable segments are not compatible with memory pool"),
+    "alloc_conf_set_by_release": ("vllm_ascend/platform.py", "expandable_segments:True",
+                                  r"expandable_segments:True"),
+    "cpu_binding_default_on": ("vllm_ascend/ascend_config.py", "enable_cpu_binding",
+                               r"""["']enable_cpu_binding["']\s*,\s*True|\benable_cpu_binding: bool = True"""),
+    "cpu_binding_opt_in": ("vllm_ascend/ascend_config.py", "enable_cpu_binding",
+                           r"""["']enable_cpu_binding["']\s*,\s*False|\benable_cpu_binding: bool = False"""),
+    "cpu_binding_min_cpus.v0_15": (None, "at least 3 CPUs", r"Each NPU requires at least 3 CPUs"),
+    "cpu_binding_min_cpus.v0_16": (None, "MIN_CPUS_PER_NPU", r"MIN_CPUS_PER_NPU\s*=\s*5\b"),
+    "block_size_prefix_rejected": (None, "block size must be set to 128",
+                                   r"raise ValueError\(\s*\"If prefix caching is enabled, block size must be set to 128"),
+    "block_size_forced_prefix": (None, "block size must be set to 128",
+                                 r"logger\.\w+\(\s*\"If prefix caching is enabled, block size must be set to 128"),
+    "block_size_forced_any": (None, "block size must be set to 128",
+                              r"If chunked prefill or prefix caching is enabled, block size must be set to 128"),
+    "block_size_forced_chunked": (None, "Block size is set to 128",
+                                  r"Block size is set to 128 if prefix cache or chunked prefill is enabled"),
+    "quant_auto_detect": (None, "maybe_auto_detect_quantization", r"def maybe_auto_detect_quantization\("),
+    # the message is split over several string literals
+    "aiv_capture_warning": (None, "HCCL_OP_EXPANSION_MODE=AIV", r"limits the range of runtime \"\s*\"shapes"),
+}
+
+
+def facts_main(only: list[str], verbose: bool) -> int:
+    tuning = tomllib.loads((MATRICES / "tuning.toml").read_text(encoding="utf-8"))
+    rows = {r["id"]: r for r in tuning["tuning_fact"]}
+    rels = releases()
+    ordered = [r.version for r in rels]
+    chosen = only or list(FACT_PROBES)
+    print(f"releases ({len(ordered)}): " + " ".join(f"{r.version}" + ("" if r.tag else "[sdist]") for r in rels))
+    agree = disagree = 0
+    for fid in chosen:
+        if fid not in FACT_PROBES or fid not in rows:
+            print(f"\n{fid}: no probe or no [[tuning_fact]] row")
+            continue
+        where, fixed, rx = FACT_PROBES[fid]
+        pat = re.compile(rx)
+        held: dict[str, list[str]] = {}
+        for rel in rels:
+            if rel.tag:
+                paths = [q.split(":", 1)[1] for q in git("grep", "-l", "-F", "-e", fixed, rel.tag, "--",
+                                                          "vllm_ascend/*.py").split()]
+                texts = {q: git("show", f"{rel.tag}:{q}") for q in paths
+                         if "/tests/" not in f"/{q}" and (where is None or q == where)}
+            elif rel.sdist is not None:
+                texts = {}
+                for f in (rel.sdist / "vllm_ascend").rglob("*.py"):
+                    q = str(f.relative_to(rel.sdist))
+                    if "/tests/" in f"/{q}" or (where is not None and q != where):
+                        continue
+                    t = f.read_text(encoding="utf-8", errors="replace")
+                    if fixed in t:
+                        texts[q] = t
+            else:
+                texts = {}
+            found = sorted(q for q, t in texts.items() if pat.search(t))
+            if found:
+                held[rel.version] = found
+        stated = list(rows[fid]["releases"])
+        same = members(ordered, stated) == set(held)
+        agree, disagree = agree + same, disagree + (not same)
+        print(f"\n{fid}: {'agree' if same else 'DISAGREE'}")
+        print(f"  releases {stated}")
+        print(f"  computed {windows(ordered, set(held))}")
+        if not same:
+            extra = [v for v in ordered if v in held and v not in members(ordered, stated)]
+            lack = [v for v in ordered if v not in held and v in members(ordered, stated)]
+            if extra:
+                print(f"  found but outside releases: {' '.join(extra)}")
+            if lack:
+                print(f"  in releases but not found:  {' '.join(lack)}")
+        if verbose or not same:
+            for v in ordered:
+                if v in held:
+                    print(f"    {v:>13}: {', '.join(held[v])}")
+    print(f"\n{agree + disagree} facts checked: {agree} agree, {disagree} DISAGREE")
     return 0
 
 

@@ -102,3 +102,20 @@ def test_the_loader_rejects_a_broken_row(tmp_path):
                    'who_en = "w"\nwho_zh = "w"\nsource = "README.md"\n')
     with pytest.raises(MatrixError, match="when"):
         parse_file(bad, cache=False)
+
+
+def test_every_quant_window_fixed_by_the_script_stays_fixed(matrix):
+    """bench/tuning_windows.py --quant / --facts (docs/facts-audit.md, "Tuning quant windows, every
+    scheme"): the windows the script computed from the registries and messages at every release."""
+    quant = {q.scheme: list(q.releases) for q in matrix.tuning_quant}
+    # the eighth sample's fix (#34), which the script confirms: C8 is gone from v0.13.0rc1 to v0.18.0rc1
+    assert quant["C8"] == [">=0.9.2rc1,<0.13.0rc1", "==0.18.0", ">=0.19.1rc1"]
+    assert quant["W4A8_DYNAMIC"] == [">=0.9.1rc2,<0.9.2rc1", ">=0.10.0rc1"]
+    assert quant["FP8"] == [">=0.21.0rc1,<0.27.1rc1"]
+    facts = {f.id: list(f.releases) for f in matrix.tuning_facts}
+    # 0.27.1rc1 on: the assertion needs vLLM's sequence-parallel MoE, which vLLM turns on only with tp > 1
+    assert facts["flashcomm1_needs_tp"] == [">=0.12.0rc1,<0.27.1rc1"]
+    # the same RuntimeError at v0.14.0rc1, where binding is opt-in
+    assert facts["cpu_binding_min_cpus.v0_15"] == [">=0.14.0rc1,<0.16.0rc1"]
+    # the same ValueError at v0.7.3rc1 and v0.7.3rc2, which sort before 0.7.3
+    assert facts["block_size_prefix_rejected"] == [">=0.7.3rc1,<0.8.4rc1"]
