@@ -120,6 +120,7 @@ def test_wheel_failing_to_install_rolls_back_the_local_vllm_build(tmp_path, hous
 
 
 @pytest.mark.parametrize("installer", INSTALLERS)
+@pytest.mark.slow  # ~1 s of CPU or more: real pip, killed
 def test_pip_killed_in_the_middle_of_the_install_phase(tmp_path, house, installer):
     """SIGKILL to pip while it writes vllm-ascend's files (after torch, torch-npu and vllm were
     already replaced in the same installer run): everything goes back."""
@@ -179,6 +180,7 @@ main(sys.argv[1:])
 """
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: two real fixes with real pip
 def test_two_concurrent_fixes_one_refuses(tmp_path, house):
     fake = scenario("downgrade", tmp_path, house)
     dirs = [house["dirs"][k] for k in (wh.PYPI, wh.CPU, wh.ASCEND)]
@@ -231,6 +233,7 @@ main(sys.argv[1:])
 
 
 @pytest.mark.parametrize("installer", INSTALLERS)
+@pytest.mark.slow  # ~1 s of CPU or more: real pip, signalled
 def test_a_sigterm_whose_exception_was_lost_still_rolls_back(tmp_path, house, installer):
     """Python drops an exception raised inside an at-fork callback (every process start runs
     logging's): the transaction must still stop at the next step and roll back."""

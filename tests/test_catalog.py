@@ -64,6 +64,7 @@ def test_every_rule_module_is_listed():
     assert defining == listed, f"add to doctor/rules/all_rules.py: {sorted(defining - listed)}"
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: parses every module
 def test_one_way_to_write_a_rule():
     """Every rule is a ``rule(id, check, source, fixer)`` line: no module builds the ``Rule``
     record by hand (its layer and why-key come from the id), and every why-text is the

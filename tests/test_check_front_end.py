@@ -183,6 +183,7 @@ def test_help_is_the_same_from_a_real_process(tmp_path):
 
 
 @pytest.mark.parametrize("extra", [["--json"], [], ["--lang", "zh", "--fail-on", "warn"]])  # (-v prints timings)
+@pytest.mark.slow  # ~1 s of CPU or more: checks through both fronts
 def test_a_check_says_the_same_through_either_front(extra):
     fake = kit_run("healthy_a2_documented").fake
     env = dict(fake.env, PYTHONPATH=REPO)

@@ -236,6 +236,7 @@ def _pip(index, argv, env):
     return subprocess.run(cmd, env=index.pip_env(env), capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: real pip
 def test_hand_fix_of_a_mirror_only_torch_npu_resolves_as_printed(fake, wheel_index):
     SCENARIOS["seed_001_naive_fix"](fake)
     commands = finding(fake.judge(), "torch_npu.version")["commands"]

@@ -366,6 +366,7 @@ def test_matrix_tables_fit_the_terminal_and_never_split_a_version_or_a_url(colum
 
 
 @pytest.mark.parametrize("command", [("check",), ("fix", "--offline")])
+@pytest.mark.slow  # ~1 s of CPU or more: waits on a pseudo-terminal
 def test_a_long_wait_shows_a_line_on_a_terminal_and_nothing_in_a_pipe(tmp_path, command):
     """check and fix waiting on a slow npu-smi: a spinner line on the terminal's stderr after 2 s,
     and nothing on stderr when it is a pipe. The fake npu-smi answers only once the terminal shows
@@ -419,6 +420,7 @@ def test_a_long_wait_shows_a_line_on_a_terminal_and_nothing_in_a_pipe(tmp_path, 
 @pytest.mark.parametrize("argv", [("matrix", "explain", "0.13.0"),  # the typer commands (rich, click's main loop)
                                   ("check", "--stage", "build"),  # the check front end, text
                                   ("check", "--stage", "build", "--json")])  # one JSON document at the end
+@pytest.mark.slow  # ~1 s of CPU or more: subprocess pipes
 def test_a_stdout_its_reader_closed_is_exit_141_not_the_doctors_failure(argv):
     """`ascend-doctor ... | head -1`: the reader went, the doctor did not fail. Exit 141 (128 +
     SIGPIPE, what the shell shows for a writer a closed pipe stopped), never 1 ("the doctor itself
@@ -442,6 +444,7 @@ def test_a_stdout_its_reader_closed_is_exit_141_not_the_doctors_failure(argv):
     assert "141" in readme and "| 141 |" in check_md
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: venvs and subprocess checks
 def test_the_header_names_the_interpreter_the_doctor_chose_itself(tmp_path):
     """Without --python the doctor judges the active virtualenv, else python3 on PATH, passing
     over its own venv (the README's set-up activates it): the header names the one it ran, in

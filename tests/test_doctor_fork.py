@@ -45,6 +45,7 @@ def _untimed(text: str) -> str:
 @pytest.mark.parametrize("scenario", ["healthy_a2_documented",
                                       pytest.param("seed_001_official_image", marks=pytest.mark.slow),
                                       pytest.param("vllm_folder_in_cwd", marks=pytest.mark.slow)])
+@pytest.mark.slow  # ~1 s of CPU or more: real interpreters beside forked ones
 def test_a_forked_run_says_what_a_real_one_says(scenario):
     fake = kit_run(scenario).fake
     env = dict(fake.env, PYTHONPATH=str(REPO))

@@ -44,6 +44,7 @@ def test_the_same_groups_as_the_plain_pattern(cid):
 
 @pytest.mark.parametrize("cid", sorted(PLAIN))
 @pytest.mark.parametrize("seed", range(3))
+@pytest.mark.slow  # ~1 s of CPU or more: random names
 def test_the_same_groups_on_random_names(cid, seed):
     """Short random lines of the characters the patterns turn on (path and name characters,
     separators, ".so", the messages): the plain patterns are quick on them."""

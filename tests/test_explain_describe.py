@@ -243,6 +243,7 @@ def test_a_user_description_is_loaded_and_matched(tmp_path):
     (("'missing']", "'(missing']"), "invalid regular expression"),
     (('signature = "driver.libascend_hal_missing"\n', ""), "needs its own answer"),
 ])
+@pytest.mark.slow  # ~1 s of CPU or more: the catalogue compiled again per case
 def test_a_broken_description_is_refused(tmp_path, change, problem):
     with pytest.raises(MatrixError) as e:
         load_matrix([_matrix_file(tmp_path, GOOD.replace(*change))], user_overlays=False)

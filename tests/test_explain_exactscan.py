@@ -44,6 +44,7 @@ def test_every_shipped_matcher_is_in_the_automaton():
     assert covered == compiled.all_mask, [m.id for i, m in enumerate(compiled.matchers) if not covered >> i & 1]
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: every pattern against every line
 def test_each_pattern_is_in_every_line_its_matchers_match():
     """Every example or mined line a matcher's regex matches holds one of the matcher's exact
     strings (what the fast path tests show on whole logs, here line by line with the string)."""
@@ -229,6 +230,7 @@ MALFORMED = [
 
 
 @pytest.mark.parametrize("bad", MALFORMED)
+@pytest.mark.slow  # ~1 s of CPU or more: the automaton built per case
 def test_a_malformed_plan_is_not_valid(bad):
     text = _entry(bad)
     assert not exactscan.valid(json.loads(text) if text.startswith(("{", "[")) else None, len(catalog().matchers))
@@ -262,6 +264,7 @@ def test_the_key_changes_with_the_matchers(cache_home):
 # the command, with the wheel and without it
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: explain twice in subprocesses
 def test_explain_answers_the_same_without_the_wheel(tmp_path):
     """A log past SMALL_INPUT with every example and mined case in noise: the JSON report of the
     real command is the same byte for byte through the automaton and through the fallback."""

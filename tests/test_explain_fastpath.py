@@ -174,6 +174,7 @@ NOISE = [
 ]
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: every case, three scan paths
 def test_every_example_and_mined_case_alone():
     """Each line alone, as the mined tests feed them: one hit set per case."""
     compiled = catalog().compiled

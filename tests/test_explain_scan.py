@@ -98,6 +98,7 @@ def _brute_force_of_log(seed: int) -> set:
 
 
 @pytest.mark.parametrize("sizes", [[1], [7], [4093], [65536], "random"])
+@pytest.mark.slow  # ~1 s of CPU or more: random chunkings of whole logs
 def test_chunking_does_not_change_the_result(sizes):
     text = make_log(5, 800).encode("utf-8")
     cat = catalog()

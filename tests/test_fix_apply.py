@@ -285,6 +285,7 @@ def test_vllm_from_source_builds_it_with_target_device_empty(tmp_path, house):
     assert problems(after) == [] and finding(after, "vllm.local_version")["status"] == "info"
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: real pip
 def test_dockerfile_step_with_doctor_fix_repairs_the_official_image(tmp_path, house):
     """DOCTOR_FIX=1: the build step repairs seed 001's image and the build passes."""
     from test_docker_step import run_step

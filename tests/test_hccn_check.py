@@ -69,6 +69,7 @@ def test_unanswered_query_is_a_warning_with_its_command(host):
     assert ip["commands"][0]["shell"].endswith("hccn_tool -i 0 -ip -g") and "exit 1" in ip["observed"]
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: two checks of a node
 def test_conf_missing_in_the_container_and_stale_addresses(host):
     install(host, node_ports(1, count=4), conf=False)
     host.remove("/etc/hccn.conf")
@@ -158,6 +159,7 @@ cat '{info}'
 """
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: 16 NPUs' queries to the fake hccn_tool
 def test_a3_vnic_and_super_pod(tmp_path):
     fake = FakeHost(tmp_path)
     fake.ascend_host(npu="npu-smi-a3.txt")

@@ -57,6 +57,7 @@ def _named_keys():
     return found
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: parses every module
 def test_every_key_the_code_names_exists():
     named = _named_keys()
     assert len(named) > 400  # the scan sees the rules, the plan, the commands
@@ -214,6 +215,7 @@ def _inline_error_messages():
     return out
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: parses every module
 def test_error_messages_move_to_the_catalogue():
     """Every user-facing error is to be a catalogue Text in English and Chinese; the inline ones
     left may only get fewer (254 raise statements before doctor/shell/install/bundle.py's 21 and

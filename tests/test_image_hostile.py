@@ -512,6 +512,7 @@ def test_a_bzip2_bomb_stops_at_the_ratio(tmp_path):
     assert e.value.params["expanded"] < GIB
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: tens of MB of layers
 def test_the_layers_together_are_bounded_and_a_real_ratio_passes(tmp_path):
     """Three gzip layers of 24 MiB of random-ish text (ratio ~1.7): past the image's bound of
     64 MiB at the third; a bound of 128 MiB reads them all."""

@@ -383,6 +383,7 @@ def test_a_user_layer_that_changes_the_stack_is_judged_normally(official):
     assert code == 3 and finding(doc, "torch_npu.version")["status"] == "fail"  # same version, the user's own step
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: real pip resolution
 def test_fix_plans_what_a_dockerfile_step_would_run(official, monkeypatch):
     # the plan is what is judged here, not its proof: pip reads no index (the real one is the
     # real-index benchmark's), so the proof fails at once instead of retrying unreachable hosts

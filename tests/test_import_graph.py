@@ -6,6 +6,9 @@ import ast
 import os
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
+
+import pytest
+
 from tests import source_kit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,6 +105,7 @@ def test_the_scan_sees_the_package():
     assert any(m == "doctor.rules.all_rules" and not top for m, top in GRAPH["doctor.rules.engine"])
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: imports every module
 def test_the_pure_core_imports_nothing_that_touches_the_world():
     pure = sorted(n for n in MODULES if _pure(n))
     assert len(pure) > 25
@@ -146,6 +150,7 @@ def _cycles(edges: Dict[str, Set[str]]) -> List[List[str]]:
     return out
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: imports every module
 def test_no_import_circles():
     # every import statement counts, deferred ones too: a circle is a circle even when it is
     # only closed at run time (cli.fix importing cli.main in a function was one)

@@ -106,6 +106,7 @@ def test_check_of_a_host_without_network_tuning_or_model_input_imports_none_of_t
     ([], {"TASK_QUEUE_ENABLE": "0"}, {"doctor.rules.tuning"}),
     (["--stage", "runtime"], {}, {"doctor.rules.tuning", "doctor.rules.tuning_serve", "doctor.probes.tuning"}),
 ])
+@pytest.mark.slow  # ~1 s of CPU or more: subprocess checks per layer
 def test_a_layer_with_input_is_judged(build_host, tmp_path, extra, env_extra, wanted):
     fake = build_host
     env = dict(fake.env, PYTHONPATH=REPO, HOME=str(tmp_path), **env_extra)

@@ -314,6 +314,7 @@ print(json.dumps({"seconds": time.process_time() - t, "limits": [x.bound for x i
 """
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: a real-size crafted header
 def test_a_real_size_crafted_header_is_refused_quickly(tmp_path):
     """~35M empty arrays in a 100 MB header (the format's bound): 2.7 GB and ~17 s a shard before
     the shape bound; six hard links of it took 103 s."""

@@ -119,6 +119,7 @@ def old_install(host) -> None:
     (host.prefix / "bin" / "mooncake_master").write_bytes(b"#!/bin/sh\necho old\n")
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: real cmake and make
 def test_build_installs_and_verifies(repo, host, tmp_path):
     old_install(host)
     recorder = tmp_path / "apt-get"
@@ -162,6 +163,7 @@ def test_build_installs_and_verifies(repo, host, tmp_path):
     assert "cannot open shared object file" in bad.stderr
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: real cmake and make
 def test_compile_error_with_a_known_signature(repo, host, tmp_path):
     old_install(host)
     before = tree(host.site, host.prefix)

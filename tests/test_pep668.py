@@ -43,6 +43,7 @@ def test_the_probe_sees_the_marker_of_a_system_interpreter_and_not_in_a_venv():
 
 
 @pytest.mark.skipif(not MARKED, reason="no EXTERNALLY-MANAGED system interpreter on this machine")
+@pytest.mark.slow  # ~1 s of CPU or more: real pip
 def test_checks_pip_commands_for_a_marked_interpreter_run_there(tmp_path):
     """Seed 001's snapshot, its interpreter marked as the system's: every pip command of check
     --from carries the flag, and that spelling is what Debian's own pip accepts (an uninstall of

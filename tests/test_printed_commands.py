@@ -631,6 +631,7 @@ def test_the_readme_set_up_installs_activates_and_checks(readme_env):
     assert bare.returncode == 0 and bare.stdout.startswith("Usage: ascend-doctor") and not bare.stderr
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: a venv of the built wheel
 def test_the_doctor_installed_in_a_venv_of_its_own_checks_from_the_activated_shell(doctor_wheel, tmp_path):
     """The fast loop's share of the README set-up above (which runs it as written, in the full
     suite): the wheel `pip install .` builds from this checkout (the session's doctor_wheel, an

@@ -198,6 +198,7 @@ def test_a_kernel_table_alone_states_the_idle_time_as_the_basis_of_host_bound():
            "as waiting on the host" in head
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: generated profiles
 def test_every_set_line_has_a_value(tmp_path):
     """A `set:` line is something to paste: an option with its value, never a bare `--max-num-seqs`."""
     flags = {"--enable-chunked-prefill"}  # takes no value
@@ -226,6 +227,7 @@ def write(tmp_path, p, name=None, **kw):
 
 @pytest.mark.parametrize("scenario,bound", [(pg.HOST_BOUND, "host"), (pg.DEVICE_BOUND, "device"),
                                             (pg.COMM_BOUND, "communication"), (pg.BALANCED, "balanced")])
+@pytest.mark.slow  # ~1 s of CPU or more: generated profiles
 def test_generated_profiles_get_their_verdict(tmp_path, scenario, bound):
     root = write(tmp_path, scenario)
     doc = profile_json(str(root))
@@ -241,6 +243,7 @@ def test_generated_profiles_get_their_verdict(tmp_path, scenario, bound):
 
 @pytest.mark.parametrize("version", pg.VERSIONS)
 @pytest.mark.parametrize("pmu", [None, "PipeUtilization"])
+@pytest.mark.slow  # ~1 s of CPU or more: generated profiles
 def test_every_header_variant_reads_the_same(tmp_path, version, pmu):
     p = replace(pg.DEVICE_BOUND, version=version, pmu=pmu, scopes="profiler_step")
     doc = profile_json(str(write(tmp_path, p)))
@@ -326,6 +329,7 @@ def test_memory_record_flat_after_the_first_step_and_a_broken_one(tmp_path):
 
 
 @pytest.mark.parametrize("wait_ms,slow", [(0.5, True), (0.05, False)])
+@pytest.mark.slow  # ~1 s of CPU or more: generated profiles
 def test_communication_json_wait_ratio_names_a_rank_waiting_on_its_peer(tmp_path, wait_ms, slow):
     root = write(tmp_path, pg.COMM_BOUND)
     doc_in = pg.communication_json(steps=3, transit_ms=1.0, wait_ms=wait_ms, sync_ms=0.1)

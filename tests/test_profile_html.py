@@ -41,6 +41,7 @@ def test_the_page_is_self_contained_and_escapes_the_data(tmp_path):
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install -y chromium)")
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow  # ~1 s of CPU or more: headless Chromium
 def test_the_report_renders_in_headless_chromium(tmp_path, lang):
     page = report(tmp_path, replace(pg.COMM_BOUND, prefill_steps=(6,), malloc_steps=(9,)), "--lang", lang)
     profile_dir = tempfile.mkdtemp(prefix="chromium-", dir=tmp_path)

@@ -147,6 +147,7 @@ def test_the_real_fixture_reads_the_same_both_ways(monkeypatch, chunk):
 
 
 @pytest.mark.parametrize("scenario", ["HOST_BOUND", "DEVICE_BOUND", "COMM_BOUND", "BALANCED"])
+@pytest.mark.slow  # ~1 s of CPU or more: generated traces
 def test_generated_decode_loops_read_the_same_and_mostly_the_fast_way(tmp_path, monkeypatch, scenario):
     monkeypatch.setattr(pf, "CHUNK", 1 << 15)
     p = tmp_path / "trace_view.json"
@@ -173,6 +174,7 @@ def test_awkward_traces_read_the_same_both_ways(tmp_path, monkeypatch, seed, chu
 
 
 @pytest.mark.parametrize("seed", range(6))
+@pytest.mark.slow  # ~1 s of CPU or more: traces read both ways
 def test_broken_traces_fail_the_same_way_at_the_same_byte(tmp_path, monkeypatch, seed):
     """A trace cut or corrupted anywhere: the fast way says what the event-by-event way says
     (the same message and byte), or reads the same events when that way reads them."""

@@ -210,6 +210,7 @@ def test_bench_client_directly_reports_model_and_durations():
     assert res.duration > 0.05
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: a soak of seconds
 def test_soak_reports_hbm_that_climbs(tmp_path):
     """npu-smi stands in as a script that prints a recorded 910B4 table (tests/fakehost/data)
     with chip 0's HBM growing by 1 GB at every call: a steady climb is a warning naming it."""

@@ -32,6 +32,7 @@ def smoke(py, host=None, **kw):
     return run(opts, py, host or Host())
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: real torch in a subprocess
 def test_cli_tiny_model_on_cpu(py):
     proc = doctor_fork.run([sys.executable, "-m", "doctor", "smoke", "--python", py, "--device", "cpu", "--json",
                            "--lang", "zh"], capture_output=True, text=True, timeout=300, cwd=REPO)
@@ -136,6 +137,7 @@ def test_a_missing_interpreter(tmp_path):
     assert report.exit_code() == 3
 
 
+@pytest.mark.slow  # ~1 s of CPU or more: subprocess smoke runs
 def test_bad_usage_is_one_line_exit_2(tmp_path):
     for args in (["--device", "gpu"], ["--slo", "ttft=fast"], ["--duration", "soon"], ["--stages", "model,gpu"],
                  ["--model", str(tmp_path / "none")], ["--config", str(tmp_path / "none.toml")]):
