@@ -1,5 +1,5 @@
 """The endpoint stage against a real HTTP server on loopback that streams on a script
-(smoke_fixtures/openai_server.py): first token after 200 ms, then one every 20 ms."""
+(smoke_fixtures/openai_server.py) on a script: its first token after a delay, then one per gap."""
 import json
 import statistics
 import sys
@@ -33,18 +33,25 @@ def within(value, want, rel=0.10):
     return abs(value - want) <= rel * want
 
 
+FIRST, GAP = 0.5, 0.05  # the script: first token after 500 ms, then one every 50 ms
+
+
 @pytest.mark.parametrize("per_chunk", [1, 3])
 def test_ttft_and_tpot_match_the_script(per_chunk):
     """TTFT from request sent to the first chunk; TPOT = (latency - TTFT) / (tokens - 1) with the
     tokens from the usage report, so several tokens per chunk do not triple it.
 
-    The figures must land within 10% of the script (200 ms, 20 ms). On a loaded machine the
+    The figures must land within 10% of the script (500 ms, 50 ms). On a loaded machine the
     server itself can be late; it records when it really sent each chunk (CLOCK_MONOTONIC, shared
     by both processes), and the client's figures must then be within 10% of the script's values
-    of what was really sent, and never below the script."""
+    of what was really sent, and never below the script. The script is long enough that a client
+    scheduled late reads within the band: at 200 ms its median TTFT was 220 ms at a load of 5
+    with the server on time, 16 ms of scheduling; the worst seen, 63 ms at a load of 20, is a
+    tenth of this script."""
     import requests
 
-    with ProcessServer(first=0.2, gap=0.02, per_chunk=per_chunk) as srv:
+    script_ttft, script_tpot = FIRST * 1000, GAP * 1000
+    with ProcessServer(first=FIRST, gap=GAP, per_chunk=per_chunk) as srv:
         result, report = stage(srv.url, concurrency=1, requests=5)
         truth = requests.get(srv.url + "/debug/timings", timeout=10).json()[1:]  # without the warm-up
     m = result.metrics
@@ -53,22 +60,22 @@ def test_ttft_and_tpot_match_the_script(per_chunk):
     assert m["output_tokens"] == 5 * OUT
     sent_ttft = statistics.median(t["first"] - t["read"] for t in truth) * 1000
     sent_tpot = statistics.median((t["last"] - t["first"]) / (t["tokens"] - 1) for t in truth) * 1000
-    assert sent_ttft >= 199.0 and sent_tpot >= 19.5  # the server never runs ahead of its script
+    assert sent_ttft >= script_ttft - 1 and sent_tpot >= script_tpot * 0.98  # never ahead of its script
     # A server late on its script means a loaded machine, where the client reads each chunk late
-    # too (31 and 63 ms after it was sent, under a load of 20): half the script then, 10% when
-    # the server kept to it. Either still tells a TPOT per chunk (3x) or a TTFT counted from the
-    # warm-up or the connection.
-    rel = 0.10 if sent_ttft <= 204.0 and sent_tpot <= 20.4 else 0.5
-    assert abs(m["ttft_ms"]["p50"] - sent_ttft) <= rel * 200.0, (m["ttft_ms"], sent_ttft)
-    assert abs(m["tpot_ms"]["p50"] - sent_tpot) <= rel * 20.0, (m["tpot_ms"], sent_tpot)
-    assert m["ttft_ms"]["p50"] >= 200.0 and m["tpot_ms"]["p50"] >= 18.0
-    if sent_ttft <= 204.0 and sent_tpot <= 20.4:  # the server kept to its script: so must we
-        assert within(m["ttft_ms"]["p50"], 200.0) and within(m["tpot_ms"]["p50"], 20.0)
-    # The mean of 5 moves with one chunk read late by a loaded client (224 ms at a load of 4 with
-    # the server on its script): it gets the loose band, the median the tight one.
-    assert within(m["ttft_ms"]["mean"], 200.0, 0.5) and within(m["tpot_ms"]["mean"], 20.0, 0.5)
-    assert m["ttft_ms"]["mean"] >= 200.0 and m["tpot_ms"]["mean"] >= 18.0
-    # one ITL per chunk: per_chunk tokens arrive every per_chunk * 20 ms
+    # too: half the script then, 10% when the server kept to it. Either still tells a TPOT per
+    # chunk (3x) or a TTFT counted from the warm-up or the connection.
+    on_time = sent_ttft <= script_ttft * 1.02 and sent_tpot <= script_tpot * 1.02
+    rel = 0.10 if on_time else 0.5
+    assert abs(m["ttft_ms"]["p50"] - sent_ttft) <= rel * script_ttft, (m["ttft_ms"], sent_ttft)
+    assert abs(m["tpot_ms"]["p50"] - sent_tpot) <= rel * script_tpot, (m["tpot_ms"], sent_tpot)
+    assert m["ttft_ms"]["p50"] >= script_ttft and m["tpot_ms"]["p50"] >= script_tpot * 0.9
+    if on_time:  # the server kept to its script: so must we
+        assert within(m["ttft_ms"]["p50"], script_ttft) and within(m["tpot_ms"]["p50"], script_tpot)
+    # The mean of 5 moves with one chunk read late by a loaded client: it gets the loose band,
+    # the median the tight one.
+    assert within(m["ttft_ms"]["mean"], script_ttft, 0.5) and within(m["tpot_ms"]["mean"], script_tpot, 0.5)
+    assert m["ttft_ms"]["mean"] >= script_ttft and m["tpot_ms"]["mean"] >= script_tpot * 0.9
+    # one ITL per chunk: per_chunk tokens arrive every per_chunk * GAP
     assert within(m["itl_ms"]["p50"], sent_tpot * per_chunk)
     assert m["warmup"] == 1 and m["requests"] == 5  # warm-up requests are not measured
     assert report.exit_code() == 0
