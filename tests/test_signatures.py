@@ -786,3 +786,38 @@ def test_eighth_audit_r_facts_say_what_their_sources_say():
     s = by_id("torch_npu.npu_op_missing_prose")  # v0.7.1rc1 installation.md: the dev build is a tarball on Huawei Cloud OBS
     assert "Ascend pip mirror" not in s.fix_en and "昇腾 pip 镜像" not in s.fix_zh and "2.5.1.dev20250218" in s.fix_zh
     assert "v0.7.1rc1/docs/source/installation.md" in s.source
+
+
+def test_ninth_audit_w_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, ninth sample (seed 33), facts #27 to #50: signature causes that said more than the
+    code or the threads they cite, and (found on the way) an advice window, a catalogue fix and a source."""
+    from doctor.versions import satisfies
+
+    # #35 (on the way): no tutorial sets TASK_QUEUE_ENABLE=1 at v0.9.2rc1 to v0.11.0; v0.25.1rc1's DeepSeek-R1.md names none
+    a = next(x for x in matrix().tuning_advice if x.id == "TASK_QUEUE_ENABLE.tutorials")
+    ok = lambda v: any(satisfies(v, r) for r in a.releases)  # noqa: E731
+    assert all(ok(v) for v in ("0.9.1rc3", "0.9.1", "0.12.0rc1", "0.25.1rc1", "0.30.0rc2"))
+    assert not any(ok(v) for v in ("0.9.1rc2", "0.9.2rc1", "0.10.0rc1", "0.11.0"))
+    assert "DeepSeek-R1.md" not in a.source and "TASK_QUEUE_ENABLE.md" in a.source
+    # #36 (on the way): the catalogue says ask for support or remove the operator, not "a newer CANN has it"
+    c = next(x for x in matrix().codes if x.code == "EZ0501")
+    assert "a newer toolkit" not in c.fix_en and "更新的 toolkit" not in c.fix_zh and "gitee.com/ascend" in c.fix_en
+    # #42: NOSET leaves the inherited ASCEND_RT_VISIBLE_DEVICES; every NPU only when none was set
+    s = by_id("devices.ray_visible_devices")
+    assert "keeps the value it inherited" in s.cause_en and "沿用其继承的值" in s.cause_zh
+    # #44: the runtime reads /etc/ascend_install.info, then <path>/driver/version.info; a non-empty one is a form not parsed
+    s = by_id("driver.version_unreadable")
+    assert "a driver this torch_npu does not support" not in s.cause_en and "不支持的驱动版本" not in s.cause_zh
+    assert "/etc/ascend_install.info" in s.cause_en and "/etc/ascend_install.info" in s.cause_zh
+    assert "/etc/ascend_install.info" in s.fix_en and "aclrt_impl/acl.cpp" in s.source
+    # #46: an integer device index; the cases are 2.1.0 and 2.2.0 (2.4.0 trained on card 0), the fix named is 2.5.1
+    s = by_id("torch_npu.cuda_path_on_npu")
+    assert "older than 2.5.1" not in s.cause_en and "低于 2.5.1" not in s.cause_zh
+    assert "`.to(0)`" in s.cause_en and "2.4.0" in s.cause_zh and "transformers/issues/37992" in s.source
+    # #47: VLLM_ASCEND_ENABLE_BATCH_MEMCPY is in envs.py but read only by setup.py at build time
+    s = by_id("vllm.unknown_env_benign")
+    assert "VLLM_ASCEND_ENABLE_BATCH_MEMCPY" in s.cause_en and "VLLM_ASCEND_ENABLE_BATCH_MEMCPY" in s.cause_zh
+    assert "v0.25.1rc1/setup.py" in s.source
+    # #50: v0.7.1rc1's quantizer.py catches every Exception, the later ones ImportError
+    s = by_id("vllm_ascend.no_quantizer")
+    assert "`except Exception`" in s.cause_en and "`except Exception`" in s.cause_zh and "v0.7.1rc1/vllm_ascend/quantization" in s.source
