@@ -9,7 +9,7 @@ import contextlib
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, ContextManager, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, ContextManager, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from doctor.errors import UsageError
 from doctor.i18n import T
@@ -206,6 +206,8 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     plan = _prove(plan, facts, choice, install_env, opts, no_cann, live, bundle_dir, resolving, image_platform,
                   judge=lambda p: check_after_plan(p, facts, mx, opts.check.stage, before, opts.lang),
                   route=bundle_route(opts, facts, mx, opts.check.stage))
+    if owner is None and _judged_as_directories(facts):
+        plan = without_commands(plan, opts.check.site_packages)
     doc = plan.to_json(opts.lang)
     doc["installer_notes"] = choice.notes
     outcome = FixOutcome(plan=plan, doc=doc, before=before, choice=choice, exit_code=before.exit_code(),
@@ -288,6 +290,24 @@ def owner_of_directories(facts, root: str, env: Mapping[str, str]) -> Optional[s
         return os.path.isfile(real) and os.access(real, os.X_OK)
 
     return owning_interpreter(py.sys_path, runs)
+
+
+def _judged_as_directories(facts) -> bool:
+    py = facts.python
+    return facts.image is None and py is not None and py.source == "site-packages" and not py.executable
+
+
+def without_commands(plan: "Plan", dirs: Sequence[str]) -> "Plan":
+    """The plan for site-packages directories no interpreter was found to own: its steps say what
+    changes, with no command. pip run by any interpreter the doctor could name (``python3`` on
+    PATH) would change another environment, so the user has to name the owner with --python."""
+    from doctor.i18n import join
+
+    for step in plan.steps:
+        if step.runs:
+            step.argv = None
+    plan.notes.append(T("plan.note.no_owner", dirs=join(list(dirs))))
+    return plan
 
 
 # the options of `snapshot` that read the same target as this fix (its own option set: no --stage, --target, --matrix)
