@@ -226,6 +226,26 @@ def windows(ordered: list[str], members: set[str]) -> list[str]:
     return out
 
 
+def compare(name: str, stated: list[str], ordered: list[str], computed: set[str], seen: str,
+            reviewed: str = "") -> bool:
+    """Prints a row's stated releases beside the computed ones (and the releases in one and not
+    the other); True when they are the same set."""
+    same = members(ordered, stated) == computed
+    verdict = "agree" if same else "DISAGREE" + (f" (reviewed: {reviewed})" if reviewed else "")
+    print(f"\n{name}: {verdict}")
+    print(f"  releases {stated}")
+    print(f"  computed {windows(ordered, computed)}")
+    if not same:
+        extra = [v for v in ordered if v in computed and v not in members(ordered, stated)]
+        lack = [v for v in ordered if v not in computed and v in members(ordered, stated)]
+        if extra:
+            print(f"  {seen} but outside releases: {' '.join(extra)}")
+        if lack:
+            print(f"  in releases but not {seen}:  {' '.join(lack)}")
+    return same
+
+
+
 def members(ordered: list[str], specs: list[str]) -> set[str]:
     sets = [SpecifierSet(s) for s in specs]
     return {v for v in ordered if any(s.contains(Version(v), prereleases=True) for s in sets)}
@@ -424,22 +444,8 @@ def quant_main(only: list[str], verbose: bool) -> int:
             print(f"\n{name}: no [[tuning_quant]] row")
             continue
         accepted = {v for v, hs in hits[name].items() if any(h.kind in QUANT_COUNTED for h in hs)}
-        stated = list(row["releases"])
-        same = members(ordered, stated) == accepted
+        same = compare(name, list(row["releases"]), ordered, accepted, "accepted", QUANT_REVIEWED.get(name, ""))
         agree, disagree = agree + same, disagree + (not same)
-        verdict = "agree" if same else "DISAGREE"
-        if not same and name in QUANT_REVIEWED:
-            verdict += f" (reviewed: {QUANT_REVIEWED[name]})"
-        print(f"\n{name}: {verdict}")
-        print(f"  releases {stated}")
-        print(f"  computed {windows(ordered, accepted)}")
-        if not same:
-            extra = [v for v in ordered if v in accepted and v not in members(ordered, stated)]
-            lack = [v for v in ordered if v not in accepted and v in members(ordered, stated)]
-            if extra:
-                print(f"  accepted but outside releases: {' '.join(extra)}")
-            if lack:
-                print(f"  in releases but not accepted:  {' '.join(lack)}")
         for rel in rels:
             hs = hits[name].get(rel.version, [])
             if not hs or not (verbose or not same):
@@ -523,19 +529,8 @@ def facts_main(only: list[str], verbose: bool) -> int:
             found = sorted(q for q, t in texts.items() if pat.search(t))
             if found:
                 held[rel.version] = found
-        stated = list(rows[fid]["releases"])
-        same = members(ordered, stated) == set(held)
+        same = compare(fid, list(rows[fid]["releases"]), ordered, set(held), "found")
         agree, disagree = agree + same, disagree + (not same)
-        print(f"\n{fid}: {'agree' if same else 'DISAGREE'}")
-        print(f"  releases {stated}")
-        print(f"  computed {windows(ordered, set(held))}")
-        if not same:
-            extra = [v for v in ordered if v in held and v not in members(ordered, stated)]
-            lack = [v for v in ordered if v not in held and v in members(ordered, stated)]
-            if extra:
-                print(f"  found but outside releases: {' '.join(extra)}")
-            if lack:
-                print(f"  in releases but not found:  {' '.join(lack)}")
         if verbose or not same:
             for v in ordered:
                 if v in held:
