@@ -41,3 +41,16 @@ def test_json_has_no_argv_for_unowned_directories_and_the_owned_ones_name_their_
     owned = [s for s in json.loads(out)["steps"] if s["kind"] == "pip"]
     venv_bin = str(fake.python.parent)
     assert owned and all(s["argv"][s["argv"].index("--python") + 1].startswith(venv_bin) for s in owned), owned
+
+
+def test_a_snapshot_of_directories_gets_no_commands_from_this_hosts_interpreters(unowned, tmp_path):
+    """The snapshot of directories is read on another host: an interpreter here beside the same
+    path would be this host's, not the owner there."""
+    fake, _ = unowned
+    snap = tmp_path / "dirs.json"
+    code, _, err = run_cli(fake, ("snapshot", "--site-packages", str(fake.site), "--output", str(snap)), lang=None,
+                       target=False)
+    assert code in (0, None), err
+    code, out, _ = run_cli(fake, ("fix", "--offline", "--json", "--from", str(snap)), lang=None, target=False)
+    steps = [s for s in json.loads(out)["steps"] if s["kind"] == "pip"]
+    assert steps and all(s["argv"] is None for s in steps), steps  # its venv exists here, yet is not named

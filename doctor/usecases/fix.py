@@ -171,7 +171,8 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
         before, judgement = judge_image(before, facts, official_images(mx))
     # an image's plan runs in a Dockerfile step, where the doctor is the repository Dockerfile's venv
     doctor_python = DOCKERFILE_DOCTOR if facts.image is not None else sys.executable
-    owner = owner_of_directories(facts, opts.check.root, env)
+    # a snapshot's directories are on the host it was taken from: nothing here owns them
+    owner = None if opts.check.snapshot else owner_of_directories(facts, opts.check.root, env)
     choice = detect_installer(opts.installer, facts, env, doctor_python, owner)
     prefix = facts.python.prefix if facts.python else None
     # a dry run creates nothing; --apply uses the state directory it will really write to (and
