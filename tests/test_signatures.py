@@ -821,3 +821,66 @@ def test_ninth_audit_w_facts_say_what_their_sources_say():
     # #50: v0.7.1rc1's quantizer.py catches every Exception, the later ones ImportError
     s = by_id("vllm_ascend.no_quantizer")
     assert "`except Exception`" in s.cause_en and "`except Exception`" in s.cause_zh and "v0.7.1rc1/vllm_ascend/quantization" in s.source
+
+
+def test_fourth_sweep_part_g_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, fourth sweep of signature causes, part G: causes (and fixes) that said
+    more than (or other than) the thread, guide or code they cite."""
+    s = by_id("vllm.api_mismatch_wrapped")  # VA PR #10595: lm-eval 0.4.11 and vLLM v0.22.1's move to vllm.renderers.hf
+    assert "split vllm.utils" not in s.cause_en and "拆分为子模块" not in s.cause_zh
+    assert "lm-eval 0.4.11" in s.cause_en and "vllm.renderers.hf" in s.cause_zh and "lm-eval 0.4.12" in s.fix_en
+    s = by_id("cann.opp_version_mix")  # Ascend/samples #21: open, the 7.0.RC1 toolkit's own OPP; no version mix shown
+    assert "come from different CANN versions" not in s.cause_en and "来自不同的 CANN 版本：OPP" not in s.cause_zh
+    assert "Ascend/samples #21" in s.cause_en and "LD_LIBRARY_PATH" in s.cause_zh and "LD_LIBRARY_PATH" in s.fix_en
+    s = by_id("cann.hccl_roce_cqe_heartbeat")  # HCCL fault guide: no ack in time; peer exit; HCCL_RDMA_TIMEOUT too small
+    assert "packet loss or a flapping link" not in s.cause_en and "丢包或链路抖动" not in s.cause_zh
+    assert "HCCL_RDMA_RETRY_CNT" in s.cause_en and "对端进程" in s.cause_zh and "-link_stat -g" in s.fix_en
+    s = by_id("env.hf_unreachable")  # vllm#1432: name resolution on an offline cluster; no proxy case on record
+    assert "blocked proxy" not in s.cause_en and "代理被阻断" not in s.cause_zh
+    assert "vllm#1432" in s.cause_en and "name resolution" in s.cause_zh and "issues/8458" in s.source
+    s = by_id("env.plugin_wrong_vllm_branch")  # VA#14289 is open: the branch is the code's reading, not the thread's
+    assert not s.cause_en.startswith("Plugin registration followed") and "常见于" not in s.cause_zh
+    assert "vllm_version_is" in s.cause_en and "#14289" in s.cause_zh and "412cda26" in s.source
+    s = by_id("torch_npu.aclrt_peek_symbol")  # dlinfer #183: the case on record; vllm_ascend_C is in no source
+    assert "vllm_ascend_C" not in s.cause_en and "vllm_ascend_C" not in s.cause_zh
+    assert "dlinfer #183" in s.cause_en and "2.3.1.post2" in s.cause_zh
+    s = by_id("mooncake.open_device_gid")  # rdma_context.cpp 0.3.8.post1: the warning before names the check; #1384
+    assert "the index has no address" not in s.cause_en and "该端口在此 index 上没有地址" not in s.cause_zh
+    assert "has no associated network device" in s.cause_en and "#1384" in s.cause_zh and "5738f807" in s.source
+    s = by_id("devices.npu_smi_missing")  # cpu_binding.py: chip_logic_id is raised after npu-smi ran, not when it is absent
+    assert "chip_logic_id" in s.cause_en and "Chip Logic ID" in s.cause_zh and "cpu_binding.py" in s.source
+    assert "utils.py" not in s.source and "cpu_binding.py" in s.example_source
+    s = by_id("devices.visible_devices_range")  # gpustack #3352 is a VM: the container numbering is in no source
+    assert "inside a container" not in s.cause_en and "容器内编号" not in s.cause_zh
+    assert "gpustack #3352" in s.cause_en and "[0-2)" in s.cause_zh
+    s = by_id("devices.memory_apply_failed")  # VA#5557 is open with no cause: neither candidate is established
+    assert "the slice is smaller than the model needs" not in s.cause_en and "切片小于模型所需" not in s.cause_zh
+    assert "#5557" in s.cause_en and "create-vnpu" in s.cause_zh
+    s = by_id("mooncake.handshake_failed")  # troubleshooting.md: ib_send_bw, GID index, MTU; nothing about rpc ports
+    assert "rpc ports" not in s.fix_en and "rpc 端口" not in s.fix_zh
+    assert "ib_send_bw" in s.fix_en and "MC_MTU" in s.fix_zh and "Cannot make connection for endpoint" in s.cause_en
+    s = by_id("env.sgl_kernel_cuda_only")  # sglang PRs #8700, #18173: no official-image or sgl_kernel_npu claim
+    assert "official NPU image" not in s.cause_en and "官方 NPU 镜像" not in s.cause_zh
+    assert "#18173" in s.cause_en and "#8700" in s.cause_zh
+    s = by_id("devices.dcmi_init_failed")  # VA#2698 is a -8005 case; the row's three candidates are in no source read
+    assert "driver not loaded" not in s.cause_en and "驱动未加载" not in s.cause_zh
+    assert "#2698" in s.cause_en and "--privileged" in s.cause_zh
+    s = by_id("torch_npu.llamafactory_npu_kernel")  # registry.py skips NPU kernels off the NPU: the config path says "not found"
+    assert "was requested explicitly" not in s.cause_en and "remove the NPU kernels from the kernel config" not in s.fix_en
+    assert "Kernel ... not found" in s.cause_en and "Kernel ... not found" in s.cause_zh and "registry.py" in s.source
+    s = by_id("mooncake.ascend_listen_port_exhausted")  # utils.cpp: a try also fails on socket()/setsockopt; holders unnamed
+    assert "another transfer engine on the same NPU" not in s.cause_en and "同一 NPU 上的另一个传输引擎" not in s.cause_zh
+    assert "set its timeout" in s.cause_en and "消息没有说明" in s.cause_zh
+    s = by_id("mooncake.ascend_transport_so")  # VA#6949 and VA PR #7242 (CI: an eager import), ldconfig's man page
+    assert not s.cause_en.startswith("Mooncake's Ascend transport library was installed") and "#7242" in s.cause_en
+    assert "#6949" in s.cause_zh and "ldconfig.8" in s.source and "lib*.so*" in s.fix_en
+    s = by_id("vllm.engine_died")  # VA#5699 and vllm#27549 are open with no cause found
+    assert "often by the host OOM killer" not in s.cause_en and "常见为主机 OOM killer" not in s.cause_zh
+    assert "#5699" in s.cause_en and "#27549" in s.cause_zh
+    s = by_id("vllm_ascend.numpy2_removed_attr")  # requirements.txt: numpy<2.0.0 to v0.19.1rc1, plain numpy from v0.20.2rc1
+    assert "the vllm-ascend stack need numpy < 2" not in s.cause_en and "vllm-ascend 软件栈需要" not in s.cause_zh
+    assert "v0.20.2rc1" in s.cause_en and "v0.20.2rc1" in s.cause_zh and "1.26" in s.cause_en
+    s = by_id("vllm_ascend.triton_pointer_not_device")  # getPointer accepts location types 1 and 4 (acl_rt.h)
+    assert "unless it is NPU device memory" not in s.cause_en and "不是 NPU 设备内存就拒绝" not in s.cause_zh
+    assert "ACL_MEM_LOCATION_TYPE_HOST_NUMA" in s.cause_en and "ACL_MEM_LOCATION_TYPE_HOST_NUMA" in s.cause_zh
+    assert "acl_rt.h" in s.source
