@@ -884,3 +884,55 @@ def test_fourth_sweep_part_g_causes_claim_no_more_than_their_sources():
     assert "unless it is NPU device memory" not in s.cause_en and "不是 NPU 设备内存就拒绝" not in s.cause_zh
     assert "ACL_MEM_LOCATION_TYPE_HOST_NUMA" in s.cause_en and "ACL_MEM_LOCATION_TYPE_HOST_NUMA" in s.cause_zh
     assert "acl_rt.h" in s.source
+
+def test_fourth_sweep_part_i_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, fourth sweep of signature causes, part I: causes (and fixes) that said
+    more than (or other than) the thread, code or registry listing they cite."""
+    s = by_id("vllm_ascend.mla_rope_cos_cached")  # mla_v1.py reads rotary_emb.cos_cached up to v0.13.0rc1 only; PR #5516
+    assert "v0.11.0rc1 to main" not in s.cause_en and "v0.11.0rc1 至 main" not in s.cause_zh
+    assert "v0.13.0rc1" in s.cause_en and "#5516" in s.cause_en and "#5516" in s.cause_zh and "pull/5516" in s.source
+    s = by_id("env.dist_connect_timeout")  # socket.cpp retries on refused/reset/timed out: nobody listening, or unreachable
+    assert not s.cause_en.startswith("A worker could not connect") and "不可达（如容器网桥" not in s.cause_zh
+    assert "listen" in s.cause_en and "监听" in s.cause_zh and "c10d/socket.cpp" in s.source
+    s = by_id("mooncake.rdma_local_length")  # #3299 finds no cause for the length error; PR #3387 traces the loop
+    assert "does not fit the local buffer" not in s.cause_en and "超出本地缓冲区" not in s.cause_zh
+    assert "#3387" in s.cause_en and "#3387" in s.cause_zh and "restart the affected client" not in s.fix_en
+    s = by_id("cann.hccl_comm_init_failed")  # gpustack#2021 names no cause; the reply was to run CANN's HCCL test
+    assert "say why" not in s.cause_en and "说明了原因" not in s.cause_zh
+    assert "gpustack#2021" in s.cause_en and "hccl_test" in s.fix_en and "hccl_test" in s.fix_zh
+    s = by_id("python.vllm_ascend_no_distribution")  # pip lists every release: empty only below 3.9 (or no wheel fits)
+    assert "on a Python below that bound" not in s.cause_en and "--only-binary installs outside 0.9.x" not in s.cause_en
+    assert "below 3.9" in s.cause_en and "低于 3.9" in s.cause_zh and "0.7.1rc1 to 0.11.0" in s.cause_en
+    s = by_id("vllm.engine_dead")  # the EngineCore's traceback can come after the line (gpustack#5594)
+    assert "is in the stack trace above" not in s.cause_en and "在上方的堆栈中" not in s.cause_zh
+    assert "gpustack#5594" in s.cause_en and "gpustack#5594" in s.cause_zh and "v1/engine/exceptions.py" in s.source
+    s = by_id("cann.hccl_ranktable_device_ip")  # HCCP compares the table's IP with the port's; which side is off is not said
+    assert "was changed after the table was made" not in s.cause_en and "被修改过" not in s.cause_zh
+    assert "EI0014" in s.cause_en and "EI0014" in s.cause_zh
+    s = by_id("vllm.no_dist_metadata")  # importlib.metadata.version("vllm"); an out-of-tree plugin is chosen first
+    assert "metadata was removed" not in s.cause_en and "元数据被删除" not in s.cause_zh
+    assert "PackageNotFoundError" in s.cause_en and "PackageNotFoundError" in s.cause_zh and "platforms/__init__.py" in s.source
+    s = by_id("devices.llamacpp_npu_alloc_failed")  # the code prints CANN's message; it names no reason itself
+    assert "the NPU has not enough free memory for what was offloaded to it, or" not in s.cause_en
+    assert "aclGetRecentErrMsg" in s.cause_en and "aclGetRecentErrMsg" in s.cause_zh and "common.h" in s.source
+    s = by_id("python.mindspeed_fp8_unsupported")  # Megatron's --fp8-format sets args.fp8; there is no --fp8 flag there
+    assert "--fp8-format / --fp8" not in s.cause_en and "--fp8-format / --fp8" not in s.cause_zh
+    assert "args.fp8" in s.cause_en and "args.fp8" in s.cause_zh and "master" in s.cause_en
+    s = by_id("env.dev_shm_too_small")  # store_runner.cc: a warning, the store shrunk to 90% of the free /dev/shm
+    assert "shared-memory broadcast" not in s.cause_en and "共享内存广播" not in s.cause_zh and "64 MiB" not in s.cause_en
+    assert "90%" in s.cause_en and "90%" in s.cause_zh and "store_runner.cc" in s.source
+    s = by_id("devices.llamacpp_soc_autodetect_failed")  # the awk of line 7; the code names no reason
+    assert "in a docker build" not in s.cause_en and "docker 构建" not in s.cause_zh
+    assert "NR==7" in s.cause_en and "NR==7" in s.cause_zh
+    s = by_id("mooncake.not_installed")  # ImportError of mooncake.engine / mooncake.store, chained
+    assert not s.cause_en.startswith("The Mooncake connector is configured but")
+    assert "mooncake.store" in s.cause_en and "mooncake.store" in s.cause_zh and "mooncake_backend.py" in s.source
+    s = by_id("vllm_ascend.triton_collision_prose")  # PR #7497 and triton-ascend #277; nothing about "last wins"
+    assert "installed last wins" not in s.cause_en and "后装的覆盖前者" not in s.cause_zh
+    assert "#7497" in s.cause_en and "#277" in s.cause_zh and "triton-ascend/issues/277" in s.source
+    s = by_id("vllm_ascend.triton_adapter_lowering_failed")  # ttadapter follows ttir; the code gives no reason
+    assert "own first stage" not in s.cause_en and "第一阶段" not in s.cause_zh and "for a newer triton-ascend" not in s.cause_en
+    assert "'ttir'" in s.cause_en and "'ttir'" in s.cause_zh and "backend/compiler.py" in s.source
+    s = by_id("env.llamacpp_cann_install_dir")  # the CMake reads two variables; set_var.sh is not said to be an older name
+    assert "i.e. CANN's set_env.sh was not sourced" not in s.cause_en and "older name" not in s.fix_en
+    assert "ASCEND_TOOLKIT_HOME" in s.cause_en and "echo $ASCEND_TOOLKIT_HOME" in s.fix_zh
