@@ -936,3 +936,51 @@ def test_fourth_sweep_part_i_causes_claim_no_more_than_their_sources():
     s = by_id("env.llamacpp_cann_install_dir")  # the CMake reads two variables; set_var.sh is not said to be an older name
     assert "i.e. CANN's set_env.sh was not sourced" not in s.cause_en and "older name" not in s.fix_en
     assert "ASCEND_TOOLKIT_HOME" in s.cause_en and "echo $ASCEND_TOOLKIT_HOME" in s.fix_zh
+
+def test_fourth_sweep_part_h_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, fourth sweep of signature causes, part H: causes (and fixes) that said
+    more than the thread, code or vendor page they cite."""
+    s = by_id("devices.too_few_visible")  # worker.py guards the check; before PR #4457 it stopped multi-node Ray (#4456)
+    assert not s.cause_en.startswith("The serving process sees fewer NPUs") and "#4456" in s.cause_en
+    assert "#4456" in s.cause_zh and "pull/4457" in s.source
+    s = by_id("vllm_ascend.graph_mode_unsupported")  # two of the messages are warnings; ACL Graph + DeepSeek to v0.10.2rc1
+    assert "ACL graph with DeepSeek in 0.9.x" not in s.cause_en and "0.9.x 的 ACL Graph" not in s.cause_zh
+    assert "v0.10.2rc1" in s.cause_en and "dflash2" in s.cause_zh and "eager" in s.cause_en
+    s = by_id("driver.libdcmi_missing")  # the case is gpustack's detector in a container without the mount
+    assert "npu-smi / ascend-dmi cannot talk" not in s.cause_en and "无法与驱动通信" not in s.cause_zh
+    assert "gpustack#3284" in s.cause_en and "gpustack#3284" in s.cause_zh
+    s = by_id("env.exit_code_127")  # command not found: the bash manual, now cited
+    assert "bash/manual" in s.source
+    s = by_id("env.docker_invalid_tar_header")  # the FAQ says "often due to system compatibility issues"
+    assert "not the image, is at fault" not in s.cause_en and "而非镜像本身" not in s.cause_zh
+    assert "often due to system compatibility issues" in s.cause_en and "docker-adsb-ultrafeeder#235" in s.cause_zh
+    s = by_id("cann.hccl_port_in_use")  # HCCL's guide: type 2 host port 60000-60031, 0/1 device port 16666
+    assert "often a previous run" not in s.cause_en and "常为未退出的上一次运行" not in s.cause_zh
+    assert "#1815" in s.cause_en and "60000" in s.cause_zh and "param_link_stage.md" in s.source
+    s = by_id("devices.device_count_failed")  # NPUFunctions.cpp: aclrtGetDeviceCount failed, the count is 0
+    assert "aclrtGetDeviceCount" in s.cause_en and "aclrtGetDeviceCount" in s.cause_zh
+    assert "or the driver is not usable" not in s.cause_en and "NPUFunctions.cpp" in s.source
+    s = by_id("env.ascend_home_path_unset")  # both checks test only whether the variable is set
+    assert "points at no CANN toolkit" not in s.cause_en and "不指向任何 CANN toolkit" not in s.cause_zh
+    assert "neither check looks at the path" in s.cause_en and "都不检查路径本身" in s.cause_zh
+    s = by_id("mooncake.no_available_handle")  # types.h: insufficient space; #197: a maintainer's reading
+    assert "Puts fail until" not in s.cause_en and "在驱逐释放空间或挂载更多内存之前" not in s.cause_zh
+    assert "insufficient space" in s.cause_en and "#197" in s.cause_zh and "types.h" in s.source
+    s = by_id("devices.npu_memory_fault")  # NPUException.cpp maps runtime codes; it says nothing of the origin
+    assert "not the software stack" not in s.cause_en and "而不是软件栈的问题" not in s.cause_zh
+    assert "ACL_ERROR_RT_SUSPECT_DEVICE_MEM_ERROR" in s.cause_en and "aclrtGetMemUceInfo" in s.cause_zh
+    s = by_id("torch_npu.npu_device_unknown")  # autoload from torch 2.5: the PyTorch tutorial, now cited
+    assert "python_extension_autoload" in s.source
+    s = by_id("devices.llamacpp_invalid_device")  # renumbering from 0: CANN's ASCEND_RT_VISIBLE_DEVICES page
+    assert "envref_07_0028" in s.source
+    s = by_id("env.sglang_operands_benign")  # the notice is in sglang 0.4.3's decode_attention.py, not at 83ea2220
+    assert "83ea222010e3f08f11a41d54010a72fb9b6ed6eb" not in s.source and "sglang/0.4.3" in s.source
+    s = by_id("env.gloo_loopback")  # the warning's words and #7074's case; connectFullMesh alone names no cause
+    assert "does not resolve to the node's IP" not in s.cause_en and "主机名不能解析到本节点 IP" not in s.cause_zh
+    assert "#7074" in s.cause_en and "#7074" in s.cause_zh and "DeepSeek-R1.md" in s.source
+    s = by_id("cann.hccl_exec_timeout_idle")  # #2482: a maintainer names HCCL_EXEC_TIMEOUT; 1836 s in CANN 8.0's reference
+    assert "waited for the next request" not in s.cause_en and "keep the service busy" not in s.fix_en
+    assert "1836" in s.cause_en and "1836" in s.cause_zh and "envref_07_0078" in s.source
+    s = by_id("vllm_ascend.c_ascend_op_missing")  # #3342: the build can fail while the install succeeds
+    assert "says why" not in s.cause_en and "#3342" in s.cause_en and "#3342" in s.cause_zh
+    assert "torch.ops._C_ascend.weak_ref_tensor" in s.fix_en and "issues/3342" in s.source
