@@ -136,7 +136,8 @@ def test_json_report_shape(tmp_path, run):
     code, out, err = run("--json", str(log))
     assert code == 0 and err == ""
     doc = json.loads(out)
-    assert list(doc) == ["schema_version", "files", "primary", "matches", "origin", "notes", "host"]
+    assert list(doc) == ["schema_version", "files", "primary", "matches", "origin", "notes", "host", "last_errors"]
+    assert doc["last_errors"] == []  # explained: nothing more
     assert doc["files"] == [{"path": str(log), "lines": 2, "bytes": log.stat().st_size, "cut_lines": 0,
                              "dropped_hits": 0}]
     assert doc["primary"] == {"id": "cann.libatb_missing", "file": str(log), "line": 2}

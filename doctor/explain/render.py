@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from doctor.explain.answers import Answer
 from doctor.explain.nodes import Origin
@@ -35,6 +35,8 @@ class Report:
     notes: List[Text] = field(default_factory=list)  # e.g. the vllm / vllm-ascend pair that fits
     host_exit: Optional[int] = None
     host_root_cause: Optional[str] = None
+    # nothing explained: (file, line, text) of the lines that look like the failure, from each log's end
+    last_errors: List[Tuple[str, int, str]] = field(default_factory=list)
 
 
 def to_json(report: Report, lang: str) -> str:
@@ -56,6 +58,7 @@ def to_json(report: Report, lang: str) -> str:
         "notes": [n.text(lang) for n in report.notes],
         "host": (None if report.host_exit is None else
                  {"exit_code": report.host_exit, "root_cause": report.host_root_cause}),
+        "last_errors": [{"file": f, "line": n, "text": t} for f, n, t in report.last_errors],
     }
     return json_text(doc)
 
@@ -115,7 +118,7 @@ def to_text(report: Report, lang: str) -> str:
     real = [a for a in report.answers if not a.benign]
     benign = [a for a in report.answers if a.benign]
     if not report.answers:
-        return "\n\n".join([tr("explain.none", lang)] + _bounds_said(report, lang))
+        return "\n\n".join([tr("explain.none", lang)] + _last_errors(report, lang, many) + _bounds_said(report, lang))
     parts: List[str] = []
     if report.origin is not None and report.origin.answer is not None:
         o = report.origin
@@ -141,6 +144,18 @@ def to_text(report: Report, lang: str) -> str:
         parts.append(tr("explain.host.summary", lang, code=report.host_exit,
                         root=report.host_root_cause or tr("explain.host.no_root", lang)))
     return "\n\n".join(parts)
+
+
+def _last_errors(report: Report, lang: str, many: bool) -> List[str]:
+    """The lines the logs end with that look like the failure, with what to do next."""
+    if not report.last_errors:
+        return []
+    lines = [tr("explain.none.last_errors", lang)]
+    for file, number, text in report.last_errors:
+        where = f"{clean(file)}:{number}" if many else tr("explain.label.line", lang, line=number)
+        shown = text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "…"
+        lines.append(f"  {where}: {clean(shown)}")
+    return ["\n".join(lines), tr("explain.none.next", lang) + "\n    " + cmd("ascend-doctor", "check").shell()]
 
 
 def _bounds_said(report: Report, lang: str) -> List[str]:

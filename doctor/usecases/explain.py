@@ -10,7 +10,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Dict, List, Optional, Sequence, Union
+from typing import BinaryIO, Dict, List, Optional, Sequence, Tuple, Union
 
 from doctor.errors import UsageError
 from doctor.i18n import T
@@ -101,6 +101,7 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
     from doctor.explain.catalog import Catalog, pair_note, vllm_versions
     from doctor.explain.describe import MAX_BYTES as DESCRIPTION_MAX_BYTES
     from doctor.explain.describe import MAX_LINES as DESCRIPTION_MAX_LINES
+    from doctor.explain.lasterrors import TAIL_BYTES, last_error_lines, tail_lines
     from doctor.explain.nodes import FileReport, file_ranks, find_origin, stamp_answers, waits
     from doctor.explain.render import FileSummary, Report, to_json, to_text
     from doctor.i18n import resolve_lang, tr
@@ -159,14 +160,19 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
     # what was read, kept while all inputs together stay short enough for the description pass
     pasted: Optional[List[bytes]] = []
     pasted_bytes = 0
+    tails: List[Tuple[str, List[Tuple[int, str]]]] = []  # (file, its failure-looking lines) of unexplained logs
     try:
         for log in inputs:
             scanner = LogScanner(catalog.compiled, context=CONTEXT_LINES, deadline=budget.deadline, clock=budget.clock)
             bar.stage(log.label)
             mine: List[bytes] = []
+            tail = bytearray()  # the log's last bytes: its failure's lines, if no signature explains it
             try:
                 for data in chunks(log, advance, budget):
                     scanner.feed(data)
+                    tail += data[-TAIL_BYTES:]
+                    if len(tail) > TAIL_BYTES:
+                        del tail[:len(tail) - TAIL_BYTES]
                     if pasted is not None:
                         pasted_bytes += len(data)
                         if pasted_bytes > DESCRIPTION_MAX_BYTES:
@@ -194,6 +200,8 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
             if pasted is not None:
                 pasted.append(b"".join(mine))
             summaries.append(FileSummary(log.label, scanner.lines, scanner.bytes, scanner.cut_lines, scanner.dropped))
+            if not chosen:
+                tails.append((log.label, last_error_lines(tail_lines(bytes(tail), scanner.lines))))
             versions.extend(vllm_versions(hits))
     finally:
         bar.close()
@@ -211,6 +219,8 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
     top = with_reason(origin.answer, all_answers) if origin is not None and origin.answer is not None \
         else primary(all_answers)
     report = Report(summaries, all_answers, top, origin)
+    if not all_answers:  # nothing explained: what the logs end with, to search for or report
+        report.last_errors = [(f, n, t) for f, found in tails for n, t in found]
 
     installed: Dict[str, Optional[str]] = {}
     if check:
