@@ -984,3 +984,45 @@ def test_fourth_sweep_part_h_causes_claim_no_more_than_their_sources():
     s = by_id("vllm_ascend.c_ascend_op_missing")  # #3342: the build can fail while the install succeeds
     assert "says why" not in s.cause_en and "#3342" in s.cause_en and "#3342" in s.cause_zh
     assert "torch.ops._C_ascend.weak_ref_tensor" in s.fix_en and "issues/3342" in s.source
+
+def test_fourth_sweep_part_f_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, fourth sweep of signature causes, part F: causes (and fixes) that said
+    more than (or other than) the thread, code or guide they cite."""
+    s = by_id("vllm_ascend.no_register")  # #3403: a failed editable build, a folder named vllm_ascend in the cwd
+    assert "half-removed install" not in s.cause_en and "安装被部分删除" not in s.cause_zh
+    assert "#3403" in s.cause_en and "#3403" in s.cause_zh and "_version" in s.cause_en
+    s = by_id("driver.aclgraph_old_hdk")  # PR #10555: a string signature of an old stack; no queue limit in the source
+    assert "ran out of" not in s.cause_en and "耗尽了设备" not in s.cause_zh and "a limit of old HDK" not in s.cause_en
+    assert "#10555" in s.cause_en and "#10555" in s.cause_zh and "fewer capture sizes" not in s.fix_en
+    s = by_id("cann.ascendc_int4b_soc_type_build")  # ggml d22c42e7 (llama #10519): the ASCEND_310P macro in lower case
+    assert "picked a target without int4 support" not in s.cause_en and "不支持 int4 的目标" not in s.cause_zh
+    assert "ASCEND_310p" in s.cause_en and "ASCEND_310p" in s.cause_zh and "#10519" in s.fix_en
+    s = by_id("cann.hccl_topo_timeout")  # HCCL guide: server/agent sides, HCCL_CONNECT_TIMEOUT, ranks calling late
+    assert "HCCL_CONNECT_TIMEOUT" in s.cause_en and "HCCL_CONNECT_TIMEOUT" in s.cause_zh and "HCCL_CONNECT_TIMEOUT" in s.fix_en
+    assert "HCCL_IF_IP" not in s.fix_en and "HCCL_IF_IP" not in s.fix_zh
+    s = by_id("mooncake.segment_descriptor_missing")  # transfer_metadata.cpp: any failed get of the key; Mooncake #1150
+    assert "has no descriptor for the peer segment: the peer" not in s.cause_en and "#1150" in s.cause_en and "#1150" in s.cause_zh
+    assert "curl" in s.cause_en and "curl" in s.cause_zh and "transfer_metadata.cpp" in s.source
+    s = by_id("cann.mindie_quant_config")  # atb_llm config.py checks values only; nothing about who wrote the config
+    assert "vllm-ascend" not in s.cause_en and "vllm-ascend" not in s.cause_zh and "vllm-ascend" not in s.fix_en
+    assert "README" in s.cause_en and "README" in s.cause_zh
+    s = by_id("python.torch_npu_no_wheel")  # Ascend/pytorch #38 (Python) and #18 (the index); no architecture case
+    assert "no torch-npu wheel at all" not in s.cause_en and "#18" in s.cause_en and "#18" in s.cause_zh
+    assert "pip config list" in s.fix_en and "pip config list" in s.fix_zh and "pytorch/issues/18" in s.source
+    s = by_id("vllm_ascend.triton_without_ascend_backend")  # FlagGems #5791: torch-npu 2.9.0 asks for extra.ascend
+    assert "#5791" in s.cause_en and "#5791" in s.cause_zh and "extra.cann" in s.cause_en and "extra.cann" in s.cause_zh
+    assert "2.9.0.post1" in s.fix_en and "2.9.0.post1" in s.fix_zh
+    s = by_id("cann.hccl_error_in_pg")  # LlamaFactory #3839: EJ0001 says "Maybe the last training process is running"
+    assert "still holds the card" not in s.fix_en and "仍占用该卡" not in s.fix_zh and "Maybe" in s.fix_en
+    s = by_id("mooncake.ascend_acl_context")  # #3972: the standalone mooncake_client case; PR #3974 is open
+    assert "every Store put/get" not in s.cause_en and "所有 Store" not in s.cause_zh
+    assert "#3972" in s.cause_en and "#3972" in s.cause_zh and "Use a Mooncake release that binds" not in s.fix_en
+    s = by_id("vllm_ascend.quantization_override")  # utils.py: "If you encounter errors ... consider using"
+    assert "come from that choice" not in s.cause_en and "源于这一选择" not in s.cause_zh
+    assert "warning" in s.cause_en and "警告" in s.cause_zh
+    s = by_id("devices.drv_err_87")  # torch_npu: any non-zero drvGetDevNum; lmdeploy #2585: a container case
+    assert "cannot open the NPU device nodes" not in s.cause_en and "无法打开 NPU 设备节点：" not in s.cause_zh
+    assert "#2585" in s.cause_en and "#2585" in s.cause_zh and "drvGetDevNum" in s.cause_en
+    s = by_id("vllm_ascend.triton_launcher_rt_header")  # 0c4dd405: "after CANN was split into sub-packages"; no release named
+    assert "newer CANN than the one its README pairs" not in s.cause_en and "更新的 CANN" not in s.cause_zh
+    assert "8.5.0.alpha001" in s.cause_en and "8.5.0.alpha001" in s.cause_zh
