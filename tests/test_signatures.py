@@ -1026,3 +1026,47 @@ def test_fourth_sweep_part_f_causes_claim_no_more_than_their_sources():
     s = by_id("vllm_ascend.triton_launcher_rt_header")  # 0c4dd405: "after CANN was split into sub-packages"; no release named
     assert "newer CANN than the one its README pairs" not in s.cause_en and "更新的 CANN" not in s.cause_zh
     assert "8.5.0.alpha001" in s.cause_en and "8.5.0.alpha001" in s.cause_zh
+
+
+def test_fourth_sweep_part_k_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, fourth sweep of signature causes, part K: causes (and fixes) that said
+    more than (or other than) the thread, code or guide they cite."""
+    s = by_id("mooncake.store_rpc_unreachable")  # PR #1787 was closed; the 127.0.0.1 bind went with #1900
+    assert "releases before kvcache-ai/Mooncake#1787" not in s.cause_en and "#1787 之前的版本" not in s.cause_zh
+    assert "#1900" in s.cause_en and "v0.3.10.post2" in s.cause_en and "v0.3.10.post2" in s.cause_zh
+    assert "#2156" in s.cause_en and "pull/1900" in s.source
+    s = by_id("mooncake.master_rpc_timeout")  # #1050: the timeout on reading the reply; #1048 not read
+    assert "could not reach the master's RPC port" not in s.cause_en and "无法访问 master 的 RPC 端口" not in s.cause_zh
+    assert "#1050" in s.cause_en and "#1050" in s.cause_zh and "read rpc head failed" in s.cause_en
+    s = by_id("mooncake.rpc_fail")  # RPC_FAIL covers any RPC error but a timeout; #456 gives no cause
+    assert "lost its RPC connection" not in s.cause_en and "连接中断" not in s.cause_zh
+    assert "#456" in s.cause_en and "#456" in s.cause_zh and "restart clients" not in s.fix_en
+    s = by_id("cann.aclnn_fp32_matmul_keep_dtype")  # IsInputSupportFp32: an allow-list of SoCs, no cube-unit reason
+    assert "cube unit takes no float32" not in s.cause_en and "Cube 单元不支持" not in s.cause_zh
+    assert "IsInputSupportFp32" in s.cause_en and "910_93" in s.cause_en and "910_93" in s.cause_zh
+    assert "ALLOW_FP32_DOWN_PRECISION" not in s.fix_en
+    s = by_id("devices.visible_devices_misspelled")  # #5568/#5570: a doc typo; the runtime reads only the S form
+    assert "sees every NPU" not in s.cause_en and "可以看到所有 NPU" not in s.cause_zh
+    assert "#5570" in s.cause_en and "#5570" in s.cause_zh and "mmpa_linux_env.c" in s.source
+    s = by_id("vllm_ascend.triton_ub_overflow_prose")  # #2246: the unrolling on A5 only; no general accounting rule
+    assert "doubled by the default multi-buffering" not in s.cause_en and "默认多缓冲会翻倍" not in s.cause_zh
+    assert "#2246" in s.cause_en and "#2246" in s.cause_zh and "A5" in s.cause_en and "pull/1458" in s.source
+    assert "autotune" not in s.fix_en
+    s = by_id("torch.omp_num_threads_benign")  # run.py: only when more than one process per node
+    assert "printed on every such launch" not in s.cause_en and "每次这样启动都会打印" not in s.cause_zh
+    assert "more than one process per node" in s.cause_en and "多于一个进程" in s.cause_zh
+    s = by_id("env.sglang_npu_missing_import")  # no source gives a frequency or a warning for the other candidate
+    assert "Less often" not in s.cause_en and "较少见" not in s.cause_zh and "a warning above" not in s.fix_en
+    assert "#3853" in s.cause_en and "#3853" in s.cause_zh
+    s = by_id("env.triton_ascend_no_cxx")  # driver.py: npu_utils and the launchers; nothing about slim images
+    assert "slim images" not in s.cause_en and "精简镜像" not in s.cause_zh
+    assert "npu_utils" in s.cause_en and "npu_utils" in s.cause_zh
+    s = by_id("torch.cuda_wheels")  # the aarch64 torch-npu wheels pin the plain torch; #10265 came with pip install vllm
+    assert "The Ascend stack needs the CPU build of torch" not in s.cause_en and "昇腾环境需要 CPU 版 torch" not in s.cause_zh
+    assert "aarch64" in s.cause_en and "aarch64" in s.cause_zh and "#10265" in s.cause_en and "(from …)" in s.fix_en
+    s = by_id("cann.hccl_connect_detect")  # HCCL's message: three cases, the third a hung or exited dstRank
+    assert "that is the cause" not in s.fix_en and "那就是原因" not in s.fix_zh
+    assert "exited early" in s.fix_en and "提前退出" in s.fix_zh
+    s = by_id("cann.aiv_kill_page_fault")  # the guide: "Device accessed an illegal address", Atlas A2 inference
+    assert "memory of the killed process" not in s.cause_en and "已终止进程的内存" not in s.cause_zh
+    assert "Atlas A2" in s.cause_en and "Atlas A2" in s.cause_zh and "illegal address" in s.cause_en
