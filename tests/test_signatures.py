@@ -1070,3 +1070,44 @@ def test_fourth_sweep_part_k_causes_claim_no_more_than_their_sources():
     s = by_id("cann.aiv_kill_page_fault")  # the guide: "Device accessed an illegal address", Atlas A2 inference
     assert "memory of the killed process" not in s.cause_en and "已终止进程的内存" not in s.cause_zh
     assert "Atlas A2" in s.cause_en and "Atlas A2" in s.cause_zh and "illegal address" in s.cause_en
+
+
+def test_fourth_sweep_part_j_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, fourth sweep of signature causes, part J: causes that said more than
+    (or other than) the guide, thread or code they cite."""
+    s = by_id("cann.hccl_heartbeat_event")  # HCCL's guide: STUCK is a stuck process or task, not a network error
+    assert "STUCK or ERROR CQE (network errors)" not in s.cause_en and "its first error is the cause" not in s.fix_en
+    assert "30 s" in s.cause_en and "30 秒" in s.cause_zh and "device task stuck" in s.cause_en
+    s = by_id("cann.opp_kernel_not_installed")  # #573: the 910 kernels package was installed; the chip was unsupported
+    assert "is not installed (or not for this CANN version)" not in s.cause_en and "未安装该芯片对应的" not in s.cause_zh
+    assert "#573" in s.cause_en and "#573" in s.cause_zh and "issues/573" in s.source and "npu-smi info" in s.fix_en
+    s = by_id("torch_npu.accelerate_sees_no_npu")  # state.py: the CPU can also be asked for
+    assert "found no NPU on this Ascend host and fell back to the CPU" not in s.cause_en and "退回到 CPU" not in s.cause_zh
+    assert "ACCELERATE_USE_CPU" in s.cause_en and "ACCELERATE_USE_CPU" in s.cause_zh and "state.py" in s.source
+    s = by_id("torch.install_order_conflict")  # the guide installs vllm with its dependencies, in its own command
+    assert "build pin" not in s.cause_en and "构建版本" not in s.cause_zh and "without its dependencies" not in s.fix_en
+    assert "#12404" in s.cause_en and "#12404" in s.cause_zh and "installation.md" in s.source
+    s = by_id("mooncake.wr_flushed")  # troubleshooting.md: "in most cases"
+    assert "repeat the first error" not in s.cause_en and "重复" not in s.cause_zh
+    assert "in most cases" in s.cause_en and "多数情况下" in s.cause_zh
+    s = by_id("cann.context_null_after_set_device")  # #1558 and PTOAS: 507033; #800: 107002 and 507008
+    assert "often 507033" not in s.cause_en and "常为 507033" not in s.cause_zh
+    assert "#800" in s.cause_en and "507008" in s.cause_zh and "issues/1558" in s.source
+    s = by_id("mooncake.hccn_device_ip")  # #7711: one case, the reporter's reading; HCCL's message names its conditions
+    assert "KV transfer between prefill and decode gives wrong output" not in s.cause_en
+    assert "#7711" in s.cause_en and "#7711" in s.cause_zh and "HCCL_INTRA_ROCE_ENABLE" in s.cause_en
+    s = by_id("torch_npu.torchair_backend_missing")  # Ascend/pytorch #37 gives no mechanism
+    assert "incomplete" not in s.cause_en and "不完整" not in s.cause_zh
+    assert "#37" in s.cause_en and "#37" in s.cause_zh and "gives no reason" in s.cause_en
+    s = by_id("devices.visible_devices_empty")  # neither check compares the ids with the devices present
+    assert "lists no device this process has" not in s.cause_en and "没有本进程拥有的设备" not in s.cause_zh
+    assert "npu-smi info -m" in s.cause_en and "npu-smi info -m" in s.cause_zh and "cpu_binding.py" in s.source
+    s = by_id("vllm_ascend.triton_ascend_uva_disabled_benign")  # v0.23.0 lists 3.2.1 and 3.2.2
+    assert "3.2.1 from vllm-ascend 0.23.0" not in s.cause_en and "vllm-ascend 0.23.0 起为 3.2.1" not in s.cause_zh
+    assert "0.23.0rc1" in s.cause_en and "0.23.0rc1" in s.cause_zh and "blob/v0.23.0/" in s.source
+    s = by_id("env.hccl_library_load")  # ctypes.CDLL of HCCL_SO_PATH or libhccl.so; the message's candidates
+    assert "the library is for another architecture" not in s.cause_en and "该库的架构不匹配" not in s.cause_zh
+    assert "HCCL_SO_PATH" in s.cause_en and "HCCL_SO_PATH" in s.cause_zh and "corrupted" in s.cause_en
+    s = by_id("mooncake.no_rdma_devices")  # topology.cpp: ibv_get_device_list; Ascend transport in no source read
+    assert "Expected when the TCP or Ascend transport is used" not in s.cause_en and "属正常" not in s.cause_zh
+    assert "ibv_get_device_list" in s.cause_en and "#747" in s.cause_zh and "topology.cpp" in s.source
