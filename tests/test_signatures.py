@@ -1111,3 +1111,54 @@ def test_fourth_sweep_part_j_causes_claim_no_more_than_their_sources():
     s = by_id("mooncake.no_rdma_devices")  # topology.cpp: ibv_get_device_list; Ascend transport in no source read
     assert "Expected when the TCP or Ascend transport is used" not in s.cause_en and "属正常" not in s.cause_zh
     assert "ibv_get_device_list" in s.cause_en and "#747" in s.cause_zh and "topology.cpp" in s.source
+
+
+def test_fourth_sweep_part_l_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, fourth sweep of signature causes, part L: causes (and fixes) that said
+    more than (or other than) the thread, code or guide they cite."""
+    s = by_id("torch_npu.bf16_unsupported_trainer")  # import_utils.py 4.57.1: find_spec, then a bare import
+    assert "when torch_npu cannot be imported" not in s.cause_en and "torch_npu 无法导入" not in s.cause_zh
+    assert "raises its own ImportError" in s.cause_en and "ImportError" in s.cause_zh
+    s = by_id("cann.hccl_link_timeout")  # param_link_stage.md: TLS mismatch, cascades, the peer's log
+    assert "or there is no network path" not in s.cause_en and "或没有网络通路" not in s.cause_zh
+    assert "TLS" in s.cause_en and "TLS" in s.cause_zh and "cascade" in s.cause_en
+    s = by_id("env.build_no_cxx_compiler")  # CMakeDetermineCompiler: find_program over PATH
+    assert "slim images" not in s.cause_en and "精简镜像" not in s.cause_zh
+    assert "outside PATH" in s.cause_en and "PATH 之外" in s.cause_zh and "CC/CXX" in s.fix_en
+    s = by_id("vllm.module_missing")  # verl 121f4d1c catches the ImportError; the guide named those releases
+    assert not s.cause_en.endswith("the two come from different releases.")
+    assert "falls back to vllm.lora.models" in s.cause_en and "回退到 vllm.lora.models" in s.cause_zh
+    assert "last error" in s.fix_en and "pull/4631" in s.source
+    s = by_id("mooncake.cuda_wheel")  # #3314, PRs #3119 / #3745; the NPU wheel of the quick start
+    assert "no such wheel works on Ascend" not in s.cause_en and "这类 wheel 在昇腾上都不可用" not in s.cause_zh
+    assert "readelf -d" in s.cause_en and "readelf -d" in s.cause_zh and "mooncake-transfer-engine-npu" in s.fix_en
+    s = by_id("cann.hccl_ranktable_device_mismatch")  # ParserClusterInfo compares physical ids
+    assert "written for another node" not in s.cause_en and "为其他节点编写" not in s.cause_zh
+    assert "physical id" in s.cause_en and "物理 id" in s.cause_zh
+    s = by_id("devices.npu_link_fault")  # CANN's aclError table: 507056; torch_npu names it by the chip
+    assert "went down while it ran" not in s.cause_en and "运行期间设备之间的链路中断" not in s.cause_zh
+    assert "507056" in s.cause_en and "507056" in s.cause_zh and s.fix_en.startswith("Retry first")
+    s = by_id("cann.mte_out_of_range")  # the runtime's words; #2674's settings
+    assert "outside its buffer" not in s.cause_en and "缓冲区以外" not in s.cause_zh
+    assert "HCCL_BUFFSIZE set to 50" in s.cause_en and "HCCL_BUFFSIZE 设为 50" in s.cause_zh
+    s = by_id("vllm.kv_preemption")  # V0 scheduler: RECOMPUTE or SWAP; SWAP aborts without swap space
+    assert "it is recomputed later" not in s.cause_en and "该请求稍后会重新计算" not in s.cause_zh
+    assert "SWAP" in s.cause_en and "SWAP" in s.cause_zh and "lack of CPU swap space" in s.cause_en
+    s = by_id("mooncake.sync_transfer_timeout")  # transfer_engine_py.cpp: a deadline; #7846 is open
+    assert "is down or stalled, or the peer stopped serving." not in s.cause_en
+    assert "MC_TRANSFER_TIMEOUT" in s.cause_en and "MC_TRANSFER_TIMEOUT" in s.cause_zh and "#7846" in s.cause_en
+    s = by_id("vllm_ascend.custom_kernels_missing")  # #1114 gives no cause; rpath $ORIGIN:$ORIGIN/lib
+    assert "without the CANN environment" not in s.cause_en and "没有 CANN 环境" not in s.cause_zh
+    assert "$ORIGIN:$ORIGIN/lib" in s.cause_en and "$ORIGIN:$ORIGIN/lib" in s.cause_zh and "#1114" in s.cause_en
+    s = by_id("cann.paddle_lite_cann_mismatch")  # utility.cc a4c44957: labels swapped, first call leaves 0.0.0
+    assert "0.0.0 means the build found no version" not in s.cause_en and "0.0.0 表示构建时没有识别到版本" not in s.cause_zh
+    assert "labels are swapped" in s.cause_en and "标签是颠倒的" in s.cause_zh and "issues/10675" in s.source
+    s = by_id("cann.fia_block_size_unaligned")  # #25169 ran --page-size 1; PR #29815 names 128 the default
+    assert "1 by default" not in s.cause_en and "默认为 1" not in s.cause_zh
+    assert "#29815" in s.cause_en and "#29815" in s.cause_zh and "vllm-ascend uses 128" not in s.fix_en
+    s = by_id("cann.hccl_error_cqe")  # task_exec_stage.md EI0013: three checks
+    assert "(network fault or the peer exited)" not in s.cause_en and "（网络故障或对端退出）" not in s.cause_zh
+    assert "HCCL_RDMA_RETRY_CNT" in s.cause_en and "HCCL_RDMA_RETRY_CNT" in s.cause_zh
+    s = by_id("mooncake.ephemeral_ports")  # troubleshooting.md: sustained high-concurrency TCP traffic
+    assert not s.cause_en.startswith("The TCP transport ran out of ephemeral ports")
+    assert "high-concurrency" in s.cause_en and "高并发" in s.cause_zh and "MC_TCP_ENABLE_CONNECTION_POOL=1" in s.fix_en
