@@ -1162,3 +1162,44 @@ def test_fourth_sweep_part_l_causes_claim_no_more_than_their_sources():
     s = by_id("mooncake.ephemeral_ports")  # troubleshooting.md: sustained high-concurrency TCP traffic
     assert not s.cause_en.startswith("The TCP transport ran out of ephemeral ports")
     assert "high-concurrency" in s.cause_en and "高并发" in s.cause_zh and "MC_TCP_ENABLE_CONNECTION_POOL=1" in s.fix_en
+
+def test_fourth_sweep_part_o_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, fourth sweep of signature causes, part O: causes (and fixes) that said
+    more than (or other than) the thread, guide or code they cite."""
+    s = by_id("cann.ascendc_cmake_missing")  # bitsandbytes CMakeLists.txt: fixed places under $ASCEND_HOME_PATH; #1523: <arch>-linux
+    assert "moved between CANN releases" not in s.cause_en and "各 CANN 版本间移动过" not in s.cause_zh
+    assert "compiler/tikcpp" in s.cause_en and "compiler/tikcpp" in s.cause_zh and "#1523" in s.cause_en
+    s = by_id("torch_npu.npu_op_deprecated_benign")  # deprecated.yaml: entries without `replace` print no replacement
+    assert "the warning names the replacement (" not in s.cause_en and "警告中给出了替代接口（" not in s.cause_zh
+    assert "npu_nms_rotated" in s.cause_en and "npu_nms_rotated" in s.cause_zh and "names none" in s.fix_en
+    s = by_id("vllm_ascend.custom_kernels_needed")  # setup.py: 0.7.3 builds only with COMPILE_CUSTOM_KERNELS set; v0.9.1 defaults to 1
+    assert "a build without the CANN environment later" not in s.cause_en and "构建时没有 CANN 环境" not in s.cause_zh
+    assert "v0.9.1" in s.cause_en and "v0.9.1" in s.cause_zh and "#3998" in s.cause_en and "envs.py" in s.source
+    s = by_id("vllm.kv_cache_negative")  # worker.py: requested_memory - (weights + peak activation + non-torch)
+    assert "non-torch" in s.cause_en and "非 torch" in s.cause_zh and "#9372" in s.cause_en and "worker.py" in s.source
+    s = by_id("cann.hccl_agent_connect_server")  # HCCL fault guide: network path, or ranks further apart than HCCL_CONNECT_TIMEOUT
+    assert "HCCL_CONNECT_TIMEOUT" in s.cause_en and "HCCL_CONNECT_TIMEOUT" in s.cause_zh and "HCCL_CONNECT_TIMEOUT" in s.fix_en
+    assert "lexicographic" in s.cause_en and "字典序" in s.cause_zh
+    s = by_id("vllm.api_mismatch")  # PR #4174: vLLM main after v0.11.0; no release number for the split
+    assert "vLLM 0.11.1 split" not in s.cause_en and "vLLM 0.11.1 将" not in s.cause_zh
+    assert "#4174" in s.cause_en and "#4863" in s.cause_en and "#4863" in s.cause_zh and "pull/4174" in s.source
+    s = by_id("env.ge_debug_dir")  # #2748: a Ray multi-node run, nothing on the cwd; GE guide: current dir, ASCEND_WORK_PATH
+    assert "started from /usr/bin" not in s.cause_en and "在 /usr/bin 下启动" not in s.cause_zh
+    assert "ASCEND_WORK_PATH" in s.cause_en and "ASCEND_WORK_PATH" in s.cause_zh and "ASCEND_WORK_PATH" in s.fix_en
+    assert "hiascend.com" in s.source
+    s = by_id("torch_npu.torch_namespace_npu_op")  # the stub raises from v5.0.rc2-pytorch2.0.1; torch 1.x builds only warn
+    assert "Since torch_npu 5.0.rc3" not in s.cause_en and "自 torch_npu 5.0.rc3" not in s.cause_zh
+    assert "v5.0.rc2-pytorch2.0.1" in s.cause_en and "v5.0.rc2-pytorch2.0.1" in s.cause_zh and "v6.0.rc1" in s.cause_en
+    assert "1.11.0" in s.cause_en and "1.11.0" in s.cause_zh and "v5.0.rc2-pytorch2.0.1" in s.source
+    s = by_id("env.master_port_in_use")  # the torch_npu guide: leftover processes of an interrupted run, or another process
+    assert "29500 by default" not in s.cause_en and "默认 29500" not in s.cause_zh
+    assert "left over" in s.cause_en and "残留进程" in s.cause_zh
+    s = by_id("cann.libhccl_compiler_package")  # module_loader.py: only ASCEND_OPP_PATH set and libhccl.so not loadable
+    assert "the toolkit is partial or broken, or" not in s.cause_en and "toolkit 安装不完整或已损坏，或" not in s.cause_zh
+    assert "LD_LIBRARY_PATH" in s.cause_en and "LD_LIBRARY_PATH" in s.cause_zh and "LD_LIBRARY_PATH" in s.fix_en
+    s = by_id("env.sgl_kernel_npu_transformers")  # sglang #25130: the patch is sglang's; sgl-kernel-npu is not involved
+    assert "sgl-kernel-npu" not in s.cause_en and "sgl-kernel-npu" not in s.cause_zh
+    assert "Qwen2VLImageProcessorFast" in s.cause_en and "Qwen2VLImageProcessorFast" in s.cause_zh
+    s = by_id("vllm_ascend.triton_autotune_axes")  # a84b1eb (the newest stored) still has six names; no longer list on record
+    assert "to a release with a longer axis list" not in s.fix_en and "轴名列表更长的版本" not in s.fix_zh
+    assert "valid_axis_names" in s.cause_en and "valid_axis_names" in s.cause_zh and "utils.py" in s.source
