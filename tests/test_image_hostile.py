@@ -490,10 +490,10 @@ def test_a_bzip2_bomb_stops_at_the_layer_bound_naming_the_layer(tmp_path):
 
     blob = _bz2_bomb(256)  # a few KB claiming 1 GiB
     path = imagekit.crafted_oci(tmp_path / "bomb.tar", small_image(), blobs=[blob])
-    began = time.monotonic()
+    began = time.process_time()  # CPU: the work done, whatever the load
     with pytest.raises(ArchiveError) as e:
         _read_with(tmp_path, path, layer_bytes=32 * MIB)
-    assert time.monotonic() - began < 2
+    assert time.process_time() - began < 2  # inflating the whole GiB would take several
     assert e.value.key == "image.error.limit" and e.value.params["bound"] == "layer_bytes"
     assert e.value.params["limit"] == 32 * MIB and e.value.params["layer"] == "blobs/sha256/" + imagekit.sha(blob[0])[7:]
 
@@ -503,10 +503,10 @@ def test_a_bzip2_bomb_stops_at_the_ratio(tmp_path):
 
     blob = _bz2_bomb(256)
     path = imagekit.crafted_oci(tmp_path / "bomb.tar", small_image(), blobs=[blob])
-    began = time.monotonic()
+    began = time.process_time()  # CPU: the work done, whatever the load
     with pytest.raises(ArchiveError) as e:
         _read_with(tmp_path, path, ratio_floor=16 * MIB)
-    assert time.monotonic() - began < 2
+    assert time.process_time() - began < 2  # inflating the whole GiB would take several
     assert e.value.key == "image.error.ratio" and e.value.params["ratio"] == 200
     assert e.value.params["expanded"] > 200 * e.value.params["compressed"]
     assert e.value.params["expanded"] < GIB

@@ -356,19 +356,20 @@ def test_a_dripping_index_is_cut_by_the_total_deadline(index):
     """Every piece arrives well within the per-read timeout; only the total deadline stops it."""
     import urllib.request
 
-    drip = 0.3
+    drip = 0.6
     with Server(index) as s:
         ask = urllib.request.Request(f"{s.url}vllm-ascend/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
         with urllib.request.urlopen(ask, timeout=10) as r:
             whole = len(r.read()) / 64 * drip  # seconds the dripped page would take to arrive
-    assert whole > 10, whole
+    assert whole > 20, whole
     with Server(index, drip=drip) as s:
         client = IndexClient([s.url], timeout=(1.0, 1.0), deadline=1.0)
         started = time.monotonic()
         with pytest.raises(IndexFetchError) as info:
             client.project_files("vllm-ascend")
         assert "deadline of 1 s exceeded" in str(info.value) and "\n" not in str(info.value)
-        assert time.monotonic() - started < 6.0  # the deadline, not the page's end, stopped it (slack for a busy CI)
+        # the deadline, not the page's end, stopped it (7.9 s with 6 busy loops on 2 cores)
+        assert time.monotonic() - started < whole / 2
 
 
 def test_an_endless_trailer_is_cut_by_the_total_deadline():
