@@ -1203,3 +1203,47 @@ def test_fourth_sweep_part_o_causes_claim_no_more_than_their_sources():
     s = by_id("vllm_ascend.triton_autotune_axes")  # a84b1eb (the newest stored) still has six names; no longer list on record
     assert "to a release with a longer axis list" not in s.fix_en and "轴名列表更长的版本" not in s.fix_zh
     assert "valid_axis_names" in s.cause_en and "valid_axis_names" in s.cause_zh and "utils.py" in s.source
+
+def test_fourth_sweep_part_m_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, fourth sweep of signature causes, part M: causes (and fixes) that said
+    more than (or other than) the code, release notes, threads or index listings they cite."""
+    s = by_id("vllm_ascend.feature_conflict")  # v0.23.0rc1+: fused MC2 + multistream is a warning, the option is turned off
+    assert "for example fused MC2 with multistream shared experts" not in s.cause_en
+    assert "Setting multistream_overlap_shared_expert to False" in s.cause_en and "v0.23.0rc1" in s.cause_zh
+    assert "change nothing" in s.fix_en and "无需改动" in s.fix_zh
+    s = by_id("mooncake.slice_failed")  # troubleshooting.md: "In most cases" the later errors are flushed ones
+    assert "so the following errors are consequences" not in s.cause_en and "in most cases" in s.cause_en
+    assert "work request flushed error" in s.cause_zh and "ibv_wc_status_str" in s.cause_en
+    s = by_id("vllm_ascend.no_platform_benign")  # v0.7.1rc1 release notes: known issue, fixed by vLLM PR #12432
+    assert "probed before plugins" not in s.cause_en and "内置平台先于插件" not in s.cause_zh
+    assert "#12432" in s.cause_en and "#12432" in s.cause_zh and "#130" in s.cause_en
+    s = by_id("vllm_ascend.custom_op_schema_missing")  # enable_custom_op(): off with VLLM_BATCH_INVARIANT or on A5
+    assert "a source build without the CANN environment" not in s.cause_en
+    assert "VLLM_BATCH_INVARIANT" in s.cause_en and "VLLM_BATCH_INVARIANT" in s.cause_zh
+    assert "Failed to register custom ops" in s.cause_en and "Ascend 950" in s.cause_zh
+    s = by_id("cann.npu_error_507035")  # NPUErrorCodes.h: rectify based on the ascend log; no release named
+    assert "newer vllm-ascend image" not in s.fix_en and "plog" in s.fix_en and "plog" in s.fix_zh
+    s = by_id("torch_npu.version_not_published")  # PyPI lists plain 2.3.1 and 2.5.1; it has no 2.3.0, 2.5.0, 2.7.0
+    assert "such as 2.3.1.post2 and 2.5.1.post1 rather than every plain version" not in s.cause_en
+    assert "2.3.0, 2.5.0 or 2.7.0" in s.cause_en and "2.3.0、2.5.0 或 2.7.0" in s.cause_zh
+    assert "pip config list" in s.fix_en and "pip config list" in s.fix_zh
+    s = by_id("env.dataloader_shm_bus_error")  # the handler says "might be caused by"; no docker default in the code
+    assert "docker's default is 64 MiB" not in s.cause_en and "64 MiB" not in s.cause_zh
+    assert "SIGBUS" in s.cause_en and "SIGBUS" in s.cause_zh and "df -h /dev/shm" in s.cause_en
+    s = by_id("cann.op_not_in_store")  # #1383, #811: TransData on 310P3; no missing package shown
+    assert "the ops/kernels package for this SoC is missing" not in s.cause_en and "算子/kernels 包缺失" not in s.cause_zh
+    assert "op information library" in s.cause_en and "#1383" in s.cause_zh
+    s = by_id("cann.hccl_no_host_interface")  # topoinfo_detect.cc: four lines, nothing about containers
+    assert "without host networking" not in s.cause_en and "--network=host" not in s.fix_en
+    assert "there is no host if" in s.cause_en and "there is no host if" in s.cause_zh
+    s = by_id("mooncake.init_failed")  # mooncake_backend.py: raised on setup() != 0, no reason named
+    assert "master unreachable" not in s.cause_en and "metrics_port" not in s.fix_en
+    assert "setup()" in s.cause_en and "setup()" in s.cause_zh and "ret" in s.fix_en
+    s = by_id("env.tbe_python_path")  # Ascend/pytorch #29 is open and unanswered
+    assert "was not sourced in this shell" not in s.cause_en and "未 source" not in s.cause_zh and "#29" in s.cause_en and "#29" in s.cause_zh
+    s = by_id("cann.op_unsupported_on_soc")  # #1813 (310I, MoeGatingTopKSoftmax); llama.cpp #18133 open, on a 910B
+    assert "or the kernels package is for another chip" not in s.cause_en and "MoE models on Atlas A2/A3" not in s.fix_en
+    assert "#18133" in s.cause_en and "#18133" in s.cause_zh and "#1813" in s.cause_en
+    s = by_id("env.hf_offline_lookup")  # #3719: the URL named another repo; PR #29706: the --tokenizer case
+    assert "but the model was named by its Hub id" not in s.cause_en and "vLLM 依然尝试" not in s.cause_zh
+    assert "#29706" in s.cause_en and "#29706" in s.cause_zh and "--tokenizer" in s.fix_en
