@@ -1247,3 +1247,54 @@ def test_fourth_sweep_part_m_causes_claim_no_more_than_their_sources():
     s = by_id("env.hf_offline_lookup")  # #3719: the URL named another repo; PR #29706: the --tokenizer case
     assert "but the model was named by its Hub id" not in s.cause_en and "vLLM 依然尝试" not in s.cause_zh
     assert "#29706" in s.cause_en and "#29706" in s.cause_zh and "--tokenizer" in s.fix_en
+
+def test_fourth_sweep_part_n_causes_claim_no_more_than_their_sources():
+    """docs/facts-audit.md, fourth sweep of signature causes, part N: causes (and fixes) that said
+    more than (or other than) the thread, code or guide they cite."""
+    s = by_id("mooncake.memory_registration_failed")  # the code states no CANN floor; Mooncake logs 'Register mem ret'
+    assert "CANN 8.3.RC1" not in s.fix_en and "CANN 8.3.RC1" not in s.fix_zh
+    assert "register_memory returned non-zero" in s.cause_en and "register_memory 返回非零" in s.cause_zh
+    s = by_id("cann.atb_hccl_runner_failed")  # common_utils.cpp: HCCL_E_PARA -> 1, E_MEMORY/E_OOM -> 26, else 25
+    assert "its creation failed earlier" not in s.cause_en and "之前创建失败" not in s.cause_zh
+    assert "HCCL_E_PARA" in s.cause_en and "HCCL_E_PARA" in s.cause_zh and "common_utils.cpp" in s.source
+    s = by_id("cann.hccl_host_ip_ifname")  # EI0001 guide: the lines list the interfaces present; no HCCL_IF_IP
+    assert "HCCL_IF_IP" not in s.fix_en and "HCCL_IF_IP" not in s.fix_zh
+    assert "not the one asked for" in s.cause_en and "而不是所指定的网卡" in s.cause_zh
+    s = by_id("vllm_ascend.triton_bishengir_compile_failed")  # compiler.py: stderr if any, else str(e); own bin first
+    assert "from the installed CANN toolkit" not in s.cause_en and "来自已安装的 CANN toolkit" not in s.cause_zh
+    assert "force_simt_only" in s.cause_en and "force_simt_only" in s.cause_zh and "not a cause on record" in s.cause_en
+    s = by_id("python.deepspeed_op_no_npu_impl")  # 0.19.5 onebit/adam.py has an 'hccl' comm backend
+    assert "Lamb or 1-bit Adam" not in s.fix_en and "1-bit Adam 等仅支持 CUDA" not in s.fix_zh
+    assert "'hccl'" in s.fix_en and "'hccl'" in s.fix_zh and "onebit/adam.py" in s.source
+    s = by_id("cann.mindie_listen_failed")  # the bridge/namespace cases rest on a thread not read here
+    assert "another network namespace" not in s.cause_en and "其他网络命名空间" not in s.cause_zh
+    assert "MIES_CONTAINER_IP" in s.cause_en and "MIES_CONTAINER_IP" in s.cause_zh
+    s = by_id("devices.npu_error_207004")  # NPUErrorCodes.h: "Check whether the device is running properly."
+    assert "ASCEND_RT_VISIBLE_DEVICES" not in s.fix_en and "ASCEND_RT_VISIBLE_DEVICES" not in s.fix_zh
+    assert "running properly" in s.cause_en and "running properly" in s.cause_zh
+    s = by_id("torch_npu.not_installed")  # #166 and #185: the project's own images; PR #201 installs torch-npu
+    assert "pip installed it elsewhere" not in s.cause_en and "pip 装到了别处" not in s.cause_zh
+    assert "#201" in s.cause_en and "#201" in s.cause_zh and "pull/201" in s.source
+    s = by_id("vllm.vllm_c_benign")  # release notes v0.7.1rc1; nothing read says a CUDA vllm drags CUDA torch
+    assert "drags CUDA torch" not in s.fix_en and "连带 CUDA 版 torch" not in s.fix_zh
+    assert "v0.7.1rc1" in s.cause_en and "v0.7.1rc1" in s.cause_zh
+    s = by_id("vllm_ascend.dev_build_version")  # #16559: 5cb98caaa is the v0.23.0 tag commit itself
+    assert "not the release you checked out" not in s.cause_en and "并不是你检出的那个发布版本" not in s.cause_zh
+    assert "#16559" in s.cause_en and "#16559" in s.cause_zh and "--untracked-files=no" in s.fix_en
+    s = by_id("vllm_ascend.triton_npu_compiler_missing")  # utils.py finds compilers by name; bisheng on PATH only
+    assert "of a release this triton-ascend supports" not in s.cause_en and "支持版本的毕昇编译器" not in s.cause_zh
+    assert "no version is checked" in s.cause_en and "不检查版本" in s.cause_zh
+    s = by_id("driver.libascend_hal_missing")  # the row's own fix covers a third case: not on LD_LIBRARY_PATH
+    assert "LD_LIBRARY_PATH" in s.cause_en and "LD_LIBRARY_PATH" in s.cause_zh and "Candidates" in s.cause_en
+    s = by_id("vllm_ascend.custom_kernels_camem")  # the assert exists v0.7.3..v0.9.1; ImportError can be a load failure
+    assert "this install has none" not in s.cause_en and "而当前安装中没有" not in s.cause_zh
+    assert "v0.9.1" in s.cause_en and "v0.9.1" in s.cause_zh and "failed to load" in s.cause_en
+    s = by_id("mooncake.rdma_register")  # troubleshooting.md: [5] max_mr_size, [11] MKEY exhaustion; no peer-memory case
+    assert "peer-memory" not in s.cause_en and "peer-memory" not in s.cause_zh and "register host buffers only" not in s.fix_en
+    assert "CREATE_MKEY" in s.cause_en and "CREATE_MKEY" in s.cause_zh and "max_mr_size" in s.fix_en
+    s = by_id("devices.device_permission_caps_dropped")  # ascend-device-plugin #139 shows uid/gid 1000, not a name
+    assert "HwHiAiUser" not in s.cause_en and "HwHiAiUser" not in s.cause_zh and "fsGroup" not in s.fix_en
+    assert "#139" in s.cause_en and "#139" in s.cause_zh and "-8005" in s.cause_en
+    s = by_id("cann.hccl_transport_init")  # param_link_stage.md: [hostIp/deviceId]; tls and ping, no -link/-net_health
+    assert "-net_health" not in s.fix_en and "-net_health" not in s.fix_zh
+    assert "HCCL_CONNECT_TIMEOUT" in s.cause_en and "HCCL_CONNECT_TIMEOUT" in s.cause_zh and "-tls -g" in s.fix_en
