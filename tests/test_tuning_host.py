@@ -111,7 +111,9 @@ def test_fix_plans_manual_steps_and_writes_a_patch_that_applies(noisy, tmp_path)
     before = script.read_text()
     subprocess.run(["patch", "-p1", "-d", str(tmp_path), "-i", str(patch_file)], check=True, capture_output=True, timeout=60)
     after = script.read_text()
-    assert after != before and "VLLM_USE_V1" not in after and "TASK_QUEUE_ENABLE" not in after
+    # VLLM_USE_V1 goes; TASK_QUEUE_ENABLE=0 becomes the value the release's tuning guide gives (2)
+    assert after != before and "VLLM_USE_V1" not in after and "TASK_QUEUE_ENABLE=0" not in after
+    assert [x for x in after.splitlines() if "TASK_QUEUE_ENABLE" in x] == ["export TASK_QUEUE_ENABLE=2"], after
     doc = noisy.judge(serve_args_file=str(script))
     assert "tuning.rejected" not in statuses(doc) and "tuning.env_harmful" not in statuses(doc)
     text = noisy.run("fix", "--serve-args-file", str(script), "--tuning-patch", str(tmp_path / "second.patch"))
