@@ -220,7 +220,9 @@ def test_the_html_report_is_self_contained_and_renders_in_chromium(swept, tmp_pa
     for svg in svgs:
         root = ET.fromstring(svg)  # well-formed
         assert root.tag.endswith("svg")
-    assert text.count("<rect") >= 5 and "polyline" in text
+    # three tier bars (a tier not measured is a "not measured" label instead: once in a full run
+    # at a load of 9), the predicted and the measured knee
+    assert text.count("<rect") + text.count('class="na"') >= 5 and "polyline" in text
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         pytest.skip("chromium is not installed (apt-get install -y chromium)")
