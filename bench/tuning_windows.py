@@ -236,13 +236,18 @@ def compare(name: str, stated: list[str], ordered: list[str], computed: set[str]
     print(f"  releases {stated}")
     print(f"  computed {windows(ordered, computed)}")
     if not same:
-        extra = [v for v in ordered if v in computed and v not in members(ordered, stated)]
-        lack = [v for v in ordered if v not in computed and v in members(ordered, stated)]
-        if extra:
-            print(f"  {seen} but outside releases: {' '.join(extra)}")
-        if lack:
-            print(f"  in releases but not {seen}:  {' '.join(lack)}")
+        print_difference(ordered, stated, computed, seen, "releases")
     return same
+
+
+def print_difference(ordered: list[str], stated: list[str], computed: set[str], seen: str, field: str) -> None:
+    """The releases in the computed set and not the stated windows, and the other way round."""
+    extra = [v for v in ordered if v in computed and v not in members(ordered, stated)]
+    lack = [v for v in ordered if v not in computed and v in members(ordered, stated)]
+    if extra:
+        print(f"  {seen} but outside {field}: {' '.join(extra)}")
+    if lack:
+        print(f"  in {field} but not {seen}:  {' '.join(lack)}")
 
 
 
@@ -316,12 +321,7 @@ def main() -> int:
         print(f"  read_by  {stated if has else '-'}")
         print(f"  computed {computed}")
         if has and not same:
-            extra = [v for v in ordered if v in read and v not in members(ordered, stated)]
-            lack = [v for v in ordered if v not in read and v in members(ordered, stated)]
-            if extra:
-                print(f"  read but outside read_by: {' '.join(extra)}")
-            if lack:
-                print(f"  in read_by but not read:  {' '.join(lack)}")
+            print_difference(ordered, stated, read, "read", "read_by")
         for v, paths in orphans.items():
             print(f"  orphan? {v}: only in {', '.join(paths)} (no other module names it)")
         if args.verbose or (has and not same):
