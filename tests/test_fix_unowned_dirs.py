@@ -52,5 +52,7 @@ def test_a_snapshot_of_directories_gets_no_commands_from_this_hosts_interpreters
                        target=False)
     assert code in (0, None), err
     code, out, _ = run_cli(fake, ("fix", "--offline", "--json", "--from", str(snap)), lang=None, target=False)
-    steps = [s for s in json.loads(out)["steps"] if s["kind"] == "pip"]
+    doc = json.loads(out)
+    steps = [s for s in doc["steps"] if s["kind"] == "pip"]
     assert steps and all(s["argv"] is None for s in steps), steps  # its venv exists here, yet is not named
+    assert any(str(fake.site) in n for n in doc["notes"]), doc["notes"]  # the note names the snapshot's directories

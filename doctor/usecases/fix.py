@@ -207,8 +207,8 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     plan = _prove(plan, facts, choice, install_env, opts, no_cann, live, bundle_dir, resolving, image_platform,
                   judge=lambda p: check_after_plan(p, facts, mx, opts.check.stage, before, opts.lang),
                   route=bundle_route(opts, facts, mx, opts.check.stage))
-    if owner is None and _judged_as_directories(facts):
-        plan = without_commands(plan, opts.check.site_packages)
+    if owner is None and facts.python is not None and _judged_as_directories(facts):
+        plan = without_commands(plan, opts.check.site_packages or facts.python.sys_path)
     doc = plan.to_json(opts.lang)
     doc["installer_notes"] = choice.notes
     outcome = FixOutcome(plan=plan, doc=doc, before=before, choice=choice, exit_code=before.exit_code(),
