@@ -1298,3 +1298,15 @@ def test_fourth_sweep_part_n_causes_claim_no_more_than_their_sources():
     s = by_id("cann.hccl_transport_init")  # param_link_stage.md: [hostIp/deviceId]; tls and ping, no -link/-net_health
     assert "-net_health" not in s.fix_en and "-net_health" not in s.fix_zh
     assert "HCCL_CONNECT_TIMEOUT" in s.cause_en and "HCCL_CONNECT_TIMEOUT" in s.cause_zh and "-tls -g" in s.fix_en
+
+
+def test_tenth_audit_y_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, tenth sample (seed 35), facts #27 to #40: EI0014's meaning said every such error is a
+    consistency check that "does not fit"; Huawei's catalogue reads it as a rank-table check that failed (a value
+    invalid, possibly an inconsistency with the devices), the cases on record named as cases."""
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    c = codes[("cann_msg", "EI0014")]  # error_code.json: 'The ranktable information check failed'; HCCL guides: cases
+    assert "consistency check of the cluster information" not in c.meaning_en and "一致性校验失败" not in c.meaning_zh
+    assert "The ranktable information check failed" in c.meaning_en and "Cases on record" in c.meaning_en
+    assert "已记录的案例" in c.meaning_zh and "device_ip" in c.meaning_zh
+    assert "error_code.json" in c.source and "rank_table_load_fail.md" in c.source
