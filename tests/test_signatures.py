@@ -1310,3 +1310,16 @@ def test_tenth_audit_y_facts_say_what_their_sources_say():
     assert "The ranktable information check failed" in c.meaning_en and "Cases on record" in c.meaning_en
     assert "已记录的案例" in c.meaning_zh and "device_ip" in c.meaning_zh
     assert "error_code.json" in c.source and "rank_table_load_fail.md" in c.source
+
+
+def test_the_operator_codes_fix_says_what_the_catalogue_says():
+    """docs/facts-audit.md, tenth sample, found on the way: EZ0001-EZ0003, EZ0005 and EZ0006 shared a fix that said the
+    model is outside what the operator supports on this CANN and to try a newer CANN; Huawei's error_code.json gives
+    no cause ("Possible Cause": "N/A") and, per code, what to check."""
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    check = {"EZ0001": "shape", "EZ0002": "value of the attribute", "EZ0003": "size of the attribute",
+             "EZ0005": "dimensions", "EZ0006": "input format"}
+    for code, what in check.items():
+        c = codes[("cann_msg", code)]
+        assert "newer CANN" not in c.fix_en and "较新 CANN" not in c.fix_zh, code
+        assert "gives no cause" in c.fix_en and "未给出原因" in c.fix_zh and what in c.fix_en, code
