@@ -1323,3 +1323,26 @@ def test_the_operator_codes_fix_says_what_the_catalogue_says():
         c = codes[("cann_msg", code)]
         assert "newer CANN" not in c.fix_en and "较新 CANN" not in c.fix_zh, code
         assert "gives no cause" in c.fix_en and "未给出原因" in c.fix_zh and what in c.fix_en, code
+
+def test_tenth_audit_z_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, tenth sample (seed 35), facts #41 to #50: signature causes that said more than the
+    code, wheels or threads they rest on (and one that named a switch later releases no longer read)."""
+    s = by_id("vllm_ascend.feature_conflict")  # ascend_config.py: enable_fused_mc2 key or the variable; 0.27.1rc1+: key only
+    assert "with VLLM_ASCEND_ENABLE_FUSED_MC2 on" not in s.cause_en and "开启 VLLM_ASCEND_ENABLE_FUSED_MC2 时" not in s.cause_zh
+    assert "enable_fused_mc2" in s.cause_en and "0.27.1rc1" in s.cause_zh and "vllm_ascend-0.27.1rc1.tar.gz" in s.source
+    s = by_id("vllm_ascend.triton_soc_target_option")  # PRs #15235 and #8181 are open: proposals, in no release
+    assert "PR #15235 makes the 310P sampler fall back" not in s.cause_en and "让 310P 采样器回退）" not in s.cause_zh
+    assert s.cause_en.count("open") >= 2 and "尚未合入" in s.cause_zh
+    s = by_id("torch_npu.autoload_failed")  # torch/__init__.py: raise RuntimeError(...) from err, never on the same line
+    assert "same line" not in s.cause_en and "同一行" not in s.cause_zh
+    assert "from err" in s.cause_en and "from err" in s.cause_zh and "pytorch/blob/v2.13.0/torch/__init__.py" in s.source
+    s = by_id("vllm_ascend.wheel_device_type")  # wheels 0.13.0 / 0.19.1rc1 are A2; from 0.26.0rc1 sdists built for the host
+    assert "the wheel on PyPI is the Atlas A2 build" not in s.cause_en and "0.26.0rc1" in s.cause_en
+    assert "0.26.0rc1" in s.cause_zh and "npu-smi" in s.cause_zh and "setup.py" in s.source
+    s = by_id("torch_npu.async_op_inner_error")  # NPUQueue.cpp ReadQueue: the queued call returned an error, any kind
+    assert "failed on the device;" not in s.cause_en and "在设备上执行失败" not in s.cause_zh
+    assert "manager().Call" in s.cause_en and "manager().Call" in s.cause_zh and "9e73e708ab93" in s.source
+    s = by_id("torch_npu.llamafactory_npu_kernel")  # registry.py: the same test at import; the decorated name is None
+    assert "comes from applying the kernel class itself" not in s.cause_en and "此消息来自直接应用该内核类" not in s.cause_zh
+    assert "None" in s.cause_en and "None" in s.cause_zh and "do not apply the NPU kernel classes directly" not in s.fix_en
+    assert "不要直接应用 NPU 内核类" not in s.fix_zh
