@@ -1,8 +1,9 @@
 """A log no signature explains: explain shows what it ends with that looks like the failure (and
 never a cause), from a bounded tail of each log."""
 import json
-import subprocess
 import sys
+
+import doctor_fork
 
 from doctor.explain.lasterrors import TAIL_BYTES, last_error_lines, tail_lines
 
@@ -30,8 +31,8 @@ def test_the_last_distinct_failure_lines_in_log_order():
 
 
 def explain(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "doctor", "explain", *args], input=stdin, capture_output=True,
-                          text=True, timeout=60)
+    return doctor_fork.run([sys.executable, "-m", "doctor", "explain", *args], input=stdin, capture_output=True,
+                           text=True, timeout=60)
 
 
 def test_an_unexplained_log_shows_its_last_failure_lines_with_their_numbers(tmp_path):
