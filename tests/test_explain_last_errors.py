@@ -61,3 +61,13 @@ def test_an_explained_log_and_a_quiet_one_show_no_such_lines(tmp_path):
     assert "looks like the failure" not in explain("-", stdin=known).stdout
     quiet = explain("-", stdin="INFO all good\n")
     assert quiet.stdout.strip() == "No known error signature matched."  # nothing that looks like a failure: nothing more
+
+
+def test_a_log_with_only_harmless_lines_known_still_shows_its_failure_lines():
+    log = ("The operator 'aten::isin.Tensor_Tensor_out' is not currently supported on the NPU backend and will fall "
+           "back to run on CPU\nRuntimeError: the novel thing broke\n")
+    doc = json.loads(explain("--json", "-", stdin=log).stdout)
+    assert doc["matches"] and all(m["benign"] for m in doc["matches"])
+    assert [(e["line"], e["text"]) for e in doc["last_errors"]] == [(2, "RuntimeError: the novel thing broke")]
+    text = explain("-", stdin=log).stdout
+    assert "not a problem" in text and "line 2: RuntimeError: the novel thing broke" in text

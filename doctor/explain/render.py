@@ -137,6 +137,8 @@ def to_text(report: Report, lang: str) -> str:
     if benign:
         items = tr("sep.list", lang).join(f"{a.id} ({_where(a, lang, many)})" for a in benign)
         parts.append(tr("explain.benign", lang, items=items))
+    if not real:
+        parts.extend(_last_errors(report, lang, many))
     for note in report.notes:
         parts.append(note.text(lang))
     parts.extend(_bounds_said(report, lang))

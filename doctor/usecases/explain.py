@@ -200,7 +200,7 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
             if pasted is not None:
                 pasted.append(b"".join(mine))
             summaries.append(FileSummary(log.label, scanner.lines, scanner.bytes, scanner.cut_lines, scanner.dropped))
-            if not chosen:
+            if all(a.benign for a in chosen):  # nothing, or only lines known to be harmless
                 tails.append((log.label, last_error_lines(tail_lines(bytes(tail), scanner.lines))))
             versions.extend(vllm_versions(hits))
     finally:
@@ -219,7 +219,7 @@ def run_explain(sources: Union[str, Sequence[str]], lang: Optional[str], as_json
     top = with_reason(origin.answer, all_answers) if origin is not None and origin.answer is not None \
         else primary(all_answers)
     report = Report(summaries, all_answers, top, origin)
-    if not all_answers:  # nothing explained: what the logs end with, to search for or report
+    if all(a.benign for a in all_answers):  # no failure explained: what the logs end with, to search for or report
         report.last_errors = [(f, n, t) for f, found in tails for n, t in found]
 
     installed: Dict[str, Optional[str]] = {}
