@@ -207,8 +207,9 @@ def run_fix(opts: FixOptions, env: Dict[str, str], confirm: Confirm, say: Callab
     plan = _prove(plan, facts, choice, install_env, opts, no_cann, live, bundle_dir, resolving, image_platform,
                   judge=lambda p: check_after_plan(p, facts, mx, opts.check.stage, before, opts.lang),
                   route=bundle_route(opts, facts, mx, opts.check.stage))
-    if owner is None and facts.python is not None and _judged_as_directories(facts):
-        plan = without_commands(plan, opts.check.site_packages or facts.python.sys_path)
+    judged_dirs = _directories_judged(facts)
+    if owner is None and judged_dirs:
+        plan = without_commands(plan, opts.check.site_packages or judged_dirs)
     doc = plan.to_json(opts.lang)
     doc["installer_notes"] = choice.notes
     outcome = FixOutcome(plan=plan, doc=doc, before=before, choice=choice, exit_code=before.exit_code(),
@@ -293,9 +294,13 @@ def owner_of_directories(facts, root: str, env: Mapping[str, str]) -> Optional[s
     return owning_interpreter(py.sys_path, runs)
 
 
-def _judged_as_directories(facts) -> bool:
+def _directories_judged(facts) -> Sequence[str]:
+    """The site-packages directories judged without an interpreter (--site-packages, or a snapshot
+    taken that way); empty for an interpreter or an image."""
     py = facts.python
-    return facts.image is None and py is not None and py.source == "site-packages" and not py.executable
+    if facts.image is None and py is not None and py.source == "site-packages" and not py.executable:
+        return py.sys_path
+    return ()
 
 
 def without_commands(plan: "Plan", dirs: Sequence[str]) -> "Plan":
