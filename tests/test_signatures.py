@@ -1346,3 +1346,12 @@ def test_tenth_audit_z_facts_say_what_their_sources_say():
     assert "comes from applying the kernel class itself" not in s.cause_en and "此消息来自直接应用该内核类" not in s.cause_zh
     assert "None" in s.cause_en and "None" in s.cause_zh and "do not apply the NPU kernel classes directly" not in s.fix_en
     assert "不要直接应用 NPU 内核类" not in s.fix_zh
+
+
+def test_eleventh_audit_found_on_the_way_torch_npu_2_3_1rc1_has_its_cann():
+    """docs/facts-audit.md, eleventh sample (seed 36), found on the way: the torch-npu 2.3.1rc1 row said its CANN was
+    unknown; the README at its tag pairs it with CANN 8.0.RC2.alpha002 (extension 2.3.1rc1, branch v2.3.1)."""
+    row = next(t for t in matrix().torch_npu if str(t.version) == "2.3.1rc1")
+    assert str(row.cann) == "8.0.RC2.alpha002"
+    assert "unknown" not in row.notes
+    assert "v6.0.rc2.alpha002-pytorch2.3.1/README.md" in row.source
