@@ -1346,3 +1346,13 @@ def test_tenth_audit_z_facts_say_what_their_sources_say():
     assert "comes from applying the kernel class itself" not in s.cause_en and "此消息来自直接应用该内核类" not in s.cause_zh
     assert "None" in s.cause_en and "None" in s.cause_zh and "do not apply the NPU kernel classes directly" not in s.fix_en
     assert "不要直接应用 NPU 内核类" not in s.fix_zh
+
+
+def test_eleventh_audit_z_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, eleventh sample (seed 36), facts #41 to #50: signature causes that said more than the
+    code or threads they rest on."""
+    s = by_id("env.ascend_home_path_unset")  # DeepSpeed builder.py: the KeyError comes first; 'ascend_cann is missing' needs it set
+    assert not s.cause_en.startswith("A program needs CANN's ASCEND_HOME_PATH and it is not set in this process")
+    assert "printed only when the variable is set" in s.cause_en and "只在变量已设置" in s.cause_zh
+    assert "npu_utils" in s.cause_en and "install.info" in s.fix_en and "install.info" in s.fix_zh
+    assert "triton-ascend/blob/a84b1eb52b6215e2c171632f2df0892f1003cfc8/third_party/ascend/backend/driver.py" in s.source
