@@ -1356,3 +1356,7 @@ def test_eleventh_audit_z_facts_say_what_their_sources_say():
     assert "printed only when the variable is set" in s.cause_en and "只在变量已设置" in s.cause_zh
     assert "npu_utils" in s.cause_en and "install.info" in s.fix_en and "install.info" in s.fix_zh
     assert "triton-ascend/blob/a84b1eb52b6215e2c171632f2df0892f1003cfc8/third_party/ascend/backend/driver.py" in s.source
+    s = by_id("torch_npu.api_missing")  # torch_npu.npu.profile: in the v2.1.0-5.0.x branches (to 2.1.0.post4), gone from 6.0.rc1
+    assert "which the v2.0.1 branches have and v2.1.0 does not" not in s.cause_en
+    assert "v2.1.0 中没有" not in s.cause_zh and "2.1.0.post4" in s.cause_en and "v2.1.0-6.0.rc1" in s.cause_zh
+    assert "v2.1.0-5.0.0/torch_npu/npu/npu_config.py" in s.source
