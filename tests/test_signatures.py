@@ -1360,3 +1360,6 @@ def test_eleventh_audit_z_facts_say_what_their_sources_say():
     assert "which the v2.0.1 branches have and v2.1.0 does not" not in s.cause_en
     assert "v2.1.0 中没有" not in s.cause_zh and "2.1.0.post4" in s.cause_en and "v2.1.0-6.0.rc1" in s.cause_zh
     assert "v2.1.0-5.0.0/torch_npu/npu/npu_config.py" in s.source
+    s = by_id("env.mindspore_cann_env_not_set")  # ms_context.cc: the list names the plugins that loaded, not always CPU only
+    assert "so only the CPU backend is left" not in s.cause_en and "因此只剩 CPU 后端" not in s.cause_zh
+    assert "whose plugin did load" in s.cause_en and "插件加载成功" in s.cause_zh and "ms_context.cc" in s.source
