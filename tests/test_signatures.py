@@ -1355,3 +1355,19 @@ def test_eleventh_audit_found_on_the_way_torch_npu_2_3_1rc1_has_its_cann():
     assert str(row.cann) == "8.0.RC2.alpha002"
     assert "unknown" not in row.notes
     assert "v6.0.rc2.alpha002-pytorch2.3.1/README.md" in row.source
+
+def test_eleventh_audit_z_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, eleventh sample (seed 36), facts #41 to #50: signature causes that said more than the
+    code or threads they rest on."""
+    s = by_id("env.ascend_home_path_unset")  # DeepSpeed builder.py: the KeyError comes first; 'ascend_cann is missing' needs it set
+    assert not s.cause_en.startswith("A program needs CANN's ASCEND_HOME_PATH and it is not set in this process")
+    assert "printed only when the variable is set" in s.cause_en and "只在变量已设置" in s.cause_zh
+    assert "npu_utils" in s.cause_en and "install.info" in s.fix_en and "install.info" in s.fix_zh
+    assert "triton-ascend/blob/a84b1eb52b6215e2c171632f2df0892f1003cfc8/third_party/ascend/backend/driver.py" in s.source
+    s = by_id("torch_npu.api_missing")  # torch_npu.npu.profile: in the v2.1.0-5.0.x branches (to 2.1.0.post4), gone from 6.0.rc1
+    assert "which the v2.0.1 branches have and v2.1.0 does not" not in s.cause_en
+    assert "v2.1.0 中没有" not in s.cause_zh and "2.1.0.post4" in s.cause_en and "v2.1.0-6.0.rc1" in s.cause_zh
+    assert "v2.1.0-5.0.0/torch_npu/npu/npu_config.py" in s.source
+    s = by_id("env.mindspore_cann_env_not_set")  # ms_context.cc: the list names the plugins that loaded, not always CPU only
+    assert "so only the CPU backend is left" not in s.cause_en and "因此只剩 CPU 后端" not in s.cause_zh
+    assert "whose plugin did load" in s.cause_en and "插件加载成功" in s.cause_zh and "ms_context.cc" in s.source
