@@ -1346,3 +1346,16 @@ def test_tenth_audit_z_facts_say_what_their_sources_say():
     assert "comes from applying the kernel class itself" not in s.cause_en and "此消息来自直接应用该内核类" not in s.cause_zh
     assert "None" in s.cause_en and "None" in s.cause_zh and "do not apply the NPU kernel classes directly" not in s.fix_en
     assert "不要直接应用 NPU 内核类" not in s.fix_zh
+
+def test_eleventh_audit_y_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, eleventh sample (seed 36), facts #27 to #40: a tuning fact whose window started after
+    the first release whose docs state it."""
+    from doctor.versions import satisfies
+
+    facts = {f.id: f for f in matrix().tuning_facts}
+    # #31: v0.23.0rc1's Qwen3.5-27B tutorial and v0.23.0's quick start already say Atlas inference products lack it
+    f = facts["310p_no_npugraph_ex"]
+    held = lambda v: any(satisfies(v, r) for r in f.releases)  # noqa: E731
+    assert all(held(v) for v in ("0.23.0rc1", "0.23.0", "0.24.0rc1", "0.25.1rc1", "0.30.0rc2"))
+    assert not held("0.22.1rc1")
+    assert "v0.23.0rc1/docs/source/tutorials/models/Qwen3.5-27B-Qwen3.6-27B.md" in f.source
