@@ -1359,3 +1359,11 @@ def test_eleventh_audit_y_facts_say_what_their_sources_say():
     assert all(held(v) for v in ("0.23.0rc1", "0.23.0", "0.24.0rc1", "0.25.1rc1", "0.30.0rc2"))
     assert not held("0.22.1rc1")
     assert "v0.23.0rc1/docs/source/tutorials/models/Qwen3.5-27B-Qwen3.6-27B.md" in f.source
+    # found on the way (#35's row): no vllm-ascend doc exports OMP_NUM_THREADS=10 before v0.9.1rc3 or at v0.9.2rc1 to
+    # v0.10.1rc1; msprechecker's vllm presets expect '10' and name vllm-ascend v0.9.1-dev; Mooncake PD tutorials from v0.11.0rc1
+    omp = next(a for a in matrix().tuning_advice if a.id == "OMP_NUM_THREADS.tutorials_10")
+    says = lambda v: any(satisfies(v, r) for r in omp.releases)  # noqa: E731
+    assert all(says(v) for v in ("0.9.1rc1", "0.9.1", "0.11.0rc1", "0.25.1rc1", "0.30.0rc2"))
+    assert not any(says(v) for v in ("0.8.5rc1", "0.9.0rc2", "0.9.2rc1", "0.10.1rc1"))
+    assert "v0.11.0rc1/docs/source/tutorials/multi_node_pd_disaggregation_mooncake.md" in omp.source
+    assert "msprechecker" in omp.source
