@@ -1367,3 +1367,12 @@ def test_eleventh_audit_y_facts_say_what_their_sources_say():
     assert not any(says(v) for v in ("0.8.5rc1", "0.9.0rc2", "0.9.2rc1", "0.10.1rc1"))
     assert "v0.11.0rc1/docs/source/tutorials/multi_node_pd_disaggregation_mooncake.md" in omp.source
     assert "msprechecker" in omp.source
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    # #36: error_code.json gives EL0005 three possible causes ("The resources have been occupied" ...), not who holds them
+    c = codes[("cann_msg", "EL0005")]
+    assert "another process" not in c.meaning_en and "被其他进程占用" not in c.meaning_zh
+    assert "already occupied" in c.meaning_en and "已被占用" in c.meaning_zh and "close applications not in use" in c.meaning_en
+    # found on the way (#38's row): hicann/hccl returns HCCL_E_MEMORY after a failed new or strncpy_s, not a shortage only
+    c = codes[("hccl", "3")]
+    assert "strncpy_s" in c.fix_en and "strncpy_s" in c.fix_zh and "op_common.cc" in c.source
+    assert not c.fix_en.startswith("Check the device memory left")
