@@ -1349,7 +1349,8 @@ def test_tenth_audit_z_facts_say_what_their_sources_say():
 
 def test_eleventh_audit_y_facts_say_what_their_sources_say():
     """docs/facts-audit.md, eleventh sample (seed 36), facts #27 to #40: a tuning fact whose window started after
-    the first release whose docs state it."""
+    the first release whose docs state it, an error-code meaning that said more than the catalogue, and (found on
+    the way) an advice window wider than its sources and an HCCL fix that assumed a shortage of device memory."""
     from doctor.versions import satisfies
 
     facts = {f.id: f for f in matrix().tuning_facts}
