@@ -1371,3 +1371,34 @@ def test_eleventh_audit_z_facts_say_what_their_sources_say():
     s = by_id("env.mindspore_cann_env_not_set")  # ms_context.cc: the list names the plugins that loaded, not always CPU only
     assert "so only the CPU backend is left" not in s.cause_en and "因此只剩 CPU 后端" not in s.cause_zh
     assert "whose plugin did load" in s.cause_en and "插件加载成功" in s.cause_zh and "ms_context.cc" in s.source
+
+def test_eleventh_audit_y_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, eleventh sample (seed 36), facts #27 to #40: a tuning fact whose window started after
+    the first release whose docs state it, an error-code meaning that said more than the catalogue, and (found on
+    the way) an advice window wider than its sources and an HCCL fix that assumed a shortage of device memory."""
+    from doctor.versions import satisfies
+
+    facts = {f.id: f for f in matrix().tuning_facts}
+    # #31: v0.23.0rc1's Qwen3.5-27B tutorial and v0.23.0's quick start already say Atlas inference products lack it
+    f = facts["310p_no_npugraph_ex"]
+    held = lambda v: any(satisfies(v, r) for r in f.releases)  # noqa: E731
+    assert all(held(v) for v in ("0.23.0rc1", "0.23.0", "0.24.0rc1", "0.25.1rc1", "0.30.0rc2"))
+    assert not held("0.22.1rc1")
+    assert "v0.23.0rc1/docs/source/tutorials/models/Qwen3.5-27B-Qwen3.6-27B.md" in f.source
+    # found on the way (#35's row): no vllm-ascend doc exports OMP_NUM_THREADS=10 before v0.9.1rc3 or at v0.9.2rc1 to
+    # v0.10.1rc1; msprechecker's vllm presets expect '10' and name vllm-ascend v0.9.1-dev; Mooncake PD tutorials from v0.11.0rc1
+    omp = next(a for a in matrix().tuning_advice if a.id == "OMP_NUM_THREADS.tutorials_10")
+    says = lambda v: any(satisfies(v, r) for r in omp.releases)  # noqa: E731
+    assert all(says(v) for v in ("0.9.1rc1", "0.9.1", "0.11.0rc1", "0.25.1rc1", "0.30.0rc2"))
+    assert not any(says(v) for v in ("0.8.5rc1", "0.9.0rc2", "0.9.2rc1", "0.10.1rc1"))
+    assert "v0.11.0rc1/docs/source/tutorials/multi_node_pd_disaggregation_mooncake.md" in omp.source
+    assert "msprechecker" in omp.source
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    # #36: error_code.json gives EL0005 three possible causes ("The resources have been occupied" ...), not who holds them
+    c = codes[("cann_msg", "EL0005")]
+    assert "another process" not in c.meaning_en and "被其他进程占用" not in c.meaning_zh
+    assert "already occupied" in c.meaning_en and "已被占用" in c.meaning_zh and "close applications not in use" in c.meaning_en
+    # found on the way (#38's row): hicann/hccl returns HCCL_E_MEMORY after a failed new or strncpy_s, not a shortage only
+    c = codes[("hccl", "3")]
+    assert "strncpy_s" in c.fix_en and "strncpy_s" in c.fix_zh and "op_common.cc" in c.source
+    assert not c.fix_en.startswith("Check the device memory left")
