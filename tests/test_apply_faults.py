@@ -65,6 +65,7 @@ def journal(fake):
     return json.loads(runs[-1].read_text()) if runs else None
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_missing_wheel_changes_nothing(tmp_path, house):
     """The PyTorch CPU index is not reachable: torch 2.7.1+cpu cannot be downloaded."""
     fake = scenario("cuda_torch", tmp_path, house)
@@ -82,6 +83,7 @@ def test_missing_wheel_changes_nothing(tmp_path, house):
     assert journal(fake)["status"] == "aborted"
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_corrupt_wheel_changes_nothing(tmp_path, house):
     def truncate(dirs):
         w = dirs[wh.PYPI] / wh.wheel_name("vllm", "0.11.0")
@@ -96,6 +98,7 @@ def test_corrupt_wheel_changes_nothing(tmp_path, house):
 
 
 @pytest.mark.parametrize("installer", INSTALLERS)
+@pytest.mark.slow  # ~0.5 s of CPU or more: real uv and pip against the wheelhouse
 def test_wheel_failing_to_install_rolls_back_the_local_vllm_build(tmp_path, house, installer):
     """vllm 0.11.2+empty is removed (step 1), then installing vllm 0.11.0 fails (step 2): the
     editable local build, which no index has, must come back from the transaction's backup."""
@@ -276,6 +279,7 @@ exit 0
 
 
 @pytest.mark.parametrize("installer", INSTALLERS)
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_apply_runs_one_installer_process_and_no_lsb_release_for_it(tmp_path, house, installer):
     """Issue 26: the removal costs no pip process (the transaction removes from the RECORD, as
     pip does), every wheel of the plan goes in with one installer run, and that run (--no-index:

@@ -81,6 +81,7 @@ def test_one_way_to_write_a_rule():
         assert r.why is not None and r.why.key in (f"why.{r.id}", "why.generic.probe_error"), r.id
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: a pass over every rule module
 def test_vllm_versions_are_compared_with_the_matrix_not_with_literals():
     """A vllm or vllm-ascend version a rule compares with is a matrix row ([[threshold]],
     [[tuning_fact]], a release row): no call in doctor/rules passes a vllm version and a version

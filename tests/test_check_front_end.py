@@ -96,6 +96,7 @@ def command_lines(draw) -> List[str]:
 
 @settings(max_examples=150, deadline=None)
 @given(args=command_lines())
+@pytest.mark.slow  # ~0.5 s of CPU or more: real interpreters for each command line
 def test_the_front_end_reads_what_typer_reads_or_leaves_it_to_typer(args):
     with pytest.MonkeyPatch.context() as mp:
         want, code, said = typer_call(args, mp)
@@ -193,6 +194,7 @@ def test_a_check_says_the_same_through_either_front(extra):
     assert front[0] in (0, 3, 4) and front[1]
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real interpreters for each command line
 def test_the_front_end_imports_no_typer_click_or_rich(tmp_path):
     probe = ("import atexit, sys\n"
              "atexit.register(lambda: print(sorted({m.split('.')[0] for m in sys.modules} & "

@@ -301,6 +301,7 @@ def test_snapshot_output_writes_the_file_the_bundle_steps_read(tmp_path):
     assert code == 2 and err.startswith("ascend-doctor: error: --output ")
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs on a kit scenario
 def test_snapshot_output_replaces_only_a_regular_file(tmp_path):
     """--output renames a new file over the path: over a FIFO, a device or a symlink to a file
     descriptor that would replace them with a file (as root, /dev/null). Those are exit 2 and

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from fakehost import official_image
 from fakehost.scenarios import release_packages
 
@@ -49,6 +51,7 @@ def test_the_official_0110rc3_image_fails_its_build(fake, tmp_path):
     assert "vllm.version" in proc.stdout
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs on a fake image build
 def test_warnings_pass_unless_asked_to_fail(fake, tmp_path):
     image(fake, sourced=False).venv(release_packages("0.11.0rc3"))  # set_env.sh not in ENV: a warning
     assert run_step(fake, tmp_path).returncode == 0

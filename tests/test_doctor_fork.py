@@ -63,6 +63,7 @@ def test_a_forked_run_says_what_a_real_one_says(scenario):
         assert forked.stderr == real.stderr, (args, _diff(real.stderr, forked.stderr))
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real interpreters beside forked ones
 def test_stdin_bytes_and_stderr_into_stdout_as_subprocess_gives_them(tmp_path):
     # an environment of its own: whatever another test left in os.environ does not decide the fork
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8", "PYTHONPATH": str(REPO)}
@@ -75,6 +76,7 @@ def test_stdin_bytes_and_stderr_into_stdout_as_subprocess_gives_them(tmp_path):
     assert json.loads(forked.stdout) == json.loads(real.stdout) and b"libascend_hal" in forked.stdout
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real interpreters beside forked ones
 def test_the_working_directory_and_environment_are_the_runs_own(tmp_path):
     """A `vllm` directory in the working directory shadows the package for a target started
     there: the doctor sees it only from that directory, and only through the environment's
@@ -128,6 +130,7 @@ def test_what_a_fork_cannot_reproduce_runs_as_a_process(extra):
     assert done.returncode == 0 and not hasattr(done, "maxrss_kb")
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real interpreters beside forked ones
 def test_another_start_variable_is_served_by_a_server_started_with_it(tmp_path):
     """A run whose interpreter would start under PYTHONSAFEPATH (no working directory on sys.path)
     or another hash seed is forked from a server started that way: the vllm directory in the

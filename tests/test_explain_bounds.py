@@ -72,6 +72,7 @@ def test_a_line_that_fills_one_read_is_cut(tmp_path):
     assert rss < RSS_LIMIT_MB
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: logs of megabytes through the scanner
 def test_a_cut_line_is_said_in_the_text_report(tmp_path):
     log = tmp_path / "long.log"
     log.write_bytes(LIBATB + b" " + b"z" * (2 * MAX_LINE) + b"\n")
@@ -142,6 +143,7 @@ def test_dev_zero_ends_with_the_default_bound():
     assert rss < RSS_LIMIT_MB
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: logs of megabytes through the scanner
 def test_byte_bound_is_over_all_logs_and_a_log_of_exactly_that_size_is_read(tmp_path):
     a, b = tmp_path / "a.log", tmp_path / "b.log"
     a.write_bytes(b"INFO x\n" * 100)  # 700 bytes

@@ -151,6 +151,7 @@ def test_chinese_code_form_near_misses(line):
     assert not any(a.code and a.code.startswith("5070") for a in selected(line)), [(a.id, a.code) for a in selected(line)]
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: every case in both languages
 def test_the_chinese_form_shares_the_passes():
     """Its needle ("错误") is an exact-text pass; torch_npu.npu_op_missing_prose's two choices share
     the "torch" pass, so the marker scan still runs at most 7 (tests/test_signatures.py)."""

@@ -76,6 +76,7 @@ def _expected(row):
     return [k.lower() for k in row.get("expect", [])]
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: the descriptions against every mined case
 def test_no_description_fires_on_a_near_miss_or_a_benign_case_of_the_mined_sets():
     """A near-miss row (another vendor's look-alike, a healthy line next to a class) gets no
     description at all; a benign row gets no real one."""
@@ -89,6 +90,7 @@ def test_no_description_fires_on_a_near_miss_or_a_benign_case_of_the_mined_sets(
     assert bad == []
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: the descriptions against every mined case
 def test_a_description_on_a_mined_training_case_names_that_case_s_cause():
     """Where a description fires on a mined training case, it stands for the case's own cause
     (it may be outranked by the log's answer, but it is never another class's). Held-out cases
@@ -105,6 +107,7 @@ def test_a_description_on_a_mined_training_case_names_that_case_s_cause():
     assert wrong == []
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: the descriptions against every mined case
 def test_no_description_fires_on_a_log_line_of_another_class():
     """Every example and near miss of the log signatures, codes and libraries: a description that
     fires on one stands for the signature the example belongs to."""
@@ -121,6 +124,7 @@ def test_no_description_fires_on_a_log_line_of_another_class():
     assert wrong == []
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: the descriptions against every mined case
 def test_no_description_is_built_from_a_held_out_thread():
     held = {r["source"] for r in rows_of_every_set() if r.get("split", "heldout") == "heldout"}
     held_lines = {line.strip() for r in rows_of_every_set() if r.get("split", "heldout") == "heldout"
@@ -231,6 +235,7 @@ near_miss = ["libascend_hal loaded"]
 '''
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: the descriptions against every mined case
 def test_a_user_description_is_loaded_and_matched(tmp_path):
     m = load_matrix([_matrix_file(tmp_path, GOOD)], user_overlays=False)
     assert any(d.id == "describe.mine" for d in m.descriptions)
@@ -250,6 +255,7 @@ def test_a_broken_description_is_refused(tmp_path, change, problem):
     assert problem in str(e.value)
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: the descriptions against every mined case
 def test_the_descriptions_are_compiled_only_for_a_text_they_read(tmp_path, monkeypatch):
     """A long log (or an empty one) never pays for the description pass's regexes; a paste does."""
     from doctor.explain.catalog import Catalog

@@ -124,6 +124,7 @@ def test_a_once_matcher_keeps_its_first_hit_and_passes_its_other_lines_by():
             logscan.AUTOMATON = True
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: the marker scan built over every pattern
 def test_without_the_wheel_the_marker_scan_runs(monkeypatch):
     monkeypatch.setitem(sys.modules, "ahocorasick_rs", None)
     assert exactscan.load() is None
@@ -142,6 +143,7 @@ def cache_home(tmp_path, monkeypatch):
     return tmp_path / "cache" / "ascend-doctor" / "explain"
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: the marker scan built over every pattern
 def test_the_plan_is_cached_and_read_back(cache_home, monkeypatch):
     matchers = catalog().matchers
     first = Compiled(matchers, cache=cache)
@@ -164,6 +166,7 @@ def _same_marked(marked, want):
     assert marked.token_masks == want.token_masks and marked.anchor_masks == want.anchor_masks
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: the marker scan built over every pattern
 def test_the_marker_scan_is_cached_and_read_back(cache_home, monkeypatch):
     """Without the wheel, the marker scan's build (it parses every pattern) is kept in the cache
     too, and read back the same."""
@@ -289,6 +292,7 @@ def test_explain_answers_the_same_without_the_wheel(tmp_path):
 
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: fresh interpreters with other hash seeds
 def test_the_plans_fingerprint_does_not_follow_what_else_is_loaded_nor_the_hash_seed():
     """marshal's output follows reference counts (what else the process loaded: under cProfile
     or after the CLI's imports the key changed, and the cached plan was built again)."""

@@ -203,6 +203,7 @@ def test_random_logs_of_every_case_fed_in_random_pieces(seed, monkeypatch):
     same(data, compiled)  # one feed: many pieces when PIECE is small
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: every case, scanned more than one way
 def test_bounds_agree_on_a_log_of_many_keys():
     compiled = catalog().compiled
     data = b"".join(b"ImportError: lib%d.so: cannot open shared object file\nERR%05d\nEE%04d: x\n" % (i, i, i)
@@ -227,6 +228,7 @@ def _line_strategy():
 @given(lines=st.lists(_line_strategy(), max_size=30), crlf=st.booleans(), end=st.booleans(),
        sizes=st.lists(st.integers(1, 700), min_size=1, max_size=8), max_line=st.sampled_from([64, 200, MAX_LINE]),
        context=st.integers(0, 3))
+@pytest.mark.slow  # ~0.5 s of CPU or more: every case, scanned more than one way
 def test_random_input_agrees(lines, crlf, end, sizes, max_line, context):
     data = (b"\r\n" if crlf else b"\n").join(lines) + (b"\n" if end and lines else b"")
     same(data, catalog().compiled, sizes=sizes, max_line=max_line, context=context)

@@ -3,6 +3,8 @@ never a cause), from a bounded tail of each log."""
 import json
 import sys
 
+import pytest
+
 import doctor_fork
 
 from doctor.explain.lasterrors import TAIL_BYTES, last_error_lines, tail_lines
@@ -35,6 +37,7 @@ def explain(*args, stdin=None):
                            text=True, timeout=60)
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs on generated logs
 def test_an_unexplained_log_shows_its_last_failure_lines_with_their_numbers(tmp_path):
     log = tmp_path / "run.log"
     noise = "".join(f"INFO 12-01 10:00:{i % 60:02d} step {i} done\n" for i in range(20_000))  # past the tail
@@ -53,6 +56,7 @@ def test_an_unexplained_log_shows_its_last_failure_lines_with_their_numbers(tmp_
     assert "日志末尾" in zh and "第 20003 行" in zh
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs on generated logs
 def test_an_explained_log_and_a_quiet_one_show_no_such_lines(tmp_path):
     known = "RuntimeError: The Inner error is reported as above. The process exits for this inner error, and the " \
             "current working operator name is aclnnFoo.\nValueError: an unrelated failure\n"
@@ -63,6 +67,7 @@ def test_an_explained_log_and_a_quiet_one_show_no_such_lines(tmp_path):
     assert quiet.stdout.strip() == "No known error signature matched."  # nothing that looks like a failure: nothing more
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs on generated logs
 def test_a_log_with_only_harmless_lines_known_still_shows_its_failure_lines():
     log = ("The operator 'aten::isin.Tensor_Tensor_out' is not currently supported on the NPU backend and will fall "
            "back to run on CPU\nRuntimeError: the novel thing broke\n")

@@ -137,6 +137,7 @@ def test_seed_001_plan_json(tmp_path, house):
     assert wh.versions(fake.site)["vllm"] == "0.11.2+empty"  # a dry run changes nothing
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_requirements_file_installs_a_consistent_stack(tmp_path, house):
     """--requirements writes the pins; `pip install --no-deps -r` of that file (a Dockerfile
     step) in an empty venv gives a stack check passes."""
@@ -155,6 +156,7 @@ def test_requirements_file_installs_a_consistent_stack(tmp_path, house):
     assert doc["exit_code"] in CLEAN and problems(doc) == [], problems(doc)
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_rollback_restores_the_old_state(tmp_path, house):
     fake = build("seed_001", tmp_path, house)
     before = wh.tree_state(fake.site, fake.python.parent)
@@ -169,6 +171,7 @@ def test_rollback_restores_the_old_state(tmp_path, house):
     assert again.returncode == 2 and "nothing to roll back" in again.stderr
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_target_without_pip_uses_the_doctors_pip(tmp_path, house):
     """A venv without pip: the doctor's own pip with --python does the work, and says so."""
     fake = FakeHost(tmp_path)
@@ -188,6 +191,7 @@ UV = shutil.which("uv") or next((str(p) for p in [Path(sys.executable).parent / 
 
 
 @pytest.mark.skipif(UV is None, reason="uv is not installed (pip install -e '.[test]' brings it)")
+@pytest.mark.slow  # ~0.5 s of CPU or more: real uv and pip against the wheelhouse
 def test_installer_uv(tmp_path, house):
     fake = build("torch_moved", tmp_path, house)
     env = pip_env(fake, house)
@@ -211,6 +215,7 @@ def test_installer_uv_is_the_doctors_own_without_uv_on_path(tmp_path, house):
     assert doc["pins"]["numpy"] == "1.26.4"
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_smoke_runs_after_apply_and_its_failure_fails_the_fix(tmp_path, house):
     """The fake host has NPU devices (runtime stage), so `ascend-doctor smoke` runs after the fix;
     the stub torch cannot compute on an NPU, so the smoke fails and so does the fix (exit 3)
@@ -270,6 +275,7 @@ def vllm_repo(path):
     return path
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_vllm_from_source_builds_it_with_target_device_empty(tmp_path, house):
     """--vllm-from source: the clone happens in the download phase, the build in the install
     phase with VLLM_TARGET_DEVICE=empty, and the result is vllm 0.11.0+empty."""

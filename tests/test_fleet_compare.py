@@ -180,6 +180,7 @@ def test_unanswered_node_and_ping_pairs(facts):
 
 
 @pytest.mark.parametrize("columns", ["80", "100", "200"])
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs at three widths
 def test_the_verdict_comes_first_and_the_table_fits_the_width(columns):
     """fleet compare: the verdict line first, then the findings with what to do, then the table,
     which fits COLUMNS with every version, address and name whole (too narrow: records wrapped

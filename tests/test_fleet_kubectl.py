@@ -52,6 +52,7 @@ def kube(tmp_path_factory):
     return base
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: fake kubectl pods, one doctor run each
 def test_exec_into_every_running_pod(kube, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO), PATH=f"{kube / 'path'}:{os.environ['PATH']}")
     proc = doctor_fork.run([sys.executable, "-m", "doctor", "fleet", "check", "--kubectl", "app=vllm", "-n", "serving",

@@ -98,6 +98,7 @@ def test_version_mismatch_is_said_plainly():
     assert "\n" not in line
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: a real interpreter and a doctor run
 def test_ray_missing_and_no_cluster_are_one_line_usage_errors(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO), RAY_ADDRESS="")
     code = ("import sys; sys.modules['ray'] = None; sys.argv = ['ascend-doctor'] + sys.argv[1:];"

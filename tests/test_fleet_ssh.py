@@ -87,6 +87,7 @@ def fleet(*args, cwd, timeout=90):
                           text=True, timeout=timeout)
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: fake ssh nodes, one doctor run each
 def test_two_nodes_answer_one_never_does(cluster, tmp_path):
     save = tmp_path / "snapshots"
     started = time.monotonic()
@@ -138,6 +139,7 @@ def test_ssh_argv_quotes_the_remote_command():
     assert check_host("-F/etc/x") and check_host("a;b")
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: fake ssh nodes, one doctor run each
 def test_more_hosts_than_one_run_reaches_is_a_usage_error_at_once(tmp_path):
     """--ssh with thousands of hosts ran for minutes (16 at a time, each up to --timeout; --ping
     then pings every pair): one line naming the limit, exit 2, before any host is reached; the

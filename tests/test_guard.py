@@ -28,6 +28,7 @@ def guard(fake, house, *args, env=None):
     return doctor_fork.run(argv, env=env, cwd=fake.workdir, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_seed_command_is_refused_with_what_it_breaks(healthy, house):
     proc = guard(healthy, house, "--json", "--", "pip", "install", "vllm==0.11.0", "torch_npu==2.8.0")
     assert proc.returncode == 3, proc.stderr
@@ -46,6 +47,7 @@ def test_seed_command_is_refused_with_what_it_breaks(healthy, house):
     assert wh.versions(healthy.site)["torch"] == "2.7.1+cpu"
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_run_installs_a_safe_command(healthy, house):
     healthy.uninstall("numpy")
     proc = guard(healthy, house, "--run", "--", "pip", "install", "numpy<2.0.0")

@@ -31,6 +31,7 @@ def hccn_ids(doc):
     return {f["id"]: f["status"] for f in doc["findings"] if f["id"].startswith("hccn.")}
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs against the fake hccn_tool, one per query
 def test_healthy_node(host):
     doc = judge(host, node_ports(1, count=4))
     ids = hccn_ids(doc)
@@ -41,6 +42,7 @@ def test_healthy_node(host):
     assert finding(doc, "hccn.lldp")["observed"].startswith("0:400GE1/1/1:1")
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs against the fake hccn_tool, one per query
 def test_port_faults_each_name_the_device_and_the_command(host):
     ports = node_ports(1, count=4)
     ports[2].extra["link"] = "link status: DOWN\n"
@@ -60,6 +62,7 @@ def test_port_faults_each_name_the_device_and_the_command(host):
     assert "-tls -s enable 0" in tls["hint"]
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs against the fake hccn_tool, one per query
 def test_unanswered_query_is_a_warning_with_its_command(host):
     ports = node_ports(1, count=4)
     ports[0].ip = None  # the tool fails for -ip on device 0
@@ -81,6 +84,7 @@ def test_conf_missing_in_the_container_and_stale_addresses(host):
     assert stale and "1: 29.1.1.11 / 29.1.9.9" in stale[0]["title"]
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs against the fake hccn_tool, one per query
 def test_hung_device_costs_one_timeout(host):
     ports = node_ports(1, count=4)
     ports[2].hang = True
@@ -95,6 +99,7 @@ def test_hung_device_costs_one_timeout(host):
     assert "NPU 0" not in tool["title"] and "NPU 3" not in tool["title"], tool["title"]
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs against the fake hccn_tool, one per query
 def test_mixed_gateways_and_missing_lldp(host):
     ports = node_ports(1, count=4)
     ports[0].gateway = "10.0.0.1"  # outside 29.1.0.0/16
@@ -105,6 +110,7 @@ def test_mixed_gateways_and_missing_lldp(host):
     assert finding(doc, "hccn.lldp")["status"] == "warn" and "NPU 3" in finding(doc, "hccn.lldp")["title"]
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs against the fake hccn_tool, one per query
 def test_control_plane_names_what_is_not_on_this_node(host):
     install(host, node_ports(1, count=4))
     script = host.p("/vllm-workspace/launch.sh")
@@ -141,6 +147,7 @@ def test_nothing_runs_under_root_unless_named(host):
     assert ids.get("hccn.hccl_if_ip") == "ok"  # the control plane is read from files, not run
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs against the fake hccn_tool, one per query
 def test_pings_between_nodes(host):
     install(host, node_ports(1, count=4))
     reachable(host, [(0, "29.1.2.10"), (1, "29.1.2.11")])

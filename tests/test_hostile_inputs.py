@@ -256,6 +256,7 @@ def test_secrets_that_once_reached_the_snapshot_in_clear(fake, tmp_path):
 # -- item 9: bad input is a finding or exit 2, never "internal error" ----------------------------
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs on crafted inputs
 def test_absurd_metadata_is_a_warning_not_a_crash(fake):
     ascend_host(fake, "0.11.0rc3")
     info = fake.site / Stub("vllm", "0.11.0").dist_info_name
@@ -274,6 +275,7 @@ def test_absurd_metadata_is_a_warning_not_a_crash(fake):
     assert doc["pins"]  # fix still plans (its --apply would find the site-packages)
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs on crafted inputs
 def test_hostile_mooncake_configs_never_crash_the_check(fake):
     mooncake_host(fake)
     for text in ('{"global_segment_size": 1e999, "local_buffer_size": -1e999, "protocol": "ascend"}',
@@ -380,6 +382,7 @@ def dripping_headers():
         httpd.server_close()
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs on crafted inputs
 def test_matrix_sync_timeout_is_total_while_headers_drip(fake, dripping_headers):
     """Each header line comes within the per-read timeout; --timeout alone ends the command."""
     env = dict(fake.env, PIP_INDEX_URL=f"{dripping_headers}/simple/", PIP_CONFIG_FILE="/dev/null")

@@ -183,6 +183,7 @@ def test_a_manifest_naming_one_layer_many_times_is_refused_at_once(tmp_path, tmp
     assert seconds < 30
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: crafted image archives through the reader
 def test_repeated_layers_count_their_entries_each_time(tmp_path, tmpdir_env):
     img = imagekit.Image(architecture="amd64")
     img.run("RUN many", [("dir", "/d")] + [("dir", f"/d/{i}") for i in range(1999)], "gzip")
@@ -200,6 +201,7 @@ def test_repeated_layers_count_their_entries_each_time(tmp_path, tmpdir_env):
 # -- item 6: JSON members are parsed only when the manifest leads to them --------------------------
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: crafted image archives through the reader
 def test_big_json_members_are_neither_parsed_nor_kept(tmp_path, tmpdir_env):
     junk = b"[" + b"{}," * (7 * 1024 * 1024 // 3) + b"{}]"  # 7 MB: 2.4 million objects once parsed
     extra = [(f"junk{i}.json", junk) for i in range(6)]

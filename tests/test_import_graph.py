@@ -165,6 +165,7 @@ def test_the_cycle_finder_finds_one():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: every module parsed
 def test_the_parsers_open_nothing():
     """doctor/parse reads the bytes, text and readers it is given: no module there imports what
     opens files or processes, nor calls open()."""
@@ -226,6 +227,7 @@ def _crossing(n: str, m: str) -> bool:
     return a != b and b not in SHELL_BASE and not any({a, b} <= g for g in SHELL_GROUPS)
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: every module parsed
 def test_shell_subsystems_meet_only_through_named_entry_points():
     found = [(n, m) for n in MODULES if n.startswith(SHELL + ".") for m, _ in GRAPH[n]
              if m.startswith(SHELL + ".") and _crossing(n, m)]

@@ -46,6 +46,7 @@ def _contexts() -> List[Tuple[str, Context]]:
     return both
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs with their imports recorded
 def test_a_gate_that_says_no_input_skips_only_rules_that_would_say_nothing():
     said: Dict[str, int] = {m: 0 for m in gates.GATES}
     skipped: Dict[str, int] = {m: 0 for m in gates.GATES}
@@ -91,6 +92,7 @@ def build_host():
     return kit_run("build_stage").fake
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs with their imports recorded
 def test_check_of_a_host_without_network_tuning_or_model_input_imports_none_of_their_modules(build_host, tmp_path):
     fake = build_host
     env = dict(fake.env, PYTHONPATH=REPO, HOME=str(tmp_path))
@@ -118,6 +120,7 @@ def test_a_layer_with_input_is_judged(build_host, tmp_path, extra, env_extra, wa
         assert any(f["id"] == "hccn.hccl_if_ip" for f in doc["findings"])
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs with their imports recorded
 def test_at_the_build_stage_without_a_serve_command_no_rule_reads_the_tuning_probe():
     """check skips the tuning probe there (doctor/probes/inputs.py): every rule must say the same
     with the host's settings as without them."""

@@ -341,6 +341,7 @@ def test_mooncake_knowledge_is_read_from_the_matrix(shipped):
         threshold(shipped, "no.such.threshold")
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: the whole matrix loaded with an overlay
 def test_an_overlay_changes_what_the_checks_compare_with(tmp_path):
     from doctor.matrix.query import key_windows, threshold
     from doctor.rules.mooncake_config import key_status

@@ -141,6 +141,7 @@ def test_unsupported_schema_version(tmp_path):
     assert e.line == 1 and "schema_version" in e.message
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: the whole matrix loaded with an overlay
 def test_bad_user_overlay_is_skipped_with_a_warning(tmp_path):
     odir = tmp_path / "config" / "ascend-doctor"
     odir.mkdir(parents=True)
@@ -159,6 +160,7 @@ def test_bad_user_overlay_is_skipped_with_a_warning(tmp_path):
     assert "0.11.0rc3" in versions and len(versions) > 40
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: the whole matrix loaded with an overlay
 def test_explicit_bad_matrix_file_raises(tmp_path):
     bad = write(tmp_path, ROW.format(version="0.99.0") + "torch_npux = 1\n")
     with pytest.raises(MatrixError) as info:
@@ -166,6 +168,7 @@ def test_explicit_bad_matrix_file_raises(tmp_path):
     assert str(info.value).startswith(f"{bad}:11:")
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: the whole matrix loaded with an overlay
 def test_uncurated_overlay_row_never_replaces_a_curated_one(tmp_path):
     shipped = shipped_matrix()
     curated = next(r for r in shipped.releases if r.vllm_ascend == "0.11.0rc3")

@@ -480,6 +480,7 @@ def test_glibc_from_wheel_tags():
 # sync
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: a real HTTP index on loopback
 def test_sync_writes_a_validated_uncurated_overlay(server, matrix, tmp_path):
     env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg")}
     path = overlay_path(env)

@@ -180,6 +180,7 @@ def test_compile_error_with_a_known_signature(repo, host, tmp_path):
                                              "yum install -y build-essential")) for m in res.manual) or not Path("/etc/os-release").exists()
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real git, cmake and make on the fake Mooncake tree
 def test_missing_cann_headers(repo, host, tmp_path):
     shutil.rmtree(Path(host.build_env["ASCEND_HOME_PATH"]) / f"{host.machine}-linux" / "include")
     res = build.run_build(options(host, tmp_path, source=str(repo)), signatures=shipped_matrix().signatures)
@@ -190,6 +191,7 @@ def test_missing_cann_headers(repo, host, tmp_path):
     assert "原因：CANN 头文件不在 ASCEND_HOME_PATH 所指的位置" in zh and "The CANN headers are not" not in zh, zh
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real git, cmake and make on the fake Mooncake tree
 def test_verification_failure_restores_the_old_install(repo, host, tmp_path):
     """v0.3.4 builds and installs fine but has no Ascend transport: the old files come back."""
     old_install(host)
@@ -207,6 +209,7 @@ def test_verification_failure_restores_the_old_install(repo, host, tmp_path):
     assert "Manually-specified variables were not used by the project" in log and "USE_ASCEND_DIRECT" in log
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real git, cmake and make on the fake Mooncake tree
 def test_preflight_refuses_to_overwrite_a_pip_wheel(repo, host, tmp_path):
     from fakehost.dists import Stub
 
@@ -246,6 +249,7 @@ def rendered(res, lang: str, columns: int = 200) -> str:
     return out.getvalue()
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real git, cmake and make on the fake Mooncake tree
 def test_unknown_tag(repo, host, tmp_path):
     res = build.run_build(options(host, tmp_path, source=str(repo), tag="v9.9.9"))
     assert not res.ok and res.stage == "clone" and "build.tag_not_found" in [k.id for k in res.known]

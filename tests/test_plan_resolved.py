@@ -74,6 +74,7 @@ def test_ranges_become_the_versions_pip_installs(tmp_path, house, override, name
         assert have.get(pkg) == version, (pkg, version, have.get(pkg))
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real uv and pip against the wheelhouse
 def test_missing_pin_is_pips_message_in_the_plan_not_a_traceback(tmp_path, house):
     """vllm-ascend 0.11.0 needs torch-npu 2.7.1.post1, published only on the Ascend mirror: with
     an index that lacks it the plan says so with pip's words and the mirror that has it."""
@@ -90,6 +91,7 @@ def test_missing_pin_is_pips_message_in_the_plan_not_a_traceback(tmp_path, house
     assert wh.tree_state(fake.site) == before  # nothing changed
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_unreachable_hosts_named_with_how_and_what_works(tmp_path, house):
     """torch X+cpu comes from the PyTorch CPU index; here the index pip is configured for is a
     closed loopback port and download.pytorch.org does not resolve."""
@@ -124,6 +126,7 @@ def test_unreachable_hosts_named_with_how_and_what_works(tmp_path, house):
     assert mirrors and all(m[:len(prefix)] == prefix for m in mirrors), (prefix, mirrors)
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_what_works_instead_of_an_unreachable_index_is_for_the_environment_judged(tmp_path, house):
     """The new-user pass: the bundle way printed when no index answers snapshots, plans and repairs
     the environment the fix judged (its --root, --python, --npu-smi, and the --target given), not
@@ -284,6 +287,7 @@ def test_no_deps_environment_plan_restores_every_requirement(tmp_path, house, no
     assert sorted(map(norm, reported)) == sorted(map(norm, promised)), (reported, promised)
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_a_bundle_after_a_wheel_was_rebuilt_carries_the_new_file(tmp_path, house):
     """A bundle for another machine (--from a snapshot: no index configuration of this host is
     read, only pip's variables) made, then its numpy wheel rebuilt under the same name in the

@@ -985,6 +985,7 @@ def test_a_plan_from_a_snapshot_or_directories_prints_no_apply_the_doctor_refuse
 # a refused --apply
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real uv and pip against the wheelhouse
 def test_a_refused_apply_prints_steps_that_name_no_file_it_did_not_write(kit_house, house, tmp_path):
     """fix --apply whose plan the resolver refuses (here: no index has numpy<2) changes nothing
     and shows the plan with pip's reason: its steps are commands a person runs next, so they carry

@@ -350,6 +350,7 @@ def test_communication_json_wait_ratio_names_a_rank_waiting_on_its_peer(tmp_path
     assert any(n.startswith("communication.json unreadable") for n in doc["ranks"][0]["notes"])
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: generated multi-rank traces read and judged
 def test_tensor_parallel_ranks_find_the_slow_rank(tmp_path):
     parent = tmp_path / "vllm_profile"
     for r, scale in enumerate((1.0, 1.0, 1.25, 1.0)):
@@ -361,6 +362,7 @@ def test_tensor_parallel_ranks_find_the_slow_rank(tmp_path):
     assert "slow_rank" in {a["id"] for a in doc["advice"]}
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: generated multi-rank traces read and judged
 def test_balanced_ranks_have_no_slow_rank(tmp_path):
     parent = tmp_path / "p"
     for r in range(2):
@@ -382,6 +384,7 @@ def test_cluster_step_trace_of_msprof_analyze(tmp_path):
 # -- --compare ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: generated multi-rank traces read and judged
 def test_compare_finds_a_planted_regression(tmp_path):
     before = write(tmp_path / "a", pg.HOST_BOUND)
     after = write(tmp_path / "b", replace(pg.HOST_BOUND, launch_us=40.0, malloc_steps=(5, 9, 13)))

@@ -4,6 +4,8 @@ import zipfile
 from pathlib import Path
 from typing import Dict, List
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -22,6 +24,7 @@ def test_readme_install_command_installs_and_runs_check():
     assert "pip install ." in install and install.rstrip().endswith("ascend-doctor check")
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: builds the doctor's wheel (an isolated build), when no test before it did
 def test_wheel_ships_the_matrix(doctor_wheel):
     """The matrix is data inside the wheel (doctor/matrices/*.toml), not files next to the repo."""
     names = zipfile.ZipFile(doctor_wheel).namelist()

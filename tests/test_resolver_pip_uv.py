@@ -4,11 +4,14 @@ same pins and files (issue 20) is asserted by test_fix_apply_makes_the_stack_con
 apply's own resolution."""
 import json
 
+import pytest
+
 from fakehost import wheelhouse as wh
 
 from test_fix_apply import build, doctor, pip_env
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_a_dry_run_then_apply_resolves_once(tmp_path, house):
     """fix then fix --apply waits once: the apply takes the dry run's resolution (same target,
     indexes and plan); a change in the index configuration resolves again."""

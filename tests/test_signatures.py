@@ -174,6 +174,7 @@ def test_no_example_is_a_held_out_line():
             assert line.strip() not in held, s.id
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: the scan over every shipped pattern
 def test_shipped_patterns_keep_the_scan_cheap():
     """The prefilter stops at marked bytes and runs one find() per anchor: a pattern made of
     common text only would add an anchor or raise the share of marked bytes (bench: 100 MB)."""

@@ -187,6 +187,7 @@ def test_soak_samples_the_server_rss(monkeypatch):
     assert soak.server_pid(srv.url) is None  # closed now
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: a real HTTP server on loopback
 def test_cli_json_shape_and_progress_is_not_on_stdout():
     with Server() as srv:
         proc = doctor_fork.run([sys.executable, "-m", "doctor", "smoke", "--endpoint", srv.url, "--requests", "2",
@@ -231,6 +232,7 @@ sed "s/22283\\/ 32768/$used\\/ 32768/" {recorded}
     assert report.exit_code() == 4
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: a real HTTP server on loopback
 def test_an_endless_trailer_is_cut_off_at_the_deadline():
     """A chunked answer whose last chunk is followed by trailer lines without end: http.client
     reads them one by one inside a single read, so the deadline checks between reads never ran
@@ -252,6 +254,7 @@ def test_an_endless_trailer_is_cut_off_at_the_deadline():
     assert result.status == "fail" and "GET /v1/models: " in result.title.text("en") and result.seconds < 10
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: a real HTTP server on loopback
 def test_smoke_and_check_default_to_the_same_interpreter_behind_a_shim(tmp_path):
     """No --python, no active environment, ``python3`` on PATH a wrapper that starts another
     interpreter (a pyenv shim): smoke drives the interpreter check judges (the one the wrapper

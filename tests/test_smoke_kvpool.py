@@ -95,6 +95,7 @@ def test_pool_proven_and_the_three_ttfts_match_the_servers(tmp_path):
     assert m["kv_bytes_per_token"]["bytes"] is None  # the stand-in's root is not here and no --model was given
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: kvpool runs against a stand-in server on loopback
 def test_a_pool_that_shares_nothing_does_not_pass(tmp_path):
     """Keys per node (as with a PYTHONHASHSEED of its own): instance 2 finds nothing. The causes
     come from the counters and from the Mooncake config check `ascend-doctor check` runs."""
@@ -110,6 +111,7 @@ def test_a_pool_that_shares_nothing_does_not_pass(tmp_path):
     assert st.metrics["tiers"]["local"]["state"] == "delivered" and st.metrics["tiers"]["remote"]["state"] == "missed"
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: kvpool runs against a stand-in server on loopback
 def test_no_pool_at_all_is_no_local_hit(tmp_path):
     _, cfg = files(tmp_path, protocol="tcp")
     with ProcessCluster(time_factor=VERDICT, pool="none", num_gpu_blocks=32) as c:
@@ -119,6 +121,7 @@ def test_no_pool_at_all_is_no_local_hit(tmp_path):
     assert "could not be read" in st.hint.text("en") and st.metrics["master"]["from"] == "master_server_address"
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: kvpool runs against a stand-in server on loopback
 def test_an_older_vllm_is_confirmed_by_the_masters_gets(tmp_path):
     """vllm 0.10 exports no connector counters (and the gpu_ twins of the HBM ones): the
     master's Gets confirm the pool hits instead."""
@@ -130,6 +133,7 @@ def test_an_older_vllm_is_confirmed_by_the_masters_gets(tmp_path):
     assert st.metrics["counter_names"]["hbm_hits"] == "vllm:prefix_cache_hits_total"
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: kvpool runs against a stand-in server on loopback
 def test_the_vllm_log_sizes_dataset_b_when_metrics_do_not(tmp_path):
     _, cfg = files(tmp_path)
     log = tmp_path / "vllm.log"
@@ -178,6 +182,7 @@ def swept(tmp_path_factory):
     return proc, report
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: kvpool runs against a stand-in server on loopback
 def test_the_sweep_finds_the_knee_where_the_configuration_says(swept):
     """1024 pool tokens / 128 per document: 6.8 to 8 documents fit (the master evicts past its
     watermark); HBM (128 tokens) holds 1."""
@@ -194,6 +199,7 @@ def test_the_sweep_finds_the_knee_where_the_configuration_says(swept):
     assert st["metrics"]["report"] == str(report) and report.is_file()
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: kvpool runs against a stand-in server on loopback
 def test_a_pool_smaller_than_configured_moves_the_knee_and_the_verdict_says_so(tmp_path):
     model, cfg = files(tmp_path, pool_tokens=1024)
     # slower tiers than SWEEP: 100 ms of scheduling at a load of 20 made its cross-node hits "not faster"
@@ -242,6 +248,7 @@ def test_the_html_report_is_self_contained_and_renders_in_chromium(swept, tmp_pa
 # -- bad input: one line and exit 2, or a failed stage that says why ---------------------------
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: kvpool runs against a stand-in server on loopback
 def test_bad_inputs(tmp_path):
     with ProcessCluster(time_factor=0.02, peer_model="llama") as c:
         peer = cli(c, "--requests", "2", "--warmup", "0")
@@ -269,6 +276,7 @@ def test_an_endpoint_that_is_not_a_server(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: kvpool runs against a stand-in server on loopback
 def test_the_terminal_shows_the_bars(tmp_path):
     _, cfg = files(tmp_path)
     with ProcessCluster(time_factor=VERDICT, num_gpu_blocks=32) as c:

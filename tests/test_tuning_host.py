@@ -45,6 +45,7 @@ def test_an_untuned_host(noisy):
     assert governor["commands"][0]["shell"] == "sh -c 'echo performance | tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor'"
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs on a fake host with a launch script
 def test_field_report_launch_script_on_two_releases(noisy, tmp_path):
     """Field report 000 tuned --block-size 16 with chunked prefill on: vllm-ascend replaces it from
     v0.11.0rc1, so on 0.11.0rc3 the setting has no effect; the two NPUs need more than docker's /dev/shm."""
@@ -95,6 +96,7 @@ def test_bad_input_is_one_line_and_exit_2(noisy, tmp_path):
     assert proc.returncode == 2 and "--serve-args-file" in proc.stderr
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs on a fake host with a launch script
 def test_fix_plans_manual_steps_and_writes_a_patch_that_applies(noisy, tmp_path):
     script = tmp_path / "launch.sh"
     script.write_text((MOONCAKE / "seed001_launch.sh").read_text().replace(
@@ -126,6 +128,7 @@ def test_chinese_output(noisy):
     assert "sh -c 'echo performance | tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor'" in proc.stdout
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: doctor runs on a fake host with a launch script
 def test_the_patch_file_replaces_only_a_regular_file(noisy, tmp_path):
     """--tuning-patch is written like snapshot --output: a FIFO (even one with a reader), a
     symlink to nothing or into /proc is refused (exit 2), a symlink to a regular file is followed."""

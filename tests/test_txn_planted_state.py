@@ -236,6 +236,7 @@ main(sys.argv[1:])
 """
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_snapshot_backups_and_journal_are_synced_before_the_install_runs_and_links_are_not_followed(tmp_path, house):
     fake = FakeHost(tmp_path / "host")
     wh.SCENARIOS["seed_001"][0](fake, house["template"])

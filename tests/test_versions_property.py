@@ -81,6 +81,7 @@ any_text = st.text(alphabet="0123456789.-_+ rRcCaAbBlphetx", max_size=16)
 
 @settings(max_examples=600, deadline=None)
 @given(ascend, ascend)
+@pytest.mark.slow  # ~0.5 s of CPU or more: a property test of hundreds of generated versions
 def test_ascend_order_is_total_and_antisymmetric(a, b):
     relations = [a < b, a == b, b < a]
     assert relations.count(True) == 1, (a, b)
@@ -91,6 +92,7 @@ def test_ascend_order_is_total_and_antisymmetric(a, b):
 
 @settings(max_examples=600, deadline=None)
 @given(ascend, ascend, ascend)
+@pytest.mark.slow  # ~0.5 s of CPU or more: a property test of hundreds of generated versions
 def test_ascend_order_is_transitive(a, b, c):
     if a <= b and b <= c:
         assert a <= c
@@ -100,6 +102,7 @@ def test_ascend_order_is_transitive(a, b, c):
 
 @settings(max_examples=300, deadline=None)
 @given(any_text, any_text)
+@pytest.mark.slow  # ~0.5 s of CPU or more: a property test of hundreds of generated versions
 def test_arbitrary_text_never_raises(x, y):
     a, b = AscendVersion(x), AscendVersion(y)
     assert [a < b, a == b, b < a].count(True) == 1
@@ -127,6 +130,7 @@ def test_known_orderings(lo, hi):
 
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(PEP440), st.sampled_from(PEP440), st.sampled_from(PEP440))
+@pytest.mark.slow  # ~0.5 s of CPU or more: a property test of hundreds of generated versions
 def test_pep440_order_is_total_and_transitive(x, y, z):
     a, b, c = Version(x), Version(y), Version(z)
     assert [a < b, a == b, b < a].count(True) == 1

@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Dict
 
+import pytest
+
 from doctor.facts import CommandFact, DeniedPath, ElfFacts, HccnDevice, HccnFacts, HttpFact, ImportLocation, \
     ImportsFacts, LibLookup, MasterFacts, MooncakeDist, MooncakeFacts, NpuPing, NpuProcess, NpuSmiInfo, ProbeError, \
     ShadowFact, WorkdirFacts
@@ -441,6 +443,7 @@ def outputs() -> Dict[str, Dict[str, str]]:
     return out
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: every rule's records rendered
 def test_every_finding_word_for_word():
     match(outputs(), EXPECTED)
 
@@ -456,6 +459,7 @@ def test_each_record_reports_its_own_id():
             assert r.layer == r.id.split(".")[0] and r.why.key == f"why.{r.id}" or r.id.endswith(".probe_error")
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: every rule's records rendered
 def test_the_table_reaches_every_finding_id():
     from doctor.rules.all_rules import RULES
 

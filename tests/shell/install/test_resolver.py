@@ -31,6 +31,7 @@ def env_for(house, *names, **extra):
     return env
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_pip_report_gives_exact_versions_files_sizes_and_hashes(house):
     r = resolve_pip(PIP, Request(requirements=["vllm-ascend==0.11.0rc3", "numpy<2.0.0"], ignore_installed=True),
                     env_for(house))
@@ -46,6 +47,7 @@ def test_pip_report_gives_exact_versions_files_sizes_and_hashes(house):
     assert r.total_size == sum(p.size for p in r.packages) and r.unknown_sizes == 0
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_missing_pin_gives_pips_message(house):
     r = resolve_pip(PIP, Request(requirements=["torch-npu==2.7.1.post9"], no_deps=True, ignore_installed=True),
                     env_for(house))
@@ -64,6 +66,7 @@ def test_conflict_keeps_pips_explanation(house):
     assert "vllm 0.11.0 depends on torch==2.8.0" in r.failure.message  # only in pip's log at -q
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_refused_host_is_named(house):
     port = closed_port()
     env = env_for(house, wh.PYPI, PIP_RETRIES="1")
@@ -116,6 +119,7 @@ def test_report_read_after_pips_progress_bar(tmp_path, which):
         index.close()
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_refused_host_wins_over_the_conflict_it_causes(house):
     """pip concludes a conflict from the indexes that answered; the index that did not (nothing
     listens on its port) is the cause: unreachable, with the mirror remedies."""

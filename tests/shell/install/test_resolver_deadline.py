@@ -7,6 +7,8 @@ import re
 import sys
 import time
 
+import pytest
+
 from fakehost import official_image
 from fakehost.scenarios import ascend_host
 
@@ -72,6 +74,7 @@ REPORT = {"version": "1", "install": [{
     "requested": True}]}
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: two asks that each take 0.6 of the deadline
 def test_both_asks_share_one_total_deadline(fake, tmp_path):
     """seed 001's plan needs two asks (vllm --no-deps, then vllm's unmet requirements). Each
     answer takes 0.6 T: with a deadline of T per ask both would pass; under one total deadline

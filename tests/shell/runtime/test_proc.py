@@ -4,6 +4,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from fakehost import REPO
 
 from doctor.shell.runtime import proc
@@ -65,6 +67,7 @@ except BaseException as e:
 '''
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: trials of real child processes stopped at random
 def test_a_stop_while_a_child_is_being_started_leaves_no_child_running():
     """SIGTERM lands at a random point of a loop that starts children: inside Popen (between the
     fork and the exec, before the child is registered) it was raised out of Popen and the child

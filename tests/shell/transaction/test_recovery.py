@@ -153,6 +153,7 @@ def test_a_running_fix_is_named_not_taken_for_one_left_unfinished(tmp_path):
 # -- end to end: real pip, real signals ----------------------------------------------------------
 
 
+@pytest.mark.slow  # ~0.5 s of CPU or more: real pip against the wheelhouse
 def test_fix_with_under_400_kb_free_refuses_and_leaves_nothing(tmp_path, house):
     if os.geteuid() != 0:
         pytest.skip("needs a small tmpfs (root)")
