@@ -1403,3 +1403,42 @@ def test_eleventh_audit_y_facts_say_what_their_sources_say():
     c = codes[("hccl", "3")]
     assert "strncpy_s" in c.fix_en and "strncpy_s" in c.fix_zh and "op_common.cc" in c.source
     assert not c.fix_en.startswith("Check the device memory left")
+
+
+def test_fifth_sweep_part_q_version_claims_say_what_the_code_says():
+    """docs/facts-audit.md, fifth sweep of signature causes (version claims), part Q: windows
+    narrower than the tags show, and cases stated beyond their thread."""
+    s = by_id("vllm_ascend.graph_mode_unsupported")  # worker_v1.py warns from v0.7.3rc2; dflash2 check 0.28.0rc1 to 0.30.0rc2
+    assert "(v0.7.3 to v0.8.4rc1)" not in s.cause_en and "（v0.7.3 至 v0.8.4rc1）" not in s.cause_zh
+    assert "v0.7.3rc2 to v0.8.4rc1" in s.cause_en and "v0.7.3rc2 至 v0.8.4rc1" in s.cause_zh
+    assert "0.30.0rc2" in s.cause_en and "0.30.0rc2" in s.cause_zh and "v0.7.3rc2/vllm_ascend/worker" in s.source
+    s = by_id("env.hccl_library_load")  # pyhccl_wrapper.py logs error=%s from v0.21.0rc1 (PR #10086)
+    assert "From v0.25.1rc1" not in s.cause_en and "自 v0.25.1rc1 起" not in s.cause_zh
+    assert "v0.25.1rc1 and later" not in s.fix_en and "v0.25.1rc1 及以后" not in s.fix_zh
+    assert "v0.21.0rc1" in s.cause_en and "v0.21.0rc1" in s.cause_zh and "#10086" in s.cause_en
+    assert "v0.21.0rc1" in s.fix_en and "v0.21.0rc1" in s.fix_zh and "d8c7fe580c" in s.source
+    s = by_id("vllm_ascend.triton_launcher_compile")  # #7782 names no failing build; main pinned 3.2.1 when called fixed
+    assert "older than 3.2.0.dev20260322" not in s.cause_en and "早于 3.2.0.dev20260322" not in s.cause_zh
+    assert "does not name" in s.cause_en and "没有给出" in s.cause_zh and "3.2.1" in s.cause_en and "3.2.1" in s.cause_zh
+    s = by_id("python.deepspeed_op_no_npu_impl")  # op_builder/npu: PinMemoryBuilder first in v0.19.5; v0.12.0-v0.12.3 FusedAdam only
+    assert "v0.19.5" in s.cause_en and "v0.19.5" in s.cause_zh and "v0.12.3" in s.cause_en and "v0.12.3" in s.cause_zh
+    assert "v0.19.4/op_builder/npu" in s.source
+    s = by_id("torch_npu.aclrt_peek_symbol")  # dlinfer #183 establishes neither build; the maintainer only suspected the post builds
+    assert "the extension was built against another torch_npu build than the one installed" not in s.cause_en
+    assert "该扩展编译时使用的 torch_npu 与当前安装的不同。" not in s.cause_zh
+    assert "nm -D" in s.cause_en and "nm -D" in s.cause_zh and "nm -D" in s.fix_en and "nm -D" in s.fix_zh
+    s = by_id("vllm_ascend.custom_op_schema_missing")  # batch invariant from v0.16.0rc1; A5 from v0.17.0rc1, by profile from 0.27.1rc1
+    assert "in v0.25.1rc1 and 0.26.0rc1" not in s.cause_en and "v0.25.1rc1 与 0.26.0rc1 在" not in s.cause_zh
+    assert "v0.16.0rc1" in s.cause_en and "v0.17.0rc1" in s.cause_zh and "0.27.1rc1" in s.cause_en
+    assert "0.27.1rc1" in s.cause_zh and "v0.17.0rc1" in s.fix_en and "v0.17.0rc1" in s.fix_zh
+    s = by_id("cann.aclnn_561103")  # #4859: the commenter advised checking CANN against the device, no fix reported
+    assert "fixed it by making" not in s.cause_en and "匹配而解决" not in s.cause_zh
+    assert "CANN version needs to match device version" in s.cause_en and "没有说这样解决了问题" in s.cause_zh
+    assert "v0.14.0rc1/docs/source/installation.md" in s.source
+    s = by_id("mooncake.ascend_direct_connect")  # #5635 open: a maintainer's checklist, "newer than 8.3RC1"
+    assert "The usual causes" not in s.cause_en and "常见原因" not in s.cause_zh
+    assert "older than 8.3.RC1" not in s.cause_en and "低于 8.3.RC1" not in s.cause_zh
+    assert "newer than 8.3.RC1" in s.cause_en and "高于 8.3.RC1" in s.cause_zh and "newer than 8.3.RC1" in s.fix_en
+    s = by_id("vllm_ascend.triton_pointer_not_device")  # the check is on release/3.2.x too (1816790f, 27 Feb 2026)
+    assert "(release/3.2.1 and later)" not in s.cause_en and "（release/3.2.1 及以后）" not in s.cause_zh
+    assert "release/3.2.x" in s.cause_en and "release/3.2.x" in s.cause_zh and "1816790f37c8" in s.source
