@@ -1442,3 +1442,17 @@ def test_fifth_sweep_part_q_version_claims_say_what_the_code_says():
     s = by_id("vllm_ascend.triton_pointer_not_device")  # the check is on release/3.2.x too (1816790f, 27 Feb 2026)
     assert "(release/3.2.1 and later)" not in s.cause_en and "（release/3.2.1 及以后）" not in s.cause_zh
     assert "release/3.2.x" in s.cause_en and "release/3.2.x" in s.cause_zh and "1816790f37c8" in s.source
+
+
+def test_torch_npu_release_candidates_have_the_cann_their_tags_readme_names():
+    """docs/facts-audit.md, after the eleventh sample: three more torch-npu rows said their CANN was unknown where the
+    README at their tag pairs them (2.4.0rc1: CANN 8.0.RC3.alpha001; 2.8.0rc1: 8.3.RC1.alpha001; 2.1.0.post3:
+    8.0.RC1), and two of them left out that their x86_64 wheels require torch==X+cpu (their wheels' METADATA)."""
+    rows = {str(t.version): t for t in matrix().torch_npu}
+    expected = {"2.4.0rc1": ("8.0.RC3.alpha001", "2.4.0+cpu", "v6.0.rc3.alpha001-pytorch2.4.0/README.md"),
+                "2.8.0rc1": ("8.3.RC1.alpha001", "2.8.0+cpu", "v7.2.RC1.alpha001-pytorch2.8.0/README.md"),
+                "2.1.0.post3": ("8.0.RC1", "2.1.0+cpu", "v2.1.0-6.0.rc1/README.md")}
+    for version, (cann, x86, readme) in expected.items():
+        row = rows[version]
+        assert str(row.cann) == cann and str(row.torch_x86_64) == x86, version
+        assert "unknown" not in row.notes and readme in row.source, version
