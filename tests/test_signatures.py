@@ -1456,3 +1456,41 @@ def test_torch_npu_release_candidates_have_the_cann_their_tags_readme_names():
         row = rows[version]
         assert str(row.cann) == cann and str(row.torch_x86_64) == x86, version
         assert "unknown" not in row.notes and readme in row.source, version
+
+
+def test_fifth_sweep_part_v_version_claims_say_what_the_code_says():
+    """docs/facts-audit.md, fifth sweep of signature causes (version claims), part V: version windows and
+    releases that said more than (or other than) the code, index listings or threads they rest on."""
+    s = by_id("vllm_ascend.build_soc_version")  # setup.py: npu-smi from v0.12.0rc1; v0.8.4rc1-v0.11.0 default ASCEND910B1
+    assert "setup.py asks npu-smi, which is missing" not in s.cause_en
+    assert "setup.py 会调用 npu-smi，而在" not in s.cause_zh
+    assert "v0.12.0rc1" in s.cause_en and "v0.12.0rc1" in s.cause_zh and "v0.7.3rc2" in s.cause_en
+    assert "ASCEND910B1" in s.cause_en and "ASCEND910B1" in s.cause_zh and "envs.py" in s.source
+    s = by_id("torch_npu.npu_op_missing_prose")  # #143: torch-npu 2.4.0, then 2.5.1rc1, with vllm-ascend 0.7.1rc1
+    assert "a different release candidate or post build" not in s.cause_en and "别的 rc 或 post 版本" not in s.cause_zh
+    assert "2.4.0" in s.cause_en and "2.5.1rc1" in s.cause_zh and "v0.8.4rc1" in s.fix_en
+    s = by_id("mooncake.connect_failed")  # #5635: advice, and a user for whom it did not help
+    assert "Causes the threads established" not in s.cause_en and "相关讨论确认过的原因" not in s.cause_zh
+    assert "does not settle the cause" in s.cause_en and "并未确定原因" in s.cause_zh
+    assert "v0.3.10.post1" in s.source
+    s = by_id("torch_npu.expandable_segments_off")  # NPU_CHECK_ERROR: only FEATURE_NOT_SUPPORT warns and continues
+    assert "when a test reservation of virtual address space (aclrtReserveMemAddress) fails" not in s.cause_en
+    assert "（aclrtReserveMemAddress）失败时关闭" not in s.cause_zh
+    assert "not supported" in s.cause_en and "特性不支持" in s.cause_zh and "NPUException.h" in s.source
+    s = by_id("torch_npu.too_old_for_fla_npu")  # setup.py: per-family minimums; v26.1.0-beta.1-pytorch2.10.0 is 2.10.0.post1
+    assert "it comes from an Ascend PyTorch release before v26.1.0-beta.1" not in s.cause_en
+    assert "它来自 v26.1.0-beta.1 之前的 Ascend PyTorch 版本" not in s.cause_zh
+    assert "2.10.0.post1" in s.cause_en and "2.10.0.post1" in s.cause_zh and "2.13.0" in s.cause_zh
+    assert "TORCH_NPU_GDN_FIX_MINIMUMS" in s.source
+    s = by_id("vllm_ascend.triton_npu_compiler_missing")  # release/3.2.1 has no bishengir-opt; release/3.2.x never raises
+    assert "(utils.py at release/3.2.1 and a84b1eb)" not in s.fix_en
+    assert "（release/3.2.1 与 a84b1eb 的 utils.py）" not in s.fix_zh
+    assert "release/3.2.x" in s.cause_en and "release/3.2.x" in s.cause_zh and "release/3.2.x" in s.fix_en
+    assert "ebf849866d937fba70b0518602abd5d1aef3ee25" in s.source
+    s = by_id("python.torch_npu_no_wheel")  # pip's listing: Python 3.11 from 2.1.0.post8, with gaps
+    assert "3.10 and 3.11 throughout" not in s.fix_en and "3.10 与 3.11 全部版本" not in s.fix_zh
+    assert "2.1.0.post8" in s.fix_en and "2.1.0.post8" in s.fix_zh
+    assert "the reply \"torch-npu" not in s.cause_en and "reporter's own" in s.cause_en and "报告者自己" in s.cause_zh
+    s = by_id("vllm_ascend.no_register")  # #3403: vLLM lists the entry point, so vllm-ascend's metadata was installed
+    assert "no vllm-ascend was installed" not in s.cause_en and "中并未安装 vllm-ascend" not in s.cause_zh
+    assert "metadata" in s.cause_en and "元数据" in s.cause_zh
