@@ -1494,3 +1494,32 @@ def test_fifth_sweep_part_v_version_claims_say_what_the_code_says():
     s = by_id("vllm_ascend.no_register")  # #3403: vLLM lists the entry point, so vllm-ascend's metadata was installed
     assert "no vllm-ascend was installed" not in s.cause_en and "中并未安装 vllm-ascend" not in s.cause_zh
     assert "metadata" in s.cause_en and "元数据" in s.cause_zh
+
+
+def test_fifth_sweep_part_u_version_claims_say_what_the_code_says():
+    """docs/facts-audit.md, fifth sweep of signature causes (version claims), part U: windows and
+    version relations that were wider or narrower than the code, images or threads they rest on."""
+    s = by_id("vllm_ascend.mla_rope_cos_cached")  # v0.9.1rc1 / v0.9.2rc1 builders do not read cos_cached
+    assert "in the tags read from v0.9.1 to v0.13.0rc1" not in s.cause_en
+    assert "在所读的 v0.9.1 至 v0.13.0rc1 各标签中" not in s.cause_zh
+    assert "v0.9.2rc1" in s.cause_en and "v0.9.2rc1" in s.cause_zh and "#5516" in s.cause_en
+    assert "v0.9.2rc1/vllm_ascend/attention/mla_v1.py" in s.source
+    s = by_id("torch_npu.torch_namespace_npu_op")  # the 1.11.0 builds only warn up to v6.0.rc2.1
+    assert "1.11.0 (v5.0.rc2 to v6.0.rc1)" not in s.cause_en and "（v5.0.rc2 至 v6.0.rc1）" not in s.cause_zh
+    assert "v6.0.rc2.1" in s.cause_en and "v6.0.rc2.1" in s.cause_zh and "v6.0.rc2.1-pytorch1.11.0" in s.source
+    s = by_id("vllm.api_mismatch")  # #4863's openEuler image builds vLLM v0.11.2; the others build v0.11.0
+    assert "the v0.11.0rc3 image's" not in s.cause_en and "v0.11.0rc3 镜像的" not in s.cause_zh
+    assert "v0.11.0rc3-openeuler" in s.cause_en and "v0.11.0rc3-openeuler" in s.cause_zh
+    assert "v0.11.2" in s.cause_en and "v0.11.2" in s.cause_zh and "Dockerfile.openEuler" in s.source
+    s = by_id("vllm_ascend.plugin_load_failed")  # logger.py imports vllm.envs from 0.22.1rc1, not 0.21.0rc1
+    assert "(vllm.envs, vllm.logging_utils)" not in s.cause_en and "（vllm.envs、vllm.logging_utils）" not in s.cause_zh
+    assert "0.22.1rc1" in s.cause_en and "0.22.1rc1" in s.cause_zh and "v0.22.1rc1/vllm_ascend/logger.py" in s.source
+    s = by_id("driver.watchdog_timeout")  # #5468: the plog is a commenter's; CANN 8.3 vs 24.1 is the reporter's view
+    assert "a CANN the thread found does not support" not in s.cause_en and "该 issue 确认" not in s.cause_zh
+    assert "commenter" in s.cause_en and "评论者" in s.cause_zh and "reporter concluded" in s.cause_en
+    assert "cann-container-image/issues/58" in s.source
+    s = by_id("torch_npu.npu_device_unknown")  # autoload: torch >= 2.5 and a torch_npu with the entry point
+    assert "(torch before 2.5 does not load it by itself)" not in s.cause_en and "（2.5 之前的 torch 不会自动加载）" not in s.cause_zh
+    assert "v7.0.RC1.alpha001-pytorch2.5.1" in s.cause_en and "v7.0.RC1.alpha001-pytorch2.5.1" in s.cause_zh
+    assert "TORCH_DEVICE_BACKEND_AUTOLOAD=0" in s.cause_en and "TORCH_DEVICE_BACKEND_AUTOLOAD=0" in s.cause_zh
+    assert "v7.0.RC1.alpha001-pytorch2.5.1/setup.py" in s.source
