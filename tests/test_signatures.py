@@ -1523,3 +1523,38 @@ def test_fifth_sweep_part_u_version_claims_say_what_the_code_says():
     assert "v7.0.RC1.alpha001-pytorch2.5.1" in s.cause_en and "v7.0.RC1.alpha001-pytorch2.5.1" in s.cause_zh
     assert "TORCH_DEVICE_BACKEND_AUTOLOAD=0" in s.cause_en and "TORCH_DEVICE_BACKEND_AUTOLOAD=0" in s.cause_zh
     assert "v7.0.RC1.alpha001-pytorch2.5.1/setup.py" in s.source
+
+
+def test_fifth_sweep_part_r_version_claims_say_what_the_code_says():
+    """docs/facts-audit.md, fifth sweep of signature causes (version claims), part R: version,
+    release and window relations checked against the tags, wheels, sdists and threads."""
+    s = by_id("mooncake.master_not_found")  # 0.3.0b3 is an sdist pip rejects; the 0.3.1 wheel has the script
+    assert "0.3.0b3 or later" not in s.fix_en and "0.3.0b3 及以后" not in s.fix_zh
+    assert "early 0.3.0 betas" not in s.cause_en and "早期 0.3.0 测试版" not in s.cause_zh
+    assert "0.3.0b1" in s.cause_en and "0.3.0b1" in s.cause_zh and "0.3.1 or later" in s.fix_en
+    assert "0.3.1 及以后" in s.fix_zh and "0.3.1/#files" in s.source
+    s = by_id("mooncake.transfer_failed")  # #5635: a maintainer's advice on an open thread, CANN newer than 8.3.RC1
+    assert "Causes the threads established" not in s.cause_en and "相关讨论确认过的原因" not in s.cause_zh
+    assert "older than 8.3.RC1" not in s.cause_en and "低于 8.3.RC1" not in s.cause_zh
+    assert "newer than 8.3.RC1" in s.cause_en and "高于 8.3.RC1" in s.cause_zh and "advice" in s.cause_en
+    s = by_id("cann.custom_op_cann_mismatch")  # #804: a pre-release 8.2.RC1 build renamed a half kernel, not intrinsics
+    assert "AscendC kernel intrinsics in 8.2" not in s.cause_en and "8.2 的 AscendC 内核接口" not in s.cause_zh
+    assert "8.2.RC1.B020" in s.cause_en and "8.2.RC1.B020" in s.cause_zh and "#255" in s.cause_en
+    assert "#180" in s.cause_zh and "#17059" in s.cause_en
+    s = by_id("torch_npu.msprof_symbol")  # #326/#328 suggest post4; post8 is paired with CANN 9.1.0
+    assert "as the fix" not in s.cause_en and "作为解决办法" not in s.cause_zh
+    assert "2.7.1.post4 or newer" not in s.fix_en and "2.7.1.post4 或更新" not in s.fix_zh
+    assert "suggest" in s.cause_en and "建议" in s.cause_zh and "2.7.1.post8" in s.fix_en and "9.1.0" in s.fix_zh
+    s = by_id("torch_npu.version_not_published")  # pip's listing: Python 3.11 from 2.1.0.post8, no 2.3.1
+    assert "3.10 and 3.11 throughout" not in s.cause_en and "3.10 与 3.11 全部版本" not in s.cause_zh
+    assert "is not PyPI's list" not in s.cause_en
+    assert "3.11 from 2.1.0.post8" in s.cause_en and "3.11 自 2.1.0.post8 起" in s.cause_zh
+    assert "PyPI's own list for Python 3.11" in s.cause_en and "Python 3.11 的列表" in s.cause_zh
+    s = by_id("vllm_ascend.custom_kernels_needed")  # envs.py: COMPILE_CUSTOM_KERNELS defaults to "1" from v0.8.4rc1
+    assert "from v0.9.1 setup.py builds it" not in s.cause_en and "自 v0.9.1 起 setup.py 默认构建" not in s.cause_zh
+    assert "v0.8.4rc1" in s.cause_en and "v0.8.4rc1" in s.cause_zh and "#3342" in s.cause_en and "#3342" in s.cause_zh
+    assert "v0.8.4rc1/vllm_ascend/envs.py" in s.source
+    s = by_id("torch_npu.torchair_backend_missing")  # COMPATIBILITY.en.md: later .postN are paired with later CANN
+    assert "Install the latest .postN" not in s.fix_en and "的最新 .postN（" not in s.fix_zh
+    assert "2.1.0.post5" in s.fix_en and "2.1.0.post5" in s.fix_zh and "8.0.RC1" in s.fix_en
+    assert "COMPATIBILITY.en.md" in s.source
