@@ -1558,3 +1558,33 @@ def test_fifth_sweep_part_r_version_claims_say_what_the_code_says():
     assert "Install the latest .postN" not in s.fix_en and "的最新 .postN（" not in s.fix_zh
     assert "2.1.0.post5" in s.fix_en and "2.1.0.post5" in s.fix_zh and "8.0.RC1" in s.fix_en
     assert "COMPATIBILITY.en.md" in s.source
+
+
+def test_fifth_sweep_part_s_version_claims_say_what_the_code_says():
+    """docs/facts-audit.md, fifth sweep of signature causes (version claims), part S: the version
+    windows, releases and "from X" relations that the code at the tags, PyPI or the vendor's
+    references did not bear out."""
+    s = by_id("vllm_ascend.unsupported_on_310p_prose")  # FAQ v0.9.2rc1 lists 300I; [Experimental] only from v0.10.0rc1
+    assert "FAQ lists the Atlas 300I inference series (Atlas 300I Duo) as experimental" not in s.cause_en
+    assert "FAQ 将 Atlas 300I 推理系列（Atlas 300I Duo）列为实验性支持" not in s.cause_zh
+    assert "v0.10.0rc1" in s.cause_en and "v0.11.0rc1" in s.cause_en and "v0.11.0rc1" in s.cause_zh
+    assert "[Experimental]" in s.cause_en and "[Experimental]" in s.cause_zh and "single_node_300i.md" in s.source
+    s = by_id("vllm_ascend.rank_table_env_unset")  # the check is not in v0.9.2rc1; examples dir renamed in v0.10.0rc1
+    assert "0.9.1rc2 to 0.11.0)" not in s.cause_en and "0.9.1rc2 至 0.11.0）" not in s.cause_zh
+    assert "0.9.2rc1" in s.cause_en and "0.9.2rc1" in s.cause_zh and "0.12.0rc1" in s.cause_en
+    assert "disaggregated_prefill_v1" in s.fix_en and "disaggregated_prefill_v1" in s.fix_zh
+    s = by_id("cann.hccl_exec_timeout_idle")  # 1836 s from the 8.0.RC2 reference; 6.0.RC1 said 600 s, 6.0.1 1800 s
+    assert "1800 s in older releases" not in s.cause_en and "旧版本及 EI0002 文本中为 1800 秒" not in s.cause_zh
+    assert "8.0.RC2" in s.cause_en and "8.0.RC2" in s.cause_zh and "600" in s.cause_en and "600" in s.cause_zh
+    assert "only on Atlas A2/A3" not in s.fix_en and "Atlas 350" in s.fix_en and "Atlas 350" in s.fix_zh
+    s = by_id("vllm_ascend.triton_ascend_index_uv")  # PyPI: 3.2.0rc2, 3.2.0rc4, 3.2.0; "only on Huawei's mirror" unshown
+    assert "published only on Huawei" not in s.cause_en and "只发布在华为" not in s.cause_zh
+    assert "3.2.0rc4" in s.cause_en and "3.2.0rc4" in s.cause_zh and "#16732" in s.cause_en and "#16732" in s.cause_zh
+    s = by_id("env.dlinfer_missing")  # PyPI: aarch64 wheels only; cp311 from 0.2.3.post2, cp38/cp39 up to 0.2.2
+    assert "cover Python 3.8 to 3.10" not in s.fix_en and "覆盖 Python 3.8 到 3.10" not in s.fix_zh
+    assert "3.11" in s.fix_en and "3.11" in s.fix_zh and "0.2.3.post2" in s.fix_en and "aarch64" in s.fix_zh
+    assert "pypi.org/project/dlinfer-ascend" in s.source
+    s = by_id("vllm_ascend.wheel_device_type")  # 0.26.0rc1 still has (A2) wheels on PyPI; sdists only from 0.27.1rc1
+    assert "From 0.26.0rc1 PyPI has sdists only" not in s.cause_en and "自 0.26.0rc1 起 PyPI 只有 sdist" not in s.cause_zh
+    assert "from 0.27.1rc1 PyPI has sdists only" in s.cause_en and "自 0.27.1rc1 起 PyPI 只有 sdist" in s.cause_zh
+    assert "vllm-ascend/0.26.0rc1/#files" in s.source
