@@ -1588,3 +1588,26 @@ def test_fifth_sweep_part_s_version_claims_say_what_the_code_says():
     assert "From 0.26.0rc1 PyPI has sdists only" not in s.cause_en and "自 0.26.0rc1 起 PyPI 只有 sdist" not in s.cause_zh
     assert "from 0.27.1rc1 PyPI has sdists only" in s.cause_en and "自 0.27.1rc1 起 PyPI 只有 sdist" in s.cause_zh
     assert "vllm-ascend/0.26.0rc1/#files" in s.source
+
+
+def test_fifth_sweep_part_t_version_claims_say_what_the_code_says():
+    """docs/facts-audit.md, fifth sweep of signature causes (version claims), part T: version relations
+    that were wrong or wider than the code, tags, wheels or threads they rest on."""
+    s = by_id("torch_npu.flex_attention_unsupported_on_npu")  # torch 2.7.1 wheel: cuda and cpu only
+    assert "at torch v2.7.1 it accepts only cuda, cpu, xpu, hpu or mps" not in s.cause_en
+    assert "torch v2.7.1 中只接受 cuda、cpu、xpu、hpu 或 mps" not in s.cause_zh
+    assert "only cuda and cpu at torch 2.7.1" in s.cause_en and "torch 2.7.1 只接受 cuda 与 cpu" in s.cause_zh
+    assert "2.10.0.post7" in s.cause_en and "2.10.0.post7" in s.cause_zh and "2.12.0.post3" in s.cause_en
+    assert "not established here" not in s.cause_en.split("torch_npu replaces")[-1]
+    assert "13 August" in s.cause_en and "8 月 13 日" in s.cause_zh and "6e7c1dcf" in s.source
+    s = by_id("torch.plus_cpu_index")  # index metadata: +cpu up to 2.11.0.post3, plain torch from 2.12.0
+    assert not s.cause_en.startswith("torch-npu's x86_64 wheels require")
+    assert "2.11.0.post3" in s.cause_en and "2.11.0.post3" in s.cause_zh
+    assert "2.12.0" in s.cause_en and "2.12.0" in s.cause_zh and "2.12.0" in s.fix_en and "2.12.0" in s.fix_zh
+    assert "torch==2.13.0.*" in s.source
+    s = by_id("vllm_ascend.transformers_arch")  # PR #5250: >=4.57.3 from v0.13.0rc1, not on record as #3819's fix
+    assert "fixed by pinning in PR #5250" not in s.source
+    assert "v0.13.0rc1" in s.cause_en and "v0.13.0rc1" in s.cause_zh and "<=4.57.1" in s.cause_en
+    s = by_id("mooncake.ascend_acl_context")  # PR #3998 (merged) sets the context on the DummyClient copy RPCs
+    assert "#3998" in s.cause_en and "#3998" in s.cause_zh and "#3998" in s.fix_en and "#3998" in s.fix_zh
+    assert "pull/3998" in s.source and "#3974" in s.fix_en
