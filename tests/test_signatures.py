@@ -1450,3 +1450,10 @@ def test_tuning_windows_the_script_does_not_check_say_what_the_releases_say():
     assert all(held(v) for v in ("0.16.0rc1", "0.17.0rc1", "0.18.0rc1", "0.18.0", "0.23.0", "0.30.0rc2"))
     assert not held("0.15.0rc1")
     assert "v0.16.0rc1/docs/source/tutorials/hardwares/310p.md" in f.source and "Qwen3-30B-A3B.md" in f.source
+    # the >=0 facts whose notes said more than the page they cited: the code and docs that say the rest
+    f = facts["mooncake_hugepage"]
+    assert "mooncake-store/include/utils.h" in f.source and "hicache-quick-start.md" in f.source
+    f = facts["mooncake_memlock"]
+    assert "troubleshooting/troubleshooting.md" in f.source and "getting_started/build.md" in f.source
+    f = facts["kv_cache_estimate"]
+    assert "vllm/config/model.py" in f.source and "replicate the KV heads" in f.source
