@@ -1390,8 +1390,9 @@ def test_eleventh_audit_y_facts_say_what_their_sources_say():
     # v0.10.1rc1; msprechecker's vllm presets expect '10' and name vllm-ascend v0.9.1-dev; Mooncake PD tutorials from v0.11.0rc1
     omp = next(a for a in matrix().tuning_advice if a.id == "OMP_NUM_THREADS.tutorials_10")
     says = lambda v: any(satisfies(v, r) for r in omp.releases)  # noqa: E731
-    assert all(says(v) for v in ("0.9.1rc1", "0.9.1", "0.11.0rc1", "0.25.1rc1", "0.30.0rc2"))
-    assert not any(says(v) for v in ("0.8.5rc1", "0.9.0rc2", "0.9.2rc1", "0.10.1rc1"))
+    assert all(says(v) for v in ("0.9.1rc2", "0.9.1", "0.11.0rc1", "0.25.1rc1", "0.30.0rc2"))
+    # v0.9.1rc1 was tagged on main, not on the v0.9.1-dev branch msprechecker names (the tuning-windows audit)
+    assert not any(says(v) for v in ("0.8.5rc1", "0.9.0rc2", "0.9.1rc1", "0.9.2rc1", "0.10.1rc1"))
     assert "v0.11.0rc1/docs/source/tutorials/multi_node_pd_disaggregation_mooncake.md" in omp.source
     assert "msprechecker" in omp.source
     codes = {(c.family, c.code): c for c in matrix().codes}
@@ -1611,3 +1612,55 @@ def test_fifth_sweep_part_t_version_claims_say_what_the_code_says():
     s = by_id("mooncake.ascend_acl_context")  # PR #3998 (merged) sets the context on the DummyClient copy RPCs
     assert "#3998" in s.cause_en and "#3998" in s.cause_zh and "#3998" in s.fix_en and "#3998" in s.fix_zh
     assert "pull/3998" in s.source and "#3974" in s.fix_en
+
+def test_tuning_windows_the_script_does_not_check_say_what_the_releases_say():
+    """docs/facts-audit.md, "Tuning windows the script does not check": advice and fact windows that
+    bench/tuning_windows.py --facts does not probe, each end read at every release from v0.7.1rc1 to 0.30.0rc2."""
+    from doctor.versions import satisfies
+
+    advice = {a.id: a for a in matrix().tuning_advice}
+    facts = {f.id: f for f in matrix().tuning_facts}
+
+    def within(row):
+        return lambda v: any(satisfies(v, r) for r in row.releases)
+
+    # the FAQ's OOM entry is at v0.7.3 and v0.7.3.post1 and again from v0.9.0rc1; v0.8.4rc1 to v0.8.5rc1 have
+    # neither it nor a tuning guide; from v0.14.0rc1 the release sets expandable_segments itself
+    a = advice["PYTORCH_NPU_ALLOC_CONF.faq"]
+    says = within(a)
+    assert all(says(v) for v in ("0.7.3", "0.7.3.post1", "0.9.0rc1", "0.9.1rc1", "0.13.0"))
+    assert not any(says(v) for v in ("0.7.3rc2", "0.8.4rc1", "0.8.4rc2", "0.8.5rc1", "0.14.0rc1"))
+    assert "v0.7.3/docs/source/faqs.md" in a.source and "v0.8.5rc1/docs/source/faqs.md" in a.source
+    # the tuning guide says HCCL_OP_EXPANSION_MODE=AIV at every release it exists in (not at v0.9.2rc1, which has none)
+    a = advice["HCCL_OP_EXPANSION_MODE.tuning_guide"]
+    says = within(a)
+    assert all(says(v) for v in ("0.9.1rc2", "0.9.1", "0.10.0rc1", "0.10.1rc1", "0.13.0", "0.20.2rc1", "0.30.0rc2"))
+    assert not any(says(v) for v in ("0.9.1rc1", "0.9.2rc1"))
+    assert "v0.9.1rc2/docs/source/developer_guide/performance/optimization_and_tuning.md" in a.source
+    # OMP_NUM_THREADS=1 is the DeepSeek-R1 tutorial's alone: the V3.1, V3.2 and V4 tutorials export 10
+    a = advice["OMP_NUM_THREADS.tutorials_1"]
+    assert a.who_en == "vllm-ascend's DeepSeek-R1 tutorial" and a.who_zh == "vllm-ascend DeepSeek-R1 教程"
+    assert "DeepSeek tutorials export" not in a.source
+    # v0.9.1rc1 is not on msprechecker's v0.9.1-dev branch and none of its docs or examples sets OMP_NUM_THREADS=10
+    a = advice["OMP_NUM_THREADS.tutorials_10"]
+    assert not within(a)("0.9.1rc1") and within(a)("0.9.1rc2")
+    assert "tree/v0.9.1-dev" in a.source
+    # v0.9.1rc2 to v0.9.1 have no 300I tutorial (their FAQ lists 300I Duo / Pro as not supported yet)
+    f = facts["310p_dtype"]
+    held = within(f)
+    assert all(held(v) for v in ("0.9.1rc1", "0.9.2rc1", "0.18.0", "0.30.0rc2"))
+    assert not any(held(v) for v in ("0.9.0rc2", "0.9.1rc2", "0.9.1rc3", "0.9.1"))
+    assert "v0.9.1/docs/source/faqs.md" in f.source
+    # the 310P tutorial warns against automatic max-model-len from v0.16.0rc1 (the Qwen3-30B-A3B tutorial from v0.23.0)
+    f = facts["310p_max_model_len"]
+    held = within(f)
+    assert all(held(v) for v in ("0.16.0rc1", "0.17.0rc1", "0.18.0rc1", "0.18.0", "0.23.0", "0.30.0rc2"))
+    assert not held("0.15.0rc1")
+    assert "v0.16.0rc1/docs/source/tutorials/hardwares/310p.md" in f.source and "Qwen3-30B-A3B.md" in f.source
+    # the >=0 facts whose notes said more than the page they cited: the code and docs that say the rest
+    f = facts["mooncake_hugepage"]
+    assert "mooncake-store/include/utils.h" in f.source and "hicache-quick-start.md" in f.source
+    f = facts["mooncake_memlock"]
+    assert "troubleshooting/troubleshooting.md" in f.source and "getting_started/build.md" in f.source
+    f = facts["kv_cache_estimate"]
+    assert "vllm/config/model.py" in f.source and "replicate the KV heads" in f.source
