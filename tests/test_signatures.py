@@ -1385,7 +1385,7 @@ def test_fifth_sweep_part_p_version_claims_say_what_the_code_says():
     assert "huge pages if available" in s.cause_en and "有大页时为 2 MB" in s.cause_zh
     assert "which uses 2 MB host page tables" not in s.fix_en and "其使用 2 MB 主机页表" not in s.fix_zh
     s = by_id("mooncake.memory_registration_failed")  # 'Error is: {e}' in v0.11.0rc1 to v0.11.0
-    assert "in v0.11.0's KV-pool engine" not in s.cause_en and "v0.11.0 的 KV pool 引擎中" not in s.cause_zh
+    assert "in v0.11.0's KV-pool engine" not in s.cause_en and "；v0.11.0 的 KV pool 引擎中" not in s.cause_zh
     assert "v0.11.0rc1 to v0.11.0" in s.cause_en and "v0.11.0rc1 到 v0.11.0" in s.cause_zh
     s = by_id("mooncake.glibcxx")  # PyPI: mooncake-transfer-engine 0.3.12+ manylinux_2_28; the -npu package 2_35
     assert "(wheels are manylinux_2_35, built with GCC 12)" not in s.cause_en
