@@ -1693,3 +1693,45 @@ def test_what_users_read_speaks_of_no_audit_of_ours():
                             bad.append(f"{Path(f).name} {table} {row.get('id') or row.get('code') or row.get('name')}"
                                        f" {field}: {speak.search(value).group(0)!r}")
     assert not bad, "\n".join(bad)
+
+
+def test_fifth_sweep_part_p_version_claims_say_what_the_code_says():
+    """docs/facts-audit.md, fifth sweep of signature causes (version claims), part P: release,
+    branch and wheel windows that were wider, narrower or other than the code, PRs and index show."""
+    s = by_id("vllm_ascend.no_platform")  # v0.7.3rc1 to v0.7.3.post1: register() imports patch_module first
+    assert "register() only returns the platform's name" not in s.cause_en
+    assert "register() 只返回平台类名" not in s.cause_zh
+    assert "patch_module" in s.cause_en and "patch_module" in s.cause_zh and "v0.7.3/vllm_ascend/patch_module.py" in s.source
+    s = by_id("mooncake.hixl_channel_segment")  # Mooncake#3791: host page-table granularity, 2 MB huge pages if available
+    assert "HDK 25.5.0 and later use 2 MB." not in s.cause_en and "HDK 25.5.0 及之后使用 2 MB。" not in s.cause_zh
+    assert "huge pages if available" in s.cause_en and "有大页时为 2 MB" in s.cause_zh
+    assert "which uses 2 MB host page tables" not in s.fix_en and "其使用 2 MB 主机页表" not in s.fix_zh
+    s = by_id("mooncake.memory_registration_failed")  # 'Error is: {e}' in v0.11.0rc1 to v0.11.0
+    assert "in v0.11.0's KV-pool engine" not in s.cause_en and "；v0.11.0 的 KV pool 引擎中" not in s.cause_zh
+    assert "v0.11.0rc1 to v0.11.0" in s.cause_en and "v0.11.0rc1 到 v0.11.0" in s.cause_zh
+    s = by_id("mooncake.glibcxx")  # PyPI: mooncake-transfer-engine 0.3.12+ manylinux_2_28; the -npu package 2_35
+    assert "(wheels are manylinux_2_35, built with GCC 12)" not in s.cause_en
+    assert "（wheel 为 manylinux_2_35，用 GCC 12 编译）" not in s.cause_zh
+    assert "manylinux_2_28" in s.cause_en and "manylinux_2_28" in s.cause_zh and "manylinux_2_28" in s.fix_en
+    assert "mooncake-transfer-engine-npu" in s.cause_en and "mooncake-transfer-engine-npu" in s.cause_zh
+    assert "pull/2605" in s.source
+    s = by_id("cann.bisheng_simd_vf_compiler_changed")  # sdists: 0.4.0 keeps a non-static MulsMaskSimpleSoftmax, 0.4.1 none
+    assert "a flash_attn_npu release that has the static __simd_vf__ fixes" not in s.fix_en
+    assert "已包含 __simd_vf__ 静态化修复" not in s.fix_zh
+    assert "0.4.1" in s.fix_en and "0.4.1" in s.fix_zh and "#258" in s.cause_en and "#258" in s.cause_zh
+    s = by_id("python.vllm_ascend_no_distribution")  # PyPI: wheels for 0.9.0rc1 to 0.22.1rc1
+    assert "publishes wheels only for 0.9.0rc1 to 0.9.2rc1" not in s.cause_en
+    assert "只为 0.9.0rc1 至 0.9.2rc1 发布了 wheel" not in s.cause_zh
+    assert "0.22.1rc1" in s.cause_en and "0.22.1rc1" in s.cause_zh and "manylinux_2_24" in s.cause_en
+    assert "(3.12, for one)" not in s.cause_en and "（例如 3.12）" not in s.cause_zh
+    s = by_id("vllm.api_mismatch_wrapped")  # PR #10595: CI moved v0.21.0 -> v0.22.1; lm-eval: moved since vllm#30200
+    assert "which vLLM v0.22.1 moved to vllm.renderers.hf" not in s.cause_en
+    assert "而 vLLM v0.22.1 已将其移到" not in s.cause_zh
+    assert "#30200" in s.cause_en and "#30200" in s.cause_zh and "v0.21.0" in s.cause_en and "v0.21.0" in s.cause_zh
+    s = by_id("python.mindspeed_fp8_unsupported")  # removed by 1a38359e; absent from 26.0.0_core_r0.12.1 on
+    assert "The check is in the release branches read (core_r0.10.0, 2.3.0_core_r0.12.1)" not in s.cause_en
+    assert "所读的发布分支（core_r0.10.0、2.3.0_core_r0.12.1）中有此检查" not in s.cause_zh
+    assert "26.0.0_core_r0.12.1" in s.cause_en and "26.0.0_core_r0.12.1" in s.cause_zh and "1a38359e" in s.source
+    s = by_id("torch_npu.not_installed")  # #201 is the v0.7.3-dev branch's fix; main's Dockerfile got it in #209
+    assert "until PR #201" not in s.cause_en and "在 PR #201 之前没有安装" not in s.cause_zh
+    assert "#209" in s.cause_en and "#209" in s.cause_zh and "pull/209" in s.source
