@@ -1735,3 +1735,61 @@ def test_fifth_sweep_part_p_version_claims_say_what_the_code_says():
     s = by_id("torch_npu.not_installed")  # #201 is the v0.7.3-dev branch's fix; main's Dockerfile got it in #209
     assert "until PR #201" not in s.cause_en and "在 PR #201 之前没有安装" not in s.cause_zh
     assert "#209" in s.cause_en and "#209" in s.cause_zh and "pull/209" in s.source
+
+def test_error_code_sweep_part_eb_meanings_say_what_the_catalogues_say():
+    """docs/facts-audit.md, error-code sweep part B: meanings and fixes that said more than (or other than) Huawei's
+    tables, catalogue, headers and torch_npu's code; each now says what those establish, cases named as cases."""
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    c = codes[("acl", "107020")]  # aclError table: check the task orchestration or set a reasonable timeout
+    assert not c.fix_en.startswith("Usually") and not c.fix_zh.startswith("通常")
+    assert "task orchestration" in c.fix_en and "业务编排" in c.fix_zh
+    for code, text in (("507015", "AI Core执行异常"), ("507035", "vector core执行异常")):
+        c = codes[("acl", code)]  # the table says only that; no "kernel fault"
+        assert "kernel fault" not in c.meaning_en and "算子故障" not in c.meaning_zh, code
+        assert text in c.meaning_en and text in c.meaning_zh, code
+    assert "often fixed" not in codes[("acl", "507035")].fix_en
+    c = codes[("acl", "507033")]  # E30006: the AI CPU OPP tampered with or a device ECC error, not an OPP/driver misfit
+    assert "does not fit the driver" not in c.fix_en and "与驱动不匹配" not in c.fix_zh
+    assert "tampered" in c.fix_en and "ECC" in c.fix_en and "篡改" in c.fix_zh and "error_code.json" in c.source
+    assert "bad visible-device setting" not in c.fix_en and "invalid argument" in c.fix_en
+    c = codes[("acl", "507046")]  # the table: collect the logs for technical support
+    assert not c.fix_en.startswith("Usually") and "technical support" in c.fix_en and "技术支持" in c.fix_zh
+    c = codes[("acl", "507048")]  # torch_npu's guide: one case with EI0002
+    assert "Almost always" not in c.fix_en and "几乎总是" not in c.fix_zh
+    assert "In the case in torch_npu's troubleshooting guide" in c.fix_en and "EI0002" in c.fix_zh
+    c = codes[("acl", "161002")]  # aclnn return codes: '参数校验错误', a dtype example; no shape or format
+    assert "dtype, shape or format" not in c.meaning_en and "形状或格式" not in c.meaning_zh
+    assert "参数校验错误" in c.meaning_en and "类型推导" in c.meaning_zh
+    c = codes[("hccl", "6")]  # EI0006: 'Getting socket times out', the catalogue's three checks
+    assert "another rank is missing or stuck" not in c.fix_en and "有 rank 缺失或卡住" not in c.fix_zh
+    assert "Getting socket times out" in c.fix_en and "HCCL_CONNECT_TIMEOUT" in c.fix_zh and "EI0006" in c.source
+    c = codes[("hccl", "7")]  # EJ0001: 'Maybe the last training process is running'
+    assert "still holds the device network" not in c.fix_en and "仍占用设备网络" not in c.fix_zh
+    assert "Maybe the last training process is running" in c.fix_en and "10 秒" in c.fix_zh
+    c = codes[("hccl", "9")]  # a timeout: a failed, slow or unreachable peer, not only one that never answered
+    assert "A peer never answered" not in c.fix_en and "对端始终没有响应" not in c.fix_zh
+    assert "too slow" in c.fix_en and "HCCL_EXEC_TIMEOUT" in c.fix_zh and "EI0002" in c.source
+    c = codes[("hccl", "12")]  # 'roce connect fail': no NIC named
+    assert "between device NICs" not in c.meaning_en and "device 网卡之间" not in c.meaning_zh
+    assert "roce connect fail" in c.meaning_en and "roce connect fail" in c.meaning_zh
+    c = codes[("hccl", "13")]  # 'tcp transfer fail'; no "usually"
+    assert "after the connection was made" not in c.meaning_en and "A peer usually exited" not in c.fix_en
+    assert "tcp transfer fail" in c.meaning_en and "tcp transfer fail" in c.meaning_zh and "通常是" not in c.fix_zh
+    c = codes[("hccl", "23")]  # 'retry constraint'; HCCL_OP_RETRY_ENABLE off by default
+    assert "failed or was not allowed" not in c.meaning_en and "persists" not in c.fix_en
+    assert "retry constraint" in c.meaning_en and "默认关闭" in c.meaning_zh and "HCCL_OP_RETRY_ENABLE.md" in c.source
+    c = codes[("dcmi", "-8010")]  # 'Message sending failed.': no device named
+    assert "to the device" not in c.meaning_en and "向设备" not in c.meaning_zh and "does not answer" not in c.fix_en
+    assert "Message sending failed." in c.meaning_en and "Message sending failed." in c.meaning_zh
+    c = codes[("adxl", "103902")]  # 'Failed to get channel'; a disconnecting channel returns it too
+    assert not c.fix_en.startswith("An earlier connect failed") and "Failed to get channel" in c.fix_en
+    assert "断开" in c.fix_zh and "adxl_inner_engine.cc" in c.source
+    c = codes[("pta", "ERR01002")]  # the guide: check device, dtype and such attributes
+    assert "dtype" in c.fix_en and "dtype" in c.fix_zh and "move the tensors to the NPU" not in c.fix_en
+    c = codes[("pta", "ERR99999")]  # printed at exit only when the uncaught exception carries no ERRnnnnn
+    assert "after any uncaught error" not in c.fix_en and "任何未捕获的错误之后" not in c.fix_zh
+    assert "not an NPU error" not in c.meaning_en and "ERRnnnnn" in c.meaning_en and "ERRnnnnn" in c.meaning_zh
+    assert "_error_code.py" in c.source
+    c = codes[("pta", "ERR02005")]  # DIST_ERROR(ErrCode::INTERNAL): also LCCL, SHMEM set-up, the module loader
+    assert "among others" in c.meaning_en and "SHMEM" in c.meaning_en and "SHMEM" in c.meaning_zh
+    assert "NPUSHMEMExtension.cpp" in c.source and "ProcessGroupLCCL.cpp" in c.source
