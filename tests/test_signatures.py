@@ -1659,3 +1659,7 @@ def test_error_code_sweep_part_ea_meanings_say_what_the_catalogues_say():
     assert "before any kernel ran" not in c.meaning_en and "尚未执行任何 kernel" not in c.meaning_zh
     assert "161001" in c.meaning_en and "opp_kernel" in c.meaning_zh and "opp_kernel" in c.fix_en
     assert "op_log.h" in c.source and "issues/237" in c.source
+    c = codes[("cann_msg", "EI0009")]  # the vendor page: check the NPUs without errors or the peer NPU; hccn_tool is ours
+    assert "The vendor asks to check the NPUs that report no error and the peer NPU: their logs" not in c.fix_en
+    assert "厂商建议检查未报错的 NPU 以及对端 NPU：查看它们的日志" not in c.fix_zh
+    assert "gives no cause" in c.fix_en and "未给出原因" in c.fix_zh and "hccn_tool" in c.fix_en
