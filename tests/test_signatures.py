@@ -1793,3 +1793,77 @@ def test_error_code_sweep_part_eb_meanings_say_what_the_catalogues_say():
     c = codes[("pta", "ERR02005")]  # DIST_ERROR(ErrCode::INTERNAL): also LCCL, SHMEM set-up, the module loader
     assert "among others" in c.meaning_en and "SHMEM" in c.meaning_en and "SHMEM" in c.meaning_zh
     assert "NPUSHMEMExtension.cpp" in c.source and "ProcessGroupLCCL.cpp" in c.source
+
+def test_error_code_sweep_part_ea_meanings_say_what_the_catalogues_say():
+    """docs/facts-audit.md, error-code sweep, part A: meanings and fixes that said more than (or other than)
+    Huawei's error_code.json, HCCL's fault-diagnosis guide, the runtime, opbase or torch_npu code and the cases
+    on record; they now give the catalogue's causes and solutions, cases named as cases."""
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    c = codes[("cann_msg", "EH9999")]  # Ascend/pytorch #7: one case, put down to Python dependencies
+    assert "means CANN's Python dependencies" not in c.fix_en and "表示 CANN 的 Python 依赖" not in c.fix_zh
+    assert "Ascend/pytorch #7" in c.fix_en and "Ascend/pytorch #7" in c.fix_zh and "pytorch/issues/7" in c.source
+    c = codes[("cann_msg", "EI0002")]  # error_code.json: four possible causes, the slow NPU and HCCL_EXEC_TIMEOUT among them
+    assert not c.fix_en.startswith("Another rank failed first, ranks issued different collectives")
+    assert "HCCL_EXEC_TIMEOUT" in c.fix_en and "HCCL_EXEC_TIMEOUT" in c.fix_zh and "error cqe" in c.fix_zh
+    c = codes[("cann_msg", "EI0003")]  # error_code.json: no cause; "Try again with a valid argument."
+    assert "usually comes from the model's parallel configuration" not in c.fix_en and "通常来自模型的并行配置" not in c.fix_zh
+    assert "gives no cause" in c.fix_en and "未给出原因" in c.fix_zh
+    c = codes[("cann_msg", "EI0004")]  # 'The ranktable or rank is invalid'; the guide: path, permissions, format or configuration
+    assert "or this rank is not in it" not in c.meaning_en and "或本 rank 不在其中" not in c.meaning_zh
+    assert "The ranktable or rank is invalid" in c.meaning_en and "super_device_id" in c.meaning_zh
+    assert "rank_table_load_fail.md" in c.source
+    c = codes[("cann_msg", "EI0007")]  # error_code.json: resource insufficiency, not "the device's resources"
+    assert "the device's resources are exhausted" not in c.meaning_en and "设备资源已耗尽" not in c.meaning_zh
+    assert "Notify register" in c.meaning_en and "Notify 寄存器" in c.meaning_zh
+    c = codes[("cann_msg", "EI0015")]  # no cause in the catalogue; the guide's cases include creation calls too far apart
+    assert "some rank never called the communicator-creation API, or cannot reach" not in c.meaning_en
+    assert "有 rank 未调用通信域创建接口，或无法连到 root" not in c.meaning_zh
+    assert "HCCL_CONNECT_TIMEOUT" in c.meaning_en and "120 秒" in c.meaning_zh and "HCCL_CONNECT_TIMEOUT" in c.fix_en
+    assert "cluster_info_nego.md" in c.source
+    c = codes[("cann_msg", "EI0019")]  # the host port is 'already bound'; 'another process' is the device-port case
+    assert "; another process holds it" not in c.meaning_en and "；该端口已被其他进程占用" not in c.meaning_zh
+    assert "60000 to 60031" in c.meaning_en and "16666" in c.meaning_zh and "cluster_info_nego.md" in c.source
+    c = codes[("cann_msg", "EL0002")]  # error_code.json: 'The device ID is invalid.', no cause
+    assert "no visible NPU has that index" not in c.meaning_en and "可见的 NPU 中没有该序号" not in c.meaning_zh
+    assert "gives no cause" in c.meaning_en and "未给出原因" in c.meaning_zh
+    c = codes[("cann_msg", "EL0007")]  # error_code.json: 'The resources have been occupied', not by whom
+    assert "held by another process" not in c.meaning_en and "被其他进程持有" not in c.meaning_zh
+    assert "have been occupied" in c.meaning_en and "on this API" in c.meaning_en and "资源已被占用" in c.meaning_zh
+    c = codes[("cann_msg", "EZ3003")]  # vllm-ascend #4454: TransData exists; each ops kernel rejected its groups
+    assert not c.meaning_en.startswith("No operator information library has this operator")
+    assert "所有算子信息库中都没有该算子" not in c.meaning_zh and "a newer CANN may implement" not in c.fix_en
+    assert "#4454" in c.meaning_en and "groups" in c.meaning_zh and "issues/4454" in c.source
+    c = codes[("cann_msg", "EZ0501")]  # error_code.json: 'IR for the operator type is not registered', not 'this CANN lacks it'
+    assert "the model uses an operator this CANN does not have" not in c.meaning_en and "当前 CANN 没有的算子" not in c.meaning_zh
+    assert "IR for the operator type is not registered" in c.meaning_en and "gitee.com/ascend" in c.fix_en
+    c = codes[("cann_msg", "EE1002")]  # error_code.json: 'The timeout interval may be improperly set'; #5551 a case
+    assert not c.fix_en.startswith("A symptom:") and not c.fix_zh.startswith("这是表象")
+    assert "improperly set" in c.fix_en and "#5551" in c.fix_zh and "error_code.json" in c.source
+    c = codes[("cann_msg", "EI0011")]  # the guide's QP case is one; hcomm's hrtMalloc reports it too; not HCCL_BUFFSIZE
+    assert "(for RoCE queue pairs)" not in c.meaning_en and "（用于 RoCE 队列对）" not in c.meaning_zh
+    assert "or reduce HCCL_BUFFSIZE" not in c.fix_en and "QP" in c.meaning_en and "QP" in c.meaning_zh
+    assert "adapter_rts.cc" in c.source and "error_code.json" in c.source
+    c = codes[("cann_msg", "EI0012")]  # no source names a multi-bit ECC error; the memory cause was left out
+    assert "ECC" not in c.fix_en and "ECC" not in c.fix_zh
+    assert "freed before the operator finished" in c.fix_en and "页表转换失败" in c.fix_zh and "error_code.json" in c.source
+    c = codes[("cann_msg", "EL0004")]  # error_code.json: 'Available memory is insufficient', no component named
+    assert not c.fix_en.startswith("The NPU is out of memory") and not c.fix_zh.startswith("NPU 内存不足")
+    assert "OutOfMemoryError" in c.fix_en and "OutOfMemoryError" in c.fix_zh and "NPUException.cpp" in c.source
+    c = codes[("cann_msg", "E69999")]  # CANN's pages: an internal code of module 6, which their module list does not name
+    assert "reported by an operator implementation" not in c.meaning_en and "算子实现报告" not in c.meaning_zh
+    assert "9000 to 9999" in c.meaning_en and "#1736" in c.meaning_zh and "atlaserrorcode_15_0314" in c.source
+    c = codes[("rt_internal", "0x7020009")]  # errcode_manage.cc: 'open tsd error'; the sources do not expand TSD
+    assert "task scheduler daemon" not in c.meaning_en and "任务调度守护进程" not in c.meaning_zh
+    assert "does not verify on this driver" not in c.fix_en and "在此驱动上校验失败" not in c.fix_zh
+    assert "open tsd error" in c.meaning_en and "507000" in c.meaning_zh and "errcode_manage.cc" in c.source
+    c = codes[("rt_internal", "0x7020010")]  # EJ0001's reason: 'Maybe the last training process is running'
+    assert "a previous process still holds the device" not in c.fix_en and "则之前的进程仍占用设备" not in c.fix_zh
+    assert "Maybe the last training process is running" in c.fix_en and "Maybe the last training process" in c.fix_zh
+    c = codes[("cann_msg", "EZ1001")]  # op_log.h: errors beginning with 1; vllm-ascend #237: a missing opp_kernel package
+    assert "before any kernel ran" not in c.meaning_en and "尚未执行任何 kernel" not in c.meaning_zh
+    assert "161001" in c.meaning_en and "opp_kernel" in c.meaning_zh and "opp_kernel" in c.fix_en
+    assert "op_log.h" in c.source and "issues/237" in c.source
+    c = codes[("cann_msg", "EI0009")]  # the vendor page: check the NPUs without errors or the peer NPU; hccn_tool is ours
+    assert "The vendor asks to check the NPUs that report no error and the peer NPU: their logs" not in c.fix_en
+    assert "厂商建议检查未报错的 NPU 以及对端 NPU：查看它们的日志" not in c.fix_zh
+    assert "gives no cause" in c.fix_en and "未给出原因" in c.fix_zh and "hccn_tool" in c.fix_en
