@@ -1867,3 +1867,35 @@ def test_error_code_sweep_part_ea_meanings_say_what_the_catalogues_say():
     assert "The vendor asks to check the NPUs that report no error and the peer NPU: their logs" not in c.fix_en
     assert "厂商建议检查未报错的 NPU 以及对端 NPU：查看它们的日志" not in c.fix_zh
     assert "gives no cause" in c.fix_en and "未给出原因" in c.fix_zh and "hccn_tool" in c.fix_en
+
+def test_sixth_sweep_part_s6d_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, sixth sweep of signature causes, part D: components, mechanisms and
+    candidates the cited threads and code do not establish."""
+    s = by_id("mooncake.config_path_unset")  # mooncake_backend.py: the KV pool's Mooncake backend reads it, no connector else
+    assert "The Mooncake connector needs" not in s.cause_en and "Mooncake connector 需要通过" not in s.cause_zh
+    assert "AscendStoreConnector" in s.cause_en and "AscendStoreConnector" in s.cause_zh and "kv_pool.md" in s.source
+    s = by_id("python.transformers_unrecognized_config")  # the message's list does not tell the two candidates apart
+    assert "tells them apart" not in s.cause_en and "可区分这两种情况" not in s.cause_zh
+    assert "model card" in s.cause_en and "模型卡" in s.cause_zh
+    s = by_id("env.dev_shm_too_small")  # store_runner.cc at 008e3c78: the footprint limit is set before the clamp
+    assert "shrinks the object store" not in s.cause_en and "把 object store 缩小" not in s.cause_zh
+    assert "store_runner.cc:83" in s.cause_en and "footprint" in s.cause_en and "分配器的上限" in s.cause_zh
+    assert "as Ray's message suggests" not in s.fix_en and "按 Ray 消息的建议" not in s.fix_zh and "alibabacloud.com" in s.source
+    s = by_id("vllm_ascend.triton_ub_overflow_prose")  # #2246: the reporter's reading ("appears"); A3 "is reported"
+    assert "which is fully unrolled and keeps a tile" not in s.cause_en and "会被完全展开、每次迭代" not in s.cause_zh
+    assert "appears to keep" in s.cause_en and "reported to compile on A3" in s.cause_en and "似乎" in s.cause_zh
+    s = by_id("devices.memory_apply_failed")  # VA#2629, #12113: the same line with stream resources (Alloc sq cq fail)
+    assert "An allocation of NPU device memory failed" not in s.cause_en and "一次 NPU 设备内存分配失败" not in s.cause_zh
+    assert "Alloc sq cq fail" in s.cause_en and "Alloc sq cq fail" in s.cause_zh and "#2629" in s.fix_en
+    assert "issues/2629" in s.source and "issues/12113" in s.source and "#5557" in s.cause_en
+    s = by_id("vllm_ascend.triton_soc_target")  # no source ties a missing target to an older CANN
+    assert "predates the chip variant" not in s.cause_en and "早于该芯片型号" not in s.cause_zh
+    assert "#1002" in s.cause_en and "#1002" in s.cause_zh and "--help-hidden" in s.fix_en and "issues/8186" in s.source
+    s = by_id("cann.init_env_failed")  # Ascend/pytorch#7: the reply's author is not shown to be a maintainer
+    assert "the maintainer's answer" not in s.cause_en and "维护者的答复" not in s.cause_zh
+    assert "op_compile_processor.cpp" in s.source
+    import re  # the runtime's own log line brackets the list; the EE1001 line does not (patterns widened, causes right)
+    plog = "set ASCEND_RT_VISIBLE_DEVICES:[0,2,1] error, it must be configured in ascending order."
+    assert re.search(by_id("devices.visible_devices_order").pattern, plog)
+    split = "[Error]: Failed to apply for memory.\n(EngineCore pid=386) ERROR [core.py:1136]   Check the remaining storage space in the hardware environment."
+    assert re.search(by_id("devices.memory_apply_failed").pattern, split)
