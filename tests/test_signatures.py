@@ -1899,3 +1899,50 @@ def test_sixth_sweep_part_s6d_causes_say_what_their_sources_say():
     assert re.search(by_id("devices.visible_devices_order").pattern, plog)
     split = "[Error]: Failed to apply for memory.\n(EngineCore pid=386) ERROR [core.py:1136]   Check the remaining storage space in the hardware environment."
     assert re.search(by_id("devices.memory_apply_failed").pattern, split)
+
+def test_sixth_sweep_part_s6c_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, sixth sweep of signature causes, part C: causes and fixes that said more
+    than (or, once, against) the thread, code or vendor guide they rest on."""
+    s = by_id("cann.jit_compile_off_no_binary")  # PR #1799 names the solution, not a per-op scope
+    assert "forcing jit compilation for that op" not in s.cause_en and "对该算子强制" not in s.cause_zh
+    assert "for prior_box)" not in s.fix_en and "对 prior_box 强制" not in s.fix_zh
+    assert "Dynamically set jit compile opt in op runner" in s.cause_en and "Dynamically set" in s.cause_zh
+    s = by_id("vllm_ascend.a5_only_feature")  # the base adaptor raises; no W8A8/W4A8 advice in the code
+    assert "exists only on Ascend 950" not in s.cause_en and "仅存在于昇腾 950" not in s.cause_zh
+    assert "W8A8" not in s.fix_en and "W8A8" not in s.fix_zh
+    assert "BaseDeviceAdaptor" in s.cause_en and "BaseDeviceAdaptor" in s.cause_zh
+    assert "0.30.0rc2" in s.cause_en and "0.30.0rc2" in s.cause_zh and "0.30.0rc2" in s.source
+    s = by_id("cann.hccl_error_cqe")  # the guide names -link_stat -g only
+    assert "-net_health" not in s.fix_en and "-net_health" not in s.fix_zh
+    assert "-link_stat -g" in s.fix_en and "-link_stat -g" in s.fix_zh
+    s = by_id("mooncake.not_supported_transport")  # the code has more paths; the case on record is #1088
+    assert not s.cause_en.startswith("The Mooncake transfer engine has no transport installed")
+    assert "not installed" in s.cause_en and "not installed" in s.cause_zh
+    assert "#1088" in s.cause_en and "#1088" in s.cause_zh and "issues/1088" in s.source
+    assert "READ" in s.cause_en and "READ" in s.cause_zh
+    s = by_id("cann.atb_hccl_comm_failed")  # ATB reads no RANK_TABLE_FILE and names no ports
+    assert "RANK_TABLE_FILE" not in s.fix_en and "RANK_TABLE_FILE" not in s.fix_zh
+    assert "HCCL ports" not in s.fix_en and "HCCL 端口" not in s.fix_zh
+    assert "barrier fail, check all ready timeout" in s.fix_en and "barrier fail, check all ready timeout" in s.fix_zh
+    s = by_id("env.triton_ascend_no_cxx")  # every launcher looks the compiler up for its cache key
+    assert not s.cause_en.startswith("triton-ascend builds C++ extensions with the host compiler when they are not in its cache")
+    assert "在缓存中没有所需的 C++ 扩展时" not in s.cause_zh
+    assert "_precompile_npu_hash" in s.cause_en and "_precompile_npu_hash" in s.cause_zh
+    assert "already cached" in s.cause_en and "已缓存" in s.cause_zh
+    s = by_id("cann.npu_error_507033")  # the cases on record are E30006 and EL0003
+    assert "EL0004" not in s.fix_en and "EE1001" not in s.fix_en and "EE1001" not in s.fix_zh
+    assert "npu-smi" not in s.fix_en
+    assert "E30006" in s.cause_en and "EL0003" in s.cause_en and "E30006" in s.cause_zh and "EL0003" in s.cause_zh
+    assert "ACL_ERROR_RT_DEV_SETUP_ERROR" in s.cause_en and "issues/4284" in s.source
+    s = by_id("mooncake.config_invalid")  # the size may come from the environment; SSD checks need the switch
+    assert "a required field is empty" not in s.cause_en and "必填字段为空" not in s.cause_zh
+    assert "MOONCAKE_GLOBAL_SEGMENT_SIZE" in s.cause_en and "MOONCAKE_GLOBAL_SEGMENT_SIZE" in s.cause_zh
+    assert "enable_ssd_offload is true" in s.cause_en and "enable_ssd_offload 为 true" in s.cause_zh
+    s = by_id("vllm.engine_core_failed")  # the DP coordinator is watched too
+    assert "DP coordinator" in s.cause_en and "DP coordinator" in s.cause_zh
+    s = by_id("cann.hccl_watchdog_timeout")  # the code gives no reason; tear-down is the default mode
+    assert "Another rank failed, hung or ran a different collective first" not in s.cause_en
+    assert "其他 rank 先出错、卡住或执行了不同的集合通信" not in s.cause_zh
+    assert "first-request compilation" not in s.fix_en and "首次请求编译" not in s.fix_zh
+    assert "TORCH_HCCL_ASYNC_ERROR_HANDLING" in s.cause_en and "TORCH_HCCL_ASYNC_ERROR_HANDLING" in s.cause_zh
+    assert "does not say why" in s.cause_en and "OptionsManager.cpp" in s.source
