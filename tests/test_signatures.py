@@ -545,7 +545,9 @@ def test_third_sweep_part_a2_causes_claim_no_more_than_their_sources():
     assert "2.1.0.post5" in s.cause_en and "2.1.0.post5" in s.cause_zh and "v2.0.1" in s.cause_en
     s = by_id("torch_npu.deepspeed_no_torch_npu")  # real_accelerator.py replaces any ImportError; no cause on record
     assert "CANN's libraries not on the path" not in s.cause_en and "CANN 库不在路径上" not in s.cause_zh
-    assert "hidden ImportError" in s.cause_en and "被隐藏的 ImportError" in s.cause_zh
+    # sixth sweep, part B: Python chains the ImportError into the traceback (no `from None`), so it is
+    # not hidden; the cause still says that ImportError, not this message, tells the two apart
+    assert "that ImportError says which" in s.cause_en and "由它说明是哪一种" in s.cause_zh
     s = by_id("torch_npu.flex_attention_unsupported_on_npu")  # v2.9.0/v2.10.0 torch_npu replace _validate_device
     assert "torch_npu provides no FlexAttention backend" not in s.cause_en and "没有提供 FlexAttention 后端" not in s.cause_zh
     assert "v2.10.0" in s.cause_en and "v2.10.0" in s.cause_zh and "transfer_to_npu" in s.cause_en
@@ -1946,3 +1948,51 @@ def test_sixth_sweep_part_s6c_causes_say_what_their_sources_say():
     assert "first-request compilation" not in s.fix_en and "首次请求编译" not in s.fix_zh
     assert "TORCH_HCCL_ASYNC_ERROR_HANDLING" in s.cause_en and "TORCH_HCCL_ASYNC_ERROR_HANDLING" in s.cause_zh
     assert "does not say why" in s.cause_en and "OptionsManager.cpp" in s.source
+
+def test_sixth_sweep_part_s6b_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, sixth sweep of signature causes, part B: one cause where the code shows
+    two, a behaviour the code does not have, windows the tags do not bear out, and patterns that
+    missed a form the code prints."""
+    s = by_id("torch_npu.deepspeed_no_torch_npu")  # raise ValueError inside except ImportError, no `from None`
+    assert "get_accelerator() replaces that ImportError" not in s.cause_en and "用这条消息替换了该 ImportError" not in s.cause_zh
+    assert "During handling of the above exception" in s.cause_en and "During handling of the above exception" in s.cause_zh
+    assert "DeepSpeed hides" not in s.fix_en and "被 DeepSpeed 隐藏" not in s.fix_zh
+    s = by_id("cann.mindie_quant_config")  # the group_size message has no README sentence; the check accepts 256
+    assert "and says each model supports its own subset" not in s.cause_en and "并说明各模型支持的子集不同" not in s.cause_zh
+    assert "256" in s.cause_en and "256" in s.cause_zh and "group_size message does not" in s.cause_en
+    s = by_id("devices.llamacpp_invalid_device")  # ggml_cann_init: a failed aclrtGetDeviceCount leaves the count 0
+    assert "failed to initialize CANN" in s.cause_en and "failed to initialize CANN" in s.cause_zh
+    assert "failed to initialize CANN" in s.fix_en and "failed to initialize CANN" in s.fix_zh
+    s = by_id("vllm.quant_not_optimized_benign")  # v0.8.4 _verify_quantization: a fixed list, any method outside it
+    assert "the engine starts normally" not in s.cause_en and "引擎会正常启动" not in s.cause_zh
+    assert "optimized_quantization_methods" in s.cause_en and "optimized_quantization_methods" in s.cause_zh
+    s = by_id("cann.npu_error_507011")  # NPUErrorCodes.h: rectify from the Ascend log; #6018's plog
+    assert "the device error lines after it name the fault" not in s.cause_en and "其后的设备错误行指出了故障" not in s.cause_zh
+    assert "#6018" in s.cause_en and "#6018" in s.cause_zh and "vllm-ascend/issues/6018" in s.source
+    s = by_id("mooncake.etcd_plugin_missing")  # parseConnectionString: no "scheme://" means etcd
+    assert s.cause_en != "This Mooncake build has no etcd support, but metadata_server points at etcd."
+    assert "no \"scheme://\"" in s.cause_en and "scheme://" in s.cause_zh and "#476" in s.cause_en
+    assert "no scheme" in s.fix_en and "协议前缀" in s.fix_zh
+    s = by_id("vllm_ascend.triton_op_unresolved")  # except ImportError swallowed; the code names no triton build
+    assert "the `triton` imported is mainline triton, or" not in s.cause_en and "导入的 `triton` 是主线 triton" not in s.cause_zh
+    assert "swallows silently" in s.cause_en and "静默吞掉" in s.cause_zh
+    assert "import triton.language.extra.cann.extension" in s.fix_en and "import triton.language.extra.cann.extension" in s.fix_zh
+    s = by_id("cann.hccl_links_establish_failed")  # param_link_stage.md: the peer's logs, TLS status
+    assert "and EI0006 just before it" not in s.cause_en and "和 EI0006" not in s.cause_zh
+    assert "TLS" in s.cause_en and "TLS" in s.cause_zh and "TLS" in s.fix_en and "TLS" in s.fix_zh
+    s = by_id("vllm_ascend.triton_ub_overflow")  # the compiler's note: block too large, or multi-buffer / extra buffers
+    assert "for the block size it was compiled with" not in s.cause_en and "在当前编译的 block 大小下" not in s.cause_zh
+    assert "multi-buffer" in s.cause_en and "multi-buffer" in s.cause_zh and "BLOCK_SIZE_SUB" in s.fix_en
+    assert "programming_guide.md" in s.source
+    s = by_id("mooncake.te_port_in_use")  # rpc_port + 1 to v0.3.4.post2 (#601, #604 in v0.3.5); #830 in v0.3.6.post1
+    assert "the TCP transport binds rpc_port + 1 and" not in s.cause_en and "TCP 传输绑定 rpc_port + 1，" not in s.cause_zh
+    assert "v0.3.4.post2" in s.cause_en and "v0.3.4.post2" in s.cause_zh and "v0.3.6.post1" in s.cause_en
+    assert "v0.3.5" in s.fix_en and "v0.3.5" in s.fix_zh and "pull/604" in s.source
+    s = by_id("driver.device_open_failed")  # hicann/runtime v9.1.0 prints "Call driver api halDeviceOpen failed, ..."
+    assert re.search(s.pattern, "Call driver api halDeviceOpen failed, drvRetCode=7, drvDevId=1.")
+    assert re.search(s.pattern, "[drv api] halDeviceOpen failed. device_id=1, drvRetCode=7.")
+    assert not re.search(s.pattern, "halDeviceOpen success. device_id=1") and "v9.1.0" in s.source
+    s = by_id("cann.aclnn_fp32_matmul_keep_dtype")  # ops-nn 1adbf097: "... are not supported under keep type mode."
+    assert re.search(s.pattern, "Self dtype DT_FLOAT or mat2 dtype DT_FLOAT are not supported under keep type mode.")
+    assert re.search(s.pattern, "Self dtype DT_FLOAT or mat2 dtype DT_FLOAT not support under keep type mode.")
+    assert "1adbf0972adc" in s.source
