@@ -1996,3 +1996,31 @@ def test_sixth_sweep_part_s6b_causes_say_what_their_sources_say():
     assert re.search(s.pattern, "Self dtype DT_FLOAT or mat2 dtype DT_FLOAT are not supported under keep type mode.")
     assert re.search(s.pattern, "Self dtype DT_FLOAT or mat2 dtype DT_FLOAT not support under keep type mode.")
     assert "1adbf0972adc" in s.source
+
+
+def test_sixth_sweep_part_s6f_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, sixth sweep of signature causes, part F: causes and fixes
+    narrowed to what their threads and guides establish."""
+    s = by_id("mooncake.hccn_device_ip")  # #7711: "did not mount hccl.conf correctly"; hccn_tool not said unmounted
+    assert "(nor hccn_tool) mounted" not in s.cause_en and "也未挂载 hccn_tool" not in s.cause_zh
+    assert "not set correctly" in s.cause_en and "未正确设置" in s.cause_zh and "hccl.conf" in s.cause_zh
+    assert "grep ipaddr" in s.fix_en and "grep ipaddr" in s.fix_zh and "installation.md" in s.source
+    s = by_id("mooncake.mkey_exhausted")  # guide: "typically happens when", three conditions
+    assert "registrations leaked by processes that were killed" not in s.cause_en
+    assert "被强制终止、未释放注册的进程泄漏" not in s.cause_zh
+    assert "typically" in s.cause_en and "large registered regions" in s.cause_en and "没有说明是哪一种" in s.cause_zh
+    assert "modprobe" in s.fix_en and "modprobe" in s.fix_zh
+    s = by_id("mooncake.ephemeral_ports")  # the guide's solutions name no other transport
+    assert "RDMA/ascend transport" not in s.fix_en and "RDMA/ascend 传输" not in s.fix_zh
+    assert "outbound connections only" in s.fix_en and "只影响出站连接" in s.fix_zh
+    s = by_id("cann.hccl_ranktable_field")  # guide's case: A3, version 1.2, super_device_id empty
+    assert "missing or invalid" not in s.cause_en and "缺失或无效" not in s.cause_zh
+    assert "super_device_id" in s.cause_en and "1.2" in s.cause_zh and "super_device_id" in s.fix_zh
+    s = by_id("env.torch_npu_source_tree")  # #24 open: replies suggested it, reporter never confirmed
+    assert not s.cause_en.startswith("Python imported torch_npu from a source checkout")
+    assert "而不是已安装的 wheel" not in s.cause_zh
+    assert "did not confirm" in s.cause_en and "没有确认" in s.cause_zh and "/data/package/pytorch" in s.cause_en
+    s = by_id("mooncake.address_not_registered")  # code checks the slice's local address; #1993 gives no fix
+    assert "every source and destination buffer" not in s.cause_en and "源和目的缓冲区都先注册" not in s.cause_zh
+    assert "turn zero-copy off" not in s.fix_en and "关闭零拷贝" not in s.fix_zh
+    assert "AddressNotRegistered" in s.cause_en and "本地地址" in s.cause_zh and "rdma_transport.cpp" in s.source
