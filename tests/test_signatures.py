@@ -2024,3 +2024,48 @@ def test_sixth_sweep_part_s6f_causes_say_what_their_sources_say():
     assert "every source and destination buffer" not in s.cause_en and "源和目的缓冲区都先注册" not in s.cause_zh
     assert "turn zero-copy off" not in s.fix_en and "关闭零拷贝" not in s.fix_zh
     assert "AddressNotRegistered" in s.cause_en and "本地地址" in s.cause_zh and "rdma_transport.cpp" in s.source
+
+def test_sixth_sweep_part_s6a_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, sixth sweep of signature causes, part A: one cause where the threads show
+    candidates, a condition the code contradicts, and fixes that named what no source names."""
+    s = by_id("mooncake.rnic_inactive")  # worker_pool.cpp: > 32 failures, no success; #8324 open, #21395 retry exceeded
+    assert "remote access error" not in s.cause_en and "remote access error" not in s.cause_zh
+    assert "32" in s.cause_en and "32" in s.cause_zh and "#21395" in s.cause_en and "#21395" in s.cause_zh
+    assert "nixl" in s.fix_en and "nixl" in s.fix_zh and "rdma_transport/worker_pool.cpp" in s.source
+    s = by_id("cann.hccl_link_timeout")  # param_link_stage.md checks -ping -g address and -tls -g, never -link -g
+    assert "-link -g" not in s.fix_en and "-link -g" not in s.fix_zh
+    assert "-ping -g address" in s.fix_en and "-ping -g address" in s.fix_zh and "-tls -g" in s.fix_en
+    s = by_id("cann.hccl_task_run_failed")  # task_exec_stage.md: Notify or SDMA; compare tags within one group
+    assert "Ranks that show different tags issued different collectives" not in s.cause_en
+    assert "若各 rank 的 tag 不同，说明它们下发了不同的集合通信" not in s.cause_zh
+    assert "SDMA" in s.cause_en and "SDMA" in s.cause_zh and "HCCL_EXEC_TIMEOUT" in s.cause_en
+    assert "group" in s.cause_zh and "HCCL_EXEC_TIMEOUT" in s.fix_zh
+    s = by_id("torch.cuda_wheels")  # #10265's reply: not needed, --no-deps; vllm-ascend installs what it needs
+    assert "installing vllm installs the torch vllm needs" not in s.cause_en
+    assert "安装 vllm 时会安装 vllm 所需的 torch" not in s.cause_zh
+    assert "installing vllm-ascend installs" in s.cause_en and "安装 vllm-ascend 时会安装" in s.cause_zh
+    assert "missing" in s.fix_en and "缺失" in s.fix_zh
+    for sid in ("torch_npu.dev_build_needs_mirror_prose", "torch_npu.dev_build_needs_mirror_said"):
+        s = by_id(sid)  # PyPI has no .dev torch-npu; the guide and #3883 point to the Ascend mirror: not "only"
+        assert "published only on the Ascend pip mirror" not in s.cause_en and "只发布在昇腾 pip 镜像上" not in s.cause_zh
+        assert "pip index versions torch-npu --pre" in s.cause_en and "#3883" in s.cause_zh
+        assert "pypi.org/project/torch-npu" in s.source
+    s = by_id("torch.torchaudio_mismatch")  # audio#99 for torch's symbols; audio#1461: another library's symbol
+    assert not s.cause_en.startswith("torchaudio's compiled extension was built for another torch")
+    assert not s.cause_zh.startswith("torchaudio 的编译扩展是为另一个 torch 版本构建的")
+    assert "WavpackGetMode" in s.cause_en and "WavpackGetMode" in s.cause_zh and "audio/issues/1461" in s.source
+    assert "another library" in s.fix_en and "其他库" in s.fix_zh
+    s = by_id("mooncake.rpc_port_in_use")  # transfer_engine_impl.cpp: P2P handshake picks a free port; the plugin's bind
+    assert "only with MC_LEGACY_RPC_PORT_BINDING set or P2P handshake metadata" not in s.cause_en
+    assert "since Mooncake PR #226" not in s.cause_en and "Mooncake PR #226 起" not in s.cause_zh
+    assert "other than P2PHANDSHAKE" in s.cause_en and "不是 P2PHANDSHAKE" in s.cause_zh
+    assert "SocketHandShakePlugin: bind (port N)" in s.cause_en and "transfer_metadata_plugin.cpp" in s.source
+    assert re.search(s.pattern, "E1207 SocketHandShakePlugin: bind (port 12001): Address already in use [98]")
+    assert re.search(s.pattern, "Failed to bind address, rpc port: 12001: Address already in use [98]")
+    assert not re.search(s.pattern, "misc/socket.cc:448 NCCL WARN Net : Call to bind failed : Address already in use")
+    s = by_id("vllm.max_len_exceeds_kv")  # the message and Qwen3#295 name max_model_len and gpu_memory_utilization only
+    assert "--tensor-parallel-size" not in s.fix_en and "--tensor-parallel-size" not in s.fix_zh
+    assert "Qwen3#295" in s.cause_en and "Qwen3#295" in s.cause_zh and "Qwen3#295" in s.fix_zh
+    s = by_id("cann.context_null_after_set_device")  # the cases on record: 507033 (#1558), 107002 and 507008 (#800)
+    assert "OPP verification" not in s.fix_en and "OPP 校验" not in s.fix_zh
+    assert "507033" in s.fix_en and "507008" in s.fix_zh and "#800" in s.fix_en
