@@ -2069,3 +2069,16 @@ def test_sixth_sweep_part_s6a_causes_say_what_their_sources_say():
     s = by_id("cann.context_null_after_set_device")  # the cases on record: 507033 (#1558), 107002 and 507008 (#800)
     assert "OPP verification" not in s.fix_en and "OPP 校验" not in s.fix_zh
     assert "507033" in s.fix_en and "507008" in s.fix_zh and "#800" in s.fix_en
+
+
+def test_twelfth_audit_y_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, twelfth sample (seed 37), facts #27 to #40: a case on record read as the cause its
+    message suggests, where the threads record a device the engine did not support."""
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    # #40: vllm-ascend #237 and #573 (Ascend 910: 910ProB, 910B): the maintainers answered the device was unsupported
+    c = codes[("cann_msg", "EZ1001")]
+    assert "a missing operator kernel package" not in c.meaning_en and "缺少算子 kernel 包" not in c.meaning_zh
+    assert "#573" in c.meaning_en and "#573" in c.meaning_zh and "910ProB" in c.meaning_en and "910ProB" in c.meaning_zh
+    assert "is unsupported yet" in c.meaning_en and "SoC" in c.meaning_zh
+    assert "supports the device" in c.fix_en and "支持该设备" in c.fix_zh and "opp_kernel" in c.fix_en
+    assert "issues/573" in c.source and "indv_collecter.cpp" in c.source and "issues/237" in c.source
