@@ -2082,3 +2082,16 @@ def test_twelfth_audit_y_facts_say_what_their_sources_say():
     assert "is unsupported yet" in c.meaning_en and "SoC" in c.meaning_zh
     assert "supports the device" in c.fix_en and "支持该设备" in c.fix_zh and "opp_kernel" in c.fix_en
     assert "issues/573" in c.source and "indv_collecter.cpp" in c.source and "issues/237" in c.source
+
+
+def test_the_cann_9_1_wording_of_the_missing_kernel_binaries_is_explained():
+    """The twelfth sample, found on the way: from opbase v9.1.0.pre (CANN 9.1.0) the check that found no
+    binary_info_config.json prints EZ1004 "Failed to parse file binary_info_config.json. Reason: 1.The operator package
+    is not installed. ..." (OP_LOGE_FOR_FILE_OPERATION_ERROR_PARSE), a wording the signature did not match."""
+    line = ("EZ1004: [PID: 9] 2026-09-01-10:00:00.000.000 Failed to parse file binary_info_config.json. Reason: "
+            "1.The operator package is not installed. 2.The operator package is damaged. 3.The binary_info_config.json "
+            "file is damaged or does not exist. 4.The user does not have sufficient permissions and the "
+            "binary_info_config.json file in the operator package fails to be read.")
+    assert "cann.opp_kernel_not_installed" in {a.id for a in catalog().explain_text(line)}
+    s = by_id("cann.opp_kernel_not_installed")
+    assert "EZ1004" in s.cause_en and "too few permissions" in s.cause_en and "权限不足" in s.cause_zh
