@@ -2095,3 +2095,37 @@ def test_the_cann_9_1_wording_of_the_missing_kernel_binaries_is_explained():
     assert "cann.opp_kernel_not_installed" in {a.id for a in catalog().explain_text(line)}
     s = by_id("cann.opp_kernel_not_installed")
     assert "EZ1004" in s.cause_en and "too few permissions" in s.cause_en and "权限不足" in s.cause_zh
+
+
+def test_sixth_sweep_part_s6h_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, sixth sweep of signature causes, part H: fixes for variables or commands the
+    source does not name, one definite cause where the thread records only the runtime's own candidate,
+    a cause stretched over a case it does not fit, and a file location no source gives."""
+    s = by_id("cann.hccl_ifname_missing")  # EI0001 guide: only HCCL_SOCKET_IFNAME; the lines after it list the NICs found
+    assert "GLOO_SOCKET_IFNAME" not in s.fix_en and "GLOO_SOCKET_IFNAME" not in s.fix_zh
+    assert "in a container" in s.cause_en and "容器" in s.cause_zh and "get host ip fail" in s.cause_en
+    s = by_id("cann.mindspeed_atb_home_unset")  # MindSpeed docs: install CANN-NNAL, source atb/set_env.sh
+    assert "same version as the toolkit" not in s.fix_en and "同版本" not in s.fix_zh
+    assert "ATB_HOME_PATH" in s.fix_en and "ATB_HOME_PATH" in s.fix_zh and "docs/mindspore/readme.md" in s.source
+    s = by_id("devices.runtime_507033_memory")  # PTOAS #341: EL0004 says only "available memory is insufficient"
+    assert "the NPU's memory is held by another process or container." not in s.cause_en
+    assert "该 NPU 的内存被其他进程或容器占用。" not in s.cause_zh
+    assert "one candidate" in s.cause_en and "候选" in s.cause_zh and "names no process" in s.cause_en
+    s = by_id("devices.llamacpp_soc_autodetect_failed")  # a non-empty wrong third field does not stop CMake here
+    assert "or its seventh line has no chip name in the third field" not in s.cause_en
+    assert "第 3 个字段不是芯片名。" not in s.cause_zh and "不是芯片名，同样" not in s.fix_zh
+    assert "fewer than three fields" in s.cause_en and "不足 3 个字段" in s.cause_zh and "has no third field" in s.fix_en
+    s = by_id("cann.hccl_port_range_exhausted")  # "auto" is in HCCL's env docs
+    assert "HCCL_NPU_SOCKET_PORT_RANGE.md" in s.source and "HCCL_HOST_SOCKET_PORT_RANGE.md" in s.source
+    s = by_id("torch_npu.autoload_failed")  # no source for "usually"
+    assert "usually" not in s.fix_en and "通常" not in s.fix_zh
+    assert "direct cause" in s.fix_en and "direct cause" in s.fix_zh
+    s = by_id("cann.op_unsupported_on_soc")  # llama.cpp#18133 fails in buffer-type code, not in an operator
+    assert not s.cause_en.startswith("The CANN kernels for this SoC have no implementation of the operator.")
+    assert not s.cause_zh.startswith("该 SoC 的 CANN 算子库中没有该算子的实现。")
+    assert "buffer-type code" in s.cause_en and "buffer-type" in s.cause_zh and "EZ9903" in s.cause_zh
+    s = by_id("env.tbe_python_path")  # no source gives the directory; EC0010's solution and #5638 are the evidence
+    assert "python/site-packages" not in s.cause_en and "python/site-packages" not in s.cause_zh
+    assert "#5638" in s.cause_en and "#5638" in s.cause_zh and "EC0010" in s.cause_en and "EC0010" in s.cause_zh
+    s = by_id("cann.runtime_context_null")  # llama.cpp PR #9424 fixes #9303
+    assert "llama.cpp/pull/9424" in s.source
