@@ -2129,3 +2129,47 @@ def test_sixth_sweep_part_s6h_causes_say_what_their_sources_say():
     assert "#5638" in s.cause_en and "#5638" in s.cause_zh and "EC0010" in s.cause_en and "EC0010" in s.cause_zh
     s = by_id("cann.runtime_context_null")  # llama.cpp PR #9424 fixes #9303
     assert "llama.cpp/pull/9424" in s.source
+
+
+def test_sixth_sweep_part_s6g_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, sixth sweep of signature causes, part G: causes and fixes that said more
+    than (or, once, the reverse of) the thread, code or vendor guide they rest on."""
+    s = by_id("env.libgomp_static_tls")  # #7: a mamba env, fixed by recreating it; no 'loaded too late' in any source
+    assert "loaded too late" not in s.cause_en and "加载过晚" not in s.cause_zh
+    assert "or use the system libgomp" not in s.fix_en and "使用系统的 libgomp" not in s.fix_zh
+    assert "Ascend/pytorch#7" in s.cause_en and "Ascend/pytorch#7" in s.cause_zh and "sdktips_0063" in s.source
+    s = by_id("cann.aclnn_dtype_unsupported")  # VA#9294 has no log; LF#8511 shows the cast on a '910B'
+    assert "910A, which supports float16 but not bfloat16 (vllm-ascend#9294)" not in s.cause_en
+    assert "#8511" in s.cause_en and "#8511" in s.cause_zh and "issues/8511" in s.source
+    assert "no log" in s.cause_en and "没有日志" in s.cause_zh and "issues/4165" not in s.source
+    s = by_id("vllm_ascend.kv_port_in_use")  # the RuntimeError fires for any dead thread; 'most often' is unsourced
+    assert "most often" not in s.cause_en and "最常见" not in s.cause_zh
+    assert "no longer alive" in s.cause_en and "不再存活" in s.cause_zh
+    assert "#8938" in s.cause_en and "#8938" in s.cause_zh and "ASCEND_BASE_PORT" in s.fix_en and "issues/8938" in s.source
+    s = by_id("vllm_ascend.modelslim_config_missing")  # the code's own 'usually'; no download or format case
+    assert "download is incomplete" not in s.cause_en and "下载不完整" not in s.cause_zh
+    assert "usually" in s.cause_en and "通常" in s.cause_zh and "Hugging Face" in s.cause_en
+    s = by_id("mooncake.ascend_no_device")  # #3451: the reporter's suspicion and the maintainer's reply, no more
+    assert not s.cause_en.startswith("Mooncake's Ascend transport (AscendDirectTransport / HIXL) was used in a process")
+    assert "standalone mooncake_store process, start it from" not in s.fix_en and "独立运行的" not in s.fix_zh
+    assert "suspected" in s.cause_en and "怀疑" in s.cause_zh and "#2557" in s.cause_en and "pull/2557" in s.source
+    s = by_id("torch.omp_num_threads_benign")  # MMDetection's setup_env.py prints the same text
+    assert not s.cause_en.startswith("torchrun's (torch.distributed.run's) notice")
+    assert "MMDetection" in s.cause_en and "MMDetection" in s.cause_zh and "setup_env.py" in s.source
+    s = by_id("torch_npu.owner_mismatch_benign")  # the check also runs on the profiler's directories
+    assert "the CANN directory it reads belongs to another user" not in s.cause_en
+    assert "profiler" in s.cause_en and "profiler" in s.cause_zh and "profiler" in s.fix_en
+    s = by_id("cann.hccl_ranktable_entry_invalid")  # the code names checks, not how the entry got there
+    assert "copied without changing it" not in s.cause_en and "复制节点配置后未修改" not in s.cause_zh
+    assert "the host IP for server_id" not in s.fix_en and "server_id 用主机 IP" not in s.fix_zh
+    assert "does not say how" in s.cause_en and "并未说明" in s.cause_zh
+    s = by_id("env.libhccl_cann_env")  # module_loader.py asks for set_env.sh of CANN, nothing of nnal/atb
+    assert "nnal/atb" not in s.fix_en and "nnal/atb" not in s.fix_zh
+    assert "set_env.sh" in s.fix_en and "set_env.sh" in s.fix_zh
+    s = by_id("cann.ge_initialize_failed")  # #692 has another first error; #302's chip is not shown
+    assert "the vllm-ascend image on 910B2" not in s.cause_en and "910B2 上的 vllm-ascend 镜像" not in s.cause_zh
+    assert "#692" in s.cause_en and "#692" in s.cause_zh and "issues/692" in s.source
+    s = by_id("env.sgl_kernel_npu_transformers")  # #23656: the patch required 'interpolation', not the reverse
+    assert "transformers calls _preprocess with arguments the patch does not take" not in s.cause_en
+    assert "传入了补丁不接受的参数" not in s.cause_zh
+    assert "#23656" in s.cause_en and "#23656" in s.cause_zh and "interpolation" in s.cause_en
