@@ -470,9 +470,9 @@ def test_third_sweep_part_c_causes_claim_no_more_than_their_sources():
     s = by_id("vllm.compiled_wheel_on_npu")  # the guide's pre-built path installs vllm from PyPI; #1033 ran on
     assert "must be installed without its CUDA extension" not in s.cause_en and "必须以不含 CUDA 扩展" not in s.cause_zh
     assert "#1033" in s.cause_en and "#1033" in s.cause_zh and "#1033" in s.fix_en and "#1033" in s.fix_zh
-    s = by_id("env.dist_store_timeout")  # #167 rendezvous (1/8 joined), #2248 a Gloo group's key wait; no cause on record
+    s = by_id("env.dist_store_timeout")  # #167 rendezvous (1/8 joined; the #168 workaround since the sixth sweep), #2248 open
     assert not s.cause_en.startswith("torch.distributed's rendezvous timed out") and "MASTER_ADDR" not in s.cause_en
-    assert "#2248" in s.cause_en and "#2248" in s.cause_zh and "Neither thread records a cause" in s.cause_en
+    assert "#2248" in s.cause_en and "#2248" in s.cause_zh and "#168" in s.cause_en
     s = by_id("env.api_port_in_use")  # vllm#7514: nothing on the port; #9737 after a crash; #9556 fixed by #8491
     assert "usually" not in s.cause_en and "通常" not in s.cause_zh
     assert "#9737" in s.cause_en and "#9737" in s.cause_zh and "#7514" in s.cause_en and "#8491" in s.fix_en
