@@ -1693,3 +1693,29 @@ def test_what_users_read_speaks_of_no_audit_of_ours():
                             bad.append(f"{Path(f).name} {table} {row.get('id') or row.get('code') or row.get('name')}"
                                        f" {field}: {speak.search(value).group(0)!r}")
     assert not bad, "\n".join(bad)
+
+
+def test_sixth_sweep_part_s6e_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, sixth sweep of signature causes, part E: a workaround on record that the
+    row denied, one cause where the code or the guide shows two, and "usually" beyond one case."""
+    s = by_id("env.dist_store_timeout")  # #168: RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1 worked for #167
+    assert "Neither thread records a cause" not in s.cause_en and "两帖均未记录原因" not in s.cause_zh
+    assert "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1" in s.cause_en
+    assert "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1" in s.cause_zh and "#168" in s.cause_zh
+    assert "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1" in s.fix_en and "issues/168" in s.source
+    s = by_id("cann.llamacpp_pool_slots_full")  # the abort is in alloc (256 slots used) and in free (not in the pool)
+    assert not s.cause_en.startswith("llama.cpp's CANN backend ran out of slots")
+    assert "用尽了旧式缓冲池" not in s.cause_zh
+    assert "in free" in s.cause_en and "free 中" in s.cause_zh and "::free" in s.cause_en and "::free" in s.cause_zh
+    s = by_id("mooncake.cannot_make_connection")  # worker_pool.cpp (RDMA) and ub_context.cpp (Kunpeng UB)
+    assert not s.cause_en.startswith("The two sides could not set up a reliable RDMA connection")
+    assert "双方无法建立可靠的 RDMA 连接。" not in s.cause_zh
+    assert "ub_context.cpp" in s.cause_en and "ub_context.cpp" in s.cause_zh
+    s = by_id("vllm_ascend.npu_error_207008")  # FAQ 17: the sizes' resources vs the HDK/CANN stack; stream count
+    assert "too many captured sizes" not in s.cause_en and "捕获的尺寸过多" not in s.cause_zh
+    assert "HDK/CANN" in s.cause_en and "HDK/CANN" in s.cause_zh and "PIECEWISE" in s.cause_en
+    assert "acl.rt.create_stream" in s.cause_zh and "HDK/CANN" in s.fix_en and "faqs.md" in s.source
+    s = by_id("mooncake.store_api_missing")  # LMCache#1514 is the one case; "usually the latest" had no source
+    assert "come from different releases" not in s.cause_en and "来自不同版本" not in s.cause_zh
+    assert "usually" not in s.fix_en and "通常" not in s.fix_zh
+    assert "#1514" in s.cause_en and "#1514" in s.cause_zh and "save_chunk_meta" in s.cause_en
