@@ -470,9 +470,9 @@ def test_third_sweep_part_c_causes_claim_no_more_than_their_sources():
     s = by_id("vllm.compiled_wheel_on_npu")  # the guide's pre-built path installs vllm from PyPI; #1033 ran on
     assert "must be installed without its CUDA extension" not in s.cause_en and "必须以不含 CUDA 扩展" not in s.cause_zh
     assert "#1033" in s.cause_en and "#1033" in s.cause_zh and "#1033" in s.fix_en and "#1033" in s.fix_zh
-    s = by_id("env.dist_store_timeout")  # #167 rendezvous (1/8 joined), #2248 a Gloo group's key wait; no cause on record
+    s = by_id("env.dist_store_timeout")  # #167 rendezvous (1/8 joined; the #168 workaround since the sixth sweep), #2248 open
     assert not s.cause_en.startswith("torch.distributed's rendezvous timed out") and "MASTER_ADDR" not in s.cause_en
-    assert "#2248" in s.cause_en and "#2248" in s.cause_zh and "Neither thread records a cause" in s.cause_en
+    assert "#2248" in s.cause_en and "#2248" in s.cause_zh and "#168" in s.cause_en
     s = by_id("env.api_port_in_use")  # vllm#7514: nothing on the port; #9737 after a crash; #9556 fixed by #8491
     assert "usually" not in s.cause_en and "通常" not in s.cause_zh
     assert "#9737" in s.cause_en and "#9737" in s.cause_zh and "#7514" in s.cause_en and "#8491" in s.fix_en
@@ -2173,3 +2173,28 @@ def test_sixth_sweep_part_s6g_causes_say_what_their_sources_say():
     assert "transformers calls _preprocess with arguments the patch does not take" not in s.cause_en
     assert "传入了补丁不接受的参数" not in s.cause_zh
     assert "#23656" in s.cause_en and "#23656" in s.cause_zh and "interpolation" in s.cause_en
+
+def test_sixth_sweep_part_s6e_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, sixth sweep of signature causes, part E: a workaround on record that the
+    row denied, one cause where the code or the guide shows two, and "usually" beyond one case."""
+    s = by_id("env.dist_store_timeout")  # #168: RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1 worked for #167
+    assert "Neither thread records a cause" not in s.cause_en and "两帖均未记录原因" not in s.cause_zh
+    assert "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1" in s.cause_en
+    assert "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1" in s.cause_zh and "#168" in s.cause_zh
+    assert "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1" in s.fix_en and "issues/168" in s.source
+    s = by_id("cann.llamacpp_pool_slots_full")  # the abort is in alloc (256 slots used) and in free (not in the pool)
+    assert not s.cause_en.startswith("llama.cpp's CANN backend ran out of slots")
+    assert "用尽了旧式缓冲池" not in s.cause_zh
+    assert "in free" in s.cause_en and "free 中" in s.cause_zh and "::free" in s.cause_en and "::free" in s.cause_zh
+    s = by_id("mooncake.cannot_make_connection")  # worker_pool.cpp (RDMA) and ub_context.cpp (Kunpeng UB)
+    assert not s.cause_en.startswith("The two sides could not set up a reliable RDMA connection")
+    assert "双方无法建立可靠的 RDMA 连接。" not in s.cause_zh
+    assert "ub_context.cpp" in s.cause_en and "ub_context.cpp" in s.cause_zh
+    s = by_id("vllm_ascend.npu_error_207008")  # FAQ 17: the sizes' resources vs the HDK/CANN stack; stream count
+    assert "too many captured sizes" not in s.cause_en and "捕获的尺寸过多" not in s.cause_zh
+    assert "HDK/CANN" in s.cause_en and "HDK/CANN" in s.cause_zh and "PIECEWISE" in s.cause_en
+    assert "acl.rt.create_stream" in s.cause_zh and "HDK/CANN" in s.fix_en and "faqs.md" in s.source
+    s = by_id("mooncake.store_api_missing")  # LMCache#1514 is the one case; "usually the latest" had no source
+    assert "come from different releases" not in s.cause_en and "来自不同版本" not in s.cause_zh
+    assert "usually" not in s.fix_en and "通常" not in s.fix_zh
+    assert "#1514" in s.cause_en and "#1514" in s.cause_zh and "save_chunk_meta" in s.cause_en
