@@ -2198,3 +2198,52 @@ def test_sixth_sweep_part_s6e_causes_say_what_their_sources_say():
     assert "come from different releases" not in s.cause_en and "来自不同版本" not in s.cause_zh
     assert "usually" not in s.fix_en and "通常" not in s.fix_zh
     assert "#1514" in s.cause_en and "#1514" in s.cause_zh and "save_chunk_meta" in s.cause_en
+
+def test_sixth_sweep_part_s6i_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, sixth sweep of signature causes, part I: fixes for a traceback assumed to
+    exist, a file, a cause or a fix option no source names, a catch the code does not make, and an
+    environment variable the release that prints the message does not read."""
+    s = by_id("vllm.workerproc_init_failed")  # vLLM wait_for_ready: a closed ready pipe raises it too
+    assert "the worker's own traceback (above, prefixed with its pid) holds the cause" not in s.cause_en
+    assert "原因在上方该 worker 自己的 traceback 中（以其 pid 为前缀）" not in s.cause_zh
+    assert "EOF" in s.cause_en and "EOF" in s.cause_zh and "no such traceback" in s.cause_en
+    assert "WorkerProc failed to start." in s.fix_en and "multiproc_executor.py" in s.source
+    s = by_id("cann.hccl_ip_family")  # EI0001 guide: hccn_tool queries, HCCL_SOCKET_FAMILY, no hccn.conf
+    assert "hccn.conf" not in s.fix_en and "hccn.conf" not in s.fix_zh
+    assert "-ip -inet6 -g" in s.fix_en and "-ip -inet6 -g" in s.fix_zh and "HCCL_SOCKET_FAMILY" in s.fix_zh
+    assert "10 is IPv6" in s.cause_en and "10 为 IPv6" in s.cause_zh
+    s = by_id("vllm.no_dist_metadata")  # the CUDA check re-raises; the resolver swallows it
+    assert "which catch the error" not in s.cause_en and "这些检查会捕获该错误" not in s.cause_zh
+    assert "In the vLLM code read" not in s.cause_en and "在所读的" not in s.cause_zh
+    assert "raises it again" in s.cause_en and "重新抛出" in s.cause_zh and "UnspecifiedPlatform" in s.cause_zh
+    assert "pascal-pkgs-ci/issues/51" in s.source
+    s = by_id("cann.mindie_unsupported_model")  # no source says vllm-ascend serves these architectures
+    assert "or serve the model with vllm-ascend" not in s.fix_en and "或改用 vllm-ascend 部署" not in s.fix_zh
+    assert "model list has it" in s.fix_en and "模型支持列表中包含该架构" in s.fix_zh
+    s = by_id("mooncake.put_transfer_fail")  # VA#7401 and #7792 show link / connect failures only
+    assert "unregistered memory" not in s.fix_en and "未注册内存" not in s.fix_zh
+    assert "103902" in s.fix_en and "103902" in s.fix_zh and "issues/7792" in s.source
+    s = by_id("cann.hccl_super_device_dup")  # EI0014: hardware configuration or HCCL_LOGIC_SUPERPOD_ID
+    assert "rank table" not in s.fix_en and "rank table" not in s.fix_zh
+    assert "HCCL_LOGIC_SUPERPOD_ID" in s.cause_en and "HCCL_LOGIC_SUPERPOD_ID" in s.cause_zh
+    assert "spod-info" in s.fix_en and "spod-info" in s.fix_zh
+    s = by_id("cann.too_old_for_feature")  # only the MC2-hierarchy message says "too old"
+    assert "needs a newer CANN" not in s.cause_en and "需要比已安装或已加载的更新的 CANN" not in s.cause_zh
+    assert "npu_moe_distribute_dispatch_v2" in s.cause_en and "npu_moe_distribute_dispatch_v2" in s.cause_zh
+    assert "compatible cann_ops_transformer" in s.cause_en and "兼容的 cann_ops_transformer" in s.cause_zh
+    assert "enable_fused_mc2 / VLLM_ASCEND_ENABLE_FUSED_MC2 to 0" not in s.fix_en
+    assert "enable_mc2_hierarchy_comm" in s.fix_en and "hixl Python package" in s.fix_en
+    assert "v0.25.1rc1 also reads" in s.fix_en and "v0.25.1rc1 也读取" in s.fix_zh
+    s = by_id("env.sglang_npu_ops_unloaded")  # the loader names LD_LIBRARY_PATH and OPP, no set_env.bash
+    assert "set_env.bash" not in s.fix_en and "set_env.bash" not in s.fix_zh
+    assert "LD_LIBRARY_PATH" in s.fix_en and "LD_LIBRARY_PATH" in s.fix_zh
+    s = by_id("vllm.engine_dead")  # newer vLLM logs another wording when the engine core dies
+    assert "look for vLLM's 'Engine core proc … died unexpectedly' line" not in s.fix_en
+    assert "查找 vLLM 的 'Engine core proc … died unexpectedly' 一行" not in s.fix_zh
+    assert "engine core exited unexpectedly" in s.fix_en and "engine core exited unexpectedly" in s.fix_zh
+    assert "core_client.py" in s.source
+    s = by_id("vllm.kv_preemption")  # vLLM's guide: max_num_seqs or max_num_batched_tokens, not max_model_len
+    assert "--max-model-len" not in s.fix_en and "--max-model-len" not in s.fix_zh
+    assert "--max-num-batched-tokens" in s.fix_en and "--pipeline-parallel-size" in s.fix_zh
+    s = by_id("cann.hccl_aiv_mc2_hang")  # the AIV gloss
+    assert "vllm-ascend/issues/3881" in s.source
