@@ -2247,3 +2247,36 @@ def test_sixth_sweep_part_s6i_causes_say_what_their_sources_say():
     assert "--max-num-batched-tokens" in s.fix_en and "--pipeline-parallel-size" in s.fix_zh
     s = by_id("cann.hccl_aiv_mc2_hang")  # the AIV gloss
     assert "vllm-ascend/issues/3881" in s.source
+
+def test_sixth_sweep_part_s6j_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, sixth sweep of signature causes, part J: one search list short of the code,
+    definite causes where the threads show a case or a commenter's word, and a fix without a source."""
+    s = by_id("cann.ascendc_cmake_missing")  # bitsandbytes#1523: the reporter wrote "might be installed in"
+    assert "the directory was under <arch>-linux" not in s.cause_en and "该目录位于 <架构>-linux" not in s.cause_zh
+    assert "might be installed" in s.cause_en and "可能安装在" in s.cause_zh
+    assert "made for this CANN" not in s.fix_en and "适配此 CANN 的扩展版本" not in s.fix_zh
+    assert "CMakeLists.txt" in s.fix_en and "CMakeLists.txt" in s.fix_zh
+    s = by_id("mooncake.transfer_engine_init")  # multi_transport.cpp: 'ascend' from three build flags
+    assert "(HCCN)" not in s.cause_en and "（HCCN）" not in s.cause_zh and "hccn_tool" not in s.fix_en
+    assert "USE_ASCEND_HETEROGENEOUS" in s.cause_en and "USE_ASCEND_HETEROGENEOUS" in s.cause_zh
+    assert "Failed to install Ascend transport" in s.cause_en and "Failed to install Ascend transport" in s.cause_zh
+    assert "3b5a594133958449a1feaf1c9e0fc1b553e34a28/mooncake-transfer-engine/src/multi_transport.cpp" in s.source
+    s = by_id("cann.atb_undefined_symbol")  # #117 shows the error only
+    assert "was built against a different NNAL/ATB than the one installed" not in s.cause_en
+    assert "编译时使用的 NNAL/ATB 与已安装的不同" not in s.cause_zh
+    assert "2.5.1.dev20250218" in s.cause_en and "2.5.1.dev20250218" in s.cause_zh
+    s = by_id("cann.opapi_symbol_missing")  # op_api_common.cpp GetOpApiFuncAddr: libopapi_*.so and the aclnn libraries too
+    assert "libopapi_*.so" in s.cause_en and "libopapi_*.so" in s.cause_zh
+    assert "libaclnn_ops_infer.so" in s.cause_en and "libaclnn_ops_infer.so" in s.cause_zh
+    s = by_id("devices.bf16_unsupported")  # #9294: a commenter's answer; no source says every bf16 model fails
+    assert "any bf16 model hits this" not in s.cause_en and "任何 bf16 模型都会遇到" not in s.cause_zh
+    assert "maintainers in vllm-ascend #9294" not in s.cause_en and "维护者：仅支持 float16" not in s.cause_zh
+    assert "a commenter in vllm-ascend#9294" in s.cause_en and "一位评论者" in s.cause_zh
+    s = by_id("torch_npu.thread_without_set_device")  # LlamaFactory#2385: a commenter on stream_chat; nothing on fork or spawn
+    assert "forked process" not in s.cause_en and "fork" not in s.cause_zh
+    assert "spawn" not in s.fix_en and "spawn" not in s.fix_zh
+    assert "stream_chat" in s.cause_en and "stream_chat" in s.cause_zh and "ACL_ERROR_RT_CONTEXT_NULL" in s.cause_en
+    s = by_id("vllm_ascend.c_ascend_op_missing")  # #3342 by yiz-liu, closed by PR #3791; #3090 shows the error only
+    assert "vllm-ascend's maintainer (#3342)" not in s.cause_en and "vllm-ascend 维护者（#3342）" not in s.cause_zh
+    assert "(the case of #3090)" not in s.cause_en and "（#3090 的案例）" not in s.cause_zh
+    assert "#3791" in s.cause_en and "#3791" in s.cause_zh and "vllm-ascend/pull/3791" in s.source
