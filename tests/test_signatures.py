@@ -1996,3 +1996,12 @@ def test_sixth_sweep_part_s6b_causes_say_what_their_sources_say():
     assert re.search(s.pattern, "Self dtype DT_FLOAT or mat2 dtype DT_FLOAT are not supported under keep type mode.")
     assert re.search(s.pattern, "Self dtype DT_FLOAT or mat2 dtype DT_FLOAT not support under keep type mode.")
     assert "1adbf0972adc" in s.source
+
+
+def test_twelfth_audit_z_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, twelfth sample (seed 37), facts #41 to #50: mooncake.mr_size_exceeded said older
+    Mooncake shrank the region silently (the line is its warning) and did not date the split or the error form."""
+    s = by_id("mooncake.mr_size_exceeded")  # rdma_context.cpp to v0.3.12.post1: shrink warning; PR #647 v0.3.5; #2644 untagged
+    assert "silently" not in s.cause_en and "静默" not in s.cause_zh
+    assert "v0.3.12.post1" in s.cause_en and "v0.3.5" in s.cause_en and "PR #2644" in s.cause_zh
+    assert "v0.3.5" in s.fix_en and "local_buffer_size" in s.fix_zh and "pull/2644" in s.source
