@@ -2280,3 +2280,11 @@ def test_sixth_sweep_part_s6j_causes_say_what_their_sources_say():
     assert "vllm-ascend's maintainer (#3342)" not in s.cause_en and "vllm-ascend 维护者（#3342）" not in s.cause_zh
     assert "(the case of #3090)" not in s.cause_en and "（#3090 的案例）" not in s.cause_zh
     assert "#3791" in s.cause_en and "#3791" in s.cause_zh and "vllm-ascend/pull/3791" in s.source
+
+def test_twelfth_audit_z_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, twelfth sample (seed 37), facts #41 to #50: mooncake.mr_size_exceeded said older
+    Mooncake shrank the region silently (the line is its warning) and did not date the split or the error form."""
+    s = by_id("mooncake.mr_size_exceeded")  # rdma_context.cpp to v0.3.12.post1: shrink warning; PR #647 v0.3.5; #2644 untagged
+    assert "silently" not in s.cause_en and "静默" not in s.cause_zh
+    assert "v0.3.12.post1" in s.cause_en and "v0.3.5" in s.cause_en and "PR #2644" in s.cause_zh
+    assert "v0.3.5" in s.fix_en and "local_buffer_size" in s.fix_zh and "pull/2644" in s.source
