@@ -2288,3 +2288,22 @@ def test_twelfth_audit_z_facts_say_what_their_sources_say():
     assert "silently" not in s.cause_en and "静默" not in s.cause_zh
     assert "v0.3.12.post1" in s.cause_en and "v0.3.5" in s.cause_en and "PR #2644" in s.cause_zh
     assert "v0.3.5" in s.fix_en and "local_buffer_size" in s.fix_zh and "pull/2644" in s.source
+
+
+def test_twelfth_audit_z3_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, twelfth sample (seed 37), facts #48 to #50: devices.soc_version_unknown left its third
+    message and the run-time 'Undefined soc_version' unexplained; devices.dcmi_init_8005 gave the reporter a
+    --privileged fix that the thread gives to another user's question."""
+    s = by_id("devices.soc_version_unknown")  # hardware.py/device_config.py 0.27.1rc1 to 0.30.0rc2; setup.py from v0.12.0rc1
+    assert "does not know this chip" not in s.cause_en and "不认识此芯片" not in s.cause_zh
+    assert "Unsupported built-in device type" in s.cause_en and "Unsupported built-in device type" in s.cause_zh
+    assert "240 to 243" in s.cause_en and "240 至 243" in s.cause_zh and "0.12.0rc1" in s.cause_en
+    assert "_910_95" in s.cause_en and "_910_95" in s.cause_zh
+    assert "Unsupported built-in device type" in s.fix_en and "Unsupported built-in device type" in s.fix_zh
+    assert "NpuVariables.h" in s.source and "vllm_ascend-0.27.1rc1.tar.gz" in s.source
+    s = by_id("devices.dcmi_init_8005")  # vllm-ascend#2698: Yikun asks malnafei, not the reporter, about --privileged
+    assert "the reporter's container worked" not in s.cause_en and "提问者的容器加上 --privileged" not in s.cause_zh
+    assert "another user" in s.cause_en and "另一位用户" in s.cause_zh
+    assert "no cause found" not in s.cause_en and "原因未查明" not in s.cause_zh
+    assert "a device node or mount is missing" not in s.fix_en and "缺少某个设备节点或挂载" not in s.fix_zh
+    assert "return-codes.md" in s.source
