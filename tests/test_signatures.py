@@ -2307,3 +2307,22 @@ def test_twelfth_audit_z3_facts_say_what_their_sources_say():
     assert "no cause found" not in s.cause_en and "原因未查明" not in s.cause_zh
     assert "a device node or mount is missing" not in s.fix_en and "缺少某个设备节点或挂载" not in s.fix_zh
     assert "return-codes.md" in s.source
+
+def test_twelfth_audit_z2_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, twelfth sample (seed 37), facts #44 to #47: the HCCL link-setup cause turned the guide's
+    'may not have issued' into a certainty, and the GPU-parameter cause named options whose warnings it never matches."""
+    s = by_id("cann.hccl_links_establish_failed")  # param_link_stage.md 排查点1: 对端可能没有同步下发; detect result: hung or exited
+    assert "no error there means the peer did not issue" not in s.cause_en and "对端无报错说明对端未及时下发" not in s.cause_zh
+    assert "may not have issued" in s.cause_en and "可能没有同步下发" in s.cause_zh
+    assert "exited early" in s.cause_en and "提前退出" in s.cause_zh and "exit early" in s.fix_en and "提前退出" in s.fix_zh
+    s = by_id("vllm_ascend.gpu_param_ignored")  # platform.py at every tag and the 0.26.0rc1 to 0.30.0rc2 sdists
+    assert "NVIDIA tools (cascade attention" not in s.cause_en and "NVIDIA 工具专用的（cascade" not in s.cause_zh
+    assert "which this does not match" in s.cause_en and "本条不匹配" in s.cause_zh
+    for name in ("mm_encoder_attn_backend", "v0.13.0rc2", "v0.21.0rc1", "v0.23.0rc1", "use_inductor_graph_partition"):
+        assert name in s.cause_en and name in s.cause_zh
+    assert "/v0.13.0/vllm_ascend/platform.py" in s.source and "vllm-ascend/0.30.0rc2" in s.source
+    # the warnings for nsight, NIXL and NCCL settings (v0.20.2rc1, v0.22.1rc1 wordings) are not matched by the pattern
+    for line in ("'--ray-workers-use-nsight' requires NVIDIA Nsight which is not available on Ascend NPU. Resetting to False.",
+                 "Parameter is tied to incompatible backend. parameter=enable_permute_local_kv, action: resetting to False.",
+                 "Parameter is optimized for incompatible backend. parameter=kv_buffer_size, value=2e9, action: resetting"):
+        assert not re.search(s.pattern, line)
