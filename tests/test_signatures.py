@@ -1668,35 +1668,6 @@ def test_tuning_windows_the_script_does_not_check_say_what_the_releases_say():
     assert "vllm/config/model.py" in f.source and "replicate the KV heads" in f.source
 
 
-# how an audit spoke of its own reading, not what a user can act on (a catalogue's "副本" is also a replica)
-_AUDIT_SPEAK_EN = re.compile(r"stored cop|stored thread|the row\b|this row\b|the sweep|the audit|corpus|tool library|"
-                             r"in the copy read|established here", re.I)
-_AUDIT_SPEAK_ZH = re.compile(r"存档|所存|所读副本|本条最初|此处未确|此处尚未确")
-
-
-def test_what_users_read_speaks_of_no_audit_of_ours():
-    """The sweeps wrote causes from the copies of threads they could read; a user reads the cause, so "the stored copy
-    does not show", "the thread the row was written from" or "所读副本" tell them about our audit, not their error."""
-    import glob
-    import sys
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-    bad = []
-    for f in sorted(glob.glob(str(Path(__file__).resolve().parents[1] / "matrices" / "*.toml"))):
-        for table, rows in tomllib.loads(Path(f).read_text(encoding="utf-8")).items():
-            for row in rows if isinstance(rows, list) else []:
-                for field, value in row.items() if isinstance(row, dict) else []:
-                    if field.endswith(("_en", "_zh")) and isinstance(value, str):
-                        speak = _AUDIT_SPEAK_ZH if field.endswith("_zh") else _AUDIT_SPEAK_EN
-                        if speak.search(value):
-                            bad.append(f"{Path(f).name} {table} {row.get('id') or row.get('code') or row.get('name')}"
-                                       f" {field}: {speak.search(value).group(0)!r}")
-    assert not bad, "\n".join(bad)
-
-
 def test_fifth_sweep_part_p_version_claims_say_what_the_code_says():
     """docs/facts-audit.md, fifth sweep of signature causes (version claims), part P: release,
     branch and wheel windows that were wider, narrower or other than the code, PRs and index show."""
