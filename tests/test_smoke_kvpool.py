@@ -6,6 +6,8 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -48,6 +50,36 @@ def stage(c, cfg=None, master=True, **kw):
     return st, report
 
 
+class WakeLag:
+    """How late a thread of this process wakes while the stage runs. The client reads a first
+    chunk only when its thread wakes and holds the GIL, so on a loaded machine its TTFT exceeds
+    the server's by a few such wakes; the servers' clock cannot see them."""
+
+    def __init__(self) -> None:
+        self.late: list = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._probe, daemon=True)
+
+    def _probe(self) -> None:
+        while True:
+            t = time.monotonic()
+            if self._stop.wait(0.01):
+                return
+            self.late.append(max(0.0, time.monotonic() - t - 0.01) * 1000)
+
+    def __enter__(self) -> "WakeLag":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def ms(self) -> float:
+        """The 90th percentile of the wakes' lateness, in ms (0.1 or less on an idle machine)."""
+        return statistics.quantiles(self.late, n=10)[-1] if len(self.late) >= 10 else 0.0
+
+
 def truth(c):
     """The servers' own TTFT medians per send (request read -> first chunk written), in ms."""
     one, two = c.timings("one"), c.timings("two")
@@ -60,12 +92,14 @@ def test_pool_proven_and_the_three_ttfts_match_the_servers(tmp_path):
     """Seed 003's protocol: TTFT1 cold, TTFT2 local DRAM hit, TTFT3 cross-node hit, each within
     15 % of what the servers did; dataset B sized from vllm:cache_config_info; the counters of
     both servers and of the master agree."""
-    # TTFT2 370 ms in two waves per send: on a machine with ten runnable tasks per core the client
-    # wakes some 50 ms late, which stays inside 15 % of it
+    # TTFT2 370 ms in two waves per send: 15 % of it on an idle machine; on a loaded one the client
+    # also pays the wakes the servers' clock does not see (four per request: the send, the reply's
+    # headers, its first chunk and the next request's turn), measured while the stage runs
     factor = 0.5
     _, cfg = files(tmp_path)
     with ProcessCluster(time_factor=factor, num_gpu_blocks=8, block_size=16) as c:
-        st, report = stage(c, cfg, requests=6, concurrency=3, warmup=0)
+        with WakeLag() as lag:
+            st, report = stage(c, cfg, requests=6, concurrency=3, warmup=0)
         real = truth(c)
         connections = c.connections("one"), c.connections("two")
     # 15 completions to instance 1 and 6 to instance 2 on 3 kept-alive connections each: no TTFT
@@ -77,7 +111,7 @@ def test_pool_proven_and_the_three_ttfts_match_the_servers(tmp_path):
     assert abs(real["aimed_local"] - SEED_MS["local"] * factor) < 1e-6  # every hittable block came from the pool
     for key, phase in (("cold", "cold"), ("local_hit", "local"), ("remote_hit", "remote")):
         got = m[f"ttft_{key}_p50_ms"]
-        assert abs(got - real[phase]) <= 0.15 * real[phase], (key, got, real[phase])
+        assert abs(got - real[phase]) <= 0.15 * real[phase] + 4 * lag.ms(), (key, got, real[phase], lag.ms())
         assert m[f"ttft_{key}_p90_ms"] >= got and m[f"ttft_{key}_p99_ms"] >= m[f"ttft_{key}_p90_ms"]
     b = m["datasets"]["b"]
     assert b["requests"] == 3  # ceil(1.25 x 8 blocks x 16 tokens / 64 tokens per prompt)
