@@ -2297,3 +2297,15 @@ def test_twelfth_audit_z2_facts_say_what_their_sources_say():
                  "Parameter is tied to incompatible backend. parameter=enable_permute_local_kv, action: resetting to False.",
                  "Parameter is optimized for incompatible backend. parameter=kv_buffer_size, value=2e9, action: resetting"):
         assert not re.search(s.pattern, line)
+
+
+def test_thirteenth_audit_z_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, thirteenth sample (seed 38), facts #41 to #45: the RDMA queue-pair line was pinned on the
+    master alone, while the same coro_rpc server code runs RDMA in the transfer engine's RPC communicator too."""
+    s = by_id("mooncake.rpc_rdma_qp")  # coro_connection.hpp: accept failed, close(); init_ibv: master.cpp v0.3.6, rpc_communicator.cpp v0.3.8
+    assert not s.cause_en.startswith("The master's RPC over RDMA") and not s.cause_zh.startswith("master 通过 RDMA")
+    assert "v0.3.6" in s.cause_en and "v0.3.8" in s.cause_en and "rpc_communicator.cpp" in s.cause_en
+    assert "v0.3.6" in s.cause_zh and "v0.3.8" in s.cause_zh and "rpc_communicator.cpp" in s.cause_zh
+    assert "End of file" in s.cause_en and "End of file" in s.cause_zh
+    assert "same MC_RPC_PROTOCOL" in s.fix_en and "相同的 MC_RPC_PROTOCOL" in s.fix_zh
+    assert "coro_connection.hpp" in s.source and "v0.3.8/mooncake-transfer-engine" in s.source
