@@ -2297,3 +2297,22 @@ def test_twelfth_audit_z2_facts_say_what_their_sources_say():
                  "Parameter is tied to incompatible backend. parameter=enable_permute_local_kv, action: resetting to False.",
                  "Parameter is optimized for incompatible backend. parameter=kv_buffer_size, value=2e9, action: resetting"):
         assert not re.search(s.pattern, line)
+
+def test_thirteenth_audit_z2_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, thirteenth sample (seed 38), facts #46 to #50: the TransferEngine cause spoke of Mooncake
+    only while the pattern also matches the MemFabric engine's message, and the contiguity cause named HCCL only and
+    made the guide's 'the script may have a problem' a certainty."""
+    s = by_id("mooncake.transfer_engine_init")  # memfabric_transfer_engine.py _build_engine, sdists 0.26.0rc1 to 0.30.0rc2
+    assert "MemFabric TransferEngine initialization failed with ret_value=N" in s.cause_en
+    assert "MemFabric TransferEngine initialization failed with ret_value=N" in s.cause_zh
+    assert "0.26.0rc1 to 0.30.0rc2" in s.cause_en and "0.26.0rc1 至 0.30.0rc2" in s.cause_zh
+    assert "numeric IPv4" in s.fix_en and "数字 IPv4" in s.fix_zh
+    assert "memfabric_transfer_engine.py" in s.source and "vllm-ascend/0.30.0rc2" in s.source
+    line = ("RuntimeError: MemFabric TransferEngine initialization failed with ret_value=-1; hostname='node-a' must be "
+            "a numeric IPv4 address reachable by the peer")
+    assert re.search(s.pattern, line)
+    s = by_id("torch_npu.tensors_not_contiguous")  # ProcessGroupHCCL.cpp and LCCLUtils.cpp raise it; the case: 代码脚本可能存在问题
+    assert "passed to an HCCL collective" not in s.cause_en and "向 HCCL 集合通信" not in s.cause_zh
+    assert "is at fault" not in s.cause_en and "问题在调用代码" not in s.cause_zh
+    assert "LCCL" in s.cause_en and "LCCL" in s.cause_zh
+    assert "ProcessGroupHCCL.cpp" in s.source and "LCCLUtils.cpp" in s.source
