@@ -2309,3 +2309,22 @@ def test_thirteenth_audit_z_facts_say_what_their_sources_say():
     assert "End of file" in s.cause_en and "End of file" in s.cause_zh
     assert "same MC_RPC_PROTOCOL" in s.fix_en and "相同的 MC_RPC_PROTOCOL" in s.fix_zh
     assert "coro_connection.hpp" in s.source and "v0.3.8/mooncake-transfer-engine" in s.source
+
+def test_thirteenth_audit_z2_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, thirteenth sample (seed 38), facts #46 to #50: the TransferEngine cause spoke of Mooncake
+    only while the pattern also matches the MemFabric engine's message, and the contiguity cause named HCCL only and
+    made the guide's 'the script may have a problem' a certainty."""
+    s = by_id("mooncake.transfer_engine_init")  # memfabric_transfer_engine.py _build_engine, sdists 0.26.0rc1 to 0.30.0rc2
+    assert "MemFabric TransferEngine initialization failed with ret_value=N" in s.cause_en
+    assert "MemFabric TransferEngine initialization failed with ret_value=N" in s.cause_zh
+    assert "0.26.0rc1 to 0.30.0rc2" in s.cause_en and "0.26.0rc1 至 0.30.0rc2" in s.cause_zh
+    assert "numeric IPv4" in s.fix_en and "数字 IPv4" in s.fix_zh
+    assert "memfabric_transfer_engine.py" in s.source and "vllm-ascend/0.30.0rc2" in s.source
+    line = ("RuntimeError: MemFabric TransferEngine initialization failed with ret_value=-1; hostname='node-a' must be "
+            "a numeric IPv4 address reachable by the peer")
+    assert re.search(s.pattern, line)
+    s = by_id("torch_npu.tensors_not_contiguous")  # ProcessGroupHCCL.cpp and LCCLUtils.cpp raise it; the case: 代码脚本可能存在问题
+    assert "passed to an HCCL collective" not in s.cause_en and "向 HCCL 集合通信" not in s.cause_zh
+    assert "is at fault" not in s.cause_en and "问题在调用代码" not in s.cause_zh
+    assert "LCCL" in s.cause_en and "LCCL" in s.cause_zh
+    assert "ProcessGroupHCCL.cpp" in s.source and "LCCLUtils.cpp" in s.source
