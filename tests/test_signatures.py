@@ -2328,3 +2328,17 @@ def test_thirteenth_audit_z2_facts_say_what_their_sources_say():
     assert "is at fault" not in s.cause_en and "问题在调用代码" not in s.cause_zh
     assert "LCCL" in s.cause_en and "LCCL" in s.cause_zh
     assert "ProcessGroupHCCL.cpp" in s.source and "LCCLUtils.cpp" in s.source
+
+def test_thirteenth_audit_x_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, thirteenth sample (seed 38), facts #1 to #26: the ASCEND_BUFFER_POOL threshold said the docs
+    drop it for good from 0.23.0, but 0.24.0rc1's KV-pool guide (cut from main) still recommends it."""
+    from doctor.matrix.query import threshold
+
+    m = matrix()
+    assert threshold(m, "mooncake_buffer_pool_undocumented") == "0.23.0"  # v0.23.0rc1's guide still has the export
+    row = next(t for t in m.thresholds if t.name == "mooncake_buffer_pool_undocumented")
+    assert "no longer describe ASCEND_BUFFER_POOL from this release" not in row.meaning
+    assert "has been removed" in row.meaning and "0.24.0rc1" in row.meaning and "ASCEND_BUFFER_POOL=4:8" in row.meaning
+    assert "#13856" in row.meaning and "getenv" in row.meaning
+    assert "5cb98caaadeff42b5b62b996e34bb2aaa29d20fd/docs/source/user_guide/feature_guide/kv_pool.md" in row.source
+    assert "transfer_executor_base.cpp" in row.source and "pull/13834" in row.source
