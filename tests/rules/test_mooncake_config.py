@@ -285,7 +285,7 @@ def test_env_version_and_host_dependent():
     assert any("3000 ms" in str(i.title) for i in envvars.check_env({"ASCEND_CONNECT_TIMEOUT": "x"}, **KNOWLEDGE["env"], mooncake="0.3.7.post2"))
     assert any(i.status == "warn" and "CANN >= 8.5" in str(i.title)
                for i in envvars.check_env({"ASCEND_USE_ASYNC_TRANSFER": "1"}, **KNOWLEDGE["env"], cann="8.3.RC2"))
-    assert any("dropped ASCEND_BUFFER_POOL" in str(i.title) for i in envvars.check_env({"ASCEND_BUFFER_POOL": "4:8"}, **KNOWLEDGE["env"], vllm_ascend="0.23.0"))
+    assert any("calls ASCEND_BUFFER_POOL removed from 0.23.0 on (only 0.24.0rc1's still recommends it)" in str(i.title) for i in envvars.check_env({"ASCEND_BUFFER_POOL": "4:8"}, **KNOWLEDGE["env"], vllm_ascend="0.23.0"))
     assert any(i.status == "warn" and "A3" in str(i.title)
                for i in envvars.check_env({"ASCEND_ENABLE_USE_FABRIC_MEM": "1"}, **KNOWLEDGE["env"], hardware="A2"))
     assert envvars.check_env({}, **KNOWLEDGE["env"]) == []
