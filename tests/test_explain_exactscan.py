@@ -328,3 +328,56 @@ def test_the_plans_fingerprint_is_the_same_in_every_process_and_follows_the_code
         monkeypatch.undo()
         exactscan.fingerprint.cache_clear()
         assert changed != exactscan.fingerprint(), name
+
+
+# ---------------------------------------------------------------------------------------------
+# a small input: every line tried with every matcher, their literal tests from the cache
+
+
+def _small_scan(compiled, text):
+    scanner = LogScanner(compiled)
+    scanner.feed(text.encode())
+    return [(h.matcher, h.key, h.line, h.count) for h in scanner.finish()]
+
+
+def test_a_small_input_reads_every_literal_test_from_the_cache(cache_home, monkeypatch):
+    """A paste (under SMALL_INPUT) is tried with every matcher: their literal tests, worked out
+    from the patterns the first time, are read back from the cache after it, not worked out
+    again, and find the same hits."""
+    matchers = catalog().matchers
+    text = "\n".join(examples()[:40]) + "\n"
+    assert len(text.encode()) <= logscan.SMALL_INPUT
+    first = _small_scan(Compiled(matchers, cache=cache), text)
+    assert first and len(list(cache_home.glob("*.json"))) == 1
+
+    def not_again(*_args):
+        raise AssertionError("a literal test worked out again although cached")
+
+    monkeypatch.setattr(logscan, "line_literals", not_again)
+    again = Compiled(matchers, cache=cache)
+    assert _small_scan(again, text) == first and all(again.ready)
+
+
+def test_a_malformed_cached_literal_test_is_worked_out_again(cache_home):
+    matchers = catalog().matchers[:60]
+    text = "\n".join(examples()[:60]) + "\n"
+    first = _small_scan(Compiled(matchers, cache=cache), text)
+    (entry,) = cache_home.glob("*.json")
+    want = json.loads(entry.read_text())
+    for bad in ("not json", dict(want, literals=[[["a"], []]] * 60), dict(want, counted=[1] * 60),
+                dict(want, counted=want["counted"][:-1])):
+        entry.write_text(bad if isinstance(bad, str) else json.dumps(bad))
+        assert _small_scan(Compiled(matchers, cache=cache), text) == first
+        assert json.loads(entry.read_text()) == want  # written anew
+
+
+def test_a_cached_literal_test_is_not_read_for_a_matcher_with_a_context(cache_home):
+    """A plain-text pattern is ``counted`` (past its first hit, a line holding the text only adds
+    to its count); with a context it is not (each line must also pass the context). The context
+    is part of the cache's key, so the second matcher never reads the first one's flag."""
+    text = "npu 0: device lost\nhost: device lost\n"
+    plain = [Matcher("a", "device lost")]
+    in_context = [Matcher("a", "device lost", context="npu")]
+    assert [(line, count) for _, _, line, count in _small_scan(Compiled(plain, cache=cache), text)] == [(1, 2)]
+    assert [(line, count) for _, _, line, count in _small_scan(Compiled(in_context, cache=cache), text)] == [(1, 1)]
+    assert len(list(cache_home.glob("*.json"))) == 2

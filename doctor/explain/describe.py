@@ -39,13 +39,27 @@ def short_enough(byte_count: int, line_count: int) -> bool:
     return byte_count <= MAX_BYTES and line_count <= MAX_LINES
 
 
+# a description's keyword regexes, compiled when a text is first matched against them: the
+# descriptions hold ~200, and most are never reached (a description stops at its first group
+# without a match), while compiling them all costs ~0.1 s of a one-line explain
+_REGEXES: Dict[str, Pattern[str]] = {}
+
+
+def _regex(pattern: str) -> Pattern[str]:
+    r = _REGEXES.get(pattern)
+    if r is None:
+        r = _REGEXES[pattern] = re.compile(pattern, re.I)
+    return r
+
+
 @dataclass(frozen=True)
 class Compiled:
-    """One description, ready to match: its groups compiled, its answer's texts resolved."""
+    """One description, ready to match: its keyword groups and ``none`` words (regexes, compiled
+    without case when first needed), its answer's texts resolved."""
 
     row: Description
-    groups: Tuple[Pattern[str], ...]
-    none: Tuple[Pattern[str], ...]
+    groups: Tuple[str, ...]
+    none: Tuple[str, ...]
     id: str
     layer: str
     cause: Bi
@@ -74,8 +88,7 @@ def compile_descriptions(rows: Iterable[Description], signatures: Sequence[Signa
             benign, finding = bool(d.benign), None
         else:
             continue
-        out.append(Compiled(d, tuple(re.compile(g, re.I) for g in d.words), tuple(re.compile(n, re.I) for n in d.none),
-                            aid, layer, cause, fix, d.source, benign, finding))
+        out.append(Compiled(d, tuple(d.words), tuple(d.none), aid, layer, cause, fix, d.source, benign, finding))
     return out
 
 
@@ -126,17 +139,21 @@ def describe(text: str, descriptions: Sequence[Compiled], log_answers: Sequence[
     known = {a.id for a in log_answers if a.file == file}
     cache: Dict[str, List[int]] = {}
 
-    def where(p: Pattern[str]) -> List[int]:
-        if p.pattern not in cache:
-            cache[p.pattern] = _lines_of(p, text, starts)
-        return cache[p.pattern]
+    def where(pattern: str) -> List[int]:
+        if pattern not in cache:
+            cache[pattern] = _lines_of(_regex(pattern), text, starts)
+        return cache[pattern]
 
     out: Dict[str, Answer] = {}
     for d in descriptions:
         if d.id in known or d.id in out:
             continue
-        groups = [where(g) for g in d.groups]
-        if any(not g for g in groups):
+        groups: List[List[int]] = []
+        for g in d.groups:  # the first group without a match ends it
+            groups.append(where(g))
+            if not groups[-1]:
+                break
+        if not groups[-1]:
             continue
         found = _window(groups, d.row.within)
         if found is None:
@@ -145,7 +162,7 @@ def describe(text: str, descriptions: Sequence[Compiled], log_answers: Sequence[
         if taken.intersection(picked):
             continue  # a line the log scan explains is the log's
         span = range(first, min(first + d.row.within, len(lines) + 1))
-        if any(n.search(lines[i - 1]) for n in d.none for i in span):
+        if any(_regex(n).search(lines[i - 1]) for n in d.none for i in span):
             continue
         line = min(picked)
         out[d.id] = Answer(
