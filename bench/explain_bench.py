@@ -13,8 +13,9 @@ in the ahocorasick-rs wheel) and as where that wheel is missing (the pure-Python
 and the two reports must be the same. Each tool runs as its own process; wall time is
 measured around it, CPU time and peak RSS come from getrusage(RUSAGE_CHILDREN) of a small helper
 that runs that process alone. `explain` on an empty log is shown too: the doctor's fixed cost
-(interpreter, imports, matrix, compiling the scan). Targets (issues 26 and 21): explain <= 1 s
-and <= 2x `grep -E`, peak RSS < 100 MB.
+(interpreter, imports, matrix, compiling the scan); and on one pasted error line, what users run
+most (every matcher tries the line, then the description pass reads it). Targets (issues 26 and
+21): explain <= 1 s and <= 2x `grep -E`, peak RSS < 100 MB.
 
 grep gets every pattern the doctor uses, translated from Python's syntax to POSIX ERE
 (lookarounds dropped, \\d -> [0-9], named and non-capturing groups made plain), with LC_ALL=C;
@@ -366,6 +367,9 @@ def main() -> int:
         tmp.replace(log)
     empty = work / "empty.log"
     empty.write_bytes(b"")
+    # what users paste most: one error line (read by every matcher and by the description pass)
+    paste = work / "paste.log"
+    paste.write_text("RuntimeError: ACL stream synchronize failed, error code is 507035\n")
     errors = len(real_errors())
     ere_file, needles = work / "explain-patterns.ere", work / "explain-needles.txt"
     translated, left_out = grep_patterns(ere_file)
@@ -383,11 +387,13 @@ def main() -> int:
     grep_e = f"grep -E -c ({translated} patterns)"
     grep_f = f"grep -F -c ({literal} needles)"
     empty_run = "ascend-doctor explain --json (empty log)"
+    paste_run = "explain --json (one pasted line)"
     tools = [
         (doctor, [sys.executable, "-m", "doctor", "explain", "--json", str(log)]),
         (grep_e, ["grep", "-a", "-E", "-c", "-f", str(ere_file), str(log)]),
         (grep_f, ["grep", "-a", "-F", "-c", "-f", str(needles), str(log)]),
         (empty_run, [sys.executable, "-m", "doctor", "explain", "--json", str(empty)]),
+        (paste_run, [sys.executable, "-m", "doctor", "explain", "--json", str(paste)]),
         (fallback, [sys.executable, "-c", NO_WHEEL, "explain", "--json", str(log)]),
     ]
     results: dict = {}
