@@ -2342,3 +2342,15 @@ def test_thirteenth_audit_x_facts_say_what_their_sources_say():
     assert "#13856" in row.meaning and "getenv" in row.meaning
     assert "5cb98caaadeff42b5b62b996e34bb2aaa29d20fd/docs/source/user_guide/feature_guide/kv_pool.md" in row.source
     assert "transfer_executor_base.cpp" in row.source and "pull/13834" in row.source
+
+
+def test_fourteenth_audit_x_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, fourteenth sample (seed 39), facts #1 to #26: torch-npu 2.8.0.post1 is the
+    v7.2.0.1-pytorch2.8.0 tag of branch v2.8.0-7.2.0 (CANN 8.3.RC1), not a CANN 8.5.0 build."""
+    from doctor.matrix.query import torch_npu_row
+
+    m = matrix()
+    row = torch_npu_row(m, "2.8.0.post1")
+    assert row is not None and row.cann == "8.3.RC1"  # the v2.8.0-7.2.0 branch; vllm-ascend 0.13.0rc2 runs it on 8.5.0
+    assert "v7.2.0.1-pytorch2.8.0" in row.notes and "8.5.0" in row.notes
+    assert "v7.2.0.1-pytorch2.8.0/version.txt" in row.source and "v7.2.0.1-pytorch2.8.0/README.zh.md" in row.source
