@@ -2354,3 +2354,19 @@ def test_fourteenth_audit_x_facts_say_what_their_sources_say():
     assert row is not None and row.cann == "8.3.RC1"  # the v2.8.0-7.2.0 branch; vllm-ascend 0.13.0rc2 runs it on 8.5.0
     assert "v7.2.0.1-pytorch2.8.0" in row.notes and "8.5.0" in row.notes
     assert "v7.2.0.1-pytorch2.8.0/version.txt" in row.source and "v7.2.0.1-pytorch2.8.0/README.zh.md" in row.source
+
+def test_fourteenth_audit_z_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, fourteenth sample (seed 39), facts #41 to #45: a 507033 cause that named a rejected
+    ASCEND_RT_VISIBLE_DEVICES setting as a second way to 507033 (the runtime returns 107001 or 207004 for that), and a
+    memory-fault cause that had NPUException.h look for the reason strings it only defines."""
+    s = by_id("devices.runtime_507033_visible")  # hicann/runtime 681ef761 api_error.cc SetDevice, errcode_manage.cc
+    assert "or the runtime rejected the ASCEND_RT_VISIBLE_DEVICES setting" not in s.cause_en
+    assert "或运行时拒绝了 ASCEND_RT_VISIBLE_DEVICES 设置" not in s.cause_zh
+    assert "107001" in s.cause_en and "207004" in s.cause_en and "107001" in s.cause_zh and "207004" in s.cause_zh
+    assert "RT_ERROR_DEVICE_RETAIN" in s.cause_en and "RT_ERROR_DEVICE_RETAIN" in s.cause_zh
+    assert "#67" in s.cause_en and "#67" in s.cause_zh and "RT_ERROR_DRV_INVALID_HANDLE" in s.cause_en
+    assert "errcode_manage.cc" in s.source and "api_error.cc" in s.source and "gpustack/issues/3352" in s.source
+    s = by_id("devices.npu_memory_fault")  # NPUException.h defines the reason strings; NPUQueue.cpp matches them
+    assert "those NPUException.h looks for" not in s.cause_en and "NPUException.h 在 runtime 报错信息中查找" not in s.cause_zh
+    assert "CheckDeviceError" in s.cause_en and "CheckDeviceError" in s.cause_zh
+    assert "NPUQueue.cpp" in s.source and "OpParamMaker.cpp" in s.source
