@@ -153,7 +153,7 @@ def describe(text: str, descriptions: Sequence[Compiled], log_answers: Sequence[
             groups.append(where(g))
             if not groups[-1]:
                 break
-        if not groups[-1]:
+        if not groups or not groups[-1]:
             continue
         found = _window(groups, d.row.within)
         if found is None:

@@ -340,23 +340,17 @@ class Compiled:
             return None
         from doctor.parse import exactscan
 
-        # a matcher's key and context decide its ``counted`` flag (kept with the literal tests)
-        spec = [[m.pattern, m.ignore_case, m.key, m.context] for m in self.matchers]
-        key = self.cache.key("logscan.marked", exactscan.fingerprint(__name__), spec)
+        key = self.cache.key("logscan.marked", exactscan.fingerprint(__name__), self._spec())
         data = self.cache.read("explain", key)
         pf = Prefilter.restore(data, len(self.matchers)) if isinstance(data, dict) else None
         prepared = pf is not None and exactscan.valid_literals(data.get("literals"), data.get("counted"),
                                                                len(self.matchers))
         if not prepared:
             pf = Prefilter(self.matchers)
-            for index in range(len(self.matchers)):
-                if not self.ready[index]:
-                    self.prepare(index)
+            self._prepare_all()
             data = dict(pf.data(), literals=self.literals, counted=self.counted)
             self.cache.write("explain", key, data)
-        for index, (literals, counted) in enumerate(zip(data["literals"], data["counted"])):
-            if not self.ready[index]:  # what prepare() would work out, from the cache
-                self.literals[index], self.counted[index], self.ready[index] = literals, counted, 1
+        self._take_literals(data)
         return pf
 
     def load_literals(self) -> None:
@@ -368,16 +362,27 @@ class Compiled:
             return
         from doctor.parse import exactscan
 
-        spec = [[m.pattern, m.ignore_case, m.key, m.context] for m in self.matchers]
-        key = self.cache.key("logscan.literals", exactscan.fingerprint(__name__), spec)
+        key = self.cache.key("logscan.literals", exactscan.fingerprint(__name__), self._spec())
         data = self.cache.read("explain", key)
         if not (isinstance(data, dict) and exactscan.valid_literals(data.get("literals"), data.get("counted"),
                                                                     len(self.matchers))):
-            for index in range(len(self.matchers)):
-                if not self.ready[index]:
-                    self.prepare(index)
+            self._prepare_all()
             data = {"literals": self.literals, "counted": self.counted}
             self.cache.write("explain", key, data)
+        self._take_literals(data)
+
+    def _spec(self) -> List[List[Any]]:
+        """What of the matchers a cached entry is keyed by: a matcher's key and context decide
+        its ``counted`` flag (kept with the literal tests) and the automaton's plan."""
+        return [[m.pattern, m.ignore_case, m.key, m.context] for m in self.matchers]
+
+    def _prepare_all(self) -> None:
+        for index in range(len(self.matchers)):
+            if not self.ready[index]:
+                self.prepare(index)
+
+    def _take_literals(self, data: Dict[str, Any]) -> None:
+        """What prepare() would work out, from a cached entry or a plan (already validated)."""
         for index, (literals, counted) in enumerate(zip(data["literals"], data["counted"])):
             if not self.ready[index]:
                 self.literals[index], self.counted[index], self.ready[index] = literals, counted, 1
@@ -399,9 +404,7 @@ class Compiled:
             if module is not None:
                 data = self._plan(exactscan)
                 self._exact = exactscan.ExactSearch(module, data)
-                for index, (literals, counted) in enumerate(zip(data["literals"], data["counted"])):
-                    if not self.ready[index]:  # what prepare() would work out, from the plan
-                        self.literals[index], self.counted[index], self.ready[index] = literals, counted, 1
+                self._take_literals(data)
             if self._exact and self._exact.rest:
                 self._rest = Marked(self.matchers, self._exact.rest)
         return self._exact or None
@@ -409,8 +412,7 @@ class Compiled:
     def _plan(self, exactscan: Any) -> Dict[str, Any]:
         if self.cache is None:
             return exactscan.plan(self.matchers)
-        spec = [[m.pattern, m.ignore_case, m.key, m.context] for m in self.matchers]
-        key = self.cache.key("logscan.exact", exactscan.fingerprint(), spec)
+        key = self.cache.key("logscan.exact", exactscan.fingerprint(), self._spec())
         data = self.cache.read("explain", key)
         if not exactscan.valid(data, len(self.matchers)):
             data = exactscan.plan(self.matchers)
