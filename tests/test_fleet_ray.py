@@ -25,6 +25,22 @@ def node_env(fake: FakeHost) -> dict:
     return {"PATH": f"{fake.base / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
 
 
+# Ray gives a starting node 30 s to register with the GCS, a constant in ray/_private/node.py that
+# no setting moves; on a loaded 2-core machine a raylet can take longer. Only that start-up is
+# tried again (a node that failed to start was never added to the cluster); what the test judges
+# runs once.
+RAY_SLOW_START = "The current node timed out during startup"
+
+
+def add_node(cluster, tries: int = 3, **args):
+    for attempt in range(tries):
+        try:
+            return cluster.add_node(**args)
+        except Exception as e:  # Ray raises a bare Exception for it
+            if RAY_SLOW_START not in str(e) or attempt == tries - 1:
+                raise
+
+
 @pytest.mark.slow
 def test_one_task_per_alive_node_and_a_node_killed_mid_run(tmp_path):
     import ray
@@ -43,11 +59,11 @@ def test_one_task_per_alive_node_and_a_node_killed_mid_run(tmp_path):
         script.write_text(script.read_text().rstrip("\n")
                           + f" --serve-args-file '{fake.p('/vllm-workspace/launch.sh')}' --hccn-timeout 50\n")
         fakes.append(fake)
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "env_vars": node_env(fakes[0]),
-                                                            "include_dashboard": False})
+    cluster = Cluster()
     try:
-        cluster.add_node(num_cpus=1, env_vars=node_env(fakes[1]))
-        doomed = cluster.add_node(num_cpus=1, env_vars=node_env(fakes[2]))
+        add_node(cluster, num_cpus=1, env_vars=node_env(fakes[0]), include_dashboard=False)  # the head
+        add_node(cluster, num_cpus=1, env_vars=node_env(fakes[1]))
+        doomed = add_node(cluster, num_cpus=1, env_vars=node_env(fakes[2]))
         cluster.wait_for_nodes()
         killed = threading.Event()
         answered = []
