@@ -2370,3 +2370,16 @@ def test_fourteenth_audit_z_facts_say_what_their_sources_say():
     assert "those NPUException.h looks for" not in s.cause_en and "NPUException.h 在 runtime 报错信息中查找" not in s.cause_zh
     assert "CheckDeviceError" in s.cause_en and "CheckDeviceError" in s.cause_zh
     assert "NPUQueue.cpp" in s.source and "OpParamMaker.cpp" in s.source
+
+
+def test_fifteenth_audit_z_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, fifteenth sample (seed 40), facts #41 to #45: a 507033 cause that had every
+    'Failed to start the device.' line come from setting the device, when the runtime returns 507033 from other
+    calls too (RT_ERROR_DEVICE_NULL, the operator-timeout calls before a device is set)."""
+    s = by_id("cann.npu_error_507033")  # hicann/runtime 681ef761 errcode_manage.cc, api_impl.cc
+    assert not s.cause_en.startswith("Setting the device failed") and not s.cause_zh.startswith("设置设备时")
+    assert "RT_ERROR_DEVICE_NULL" in s.cause_en and "RT_ERROR_DEVICE_NULL" in s.cause_zh
+    assert "RT_ERROR_DEVICE_RETAIN" in s.cause_en and "RT_ERROR_DEVICE_RETAIN" in s.cause_zh
+    assert "c10_npu::SetDevice" in s.cause_en and "c10_npu::SetDevice" in s.cause_zh
+    assert "#4284" in s.cause_en and "#67" in s.cause_en and "#4284" in s.cause_zh and "#67" in s.cause_zh
+    assert "errcode_manage.cc" in s.source and "api_impl.cc" in s.source
