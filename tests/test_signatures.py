@@ -2383,3 +2383,14 @@ def test_fifteenth_audit_z_facts_say_what_their_sources_say():
     assert "c10_npu::SetDevice" in s.cause_en and "c10_npu::SetDevice" in s.cause_zh
     assert "#4284" in s.cause_en and "#67" in s.cause_en and "#4284" in s.cause_zh and "#67" in s.cause_zh
     assert "errcode_manage.cc" in s.source and "api_impl.cc" in s.source
+
+def test_fifteenth_audit_z2_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, fifteenth sample (seed 40), facts #46 to #50: a no-RNIC cause that put every disabled NIC
+    down to a failed open (Mooncake disables a NIC whenever RdmaContext::construct fails, at the open or after it)."""
+    s = by_id("mooncake.no_rnic")  # Mooncake 3b5a5941 rdma_transport.cpp initializeRdmaResources, rdma_context.cpp
+    assert "because none could be opened" not in s.cause_en and "都无法打开，因而全部被禁用" not in s.cause_zh
+    assert "protection domain" in s.cause_en and "保护域" in s.cause_zh
+    assert "no 'Disable device' line" in s.cause_en and "没有任何 'Disable device' 行" in s.cause_zh
+    assert "checkpoint-engine #1" in s.cause_en and "#879" in s.cause_zh and "#1384" in s.cause_en
+    assert "just before each 'Disable device'" in s.fix_en and "紧邻的错误行" in s.fix_zh
+    assert "rdma_transport.cpp" in s.source and "rdma_context.cpp" in s.source and "issues/1384" in s.source
