@@ -2394,3 +2394,18 @@ def test_fifteenth_audit_z2_facts_say_what_their_sources_say():
     assert "checkpoint-engine #1" in s.cause_en and "#879" in s.cause_zh and "#1384" in s.cause_en
     assert "just before each 'Disable device'" in s.fix_en and "紧邻的错误行" in s.fix_zh
     assert "rdma_transport.cpp" in s.source and "rdma_context.cpp" in s.source and "issues/1384" in s.source
+
+def test_fourteenth_audit_z2_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, fourteenth sample (seed 39), facts #46 to #50: an install-order cause that gave the
+    guide at 182b75ea as a case of vLLM and vllm-ascend pinning the same torch (vLLM 0.27.1's wheel pins 2.13.0,
+    vllm-ascend 0.27.1rc1 2.10.0), and (found on the way) a HCCL_BUFFSIZE fix that read a byte count as MB."""
+    s = by_id("torch.install_order_prose_en")  # PyPI vllm 0.27.1 / 0.30.0 METADATA: Requires-Dist torch==2.13.0
+    assert "(the guide at 182b75ea: torch 2.10.0 for vLLM and torch-npu) nothing changes" not in s.cause_en
+    assert "（182b75ea 的安装指南：vLLM 与 torch-npu 均为 torch 2.10.0）则不受影响" not in s.cause_zh
+    assert "torch==2.13.0" in s.cause_en and "torch==2.13.0" in s.cause_zh
+    assert "v0.27.1" in s.cause_en and "0.27.1rc1" in s.cause_en and "v0.27.1" in s.cause_zh
+    assert "pypi.org/project/vllm/0.27.1/" in s.source and "182b75ea84ff13ece27b57391331ef8935410aea/Dockerfile" in s.source
+    s = by_id("cann.hccl_buffsize_small")  # notify_dispatch_tiling.cpp prints actualSize in bytes
+    assert "the value the message computes" not in s.fix_en and "报错中计算出的值" not in s.fix_zh
+    assert "bytes" in s.fix_en and "1048576" in s.fix_en and "字节" in s.fix_zh and "1048576" in s.fix_zh
+    assert "notify_dispatch_tiling.cpp" in s.source
