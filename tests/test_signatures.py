@@ -97,6 +97,8 @@ RECONSTRUCTED = {
     "torch_npu.torch_namespace_npu_op", "torch_npu.npu_op_deprecated_benign",
     # pip 26.3's wording, run against PyPI with --python-version
     "python.vllm_ascend_no_distribution", "vllm_ascend.triton_launcher_rt_header",
+    # vllm-ascend's own RuntimeErrors as their raising code formats them (no public log shows them)
+    "vllm_ascend.memfabric_te_init",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
@@ -2314,9 +2316,8 @@ def test_thirteenth_audit_z2_facts_say_what_their_sources_say():
     """docs/facts-audit.md, thirteenth sample (seed 38), facts #46 to #50: the TransferEngine cause spoke of Mooncake
     only while the pattern also matches the MemFabric engine's message, and the contiguity cause named HCCL only and
     made the guide's 'the script may have a problem' a certainty."""
-    s = by_id("mooncake.transfer_engine_init")  # memfabric_transfer_engine.py _build_engine, sdists 0.26.0rc1 to 0.30.0rc2
-    assert "MemFabric TransferEngine initialization failed with ret_value=N" in s.cause_en
-    assert "MemFabric TransferEngine initialization failed with ret_value=N" in s.cause_zh
+    # The MemFabric form has had its own row since the thirteenth sample's items found on the way.
+    s = by_id("vllm_ascend.memfabric_te_init")  # memfabric_transfer_engine.py _build_engine, sdists 0.26.0rc1 to 0.30.0rc2
     assert "0.26.0rc1 to 0.30.0rc2" in s.cause_en and "0.26.0rc1 至 0.30.0rc2" in s.cause_zh
     assert "numeric IPv4" in s.fix_en and "数字 IPv4" in s.fix_zh
     assert "memfabric_transfer_engine.py" in s.source and "vllm-ascend/0.30.0rc2" in s.source
@@ -2370,3 +2371,23 @@ def test_fourteenth_audit_z_facts_say_what_their_sources_say():
     assert "those NPUException.h looks for" not in s.cause_en and "NPUException.h 在 runtime 报错信息中查找" not in s.cause_zh
     assert "CheckDeviceError" in s.cause_en and "CheckDeviceError" in s.cause_zh
     assert "NPUQueue.cpp" in s.source and "OpParamMaker.cpp" in s.source
+
+
+def test_thirteenth_audit_found_on_the_way_items_say_what_their_sources_say():
+    """docs/facts-audit.md, "Thirteenth sample: the items found on the way": the MemFabric engine's message has a row
+    of its own and the Mooncake pattern no longer matches it; ..."""
+    # 1. memfabric_transfer_engine.py raises 'ret_value={ret}'; mooncake_transfer_engine.py 'ret_value: {ret_value}'
+    mooncake = by_id("mooncake.transfer_engine_init")
+    memfabric = by_id("vllm_ascend.memfabric_te_init")
+    assert "MemFabric" not in mooncake.cause_en and "MemFabric" not in mooncake.fix_en and "MemFabric" not in mooncake.cause_zh
+    assert "memfabric_transfer_engine.py" not in mooncake.source
+    assert not re.search(mooncake.pattern, memfabric.example) and not re.search(memfabric.pattern, mooncake.example)
+    assert memfabric.layer == "vllm_ascend" and memfabric.finding is None  # no check looks at MemFabric
+    assert "SfaRemoteD2HConnector" in memfabric.cause_en and "SfaRemoteD2HConnector" in memfabric.cause_zh
+    assert "get_ip()" in memfabric.cause_en and "memfabric_transfer_protocol" in memfabric.fix_en
+    assert "0.28.0rc1" in memfabric.fix_en and "0.28.0rc1" in memfabric.fix_zh
+    assert "vllm-ascend/0.28.0rc1" in memfabric.source and "vllm-ascend/0.26.0rc1" in memfabric.source
+    got = explained(memfabric.example)
+    assert "vllm_ascend.memfabric_te_init" in got and "mooncake.transfer_engine_init" not in got, got
+    got = explained(mooncake.example)
+    assert "mooncake.transfer_engine_init" in got and "vllm_ascend.memfabric_te_init" not in got, got
