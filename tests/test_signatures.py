@@ -98,7 +98,7 @@ RECONSTRUCTED = {
     # pip 26.3's wording, run against PyPI with --python-version
     "python.vllm_ascend_no_distribution", "vllm_ascend.triton_launcher_rt_header",
     # vllm-ascend's own RuntimeErrors as their raising code formats them (no public log shows them)
-    "vllm_ascend.memfabric_te_init",
+    "vllm_ascend.memfabric_te_init", "vllm_ascend.rfork_transfer_engine_init",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
@@ -2375,7 +2375,8 @@ def test_fourteenth_audit_z_facts_say_what_their_sources_say():
 
 def test_thirteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     """docs/facts-audit.md, "Thirteenth sample: the items found on the way": the MemFabric engine's message has a row
-    of its own and the Mooncake pattern no longer matches it; ..."""
+    of its own and the Mooncake pattern no longer matches it; the rfork loader's YuanRong TransferEngine message,
+    which no row covered, has one; ..."""
     # 1. memfabric_transfer_engine.py raises 'ret_value={ret}'; mooncake_transfer_engine.py 'ret_value: {ret_value}'
     mooncake = by_id("mooncake.transfer_engine_init")
     memfabric = by_id("vllm_ascend.memfabric_te_init")
@@ -2391,3 +2392,15 @@ def test_thirteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     assert "vllm_ascend.memfabric_te_init" in got and "mooncake.transfer_engine_init" not in got, got
     got = explained(mooncake.example)
     assert "mooncake.transfer_engine_init" in got and "vllm_ascend.memfabric_te_init" not in got, got
+    # 2. rfork transfer_backend.py: yr.datasystem's TransferEngine.initialize(...) -> status, from v0.18.0rc1
+    rfork = by_id("vllm_ascend.rfork_transfer_engine_init")
+    assert rfork.layer == "vllm_ascend" and rfork.finding is None
+    assert "yr.datasystem" in rfork.cause_en and "yr.datasystem" in rfork.cause_zh and "v0.18.0rc1" in rfork.cause_en
+    assert "--load-format rfork" in rfork.fix_en and "--load-format rfork" in rfork.fix_zh
+    assert "rfork/transfer_backend.py" in rfork.source and "v0.18.0rc1/vllm_ascend/model_loader/rfork" in rfork.source
+    v18 = "RuntimeError: TransferEngine initialization failed: initialize(192.168.0.10:40123, ascendnpu:0) -> <status>"
+    for line in (rfork.example, v18):  # the argument list as v0.18.0rc1 and later releases word it
+        got = explained(line)
+        assert "vllm_ascend.rfork_transfer_engine_init" in got and "mooncake.transfer_engine_init" not in got, got
+        assert "vllm_ascend.memfabric_te_init" not in got, got
+    assert "vllm_ascend.rfork_transfer_engine_init" not in explained(mooncake.example)
