@@ -2399,7 +2399,9 @@ def test_thirteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     assert "--load-format rfork" in rfork.fix_en and "--load-format rfork" in rfork.fix_zh
     assert "rfork/transfer_backend.py" in rfork.source and "v0.18.0rc1/vllm_ascend/model_loader/rfork" in rfork.source
     v18 = "RuntimeError: TransferEngine initialization failed: initialize(192.168.0.10:40123, ascendnpu:0) -> <status>"
-    for line in (rfork.example, v18):  # the argument list as v0.18.0rc1 and later releases word it
+    v29 = "RuntimeError: YuanRong TransferEngine initialize('192.168.0.10:0', 'ascend', 'npu:0') failed: <status>"
+    assert "0.29.0rc1" in rfork.cause_en and "0.29.0rc1" in rfork.cause_zh and "vllm-ascend/0.29.0rc1" in rfork.source
+    for line in (rfork.example, v18, v29):  # v0.18.0rc1, later releases to 0.28.0rc1, the 0.29.0rc1 sdist on
         got = explained(line)
         assert "vllm_ascend.rfork_transfer_engine_init" in got and "mooncake.transfer_engine_init" not in got, got
         assert "vllm_ascend.memfabric_te_init" not in got, got
