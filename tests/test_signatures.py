@@ -2376,7 +2376,7 @@ def test_fourteenth_audit_z_facts_say_what_their_sources_say():
 def test_thirteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     """docs/facts-audit.md, "Thirteenth sample: the items found on the way": the MemFabric engine's message has a row
     of its own and the Mooncake pattern no longer matches it; the rfork loader's YuanRong TransferEngine message,
-    which no row covered, has one; ..."""
+    which no row covered, has one; hccl 19's fix rests on HCCL's fault guide and names the device-RDMA case; ..."""
     # 1. memfabric_transfer_engine.py raises 'ret_value={ret}'; mooncake_transfer_engine.py 'ret_value: {ret_value}'
     mooncake = by_id("mooncake.transfer_engine_init")
     memfabric = by_id("vllm_ascend.memfabric_te_init")
@@ -2406,3 +2406,9 @@ def test_thirteenth_audit_found_on_the_way_items_say_what_their_sources_say():
         assert "vllm_ascend.rfork_transfer_engine_init" in got and "mooncake.transfer_engine_init" not in got, got
         assert "vllm_ascend.memfabric_te_init" not in got, got
     assert "vllm_ascend.rfork_transfer_engine_init" not in explained(mooncake.example)
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    c = codes[("hccl", "19")]  # param_link_stage.md EI0019: socket type 0/1, port 16666; vllm-ascend#1815: rdma init first
+    assert "means the port is taken" not in c.fix_en and "表示端口被占用" not in c.fix_zh
+    assert "HCCL_NPU_SOCKET_PORT_RANGE=auto" in c.fix_en and "HCCL_NPU_SOCKET_PORT_RANGE=auto" in c.fix_zh
+    assert "ra rdma init failed" in c.fix_en and "ra rdma init failed" in c.fix_zh and "EJ0002" in c.fix_zh
+    assert "fault_diagnosis/param_link_stage.md" in c.source and "vllm-ascend/issues/1815" in c.source
