@@ -97,6 +97,8 @@ RECONSTRUCTED = {
     "torch_npu.torch_namespace_npu_op", "torch_npu.npu_op_deprecated_benign",
     # pip 26.3's wording, run against PyPI with --python-version
     "python.vllm_ascend_no_distribution", "vllm_ascend.triton_launcher_rt_header",
+    # vllm-ascend's own RuntimeErrors as their raising code formats them (no public log shows them)
+    "vllm_ascend.memfabric_te_init", "vllm_ascend.rfork_transfer_engine_init",
 }
 # A signature's finding belongs to its own layer, except where the thing that must change and the
 # check that judges it live in different layers (said in a comment above the signature).
@@ -2314,9 +2316,8 @@ def test_thirteenth_audit_z2_facts_say_what_their_sources_say():
     """docs/facts-audit.md, thirteenth sample (seed 38), facts #46 to #50: the TransferEngine cause spoke of Mooncake
     only while the pattern also matches the MemFabric engine's message, and the contiguity cause named HCCL only and
     made the guide's 'the script may have a problem' a certainty."""
-    s = by_id("mooncake.transfer_engine_init")  # memfabric_transfer_engine.py _build_engine, sdists 0.26.0rc1 to 0.30.0rc2
-    assert "MemFabric TransferEngine initialization failed with ret_value=N" in s.cause_en
-    assert "MemFabric TransferEngine initialization failed with ret_value=N" in s.cause_zh
+    # The MemFabric form has had its own row since the thirteenth sample's items found on the way.
+    s = by_id("vllm_ascend.memfabric_te_init")  # memfabric_transfer_engine.py _build_engine, sdists 0.26.0rc1 to 0.30.0rc2
     assert "0.26.0rc1 to 0.30.0rc2" in s.cause_en and "0.26.0rc1 至 0.30.0rc2" in s.cause_zh
     assert "numeric IPv4" in s.fix_en and "数字 IPv4" in s.fix_zh
     assert "memfabric_transfer_engine.py" in s.source and "vllm-ascend/0.30.0rc2" in s.source
@@ -2409,3 +2410,48 @@ def test_fourteenth_audit_z2_facts_say_what_their_sources_say():
     assert "the value the message computes" not in s.fix_en and "报错中计算出的值" not in s.fix_zh
     assert "bytes" in s.fix_en and "1048576" in s.fix_en and "字节" in s.fix_zh and "1048576" in s.fix_zh
     assert "notify_dispatch_tiling.cpp" in s.source
+
+def test_thirteenth_audit_found_on_the_way_items_say_what_their_sources_say():
+    """docs/facts-audit.md, "Thirteenth sample: the items found on the way": the MemFabric engine's message has a row
+    of its own and the Mooncake pattern no longer matches it; the rfork loader's YuanRong TransferEngine message,
+    which no row covered, has one; hccl 19's fix rests on HCCL's fault guide and names the device-RDMA case; acl 507899's fix
+    no longer calls vllm-ascend#13399's setup an unsupported combination (the maintainer: not a known issue)."""
+    # 1. memfabric_transfer_engine.py raises 'ret_value={ret}'; mooncake_transfer_engine.py 'ret_value: {ret_value}'
+    mooncake = by_id("mooncake.transfer_engine_init")
+    memfabric = by_id("vllm_ascend.memfabric_te_init")
+    assert "MemFabric" not in mooncake.cause_en and "MemFabric" not in mooncake.fix_en and "MemFabric" not in mooncake.cause_zh
+    assert "memfabric_transfer_engine.py" not in mooncake.source
+    assert not re.search(mooncake.pattern, memfabric.example) and not re.search(memfabric.pattern, mooncake.example)
+    assert memfabric.layer == "vllm_ascend" and memfabric.finding is None  # no check looks at MemFabric
+    assert "SfaRemoteD2HConnector" in memfabric.cause_en and "SfaRemoteD2HConnector" in memfabric.cause_zh
+    assert "get_ip()" in memfabric.cause_en and "memfabric_transfer_protocol" in memfabric.fix_en
+    assert "0.28.0rc1" in memfabric.fix_en and "0.28.0rc1" in memfabric.fix_zh
+    assert "vllm-ascend/0.28.0rc1" in memfabric.source and "vllm-ascend/0.26.0rc1" in memfabric.source
+    got = explained(memfabric.example)
+    assert "vllm_ascend.memfabric_te_init" in got and "mooncake.transfer_engine_init" not in got, got
+    got = explained(mooncake.example)
+    assert "mooncake.transfer_engine_init" in got and "vllm_ascend.memfabric_te_init" not in got, got
+    # 2. rfork transfer_backend.py: yr.datasystem's TransferEngine.initialize(...) -> status, from v0.18.0rc1
+    rfork = by_id("vllm_ascend.rfork_transfer_engine_init")
+    assert rfork.layer == "vllm_ascend" and rfork.finding is None
+    assert "yr.datasystem" in rfork.cause_en and "yr.datasystem" in rfork.cause_zh and "v0.18.0rc1" in rfork.cause_en
+    assert "--load-format rfork" in rfork.fix_en and "--load-format rfork" in rfork.fix_zh
+    assert "rfork/transfer_backend.py" in rfork.source and "v0.18.0rc1/vllm_ascend/model_loader/rfork" in rfork.source
+    v18 = "RuntimeError: TransferEngine initialization failed: initialize(192.168.0.10:40123, ascendnpu:0) -> <status>"
+    v29 = "RuntimeError: YuanRong TransferEngine initialize('192.168.0.10:0', 'ascend', 'npu:0') failed: <status>"
+    assert "0.29.0rc1" in rfork.cause_en and "0.29.0rc1" in rfork.cause_zh and "vllm-ascend/0.29.0rc1" in rfork.source
+    for line in (rfork.example, v18, v29):  # v0.18.0rc1, later releases to 0.28.0rc1, the 0.29.0rc1 sdist on
+        got = explained(line)
+        assert "vllm_ascend.rfork_transfer_engine_init" in got and "mooncake.transfer_engine_init" not in got, got
+        assert "vllm_ascend.memfabric_te_init" not in got, got
+    assert "vllm_ascend.rfork_transfer_engine_init" not in explained(mooncake.example)
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    c = codes[("hccl", "19")]  # param_link_stage.md EI0019: socket type 0/1, port 16666; vllm-ascend#1815: rdma init first
+    assert "means the port is taken" not in c.fix_en and "表示端口被占用" not in c.fix_zh
+    assert "HCCL_NPU_SOCKET_PORT_RANGE=auto" in c.fix_en and "HCCL_NPU_SOCKET_PORT_RANGE=auto" in c.fix_zh
+    assert "ra rdma init failed" in c.fix_en and "ra rdma init failed" in c.fix_zh and "EJ0002" in c.fix_zh
+    assert "fault_diagnosis/param_link_stage.md" in c.source and "vllm-ascend/issues/1815" in c.source
+    c = codes[("acl", "507899")]  # vllm-ascend#13399: open; "This is not a known issue", logs asked for
+    assert "unsupported combination" not in c.fix_en and "组合不受支持" not in c.fix_zh
+    assert "not a known issue" in c.fix_en and "不是已知问题" in c.fix_zh and "rtGetDeviceCount" in c.fix_en
+    assert "vllm-ascend/issues/13399" in c.source
