@@ -2386,6 +2386,12 @@ def test_fourteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     assert not any(read(new, v) for v in ("0.9.1", "0.10.0rc1")) and read(new, "0.10.1rc1")
     assert old.replaced_by == "VLLM_ASCEND_LLMDD_RPC_PORT" and old.default == "5557"
     assert "v0.10.0rc1/vllm_ascend/envs.py" in old.source and "v0.10.1rc1/vllm_ascend/envs.py" in old.source
+    from tests.rules.test_tuning import facts, judge  # check's env_ignored names the name the release reads
+    ignored = lambda name, version: [f for f in judge(facts(env={name: "6000"}), version, matrix())  # noqa: E731
+                                     if f.id == "tuning.env_ignored"]
+    assert "reads the older name VLLM_LLMDD_RPC_PORT" in ignored("VLLM_ASCEND_LLMDD_RPC_PORT", "0.10.0rc1")[0].hint.text()
+    assert "VLLM_ASCEND_LLMDD_RPC_PORT" in ignored("VLLM_LLMDD_RPC_PORT", "0.10.1rc1")[0].hint.text()
+    assert "VLLM_ASCEND_LLMDD_RPC_PORT" not in ignored("VLLM_LLMDD_RPC_PORT", "0.9.1rc1")[0].hint.text()
     # hicann/runtime 681ef761: a rejected setting fails in ChgUserDevIdToDeviceId (107001) or GetDeviceCount (207004)
     # before any device is opened; 507033 (RT_ERROR_DEVICE_RETAIN) is SetDevice failing to bring the device up
     s = by_id("devices.runtime_507033_visible")
