@@ -2455,3 +2455,59 @@ def test_thirteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     assert "unsupported combination" not in c.fix_en and "组合不受支持" not in c.fix_zh
     assert "not a known issue" in c.fix_en and "不是已知问题" in c.fix_zh and "rtGetDeviceCount" in c.fix_en
     assert "vllm-ascend/issues/13399" in c.source
+
+def test_fourteenth_audit_found_on_the_way_items_say_what_their_sources_say():
+    """docs/facts-audit.md, "Fourteenth sample: the items found on the way": VLLM_LLMDD_RPC_PORT (read by v0.9.1rc2 to
+    v0.10.0rc1, renamed VLLM_ASCEND_LLMDD_RPC_PORT in v0.10.1rc1); a 507033 signature that a rejected
+    ASCEND_RT_VISIBLE_DEVICES line set off (the runtime gives 107001 or 207004 for that, before any open); and a
+    model-type warning whose cause quoted only transformers' older wording."""
+    from doctor.versions import satisfies
+    tuning = {v.name: v for v in matrix().tuning_vars}
+    old, new = tuning["VLLM_LLMDD_RPC_PORT"], tuning["VLLM_ASCEND_LLMDD_RPC_PORT"]
+    read = lambda row, version: any(satisfies(version, r) for r in row.read_by)  # noqa: E731
+    assert [read(old, v) for v in ("0.9.1rc1", "0.9.1rc2", "0.9.1rc3", "0.9.1", "0.9.2rc1", "0.10.0rc1", "0.10.1rc1")] == \
+        [False, True, True, True, False, True, False]
+    assert not any(read(new, v) for v in ("0.9.1", "0.10.0rc1")) and read(new, "0.10.1rc1")
+    assert old.replaced_by == "VLLM_ASCEND_LLMDD_RPC_PORT" and old.default == "5557"
+    assert "v0.10.0rc1/vllm_ascend/envs.py" in old.source and "v0.10.1rc1/vllm_ascend/envs.py" in old.source
+    from tests.rules.test_tuning import facts, judge  # check's env_ignored names the name the release reads
+    ignored = lambda name, version: [f for f in judge(facts(env={name: "6000"}), version, matrix())  # noqa: E731
+                                     if f.id == "tuning.env_ignored"]
+    assert "reads the older name VLLM_LLMDD_RPC_PORT" in ignored("VLLM_ASCEND_LLMDD_RPC_PORT", "0.10.0rc1")[0].hint.text()
+    assert "VLLM_ASCEND_LLMDD_RPC_PORT" in ignored("VLLM_LLMDD_RPC_PORT", "0.10.1rc1")[0].hint.text()
+    assert "VLLM_ASCEND_LLMDD_RPC_PORT" not in ignored("VLLM_LLMDD_RPC_PORT", "0.9.1rc1")[0].hint.text()
+    # hicann/runtime 681ef761: a rejected setting fails in ChgUserDevIdToDeviceId (107001) or GetDeviceCount (207004)
+    # before any device is opened; 507033 (RT_ERROR_DEVICE_RETAIN) is SetDevice failing to bring the device up
+    s = by_id("devices.runtime_507033_visible")
+    assert "Set visible device failed" not in s.requires and "ASCEND_RT_VISIBLE_DEVICES" not in s.requires
+    e507 = ("RuntimeError: Initialize:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:146 NPU function error: "
+            "c10_npu::SetDevice(device_id_), error code is 507033")
+    opened = "        Failed to open device, retCode=0x7020014, deviceId=0.[FUNC:InitRawDriver][FILE:raw_device.cc][LINE:126]"
+    invalid = ("(RayWorkerWrapper pid=118835) ERROR 02-26 09:45:37 worker_base.py:572]         The argument is invalid."
+               "Reason: Set visible device failed, invalid device=3, input visible devices:1")
+    e107 = ("(RayWorkerWrapper pid=118835) ERROR 02-26 09:45:37 worker_base.py:572]         open device 3 failed, "
+            "runtime result = 107001.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]")
+    order = by_id("devices.visible_devices_order").example
+    rng = by_id("devices.visible_devices_range").example
+    assert "devices.runtime_507033_visible" in explained(e507 + "\n" + opened)
+    assert "devices.runtime_507033_visible" not in explained(invalid + "\n" + e107)
+    # both in one log: the rejection cannot be what gave the 507033 (it fails before the open), so the 507033 is
+    # not put down to it; the generic 507033 entry answers for the code, the order / range signatures for their lines
+    both = explained(e507 + "\n" + invalid)
+    assert "devices.runtime_507033_visible" not in both and "cann.runtime_507033" in both
+    for line, sid in ((order, "devices.visible_devices_order"), (rng, "devices.visible_devices_range")):
+        got = explained(e507 + "\n" + line)
+        assert sid in got and "devices.runtime_507033_visible" not in got and "cann.runtime_507033" in got, got
+        assert {sid, "devices.runtime_507033_visible"} <= explained(e507 + "\n" + line + "\n" + opened)
+    # transformers 4.46.0 / 5.0.0 wheels: the older wording; 5.25.0: "This may be expected if ..."
+    s = by_id("vllm.model_type_mismatch")
+    assert "not supported for all configurations" in s.cause_en and "may be expected" in s.cause_en
+    assert "shares a subset of the architecture" in s.cause_en and "may be expected" in s.cause_zh
+    assert "transformers/5.25.0" in s.source and "transformers/5.0.0" in s.source
+    older = ("(APIServer pid=677) You are using a model of type deepseekv2 to instantiate a model of type deepseek_v3. "
+             "This is not supported for all configurations of models and can yield errors.")
+    newer = ("[transformers] You are using a model of type `deepseek_v4` to instantiate a model of type `deepseek_v3`. "
+             "This may be expected if you are loading a checkpoint that shares a subset of the architecture (e.g., "
+             "loading a `sam2_video` checkpoint into `Sam2Model`), but is otherwise not supported and can yield errors. "
+             "Please verify that the checkpoint is compatible with the model you are instantiating.")
+    assert "vllm.model_type_mismatch" in explained(older) and "vllm.model_type_mismatch" in explained(newer)

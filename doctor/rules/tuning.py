@@ -442,12 +442,33 @@ def env_ignored(ctx: Context) -> Iterable[Finding]:
             evidence, source = [], _source(v, "checked_through")
         else:
             continue
-        hint = (T("tuning.env_ignored.hint_replaced", var=name, replacement=meta.replaced_by)
-                if meta is not None and meta.replaced_by else T("tuning.env_ignored.hint", var=name))
+        older = _older_name(v, name)
+        if older is not None:  # this release reads the name it later renamed to this one
+            hint = T("tuning.env_ignored.hint_older", var=name, version=v.version, older=older.name)
+            evidence.append(f"read by {v.version}: {older.name}")
+        elif meta is not None and meta.replaced_by and _replacement_read(v, meta.replaced_by):
+            hint = T("tuning.env_ignored.hint_replaced", var=name, replacement=meta.replaced_by)
+        else:
+            hint = T("tuning.env_ignored.hint", var=name)
         out.append(Finding("tuning.env_ignored", INFO, title, observed=f"{name}={v.env[name]}", source=source,
                            evidence=evidence, hint=hint,
                            edits=[Edit("unset", name)]))
     return out
+
+
+def _older_name(v: View, name: str) -> Optional[TuningVar]:
+    """The row this release reads whose replaced_by is ``name``: the older name of a renamed variable."""
+    return next((r for r in v.ctx.matrix.tuning_vars if r.replaced_by == name and v.version is not None
+                 and any(satisfies(v.version, s) for s in r.read_by)), None)
+
+
+def _replacement_read(v: View, replacement: str) -> bool:
+    """A replacement that is a variable on record is named only for a release that reads it (the older
+    name set on a release before the rename is read by neither); an option or free text is named as it is."""
+    row = v.var(replacement)
+    if row is None or not row.read_by or v.version is None:
+        return True
+    return any(satisfies(v.version, s) for s in row.read_by + row.upstream)
 
 
 def _alloc_conf(v: View) -> str:

@@ -257,6 +257,24 @@ def test_ignored_variables(matrix):
     assert not by_id(judge(facts(env={"VLLM_ASCEND_ENABLE_NZ": "0"}), "0.26.0rc1", matrix), "tuning.env_ignored")
 
 
+def test_a_renamed_variable_names_the_one_the_release_reads(matrix):
+    # v0.9.1rc2 to v0.10.0rc1 read VLLM_LLMDD_RPC_PORT; v0.10.1rc1 renamed it VLLM_ASCEND_LLMDD_RPC_PORT
+    new = by_id(judge(facts(env={"VLLM_ASCEND_LLMDD_RPC_PORT": "6000"}), "0.10.0rc1", matrix), "tuning.env_ignored")
+    assert [f.observed for f in new] == ["VLLM_ASCEND_LLMDD_RPC_PORT=6000"]
+    assert "reads the older name VLLM_LLMDD_RPC_PORT" in new[0].hint.text() and "VLLM_LLMDD_RPC_PORT" in new[0].hint.text("zh")
+    old = by_id(judge(facts(env={"VLLM_LLMDD_RPC_PORT": "6000"}), "0.10.1rc1", matrix), "tuning.env_ignored")
+    assert [f.observed for f in old] == ["VLLM_LLMDD_RPC_PORT=6000"]
+    assert "in this release: VLLM_ASCEND_LLMDD_RPC_PORT" in old[0].hint.text()
+    for version, name in (("0.9.1rc2", "VLLM_LLMDD_RPC_PORT"), ("0.9.1", "VLLM_LLMDD_RPC_PORT"),
+                          ("0.10.0rc1", "VLLM_LLMDD_RPC_PORT"), ("0.11.0", "VLLM_ASCEND_LLMDD_RPC_PORT")):
+        assert not by_id(judge(facts(env={name: "6000"}), version, matrix), "tuning.env_ignored"), (version, name)
+    # before the variable existed neither name is read: the hint names no replacement
+    early = by_id(judge(facts(env={"VLLM_LLMDD_RPC_PORT": "6000"}), "0.9.1rc1", matrix), "tuning.env_ignored")
+    assert early[0].hint.text() == "remove VLLM_LLMDD_RPC_PORT from the launch script"
+    flash = by_id(judge(facts(env={"VLLM_ASCEND_ENABLE_FLASHCOMM": "1"}), "0.10.0rc1", matrix), "tuning.env_ignored")
+    assert "VLLM_ASCEND_ENABLE_FLASHCOMM1" not in flash[0].hint.text()  # read from 0.11.0rc1 only
+
+
 def test_harmful_variables(matrix):
     eager = "vllm serve m --enforce-eager"
     found = judge(facts(serve=eager, env={"ASCEND_LAUNCH_BLOCKING": "1", "TASK_QUEUE_ENABLE": "0",
