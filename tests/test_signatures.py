@@ -2370,3 +2370,18 @@ def test_fourteenth_audit_z_facts_say_what_their_sources_say():
     assert "those NPUException.h looks for" not in s.cause_en and "NPUException.h 在 runtime 报错信息中查找" not in s.cause_zh
     assert "CheckDeviceError" in s.cause_en and "CheckDeviceError" in s.cause_zh
     assert "NPUQueue.cpp" in s.source and "OpParamMaker.cpp" in s.source
+
+
+def test_fifteenth_audit_y_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, fifteenth sample (seed 40), facts #27 to #40: the sleep-mode assertion that reads
+    PYTORCH_NPU_ALLOC_CONF only from v0.9.1rc1 (not v0.9.1rc2 to v0.9.1) and from v0.9.2rc1; before, and on the
+    v0.9.1 branch, camem.py reads PYTORCH_CUDA_ALLOC_CONF."""
+    from doctor.versions import satisfies
+
+    fact = next(f for f in matrix().tuning_facts if f.id == "sleep_mode_rejects_expandable")
+    held = lambda v: any(satisfies(v, r) for r in fact.releases)  # noqa: E731
+    assert all(held(v) for v in ("0.9.1rc1", "0.9.2rc1", "0.14.0rc1", "0.30.0rc2"))
+    assert not any(held(v) for v in ("0.7.3", "0.8.5rc1", "0.9.0rc2", "0.9.1rc2", "0.9.1"))
+    assert "PYTORCH_CUDA_ALLOC_CONF" in fact.note
+    assert "v0.7.3/vllm_ascend/device_allocator/camem.py" in fact.source
+    assert "v0.9.2rc1/vllm_ascend/device_allocator/camem.py" in fact.source
