@@ -2383,7 +2383,7 @@ def test_fifteenth_audit_y_facts_say_what_their_sources_say():
     held = lambda v: any(satisfies(v, r) for r in fact.releases)  # noqa: E731
     assert all(held(v) for v in ("0.9.1rc1", "0.9.2rc1", "0.14.0rc1", "0.30.0rc2"))
     assert not any(held(v) for v in ("0.7.3", "0.8.5rc1", "0.9.0rc2", "0.9.1rc2", "0.9.1"))
-    assert "PYTORCH_CUDA_ALLOC_CONF" in fact.note
+    assert "PYTORCH_NPU_ALLOC_CONF" in fact.note and "reads PYTORCH_CUDA_ALLOC_CONF" in fact.source
     assert "v0.7.3/vllm_ascend/device_allocator/camem.py" in fact.source
     assert "v0.9.2rc1/vllm_ascend/device_allocator/camem.py" in fact.source
     codes = {(c.family, c.code): c for c in matrix().codes}
