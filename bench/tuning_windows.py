@@ -470,8 +470,12 @@ FACT_PROBES: dict[str, tuple[str | None, str, str]] = {
                                        r"ACL graph is incompatible with ASCEND_LAUNCH_BLOCKING"),
     "flashcomm1_needs_tp": (None, "only supported when tp_size > 1",
                             r"Flash Comm v1.{0,30}only supported when tp_size > 1"),
-    "sleep_mode_rejects_expandable": (None, "Expandable segments",
-                                      r"Expandable segments are not compatible with memory pool"),
+    # the assertion must read PYTORCH_NPU_ALLOC_CONF (the variable the rule tests): 0.7.3 to 0.9.0rc2 and the
+    # v0.9.1 branch (0.9.1rc2 to 0.9.1) read PYTORCH_CUDA_ALLOC_CONF (fifteenth sample, #31)
+    "sleep_mode_rejects_expandable": ("vllm_ascend/device_allocator/camem.py", "Expandable segments",
+                                      r'os\.environ\.get\("PYTORCH_NPU_ALLOC_CONF", ""\)\s*'
+                                      r'assert "expandable_segments:True" not in conf,\s*\\?\s*\(?\s*'
+                                      r'"Expandable segments are not compatible with memory pool'),
     "alloc_conf_set_by_release": ("vllm_ascend/platform.py", "expandable_segments:True",
                                   r"expandable_segments:True"),
     "cpu_binding_default_on": ("vllm_ascend/ascend_config.py", "enable_cpu_binding",

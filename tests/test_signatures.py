@@ -2511,3 +2511,29 @@ def test_fourteenth_audit_found_on_the_way_items_say_what_their_sources_say():
              "loading a `sam2_video` checkpoint into `Sam2Model`), but is otherwise not supported and can yield errors. "
              "Please verify that the checkpoint is compatible with the model you are instantiating.")
     assert "vllm.model_type_mismatch" in explained(older) and "vllm.model_type_mismatch" in explained(newer)
+
+def test_fifteenth_audit_y_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, fifteenth sample (seed 40), facts #27 to #40: the sleep-mode assertion that reads
+    PYTORCH_NPU_ALLOC_CONF only at v0.9.1rc1 and from v0.9.2rc1 (before, and on the v0.9.1 branch, camem.py reads
+    PYTORCH_CUDA_ALLOC_CONF); an EI0005 meaning that added CANN versions (HCCL lists a version mismatch as EI0008);
+    an HCCL 10 meaning that HCCL's own code contradicts (it also returns 10 for kernel load and launch failures)."""
+    from doctor.versions import satisfies
+
+    fact = next(f for f in matrix().tuning_facts if f.id == "sleep_mode_rejects_expandable")
+    held = lambda v: any(satisfies(v, r) for r in fact.releases)  # noqa: E731
+    assert all(held(v) for v in ("0.9.1rc1", "0.9.2rc1", "0.14.0rc1", "0.30.0rc2"))
+    assert not any(held(v) for v in ("0.7.3", "0.8.5rc1", "0.9.0rc2", "0.9.1rc2", "0.9.1"))
+    assert "PYTORCH_NPU_ALLOC_CONF" in fact.note and "reads PYTORCH_CUDA_ALLOC_CONF" in fact.source
+    assert "v0.7.3/vllm_ascend/device_allocator/camem.py" in fact.source
+    assert "v0.9.2rc1/vllm_ascend/device_allocator/camem.py" in fact.source
+    codes = {(c.family, c.code): c for c in matrix().codes}
+    # #37: HCCL's list and the catalogue give a different HCCL version its own code (EI0008), not EI0005
+    c = codes[("cann_msg", "EI0005")]
+    assert "or their CANN versions do" not in c.meaning_en and "或 CANN 版本" not in c.meaning_zh
+    assert "EI0008" in c.meaning_en and "EI0008" in c.meaning_zh and "CANN version" not in c.fix_en
+    assert "debug_thinking.md" in c.source and "inconsistent_check.cc" in c.source
+    # #40: HCCL's operator code also returns 10 when loading a kernel binary or launching a custom kernel fails
+    c = codes[("hccl", "10")]
+    assert c.meaning_en != "HCCL could not open a file." and "launch kernel failed" in c.meaning_en
+    assert "launch kernel failed" in c.meaning_zh and "/etc/hccn.conf" not in c.fix_en
+    assert "adapter_acl.cc" in c.source and "op_common.cc" in c.source
