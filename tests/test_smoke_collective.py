@@ -4,7 +4,7 @@ bus factor for other rank counts are tested on plain data (test_smoke_core)."""
 from pathlib import Path
 
 import pytest
-from smoke_fixtures.envs import target_python
+from smoke_fixtures.envs import bare_env, target_python
 
 from doctor.shell.host.root import Host
 from doctor.smoke.config import SmokeOptions
@@ -20,7 +20,7 @@ def py():
 
 def collective(py, devices, env=None, timeout=120):
     opts = SmokeOptions(device="cpu", devices=devices, timeout=timeout, stages=["collective"])
-    return run(opts, py, Host(env={"PATH": "/usr/bin:/bin", **(env or {})}), explain=lambda t: None)
+    return run(opts, py, Host(env=bare_env(**(env or {}))), explain=lambda t: None)
 
 
 @pytest.mark.slow

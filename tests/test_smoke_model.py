@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from smoke_fixtures.envs import target_python, tiny_llama
+from smoke_fixtures.envs import bare_env, target_python, tiny_llama
 
 from doctor.shell.host.root import Host
 from doctor.smoke.config import SmokeOptions
@@ -108,7 +108,7 @@ def test_driver_missing_message_gets_its_cause_and_fix(py, tmp_path):
     (pkg / "__init__.py").write_text(
         'raise ImportError("libascend_hal.so: cannot open shared object file: No such file or directory, '
         'You can disable extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.")\n')
-    host = Host(env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"})
+    host = Host(env=bare_env(PYTHONPATH=str(tmp_path / "site")))
     st = smoke(py, host=host, device="npu").stages[0]
     assert st.status == "fail" and "libascend_hal.so" in st.title.text("en")
     assert st.hint is not None and "driver" in st.hint.text("en").lower()

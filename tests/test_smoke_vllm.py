@@ -3,7 +3,7 @@
 and the stage's judgement of what its runs reported (wrong output, graph against eager mode) on
 plain data, as the runs report it."""
 import pytest
-from smoke_fixtures.envs import standin_vllm_site, target_python, tiny_llama
+from smoke_fixtures.envs import bare_env, standin_vllm_site, target_python, tiny_llama
 
 from doctor.findings import judge
 from doctor.shell.host.root import Host
@@ -20,7 +20,7 @@ def setup():
 
 def vllm_smoke(setup, extra_env=None, **kw):
     py, model, site = setup
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": site, **(extra_env or {})}
+    env = bare_env(PYTHONPATH=site, **(extra_env or {}))
     opts = SmokeOptions(device="cpu", timeout=300, model=model, stages=["vllm"], **kw)
     return run(opts, py, Host(env=env))
 
@@ -112,5 +112,5 @@ def test_graph_mode_against_eager_mode_judged():
 def test_without_vllm_installed(setup):
     py, model, _ = setup
     report = run(SmokeOptions(device="cpu", timeout=120, model=model, stages=["vllm"]), py,
-                 Host(env={"PATH": "/usr/bin:/bin"}))
+                 Host(env=bare_env()))
     assert "No module named 'vllm'" in report.stages[0].title.text("en")

@@ -5,9 +5,11 @@ with transformers, and the stand-in vllm installed with pip into a directory of 
 PYTHONPATH only by the tests that want vllm)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Dict
 
 from fakehost.shared import exclusive
 from fakehost.torchenv import DEFAULT, content_key, shared_cache, with_packages
@@ -20,6 +22,12 @@ def _tree_key(root: Path) -> str:
     files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
                    and not any(part.endswith(".egg-info") or part == "build" for part in p.relative_to(root).parts))
     return content_key(*(f"{p.relative_to(root)}\0{p.read_bytes().hex()}" for p in files))
+
+
+def bare_env(**more: str) -> Dict[str, str]:
+    """The environment of a target that sees nothing of the test's own: PATH, and the suite's one
+    OpenMP thread per torch process (tests/conftest.py)."""
+    return {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), **more}
 
 
 def target_python() -> Path:
