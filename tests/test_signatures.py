@@ -2537,3 +2537,25 @@ def test_fifteenth_audit_y_facts_say_what_their_sources_say():
     assert c.meaning_en != "HCCL could not open a file." and "launch kernel failed" in c.meaning_en
     assert "launch kernel failed" in c.meaning_zh and "/etc/hccn.conf" not in c.fix_en
     assert "adapter_acl.cc" in c.source and "op_common.cc" in c.source
+
+def test_sixteenth_audit_z2_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, sixteenth sample (seed 41), facts #46 to #50: an etcd cause that put every failed request
+    down to an unreachable address (the code logs any failed get / put / delete, and only before v0.2.0), a MindIE
+    FAQ case named the 'Motor CPP' service (the FAQ: 'MindIE Motor服务'), and a libhccl hint placed in
+    module_loader.py at every torch_npu release (torch_npu/__init__.py up to the 26.0 releases)."""
+    s = by_id("mooncake.etcd_client_error")  # Mooncake 348afd75 transfer_metadata.cpp; 64ddda46 (#51); v0.2.0
+    assert s.cause_en != "Mooncake's metadata server (etcd) is not reachable at the address given."
+    assert s.cause_zh != "无法通过给定地址访问 Mooncake 的元数据服务器（etcd）。"
+    assert "get, put or delete" in s.cause_en and "get、put 或 delete" in s.cause_zh
+    assert "before v0.2.0" in s.cause_en and "v0.2.0 之前" in s.cause_zh and "EtcdStoragePlugin" in s.cause_en
+    assert "HTTP proxies" in s.cause_en and "HTTP 代理" in s.cause_zh
+    assert "unset http_proxy https_proxy" in s.fix_en and "unset http_proxy https_proxy" in s.fix_zh
+    assert "transfer_metadata.cpp" in s.source and "64ddda46d44d6255ccc13e2c9afa1802b4bdec42" in s.source
+    s = by_id("cann.mindie_env_unset")  # MindIE-LLM 8b4871ad error_libboost_thread_motor_started.md
+    assert "Motor CPP" not in s.cause_en and "Motor CPP" not in s.cause_zh
+    assert "MindIE Motor service" in s.cause_en and "MindIE Motor 服务" in s.cause_zh
+    s = by_id("cann.libhccl_compiler_package")  # Ascend/pytorch v26.0.1 __init__.py, v26.1.0-beta.1 module_loader.py
+    assert "torch_npu's module_loader.py adds" not in s.cause_en and "torch_npu 的 module_loader.py 会附加" not in s.cause_zh
+    assert "torch_npu/__init__.py" in s.cause_en and "torch_npu/__init__.py" in s.cause_zh
+    assert "26.1.0-beta.1" in s.cause_en and "26.1.0-beta.1" in s.cause_zh
+    assert "v26.0.1-pytorch2.10.0/torch_npu/__init__.py" in s.source
