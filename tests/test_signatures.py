@@ -2559,3 +2559,16 @@ def test_sixteenth_audit_z2_facts_say_what_their_sources_say():
     assert "torch_npu/__init__.py" in s.cause_en and "torch_npu/__init__.py" in s.cause_zh
     assert "26.1.0-beta.1" in s.cause_en and "26.1.0-beta.1" in s.cause_zh
     assert "v26.0.1-pytorch2.10.0/torch_npu/__init__.py" in s.source
+
+def test_sixteenth_audit_z_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, sixteenth sample (seed 41), facts #41 to #45: a Triton-op cause that called the missing
+    op a vllm-ascend kernel, when triton_utils.py looks up three Triton language ops (insert_slice, extract_slice,
+    get_element) at import, and only under `if HAS_TRITON:`."""
+    s = by_id("vllm_ascend.triton_op_unresolved")  # VA 9bf964cb4b triton_utils.py; the 0.26.0rc1-0.30.0rc2 sdists
+    assert "A vllm-ascend kernel written in Triton" not in s.cause_en and "vllm-ascend 算子，但无法解析" not in s.cause_zh
+    for op in ("insert_slice", "extract_slice", "get_element"):
+        assert op in s.cause_en and op in s.cause_zh
+    assert "only when HAS_TRITON is True" in s.cause_en and "只在 HAS_TRITON 为 True 时" in s.cause_zh
+    assert "fused_recurrent_gated_delta_rule" not in s.example and "'insert_slice'" in s.example
+    assert "vllm_ascend.triton_op_unresolved" in explained(s.example)
+    assert "700423156f" in s.source and "vllm-ascend/0.30.0rc2" in s.source
