@@ -2511,3 +2511,31 @@ def test_fourteenth_audit_found_on_the_way_items_say_what_their_sources_say():
              "loading a `sam2_video` checkpoint into `Sam2Model`), but is otherwise not supported and can yield errors. "
              "Please verify that the checkpoint is compatible with the model you are instantiating.")
     assert "vllm.model_type_mismatch" in explained(older) and "vllm.model_type_mismatch" in explained(newer)
+
+
+def test_fifteenth_audit_found_on_the_way_items_say_what_their_sources_say():
+    """docs/facts-audit.md, "Fifteenth sample: the items found on the way": each item read again from its
+    primary source (hicann/runtime, kvcache-ai/Mooncake, hicann/hccl, vllm-ascend) before the row changed."""
+    cat = catalog()
+
+    def said(text):  # what explain says: id -> cause_en of each answer
+        return {a.id: a.cause.en for a in cat.answers(scan_text(text, cat.compiled))}
+
+    # 1. cann.runtime_507033 answers a 507033 that none of the three keyed rows takes; hicann/runtime 681ef761 fails a
+    # rejected visible-device setting with 107001 / 207004 before any open, so such a line may sit beside it
+    s = by_id("cann.runtime_507033")
+    assert "None of those lines is in this log" not in s.cause_en and "本日志中没有上述任何一行" not in s.cause_zh
+    assert "EE1001" not in s.cause_en and "none of the E30006, EL0004 or failed-open lines" in s.cause_en
+    assert "107001" in s.cause_zh and "207004" in s.cause_zh and "api_error.cc" in s.source
+    e507 = "Initialize:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:152 NPU function error: c10_npu::SetDevice(device_id_), error code is 507033"
+    invalid = ("(RayWorkerWrapper pid=118835) ERROR 02-26 09:45:37 worker_base.py:572]         The argument is invalid."
+               "Reason: Set visible device failed, invalid device=3, input visible devices:1")
+    opened = "        Failed to open device, retCode=0x7020014, deviceId=0.[FUNC:InitRawDriver][FILE:raw_device.cc][LINE:126]"
+    alone = said(e507)
+    assert "cann.runtime_507033" in alone and "devices.runtime_507033_visible" not in alone
+    with_invalid = said(e507 + "\n" + invalid)
+    assert "cann.runtime_507033" in with_invalid and "devices.runtime_507033_visible" not in with_invalid
+    assert "if this log has one, is not what returned this 507033" in with_invalid["cann.runtime_507033"]
+    with_open = said(e507 + "\n" + opened)
+    assert "devices.runtime_507033_visible" in with_open and "cann.runtime_507033" not in with_open
+    assert "0x7020014" in with_open["devices.runtime_507033_visible"]
