@@ -2539,3 +2539,9 @@ def test_fifteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     with_open = said(e507 + "\n" + opened)
     assert "devices.runtime_507033_visible" in with_open and "cann.runtime_507033" not in with_open
     assert "0x7020014" in with_open["devices.runtime_507033_visible"]
+    # 2. Mooncake 6041a609 (v0.3.12.post1) and 3b5a5941 utils.cpp FindAdxlListenPort: the range is base + physical id
+    # x 100 to base + (physical id + 1) x 100, both ends drawn; the message prints the logical id
+    s = by_id("mooncake.ascend_listen_port_exhausted")
+    assert "100 x NPUs" not in s.fix_en and "x NPU 数" not in s.fix_zh
+    assert "physical device id" in s.fix_en and "logical device id" in s.fix_en and "Find available between" in s.fix_en
+    assert "物理设备号" in s.fix_zh and "逻辑设备号" in s.fix_zh and "both ends included" in s.fix_en
