@@ -2545,3 +2545,10 @@ def test_fifteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     assert "100 x NPUs" not in s.fix_en and "x NPU 数" not in s.fix_zh
     assert "physical device id" in s.fix_en and "logical device id" in s.fix_en and "Find available between" in s.fix_en
     assert "物理设备号" in s.fix_zh and "逻辑设备号" in s.fix_zh and "both ends included" in s.fix_en
+    # 3. hicann/hccl 09300b70 HCCL_HOST_SOCKET_PORT_RANGE.md / HCCL_NPU_SOCKET_PORT_RANGE.md: both ranges "不小于单个NPU上的
+    # HCCL进程数"; PreemptPortManager::PreemptPortInRange: one port per process per listening IP
+    s = by_id("cann.hccl_port_range_exhausted")
+    assert "on this host or device" not in s.cause_en and "on the host / device" not in s.fix_en
+    assert "HCCL processes on one NPU" in s.cause_en and "HCCL processes on one NPU" in s.fix_en
+    assert "per IP address" in s.cause_en and "same host IP" in s.fix_en
+    assert "单个 NPU 上的 HCCL 进程数" in s.cause_zh and "单个 NPU 上的 HCCL 进程数" in s.fix_zh and "同一 Host IP" in s.fix_zh
