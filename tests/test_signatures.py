@@ -2552,3 +2552,13 @@ def test_fifteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     assert "HCCL processes on one NPU" in s.cause_en and "HCCL processes on one NPU" in s.fix_en
     assert "per IP address" in s.cause_en and "same host IP" in s.fix_en
     assert "单个 NPU 上的 HCCL 进程数" in s.cause_zh and "单个 NPU 上的 HCCL 进程数" in s.fix_zh and "同一 Host IP" in s.fix_zh
+    # 4. detect_connect_anomalies.cc BuildGroupedDetectMessage (read in a copy the index does not name, so the row
+    # words it as a condition): one line per source device and destination server, the dstRank device IDs joined by ","
+    s = by_id("cann.hccl_connect_detect")
+    assert "the two ends of a link" not in s.cause_en and "device ID or IDs" in s.cause_en and "each device" in s.fix_en
+    assert "多个设备 ID" in s.cause_zh and "所列每个设备" in s.fix_zh
+    several = ("[ERROR] HCCL(17528,python3):2026-03-18-10:34:43.141.966 [detect_connect_anomalies.cc:132] [18744]This node "
+               "(server 192.168.200.100, device ID 1) detects that srcRank (server 192.168.200.100, device ID 1) fails to "
+               "connect to dstRank (server 192.168.200.101, device ID 0,2,3). Continue to analyze the fault based on the "
+               "logs of srcRank and dstRank.")
+    assert "cann.hccl_connect_detect" in explained(several) and "cann.hccl_connect_detect" in explained(s.example)
