@@ -2562,3 +2562,9 @@ def test_fifteenth_audit_found_on_the_way_items_say_what_their_sources_say():
                "connect to dstRank (server 192.168.200.101, device ID 0,2,3). Continue to analyze the fault based on the "
                "logs of srcRank and dstRank.")
     assert "cann.hccl_connect_detect" in explained(several) and "cann.hccl_connect_detect" in explained(s.example)
+    # 5. Mooncake v0.3.12.post1 allocation_strategy.h: Allocate returns NO_AVAILABLE_HANDLE when getNames() is empty
+    # (segment.cpp: MountSegment adds the allocator and the capacity metric, UnmountSegment removes both)
+    s = by_id("mooncake.no_available_handle")
+    assert "no segment is mounted at all" in s.cause_en and "没有挂载任何 segment" in s.cause_zh
+    assert "any segment is mounted" in s.fix_en and "Failed to mount segment" in s.fix_en
+    assert "是否挂载了任何 segment" in s.fix_zh and "segment.cpp" in s.source
