@@ -2568,3 +2568,14 @@ def test_fifteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     assert "no segment is mounted at all" in s.cause_en and "没有挂载任何 segment" in s.cause_zh
     assert "any segment is mounted" in s.fix_en and "Failed to mount segment" in s.fix_en
     assert "是否挂载了任何 segment" in s.fix_zh and "segment.cpp" in s.source
+    # 6. Mooncake 3b5a5941: topology.cpp isIbDeviceAvailable `PLOG(WARNING) << "Failed to open device " << device_name`
+    # (glog adds ": <strerror> [errno]") vs rdma_context.cpp's "Failed to open device … on port … with GID …"
+    s = by_id("mooncake.no_rnic")
+    assert "Skipping unavailable device" in s.cause_en and "Skipping unavailable device" in s.cause_zh
+    assert "src/topology.cpp" in s.source
+    transport = "E0115 05:20:19.945159   309 rdma_context.cpp:81] Failed to open device mlx5_8 on port  with GID 0"
+    topology = "W0115 05:20:19.901120   309 topology.cpp:111] Failed to open device mlx5_8: No such device [19]"
+    assert explained(transport) == {"mooncake.open_device_gid"}
+    assert explained(topology) == set()
+    assert "devices.runtime_507033_visible" not in explained(e507 + "\n" + topology)
+    assert explained(topology + "\nW0115 05:20:19.901200   309 topology.cpp:224] Skipping unavailable device: mlx5_8") == set()
