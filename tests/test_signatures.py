@@ -2579,3 +2579,8 @@ def test_fifteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     assert explained(topology) == set()
     assert "devices.runtime_507033_visible" not in explained(e507 + "\n" + topology)
     assert explained(topology + "\nW0115 05:20:19.901200   309 topology.cpp:224] Skipping unavailable device: mlx5_8") == set()
+    # 7. vllm-ascend 182b75ea k2q_csr_tiling_arch35.h: "A5/arch35 tiling helpers", "ascend950 构建时 ARCH_DIRECTORY 含 arch35"
+    s = by_id("cann.ascendc_pipe_barrier_pipe_v_a5")
+    assert "arch35" in s.cause_en and "sgl-kernel-npu/pull/632" in s.source
+    assert "vllm-ascend/blob/182b75ea84ff13ece27b57391331ef8935410aea/csrc/attention/k2q_csr/k2q_csr_common/op_host/arch35/" \
+        "k2q_csr_tiling_arch35.h" in s.source
