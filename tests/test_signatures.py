@@ -2572,3 +2572,76 @@ def test_sixteenth_audit_z_facts_say_what_their_sources_say():
     assert "fused_recurrent_gated_delta_rule" not in s.example and "'insert_slice'" in s.example
     assert "vllm_ascend.triton_op_unresolved" in explained(s.example)
     assert "700423156f" in s.source and "vllm-ascend/0.30.0rc2" in s.source
+
+
+def test_fifteenth_audit_found_on_the_way_items_say_what_their_sources_say():
+    """docs/facts-audit.md, "Fifteenth sample: the items found on the way": each item read again from its
+    primary source (hicann/runtime, kvcache-ai/Mooncake, hicann/hccl, vllm-ascend) before the row changed."""
+    cat = catalog()
+
+    def said(text):  # what explain says: id -> cause_en of each answer
+        return {a.id: a.cause.en for a in cat.answers(scan_text(text, cat.compiled))}
+
+    # 1. cann.runtime_507033 answers a 507033 that none of the three keyed rows takes; hicann/runtime 681ef761 fails a
+    # rejected visible-device setting with 107001 / 207004 before any open, so such a line may sit beside it
+    s = by_id("cann.runtime_507033")
+    assert "None of those lines is in this log" not in s.cause_en and "本日志中没有上述任何一行" not in s.cause_zh
+    assert "EE1001" not in s.cause_en and "none of the E30006, EL0004 or failed-open lines" in s.cause_en
+    assert "107001" in s.cause_zh and "207004" in s.cause_zh and "api_error.cc" in s.source
+    e507 = "Initialize:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:152 NPU function error: c10_npu::SetDevice(device_id_), error code is 507033"
+    invalid = ("(RayWorkerWrapper pid=118835) ERROR 02-26 09:45:37 worker_base.py:572]         The argument is invalid."
+               "Reason: Set visible device failed, invalid device=3, input visible devices:1")
+    opened = "        Failed to open device, retCode=0x7020014, deviceId=0.[FUNC:InitRawDriver][FILE:raw_device.cc][LINE:126]"
+    alone = said(e507)
+    assert "cann.runtime_507033" in alone and "devices.runtime_507033_visible" not in alone
+    with_invalid = said(e507 + "\n" + invalid)
+    assert "cann.runtime_507033" in with_invalid and "devices.runtime_507033_visible" not in with_invalid
+    assert "if this log has one, is not what returned this 507033" in with_invalid["cann.runtime_507033"]
+    with_open = said(e507 + "\n" + opened)
+    assert "devices.runtime_507033_visible" in with_open and "cann.runtime_507033" not in with_open
+    assert "0x7020014" in with_open["devices.runtime_507033_visible"]
+    # 2. Mooncake 6041a609 (v0.3.12.post1) and 3b5a5941 utils.cpp FindAdxlListenPort: the range is base + physical id
+    # x 100 to base + (physical id + 1) x 100, both ends drawn; the message prints the logical id
+    s = by_id("mooncake.ascend_listen_port_exhausted")
+    assert "100 x NPUs" not in s.fix_en and "x NPU 数" not in s.fix_zh
+    assert "physical device id" in s.fix_en and "logical device id" in s.fix_en and "Find available between" in s.fix_en
+    assert "物理设备号" in s.fix_zh and "逻辑设备号" in s.fix_zh and "both ends included" in s.fix_en
+    # 3. hicann/hccl 09300b70 HCCL_HOST_SOCKET_PORT_RANGE.md / HCCL_NPU_SOCKET_PORT_RANGE.md: both ranges "不小于单个NPU上的
+    # HCCL进程数"; PreemptPortManager::PreemptPortInRange: one port per process per listening IP
+    s = by_id("cann.hccl_port_range_exhausted")
+    assert "on this host or device" not in s.cause_en and "on the host / device" not in s.fix_en
+    assert "HCCL processes on one NPU" in s.cause_en and "HCCL processes on one NPU" in s.fix_en
+    assert "per IP address" in s.cause_en and "same host IP" in s.fix_en
+    assert "单个 NPU 上的 HCCL 进程数" in s.cause_zh and "单个 NPU 上的 HCCL 进程数" in s.fix_zh and "同一 Host IP" in s.fix_zh
+    # 4. detect_connect_anomalies.cc BuildGroupedDetectMessage (read in a copy the index does not name, so the row
+    # words it as a condition): one line per source device and destination server, the dstRank device IDs joined by ","
+    s = by_id("cann.hccl_connect_detect")
+    assert "the two ends of a link" not in s.cause_en and "device ID or IDs" in s.cause_en and "each device" in s.fix_en
+    assert "多个设备 ID" in s.cause_zh and "所列每个设备" in s.fix_zh
+    several = ("[ERROR] HCCL(17528,python3):2026-03-18-10:34:43.141.966 [detect_connect_anomalies.cc:132] [18744]This node "
+               "(server 192.168.200.100, device ID 1) detects that srcRank (server 192.168.200.100, device ID 1) fails to "
+               "connect to dstRank (server 192.168.200.101, device ID 0,2,3). Continue to analyze the fault based on the "
+               "logs of srcRank and dstRank.")
+    assert "cann.hccl_connect_detect" in explained(several) and "cann.hccl_connect_detect" in explained(s.example)
+    # 5. Mooncake v0.3.12.post1 allocation_strategy.h: Allocate returns NO_AVAILABLE_HANDLE when getNames() is empty
+    # (segment.cpp: MountSegment adds the allocator and the capacity metric, UnmountSegment removes both)
+    s = by_id("mooncake.no_available_handle")
+    assert "no segment is mounted at all" in s.cause_en and "没有挂载任何 segment" in s.cause_zh
+    assert "any segment is mounted" in s.fix_en and "Failed to mount segment" in s.fix_en
+    assert "是否挂载了任何 segment" in s.fix_zh and "segment.cpp" in s.source
+    # 6. Mooncake 3b5a5941: topology.cpp isIbDeviceAvailable `PLOG(WARNING) << "Failed to open device " << device_name`
+    # (glog adds ": <strerror> [errno]") vs rdma_context.cpp's "Failed to open device … on port … with GID …"
+    s = by_id("mooncake.no_rnic")
+    assert "Skipping unavailable device" in s.cause_en and "Skipping unavailable device" in s.cause_zh
+    assert "src/topology.cpp" in s.source
+    transport = "E0115 05:20:19.945159   309 rdma_context.cpp:81] Failed to open device mlx5_8 on port  with GID 0"
+    topology = "W0115 05:20:19.901120   309 topology.cpp:111] Failed to open device mlx5_8: No such device [19]"
+    assert explained(transport) == {"mooncake.open_device_gid"}
+    assert explained(topology) == set()
+    assert "devices.runtime_507033_visible" not in explained(e507 + "\n" + topology)
+    assert explained(topology + "\nW0115 05:20:19.901200   309 topology.cpp:224] Skipping unavailable device: mlx5_8") == set()
+    # 7. vllm-ascend 182b75ea k2q_csr_tiling_arch35.h: "A5/arch35 tiling helpers", "ascend950 构建时 ARCH_DIRECTORY 含 arch35"
+    s = by_id("cann.ascendc_pipe_barrier_pipe_v_a5")
+    assert "arch35" in s.cause_en and "sgl-kernel-npu/pull/632" in s.source
+    assert "vllm-ascend/blob/182b75ea84ff13ece27b57391331ef8935410aea/csrc/attention/k2q_csr/k2q_csr_common/op_host/arch35/" \
+        "k2q_csr_tiling_arch35.h" in s.source
