@@ -363,6 +363,9 @@ def _start_error(fact: Finished, e: OSError) -> Finished:
     return fact
 
 
+LATE_READ_S = 0.5  # how long a pipe that is still ready is read after the deadline
+
+
 def _waited(proc: subprocess.Popen, deadline: float) -> bool:
     try:
         proc.wait(timeout=max(0.0, deadline - time.monotonic()))
@@ -405,12 +408,24 @@ class _Pipes:
             pass
 
     def collect(self, deadline: float) -> bool:
-        """Read (and write) until every pipe is closed (True) or the deadline passed (False)."""
+        """Read (and write) until every pipe is closed (True) or the deadline passed (False). A
+        deadline that passed before anyone read (a child the entry point started while the doctor
+        was importing, on a loaded machine) still lets what the pipes already hold be read: a
+        child that finished in the meantime has not timed out. That late reading stops as soon
+        as nothing is ready, and after LATE_READ_S at most (a child that writes without end)."""
+        late_until = None
         while self.sel.get_map():
             left = deadline - time.monotonic()
             if left <= 0:
+                now = time.monotonic()
+                late_until = now + LATE_READ_S if late_until is None else late_until
+                if now >= late_until:
+                    return False
+                left = 0.0
+            ready = self.sel.select(left)
+            if not ready and left == 0.0:
                 return False
-            for key, _ in self.sel.select(left):
+            for key, _ in ready:
                 f = key.fileobj
                 if f is self.stdin:
                     try:

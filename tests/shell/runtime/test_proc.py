@@ -38,6 +38,25 @@ def test_a_grandchild_that_keeps_the_pipe_open_is_a_timeout():
     assert f.timed_out and f.stdout == "started\n" and f.duration_s < 10
 
 
+def test_a_child_that_finished_before_a_late_reader_is_not_a_timeout():
+    """The entry point starts npu-smi while the doctor imports; on a loaded machine the probe can
+    come to read it after its timeout has passed. A child that finished by then has not timed out
+    (its output and exit are taken); one still running has, whether silent or writing without end,
+    and the late reading of an endless writer stops within LATE_READ_S."""
+    import time
+
+    done = proc.start(["sh", "-c", "echo done"])
+    done.wait()
+    f = proc.wait(done, ["sh"], 5, time.monotonic() - 10)  # started 10 s ago, a 5 s timeout
+    assert (f.timed_out, f.returncode, f.stdout) == (False, 0, "done\n")
+    silent = proc.start(["sleep", "30"])
+    assert proc.wait(silent, ["sleep"], 5, time.monotonic() - 10).timed_out
+    endless = proc.start(["yes"])
+    t = time.monotonic()
+    f = proc.wait(endless, ["yes"], 5, time.monotonic() - 10, max_output=4096)
+    assert f.timed_out and len(f.stdout) == 4096 and time.monotonic() - t < proc.LATE_READ_S + 5
+
+
 LOOP = r'''
 import os, sys, time
 from doctor.shell.runtime import proc
