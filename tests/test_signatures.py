@@ -2645,3 +2645,19 @@ def test_fifteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     assert "arch35" in s.cause_en and "sgl-kernel-npu/pull/632" in s.source
     assert "vllm-ascend/blob/182b75ea84ff13ece27b57391331ef8935410aea/csrc/attention/k2q_csr/k2q_csr_common/op_host/arch35/" \
         "k2q_csr_tiling_arch35.h" in s.source
+
+
+def test_seventeenth_audit_z2_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, seventeenth sample (seed 42), facts #46 to #50: a NumPy cause that put every matched line
+    down to a NumPy-1.x module under NumPy 2.x (the 1.x headers' import_array also prints 'numpy.core.multiarray
+    failed to import' when numpy itself cannot be imported), and a thread's reporter given a gender it does not state."""
+    s = by_id("vllm_ascend.numpy2_abi")  # numpy 2.4.6 core/_multiarray_umath.py; the 1.25.2 and 1.26.4 wheels' headers
+    assert s.cause_en != "A compiled module built for NumPy 1.x is loaded under NumPy 2.x (binary incompatible)."
+    assert s.cause_zh != "为 NumPy 1.x 编译的二进制模块在 NumPy 2.x 下加载（二进制不兼容）。"
+    assert "numpy itself cannot be imported" in s.cause_en and "numpy 本身无法导入" in s.cause_zh
+    assert "NumPy 1.25 and earlier" in s.cause_en and "NumPy 1.25 及更早" in s.cause_zh
+    assert s.fix_en.startswith("If NumPy's 'compiled using NumPy 1.x' message is in the log")
+    assert "otherwise fix the import error" in s.fix_en and "否则先解决" in s.fix_zh
+    assert "numpy/1.26.4" in s.source and "_multiarray_umath.py" in s.source
+    s = by_id("torch.install_order_conflict")  # vllm-ascend #12404: the reporter's gender is not in the thread
+    assert "wrote that he " not in s.cause_en and "wrote that they followed" in s.cause_en
