@@ -2670,8 +2670,8 @@ def test_seventh_sweep_part_s7c_causes_say_what_their_sources_say():
     assert "cannot be reached over the device network" not in s.cause_en
     assert "对端 NPU 地址在设备网络上不可达时" not in s.cause_zh
     assert "v0.3.7.post2" in s.cause_en and "v0.3.7.post2" in s.cause_zh
-    assert "only in v0.3.6 to v0.3.9" in s.cause_en and "Mooncake#502" in s.cause_en and "Mooncake#502" in s.cause_zh
-    assert "Mooncake/pull/502" in s.source and "v0.3.9/mooncake-transfer-engine" in s.source
+    assert "only in v0.3.6 to v0.3.9" in s.cause_en and "v0.3.6 至 v0.3.9" in s.cause_zh
+    assert "v0.3.9/mooncake-transfer-engine" in s.source and "v0.3.7.post2/mooncake-transfer-engine" in s.source
     # vllm-ascend PR #6806 (kv_pool.md): ASCEND_BUFFER_POOL=4:8 for A2; Mooncake PR #1697: HCCS vs RoCE
     s = by_id("mooncake.transfer_failed")
     assert "the thread records no result" not in s.cause_en and "讨论中没有结果记录" not in s.cause_zh
