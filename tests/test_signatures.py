@@ -2661,3 +2661,40 @@ def test_seventeenth_audit_z2_facts_say_what_their_sources_say():
     assert "numpy/1.26.4" in s.source and "_multiarray_umath.py" in s.source
     s = by_id("torch.install_order_conflict")  # vllm-ascend #12404: the reporter's gender is not in the thread
     assert "wrote that he " not in s.cause_en and "wrote that they followed" in s.cause_en
+
+def test_seventh_sweep_part_s7c_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, seventh sweep of signature causes, part C: five rows said more than the
+    code, tags or threads they cite."""
+    # vllm-ascend v0.12.0rc1 patch_weight_loader.py: torch.empty of an unquantized linear weight, "may be caused by
+    # insufficient memory", and a logger.error with the allocator's error just before
+    s = by_id("vllm_ascend.weight_alloc_oom")
+    assert "Allocating a layer's weights on the NPU failed" not in s.cause_en
+    assert "the model does not fit the cards at this parallel size, or memory is held" not in s.cause_en
+    assert "在 NPU 上分配某层权重失败" not in s.cause_zh
+    assert "unquantized linear layer" in s.cause_en and "may be caused by insufficient memory" in s.cause_en
+    assert "未量化线性层" in s.cause_zh and "都没有说明" in s.cause_zh
+    assert "Failed to create unquantized linear weights: " in s.fix_en and "v0.13.0rc2" in s.source
+    # vllm-ascend v0.9.0rc1: compilation/ holds piecewise_backend.py only; platform.py names NPUPiecewiseBackend
+    s = by_id("vllm_ascend.compilation_init_missing")
+    assert "the caller was written for a newer vllm-ascend" not in s.cause_en
+    assert "调用方是为更新的 vllm-ascend 编写的" not in s.cause_zh
+    assert "NPUPiecewiseBackend" in s.cause_en and "NPUPiecewiseBackend" in s.cause_zh
+    assert "the sources do not show" in s.cause_en and "v0.9.0rc1/vllm_ascend/platform.py" in s.source
+    # Mooncake v0.3.6 to v0.3.9 ascend_direct_transport.cpp: 'Transfer slice failed'; timeout lines from v0.3.8
+    s = by_id("mooncake.connect_failed")
+    assert "cannot be reached over the device network" not in s.cause_en
+    assert "对端 NPU 地址在设备网络上不可达时" not in s.cause_zh
+    assert "v0.3.7.post2" in s.cause_en and "v0.3.7.post2" in s.cause_zh
+    assert "only in v0.3.6 to v0.3.9" in s.cause_en and "v0.3.6 至 v0.3.9" in s.cause_zh
+    assert "v0.3.9/mooncake-transfer-engine" in s.source and "v0.3.7.post2/mooncake-transfer-engine" in s.source
+    # vllm-ascend PR #6806 (kv_pool.md): ASCEND_BUFFER_POOL=4:8 for A2; Mooncake PR #1697: HCCS vs RoCE
+    s = by_id("mooncake.transfer_failed")
+    assert "the thread records no result" not in s.cause_en and "讨论中没有结果记录" not in s.cause_zh
+    assert "PR #1697" in s.cause_en and "PR #1697" in s.cause_zh
+    assert "recommends for A2" in s.fix_en and "为 A2 推荐" in s.fix_zh and "vllm-ascend/pull/6806" in s.source
+    # Ascend/samples #21: one open thread, no reply, no package list; the symbol is only unresolved
+    s = by_id("cann.opp_version_mix")
+    assert "so the OPP and that GE are not from the same CANN build" not in s.cause_en
+    assert "说明 OPP 与该 GE 不是同一 CANN 构建" not in s.cause_zh
+    assert "no cause is established" in s.cause_en and "原因并未确定" in s.cause_zh
+    assert "ldd -r" in s.cause_en and "ldd -r" in s.fix_en and "ldd -r" in s.fix_zh
