@@ -1533,11 +1533,11 @@ def test_fifth_sweep_part_u_version_claims_say_what_the_code_says():
 def test_fifth_sweep_part_r_version_claims_say_what_the_code_says():
     """docs/facts-audit.md, fifth sweep of signature causes (version claims), part R: version,
     release and window relations checked against the tags, wheels, sdists and threads."""
-    s = by_id("mooncake.master_not_found")  # 0.3.0b3 is an sdist pip rejects; the 0.3.1 wheel has the script
+    s = by_id("mooncake.master_not_found")  # the 0.3.0b1 wheel has no script (seventeenth sample: the cp310 wheels from 0.3.0b3 on have it)
     assert "0.3.0b3 or later" not in s.fix_en and "0.3.0b3 及以后" not in s.fix_zh
     assert "early 0.3.0 betas" not in s.cause_en and "早期 0.3.0 测试版" not in s.cause_zh
-    assert "0.3.0b1" in s.cause_en and "0.3.0b1" in s.cause_zh and "0.3.1 or later" in s.fix_en
-    assert "0.3.1 及以后" in s.fix_zh and "0.3.1/#files" in s.source
+    assert "0.3.0b1" in s.cause_en and "0.3.0b1" in s.cause_zh and "from 0.3.0b3 on" in s.fix_en
+    assert "从 0.3.0b3 起" in s.fix_zh and "0.3.1/#files" in s.source
     s = by_id("mooncake.transfer_failed")  # #5635: a maintainer's advice on an open thread, CANN newer than 8.3.RC1
     assert "Causes the threads established" not in s.cause_en and "相关讨论确认过的原因" not in s.cause_zh
     assert "older than 8.3.RC1" not in s.cause_en and "低于 8.3.RC1" not in s.cause_zh
@@ -2698,3 +2698,29 @@ def test_seventh_sweep_part_s7c_causes_say_what_their_sources_say():
     assert "说明 OPP 与该 GE 不是同一 CANN 构建" not in s.cause_zh
     assert "no cause is established" in s.cause_en and "原因并未确定" in s.cause_zh
     assert "ldd -r" in s.cause_en and "ldd -r" in s.fix_en and "ldd -r" in s.fix_zh
+
+def test_seventeenth_audit_z_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, seventeenth sample (seed 42), facts #41 to #45: a Mooncake RPC timeout whose candidates
+    included a master that is not running or not reachable (yalantinglibs 0.5.5 client_pool.hpp: a failed connect
+    gives no client, and master_client.cpp logs 'Client not available', not 'RPC call failed'), and, found on the
+    way, a mooncake_master fix that sent users to 0.3.1 and called 0.3.0b3 an sdist only (PyPI's 0.3.0b3 and 0.3.0
+    manylinux_2_35_x86_64 wheels declare `mooncake_master = mooncake.cli:main`)."""
+    s = by_id("mooncake.master_rpc_timeout")  # Mooncake 723474f7 master_client.cpp; yalantinglibs 0.5.5; a7cfa40f (#2423)
+    assert "the master not running or not reachable at master_server_address" not in s.cause_en
+    assert "master 未运行或在 master_server_address 上不可达" not in s.cause_zh
+    assert "'Client not available', not this line" in s.cause_en and "“Client not available”，而不是这一行" in s.cause_zh
+    assert "30 s by default" in s.cause_en and "默认 30 秒" in s.cause_zh
+    assert "v0.3.6 to v0.3.11.post1" in s.cause_en and "v0.3.6 至 v0.3.11.post1" in s.cause_zh
+    assert "'RPC call timed out: …'" in s.cause_en and "“RPC call timed out: …”" in s.cause_zh
+    assert not s.fix_en.startswith("Check that mooncake_master runs") and not s.fix_zh.startswith("确认 mooncake_master 正在运行")
+    assert "MC_RPC_TIMEOUT_MS" in s.fix_en and "MC_RPC_TIMEOUT_MS" in s.fix_zh
+    assert "yalantinglibs/blob/0.5.5/include/ylt/coro_io/client_pool.hpp" in s.source
+    assert "a7cfa40f8e4433b0e561348d4e78fa9337e86c14" in s.source and "723474f74c65428c226af8240f1f1ad8b16a49bc" in s.source
+    assert "mooncake.master_rpc_timeout" in explained(s.example)
+    s = by_id("mooncake.master_not_found")  # PyPI wheels 0.3.0a0 / b0 / b1 (no entry points), 0.3.0b3 to 0.3.1 (entry point)
+    assert "0.3.1 or later" not in s.fix_en and "0.3.1 及以后" not in s.fix_zh
+    assert "only as an sdist" not in s.fix_en and "只有 sdist" not in s.fix_zh
+    assert "from 0.3.0b3 on" in s.fix_en and "从 0.3.0b3 起" in s.fix_zh
+    assert "0.3.0a0, 0.3.0b0 and 0.3.0b1" in s.fix_en and "0.3.0a0、0.3.0b0 和 0.3.0b1" in s.fix_zh
+    assert "from 0.3.3.post1" in s.fix_en and "从 0.3.3.post1 起" in s.fix_zh
+    assert "0.3.0b3/#files (cp310 manylinux_2_35_x86_64 wheel" in s.source and "sdist only" not in s.source
