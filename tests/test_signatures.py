@@ -2724,3 +2724,51 @@ def test_seventeenth_audit_z_facts_say_what_their_sources_say():
     assert "0.3.0a0, 0.3.0b0 and 0.3.0b1" in s.fix_en and "0.3.0a0、0.3.0b0 和 0.3.0b1" in s.fix_zh
     assert "from 0.3.3.post1" in s.fix_en and "从 0.3.3.post1 起" in s.fix_zh
     assert "0.3.0b3/#files (cp310 manylinux_2_35_x86_64 wheel" in s.source and "sdist only" not in s.source
+
+def test_seventh_sweep_part_s7a_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, seventh sweep of signature causes, part A: twelve rows said more than (or not what)
+    their sources say; each now states the cases on record and the candidates with how to tell them apart, and
+    two patterns now match the form their cited code prints."""
+    s = by_id("driver.libdcmi_missing")  # gpustack-runtime pydcmi tries the loader path, the driver dir and /usr/local/dcmi
+    assert "in a container started without -v /usr/local/dcmi" not in s.cause_en and "`ls /usr/local/dcmi` on" not in s.cause_en
+    assert "/usr/local/Ascend/driver/lib64/driver/libdcmi.so" in s.cause_en and "DCMIError_LibraryNotFound" in s.cause_zh
+    assert "npu-driver_" not in s.fix_en and "npu-driver_" not in s.fix_zh and "gpustack/runtime/blob/" in s.source
+    s = by_id("driver.aclgraph_old_hdk")  # hicann/runtime: stream.cc prints it; the EE1023 FAQ ties it to too many streams
+    assert "EE1023" in s.cause_en and "0x7020023" in s.cause_en and "EE1023" in s.cause_zh and "0x7020023" in s.cause_zh
+    assert "in both cases" in s.cause_en and "两种情况下" in s.cause_zh and "EE1023" in s.fix_en and "EE1023" in s.fix_zh
+    assert "hicann/runtime/blob/681ef7610df1/docs/zh/FAQ/EE1023" in s.source
+    failed = "[ERROR] RUNTIME(11803,rtstest_host):2026 [stream.cc:728]11803 Setup:Alloc sq cq failed, stream_id=2047."
+    assert "driver.aclgraph_old_hdk" in explained(failed) and explained("alloc sq cq succeeded, stream 3") == set()
+    s = by_id("devices.unsupported_soc")  # NpuVariables.cpp: AT_ERROR("Unsupported soc version: ", ...), lower-case soc
+    assert "devices.unsupported_soc" in explained("RuntimeError: Unsupported soc version: Ascend310B4")
+    assert "devices.unsupported_soc" in explained(s.example) and explained("soc_version: Ascend910B1 (supported)") == set()
+    s = by_id("devices.dcmi_init_8005")  # simpler#2043 runs npu-smi through the host's privileged queue; no group, no reboot
+    assert "usermod" not in s.fix_en and "usermod" not in s.fix_zh and "reboot" not in s.fix_en and "重启" not in s.fix_zh
+    assert "#2043" in s.fix_en and "#2043" in s.fix_zh
+    s = by_id("devices.dcmi_init_failed")  # VA#2698: the maintainer asked about --privileged; simpler#2043: root-only DCMI
+    assert "a user found `--privileged` to be the key option" not in s.cause_en and "一位用户发现关键在于" not in s.cause_zh
+    assert "asked another user" in s.cause_en and "#2043" in s.cause_en and "#2043" in s.cause_zh
+    assert "The case read" not in s.cause_en and "所读案例" not in s.cause_zh
+    s = by_id("devices.soc_version_unknown")  # NpuVariables.h: 100 to 104 are Ascend910PremiumA ... Ascend910B
+    assert "910A/910 Pro (100 to 104)" not in s.cause_en and "910A/910 Pro（100 至 104）" not in s.cause_zh
+    assert "Ascend910PremiumA" in s.cause_en and "Ascend910PremiumA" in s.cause_zh and "device/hardware.py" in s.source
+    s = by_id("cann.tbe_adapter_undefined_symbol")  # Ascend/pytorch#99: no cause found; the NNAL mix is a candidate only
+    assert "so its files and those libraries are not from one build" not in s.cause_en and "不是同一次构建" not in s.cause_zh
+    assert "is the first thing to rule out" not in s.cause_en and "应首先排除" not in s.cause_zh
+    assert "ldd -r" in s.cause_en and "ldd -r" in s.cause_zh and "ldd -r" in s.fix_en and "ldd -r" in s.fix_zh
+    s = by_id("cann.aclnn_561103")  # the work-around comment is not the reporter's; opbase's return-code table
+    assert "the reporter later worked around it" not in s.cause_en and "报告者后来自行绕过" not in s.cause_zh
+    assert "hicann/opbase" in s.cause_en and "hicann/opbase" in s.cause_zh and "aclnn_return_codes.md" in s.source
+    s = by_id("env.cuda_attention_backend")  # vllm 0.8.4 config.py ModelConfig.__init__ raises the same ValueError
+    assert "vllm-ascend 0.8.4rc1 and 0.8.4rc2 raise this" not in s.cause_en and "会因此报错" not in s.cause_zh
+    assert "vLLM's own" in s.cause_en and "vLLM 自身" in s.cause_zh and "pypi.org/project/vllm/0.8.4/" in s.source
+    s = by_id("torch.npu_pin_mismatch")  # #1188, #5710: both installed; maintainers give the guide's order
+    assert "installing vLLM from the index after vllm-ascend" not in s.cause_en and "在 vllm-ascend 之后从索引安装" not in s.cause_zh
+    assert "vLLM first and vllm-ascend after it" in s.cause_en and "先装 vLLM、再装 vllm-ascend" in s.cause_zh
+    assert "pip install vllm-ascend" in s.fix_en and "pip install vllm-ascend" in s.fix_zh
+    s = by_id("torch.plus_cpu_index_prose")  # the guide uses `pip config set global.extra-index-url`; the export is #1411's
+    assert "as the installation guide says" not in s.fix_en and "或按安装指南导出" not in s.fix_zh
+    assert "pip config set global.extra-index-url" in s.fix_en and "pip config set global.extra-index-url" in s.fix_zh
+    s = by_id("vllm.vllm_c_benign")  # the release note covers the ModuleNotFoundError form only
+    assert "Expected on Ascend" not in s.cause_en and "昇腾上的预期提示" not in s.cause_zh
+    assert "speak only of the first form" in s.cause_en and "只谈到第一种形式" in s.cause_zh and "#1305" in s.cause_en
