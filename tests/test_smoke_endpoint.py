@@ -161,13 +161,17 @@ def test_total_deadline_cuts_a_trickling_stream():
 
 
 def test_slo_pass_and_fail():
-    """The server never runs ahead of its script (TTFT >= 100 ms, TPOT >= 10 ms) but a loaded
-    machine makes it late: the limits that must pass are far above the script, the ones that must
-    fail below it, so neither outcome depends on the load."""
+    """The server never runs ahead of its script (TTFT >= 100 ms, tokens >= 10 ms apart) but a
+    loaded machine makes it late: the limits that must pass are far above the script, the ones that
+    must fail below it, so neither outcome depends on the load. The client's TPOT has no floor of
+    its own: a client that reads the first token late gets the next ones at once (a fast loop at
+    load 23 measured under 5 ms against the server's 10). So the TPOT that must fail is against
+    tokens 250 ms apart: only a client late by about half a second on most requests could hide it."""
     with Server(first=0.1, gap=0.01) as srv:
         ok, _ = stage(srv.url, requests=3, output_len=8, slo="ttft=5s,tpot=1s")
         bad, report = stage(srv.url, requests=3, output_len=8, slo="ttft:p50=50ms")
-        slow_tokens, _ = stage(srv.url, requests=3, output_len=8, slo="ttft=5s,tpot=5ms")
+    with Server(first=0.05, gap=0.25) as srv:
+        slow_tokens, _ = stage(srv.url, requests=3, output_len=3, slo="ttft=5s,tpot=5ms")
     assert ok.status == "ok" and all(c["ok"] for c in ok.metrics["slo"])
     assert bad.status == "fail" and "ttft p50" in bad.title.text("en") and report.exit_code() == 3
     assert slow_tokens.status == "fail" and [c["ok"] for c in slow_tokens.metrics["slo"]] == [True, False]
