@@ -2772,3 +2772,41 @@ def test_seventh_sweep_part_s7a_causes_say_what_their_sources_say():
     s = by_id("vllm.vllm_c_benign")  # the release note covers the ModuleNotFoundError form only
     assert "Expected on Ascend" not in s.cause_en and "昇腾上的预期提示" not in s.cause_zh
     assert "speak only of the first form" in s.cause_en and "只谈到第一种形式" in s.cause_zh and "#1305" in s.cause_en
+
+
+def test_seventh_sweep_part_s7e_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, seventh sweep of signature causes, part E: versions, attributions and
+    candidates the cited threads, PRs and tags do not establish."""
+    s = by_id("torch.cuda_only_api")  # sglang#29100: 2.7 spelled _cuda_endAllocateToPool differently, not this name
+    assert "torch 2.7 names it differently" not in s.cause_en and "torch 2.7 中名称不同" not in s.cause_zh
+    assert "_cuda_endAllocateCurrentStreamToPool" in s.cause_en and "_cuda_endAllocateCurrentStreamToPool" in s.cause_zh
+    s = by_id("torch_npu.overwritten_by_vllm_ascend")  # verl#5351 was closed unmerged
+    assert "verl PR #5351 reinstalls" not in s.cause_en and "verl PR #5351 在 vllm-ascend 之后重新安装" not in s.cause_zh
+    assert "closed, not merged" in s.cause_en and "未合入" in s.cause_zh and "#1898" in s.cause_en
+    s = by_id("torch_npu.npu_device_unknown")  # v7.2.0 / v7.3.0 have no pytorch2.5.1 tag
+    assert "the later ones (v7.1.0, v7.2.0, v7.3.0)" not in s.cause_en and "及之后的版本（v7.1.0、v7.2.0、v7.3.0）" not in s.cause_zh
+    assert "v7.2.0 and v7.3.0 have no 2.5.1 build" in s.cause_en and "没有 2.5.1 版本" in s.cause_zh
+    assert "v7.3.0-pytorch2.6.0/setup.py" in s.source
+    s = by_id("torch.load_needs_torch26")  # PR #37785: any torch.load without weights_only=False; only torch-npu < 2.6
+    assert "so a newer transformers hits this" not in s.cause_en and "因此较新的 transformers 会触发" not in s.cause_zh
+    assert "weights_only=False" in s.cause_en and "older than 2.6" in s.cause_en and "低于 2.6" in s.cause_zh
+    assert "MinerU/issues/2537" in s.source and "#3166" in s.cause_zh
+    s = by_id("vllm_ascend.triton_launcher_compile")  # the maintainer wrote "I think this is fixed by"
+    assert "a maintainer later called it fixed" not in s.cause_en and "已修复此问题" not in s.cause_zh
+    assert "I think this is fixed by" in s.cause_en and "I think this is fixed by" in s.cause_zh
+    assert "pull/7764" in s.source and "#7764" in s.cause_en
+    s = by_id("cann.hccl_exec_timeout_idle")  # the lmdeploy#2482 reply is not shown to be a maintainer's
+    assert "lmdeploy's maintainer" not in s.cause_en and "lmdeploy 维护者" not in s.cause_zh
+    assert "a reply in the thread" in s.cause_en and "帖中一条回复" in s.cause_zh
+    s = by_id("mooncake.host_not_found")  # AI_ADDRCONFIG is PR #2918's analysis, and #2918 was closed unmerged
+    assert "mooncake_master resolves its 0.0.0.0 listen address with AI_ADDRCONFIG" not in s.cause_en
+    assert "mooncake_master 用 AI_ADDRCONFIG 解析" not in s.cause_zh
+    assert "PR #2918" in s.cause_en and "yalantinglibs" in s.cause_en and "PR #2918" in s.cause_zh
+    s = by_id("cann.custom_op_cann_mismatch")  # #17059: the right CANN, shadowed by torch_npu's older header copy
+    assert "is being compiled against the headers and build scripts of another CANN" not in s.cause_en
+    assert "正在按另一版本 CANN 的头文件" not in s.cause_zh
+    assert "shadows it" in s.cause_en and "遮蔽" in s.cause_zh and "pip show -f torch_npu" in s.fix_en
+    assert "pip show -f torch_npu" in s.fix_zh
+    s = by_id("mooncake.jemalloc_missing")  # Mooncake#1338: the reply's author is not shown to be a maintainer
+    assert "a Mooncake maintainer says" not in s.cause_en and "Mooncake 维护者称" not in s.cause_zh
+    assert "ascend-direct-dev" in s.cause_en and "ascend-direct-dev" in s.cause_zh
