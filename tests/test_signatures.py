@@ -34,6 +34,7 @@ RECONSTRUCTED = {
     "env.hccl_library_load",
     "env.vllm_version_invalid",
     "mooncake.adxl_ipv6",
+    "mooncake.etcd_storage_plugin",
     "torch_npu.too_old_for_vllm_ascend",
     "vllm_ascend.a5_only_feature",
     "vllm_ascend.aclgraph_sizes_adjusted",
@@ -2645,3 +2646,37 @@ def test_fifteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     assert "arch35" in s.cause_en and "sgl-kernel-npu/pull/632" in s.source
     assert "vllm-ascend/blob/182b75ea84ff13ece27b57391331ef8935410aea/csrc/attention/k2q_csr/k2q_csr_common/op_host/arch35/" \
         "k2q_csr_tiling_arch35.h" in s.source
+
+
+def test_sixteenth_audit_found_on_the_way_items_say_what_their_sources_say():
+    """docs/facts-audit.md, "Sixteenth sample: the items found on the way": each item read again from its
+    primary source; this fails if any of the changes is reverted."""
+    m = matrix()
+    # 1. vllm-ascend v0.16.0rc1 on: W8A8S / W8A8SC are registered only in vllm_ascend/_310p/quantization, which
+    # platform.py imports only if is_310p() (the rule's own test: tests/rules/test_tuning.py)
+    quant = {q.scheme: q for q in m.tuning_quant}
+    for scheme in ("W8A8S", "W8A8SC"):
+        assert quant[scheme].hardware == ("310P",), scheme
+        assert f"_310p/quantization/methods/{scheme.lower()}.py" in quant[scheme].source
+    # 2. Mooncake 3b5a5941 transfer_metadata_plugin.cpp / etcd_wrapper.go: "EtcdStoragePlugin: unable to connect
+    # <uri>: …", "unable to get / set / remove <key> in <uri>: …" (USE_ETCD), "… get / set / delete <key> from <uri>: …"
+    # (USE_ETCD_LEGACY, and v0.2.0 to v0.3.0-alpha); transfer_metadata.cpp before v0.2.0: "Error from etcd client"
+    s = by_id("mooncake.etcd_storage_plugin")
+    assert s.example_source.startswith("reconstructed:") and "etcd client not initialized" in s.example
+    for form in ("unable to connect", "etcd client not initialized", "USE_ETCD_LEGACY", "v0.3.0-beta",
+                 "no valid endpoints provided", "5-second timeout", "prints no such line"):
+        assert form in s.cause_en + s.fix_en, form
+    assert "etcd client not initialized" in s.cause_zh and "USE_ETCD_LEGACY" in s.cause_zh and "5 秒超时" in s.cause_zh
+    assert "etcd_wrapper.go" in s.source and "troubleshooting.md" in s.source
+    glog = "E1207 10:15:02.123456  4021 transfer_metadata_plugin.cpp:{}] EtcdStoragePlugin: {}"
+    for line, msg in ((454, "unable to connect 10.0.0.1:2379: no valid endpoints provided"),
+                      (468, "unable to get mooncake/ram/10.0.0.2:12345 in 10.0.0.1:2379: context deadline exceeded"),
+                      (496, "unable to set mooncake/rpc_meta/node1 in 10.0.0.1:2379: etcd client not initialized"),
+                      (509, "unable to remove mooncake/ram/10.0.0.2:12345 in 10.0.0.1:2379: etcd client not initialized"),
+                      (408, "unable to get mooncake/ram/10.0.0.2:12345 from 10.0.0.1:2379: Key not found"),
+                      (427, "unable to set mooncake/ram/10.0.0.2:12345 from 10.0.0.1:2379: etcdserver: request timed out"),
+                      (437, "unable to delete mooncake/ram/10.0.0.2:12345 from 10.0.0.1:2379: etcdserver: request timed out")):
+        assert explained(glog.format(line, msg)) == {"mooncake.etcd_storage_plugin"}, msg
+    assert explained("E1207 10:15:02.123456  4021 transfer_metadata.cpp:88] Error from etcd client") == \
+        {"mooncake.etcd_client_error"}
+    assert explained("EtcdStoragePlugin: JSON parse error: * Line 1, Column 1") == set()
