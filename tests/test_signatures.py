@@ -2680,3 +2680,13 @@ def test_sixteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     assert explained("E1207 10:15:02.123456  4021 transfer_metadata.cpp:88] Error from etcd client") == \
         {"mooncake.etcd_client_error"}
     assert explained("EtcdStoragePlugin: JSON parse error: * Line 1, Column 1") == set()
+    # 3. torch_npu 9e73e708 module_loader.py: the hint is added to any ImportError naming libhccl.so; the cause is the
+    # not-found form only, so the pattern is too
+    s = by_id("cann.libhccl_compiler_package")
+    assert "No such file or directory" in s.pattern and "No such file or directory" in s.cause_en + s.cause_zh
+    hint = ". Please check that the compiler package is installed. Please run 'source set_env.sh' in the CANN installation path."
+    assert "cann.libhccl_compiler_package" in explained(
+        "ImportError: libhccl.so: cannot open shared object file: No such file or directory" + hint)
+    for other in ("libhccl.so: cannot open shared object file: Permission denied",
+                  "/usr/local/Ascend/ascend-toolkit/latest/lib64/libhccl.so: wrong ELF class: ELFCLASS32"):
+        assert "cann.libhccl_compiler_package" not in explained("ImportError: " + other + hint), other
