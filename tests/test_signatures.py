@@ -2690,3 +2690,18 @@ def test_sixteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     for other in ("libhccl.so: cannot open shared object file: Permission denied",
                   "/usr/local/Ascend/ascend-toolkit/latest/lib64/libhccl.so: wrong ELF class: ELFCLASS32"):
         assert "cann.libhccl_compiler_package" not in explained("ImportError: " + other + hint), other
+    # 4. hicann/runtime 681ef761 api_impl.cc: SetDevice `NULL_PTR_RETURN(context, RT_ERROR_DEVICE_RETAIN)`,
+    # GetOpTimeOutInterval / SetOpExecuteTimeOutV2 `(timeoutCfg.isInit == false), RT_ERROR_DEVICE_RETAIN, EE1018`;
+    # api_impl_v100_xpu.cc SetXpuDevice; runtime.cc PreparePrimaryContext (DeviceRetain)
+    c = {(x.family, x.code): x for x in m.codes}[("rt_internal", "0x7010006")]
+    assert "three cases" in c.meaning_en and "EE1018" in c.meaning_en and "XPU" in c.meaning_en
+    assert "Device is not initialized" in c.meaning_en and "operator-timeout" in c.meaning_en
+    assert "三种情况" in c.meaning_zh and "EE1018" in c.meaning_zh and "XPU" in c.meaning_zh
+    assert "EE1018" in c.fix_en and "set the device first" in c.fix_en and "EE1018" in c.fix_zh and "先设置设备" in c.fix_zh
+    assert "api_impl.cc" in c.source and "api_impl_v100_xpu.cc" in c.source
+    # 5. vllm-ascend v0.13.0rc1 to v0.25.1rc1 (and the 0.30.0rc2 sdist) DeepSeek-V3.1.md: `export OMP_NUM_THREADS=1` twice
+    # (multi-node / "5.2 Multi-Node Data Parallel Deployment"), 10 in the PD deployment; V3.2 and V4: only 10
+    a = next(x for x in m.tuning_advice if x.id == "OMP_NUM_THREADS.tutorials_1")
+    assert "DeepSeek-V3.1 and V3.2 tutorials of that tag and later ones, and the DeepSeek-V4 ones, export 10" not in a.source
+    assert "DeepSeek-V3.1 tutorial of that tag and later ones exports 1 twice too" in a.source
+    assert "Multi-Node Data Parallel Deployment" in a.source and "DeepSeek-V4 ones export only 10" in a.source
