@@ -2705,3 +2705,9 @@ def test_sixteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     assert "DeepSeek-V3.1 and V3.2 tutorials of that tag and later ones, and the DeepSeek-V4 ones, export 10" not in a.source
     assert "DeepSeek-V3.1 tutorial of that tag and later ones exports 1 twice too" in a.source
     assert "Multi-Node Data Parallel Deployment" in a.source and "DeepSeek-V4 ones export only 10" in a.source
+    # 6. the vllm 0.7.1 wheel, vllm/platforms/__init__.py resolve_current_platform_cls_qualname: `func()` under
+    # `except Exception: pass` (plugin.load() failures alone are logged, "Failed to load plugin %s")
+    s = by_id("vllm_ascend.no_platform")
+    assert "except Exception: pass" in s.fix_en and "0.7.1rc1" in s.fix_en and "vllm_ascend.register()" in s.fix_en
+    assert "except Exception: pass" in s.fix_zh and "0.7.1rc1" in s.fix_zh and "vllm_ascend.register()" in s.fix_zh
+    assert "vllm/blob/v0.7.1/vllm/platforms/__init__.py" in s.source
