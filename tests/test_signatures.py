@@ -2703,7 +2703,7 @@ def test_sixteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     # (multi-node / "5.2 Multi-Node Data Parallel Deployment"), 10 in the PD deployment; V3.2 and V4: only 10
     a = next(x for x in m.tuning_advice if x.id == "OMP_NUM_THREADS.tutorials_1")
     assert "DeepSeek-V3.1 and V3.2 tutorials of that tag and later ones, and the DeepSeek-V4 ones, export 10" not in a.source
-    assert "DeepSeek-V3.1 tutorial of that tag and later ones exports 1 twice too" in a.source
+    assert "as the DeepSeek-V3.1 tutorial of that tag and later ones does too, twice" in a.source
     assert "Multi-Node Data Parallel Deployment" in a.source and "DeepSeek-V4 ones export only 10" in a.source
     # 6. the vllm 0.7.1 wheel, vllm/platforms/__init__.py resolve_current_platform_cls_qualname: `func()` under
     # `except Exception: pass` (plugin.load() failures alone are logged, "Failed to load plugin %s")
