@@ -34,6 +34,7 @@ RECONSTRUCTED = {
     "env.hccl_library_load",
     "env.vllm_version_invalid",
     "mooncake.adxl_ipv6",
+    "mooncake.etcd_storage_plugin",
     "torch_npu.too_old_for_vllm_ascend",
     "vllm_ascend.a5_only_feature",
     "vllm_ascend.aclgraph_sizes_adjusted",
@@ -2810,3 +2811,67 @@ def test_seventh_sweep_part_s7e_causes_say_what_their_sources_say():
     s = by_id("mooncake.jemalloc_missing")  # Mooncake#1338: the reply's author is not shown to be a maintainer
     assert "a Mooncake maintainer says" not in s.cause_en and "Mooncake 维护者称" not in s.cause_zh
     assert "ascend-direct-dev" in s.cause_en and "ascend-direct-dev" in s.cause_zh
+
+def test_sixteenth_audit_found_on_the_way_items_say_what_their_sources_say():
+    """docs/facts-audit.md, "Sixteenth sample: the items found on the way": each item read again from its
+    primary source; this fails if any of the changes is reverted."""
+    m = matrix()
+    # 1. vllm-ascend v0.16.0rc1 on: W8A8S / W8A8SC are registered only in vllm_ascend/_310p/quantization, which
+    # platform.py imports only if is_310p() (the rule's own test: tests/rules/test_tuning.py)
+    quant = {q.scheme: q for q in m.tuning_quant}
+    for scheme in ("W8A8S", "W8A8SC"):
+        assert quant[scheme].hardware == ("310P",), scheme
+        assert f"_310p/quantization/methods/{scheme.lower()}.py" in quant[scheme].source
+    # 2. Mooncake 3b5a5941 transfer_metadata_plugin.cpp / etcd_wrapper.go: "EtcdStoragePlugin: unable to connect
+    # <uri>: …", "unable to get / set / remove <key> in <uri>: …" (USE_ETCD), "… get / set / delete <key> from <uri>: …"
+    # (USE_ETCD_LEGACY, and v0.2.0 to v0.3.0-alpha); transfer_metadata.cpp before v0.2.0: "Error from etcd client"
+    s = by_id("mooncake.etcd_storage_plugin")
+    assert s.example_source.startswith("reconstructed:") and "etcd client not initialized" in s.example
+    for form in ("unable to connect", "etcd client not initialized", "USE_ETCD_LEGACY", "v0.3.0-beta",
+                 "no valid endpoints provided", "5-second timeout", "prints no such line"):
+        assert form in s.cause_en + s.fix_en, form
+    assert "etcd client not initialized" in s.cause_zh and "USE_ETCD_LEGACY" in s.cause_zh and "5 秒超时" in s.cause_zh
+    assert "etcd_wrapper.go" in s.source and "troubleshooting.md" in s.source
+    glog = "E1207 10:15:02.123456  4021 transfer_metadata_plugin.cpp:{}] EtcdStoragePlugin: {}"
+    for line, msg in ((454, "unable to connect 10.0.0.1:2379: no valid endpoints provided"),
+                      (468, "unable to get mooncake/ram/10.0.0.2:12345 in 10.0.0.1:2379: context deadline exceeded"),
+                      (496, "unable to set mooncake/rpc_meta/node1 in 10.0.0.1:2379: etcd client not initialized"),
+                      (509, "unable to remove mooncake/ram/10.0.0.2:12345 in 10.0.0.1:2379: etcd client not initialized"),
+                      (408, "unable to get mooncake/ram/10.0.0.2:12345 from 10.0.0.1:2379: Key not found"),
+                      (427, "unable to set mooncake/ram/10.0.0.2:12345 from 10.0.0.1:2379: etcdserver: request timed out"),
+                      (437, "unable to delete mooncake/ram/10.0.0.2:12345 from 10.0.0.1:2379: etcdserver: request timed out")):
+        assert explained(glog.format(line, msg)) == {"mooncake.etcd_storage_plugin"}, msg
+    assert explained("E1207 10:15:02.123456  4021 transfer_metadata.cpp:88] Error from etcd client") == \
+        {"mooncake.etcd_client_error"}
+    assert explained("EtcdStoragePlugin: JSON parse error: * Line 1, Column 1") == set()
+    # 3. torch_npu 9e73e708 module_loader.py: the hint is added to any ImportError naming libhccl.so; the cause is the
+    # not-found form only, so the pattern is too
+    s = by_id("cann.libhccl_compiler_package")
+    assert "No such file or directory" in s.pattern and "No such file or directory" in s.cause_en + s.cause_zh
+    hint = ". Please check that the compiler package is installed. Please run 'source set_env.sh' in the CANN installation path."
+    assert "cann.libhccl_compiler_package" in explained(
+        "ImportError: libhccl.so: cannot open shared object file: No such file or directory" + hint)
+    for other in ("libhccl.so: cannot open shared object file: Permission denied",
+                  "/usr/local/Ascend/ascend-toolkit/latest/lib64/libhccl.so: wrong ELF class: ELFCLASS32"):
+        assert "cann.libhccl_compiler_package" not in explained("ImportError: " + other + hint), other
+    # 4. hicann/runtime 681ef761 api_impl.cc: SetDevice `NULL_PTR_RETURN(context, RT_ERROR_DEVICE_RETAIN)`,
+    # GetOpTimeOutInterval / SetOpExecuteTimeOutV2 `(timeoutCfg.isInit == false), RT_ERROR_DEVICE_RETAIN, EE1018`;
+    # api_impl_v100_xpu.cc SetXpuDevice; runtime.cc PreparePrimaryContext (DeviceRetain)
+    c = {(x.family, x.code): x for x in m.codes}[("rt_internal", "0x7010006")]
+    assert "three cases" in c.meaning_en and "EE1018" in c.meaning_en and "XPU" in c.meaning_en
+    assert "Device is not initialized" in c.meaning_en and "operator-timeout" in c.meaning_en
+    assert "三种情况" in c.meaning_zh and "EE1018" in c.meaning_zh and "XPU" in c.meaning_zh
+    assert "EE1018" in c.fix_en and "set the device first" in c.fix_en and "EE1018" in c.fix_zh and "先设置设备" in c.fix_zh
+    assert "api_impl.cc" in c.source and "api_impl_v100_xpu.cc" in c.source
+    # 5. vllm-ascend v0.13.0rc1 to v0.25.1rc1 (and the 0.30.0rc2 sdist) DeepSeek-V3.1.md: `export OMP_NUM_THREADS=1` twice
+    # (multi-node / "5.2 Multi-Node Data Parallel Deployment"), 10 in the PD deployment; V3.2 and V4: only 10
+    a = next(x for x in m.tuning_advice if x.id == "OMP_NUM_THREADS.tutorials_1")
+    assert "DeepSeek-V3.1 and V3.2 tutorials of that tag and later ones, and the DeepSeek-V4 ones, export 10" not in a.source
+    assert "as the DeepSeek-V3.1 tutorial of that tag and later ones does too, twice" in a.source
+    assert "Multi-Node Data Parallel Deployment" in a.source and "DeepSeek-V4 ones export only 10" in a.source
+    # 6. the vllm 0.7.1 wheel, vllm/platforms/__init__.py resolve_current_platform_cls_qualname: `func()` under
+    # `except Exception: pass` (plugin.load() failures alone are logged, "Failed to load plugin %s")
+    s = by_id("vllm_ascend.no_platform")
+    assert "except Exception: pass" in s.fix_en and "0.7.1rc1" in s.fix_en and "vllm_ascend.register()" in s.fix_en
+    assert "except Exception: pass" in s.fix_zh and "0.7.1rc1" in s.fix_zh and "vllm_ascend.register()" in s.fix_zh
+    assert "vllm/blob/v0.7.1/vllm/platforms/__init__.py" in s.source

@@ -673,6 +673,8 @@ class TuningQuant:
     scheme: str = column(check_text, required=True, doc="ModelSlim quant type (quant_model_description.json)")
     releases: Tuple[str, ...] = column(check_specifier, many=True, required=True, doc="releases whose registry has it")
     source: str = column(check_text, required=True, doc="where this is read")
+    hardware: Tuple[str, ...] = column(one_of(*HARDWARE), many=True,
+                                       doc="the only chips whose registry has it (empty: not bound to a chip)")
 
 
 @record

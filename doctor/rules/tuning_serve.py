@@ -277,6 +277,19 @@ def quantization(ctx: Context) -> Iterable[Finding]:
                            observed=", ".join(missing), fixable=Fixable.MANUAL, hint=T("tuning.quantization.scheme_hint",
                            windows="; ".join(f"{t}: {' | '.join(known[t].releases)}" for t in missing)),
                            source=first.source))
+    # a scheme some chips' registry alone has (W8A8S / W8A8SC: the 310P's): in the window, but not on other chips
+    bound = [t for t in m.quant_types if t in known and t not in missing and known[t].hardware]
+    chips = " / ".join(sorted({c for t in bound for c in known[t].hardware}))
+    other = [t for t in bound if ctx.hardware is not None and ctx.hardware not in known[t].hardware]
+    if other:
+        out.append(Finding("tuning.quantization", FAIL, T("tuning.quantization.chip", schemes=", ".join(other),
+                                                          version=v.version, chips=chips, hardware=ctx.hardware),
+                           observed=f"{', '.join(other)} on {ctx.hardware}", expected=chips, fixable=Fixable.MANUAL,
+                           hint=T("tuning.quantization.chip_hint", chips=chips), source=known[other[0]].source))
+    elif bound and ctx.hardware is None:
+        out.append(Finding("tuning.quantization", INFO, T("tuning.quantization.chip_unknown", schemes=", ".join(bound),
+                                                          version=v.version, chips=chips),
+                           observed=", ".join(bound), expected=chips, source=known[bound[0]].source))
     sp = v.spec
     if sp is not None and (sp.quantization or "").lower() != "ascend" and v.fact("quant_auto_detect") is None:
         row = v.any_fact("quant_auto_detect")

@@ -403,6 +403,39 @@ def test_quantization_schemes_and_flag(matrix):
     assert status(judge(facts(serve="vllm serve /m", model=w8a8), "0.17.0rc1", matrix), "tuning.quantization") == OK
 
 
+def test_quantization_schemes_bound_to_the_310p(matrix):
+    """W8A8S / W8A8SC: only vllm_ascend/_310p/quantization registers them, and platform.py imports that
+    package only if is_310p() (v0.16.0rc1 on); elsewhere the ModelSlim config raises NotImplementedError."""
+    quant = {q.scheme: q for q in matrix.tuning_quant}
+    assert quant["W8A8S"].hardware == ("310P",) and quant["W8A8SC"].hardware == ("310P",)
+    assert quant["W8A8"].hardware == () and quant["W8A8_DYNAMIC"].hardware == ()
+    flag = "vllm serve /m --quantization ascend"
+    for scheme in ("W8A8S", "W8A8SC"):
+        model = ModelFacts(path="/m", exists=True, is_dir=True, quant_types=[scheme])
+        duo = by_id(judge(facts(serve=flag, model=model, npu=DUO, davinci=2), "0.18.0", matrix), "tuning.quantization")
+        assert [f.status for f in duo] == [OK], duo
+        assert duo[0].title.text("en") == f"ModelSlim quantization {scheme} is supported by vllm-ascend 0.18.0"
+        a2 = by_id(judge(facts(serve=flag, model=model), "0.18.0", matrix), "tuning.quantization")
+        assert [f.status for f in a2] == [FAIL], a2
+        en, zh = a2[0].title.text("en"), a2[0].title.text("zh")
+        assert f"quantized as {scheme}, which vllm-ascend 0.18.0 registers only for 310P" in en and "on A2 has no such" in en
+        assert f"模型的量化类型为 {scheme}，vllm-ascend 0.18.0 只为 310P 注册该方案" in zh and "A2 上加载的量化包没有此方案" in zh
+        assert "supported by" not in en and a2[0].expected == "310P" and "_310p/quantization" in a2[0].source
+        assert "310P" in a2[0].hint.text("en") and "310P" in a2[0].hint.text("zh")
+        # before the window the release itself lacks it, on any chip: the window's FAIL, not the chip's
+        old = by_id(judge(facts(serve=flag, model=model), "0.15.0rc1", matrix), "tuning.quantization")
+        assert [f.status for f in old] == [FAIL] and "does not implement" in old[0].title.text("en")
+        # the chip unknown: said, not judged, and not called supported
+        bare = facts(serve=flag, model=model)
+        bare.devices.npu_smi_info = None
+        unknown = by_id(judge(bare, "0.18.0", matrix), "tuning.quantization")
+        assert [f.status for f in unknown] == [INFO] and "not known" in unknown[0].title.text("en")
+        assert "本机芯片未知" in unknown[0].title.text("zh")
+    # a scheme every registry has stays OK on the A2
+    w8a8 = ModelFacts(path="/m", exists=True, is_dir=True, quant_types=["W8A8"])
+    assert [f.status for f in by_id(judge(facts(serve=flag, model=w8a8), "0.18.0", matrix), "tuning.quantization")] == [OK]
+
+
 def test_heads_and_tensor_parallel(matrix):
     m = _model(num_attention_heads=40, num_key_value_heads=8, num_hidden_layers=48, hidden_size=5120)
     assert status(judge(facts(serve="vllm serve /m -tp 3", model=m), "0.13.0", matrix), "tuning.heads_tp") == FAIL
