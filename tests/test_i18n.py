@@ -30,6 +30,19 @@ def test_every_message_has_both_languages_and_the_same_placeholders():
         en.format(**values), zh.format(**values)  # literal braces are doubled: both render
 
 
+# a file of this repository named in what users read: it is on no user's machine, and the public
+# source behind a fact is what the text (or the finding's source) names
+INTERNAL_PATH = re.compile(r"(?<![\w./-])(?:matrices|doctor|tests|bench)/[\w./-]*\.(?:toml|py|json|md)\b")
+
+
+def test_no_message_names_a_file_of_this_repository():
+    named = {key: INTERNAL_PATH.findall(entry[lang]) for key, entry in catalogue().items() for lang in ("en", "zh")
+             if INTERNAL_PATH.search(entry[lang])}
+    assert not named, named
+    assert INTERNAL_PATH.search("vllm {vllm} (matrices/vllm-ascend.toml).")  # the form this test found
+    assert not INTERNAL_PATH.search("source /usr/local/Ascend/ascend-toolkit/set_env.sh")
+
+
 def test_each_file_holds_the_keys_of_its_area():
     for path in sorted((DOCTOR / "i18n").glob("*.toml")):
         if path.stem == "common":
