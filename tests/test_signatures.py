@@ -2875,3 +2875,33 @@ def test_sixteenth_audit_found_on_the_way_items_say_what_their_sources_say():
     assert "except Exception: pass" in s.fix_en and "0.7.1rc1" in s.fix_en and "vllm_ascend.register()" in s.fix_en
     assert "except Exception: pass" in s.fix_zh and "0.7.1rc1" in s.fix_zh and "vllm_ascend.register()" in s.fix_zh
     assert "vllm/blob/v0.7.1/vllm/platforms/__init__.py" in s.source
+
+def test_seventh_sweep_part_s7b_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, seventh sweep of signature causes, part B: five causes or fixes that said
+    more than the code or thread they cite."""
+    s = by_id("vllm.benchmarks_missing")  # #725: pip install -e under /workspace (PR #661), "wrong path", PR #726
+    assert "is imported instead of the installed package" not in s.cause_en
+    assert "导入的是该目录下的 vllm 源码树而非已安装的包" not in s.cause_zh
+    assert "PR #661" in s.cause_en and "PR #661" in s.cause_zh and "PR #726" in s.cause_en and "PR #726" in s.cause_zh
+    assert "/pull/661" in s.source and "/pull/726" in s.source
+    s = by_id("vllm_ascend.infer_device_type")  # 0.7.3rc1 to 0.7.3.post1 register() imports vllm_ascend.patch_module
+    assert "register() only returns the platform's name" not in s.cause_en and "register() 只返回平台类名" not in s.cause_zh
+    assert "patch_module" in s.cause_en and "patch_module" in s.cause_zh and "#262" in s.cause_en and "#262" in s.cause_zh
+    assert "v0.7.3/vllm_ascend/__init__.py" in s.source
+    s = by_id("vllm_ascend.plugin_load_failed")  # 0.27.1rc1 and 0.30.0rc2 import triton when vllm_ascend is loaded
+    assert "No release imports torch_npu or CANN at this step." not in s.cause_en
+    assert "没有任何版本在这一步导入 torch_npu 或 CANN。" not in s.cause_zh
+    assert "triton.experimental.gluon" in s.cause_en and "triton.experimental.gluon" in s.cause_zh
+    assert "0.27.1rc1" in s.cause_en and "0.27.1rc1" in s.cause_zh and "0.30.0rc2" in s.source
+    s = by_id("vllm_ascend.launch_blocking_graph")  # the message: plogs give "more information about runtime errors"
+    assert "name the failing operator" not in s.fix_en and "给出出错的算子" not in s.fix_zh
+    assert "synchronous operator launch" not in s.cause_en and "同步下发算子" not in s.cause_zh
+    assert "runtime errors" in s.fix_en and "运行时错误" in s.fix_zh and "cudagraph_mode" in s.cause_en
+    assert "cudagraph_mode" in s.cause_zh and "0.30.0rc2" in s.cause_en and "0.30.0rc2" in s.cause_zh
+    assert "about runtime errors" in s.example and "log/debug/plog" not in s.example
+    s = by_id("vllm_ascend.aclgraph_sizes_adjusted")  # prune_capture_sizes_for_950 keeps 4 sizes; nothing about eager runs
+    assert "batch sizes without a graph run eagerly" not in s.cause_en and "以 eager 方式执行" not in s.cause_zh
+    assert "more than 4 sizes" in s.cause_en and "多于 4 个" in s.cause_zh and "piecewise" in s.cause_en
+    assert "piecewise" in s.cause_zh
+    s = by_id("vllm_ascend.custom_op_schema_missing")  # kimi_kda.py prints qualified names, not a list repr
+    assert "['npu_chunk_kda_fwd']" not in s.example and "torch.ops._C_ascend.chunk_kda_fwd" in s.example
