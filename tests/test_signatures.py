@@ -2905,3 +2905,39 @@ def test_seventh_sweep_part_s7b_causes_say_what_their_sources_say():
     assert "piecewise" in s.cause_zh
     s = by_id("vllm_ascend.custom_op_schema_missing")  # kimi_kda.py prints qualified names, not a list repr
     assert "['npu_chunk_kda_fwd']" not in s.example and "torch.ops._C_ascend.chunk_kda_fwd" in s.example
+
+
+def test_seventh_sweep_part_s7d_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, seventh sweep of signature causes, part D: a serve choice given no version boundary,
+    a retry log line said to tell causes apart, a fix that assumed an unsupported Python, two check lists given
+    as complete, an absent metadata key said to log nothing, and a fix naming two nodes for a one-machine case."""
+    s = by_id("vllm_ascend.quant_choice")  # PR #877 (00e02435, first in v0.9.0rc1) adds ascend to the serve choices
+    assert "predates `--quantization ascend` (0.8.5 lacks it)" not in s.cause_en and "（0.8.5 不支持）" not in s.cause_zh
+    assert "v0.9.0rc1" in s.cause_en and "PR #877" in s.cause_en and "#2819" in s.cause_en
+    assert "v0.9.0rc1" in s.cause_zh and "PR #877" in s.cause_zh and "v0.9.0rc1" in s.fix_en and "v0.9.0rc1" in s.fix_zh
+    assert "00e0243561720ad3ba66ba43e84031dd0e91814b" in s.source and "issues/2819" in s.source
+    s = by_id("env.dist_connect_timeout")  # socket.cpp 056b6f38: the INFO line is printed for every retry; gai errors retry
+    assert "'No socket on ... is listening yet' lines)" not in s.cause_en and "'No socket on ... is listening yet' 行）" not in s.cause_zh
+    assert "does not tell them apart" in s.cause_en and "gai error" in s.cause_en and "does not resolve" in s.cause_en
+    assert "不能据此区分" in s.cause_zh and "gai error" in s.cause_zh and "gai error" in s.fix_en and "getent hosts" in s.fix_zh
+    s = by_id("python.op_compiler_abi")  # Ascend/pytorch #61 (open) names no CANN version or fix
+    assert not s.fix_en.startswith("Use a Python version that CANN release supports")
+    assert not s.fix_zh.startswith("改用该 CANN 版本支持的 Python 版本")
+    assert "3.8 and 3.9 only warn" in s.cause_en and "names neither the CANN version nor a fix" in s.cause_en
+    assert "3.8 与 3.9 只给出警告" in s.cause_zh and "python -V" in s.fix_en and "python/cpython/pull/20784" in s.source
+    s = by_id("mooncake.no_rnic")  # rdma_context.cpp 3b5a5941: zero CQs/channels and no completion vectors fail too
+    assert "Invalid RDMA completion configuration" in s.cause_en and "Invalid RDMA completion configuration" in s.cause_zh
+    assert "no completion vectors" in s.cause_en and "没有完成向量" in s.cause_zh
+    assert "Skipping unavailable device" in s.cause_en and "src/topology.cpp" in s.source
+    s = by_id("mooncake.open_device_gid")  # openRdmaDevice v0.3.8.post1 logs more checks than the six
+    assert "`ibv_get_device_list failed`" in s.cause_en and "`ibv_open_device(<name>) failed`" in s.cause_zh
+    assert "Failed to query port attributes" in s.cause_en and "DMA BUF" in s.cause_zh and "/dev/infiniband" in s.fix_en
+    assert "has no associated network device" in s.cause_en and "#1384" in s.cause_zh
+    s = by_id("mooncake.segment_descriptor_missing")  # HTTP servers answer 404, Redis logs a nil reply, etcd is silent
+    assert "the plugin logs its own ERROR line just before for the last cases" not in s.cause_en
+    assert "后几种情况插件会先打印自己的 ERROR 行" not in s.cause_zh and "without one, the key is missing" not in s.fix_en
+    assert "metadata not found" in s.cause_en and "metadata not found" in s.cause_zh and "http=404" in s.fix_en
+    assert "etcd" in s.fix_zh and "curl" in s.cause_en and "#1150" in s.cause_zh and "etcd_wrapper.go" in s.source
+    s = by_id("mooncake.ascend_direct_connect")  # vllm-ascend #5635 ran 1P1D on one machine
+    assert "of both nodes" not in s.fix_en and "检查两端的设备网络" not in s.fix_zh and "-i 0 " not in s.fix_en
+    assert "hccn_tool -i <device id> -ip -g" in s.fix_en and "<设备号>" in s.fix_zh and "newer than 8.3.RC1" in s.fix_en
