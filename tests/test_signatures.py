@@ -2724,3 +2724,14 @@ def test_seventeenth_audit_z_facts_say_what_their_sources_say():
     assert "0.3.0a0, 0.3.0b0 and 0.3.0b1" in s.fix_en and "0.3.0a0、0.3.0b0 和 0.3.0b1" in s.fix_zh
     assert "from 0.3.3.post1" in s.fix_en and "从 0.3.3.post1 起" in s.fix_zh
     assert "0.3.0b3/#files (cp310 manylinux_2_35_x86_64 wheel" in s.source and "sdist only" not in s.source
+
+def test_eighteenth_audit_z_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, eighteenth sample (seed 43), facts #41 to #50: a FLASHINFER check that the cause gave
+    to vllm-ascend 0.8.4rc1 and 0.8.4rc2 alone, while it is vLLM's own ModelConfig check (vllm/config.py in vLLM
+    0.8.4, vllm/config/model.py in 0.11.0 and 0.12.0), which vllm-ascend 0.8.4rc1/rc2 copy in patch_config.py."""
+    s = by_id("env.cuda_attention_backend")  # vLLM 0.8.4 to 0.12.0 ModelConfig; vllm-ascend 0.8.4rc2 patch_config.py
+    assert "The check is vLLM's own" in s.cause_en and "该检查是 vLLM 自身" in s.cause_zh
+    assert "also carry a copy of it" in s.cause_en and "也带有一份同样的检查" in s.cause_zh
+    assert "0.7.3 has not" in s.cause_en and "0.7.3 中没有" in s.cause_zh
+    assert "vllm-project/vllm/blob/v0.8.4/vllm/config.py" in s.source
+    assert "vllm-project/vllm/blob/v0.12.0/vllm/config/model.py" in s.source
