@@ -2941,3 +2941,14 @@ def test_seventh_sweep_part_s7d_causes_say_what_their_sources_say():
     s = by_id("mooncake.ascend_direct_connect")  # vllm-ascend #5635 ran 1P1D on one machine
     assert "of both nodes" not in s.fix_en and "检查两端的设备网络" not in s.fix_zh and "-i 0 " not in s.fix_en
     assert "hccn_tool -i <device id> -ip -g" in s.fix_en and "<设备号>" in s.fix_zh and "newer than 8.3.RC1" in s.fix_en
+
+def test_eighteenth_audit_z_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, eighteenth sample (seed 43), facts #41 to #50: a FLASHINFER check that the cause gave
+    to vllm-ascend 0.8.4rc1 and 0.8.4rc2 alone, while it is vLLM's own ModelConfig check (vllm/config.py in vLLM
+    0.8.4, vllm/config/model.py in 0.11.0 and 0.12.0), which vllm-ascend 0.8.4rc1/rc2 copy in patch_config.py."""
+    s = by_id("env.cuda_attention_backend")  # vLLM 0.8.4 to 0.12.0 ModelConfig; vllm-ascend 0.8.4rc2 patch_config.py
+    assert "The check is vLLM's own" in s.cause_en and "该检查是 vLLM 自身" in s.cause_zh
+    assert "also carry a copy of it" in s.cause_en and "也带有一份同样的检查" in s.cause_zh
+    assert "0.7.3 has not" in s.cause_en and "0.7.3 中没有" in s.cause_zh
+    assert "vllm-project/vllm/blob/v0.8.4/vllm/config.py" in s.source
+    assert "vllm-project/vllm/blob/v0.12.0/vllm/config/model.py" in s.source
