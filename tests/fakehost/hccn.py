@@ -21,7 +21,7 @@ dev="$2"; q="${3#-}"; addr="$6"
 key="$dev-$q"
 [ -n "$addr" ] && key="$key-$addr"
 d="%(dir)s"
-if [ -f "$d/$key.hang" ] || [ -f "$d/$dev.hang" ]; then sleep 60 & wait; fi
+if [ -f "$d/$key.hang" ] || [ -f "$d/$dev.hang" ]; then echo "$key" >> "$d/hung.calls"; sleep 60 & wait; fi
 if [ -f "$d/$key" ]; then
   cat "$d/$key"
   rc=0; [ -f "$d/$key.rc" ] && rc=$(cat "$d/$key.rc")
