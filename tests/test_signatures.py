@@ -1695,10 +1695,10 @@ def test_fifth_sweep_part_p_version_claims_say_what_the_code_says():
     assert "a flash_attn_npu release that has the static __simd_vf__ fixes" not in s.fix_en
     assert "已包含 __simd_vf__ 静态化修复" not in s.fix_zh
     assert "0.4.1" in s.fix_en and "0.4.1" in s.fix_zh and "#258" in s.cause_en and "#258" in s.cause_zh
-    s = by_id("python.vllm_ascend_no_distribution")  # PyPI: wheels for 0.9.0rc1 to 0.22.1rc1
+    s = by_id("python.vllm_ascend_no_distribution")  # PyPI: wheels for 0.9.0rc1 to 0.26.0rc1 (seventh sweep, part H)
     assert "publishes wheels only for 0.9.0rc1 to 0.9.2rc1" not in s.cause_en
     assert "只为 0.9.0rc1 至 0.9.2rc1 发布了 wheel" not in s.cause_zh
-    assert "0.22.1rc1" in s.cause_en and "0.22.1rc1" in s.cause_zh and "manylinux_2_24" in s.cause_en
+    assert "0.26.0rc1" in s.cause_en and "0.26.0rc1" in s.cause_zh and "manylinux_2_24" in s.cause_en
     assert "(3.12, for one)" not in s.cause_en and "（例如 3.12）" not in s.cause_zh
     s = by_id("vllm.api_mismatch_wrapped")  # PR #10595: CI moved v0.21.0 -> v0.22.1; lm-eval: moved since vllm#30200
     assert "which vLLM v0.22.1 moved to vllm.renderers.hf" not in s.cause_en
@@ -2952,3 +2952,29 @@ def test_eighteenth_audit_z_facts_say_what_their_sources_say():
     assert "0.7.3 has not" in s.cause_en and "0.7.3 中没有" in s.cause_zh
     assert "vllm-project/vllm/blob/v0.8.4/vllm/config.py" in s.source
     assert "vllm-project/vllm/blob/v0.12.0/vllm/config/model.py" in s.source
+
+
+def test_seventh_sweep_part_s7h_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, seventh sweep of signature causes, part H: a wheel window PyPI contradicts,
+    and a header search path, compiler and launcher the triton-ascend code at those releases shows
+    otherwise."""
+    s = by_id("python.vllm_ascend_no_distribution")  # PyPI: wheels up to 0.26.0rc1, manylinux_2_34 from 0.23.0rc1
+    assert "0.23.0rc1 and later are source distributions only" not in s.cause_en
+    assert "0.23.0rc1 及之后只有源码包" not in s.cause_zh
+    assert "wheels for 0.9.0rc1 to 0.22.1rc1" not in s.cause_en and "fails later" not in s.cause_en
+    assert "0.26.0rc1" in s.cause_en and "0.26.0rc1" in s.cause_zh
+    assert "0.27.1rc1 to 0.30.0rc2" in s.cause_en and "0.27.1rc1 至 0.30.0rc2" in s.cause_zh
+    assert "manylinux_2_34" in s.cause_en and "manylinux_2_34" in s.cause_zh and "manylinux1" in s.cause_en
+    assert "3.12 as well from 0.21.0rc1" in s.cause_en and "pypa/manylinux" in s.source
+    s = by_id("vllm_ascend.triton_launcher_rt_header")  # -I include too; clang++ first; npu_utils.cpp as well
+    assert "search include/experiment and pkg_inc" not in s.cause_en and "with the header in neither place" not in s.cause_en
+    assert "在这两处都没有该头文件" not in s.cause_zh
+    assert "include/runtime/runtime/rt.h" in s.cause_en and "include/runtime/runtime/rt.h" in s.cause_zh
+    assert "clang++" in s.cause_en and "clang++" in s.cause_zh and "npu_utils.cpp" in s.cause_en
+    assert "npu_utils.cpp" in s.cause_zh and "main.cxx" not in s.example
+    assert "rm -rf ~/.triton/cache" not in s.fix_en and "pkg_inc/runtime/runtime/rt.h" in s.fix_en
+    assert "pkg_inc/runtime/runtime/rt.h" in s.fix_zh and "hicann/runtime/blob/v8.5.0" in s.source
+    p = re.compile(s.pattern)
+    assert p.search("launcher_cxx11abi1.cxx:10:10: fatal error: 'experiment/runtime/runtime/rt.h' file not found")
+    assert p.search("npu_utils.cpp:34:10: fatal error: runtime/runtime/rt.h: No such file or directory")
+    assert not p.search("fatal error: 'runtime/rt.h' file not found")
