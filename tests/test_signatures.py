@@ -2978,3 +2978,43 @@ def test_seventh_sweep_part_s7h_causes_say_what_their_sources_say():
     assert p.search("launcher_cxx11abi1.cxx:10:10: fatal error: 'experiment/runtime/runtime/rt.h' file not found")
     assert p.search("npu_utils.cpp:34:10: fatal error: runtime/runtime/rt.h: No such file or directory")
     assert not p.search("fatal error: 'runtime/rt.h' file not found")
+
+
+def test_seventh_sweep_part_s7f_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, seventh sweep of signature causes, part F: causes (and fixes) that were
+    wrong or said more than the thread, code or package they cite."""
+    s = by_id("vllm_ascend.triton_ascend_index_uv")  # the line is uv's; PyPI's feed also lists 3.2.0rc3
+    assert "uv (or pip)" not in s.cause_en and "uv（或 pip）" not in s.cause_zh
+    assert "3.2.0rc3" in s.cause_en and "3.2.0rc3" in s.cause_zh and "releases.xml" in s.source
+    s = by_id("mooncake.local_segment_missing")  # worker_pool.cpp: printed after the peer's descriptor was reloaded
+    assert "whose descriptor it could not get" not in s.cause_en and "指出无法获取其描述的段" not in s.cause_zh
+    assert "despite its wording" in s.cause_en and "虽然字面如此" in s.cause_zh and "worker_pool.cpp" in s.source
+    s = by_id("vllm_ascend.triton_soc_target_option")  # sglang#16360 and triton-ascend#2115 are not 310P
+    assert "The cases on record are 310P" not in s.cause_en and "已记录的案例都在 310P 上" not in s.cause_zh
+    assert "Ascend910B4-1" in s.cause_en and "Ascend910B4-1" in s.cause_zh and "triton-ascend/issues/2115" in s.source
+    s = by_id("torch_npu.api_missing")  # #37: post4 (v2.1.0-5.0.0, CANN 7.0.0) on CANN 8.0.RC1; post5 is another release
+    assert "another build of the same release" not in s.fix_en and "同一版本的其他构建" not in s.fix_zh
+    assert "CANN 8.0.RC1" in s.cause_en and "CANN 8.0.RC1" in s.cause_zh and "CANN 8.0.RC1" in s.fix_en
+    assert "v2.1.0-6.0.rc1/README.md" in s.source
+    s = by_id("cann.op_needs_newer_cann")  # GroupedMatmulFinalizeRouting only warns (tuning_config) and runs on
+    assert "and stopped with the message" not in s.cause_en and "于是报出要求升级 CANN 的信息" not in s.cause_zh
+    assert "tuning_config" in s.cause_en and "tuning_config" in s.cause_zh
+    assert "GroupedMatmulFinalizeRoutingKernelNpuOpApi.cpp" in s.source
+    s = by_id("vllm_ascend.kv_transfer_timeout")  # v0.25.1rc1: readiness is the ZMQ handshake bind, not the engine
+    assert "its transfer engine or metadata server did not come up" not in s.cause_en
+    assert "其传输引擎或元数据服务没有起来" not in s.cause_zh
+    assert "ZMQ" in s.cause_en and "ZMQ" in s.cause_zh and "KVCacheSendingThread" in s.fix_en
+    s = by_id("vllm.unknown_env_benign")  # vLLM v0.18.0 validate_environ: ValueError with --fail-on-environ-validation
+    assert "--fail-on-environ-validation" in s.cause_en and "--fail-on-environ-validation" in s.cause_zh
+    assert not re.search(s.pattern, "ValueError: Unknown vLLM environment variable detected: VLLM_ASCEND_ENABLE_FLASHCOMM1")
+    assert re.search(s.pattern, "WARNING [envs.py:1717] Unknown vLLM environment variable detected: VLLM_ASCEND_X")
+    assert "arg_utils.py" in s.source
+    s = by_id("cann.paddle_lite_cann_mismatch")  # PR #9885 (v2.13-rc): any part differs, reads the install info file
+    assert "In the cited code the two labels are swapped" not in s.cause_en and "在所引用的代码中" not in s.cause_zh
+    assert "#9885" in s.cause_en and "#9885" in s.cause_zh and "any of the three differs" in s.cause_en
+    assert "labels are swapped" in s.cause_en and "标签是颠倒的" in s.cause_zh and "pull/9885" in s.source
+    s = by_id("cann.cann_version_unreadable")  # from v2.13-rc the build reads the install info file, not the path
+    assert "the root given resolves to a path without a version number" not in s.cause_en
+    assert "所给路径解析后不含版本号" not in s.cause_zh
+    assert "ascend_toolkit_install.info" in s.cause_en and "ascend_toolkit_install.info" in s.cause_zh
+    assert "v2.13-rc" in s.fix_en and "v2.13-rc" in s.fix_zh and "pull/9885" in s.source
