@@ -3018,3 +3018,41 @@ def test_seventh_sweep_part_s7f_causes_say_what_their_sources_say():
     assert "所给路径解析后不含版本号" not in s.cause_zh
     assert "ascend_toolkit_install.info" in s.cause_en and "ascend_toolkit_install.info" in s.cause_zh
     assert "v2.13-rc" in s.fix_en and "v2.13-rc" in s.fix_zh and "pull/9885" in s.source
+
+
+def test_eighth_sweep_part_s8c_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, eighth sweep of signature causes, part C: six rows said more than the guides,
+    code or threads they cite."""
+    # hicann/hccl cluster_info_verify_fail.md: the rule (IPv4 first, IPv6 fallback; HCCL_SOCKET_FAMILY), not which rank
+    s = by_id("cann.hccl_ip_family")
+    assert "so a rank whose device has no IPv4 address configured ends up on IPv6" not in s.cause_en
+    assert "因此某个 rank 的设备未配置 IPv4 地址时会走 IPv6" not in s.cause_zh
+    assert "HCCL_SOCKET_FAMILY set differently between ranks" in s.cause_en and "HCCL_SOCKET_FAMILY 设置不同" in s.cause_zh
+    # hicann/hccl cluster_info_nego.md: one case, a host port already bound (EI0019, default 60000-60031)
+    s = by_id("cann.hccl_root_network_failed")
+    assert "the line before names the port that could not be bound." not in s.cause_en
+    assert "前一行给出了无法绑定的端口。" not in s.cause_zh
+    assert "EI0019" in s.cause_en and "60000-60031" in s.cause_en and "60000-60031" in s.cause_zh
+    assert "HCCL_HOST_SOCKET_PORT_RANGE" in s.fix_en and "HCCL_HOST_SOCKET_PORT_RANGE" in s.fix_zh
+    # vllm-ascend v0.11.0 mooncake/config_data.py (MooncakeConnectorStoreV1); AscendStoreConnector from v0.12.0rc1
+    s = by_id("mooncake.config_path_unset")
+    assert "At the commit read" not in s.cause_en and "所读的提交" not in s.cause_zh
+    assert "MooncakeConnectorStoreV1" in s.cause_en and "MooncakeConnectorStoreV1" in s.cause_zh
+    assert "v0.12.0rc1" in s.cause_en and "v0.11.0/vllm_ascend/distributed/mooncake/config_data.py" in s.source
+    # bash manual and the Stack Overflow thread: a program may also exit with 127 itself
+    s = by_id("env.exit_code_127")
+    assert "the shell could not find the command, or the loader could not start the binary." not in s.cause_en
+    assert "shell 找不到命令，或加载器无法启动该程序。" not in s.cause_zh
+    assert "of its own accord" in s.cause_en and "自行以 127 退出" in s.cause_zh and "status 127 itself" in s.fix_en
+    # Mooncake worker_pool.cpp (3adc6362): failed_nr_polls also counts failed endpoint connections
+    s = by_id("mooncake.rnic_inactive")
+    assert "more than 32 failed work completions with no successful one" not in s.cause_en
+    assert "出现 32 次以上失败的完成事件且没有一次成功时" not in s.cause_zh
+    assert "Cannot make connection for endpoint" in s.cause_en and "端点建连失败" in s.cause_zh
+    assert "Cannot make connection for endpoint" in s.fix_en
+    # Mooncake troubleshooting.md: a limit on the memory registered (64 GB on some machines), no memlock advice
+    s = by_id("mooncake.rdma_register")
+    assert "the device's limit on one registration" not in s.cause_en and "单次注册大小的上限" not in s.cause_zh
+    assert "memlock unlimited in the container" not in s.fix_en and "memlock 设为 unlimited" not in s.fix_zh
+    assert "at most 64 GB" in s.cause_en and "最多只能注册 64 GB" in s.cause_zh
+    assert "split large regions" in s.fix_en and "拆成不超过 max_mr_size 的小块" in s.fix_zh
