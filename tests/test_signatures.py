@@ -2941,3 +2941,33 @@ def test_seventh_sweep_part_s7d_causes_say_what_their_sources_say():
     s = by_id("mooncake.ascend_direct_connect")  # vllm-ascend #5635 ran 1P1D on one machine
     assert "of both nodes" not in s.fix_en and "检查两端的设备网络" not in s.fix_zh and "-i 0 " not in s.fix_en
     assert "hccn_tool -i <device id> -ip -g" in s.fix_en and "<设备号>" in s.fix_zh and "newer than 8.3.RC1" in s.fix_en
+
+
+def test_eighth_sweep_part_s8b_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, eighth sweep of signature causes, part B: causes and fixes that said more
+    than (or, in a detail, not what) the thread, code or vendor guide they rest on."""
+    s = by_id("cann.ascendc_int4b_soc_type_build")  # #10517 names two cases and shows one line
+    assert "is a build with SOC_TYPE given by hand" not in s.cause_en and "是手动指定 SOC_TYPE 的构建" not in s.cause_zh
+    assert "does not say which of them gave the line" in s.cause_en and "没有说明这一行出自哪种情况" in s.cause_zh
+    assert "only the int4b_t Cast calls of get_row_q4_0 were guarded" in s.cause_en and "Cast 调用" in s.cause_zh
+    assert "still compiled" in s.fix_en and "仍会被编译" in s.fix_zh
+    s = by_id("torch_npu.expandable_segments_default_benign")  # the probe names driver and firmware, not CANN
+    assert "when the driver and CANN support it" not in s.fix_en
+    assert "driver and firmware packages do not match" in s.fix_en and "驱动与固件包可能不匹配" in s.fix_zh
+    assert "v6.0.rc2-pytorch2.1.0" in s.cause_en and "无条件打印一次" in s.cause_zh
+    assert "NPUCachingAllocator.cpp" in s.source
+    s = by_id("cann.ascendc_cmake_missing")  # the build checks the cache variable ASCEND_CANN_PACKAGE_PATH
+    assert "checks $ASCEND_HOME_PATH/compiler" not in s.cause_en
+    assert "ASCEND_CANN_PACKAGE_PATH is a CMake cache variable" in s.cause_en and "缓存变量" in s.cause_zh
+    assert "-DASCEND_CANN_PACKAGE_PATH=$ASCEND_HOME_PATH" in s.fix_en and "CMakeCache.txt" in s.fix_zh
+    s = by_id("cann.runtime_context_null")  # no source says a context of another thread gives this; #16628 is open
+    assert "the context belongs to another thread" not in s.cause_en and "该上下文属于另一个线程" not in s.cause_zh
+    assert "#16628" in s.cause_en and "#16628" in s.cause_zh and "no fix is on record" in s.fix_en
+    assert "llama.cpp/issues/16628" in s.source and "llama.cpp/pull/9424" in s.source
+    s = by_id("cann.hccl_links_establish_failed")  # the guide has more checks for timeouts on both ends
+    assert "HCCL_LOGIC_SUPERPOD_ID" in s.cause_en and "HCCL_LOGIC_SUPERPOD_ID" in s.cause_zh
+    assert "towards a third rank" in s.cause_en and "第三个 rank" in s.cause_zh
+    assert "hccn_tool -i <dev> -ping" in s.fix_en and "HCCL_CONNECT_TIMEOUT" in s.fix_zh
+    s = by_id("mooncake.rpc_port_in_use")  # 348afd7 is the first commit with the transfer engine, not the first
+    assert "the first public commit logged" not in s.cause_en and "最早的公开提交" not in s.cause_zh
+    assert "348afd7" in s.cause_en and "348afd7" in s.cause_zh
