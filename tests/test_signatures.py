@@ -3056,3 +3056,33 @@ def test_eighth_sweep_part_s8c_causes_say_what_their_sources_say():
     assert "memlock unlimited in the container" not in s.fix_en and "memlock 设为 unlimited" not in s.fix_zh
     assert "at most 64 GB" in s.cause_en and "最多只能注册 64 GB" in s.cause_zh
     assert "split large regions" in s.fix_en and "拆成不超过 max_mr_size 的小块" in s.fix_zh
+
+
+def test_eighth_sweep_part_s8b_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, eighth sweep of signature causes, part B: causes and fixes that said more
+    than (or, in a detail, not what) the thread, code or vendor guide they rest on."""
+    s = by_id("cann.ascendc_int4b_soc_type_build")  # #10517 names two cases and shows one line
+    assert "is a build with SOC_TYPE given by hand" not in s.cause_en and "是手动指定 SOC_TYPE 的构建" not in s.cause_zh
+    assert "does not say which of them gave the line" in s.cause_en and "没有说明这一行出自哪种情况" in s.cause_zh
+    assert "only the int4b_t Cast calls of get_row_q4_0 were guarded" in s.cause_en and "Cast 调用" in s.cause_zh
+    assert "still compiled" in s.fix_en and "仍会被编译" in s.fix_zh
+    s = by_id("torch_npu.expandable_segments_default_benign")  # the probe names driver and firmware, not CANN
+    assert "when the driver and CANN support it" not in s.fix_en
+    assert "driver and firmware packages do not match" in s.fix_en and "驱动与固件包可能不匹配" in s.fix_zh
+    assert "v6.0.rc2-pytorch2.1.0" in s.cause_en and "无条件打印一次" in s.cause_zh
+    assert "NPUCachingAllocator.cpp" in s.source
+    s = by_id("cann.ascendc_cmake_missing")  # the build checks the cache variable ASCEND_CANN_PACKAGE_PATH
+    assert "checks $ASCEND_HOME_PATH/compiler" not in s.cause_en
+    assert "ASCEND_CANN_PACKAGE_PATH is a CMake cache variable" in s.cause_en and "缓存变量" in s.cause_zh
+    assert "-DASCEND_CANN_PACKAGE_PATH=$ASCEND_HOME_PATH" in s.fix_en and "CMakeCache.txt" in s.fix_zh
+    s = by_id("cann.runtime_context_null")  # no source says a context of another thread gives this; #16628 is open
+    assert "the context belongs to another thread" not in s.cause_en and "该上下文属于另一个线程" not in s.cause_zh
+    assert "#16628" in s.cause_en and "#16628" in s.cause_zh and "no fix is on record" in s.fix_en
+    assert "llama.cpp/issues/16628" in s.source and "llama.cpp/pull/9424" in s.source
+    s = by_id("cann.hccl_links_establish_failed")  # the guide has more checks for timeouts on both ends
+    assert "HCCL_LOGIC_SUPERPOD_ID" in s.cause_en and "HCCL_LOGIC_SUPERPOD_ID" in s.cause_zh
+    assert "towards a third rank" in s.cause_en and "第三个 rank" in s.cause_zh
+    assert "hccn_tool -i <dev> -ping" in s.fix_en and "HCCL_CONNECT_TIMEOUT" in s.fix_zh
+    s = by_id("mooncake.rpc_port_in_use")  # 348afd7 is the first commit with the transfer engine, not the first
+    assert "the first public commit logged" not in s.cause_en and "最早的公开提交" not in s.cause_zh
+    assert "348afd7" in s.cause_en and "348afd7" in s.cause_zh
