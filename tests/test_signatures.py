@@ -3086,3 +3086,37 @@ def test_eighth_sweep_part_s8b_causes_say_what_their_sources_say():
     s = by_id("mooncake.rpc_port_in_use")  # 348afd7 is the first commit with the transfer engine, not the first
     assert "the first public commit logged" not in s.cause_en and "最早的公开提交" not in s.cause_zh
     assert "348afd7" in s.cause_en and "348afd7" in s.cause_zh
+
+
+def test_eighth_sweep_part_s8a_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, eighth sweep of signature causes, part A: six rows that said more than
+    (or, for rpc_fail, explained another release than) the code, guide or thread they cite."""
+    s = by_id("mooncake.hccn_conf_missing")  # hccl_transport.cpp 3b5a5941: -1 also for invalid host/device IPs
+    assert "this host or container has none (the container was started without" not in s.cause_en
+    assert "（启动容器时未挂载宿主机的 /etc/hccn.conf）" not in s.cause_zh
+    assert "Invalid Device IP format" in s.cause_en and "Invalid Device IP format" in s.cause_zh
+    assert "another program" in s.cause_en and "其他程序" in s.cause_zh and "hccl_transport.cpp" in s.cause_en
+    assert "Invalid ... IP format" in s.fix_en and "Invalid ... IP format" in s.fix_zh
+    s = by_id("cann.hccl_rank_count_mismatch")  # VerifyClusterInfo checks !=, the guide shows the partial-connect case
+    assert "fewer ranks than the communicator expects" not in s.cause_en and "少于通信域应有的数量" not in s.cause_zh
+    assert "VerifyClusterInfo" in s.cause_en and "VerifyClusterInfo" in s.cause_zh
+    assert "Failed to connect agent" in s.cause_en and "Failed to connect agent" in s.fix_zh
+    assert "topoinfo_exchange_agent.cc" in s.source
+    s = by_id("devices.npu_link_fault")  # NPUQueue.cpp deviceErrorMap: HCCS_LINK_EXIT is 'HCCS LINK ERROR' on any chip
+    assert "torch_npu names it HCCS LINK ERROR, or UB LINK ERROR on Ascend 950 and later, by the chip alone" not in s.cause_en
+    assert "task queue" in s.cause_en and "任务队列" in s.cause_zh and "reason=[link error]" in s.cause_en
+    assert "NPUException.h" in s.source
+    s = by_id("cann.llamacpp_type_unsupported")  # ggml v0.21.0: supports_op already rejects the types the kernels abort on
+    assert "supports_op" in s.cause_en and "supports_op" in s.cause_zh
+    assert "do not show by which path" in s.cause_en and "没有说明" in s.cause_zh
+    assert "ggml-backend.cpp" in s.source
+    s = by_id("mooncake.cannot_make_connection")  # worker_pool.cpp 3b5a5941: ambiguous handshake failure, retry suffix
+    assert "check the GID each side prints at start-up (all zeros: choose the GID index with MC_GID_INDEX), the MTU" not in s.cause_en
+    assert "ambiguous" in s.cause_en and "含义不明" in s.cause_zh and "Failed to modify QP to RTR" in s.cause_en
+    assert "Failed to modify QP to RTR" in s.fix_en and "Failed to modify QP to RTR" in s.fix_zh
+    assert "worker_pool.cpp" in s.source and "ub_context.cpp" in s.source
+    s = by_id("mooncake.rpc_fail")  # the line exists in v0.3.0 ... v0.3.6 only; there RPC_FAIL includes timeouts
+    assert "other than a timeout" not in s.cause_en and "超时除外" not in s.cause_zh
+    assert "v0.3.0 … v0.3.6" in s.cause_en and "v0.3.0 … v0.3.6" in s.cause_zh and "timeouts included" in s.cause_en
+    assert "for key=" in s.cause_en and "包括超时" in s.cause_zh
+    assert "v0.3.6/mooncake-store/src/client.cpp" in s.source and "v0.3.4/mooncake-store/src/master_client.cpp" in s.source
