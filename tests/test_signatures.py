@@ -3120,3 +3120,40 @@ def test_eighth_sweep_part_s8a_causes_say_what_their_sources_say():
     assert "v0.3.0 … v0.3.6" in s.cause_en and "v0.3.0 … v0.3.6" in s.cause_zh and "timeouts included" in s.cause_en
     assert "for key=" in s.cause_en and "包括超时" in s.cause_zh
     assert "v0.3.6/mooncake-store/src/client.cpp" in s.source and "v0.3.4/mooncake-store/src/master_client.cpp" in s.source
+
+
+def test_seventh_sweep_part_s7g_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, seventh sweep of signature causes, part G: two rows wrong (a cached check,
+    families the check rejects), five that said more than their sources."""
+    s = by_id("python.verl_npu_smi_board_id")  # v0.8.0 retries only with ASCEND_VISIBLE_DEVICES set, else re-raises
+    assert not s.fix_en.startswith("Upgrade verl to v0.8.0 or later. On an older verl")
+    assert "retries only if ASCEND_VISIBLE_DEVICES is set" in s.cause_en and "才重试" in s.cause_zh
+    assert "without it v0.8.0 raises the same error" in s.fix_en and "v0.8.0 仍抛出同样的错误" in s.fix_zh
+    assert "issues/6751" in s.source and "v0.9.0/verl/utils/device.py" in s.source
+    s = by_id("torch_npu.llamafactory_npu_kernel")  # get_current_accelerator is lru_cached: the answer cannot change
+    assert "no longer is when the kernel is applied" not in s.cause_en
+    assert "应用内核时已不是时才会出现此消息" not in s.cause_zh
+    assert "lru_cache" in s.cause_en and "lru_cache" in s.cause_zh and "#10641" in s.cause_zh
+    assert "accelerator/helper.py" in s.source and "both when LLaMA-Factory imports" not in s.fix_en
+    s = by_id("mooncake.ascend_listen_port_exhausted")  # socket() failing on every try is a second candidate
+    assert "so the range is mostly or wholly taken; which processes" not in s.cause_en
+    assert "因此该段端口大部分或全部被占用；是哪些进程" not in s.cause_zh
+    assert "open-file limit" in s.cause_en and "打开文件数上限" in s.cause_zh
+    assert "ulimit -n" in s.fix_en and "ulimit -n" in s.fix_zh
+    s = by_id("torch_npu.too_old_for_fla_npu")  # unlisted families below 2.13.0 and 2.13.0 pre-releases are rejected
+    assert "other families are not checked" not in s.cause_en and "其他系列不检查" not in s.cause_zh
+    assert "2.13.0rc1" in s.cause_en and "2.13.0rc1" in s.cause_zh and "2.6.0" in s.cause_en
+    assert "pre-release" in s.fix_en and "预发布版" in s.fix_zh and "scripts/check_npu_env.py (v26.6.0" in s.source
+    s = by_id("vllm.cuda_only_api_c_op")  # torch_npu sets is_cuda = is_npu only under its sanitizer or transfer_to_npu
+    assert "which torch_npu tensors report as True" not in s.cause_en
+    assert "而 torch_npu 张量的 is_cuda 为 True" not in s.cause_zh
+    assert "TORCH_NPU_SANITIZER" in s.cause_en and "TORCH_NPU_SANITIZER" in s.cause_zh
+    assert "transfer_to_npu" in s.fix_en and "transfer_to_npu" in s.fix_zh and "_stream_check.py" in s.source
+    s = by_id("vllm_ascend.triton_bishengir_compile_failed")  # nothing shows the compiler always names a pass
+    assert "names the pass or kernel construct it rejects" not in s.cause_en
+    assert "指出它拒绝的 pass 或内核写法" not in s.cause_zh
+    assert "#14783" in s.cause_en and "#14783" in s.cause_zh and "sglang/issues/14783" in s.source
+    s = by_id("vllm_ascend.triton_npu_driver_inactive")  # no NPU backend installed: no bisheng test, no warning
+    assert "So: CANN's set_env.sh not sourced" not in s.cause_en and "因此：本进程未 source" not in s.cause_zh
+    assert "stock triton" in s.cause_en and "原版 triton" in s.cause_zh and "#3279" in s.cause_zh
+    assert "from triton.backends import backends" in s.fix_en and "from triton.backends import backends" in s.fix_zh
