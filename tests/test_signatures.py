@@ -1695,10 +1695,10 @@ def test_fifth_sweep_part_p_version_claims_say_what_the_code_says():
     assert "a flash_attn_npu release that has the static __simd_vf__ fixes" not in s.fix_en
     assert "已包含 __simd_vf__ 静态化修复" not in s.fix_zh
     assert "0.4.1" in s.fix_en and "0.4.1" in s.fix_zh and "#258" in s.cause_en and "#258" in s.cause_zh
-    s = by_id("python.vllm_ascend_no_distribution")  # PyPI: wheels for 0.9.0rc1 to 0.22.1rc1
+    s = by_id("python.vllm_ascend_no_distribution")  # PyPI: wheels for 0.9.0rc1 to 0.26.0rc1 (seventh sweep, part H)
     assert "publishes wheels only for 0.9.0rc1 to 0.9.2rc1" not in s.cause_en
     assert "只为 0.9.0rc1 至 0.9.2rc1 发布了 wheel" not in s.cause_zh
-    assert "0.22.1rc1" in s.cause_en and "0.22.1rc1" in s.cause_zh and "manylinux_2_24" in s.cause_en
+    assert "0.26.0rc1" in s.cause_en and "0.26.0rc1" in s.cause_zh and "manylinux_2_24" in s.cause_en
     assert "(3.12, for one)" not in s.cause_en and "（例如 3.12）" not in s.cause_zh
     s = by_id("vllm.api_mismatch_wrapped")  # PR #10595: CI moved v0.21.0 -> v0.22.1; lm-eval: moved since vllm#30200
     assert "which vLLM v0.22.1 moved to vllm.renderers.hf" not in s.cause_en
@@ -2952,3 +2952,208 @@ def test_eighteenth_audit_z_facts_say_what_their_sources_say():
     assert "0.7.3 has not" in s.cause_en and "0.7.3 中没有" in s.cause_zh
     assert "vllm-project/vllm/blob/v0.8.4/vllm/config.py" in s.source
     assert "vllm-project/vllm/blob/v0.12.0/vllm/config/model.py" in s.source
+
+
+def test_seventh_sweep_part_s7h_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, seventh sweep of signature causes, part H: a wheel window PyPI contradicts,
+    and a header search path, compiler and launcher the triton-ascend code at those releases shows
+    otherwise."""
+    s = by_id("python.vllm_ascend_no_distribution")  # PyPI: wheels up to 0.26.0rc1, manylinux_2_34 from 0.23.0rc1
+    assert "0.23.0rc1 and later are source distributions only" not in s.cause_en
+    assert "0.23.0rc1 及之后只有源码包" not in s.cause_zh
+    assert "wheels for 0.9.0rc1 to 0.22.1rc1" not in s.cause_en and "fails later" not in s.cause_en
+    assert "0.26.0rc1" in s.cause_en and "0.26.0rc1" in s.cause_zh
+    assert "0.27.1rc1 to 0.30.0rc2" in s.cause_en and "0.27.1rc1 至 0.30.0rc2" in s.cause_zh
+    assert "manylinux_2_34" in s.cause_en and "manylinux_2_34" in s.cause_zh and "manylinux1" in s.cause_en
+    assert "3.12 as well from 0.21.0rc1" in s.cause_en and "pypa/manylinux" in s.source
+    s = by_id("vllm_ascend.triton_launcher_rt_header")  # -I include too; clang++ first; npu_utils.cpp as well
+    assert "search include/experiment and pkg_inc" not in s.cause_en and "with the header in neither place" not in s.cause_en
+    assert "在这两处都没有该头文件" not in s.cause_zh
+    assert "include/runtime/runtime/rt.h" in s.cause_en and "include/runtime/runtime/rt.h" in s.cause_zh
+    assert "clang++" in s.cause_en and "clang++" in s.cause_zh and "npu_utils.cpp" in s.cause_en
+    assert "npu_utils.cpp" in s.cause_zh and "main.cxx" not in s.example
+    assert "rm -rf ~/.triton/cache" not in s.fix_en and "pkg_inc/runtime/runtime/rt.h" in s.fix_en
+    assert "pkg_inc/runtime/runtime/rt.h" in s.fix_zh and "hicann/runtime/blob/v8.5.0" in s.source
+    p = re.compile(s.pattern)
+    assert p.search("launcher_cxx11abi1.cxx:10:10: fatal error: 'experiment/runtime/runtime/rt.h' file not found")
+    assert p.search("npu_utils.cpp:34:10: fatal error: runtime/runtime/rt.h: No such file or directory")
+    assert not p.search("fatal error: 'runtime/rt.h' file not found")
+
+
+def test_seventh_sweep_part_s7f_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, seventh sweep of signature causes, part F: causes (and fixes) that were
+    wrong or said more than the thread, code or package they cite."""
+    s = by_id("vllm_ascend.triton_ascend_index_uv")  # the line is uv's; PyPI's feed also lists 3.2.0rc3
+    assert "uv (or pip)" not in s.cause_en and "uv（或 pip）" not in s.cause_zh
+    assert "3.2.0rc3" in s.cause_en and "3.2.0rc3" in s.cause_zh and "releases.xml" in s.source
+    s = by_id("mooncake.local_segment_missing")  # worker_pool.cpp: printed after the peer's descriptor was reloaded
+    assert "whose descriptor it could not get" not in s.cause_en and "指出无法获取其描述的段" not in s.cause_zh
+    assert "despite its wording" in s.cause_en and "虽然字面如此" in s.cause_zh and "worker_pool.cpp" in s.source
+    s = by_id("vllm_ascend.triton_soc_target_option")  # sglang#16360 and triton-ascend#2115 are not 310P
+    assert "The cases on record are 310P" not in s.cause_en and "已记录的案例都在 310P 上" not in s.cause_zh
+    assert "Ascend910B4-1" in s.cause_en and "Ascend910B4-1" in s.cause_zh and "triton-ascend/issues/2115" in s.source
+    s = by_id("torch_npu.api_missing")  # #37: post4 (v2.1.0-5.0.0, CANN 7.0.0) on CANN 8.0.RC1; post5 is another release
+    assert "another build of the same release" not in s.fix_en and "同一版本的其他构建" not in s.fix_zh
+    assert "CANN 8.0.RC1" in s.cause_en and "CANN 8.0.RC1" in s.cause_zh and "CANN 8.0.RC1" in s.fix_en
+    assert "v2.1.0-6.0.rc1/README.md" in s.source
+    s = by_id("cann.op_needs_newer_cann")  # GroupedMatmulFinalizeRouting only warns (tuning_config) and runs on
+    assert "and stopped with the message" not in s.cause_en and "于是报出要求升级 CANN 的信息" not in s.cause_zh
+    assert "tuning_config" in s.cause_en and "tuning_config" in s.cause_zh
+    assert "GroupedMatmulFinalizeRoutingKernelNpuOpApi.cpp" in s.source
+    s = by_id("vllm_ascend.kv_transfer_timeout")  # v0.25.1rc1: readiness is the ZMQ handshake bind, not the engine
+    assert "its transfer engine or metadata server did not come up" not in s.cause_en
+    assert "其传输引擎或元数据服务没有起来" not in s.cause_zh
+    assert "ZMQ" in s.cause_en and "ZMQ" in s.cause_zh and "KVCacheSendingThread" in s.fix_en
+    s = by_id("vllm.unknown_env_benign")  # vLLM v0.18.0 validate_environ: ValueError with --fail-on-environ-validation
+    assert "--fail-on-environ-validation" in s.cause_en and "--fail-on-environ-validation" in s.cause_zh
+    assert not re.search(s.pattern, "ValueError: Unknown vLLM environment variable detected: VLLM_ASCEND_ENABLE_FLASHCOMM1")
+    assert re.search(s.pattern, "WARNING [envs.py:1717] Unknown vLLM environment variable detected: VLLM_ASCEND_X")
+    assert "arg_utils.py" in s.source
+    s = by_id("cann.paddle_lite_cann_mismatch")  # PR #9885 (v2.13-rc): any part differs, reads the install info file
+    assert "In the cited code the two labels are swapped" not in s.cause_en and "在所引用的代码中" not in s.cause_zh
+    assert "#9885" in s.cause_en and "#9885" in s.cause_zh and "any of the three differs" in s.cause_en
+    assert "labels are swapped" in s.cause_en and "标签是颠倒的" in s.cause_zh and "pull/9885" in s.source
+    s = by_id("cann.cann_version_unreadable")  # from v2.13-rc the build reads the install info file, not the path
+    assert "the root given resolves to a path without a version number" not in s.cause_en
+    assert "所给路径解析后不含版本号" not in s.cause_zh
+    assert "ascend_toolkit_install.info" in s.cause_en and "ascend_toolkit_install.info" in s.cause_zh
+    assert "v2.13-rc" in s.fix_en and "v2.13-rc" in s.fix_zh and "pull/9885" in s.source
+
+
+def test_eighth_sweep_part_s8c_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, eighth sweep of signature causes, part C: six rows said more than the guides,
+    code or threads they cite."""
+    # hicann/hccl cluster_info_verify_fail.md: the rule (IPv4 first, IPv6 fallback; HCCL_SOCKET_FAMILY), not which rank
+    s = by_id("cann.hccl_ip_family")
+    assert "so a rank whose device has no IPv4 address configured ends up on IPv6" not in s.cause_en
+    assert "因此某个 rank 的设备未配置 IPv4 地址时会走 IPv6" not in s.cause_zh
+    assert "HCCL_SOCKET_FAMILY set differently between ranks" in s.cause_en and "HCCL_SOCKET_FAMILY 设置不同" in s.cause_zh
+    # hicann/hccl cluster_info_nego.md: one case, a host port already bound (EI0019, default 60000-60031)
+    s = by_id("cann.hccl_root_network_failed")
+    assert "the line before names the port that could not be bound." not in s.cause_en
+    assert "前一行给出了无法绑定的端口。" not in s.cause_zh
+    assert "EI0019" in s.cause_en and "60000-60031" in s.cause_en and "60000-60031" in s.cause_zh
+    assert "HCCL_HOST_SOCKET_PORT_RANGE" in s.fix_en and "HCCL_HOST_SOCKET_PORT_RANGE" in s.fix_zh
+    # vllm-ascend v0.11.0 mooncake/config_data.py (MooncakeConnectorStoreV1); AscendStoreConnector from v0.12.0rc1
+    s = by_id("mooncake.config_path_unset")
+    assert "At the commit read" not in s.cause_en and "所读的提交" not in s.cause_zh
+    assert "MooncakeConnectorStoreV1" in s.cause_en and "MooncakeConnectorStoreV1" in s.cause_zh
+    assert "v0.12.0rc1" in s.cause_en and "v0.11.0/vllm_ascend/distributed/mooncake/config_data.py" in s.source
+    # bash manual and the Stack Overflow thread: a program may also exit with 127 itself
+    s = by_id("env.exit_code_127")
+    assert "the shell could not find the command, or the loader could not start the binary." not in s.cause_en
+    assert "shell 找不到命令，或加载器无法启动该程序。" not in s.cause_zh
+    assert "of its own accord" in s.cause_en and "自行以 127 退出" in s.cause_zh and "status 127 itself" in s.fix_en
+    # Mooncake worker_pool.cpp (3adc6362): failed_nr_polls also counts failed endpoint connections
+    s = by_id("mooncake.rnic_inactive")
+    assert "more than 32 failed work completions with no successful one" not in s.cause_en
+    assert "出现 32 次以上失败的完成事件且没有一次成功时" not in s.cause_zh
+    assert "Cannot make connection for endpoint" in s.cause_en and "端点建连失败" in s.cause_zh
+    assert "Cannot make connection for endpoint" in s.fix_en
+    # Mooncake troubleshooting.md: a limit on the memory registered (64 GB on some machines), no memlock advice
+    s = by_id("mooncake.rdma_register")
+    assert "the device's limit on one registration" not in s.cause_en and "单次注册大小的上限" not in s.cause_zh
+    assert "memlock unlimited in the container" not in s.fix_en and "memlock 设为 unlimited" not in s.fix_zh
+    assert "at most 64 GB" in s.cause_en and "最多只能注册 64 GB" in s.cause_zh
+    assert "split large regions" in s.fix_en and "拆成不超过 max_mr_size 的小块" in s.fix_zh
+
+
+def test_eighth_sweep_part_s8b_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, eighth sweep of signature causes, part B: causes and fixes that said more
+    than (or, in a detail, not what) the thread, code or vendor guide they rest on."""
+    s = by_id("cann.ascendc_int4b_soc_type_build")  # #10517 names two cases and shows one line
+    assert "is a build with SOC_TYPE given by hand" not in s.cause_en and "是手动指定 SOC_TYPE 的构建" not in s.cause_zh
+    assert "does not say which of them gave the line" in s.cause_en and "没有说明这一行出自哪种情况" in s.cause_zh
+    assert "only the int4b_t Cast calls of get_row_q4_0 were guarded" in s.cause_en and "Cast 调用" in s.cause_zh
+    assert "still compiled" in s.fix_en and "仍会被编译" in s.fix_zh
+    s = by_id("torch_npu.expandable_segments_default_benign")  # the probe names driver and firmware, not CANN
+    assert "when the driver and CANN support it" not in s.fix_en
+    assert "driver and firmware packages do not match" in s.fix_en and "驱动与固件包可能不匹配" in s.fix_zh
+    assert "v6.0.rc2-pytorch2.1.0" in s.cause_en and "无条件打印一次" in s.cause_zh
+    assert "NPUCachingAllocator.cpp" in s.source
+    s = by_id("cann.ascendc_cmake_missing")  # the build checks the cache variable ASCEND_CANN_PACKAGE_PATH
+    assert "checks $ASCEND_HOME_PATH/compiler" not in s.cause_en
+    assert "ASCEND_CANN_PACKAGE_PATH is a CMake cache variable" in s.cause_en and "缓存变量" in s.cause_zh
+    assert "-DASCEND_CANN_PACKAGE_PATH=$ASCEND_HOME_PATH" in s.fix_en and "CMakeCache.txt" in s.fix_zh
+    s = by_id("cann.runtime_context_null")  # no source says a context of another thread gives this; #16628 is open
+    assert "the context belongs to another thread" not in s.cause_en and "该上下文属于另一个线程" not in s.cause_zh
+    assert "#16628" in s.cause_en and "#16628" in s.cause_zh and "no fix is on record" in s.fix_en
+    assert "llama.cpp/issues/16628" in s.source and "llama.cpp/pull/9424" in s.source
+    s = by_id("cann.hccl_links_establish_failed")  # the guide has more checks for timeouts on both ends
+    assert "HCCL_LOGIC_SUPERPOD_ID" in s.cause_en and "HCCL_LOGIC_SUPERPOD_ID" in s.cause_zh
+    assert "towards a third rank" in s.cause_en and "第三个 rank" in s.cause_zh
+    assert "hccn_tool -i <dev> -ping" in s.fix_en and "HCCL_CONNECT_TIMEOUT" in s.fix_zh
+    s = by_id("mooncake.rpc_port_in_use")  # 348afd7 is the first commit with the transfer engine, not the first
+    assert "the first public commit logged" not in s.cause_en and "最早的公开提交" not in s.cause_zh
+    assert "348afd7" in s.cause_en and "348afd7" in s.cause_zh
+
+
+def test_eighth_sweep_part_s8a_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, eighth sweep of signature causes, part A: six rows that said more than
+    (or, for rpc_fail, explained another release than) the code, guide or thread they cite."""
+    s = by_id("mooncake.hccn_conf_missing")  # hccl_transport.cpp 3b5a5941: -1 also for invalid host/device IPs
+    assert "this host or container has none (the container was started without" not in s.cause_en
+    assert "（启动容器时未挂载宿主机的 /etc/hccn.conf）" not in s.cause_zh
+    assert "Invalid Device IP format" in s.cause_en and "Invalid Device IP format" in s.cause_zh
+    assert "another program" in s.cause_en and "其他程序" in s.cause_zh and "hccl_transport.cpp" in s.cause_en
+    assert "Invalid ... IP format" in s.fix_en and "Invalid ... IP format" in s.fix_zh
+    s = by_id("cann.hccl_rank_count_mismatch")  # VerifyClusterInfo checks !=, the guide shows the partial-connect case
+    assert "fewer ranks than the communicator expects" not in s.cause_en and "少于通信域应有的数量" not in s.cause_zh
+    assert "VerifyClusterInfo" in s.cause_en and "VerifyClusterInfo" in s.cause_zh
+    assert "Failed to connect agent" in s.cause_en and "Failed to connect agent" in s.fix_zh
+    assert "topoinfo_exchange_agent.cc" in s.source
+    s = by_id("devices.npu_link_fault")  # NPUQueue.cpp deviceErrorMap: HCCS_LINK_EXIT is 'HCCS LINK ERROR' on any chip
+    assert "torch_npu names it HCCS LINK ERROR, or UB LINK ERROR on Ascend 950 and later, by the chip alone" not in s.cause_en
+    assert "task queue" in s.cause_en and "任务队列" in s.cause_zh and "reason=[link error]" in s.cause_en
+    assert "NPUException.h" in s.source
+    s = by_id("cann.llamacpp_type_unsupported")  # ggml v0.21.0: supports_op already rejects the types the kernels abort on
+    assert "supports_op" in s.cause_en and "supports_op" in s.cause_zh
+    assert "do not show by which path" in s.cause_en and "没有说明" in s.cause_zh
+    assert "ggml-backend.cpp" in s.source
+    s = by_id("mooncake.cannot_make_connection")  # worker_pool.cpp 3b5a5941: ambiguous handshake failure, retry suffix
+    assert "check the GID each side prints at start-up (all zeros: choose the GID index with MC_GID_INDEX), the MTU" not in s.cause_en
+    assert "ambiguous" in s.cause_en and "含义不明" in s.cause_zh and "Failed to modify QP to RTR" in s.cause_en
+    assert "Failed to modify QP to RTR" in s.fix_en and "Failed to modify QP to RTR" in s.fix_zh
+    assert "worker_pool.cpp" in s.source and "ub_context.cpp" in s.source
+    s = by_id("mooncake.rpc_fail")  # the line exists in v0.3.0 ... v0.3.6 only; there RPC_FAIL includes timeouts
+    assert "other than a timeout" not in s.cause_en and "超时除外" not in s.cause_zh
+    assert "v0.3.0 … v0.3.6" in s.cause_en and "v0.3.0 … v0.3.6" in s.cause_zh and "timeouts included" in s.cause_en
+    assert "for key=" in s.cause_en and "包括超时" in s.cause_zh
+    assert "v0.3.6/mooncake-store/src/client.cpp" in s.source and "v0.3.4/mooncake-store/src/master_client.cpp" in s.source
+
+
+def test_seventh_sweep_part_s7g_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, seventh sweep of signature causes, part G: two rows wrong (a cached check,
+    families the check rejects), five that said more than their sources."""
+    s = by_id("python.verl_npu_smi_board_id")  # v0.8.0 retries only with ASCEND_VISIBLE_DEVICES set, else re-raises
+    assert not s.fix_en.startswith("Upgrade verl to v0.8.0 or later. On an older verl")
+    assert "retries only if ASCEND_VISIBLE_DEVICES is set" in s.cause_en and "才重试" in s.cause_zh
+    assert "without it v0.8.0 raises the same error" in s.fix_en and "v0.8.0 仍抛出同样的错误" in s.fix_zh
+    assert "issues/6751" in s.source and "v0.9.0/verl/utils/device.py" in s.source
+    s = by_id("torch_npu.llamafactory_npu_kernel")  # get_current_accelerator is lru_cached: the answer cannot change
+    assert "no longer is when the kernel is applied" not in s.cause_en
+    assert "应用内核时已不是时才会出现此消息" not in s.cause_zh
+    assert "lru_cache" in s.cause_en and "lru_cache" in s.cause_zh and "#10641" in s.cause_zh
+    assert "accelerator/helper.py" in s.source and "both when LLaMA-Factory imports" not in s.fix_en
+    s = by_id("mooncake.ascend_listen_port_exhausted")  # socket() failing on every try is a second candidate
+    assert "so the range is mostly or wholly taken; which processes" not in s.cause_en
+    assert "因此该段端口大部分或全部被占用；是哪些进程" not in s.cause_zh
+    assert "open-file limit" in s.cause_en and "打开文件数上限" in s.cause_zh
+    assert "ulimit -n" in s.fix_en and "ulimit -n" in s.fix_zh
+    s = by_id("torch_npu.too_old_for_fla_npu")  # unlisted families below 2.13.0 and 2.13.0 pre-releases are rejected
+    assert "other families are not checked" not in s.cause_en and "其他系列不检查" not in s.cause_zh
+    assert "2.13.0rc1" in s.cause_en and "2.13.0rc1" in s.cause_zh and "2.6.0" in s.cause_en
+    assert "pre-release" in s.fix_en and "预发布版" in s.fix_zh and "scripts/check_npu_env.py (v26.6.0" in s.source
+    s = by_id("vllm.cuda_only_api_c_op")  # torch_npu sets is_cuda = is_npu only under its sanitizer or transfer_to_npu
+    assert "which torch_npu tensors report as True" not in s.cause_en
+    assert "而 torch_npu 张量的 is_cuda 为 True" not in s.cause_zh
+    assert "TORCH_NPU_SANITIZER" in s.cause_en and "TORCH_NPU_SANITIZER" in s.cause_zh
+    assert "transfer_to_npu" in s.fix_en and "transfer_to_npu" in s.fix_zh and "_stream_check.py" in s.source
+    s = by_id("vllm_ascend.triton_bishengir_compile_failed")  # nothing shows the compiler always names a pass
+    assert "names the pass or kernel construct it rejects" not in s.cause_en
+    assert "指出它拒绝的 pass 或内核写法" not in s.cause_zh
+    assert "#14783" in s.cause_en and "#14783" in s.cause_zh and "sglang/issues/14783" in s.source
+    s = by_id("vllm_ascend.triton_npu_driver_inactive")  # no NPU backend installed: no bisheng test, no warning
+    assert "So: CANN's set_env.sh not sourced" not in s.cause_en and "因此：本进程未 source" not in s.cause_zh
+    assert "stock triton" in s.cause_en and "原版 triton" in s.cause_zh and "#3279" in s.cause_zh
+    assert "from triton.backends import backends" in s.fix_en and "from triton.backends import backends" in s.fix_zh
