@@ -12,11 +12,6 @@ from fakehost import FakeHost  # noqa: E402
 
 TESTS = Path(__file__).resolve().parent
 
-# torch's OpenMP threads spin between parallel regions: with eight workers on two cores, every torch
-# process of the suite (the smoke stages, a real trace) burned its spare threads' CPU waiting. One
-# thread each; what a test compares (the device run with its CPU reference) runs alike.
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
 
 def pytest_configure(config):
     """Byte-compile the doctor (and the test helper modules) once, before any worker starts: hundreds
