@@ -417,9 +417,9 @@ class _Pipes:
         while self.sel.get_map():
             left = deadline - time.monotonic()
             if left <= 0:
-                now = time.monotonic()
-                late_until = now + LATE_READ_S if late_until is None else late_until
-                if now >= late_until:
+                if late_until is None:
+                    late_until = time.monotonic() + LATE_READ_S
+                elif time.monotonic() >= late_until:
                     return False
                 left = 0.0
             ready = self.sel.select(left)
