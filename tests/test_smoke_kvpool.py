@@ -249,6 +249,21 @@ def test_a_pool_smaller_than_configured_moves_the_knee_and_the_verdict_says_so(t
     assert "the master reports 128.00 KB mounted, less than the 256.00 KB configured" in st["hint"]
 
 
+@pytest.mark.slow  # ~10 s of wall time: every answer of the busy stand-in waits 0.6 s
+def test_a_busy_server_does_not_move_the_knee_the_hit_counters_place(tmp_path):
+    """Queueing that swamps what a hit saves (every TTFT within 12 % of the cold one) would put the
+    knee below the first count from TTFT alone; the server's hit counters still place it."""
+    model, cfg = files(tmp_path, pool_tokens=1024)
+    with ProcessCluster(**dict(SWEEP, time_factor=0.05, busy_ms=600.0)) as c:
+        proc = cli(c, *sweep_args(model, cfg, c, "--json"))
+    (st,) = json.loads(proc.stdout)["stages"]
+    s = st["metrics"]["sweep"]
+    assert (s["knee"]["last_fit"], s["knee"]["first_miss"], s["knee"]["by"]) == (6, 9, "counters"), s
+    assert s["agreement"] == "agree"
+    shares = [p["second_hit_share"] for p in s["points"]]
+    assert shares[0] >= 0.5 and shares[1] >= 0.5 and shares[2] < 0.5
+
+
 @pytest.mark.slow  # a browser starts: seconds of its own
 def test_the_html_report_is_self_contained_and_renders_in_chromium(swept, tmp_path):
     _, report = swept

@@ -194,6 +194,35 @@ def test_knee_edges():
     assert sweep.agree(sweep.Knee(None, None, None, False), None).state == "unknown"
 
 
+def test_the_hit_counters_decide_the_knee_where_the_server_counts():
+    """TTFT moves with whatever else loads the server; what the server counted as cache hits does
+    not. A busy server (every TTFT near the cold one) and a straggler (one slow second ask) would
+    each move a knee read from TTFT alone."""
+    busy = [sweep.Point(3, 2080.0, 1990.0, hit_share=0.96), sweep.Point(6, 2100.0, 2000.0, hit_share=0.95),
+            sweep.Point(9, 2090.0, 2085.0, hit_share=0.2)]
+    k = sweep.find_knee(busy)
+    assert (k.last_fit, k.first_miss, k.by) == (6, 9, "counters")
+    ttft_only = [sweep.Point(p.docs, p.cold_ms, p.hit_ms) for p in busy]
+    assert sweep.find_knee(ttft_only).first_miss == 3 and sweep.find_knee(ttft_only).by == "ttft"  # what it would say
+    straggler = [sweep.Point(3, 2300.0, 300.0, hit_share=1.0), sweep.Point(6, 2300.0, 2250.0, hit_share=0.9),
+                 sweep.Point(9, 2300.0, 2200.0, hit_share=0.1)]
+    assert (sweep.find_knee(straggler).last_fit, sweep.find_knee(straggler).first_miss) == (6, 9)
+    # a point whose counters could not be read falls back on its TTFT; the knee says it was mixed
+    mixed = [sweep.Point(3, 2300.0, 300.0), sweep.Point(6, 2300.0, 310.0, hit_share=0.9),
+             sweep.Point(9, 2300.0, 2250.0)]
+    assert (sweep.find_knee(mixed).last_fit, sweep.find_knee(mixed).first_miss, sweep.find_knee(mixed).by) == (6, 9, "both")
+    assert sweep.find_knee(mixed).to_json()["by"] == "both" and busy[0].to_json()["second_hit_share"] == 0.96
+
+
+def test_hit_share_counts_hbm_and_pool_hits_of_the_prompt_tokens():
+    assert sweep.hit_share({"hbm_queries": 1280.0, "hbm_hits": 128.0, "pool_hits": 1024.0}, 1280) == 0.9
+    assert sweep.hit_share({"hbm_queries": 1280.0, "hbm_hits": 0.0}, 1280) == 0.0  # counted: no hit at all
+    assert sweep.hit_share({"hbm_queries": 1280.0}, 1280) is None  # no hit counter: TTFT decides
+    assert sweep.hit_share(None, 1280) is None and sweep.hit_share({"hbm_hits": 5.0}, 0) is None
+    assert sweep.hit_share({"hbm_hits": 900.0, "pool_hits": 900.0}, 1000) == 1.0  # never more than all of them
+    assert sweep.hit_share({"hbm_hits": -3.0}, 1000) == 0.0  # a counter reset is not a negative share
+
+
 def test_sweep_document_counts():
     assert sweep.parse_docs("10-110:10") == list(range(10, 111, 10))
     assert sweep.parse_docs("40, 10,20,20") == [10, 20, 40]
@@ -301,6 +330,13 @@ def test_verdict_knee_off_the_configuration():
     assert r.title.text("en") == ("the cache holds fewer documents than configured: the second ask's TTFT jumps at 30-40 "
                                   "documents, the configuration predicts 64-75")
     assert "the master reports 20.00 GB mounted, less than the 40.00 GB configured" in r.hint.text("en")
+    counted = judge(phases, facts, [], 1.0, metrics, sweep.Knee(30, 40, 1500.0, True, by="counters"),
+                    sweep.Agreement("below"))
+    assert counted.title.text("en").startswith("the cache holds fewer documents than configured: the second ask stops "
+                                               "hitting the cache (by the server's hit counters) at 30-40 documents")
+    assert "依据服务器的命中计数器" in counted.title.text("zh")
+    assert any("told by the server's hit counters" in e for e in counted.evidence)
+    assert any("told by TTFT alone" in e for e in r.evidence)
 
 
 def test_server_strings_are_made_inert():
@@ -364,6 +400,22 @@ def test_the_html_report_escapes_what_servers_say_and_draws_without_a_sweep():
     assert "not measured" in page and "-1%" in page  # TTFT3 missing, TTFT2 barely below cold
     zh = html_report(stage, "zh")
     assert '<html lang="zh">' in zh and "未测量" in zh and "TTFT2 本地命中" in zh
+
+
+def test_the_reports_say_what_told_hits_from_misses():
+    from doctor.smoke.kvpool_report import html_report, text_lines
+
+    pts = [sweep.Point(3, 580.0, 190.0, hit_share=1.0), sweep.Point(6, 580.0, 200.0, hit_share=0.9),
+           sweep.Point(9, 580.0, 570.0, hit_share=0.1)]
+    swept = {"doc_len": 128, "doc_tokens": 128.0, "points": [p.to_json() for p in pts],
+             "knee": sweep.find_knee(pts).to_json(), "agreement": "agree", "prediction": None}
+    tiers = {"ttft_cold_p50_ms": 580.0, "ttft_local_hit_p50_ms": 190.0, "ttft_remote_hit_p50_ms": None}
+    stage = {"name": "kvpool", "status": "ok", "title": "ok", "hint": None, "metrics": dict(tiers, sweep=swept)}
+    assert "knee: 6-9 documents (agrees with the configuration; hits told by the server's counters)" in \
+        html_report(stage, "en").replace("&#x27;", "'")
+    assert any("命中依据服务器计数器判断" in line for line in text_lines(stage["metrics"], "zh"))
+    older = dict(swept, knee={k: v for k, v in swept["knee"].items() if k != "by"})  # a report from before "by"
+    assert any("hits told by TTFT alone" in line for line in text_lines(dict(tiers, sweep=older), "en"))
 
 
 def test_a_huge_sweep_range_is_refused_before_it_is_made():

@@ -241,7 +241,7 @@ def html_report(stage: Dict[str, Any], lang: str, version: str = "") -> str:
         out += [f'<h2>{_e(L("sweep_title"))}</h2>', sweep_svg(sweep, lang)]
         knee, pred = sweep.get("knee") or {}, sweep.get("prediction") or {}
         out.append("<ul>")
-        out.append(f"<li>{_e(L('knee_line', measured=_knee(knee), agreement=L('agreement.' + str(sweep.get('agreement', 'unknown')))))}</li>")
+        out.append(f"<li>{_e(L('knee_line', measured=_knee(knee), agreement=L('agreement.' + str(sweep.get('agreement', 'unknown'))), by=L('knee_by.' + _by(knee))))}</li>")
         if pred:
             out.append(f"<li>{_e(L('prediction_line', docs=_docs(pred['docs_low'], pred['docs_high']), bound=pred.get('bound', '?')))}</li>")
             out += [f"<li><code>{_e(i)}</code></li>" for i in pred.get("inputs") or []]
@@ -264,6 +264,12 @@ def html_report(stage: Dict[str, Any], lang: str, version: str = "") -> str:
         out.append(f"<li>{_e(line)}</li>")
     out.append("</ul></body></html>\n")
     return "".join(out)
+
+
+def _by(knee: Dict[str, Any]) -> str:
+    """What told hits from misses; a report of an older doctor (no "by") read TTFT alone."""
+    by = knee.get("by")
+    return by if by in ("counters", "both", "ttft") else "ttft"
 
 
 def _knee(knee: Dict[str, Any]) -> str:
@@ -352,7 +358,8 @@ def text_lines(m: Dict[str, Any], lang: str, width: int = 30) -> List[str]:
         pred = sweep.get("prediction") or {}
         knee = sweep.get("knee") or {}
         out.append("  " + tr("smoke.kvpool.report.knee_line", lang, measured=_knee(knee),
-                             agreement=tr("smoke.kvpool.report.agreement." + str(sweep.get("agreement", "unknown")), lang))
+                             agreement=tr("smoke.kvpool.report.agreement." + str(sweep.get("agreement", "unknown")), lang),
+                             by=tr("smoke.kvpool.report.knee_by." + _by(knee), lang))
                    + (("; " + tr("smoke.kvpool.report.prediction_line", lang,
                                  docs=_docs(pred["docs_low"], pred["docs_high"]), bound=pred.get("bound", "?")))
                       if pred else ""))

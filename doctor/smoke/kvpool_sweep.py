@@ -5,6 +5,8 @@ the configuration says the cache is full.
 N documents of L tokens are sent once (cold) and then again; while they all fit, the second ask
 is a cache hit and its TTFT stays low; once they do not, LRU eviction of a sequential scan turns
 every second ask into a miss and TTFT jumps to the cold level (seed 001: 0.3-0.5 s -> 2.7-3.1 s).
+Where the server counts its prefix-cache hits, those counts decide hit or miss: TTFT moves with
+whatever else loads the server, the counts do not. TTFT decides only where nothing was counted.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from doctor.smoke.kvpool_calc import Prediction
 
 DEFAULT_DOCS = list(range(10, 111, 10))   # seed 001's table
 HIT_RATIO = 0.8                           # as the protocol's tiers: a hit is clearly faster than cold
+HIT_SHARE = 0.5                           # as the tiers: at least half the prompt tokens came from a cache
 MAX_POINTS = 40
 MAX_DOCS = 100_000
 
@@ -72,10 +75,12 @@ class Point:
     hit_ms: Optional[float]     # the second ask
     cold_mean_ms: Optional[float] = None
     hit_mean_ms: Optional[float] = None
+    hit_share: Optional[float] = None   # the second ask's prompt tokens the server counted as cache hits
 
     def to_json(self) -> Dict[str, Any]:
         return {"docs": self.docs, "cold_ttft_ms": self.cold_ms, "second_ttft_ms": self.hit_ms,
-                "cold_ttft_mean_ms": self.cold_mean_ms, "second_ttft_mean_ms": self.hit_mean_ms}
+                "cold_ttft_mean_ms": self.cold_mean_ms, "second_ttft_mean_ms": self.hit_mean_ms,
+                "second_hit_share": self.hit_share}
 
 
 @dataclass(frozen=True)
@@ -84,18 +89,29 @@ class Knee:
     first_miss: Optional[int]     # the smallest count whose second ask was not
     threshold_ms: Optional[float]
     visible: bool                 # the curve has both a hit level and a miss level
+    by: str = "ttft"              # what told hits from misses: "counters", "ttft", or "both" (mixed points)
 
     def to_json(self) -> Dict[str, Any]:
         return {"last_fit": self.last_fit, "first_miss": self.first_miss,
                 "threshold_ms": None if self.threshold_ms is None else round(self.threshold_ms, 1),
-                "visible": self.visible}
+                "visible": self.visible, "by": self.by}
+
+
+def hit_share(delta: Optional[Dict[str, float]], prompt_tokens: int) -> Optional[float]:
+    """The share of an ask's prompt tokens the server counted as hits in HBM or in the pool
+    (``kvpool_calc.counter_delta``), or None when it counted neither."""
+    hits = [delta[k] for k in ("hbm_hits", "pool_hits") if delta and k in delta]
+    if not hits or prompt_tokens <= 0:
+        return None
+    return round(min(1.0, max(0.0, sum(hits)) / prompt_tokens), 3)
 
 
 def find_knee(points: Sequence[Point]) -> Knee:
-    """A second ask is a miss when its TTFT is past the middle of the hit plateau (the lowest
-    second ask) and the cold level of its own count (its first ask, else the highest second ask),
-    or no faster than HIT_RATIO of its own first ask. The knee lies between the last hit before
-    the first miss and that miss."""
+    """A second ask is a miss when the server counted less than HIT_SHARE of its prompt tokens as
+    cache hits. Where it counted nothing, a second ask is a miss when its TTFT is past the middle
+    of the hit plateau (the lowest second ask) and the cold level of its own count (its first ask,
+    else the highest second ask), or no faster than HIT_RATIO of its own first ask. The knee lies
+    between the last hit before the first miss and that miss."""
     pts = sorted((p for p in points if p.hit_ms is not None), key=lambda p: p.docs)
     if not pts:
         return Knee(None, None, None, False)
@@ -104,6 +120,8 @@ def find_knee(points: Sequence[Point]) -> Knee:
 
     def miss(p: Point) -> bool:
         assert p.hit_ms is not None
+        if p.hit_share is not None:
+            return p.hit_share < HIT_SHARE
         if p.cold_ms is not None and p.hit_ms > HIT_RATIO * p.cold_ms:
             return True
         cold = p.cold_ms if p.cold_ms is not None else top
@@ -114,7 +132,9 @@ def find_knee(points: Sequence[Point]) -> Knee:
     last_fit = fits[-1].docs if fits else None
     ref = first or pts[-1]
     cold = ref.cold_ms if ref.cold_ms is not None else top
-    return Knee(last_fit, first.docs if first else None, (low + cold) / 2, visible=bool(first and fits))
+    counted = {p.hit_share is not None for p in pts}
+    by = "both" if len(counted) == 2 else "counters" if True in counted else "ttft"
+    return Knee(last_fit, first.docs if first else None, (low + cold) / 2, visible=bool(first and fits), by=by)
 
 
 @dataclass(frozen=True)

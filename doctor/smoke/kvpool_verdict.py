@@ -201,7 +201,8 @@ def judge(phases: Dict[str, Phase], facts: PoolFacts, slo: List[Tuple[str, Check
     evidence = [f"{name}: {_phase_line(p)}" for name, p in phases.items()]
     if knee is not None and agreement is not None:
         pred = (metrics.get("sweep") or {}).get("prediction") or {}
-        evidence.append(f"sweep: knee {_knee_text(knee)} documents, predicted "
+        by = {"counters": "the server's hit counters", "ttft": "TTFT alone", "both": "hit counters and TTFT"}
+        evidence.append(f"sweep: knee {_knee_text(knee)} documents (told by {by.get(knee.by, knee.by)}), predicted "
                         f"{pred.get('docs_low', 0):.1f}-{pred.get('docs_high', 0):.1f}: {agreement.state}")
     if local.state == "missed":
         return StageResult("kvpool", FAIL, seconds, metrics, T("smoke.kvpool.no_local", **figures),
@@ -227,6 +228,7 @@ def judge(phases: Dict[str, Phase], facts: PoolFacts, slo: List[Tuple[str, Check
         pred = metrics.get("sweep", {}).get("prediction") or {}
         return StageResult("kvpool", WARN, seconds, metrics,
                            T(f"smoke.kvpool.knee_{agreement.state}", measured=_knee_text(knee),
+                             how=T("smoke.kvpool.knee_by.ttft" if knee.by == "ttft" else "smoke.kvpool.knee_by.counters"),
                              low=f"{pred.get('docs_low', 0):.0f}", high=f"{pred.get('docs_high', 0):.0f}"),
                            hint=_causes(_knee_causes(agreement.state, facts)), observed=_knee_text(knee),
                            evidence=evidence)

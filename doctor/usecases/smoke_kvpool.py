@@ -253,10 +253,16 @@ def kvpool_stage(ctx: Any, prompts: str) -> StageResult:
         for n in docs:
             tags = [f"kvpool {run_id} doc{n} {i}" for i in range(n)]
             pair = []
+            share: Optional[float] = None
             for ask in (1, 2):
+                before = io.read_server(doc) if ask == 2 else None
                 recs, secs = run_pass(doc, model, tags, ctx.progress.count, f"sweep {n} docs, ask {ask}", deadline,
                                       pools[doc.base_url])
                 figs = figures_of(recs, secs)
+                if before is not None and not before.error and figs["completed"] and not figs["failed"]:
+                    after = io.settled(doc, before.counters, figs["input_tokens"])
+                    share = sweep.hit_share(calc.counter_delta(before.counters, None if after.error else after.counters),
+                                            figs["input_tokens"])
                 if figs["failed"] or len(recs) < n:
                     phases[f"sweep{n}"] = Phase("sweep", doc.base_url, n, figs["completed"],
                                                 figs["failed"] + n - len(recs), figs["ttft_ms"], figs["input_tokens"],
@@ -268,7 +274,7 @@ def kvpool_stage(ctx: Any, prompts: str) -> StageResult:
             if len(pair) < 2:
                 stop = "sweep" if timed_out() else None
                 break
-            points.append(sweep.Point(n, pair[0][0], pair[1][0], pair[0][1], pair[1][1]))
+            points.append(sweep.Point(n, pair[0][0], pair[1][0], pair[0][1], pair[1][1], share))
         per_doc = sum(doc_tokens) / len(doc_tokens) if doc_tokens else float(o.doc_len)
         prediction = calc.predict_knee(per_doc, hbm, bpt, pool)
         knee = sweep.find_knee(points)

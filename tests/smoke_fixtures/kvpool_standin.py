@@ -21,7 +21,7 @@ kvpool stage (seed 003's two nodes, seed 001's capacity knee). Test infrastructu
 
 Latency: seed 003's table (2322 ms cold, 739 ms local DRAM hit, 948 ms cross-node hit, 100
 requests of 1024 tokens at 25) and seed 001's HBM ratio (0.337 s / 3.092 s of the cold TTFT,
-so 253 ms), times ``time_factor`` to keep tests fast. A request whose hittable blocks all come
+so 253 ms), times ``time_factor`` to keep tests fast, plus ``busy_ms`` (a busy server's queueing). A request whose hittable blocks all come
 from one tier takes that tier's figure; partial hits interpolate block by block. What the server
 really did (request read, first chunk sent, the figure it aimed at) is at ``/debug/timings``.
 """
@@ -86,8 +86,9 @@ class Pool:
 class Instance:
     def __init__(self, node: int, model: str, root: str, num_gpu_blocks: int, block_size: int, max_model_len: int,
                  pool: Optional[Pool], time_factor: float, release: str = "0.11.1", gap: float = 0.0005,
-                 cache_info: bool = True):
+                 cache_info: bool = True, busy_ms: float = 0.0):
         self.node, self.model, self.root = node, model, root
+        self.busy_ms = busy_ms  # added to every TTFT: a server so busy that queueing swamps what a hit saves
         self.num_gpu_blocks, self.block_size, self.max_model_len = num_gpu_blocks, block_size, max_model_len
         self.pool, self.factor, self.release, self.gap, self.cache_info = pool, time_factor, release, gap, cache_info
         self.hbm: "OrderedDict[str, bool]" = OrderedDict()
@@ -144,7 +145,7 @@ class Instance:
         cold = SEED_MS["cold"]
         ms = cold - sum(cold - SEED_MS[t] for t in tiers) / hittable if hittable else cold
         tier = max(set(tiers), key=tiers.count) if len(tiers) * 2 >= max(1, hittable) else "cold"
-        return ms * self.factor / 1000.0, tier, n
+        return (ms * self.factor + self.busy_ms) / 1000.0, tier, n
 
     def metrics(self) -> str:
         lab = f'engine="0",model_name="{self.model}"'
@@ -351,13 +352,15 @@ class Cluster:
     def __init__(self, *, time_factor: float = 0.05, num_gpu_blocks: int = 128, block_size: int = 16,
                  pool: str = "shared", pool_tokens: int = 16384, bytes_per_token: int = 256, watermark: float = 0.95,
                  mounted_fraction: float = 1.0, release: str = "0.11.1", model: str = "qwen", peer_model: str = "",
-                 root: str = "/nonexistent/model", max_model_len: int = 32768, cache_info: bool = True):
+                 root: str = "/nonexistent/model", max_model_len: int = 32768, cache_info: bool = True,
+                 busy_ms: float = 0.0):
         # pool_tokens: what the two segments of the Mooncake config hold; mounted_fraction < 1 is a
         # pool smaller than configured (the master reports what is really mounted)
         held = int(pool_tokens * mounted_fraction)
         self.pool = None if pool == "none" else Pool(held, bytes_per_token, pool, watermark)
         self.instances = [Instance(i, peer_model if i == 1 and peer_model else model, root, num_gpu_blocks, block_size,
-                                   max_model_len, self.pool, time_factor, release, cache_info=cache_info)
+                                   max_model_len, self.pool, time_factor, release, cache_info=cache_info,
+                                   busy_ms=busy_ms)
                           for i in range(2)]
         self.servers = []
         for inst in self.instances:
