@@ -3157,3 +3157,45 @@ def test_seventh_sweep_part_s7g_causes_say_what_their_sources_say():
     assert "So: CANN's set_env.sh not sourced" not in s.cause_en and "因此：本进程未 source" not in s.cause_zh
     assert "stock triton" in s.cause_en and "原版 triton" in s.cause_zh and "#3279" in s.cause_zh
     assert "from triton.backends import backends" in s.fix_en and "from triton.backends import backends" in s.fix_zh
+
+
+def test_ninth_sweep_part_s9F_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, ninth sweep of signature causes, part F: causes (and one pattern) that said
+    more than, or other than, the code and guide they cite."""
+    # ATB ddcc8b62: four runners return ERROR_INTERNAL_ERROR (3) for a null communicator, not 28
+    s = by_id("cann.atb_hccl_runner_failed")
+    assert "28 ERROR_COMM_EMPTY when the runner's HCCL communicator is null" not in s.cause_en
+    assert "28 为 ERROR_COMM_EMPTY，即 runner 的 HCCL 通信域为空" not in s.cause_zh
+    assert "3 ERROR_INTERNAL_ERROR in the ReduceScatter" in s.cause_en and "返回 3 ERROR_INTERNAL_ERROR" in s.cause_zh
+    assert "ReduceScatter hccl Execute failed, ret:" in s.cause_en and "ReduceScatter hccl Execute failed, ret:" in s.cause_zh
+    assert "st 3 in the runners named above" in s.fix_en and "上述 runner 中的 st 3" in s.fix_zh
+    assert "reduce_scatter_hccl_runner.cpp" in s.source and "9a08634a" not in s.source
+    assert "ddcc8b6225b8b7d4703c69c319244bdea0f0c9a1/src/atb/utils/common_utils.cpp" in s.source
+    # Mooncake v0.3.12 and later: the context is 'Transfer N failed' with no code in front
+    s = by_id("mooncake.put_transfer_fail")
+    new_line = ("E20260822 10:00:00.000000 1 client_service.cpp:3085] Operation for key k1 failed: TRANSFER_FAIL "
+                "(Transfer 0 failed)")
+    assert re.search(s.pattern, new_line) and re.search(s.pattern, s.example)
+    assert "could not write an object to a replica: the transfer to the node holding it failed" not in s.cause_en
+    assert "无法将对象写入副本：向持有副本的节点传输失败" not in s.cause_zh
+    assert "v0.3.12" in s.cause_en and "v0.3.12" in s.cause_zh and "v0.3.11.post1" in s.cause_en
+    assert "v0.3.12/mooncake-store/src/client_service.cpp" in s.source and "v0.3.5/mooncake-store/src/client.cpp" in s.source
+    # hicann/hccl param_link_stage.md: DETECT EVENT LIST first, then five checks on the peer
+    s = by_id("cann.hccl_alloc_transports")
+    assert "the guide's candidates for that are a peer that did not issue" not in s.cause_en
+    assert "指南列出的可能原因为：对端未在超时内下发同一通信算子" not in s.cause_zh
+    assert "DETECT EVENT LIST" in s.cause_en and "DETECT EVENT LIST" in s.cause_zh and "DETECT EVENT LIST" in s.fix_en
+    assert "HCCL_LOGIC_SUPERPOD_ID" in s.cause_en and "HCCL_LOGIC_SUPERPOD_ID" in s.cause_zh
+    assert "HCCL_CONNECT_TIMEOUT" in s.cause_en and "第三个 rank" in s.cause_zh and "DETECT EVENT LIST" in s.fix_zh
+    # sglang extra_ops_loader.py: raise ... from exc, so Python prints the cause above the RuntimeError
+    s = by_id("env.sglang_npu_ops_unloaded")
+    assert "chained below it" not in s.cause_en and "其下链接的异常" not in s.cause_zh and "其下链接" not in s.fix_zh
+    assert "direct cause of the following exception" in s.cause_en and "direct cause of the following exception" in s.cause_zh
+    assert "points to a missing file" in s.cause_en and "points to a missing file" in s.cause_zh
+    assert "chained exception printed above it" in s.fix_en and "打印在其上方的链接异常" in s.fix_zh
+    # cann-hccl topoinfo_ranktableConcise.cc: the two 'device_ip' lines, and the host-IP condition
+    s = by_id("cann.hccl_ranktable_entry_invalid")
+    assert "device_ip is missing where it must be set" not in s.cause_en
+    assert "在必须设置 device_ip 的场景（多于一台服务器，或 HCCL_INTRA_ROCE_ENABLE=1）缺少 device_ip" not in s.cause_zh
+    assert "valid host IP" in s.cause_en and "有效的 host IP" in s.cause_zh
+    assert "single-server table" in s.cause_en and "单服务器" in s.cause_zh and "topoinfo_ranktableConcise.cc" in s.source
