@@ -3199,3 +3199,21 @@ def test_ninth_sweep_part_s9F_causes_say_what_their_sources_say():
     assert "在必须设置 device_ip 的场景（多于一台服务器，或 HCCL_INTRA_ROCE_ENABLE=1）缺少 device_ip" not in s.cause_zh
     assert "valid host IP" in s.cause_en and "有效的 host IP" in s.cause_zh
     assert "single-server table" in s.cause_en and "单服务器" in s.cause_zh and "topoinfo_ranktableConcise.cc" in s.source
+
+
+def test_numpy_c_api_in_both_directions_is_told_apart():
+    """NumPy 2 headers say 'numpy._core.multiarray failed to import' (a module built for NumPy 2 that
+    cannot take the installed NumPy's C API); NumPy 1.x headers say 'numpy.core...'. Each has its row."""
+    from doctor.explain.answers import primary
+
+    newer = ("RuntimeError: module was compiled against NumPy C-API version 0x12 (NumPy 2.0) but the running NumPy "
+             "has C-API version 0x10. Check the section C-API incompatibility at the Troubleshooting ImportError section\n"
+             "ImportError: numpy._core.multiarray failed to import\n")
+    top = primary(catalog().explain_text(newer))
+    assert top is not None and top.id == "vllm_ascend.numpy_c_api_newer_than_installed"
+    s = by_id(top.id)
+    assert "older than the one the module was built for" in s.cause_en and "比该模块构建时所用的旧" in s.cause_zh
+    older = "A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.2 as it may crash.\n"
+    assert primary(catalog().explain_text(older)).id == "vllm_ascend.numpy2_abi"
+    assert primary(catalog().explain_text("ImportError: numpy.core.multiarray failed to import")).id == \
+        "vllm_ascend.numpy2_abi"
