@@ -3157,3 +3157,27 @@ def test_seventh_sweep_part_s7g_causes_say_what_their_sources_say():
     assert "So: CANN's set_env.sh not sourced" not in s.cause_en and "因此：本进程未 source" not in s.cause_zh
     assert "stock triton" in s.cause_en and "原版 triton" in s.cause_zh and "#3279" in s.cause_zh
     assert "from triton.backends import backends" in s.fix_en and "from triton.backends import backends" in s.fix_zh
+
+
+def test_ninth_sweep_part_s9A_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, ninth sweep of signature causes, part A: one pattern that took another
+    Triton build's line (wrong), two fixes that said more than their sources."""
+    s = by_id("env.gloo_loopback")  # the host-name advice rests on torch's createDefaultDevice, now cited
+    assert "and make the host name resolve to that IP." not in s.fix_en
+    assert "并使主机名解析到该 IP。" not in s.fix_zh
+    assert "falls back to loopback otherwise" in s.fix_en and "否则回退到回环地址" in s.fix_zh
+    assert "/etc/hosts" in s.fix_en and "/etc/hosts" in s.fix_zh
+    assert "c10d/ProcessGroupGloo.cpp" in s.source
+    s = by_id("mooncake.ascend_self_device")  # Ascend Direct takes the current device; npu_N and tcp had no source
+    assert "npu_N" not in s.fix_en and "npu_N" not in s.fix_zh
+    assert "(tcp)" not in s.fix_en and "（tcp）" not in s.fix_zh
+    assert "aclrtGetDevice" in s.fix_en and "aclrtGetDevice" in s.fix_zh
+    assert "TransferEngine.initialize()" in s.fix_en and "TransferEngine.initialize()" in s.fix_zh
+    assert "ascend_direct_transport.md" in s.source and "ascend_direct_transport.cpp" in s.source
+    s = by_id("env.triton_ascend_no_cxx")  # other Triton builds print the same words, then name CXX
+    assert s.pattern != r"RuntimeError: Failed to find C\+\+ compiler"
+    assert re.search(s.pattern, "RuntimeError: Failed to find C++ compiler")
+    assert not re.search(s.pattern, "RuntimeError: Failed to find C++ compiler. Please specify via CXX environment variable.")
+    assert "Please specify via CXX environment variable" in s.cause_en
+    assert "Please specify via CXX environment variable" in s.cause_zh and "不属于本条" in s.cause_zh
+    assert "intel-xpu-backend-for-triton" in s.source and "runtime/build.py" in s.source
