@@ -3217,3 +3217,27 @@ def test_numpy_c_api_in_both_directions_is_told_apart():
     assert primary(catalog().explain_text(older)).id == "vllm_ascend.numpy2_abi"
     assert primary(catalog().explain_text("ImportError: numpy.core.multiarray failed to import")).id == \
         "vllm_ascend.numpy2_abi"
+
+
+def test_ninth_sweep_part_s9A_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, ninth sweep of signature causes, part A: one pattern that took another
+    Triton build's line (wrong), two fixes that said more than their sources."""
+    s = by_id("env.gloo_loopback")  # the host-name advice rests on torch's createDefaultDevice, now cited
+    assert "and make the host name resolve to that IP." not in s.fix_en
+    assert "并使主机名解析到该 IP。" not in s.fix_zh
+    assert "falls back to loopback otherwise" in s.fix_en and "否则回退到回环地址" in s.fix_zh
+    assert "/etc/hosts" in s.fix_en and "/etc/hosts" in s.fix_zh
+    assert "c10d/ProcessGroupGloo.cpp" in s.source
+    s = by_id("mooncake.ascend_self_device")  # Ascend Direct takes the current device; npu_N and tcp had no source
+    assert "npu_N" not in s.fix_en and "npu_N" not in s.fix_zh
+    assert "(tcp)" not in s.fix_en and "（tcp）" not in s.fix_zh
+    assert "aclrtGetDevice" in s.fix_en and "aclrtGetDevice" in s.fix_zh
+    assert "TransferEngine.initialize()" in s.fix_en and "TransferEngine.initialize()" in s.fix_zh
+    assert "ascend_direct_transport.md" in s.source and "ascend_direct_transport.cpp" in s.source
+    s = by_id("env.triton_ascend_no_cxx")  # other Triton builds print the same words, then name CXX
+    assert s.pattern != r"RuntimeError: Failed to find C\+\+ compiler"
+    assert re.search(s.pattern, "RuntimeError: Failed to find C++ compiler")
+    assert not re.search(s.pattern, "RuntimeError: Failed to find C++ compiler. Please specify via CXX environment variable.")
+    assert "Please specify via CXX environment variable" in s.cause_en
+    assert "Please specify via CXX environment variable" in s.cause_zh and "不属于本条" in s.cause_zh
+    assert "intel-xpu-backend-for-triton" in s.source and "runtime/build.py" in s.source
