@@ -3241,3 +3241,36 @@ def test_ninth_sweep_part_s9A_causes_say_what_their_sources_say():
     assert "Please specify via CXX environment variable" in s.cause_en
     assert "Please specify via CXX environment variable" in s.cause_zh and "不属于本条" in s.cause_zh
     assert "intel-xpu-backend-for-triton" in s.source and "runtime/build.py" in s.source
+
+
+def test_ninth_sweep_part_s9E_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, ninth sweep of signature causes, part E: one row wrong (its pattern took
+    op-plugin's fallback warning for the error), five that said more than the code, guide or thread they cite."""
+    s = by_id("cann.opapi_symbol_missing")  # op_api_common.h DO_COMPATIBILITY: the same words + ". Will call" is a warning
+    err = "RuntimeError: aclnnX or aclnnXGetWorkspaceSize not in libopapi.so, or libopapi.so not found."
+    warn = "aclnnX or aclnnXGetWorkspaceSize not in libopapi.so, or libopapi.so not found. Will call acl_op::npu_x(self)"
+    assert re.search(s.pattern, err) and not re.search(s.pattern, warn)
+    assert "Will call" in s.cause_en and "Will call" in s.cause_zh
+    assert "Current device only support aclnn operators" in s.cause_en and "Current device only support aclnn operators" in s.cause_zh
+    assert "op_api_common.h" in s.source
+    s = by_id("mooncake.rdma_retry_exceeded")  # worker_pool.cpp 3b5a5941: retried on another rail; #82 names no fix
+    assert "check the route between their RDMA subnets" not in s.fix_en and "两个 RDMA 子网之间的路由" not in s.fix_zh
+    assert "max_retry_cnt" in s.cause_en and "max_retry_cnt" in s.cause_zh and "RoCEv2" in s.cause_zh
+    assert "local_nic" in s.fix_en and "local_nic" in s.fix_zh
+    assert "worker_pool.cpp" in s.source and "rail_monitor.cpp" in s.source and "troubleshooting.md" in s.source
+    s = by_id("devices.device_count_failed")  # no cited source lists candidates; NPUException.h raises some codes instead
+    assert "device nodes or driver libraries missing" not in s.cause_en and "缺少设备节点或驱动库" not in s.cause_zh
+    assert "raises that instead" in s.cause_en and "直接抛出" in s.cause_zh
+    assert "PeekLastErr" in s.fix_en and "PeekLastErr" in s.fix_zh
+    assert "NPUException.h" in s.source
+    s = by_id("env.hccl_env_invalid")  # the guide says adjust to the printed range; RDMA_SL must match the NIC's PFC priority
+    assert "unset it to get HCCL's default" not in s.fix_en and "取消设置以使用 HCCL 默认值" not in s.fix_zh
+    assert "PFC" in s.fix_en and "PFC" in s.fix_zh and "HCCL_RDMA_SL.md" in s.source and "hccl_env/README.md" in s.source
+    s = by_id("env.sgl_kernel_npu_transformers")  # #23656: fine on transformers 5.3.0; nobody cites the pinned version
+    assert "the sglang release pins" not in s.fix_en and "锁定的 transformers" not in s.fix_zh
+    assert "5.5.4" in s.cause_en and "5.5.4" in s.cause_zh and "5.3.0" in s.fix_en and "5.3.0" in s.fix_zh
+    assert "sgl-kernel-npu/issues/468" not in s.source  # a held-out thread
+    s = by_id("cann.init_env_failed")  # op_compile_processor.cpp: seven entry points log it, not only compiling
+    assert "so compiling an operator stops with this line" not in s.cause_en and "因此编译算子时报出此行" not in s.cause_zh
+    assert "compile option" in s.cause_en and "编译选项" in s.cause_zh and "ACL_ERROR_FAILURE" in s.cause_zh
+    assert "SetJitCompileFlag" in s.source
