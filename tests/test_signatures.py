@@ -3274,3 +3274,47 @@ def test_ninth_sweep_part_s9E_causes_say_what_their_sources_say():
     assert "so compiling an operator stops with this line" not in s.cause_en and "因此编译算子时报出此行" not in s.cause_zh
     assert "compile option" in s.cause_en and "编译选项" in s.cause_zh and "ACL_ERROR_FAILURE" in s.cause_zh
     assert "SetJitCompileFlag" in s.source
+
+
+def test_ninth_sweep_part_s9C_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, ninth sweep of signature causes, part C: three rows wrong (a warning put on
+    the wrong copy of the check, two patterns that missed the line the code prints), two that said more
+    than their sources."""
+    s = by_id("mooncake.wr_flushed")  # libibverbs prints 'Work Request Flushed Error'; Mooncake only with TRACE
+    assert s.pattern != "work request flushed error"
+    assert "MC_LOG_LEVEL=TRACE" in s.cause_en and "MC_LOG_LEVEL=TRACE" in s.cause_zh
+    assert "v0.3.11" in s.cause_en and "v0.3.11" in s.cause_zh and "enum_strs.c" in s.source
+    line = ("E0914 10:21:07.000001 12 worker_pool.cpp:271] Worker: Process failed for slice (opcode: 0, "
+            "source_addr: 0x7f, length: 65536, dest_addr: 0x7e, local_nic: mlx5_0, peer_nic: 10.0.0.2@mlx5_0, "
+            "dest_rkey: 1, retry_cnt: 0, max_retry_cnt: 8): Work Request Flushed Error")
+    assert "mooncake.wr_flushed" in explained(line) and "mooncake.wr_flushed" in explained(s.example)
+    assert "mooncake.wr_flushed" not in explained(line.replace("Work Request Flushed Error", "transport retry counter exceeded"))
+    s = by_id("mooncake.segment_not_found")  # only the guide has this wording; no Mooncake code prints it
+    assert "it must match exactly the local_hostname the other node registered with" not in s.cause_en
+    assert "必须与对端注册时使用的 local_hostname 完全一致" not in s.cause_zh
+    assert "as printed in its startup log" not in s.fix_en and "见其启动日志" not in s.fix_zh
+    assert "no Mooncake code" in s.cause_en and "没有任何代码" in s.cause_zh
+    assert "Failed to retrieve segment descriptor" in s.cause_en and "Failed to retrieve segment descriptor" in s.cause_zh
+    assert "memory read/write" in s.fix_en and "内存读写" in s.fix_zh and "transfer_metadata.cpp" in s.source
+    s = by_id("mooncake.store_api_missing")  # #1514's reply and the Mooncake code: batch_get_buffer from v0.3.6
+    assert "LMCache, sglang HiCache, vllm-ascend" not in s.cause_en and "an LMCache maintainer" not in s.cause_en
+    assert "LMCache 维护者" not in s.cause_zh and "sglang HiCache" not in s.cause_zh
+    assert "release notes" not in s.fix_en and "发布说明" not in s.fix_zh
+    assert "v0.3.6" in s.cause_en and "v0.3.6" in s.cause_zh and "#671" in s.cause_en and "#671" in s.cause_zh
+    assert "v0.3.6" in s.fix_en and "v0.3.6" in s.fix_zh
+    assert "1980ca64a7b588e101282d6d03853d6945bfacc6" in s.source and "v0.3.6/mooncake-integration/store/store_py.cpp" in s.source
+    s = by_id("torch_npu.owner_mismatch_benign")  # 'current owner' is collect_env.py's own copy of the check
+    assert not s.cause_en.startswith("torch_npu's path check (PathManager.check_path_owner_consistent) found")
+    assert not s.cause_zh.startswith("torch_npu 的路径检查（PathManager.check_path_owner_consistent）发现")
+    assert "collect_env.py's own check_path_owner_consistent" in s.cause_en and "collect_env.py 自带的" in s.cause_zh
+    assert "install.info" in s.cause_en and "install.info" in s.cause_zh
+    assert "file_manager.py" in s.source and "4ecd50b2988f5e781f167f87f77c70f81a742c8e/torch_npu/utils/collect_env.py" in s.source
+    s = by_id("cann.hccl_sdma_task")  # hicann/runtime a8e3a4db (v9.1.0): 'FftsPlus task execution failed'
+    assert s.pattern != r"fftsplus task execute failed.*\[fftsplus sdma error\]"
+    assert "FftsPlus task execution failed" in s.cause_en and "FftsPlus task execution failed" in s.cause_zh
+    assert "v9.1.0" in s.cause_en and "v9.1.0" in s.cause_zh and "a8e3a4db" in s.source and "v9.0.1" in s.source
+    new = ("[ERROR] RUNTIME(1024,python3):2026-05-12-20:55:44.705.025 [ffts_task.cc:782]1030 "
+           "PrintSdmaErrorInfoForFftsPlusTask:FftsPlus task execution failed, dev_id=0, stream_id=50, task_id=21, "
+           "context_id=18, thread_id=0, err_type=4[fftsplus sdma error], error_code=507035.")
+    assert "cann.hccl_sdma_task" in explained(new) and "cann.hccl_sdma_task" in explained(s.example)
+    assert "cann.hccl_sdma_task" not in explained(new.replace("err_type=4[fftsplus sdma error]", "err_type=1[fftsplus aicore error]"))
