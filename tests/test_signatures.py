@@ -3318,3 +3318,51 @@ def test_ninth_sweep_part_s9C_causes_say_what_their_sources_say():
            "context_id=18, thread_id=0, err_type=4[fftsplus sdma error], error_code=507035.")
     assert "cann.hccl_sdma_task" in explained(new) and "cann.hccl_sdma_task" in explained(s.example)
     assert "cann.hccl_sdma_task" not in explained(new.replace("err_type=4[fftsplus sdma error]", "err_type=1[fftsplus aicore error]"))
+
+
+def test_ninth_sweep_part_s9B_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, ninth sweep of signature causes, part B: one row wrong (the triton-ascend
+    multi-buffer default), eight that said more than the code, table, guide or thread they cite."""
+    s = by_id("mooncake.init_failed")  # real_client.cpp 3b5a5941: an ERROR before most setup failure returns
+    assert "mooncake_master runs" not in s.fix_en and "mooncake_master 正在运行" not in s.fix_zh
+    assert "port retries" in s.cause_en and "多次尝试端口" in s.cause_zh
+    assert "Check the Mooncake config and network".lower() in s.cause_en.lower() and "配置与网络" in s.cause_zh
+    assert "protocol, device_name" in s.fix_en and "protocol、device_name" in s.fix_zh
+    assert "3b5a594133958449a1feaf1c9e0fc1b553e34a28/mooncake-store/src/real_client.cpp" in s.source
+    s = by_id("devices.lost_heartbeat")  # aclError.md 507010: collect logs, contact support; no npu-smi/dmesg advice
+    assert "dmesg" not in s.fix_en and "dmesg" not in s.fix_zh
+    assert "contact Huawei technical support" in s.fix_en and "联系华为技术支持" in s.fix_zh
+    assert "EL0001" in s.fix_en and "EL0001" in s.fix_zh
+    assert "NPUErrorCodes.h" in s.source
+    s = by_id("env.sglang_npu_missing_import")  # a candidate 'in no source read' is gone
+    assert "in no source read" not in s.cause_en and "已读来源中没有记录" not in s.cause_zh
+    assert "python3 -c 'import torch_npu'" not in s.fix_en and "python3 -c 'import torch_npu'" not in s.fix_zh
+    assert "PR #87" in s.fix_en and "PR #87" in s.fix_zh
+    s = by_id("vllm_ascend.triton_ub_overflow_prose")  # compiler.py a84b1eb5: multibuffer = not is_compile_on_910_95
+    assert "Multi-buffering, on by default" not in s.cause_en and "默认开启的多缓冲" not in s.cause_zh
+    assert "except when compiling for Ascend 950" in s.cause_en and "为 Ascend 950 编译时默认关闭" in s.cause_zh
+    assert "debug_guide/ub_overflow.md" not in s.fix_en and "debug_guide/ub_overflow.md" not in s.fix_zh
+    assert "multibuffer=False" in s.fix_en and "multibuffer=False" in s.fix_zh
+    assert "a84b1eb52b6215e2c171632f2df0892f1003cfc8/third_party/ascend/backend/compiler.py" in s.source
+    s = by_id("cann.npu_error_507011")  # NPUErrorCodes.h / aclError.md: model execution failed, read the log
+    assert "a task running on the device failed" not in s.cause_en and "设备上运行的某个任务失败了" not in s.cause_zh
+    assert "ASCEND_LAUNCH_BLOCKING" not in s.fix_en and "ASCEND_LAUNCH_BLOCKING" not in s.fix_zh
+    assert "ACL_ERROR_RT_MODEL_EXECUTE" in s.cause_en and "ACL_ERROR_RT_MODEL_EXECUTE" in s.cause_zh
+    assert "contacting Huawei technical support" in s.fix_en and "联系华为技术支持" in s.fix_zh
+    assert "hicann/runtime/blob/681ef7610df1/docs/zh/api_ref/25-01_aclError.md" in s.source
+    s = by_id("cann.op_unsupported_on_soc")  # EZ9903's own solution: collect the plog; #18133 gives no cause
+    assert "npu-smi info" not in s.fix_en and "npu-smi info" not in s.fix_zh
+    assert "collect the plog" in s.fix_en and "收集 plog" in s.fix_zh
+    s = by_id("vllm.audio_extra")  # faqs.md 182b75ea: librosa, qwen-omni-utils; no soundfile
+    assert "soundfile" not in s.fix_en and "soundfile" not in s.fix_zh
+    assert "librosa and friends" not in s.cause_en and "librosa 等" not in s.cause_zh
+    assert "some multi-modal models require librosa" in s.cause_en and "部分多模态模型需要 librosa" in s.cause_zh
+    assert "qwen-omni-utils" in s.fix_en and "qwen-omni-utils" in s.fix_zh
+    s = by_id("cann.mindie_quant_config")  # config.py 8b4871ad: the messages point at the model README only
+    assert "msModelSlim" not in s.fix_en and "msModelSlim" not in s.fix_zh
+    assert "not one this loader accepts" in s.fix_en and "本加载器不接受" in s.fix_zh
+    s = by_id("driver.libascend_hal_missing")  # the Docker guide's -e LD_LIBRARY_PATH has four directories
+    assert "Host: install the driver, then `export LD_LIBRARY_PATH" not in s.fix_en
+    assert "宿主机：先安装驱动，再执行" not in s.fix_zh
+    assert "/usr/local/Ascend/driver/lib64/base" in s.fix_en and "/usr/local/Ascend/driver/lib64/base" in s.fix_zh
+    assert "lib64/base, lib64/common, lib64/driver" in s.source
