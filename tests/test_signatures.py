@@ -3366,3 +3366,36 @@ def test_ninth_sweep_part_s9B_causes_say_what_their_sources_say():
     assert "宿主机：先安装驱动，再执行" not in s.fix_zh
     assert "/usr/local/Ascend/driver/lib64/base" in s.fix_en and "/usr/local/Ascend/driver/lib64/base" in s.fix_zh
     assert "lib64/base, lib64/common, lib64/driver" in s.source
+
+
+def test_ninth_sweep_part_s9D_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, ninth sweep of signature causes, part D: causes and fixes that said more
+    than the guide, code or threads they cite."""
+    s = by_id("mooncake.mr_size_limit")  # troubleshooting.md: "usually" a device limit; ulimit -a and ibv_devinfo -v
+    assert not s.cause_en.startswith("The RDMA device cannot register more memory")
+    assert not s.cause_zh.startswith("RDMA 设备无法注册超过其 max_mr_size 的内存")
+    assert "smaller global segment or buffer" not in s.fix_en and "更小的 global segment 或 buffer" not in s.fix_zh
+    assert "usually caused by a device limit" in s.cause_en and "通常是设备限制所致" in s.cause_zh
+    assert "ulimit -a" in s.fix_en and "ulimit -a" in s.fix_zh and "troubleshooting.md" in s.source
+    s = by_id("cann.hccl_bind_ip_port")  # no cited thread sets HCCL_IF_BASE_PORT per job; CANN's env-var pages do
+    assert "export HCCL_IF_BASE_PORT=<base> per job" not in s.fix_en
+    assert "每个任务 export HCCL_IF_BASE_PORT=<起始端口>" not in s.fix_zh
+    assert "auto" in s.fix_en and "auto" in s.fix_zh and "60000 to 60015" in s.fix_en and "60000 至 60015" in s.fix_zh
+    assert "envref_07_0143.html" in s.source and "envref_07_0074.html" in s.source
+    s = by_id("vllm.kv_cache_no_memory")  # the check precedes max_model_len; vllm-ascend v0.13.0 counts other processes
+    assert "lower --max-model-len, or add NPUs" not in s.fix_en and "降低 --max-model-len，或增加 NPU" not in s.fix_zh
+    assert "check_enough_kv_cache_memory" in s.cause_en and "check_enough_kv_cache_memory" in s.cause_zh
+    assert "does not clear this error" in s.fix_en and "并不能消除此错误" in s.fix_zh
+    assert "v1/core/kv_cache_utils.py" in s.source and "v0.13.0/vllm_ascend/worker/worker.py" in s.source
+    s = by_id("vllm.engine_died")  # core_client.py: any multiprocess client, the offline LLM's too (vllm#32468)
+    assert "exited while the API server was running" not in s.cause_en
+    assert "API 服务器运行时引擎核心进程退出" not in s.cause_zh
+    assert "offline LLM class" in s.cause_en and "离线 LLM 类" in s.cause_zh and "#32468" in s.cause_zh
+    assert "v1/engine/core_client.py" in s.source and "issues/32468" in s.source
+    s = by_id("cann.llamacpp_op_unsupported")  # supports_op already keeps unlisted ops off CANN; the path is not shown
+    assert "this llama.cpp's CANN backend lacks that operator" not in s.cause_en
+    assert "该版本 llama.cpp 的 CANN 后端缺少这个算子" not in s.cause_zh
+    assert "gains operators from release to release" not in s.fix_en and "算子支持随版本增加" not in s.fix_zh
+    assert "supports_op" in s.cause_en and "supports_op" in s.cause_zh and "[CANN]" in s.fix_zh
+    assert "the sources do not show which" in s.cause_en and "来源未说明是哪一种" in s.cause_zh
+    assert "src/ggml-backend.cpp" in s.source
