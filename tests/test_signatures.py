@@ -3399,3 +3399,21 @@ def test_ninth_sweep_part_s9D_causes_say_what_their_sources_say():
     assert "supports_op" in s.cause_en and "supports_op" in s.cause_zh and "[CANN]" in s.fix_zh
     assert "the sources do not show which" in s.cause_en and "来源未说明是哪一种" in s.cause_zh
     assert "src/ggml-backend.cpp" in s.source
+
+
+def test_a_backend_other_than_torch_npu_failing_to_load_is_not_torch_npus_failure():
+    """torch names the torch.backends entry point that failed; only torch_npu's is torch_npu's."""
+    from doctor.explain.answers import primary
+
+    tail = ". You can disable extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0."
+    assert primary(catalog().explain_text("RuntimeError: Failed to load the backend extension: torch_npu" + tail)).id == \
+        "torch_npu.autoload_failed"
+    other = catalog().explain_text("RuntimeError: Failed to load the backend extension: torch_mlu" + tail)
+    assert primary(other).id == "env.backend_autoload_failed_other"
+    assert "torch_npu.autoload_failed" not in {a.id for a in other}
+    # the message wrapped after the name: its second line alone is still read as torch_npu's
+    wrapped = catalog().explain_text("RuntimeError: Failed to load the backend extension: torch_npu.\n"
+                                     "You can disable extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0\n")
+    assert primary(wrapped).id == "torch_npu.autoload_failed"
+    s = by_id("env.backend_autoload_failed_other")
+    assert "torch.backends" in s.cause_en and "torch.backends" in s.cause_zh and "_import_device_backends" in s.source
