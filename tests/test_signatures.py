@@ -3417,3 +3417,14 @@ def test_a_backend_other_than_torch_npu_failing_to_load_is_not_torch_npus_failur
     assert primary(wrapped).id == "torch_npu.autoload_failed"
     s = by_id("env.backend_autoload_failed_other")
     assert "torch.backends" in s.cause_en and "torch.backends" in s.cause_zh and "_import_device_backends" in s.source
+
+
+def test_mooncake_v0312_rpc_timeout_line_is_the_master_rpc_timeout():
+    """From v0.3.12 invoke_rpc logs a timed-out call as 'RPC call timed out: ' (RPC_TIMEOUT), no
+    longer as 'RPC call failed: Connection timed out'; both are the same row."""
+    from doctor.explain.answers import primary
+
+    for line in ("E20260101 11:16:11.129794 58058 master_client.cpp:350] RPC call timed out: Timer expired",
+                 "E1111 08:02:15.854331   924 master_client.cpp:146] RPC call failed: Connection timed out"):
+        assert primary(catalog().explain_text(line)).id == "mooncake.master_rpc_timeout"
+    assert "v0.3.12/mooncake-store/src/master_client.cpp" in by_id("mooncake.master_rpc_timeout").source
