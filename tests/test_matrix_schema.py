@@ -215,3 +215,17 @@ def test_schema_is_derived_from_the_row_types():
                              "torch": "2.5.1", "torch_npu": "2.5.1", "glibc_min": "2.17", "hardware": ["A2"],
                              "source": "x", "known_problems": [{"summary": "s", "source": "u"}]}, origin="f:1")
     assert row.cann == ("8.2.RC1",) and row.known_problems[0].summary == "s" and row.origin == "f:1"
+
+
+def test_vllm_ascend_073_prereleases_record_why_their_python_range_is_not_their_own_guides():
+    """0.7.3rc1/rc2's own guide says Python 3.9 or higher and setup.py lists 3.12; the range kept
+    (>=3.9,<3.12) is the later policy's, and the pinned torch-npu build is given for 3.9-3.11 only."""
+    import tomllib
+
+    path = Path(__file__).resolve().parent.parent / "matrices" / "vllm-ascend.toml"
+    rows = {r["vllm_ascend"]: r for r in tomllib.loads(path.read_text(encoding="utf-8"))["release"]}
+    for v in ("0.7.3rc1", "0.7.3rc2"):
+        r = rows[v]
+        assert r["python"] == ">=3.9,<3.12"
+        assert "Python: 3.9 or higher" in r["notes"] and "3.9, 3.10 and 3.11 only" in r["notes"]
+        assert "v0.8.5rc1: >= 3.9, < 3.12" in r["sources"]["python"] and f"setup.py (v{v}" in r["sources"]["python"]
