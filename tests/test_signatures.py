@@ -3428,3 +3428,37 @@ def test_mooncake_v0312_rpc_timeout_line_is_the_master_rpc_timeout():
                  "E1111 08:02:15.854331   924 master_client.cpp:146] RPC call failed: Connection timed out"):
         assert primary(catalog().explain_text(line)).id == "mooncake.master_rpc_timeout"
     assert "v0.3.12/mooncake-store/src/master_client.cpp" in by_id("mooncake.master_rpc_timeout").source
+
+
+def test_ninth_sweep_part_s9H_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, ninth sweep of signature causes, part H: a dump pattern that missed the lines newer
+    CANN prints, and fixes that gave advice (or a platform list) no cited source gives."""
+    # hicann/runtime 681ef761 device_error_core_proc.cc: 'the error is <type> error' and 'there is an error of <type>'
+    s = by_id("cann.aicore_exception_dump")
+    for line in ("An error occurs on the device(chipId:0, dieId:0), the serial number is 7, the error is aivec error, "
+                 "core id is 3, error code = 0x800000, dump info: pc start: 0x1240001e3298",
+                 "The error from device(0), serial number is 2, there is an error of aicore, core id is 5, "
+                 "error code = 0, dump info: pc start: 0x12c0c131862c",
+                 "The error from device(chipId:5, dieId:1), serial number is 7, there is an exception of fftsplus "
+                 "aivector error, core id is 14, error code = 0"):
+        assert re.search(s.pattern, line) and s.id in explained(line), line
+    assert re.search(s.pattern, s.example)
+    assert not re.search(s.pattern, "there is an aivec error exception, core id is 4")  # cann.vector_core_exception's
+    assert "check for a newer vllm-ascend/CANN release" not in s.fix_en and "较新 vllm-ascend/CANN 版本" not in s.fix_zh
+    assert "to find the op" not in s.fix_en and "以定位算子" not in s.fix_zh
+    assert "fault kernel_name" in s.cause_en and "fault kernel_name" in s.cause_zh
+    assert "not why" in s.cause_en and "不说明原因" in s.cause_zh
+    assert "stack trace" in s.fix_en and "调用栈" in s.fix_zh and "errorStr" in s.fix_zh
+    assert "vllm-ascend/issues/2976" in s.source and "device_error_core_proc.cc" in s.source
+    # Atlas_ACL_E2E_Demo#27: the author's advice is the project's acllib step, then re-flashing the card
+    s = by_id("cann.acl_header_missing")
+    assert "of the same version as the runtime" not in s.fix_en and "与运行时同版本" not in s.fix_zh
+    assert "re-flashing the card" in s.fix_en and "重新制卡" in s.fix_zh
+    # VeOmni#147 shows one build's platforms (torchaudio 2.6.0+cpu); the fix is PR #148, then #312 and #832
+    s = by_id("torch.cpu_index_no_aarch64_wheel")
+    assert "that build has wheels for x86_64 and Windows only" not in s.cause_en
+    assert "该构建只有 x86_64 与 Windows 的 wheel" not in s.cause_zh
+    assert "torchaudio 2.6.0+cpu" in s.cause_en and "torchaudio 2.6.0+cpu" in s.cause_zh
+    assert "the hint lists the platforms" in s.cause_en and "提示中列出了它已有的平台" in s.cause_zh
+    assert "npu_aarch64" in s.fix_en and "npu_aarch64" in s.fix_zh and "platform_machine" not in s.fix_en
+    assert "VeOmni/pull/312" in s.source and "VeOmni/pull/832" in s.source
