@@ -156,3 +156,26 @@ def test_the_node_task_keeps_a_bounded_output_whatever_the_doctor_there_prints()
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 << 10  # KiB; communicate(): ~400 MB
     late = ray_task.run_snapshot(["sh", "-c", "sleep 60 & echo started"], 1.5)
     assert late["timed_out"] and late["stdout"] == "started\n" and late["seconds"] < 10
+
+
+def test_a_node_that_answers_as_the_deadline_passes_is_read_not_cancelled():
+    """ray.wait's protocol with a clock that passes the deadline while two tasks finish: the last
+    look (timeout 0) reads them; only the task still running is left to cancel."""
+    from doctor.shell.fleet.ray_cluster import drain
+
+    now = [0.0]
+    finished = {"a"}
+
+    def wait(pending, num_returns, timeout):
+        if timeout == 0:
+            ready = [r for r in pending if r in finished]
+        else:
+            now[0] += timeout  # nothing else finished in time: the whole wait passes
+            finished.update({"b", "c"})  # ...and two answer just as it returns
+            ready = [r for r in pending if r in finished][:num_returns]
+        return ready, [r for r in pending if r not in ready]
+
+    read = []
+    left = drain(wait, ["a", "b", "c", "d"], 10.0, read.append, clock=lambda: now[0])
+    assert read[:1] == ["a"] and sorted(read) == ["a", "b", "c"] and left == ["d"]
+    assert drain(wait, [], 10.0, read.append, clock=lambda: now[0]) == []

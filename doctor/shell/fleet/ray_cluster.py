@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from doctor.shell.fleet.transport import NOT_ASKED, ArgvFor, Done, Reply
 
@@ -144,18 +144,14 @@ def _collect(ray, argv_for: ArgvFor, timeout: float, on_done: Optional[Done],
             continue
         pinned = task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False))
         refs[pinned.remote(argvs[label], timeout)] = label
-    pending = list(refs)
+    def read(ref) -> None:
+        reply = _reply(ray, refs[ref], ref, timeout, argvs[refs[ref]] or [])
+        replies[reply.node] = reply
+        if on_done:
+            on_done(reply)
+
     deadline = started + timeout + 10.0  # the task's own timeout, plus scheduling
-    while pending:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        ready, pending = ray.wait(pending, num_returns=1, timeout=left)
-        for ref in ready:
-            reply = _reply(ray, refs[ref], ref, timeout, argvs[refs[ref]] or [])
-            replies[reply.node] = reply
-            if on_done:
-                on_done(reply)
+    pending = drain(ray.wait, list(refs), deadline, read)
     for ref in pending:
         ray.cancel(ref, force=True)
         reply = Reply(node=refs[ref], error=f"no answer within {timeout:g} s", seconds=round(time.monotonic() - started, 2))
@@ -163,6 +159,25 @@ def _collect(ray, argv_for: ArgvFor, timeout: float, on_done: Optional[Done],
         if on_done:
             on_done(reply)
     return [replies[label] for label, _ in nodes]
+
+
+def drain(wait: Callable[..., Tuple[list, list]], pending: list, deadline: float, on_ready: Callable[[Any], None],
+          clock: Callable[[], float] = time.monotonic) -> list:
+    """Hand each finished ref to ``on_ready`` as it finishes (``ray.wait``'s protocol) until the
+    deadline, then once more without waiting: a node that answered while the last wait returned is
+    read, not cancelled and called silent. Returns the refs still running."""
+    while pending:
+        left = deadline - clock()
+        if left <= 0:
+            break
+        ready, pending = wait(pending, num_returns=1, timeout=left)
+        for ref in ready:
+            on_ready(ref)
+    if pending:
+        ready, pending = wait(pending, num_returns=len(pending), timeout=0)
+        for ref in ready:
+            on_ready(ref)
+    return pending
 
 
 def _reply(ray, label: str, ref, timeout: float, argv: Sequence[str]) -> Reply:
