@@ -3462,3 +3462,37 @@ def test_ninth_sweep_part_s9H_causes_say_what_their_sources_say():
     assert "the hint lists the platforms" in s.cause_en and "提示中列出了它已有的平台" in s.cause_zh
     assert "npu_aarch64" in s.fix_en and "npu_aarch64" in s.fix_zh and "platform_machine" not in s.fix_en
     assert "VeOmni/pull/312" in s.source and "VeOmni/pull/832" in s.source
+
+
+def test_ninth_sweep_part_s9G_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, ninth sweep of signature causes, part G: two causes the code they cite
+    contradicts (the SoCs of the keep-dtype check, the ModelSlim config fetch) and two fixes that
+    gave advice their sources do not give (UB overflow, MLA heads)."""
+    # ops-nn b888c64f matmul_util.cpp: IsInputSupportFp32 tests DAV_2201 or DAV_3510 (Ascend 950)
+    s = by_id("cann.aclnn_fp32_matmul_keep_dtype")
+    assert "true only for Ascend 910B and 910_93 (and 910_95 in other copies of the check)" not in s.cause_en
+    assert "而它只对 Ascend 910B 和 910_93（另一些版本的检查中还有 910_95）为真" not in s.cause_zh
+    assert "DAV_3510 (Ascend 950)" in s.cause_en and "DAV_3510（Ascend 950）" in s.cause_zh
+    assert "DAV_2201" in s.cause_en and "DAV_2201" in s.cause_zh and "910_93" in s.cause_zh
+    assert "b888c64fe11473cb457752db9ad2aac2f33409ea/matmul/common/op_host/op_api/matmul_util.cpp" in s.source
+    assert re.search(s.pattern, "Self dtype DT_FLOAT or mat2 dtype DT_FLOAT are not supported under keep type mode.")
+    # vllm-ascend get_model_file: a repo id is fetched from the hub; any failure ends in the same error
+    s = by_id("vllm_ascend.modelslim_config_missing")
+    assert "looked up through their cache" not in s.cause_en and "通过缓存查找" not in s.cause_zh
+    assert "Could not download" in s.cause_en and "Could not download" in s.cause_zh
+    assert "failed fetch" in s.cause_en and "下载失败" in s.cause_zh and "VLLM_USE_MODELSCOPE" in s.cause_zh
+    assert "Could not download" in s.fix_en and "Could not download" in s.fix_zh
+    assert "e18643f8a4d5bd9990727654318ad069ea0b56e2/vllm_ascend/quantization/utils.py" in s.source
+    # vllm-ascend FAQ: no --enforce-eager; graph mode off for V2-Lite, TP size for V3 / R1
+    s = by_id("vllm_ascend.mla_heads")
+    assert "--enforce-eager" not in s.fix_en and "--enforce-eager" not in s.fix_zh
+    assert "later update" in s.cause_en and "后续更新" in s.cause_zh
+    assert "without NPU graph mode" in s.fix_en and "不开启 NPU 图模式" in s.fix_zh
+    assert "DeepSeek-V3 or R1" in s.fix_en and "DeepSeek-V3 或 R1" in s.fix_zh
+    # triton-ascend: multibuffer is a per-config option; autotune does not "pick a configuration that fits"
+    s = by_id("vllm_ascend.triton_ub_overflow")
+    assert "autotune can pick a configuration that fits" not in s.fix_en and "autotune 可以选出能放下的配置" not in s.fix_zh
+    assert "'multibuffer'" not in s.fix_en and "multibuffer is a compile option, on by default" in s.fix_en
+    assert "默认开启的编译选项" in s.fix_zh and "triton.Config" in s.fix_zh and "BLOCK_SIZE_SUB" in s.fix_zh
+    assert "docs/en/migration_guide/architecture_difference.md" in s.source
+    assert '(the message wrapped after "bits")' in s.source
