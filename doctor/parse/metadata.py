@@ -117,13 +117,10 @@ def egg_requires(text: str) -> List[str]:
             continue
         m = re.match(r"^\[(.*)\]$", line)
         if m:
-            extra, _, cond = m.group(1).partition(":")
-            parts = []
-            if extra.strip():
-                parts.append(f'extra == "{extra.strip()}"')
-            if cond.strip():
-                parts.append(f"({cond.strip()})")
-            marker = " and ".join(parts) or None
+            extra, _, cond = (x.strip() for x in m.group(1).partition(":"))
+            # importlib.metadata's own spelling: the marker first, parenthesised only beside an extra
+            parts = [f"({cond})" if extra and cond else cond, f'extra == "{extra}"' if extra else ""]
+            marker = " and ".join(p for p in parts if p) or None
             continue
         out.append(f"{line}; {marker}" if marker else line)
     return out
@@ -222,9 +219,11 @@ def read_distribution(reader: Reader, location: str, entry: str,
     )
     if is_dir:
         if entry.endswith(".egg-info"):
-            text = _text(reader, posixpath.join(meta_dir, "requires.txt")) if "requires.txt" in present else None
-            if text:
-                dist.requires = egg_requires(text)
+            # as importlib.metadata: PKG-INFO's Requires-Dist when it has any, else requires.txt
+            if not meta.requires_dist and "requires.txt" in present:
+                text = _text(reader, posixpath.join(meta_dir, "requires.txt"))
+                if text:
+                    dist.requires = egg_requires(text)
             # An .egg-info directory outside site-packages is a `setup.py develop` checkout.
             dist.editable = "-packages" not in posixpath.basename(location)
         else:
