@@ -3496,3 +3496,40 @@ def test_ninth_sweep_part_s9G_causes_say_what_their_sources_say():
     assert "默认开启的编译选项" in s.fix_zh and "triton.Config" in s.fix_zh and "BLOCK_SIZE_SUB" in s.fix_zh
     assert "docs/en/migration_guide/architecture_difference.md" in s.source
     assert '(the message wrapped after "bits")' in s.source
+
+
+def test_ninth_sweep_part_s9I_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, ninth sweep of signature causes, part I: one row wrong (ATB's own communicator
+    helpers do log why a communicator is null), five that said more than the code, guide or thread they cite."""
+    s = by_id("cann.atb_hccl_comm_failed")  # comm.cpp ddcc8b62: atb::Comm logs device count, rank range, rank table checks
+    assert "means the caller passed ATB a null communicator, and ATB's code does not say why" not in s.cause_en
+    assert "表示调用方传给 ATB 的通信域为空，ATB 的代码并未说明原因" not in s.cause_zh
+    assert "started with the same rankSize" not in s.fix_en and "以相同的 rankSize 启动" not in s.fix_zh
+    assert "atb::Comm" in s.cause_en and "atb::Comm" in s.cause_zh and "atb::Comm" in s.fix_zh
+    assert "Failed to get device count" in s.cause_en and "Failed to get device count" in s.cause_zh
+    assert "HcclCommInitClusterInfoConfig failed" in s.cause_zh and "include/atb/comm.h" in s.source
+    s = by_id("mooncake.sync_transfer_timeout")  # transfer_engine_py.cpp 3b5a5941: time only; PR #32758 names size
+    assert "hccn_tool" not in s.fix_en and "hccn_tool" not in s.fix_zh
+    assert "a link between the two nodes that is down or stalled" not in s.cause_en and "链路中断或停滞" not in s.cause_zh
+    assert "transport contexts" in s.cause_en and "传输上下文数" in s.cause_zh
+    assert "no cited source names a cause" in s.fix_en and "引用的来源都没有给出原因" in s.fix_zh
+    assert "#32758" in s.fix_en and "#32758" in s.fix_zh
+    s = by_id("devices.drv_err_87")  # no cited source names the HwHiAiUser or missing-library candidates
+    assert "device nodes the user cannot open" not in s.cause_en and "用户无法打开设备节点" not in s.cause_zh
+    assert "HwHiAiUser" not in s.fix_en and "HwHiAiUser" not in s.fix_zh
+    assert "No cited source names another cause" in s.cause_en and "引用的来源没有给出其他原因" in s.cause_zh
+    assert "llama.cpp" in s.fix_en and "llama.cpp" in s.fix_zh and "docs/backend/CANN.md" in s.source
+    s = by_id("devices.memory_apply_failed")  # #5557 is open: the slice / utilization advice is in no source
+    assert "give the job a larger slice or a whole NPU" not in s.fix_en and "更大的切片或整张 NPU" not in s.fix_zh
+    assert "smaller than what the server asks for" not in s.cause_en and "切片小于服务所申请的量" not in s.cause_zh
+    assert "no cited source names the cause" in s.fix_en and "引用的来源都没有给出原因" in s.fix_zh
+    s = by_id("cann.hccl_npu_socket_port_range")  # HCCL_*_SOCKET_PORT_RANGE.md: root-info comms, A2/A3/950, enough ports
+    assert "Give each service its own range" not in s.fix_en and "为每个服务设置独立的端口范围" not in s.fix_zh
+    assert "60000-60031" in s.cause_en and "60000-60031" in s.cause_zh and "16666" in s.cause_zh
+    assert "socket type" in s.cause_en and "socket type" in s.cause_zh
+    assert "root info" in s.fix_en and "root 节点信息" in s.fix_zh and "HCCL_IF_BASE_PORT" in s.fix_zh
+    assert "HCCL_NPU_SOCKET_PORT_RANGE.md" in s.source and "HCCL_HOST_SOCKET_PORT_RANGE.md" in s.source
+    assert "cluster_info_nego.md" in s.source
+    s = by_id("env.libgomp_static_tls")  # Ascend/pytorch#7 names no architecture; only the Rec SDK case is on Arm
+    assert "Cases on record are on Arm (aarch64)" not in s.cause_en and "已记录的案例都在 Arm（aarch64）上" not in s.cause_zh
+    assert "does not name the CPU architecture" in s.cause_en and "未说明 CPU 架构" in s.cause_zh
