@@ -3533,3 +3533,39 @@ def test_ninth_sweep_part_s9I_causes_say_what_their_sources_say():
     s = by_id("env.libgomp_static_tls")  # Ascend/pytorch#7 names no architecture; only the Rec SDK case is on Arm
     assert "Cases on record are on Arm (aarch64)" not in s.cause_en and "已记录的案例都在 Arm（aarch64）上" not in s.cause_zh
     assert "does not name the CPU architecture" in s.cause_en and "未说明 CPU 架构" in s.cause_zh
+
+
+def test_ninth_sweep_part_s9J_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, ninth sweep of signature causes, part J: one pattern that missed the PP+MTP
+    P-node guard its cited vllm-ascend release prints (wrong), four fixes that said more than their sources."""
+    s = by_id("vllm_ascend.kv_role_guard")  # platform.py v0.22.1rc1: "PP+MTP is only supported on PD-disaggregated P nodes"
+    ppmtp = "ValueError: PP+MTP is only supported on PD-disaggregated P nodes (kv_role='kv_producer'). D nodes must use"
+    assert re.search(s.pattern, ppmtp)
+    assert re.search(s.pattern, "additional_config.layer_sharding is only supported on P nodes (kv_role='kv_producer')")
+    assert not re.search(s.pattern, "recompute_scheduler_enable is ignored on PD-disaggregated P nodes (kv_role='kv_producer')")
+    assert "A scheduling or sharding option was given" not in s.cause_en and "某个调度或切分选项" not in s.cause_zh
+    assert "PP+MTP" in s.cause_en and "PP+MTP" in s.cause_zh and "v0.23.0rc1" in s.cause_en and "v0.23.0rc1" in s.cause_zh
+    assert "pipeline_parallel_size=1" in s.cause_en and "pipeline_parallel_size=1" in s.cause_zh
+    assert "f4a08bddd0cc65a0bd8c3d377b158ae5ca7527db" in s.source and "e18643f8a4d5bd9990727654318ad069ea0b56e2" in s.source
+    s = by_id("torch_npu.nccl_backend_on_npu")  # DeepSpeed#7312: npu accelerator detected, backend still nccl
+    assert "let its NPU accelerator pick the backend" not in s.fix_en and "由其 NPU accelerator 选择后端" not in s.fix_zh
+    assert "#7312" in s.cause_en and "#7312" in s.cause_zh and "#7312" in s.fix_en and "#7312" in s.fix_zh
+    assert "Initializing TorchBackend in DeepSpeed with backend nccl" in s.fix_en
+    assert "Initializing TorchBackend in DeepSpeed with backend nccl" in s.fix_zh
+    assert "DeepSpeed/issues/7312" in s.source and "_init/registry/distributed.py" in s.source
+    s = by_id("driver.device_open_failed")  # ascend_hal_error.h: drvRetCode is a drvError_t; no source gives the checks
+    assert "the driver version against CANN" not in s.fix_en and "对比驱动与 CANN 版本" not in s.fix_zh
+    assert "The driver refused to open the device" not in s.cause_en and "驱动拒绝打开该设备" not in s.cause_zh
+    assert "drvError_t" in s.cause_en and "drvError_t" in s.cause_zh and "ascend_hal_error.h" in s.fix_en
+    assert "ascend_hal_error.h" in s.fix_zh and "include/driver/ascend_hal_error.h" in s.source
+    s = by_id("cann.npu_error_500001")  # NPUErrorCodes.h and the guide name neither EH/EZ lines nor an incomplete CANN
+    assert "EH/EZ" not in s.fix_en and "EH/EZ" not in s.fix_zh
+    assert "whether the CANN environment is complete" not in s.fix_en and "CANN 环境是否完整" not in s.fix_zh
+    assert "NPU function error" in s.fix_en and "NPU function error" in s.fix_zh
+    assert "process-interruption" in s.fix_en and "进程中断问题定位思路" in s.fix_zh
+    assert "initialization_error.md" in s.source and "NPUErrorCodes.h" in s.source
+    s = by_id("mooncake.no_rdma_devices")  # Mooncake#105 (ibv_devices) and build.md's docker run give the checks
+    assert "ibv_devinfo" not in s.fix_en and "ibv_devinfo" not in s.fix_zh
+    assert "set the protocol to the transport you use" not in s.fix_en and "将协议设置为实际使用的 transport" not in s.fix_zh
+    assert "ibv_devices" in s.fix_en and "ibv_devices" in s.fix_zh and "rdma_cm" in s.fix_en and "rdma_cm" in s.fix_zh
+    assert "Mooncake/issues/105" in s.source and "getting_started/build.md" in s.source
