@@ -3569,3 +3569,41 @@ def test_ninth_sweep_part_s9J_causes_say_what_their_sources_say():
     assert "set the protocol to the transport you use" not in s.fix_en and "将协议设置为实际使用的 transport" not in s.fix_zh
     assert "ibv_devices" in s.fix_en and "ibv_devices" in s.fix_zh and "rdma_cm" in s.fix_en and "rdma_cm" in s.fix_zh
     assert "Mooncake/issues/105" in s.source and "getting_started/build.md" in s.source
+
+
+def test_ninth_sweep_part_s9K_causes_say_what_their_sources_say():
+    """docs/facts-audit.md, ninth sweep of signature causes, part K: two rows wrong (a 310P pattern for a line
+    no release prints, a benign line said to fail only as NPU OOM though the host allocator prints it too),
+    three that said more than the guide, catalogue or code they cite."""
+    s = by_id("vllm_ascend.unsupported_on_310p")  # v0.9.0rc1..v0.11.0 assert "... not supported in NPU.", not 310P
+    assert "shared by multiple layers" not in s.pattern
+    assert not re.search(s.pattern, "KV cache tensor shared by multiple layers is not supported in NPU.")
+    assert re.search(s.pattern, "AscendAttentionState: AscendAttentionState.X is not supported for 310P currently.")
+    assert "shared KV cache tensors" not in s.cause_en and "共享 KV cache 张量" not in s.cause_zh
+    assert "310P tutorial" not in s.fix_en and "310P 教程" not in s.fix_zh
+    assert "speculative decoding" in s.cause_en and "投机解码" in s.cause_zh and "Triton" in s.cause_zh
+    assert "AscendAttentionState" in s.source and "v0.11.0/vllm_ascend/worker/model_runner_v1.py" in s.source
+    s = by_id("torch_npu.allocator_retry_benign")  # CachingHostAllocator.cpp 9e73e708 prints the same line
+    assert "only an 'NPU out of memory' after it is a failure" not in s.cause_en
+    assert "只有其后出现 'NPU out of memory' 才是失败" not in s.cause_zh
+    for text in (s.cause_en, s.cause_zh, s.fix_en, s.fix_zh):
+        assert "Malloc pin memory failed, host out of memory" in text
+    assert "CachingHostAllocator.cpp" in s.source
+    s = by_id("cann.runtime_507033_opp")  # runtime error_code.json: tampered OPP on the host, or device ECC error
+    assert "one for another chip" not in s.cause_en and "算子包属于其他芯片" not in s.cause_zh
+    assert "driver/firmware" not in s.fix_en and "驱动/固件" not in s.fix_zh
+    assert "tampered" in s.cause_en and "篡改" in s.cause_zh and "ECC" in s.cause_zh and "ECC" in s.fix_zh
+    assert "error_code.json" in s.source and "tsd_process_controller.cpp" in s.source
+    s = by_id("mooncake.address_not_registered")  # selectDevice: no buffer holds it, or no active device in retries
+    assert "Mooncake's RDMA transport found no registered buffer" not in s.cause_en
+    assert "check the registration call returned 0" not in s.fix_en and "确认注册调用返回 0" not in s.fix_zh
+    assert "Barex" in s.cause_en and "Barex" in s.cause_zh and "EFA" in s.cause_zh
+    assert "active" in s.fix_en and "活动状态" in s.fix_zh
+    assert "transfer_task.cpp" in s.source and "barex_transport.cpp" in s.source
+    s = by_id("cann.hccl_link_timeout")  # param_link_stage.md check 5: TLS, ping, and the A3 logical super-node
+    assert "(network connectivity between the two ends, or their TLS switches differ)" not in s.cause_en
+    assert "（两端之间的网络连通性问题，或两端 TLS 开关不一致）" not in s.cause_zh
+    for text in (s.cause_en, s.cause_zh, s.fix_en, s.fix_zh):
+        assert "HCCL_LOGIC_SUPERPOD_ID" in text
+    assert "phySuperPodId" in s.fix_en and "phySuperPodId" in s.fix_zh
+    assert "param_link_stage.md" in s.source
