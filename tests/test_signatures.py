@@ -3607,3 +3607,29 @@ def test_ninth_sweep_part_s9K_causes_say_what_their_sources_say():
         assert "HCCL_LOGIC_SUPERPOD_ID" in text
     assert "phySuperPodId" in s.fix_en and "phySuperPodId" in s.fix_zh
     assert "param_link_stage.md" in s.source
+
+
+def test_nineteenth_audit_y_facts_say_what_their_sources_say():
+    """docs/facts-audit.md, "Nineteenth sample (seed 44), facts #27 to #40": #32, the 5-CPU binding minimum
+    (MIN_CPUS_PER_NPU) is A2's, A3's and 310P's; from v0.22.1rc1 Ascend 950 (A5) reserves no IRQ CPUs (3 per
+    NPU, then its own CPU-cluster allocation), and the message the note quotes is worded so only from v0.22.1rc1."""
+    import tomllib
+
+    from doctor.versions import satisfies
+
+    rows = tomllib.loads((Path(__file__).resolve().parents[1] / "matrices" / "tuning.toml").read_text(encoding="utf-8"))
+    facts = {r["id"]: r for r in rows["tuning_fact"]}
+    f = facts["cpu_binding_min_cpus.v0_16"]
+    assert f["value"] == "5" and f["releases"] == [">=0.16.0rc1"]
+    assert f["note"] != ("MIN_CPUS_PER_NPU = 5 (2 IRQ + main + ACL + release); 'Insufficient CPUs for binding with "
+                         "CPU role reservations' and the worker runs unbound")
+    assert "on A2, A3 and 310P" in f["note"] and "Ascend 950 (A5) up to v0.21.0rc1" in f["note"]
+    assert "with IRQ/ACL/REL reservations' (v0.16.0rc1 to v0.21.0rc1" in f["note"]
+    assert "v0.16.0rc1/vllm_ascend/cpu_binding.py" in f["source"] and "v0.22.1rc1/vllm_ascend/cpu_binding.py" in f["source"]
+    a5 = facts["cpu_binding_a5_exempt"]
+    assert a5["value"] == "A5" and a5["releases"] == [">=0.22.1rc1"]
+    assert not satisfies("0.21.0rc1", a5["releases"][0]) and satisfies("0.30.0rc2", a5["releases"][0])
+    assert "MIN_CPUS_PER_NPU_WITHOUT_IRQ = 3" in a5["source"] and "v0.23.0rc1/vllm_ascend/cpu_binding.py" in a5["source"]
+    assert "insufficient CPU clusters" in a5["note"]
+    rule = (Path(__file__).resolve().parents[1] / "doctor" / "rules" / "tuning.py").read_text(encoding="utf-8")
+    assert 'v.fact("cpu_binding_a5_exempt")' in rule and "ctx.hardware == exempt.value" in rule

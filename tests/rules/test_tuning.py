@@ -127,6 +127,14 @@ def test_cpu_binding_per_release(matrix):
                   "tuning.cpu_binding") is None  # ARM only
     off = facts(tuning_facts=host(cpus_allowed="0-31"), serve="vllm serve m --additional-config '{\"enable_cpu_binding\": false}'")
     assert status(judge(off, "0.16.0rc1", matrix), "tuning.cpu_binding") is None
+    # nineteenth sample (seed 44), #32: from v0.22.1rc1 Ascend 950 (A5) reserves no IRQ CPUs (3 per NPU,
+    # then its own CPU-cluster allocation), so the 5-per-NPU minimum is not judged there
+    def on_a5(release):
+        ctx = make_context(f, matrix, "runtime", release)
+        ctx.hardware = "A5"
+        return [x for x in run_rules(ctx, RULES).findings if x.id == "tuning.cpu_binding"]
+    assert [x.status for x in on_a5("0.21.0rc1")] == [WARN]
+    assert on_a5("0.22.1rc1") == [] and on_a5("0.30.0rc2") == []
 
 
 def test_shm(matrix):
