@@ -669,12 +669,35 @@ class TuningFact:
 
 
 @record(frozen=True)
+class ChipWindow:
+    """A quantization scheme's window on some chips whose registry differs from the shared one
+    (the 310P's own registry from vllm-ascend 0.15.0rc1): it replaces the row's ``releases`` there."""
+
+    hardware: Tuple[str, ...] = column(one_of(*HARDWARE), many=True, required=True, doc="the chips it is for")
+    releases: Tuple[str, ...] = column(check_specifier, many=True, required=True,
+                                       doc="releases whose registry on these chips has it (empty: none)")
+    source: str = column(check_text, required=True, doc="where this is read")
+    moe_only: Tuple[str, ...] = column(check_specifier, many=True,
+                                       doc="releases whose registry on these chips has it for MoE expert layers "
+                                           "only (linear layers with it fail to load)")
+    note: Optional[str] = column(check_text, doc="a remark")
+
+
+@record(frozen=True)
 class TuningQuant:
     scheme: str = column(check_text, required=True, doc="ModelSlim quant type (quant_model_description.json)")
-    releases: Tuple[str, ...] = column(check_specifier, many=True, required=True, doc="releases whose registry has it")
+    releases: Tuple[str, ...] = column(check_specifier, many=True, required=True,
+                                       doc="releases whose registry has it (on every chip without a chips entry)")
     source: str = column(check_text, required=True, doc="where this is read")
     hardware: Tuple[str, ...] = column(one_of(*HARDWARE), many=True,
                                        doc="the only chips whose registry has it (empty: not bound to a chip)")
+    chips: Tuple[ChipWindow, ...] = column(check_text, table=ChipWindow,
+                                           doc="per-chip windows that replace releases on their chips "
+                                               "(the 310P's own registry)")
+
+    def window(self, chip: Optional[str]) -> Optional[ChipWindow]:
+        """The chips entry for ``chip``, or None (then ``releases`` holds there)."""
+        return next((c for c in self.chips if chip is not None and chip in c.hardware), None)
 
 
 @record

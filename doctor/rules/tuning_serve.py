@@ -5,13 +5,14 @@ Only judged when the user gives the serve command (or the variables are set)."""
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from doctor.findings import Fixable, FAIL, INFO, OK, WARN, Edit, Finding, Status, cmd
-from doctor.i18n import T, Text
+from doctor.i18n import Join, T, Text, join
+from doctor.matrix.model import TuningQuant
 from doctor.rules.base import Context, rule
 from doctor.rules.tuning_common import GIB, View, joined, used_chips, view, visible_ids
-from doctor.versions import satisfies
+from doctor.versions import pep440, satisfies
 
 MIB = 1 << 20
 HCCL_BUFFSIZE_DEFAULT = 200  # MB (CANN's HCCL_BUFFSIZE default)
@@ -290,6 +291,8 @@ def quantization(ctx: Context) -> Iterable[Finding]:
         out.append(Finding("tuning.quantization", INFO, T("tuning.quantization.chip_unknown", schemes=", ".join(bound),
                                                           version=v.version, chips=chips),
                            observed=", ".join(bound), expected=chips, source=known[bound[0]].source))
+    present = [t for t in m.quant_types if t in known and t not in missing and not known[t].hardware]
+    out.extend(_chip_registry(v, ctx.hardware, present, known))
     sp = v.spec
     if sp is not None and (sp.quantization or "").lower() != "ascend" and v.fact("quant_auto_detect") is None:
         row = v.any_fact("quant_auto_detect")
@@ -301,6 +304,80 @@ def quantization(ctx: Context) -> Iterable[Finding]:
     if not out and sp is not None:
         out.append(Finding("tuning.quantization", OK, T("tuning.quantization.ok", schemes=", ".join(m.quant_types), version=v.version),
                            observed=", ".join(m.quant_types)))
+    return out
+
+
+def _within(version: str, windows: Tuple[str, ...]) -> bool:
+    return any(satisfies(version, r) for r in windows)
+
+
+def _later(version: str, windows: Tuple[str, ...]) -> Optional[str]:
+    """The first release after ``version`` a window opens at (its ">=X" bound), or None."""
+    now = pep440(version)
+    starts = [(at, part.strip()[2:]) for w in windows for part in w.split(",")
+              if part.strip().startswith(">=") and (at := pep440(part.strip()[2:])) is not None]
+    return min(((at, x) for at, x in starts if now is not None and at > now), default=(None, None))[1]
+
+
+def _chip_registry(v: View, chip: Optional[str], schemes: List[str], known: Dict[str, TuningQuant]) -> List[Finding]:
+    """Schemes the release has in its shared registry, judged against the registry a chip loads instead
+    (the 310P's own from v0.15.0rc1: a [[tuning_quant.chips]] window); the chip unknown: said, not judged."""
+    assert v.version is not None
+    version = v.version
+    if chip is None:
+        depends = [t for t in schemes if any(not _within(version, c.releases) for c in known[t].chips)]
+        if not depends:
+            return []
+        chips = " / ".join(sorted({h for t in depends for c in known[t].chips for h in c.hardware
+                                   if not _within(version, c.releases)}))
+        first = next(c for c in known[depends[0]].chips if not _within(version, c.releases))
+        return [Finding("tuning.quantization", INFO, T("tuning.quantization.chip_depends", schemes=", ".join(depends),
+                                                       version=version, chips=chips),
+                        observed=", ".join(depends), source=first.source)]
+    windows = {t: w for t in schemes if (w := known[t].window(chip)) is not None}
+    lacking = [t for t, w in windows.items() if not _within(version, w.releases) and not _within(version, w.moe_only)]
+    partial = [t for t, w in windows.items() if not _within(version, w.releases) and _within(version, w.moe_only)]
+    if not lacking and not partial:
+        return []
+    have: List[Any] = []
+    for q in known.values():
+        w = q.window(chip)
+        if w is not None and _within(version, w.releases) or q.hardware and chip in q.hardware and _within(version, q.releases):
+            have.append(q.scheme)
+        elif w is not None and _within(version, w.moe_only):
+            have.append(T("tuning.quantization.moe_only_scheme", scheme=q.scheme))
+    fact = v.fact(f"{chip.lower()}_quant_unsupported")
+    error = fact.value if fact is not None and fact.value else "NotImplementedError"
+    checked = v.any_fact("checked_through")
+
+    def later(names: List[str]) -> Join:
+        parts = []
+        for t in names:
+            start = _later(version, windows[t].releases)
+            parts.append(T("tuning.quantization.chip_from", scheme=t, release=start) if start else
+                         T("tuning.quantization.chip_never", scheme=t, checked=checked.value if checked else version))
+        return join(parts, "sep.semi")
+
+    def spans(names: List[str]) -> str:
+        return "; ".join(f"{t}: {' | '.join(windows[t].releases) or '-'}" for t in names)
+
+    out: List[Finding] = []
+    if lacking:
+        out.append(Finding("tuning.quantization", FAIL, T("tuning.quantization.chip_window", schemes=", ".join(lacking),
+                                                          version=version, hardware=chip, have=join(have),
+                                                          error=error, later=later(lacking)),
+                           observed=f"{', '.join(lacking)} on {chip}", expected=join(have), fixable=Fixable.MANUAL,
+                           hint=T("tuning.quantization.chip_window_hint", hardware=chip, have=join(have),
+                                  windows=spans(lacking)),
+                           source=windows[lacking[0]].source))
+    if partial:
+        out.append(Finding("tuning.quantization", WARN, T("tuning.quantization.chip_moe_only", schemes=", ".join(partial),
+                                                          version=version, hardware=chip, error=error,
+                                                          later=later(partial)),
+                           observed=f"{', '.join(partial)} on {chip}", fixable=Fixable.MANUAL,
+                           hint=T("tuning.quantization.chip_moe_only_hint", hardware=chip, schemes=", ".join(partial),
+                                  windows=spans(partial)),
+                           source=windows[partial[0]].source))
     return out
 
 
