@@ -3633,3 +3633,15 @@ def test_nineteenth_audit_y_facts_say_what_their_sources_say():
     assert "insufficient CPU clusters" in a5["note"]
     rule = (Path(__file__).resolve().parents[1] / "doctor" / "rules" / "tuning.py").read_text(encoding="utf-8")
     assert 'v.fact("cpu_binding_a5_exempt")' in rule and "ctx.hardware == exempt.value" in rule
+
+
+def test_newer_vllms_engine_core_exit_warning_is_the_engine_died_row():
+    """vLLM at 00080ee1 logs the monitor's event as '[shutdown] MPClient: engine core exited
+    unexpectedly; starting cleanup' (the older 'Engine core proc ... died unexpectedly')."""
+    from doctor.explain.answers import primary
+
+    line = "(APIServer pid=1) WARNING 12-01 08:32:59 [core_client.py:611] [shutdown] MPClient: engine core exited unexpectedly; starting cleanup"
+    top = primary(catalog().explain_text(line))
+    assert top is not None and top.id == "vllm.engine_died"
+    s = by_id("vllm.engine_died")
+    assert "00080ee1" in s.cause_en and "00080ee1" in s.cause_zh and "00080ee13c7a451fce071ccb8d0e94d395acf5a7" in s.source
