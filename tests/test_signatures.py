@@ -98,6 +98,16 @@ RECONSTRUCTED = {
     "torch_npu.torch_namespace_npu_op", "torch_npu.npu_op_deprecated_benign",
     # pip 26.3's wording, run against PyPI with --python-version
     "python.vllm_ascend_no_distribution", "vllm_ascend.triton_launcher_rt_header",
+    # vllm-ascend's own start-up warnings (h-warn): each message as its logger call formats it,
+    # read from the source at every tag v0.7.3 to v0.25.1rc1
+    "vllm_ascend.compilation_level_forced", "vllm_ascend.cudagraph_mode_fallback", "vllm_ascend.eager_mode_default",
+    "vllm_ascend.npu_compilation_pending", "vllm_ascend.aclgraph_enabled", "vllm_ascend.torchair_compilation_enabled",
+    "vllm_ascend.ray_aclgraph_eager", "vllm_ascend.prefix_caching_v1_disabled", "vllm_ascend.block_size_forced_128",
+    "vllm_ascend.chunked_prefill_off_non_mla", "vllm_ascend.ffts_streams_limited",
+    "vllm_ascend.aclgraph_sizes_reduced", "vllm_ascend.capture_size_truncated",
+    "vllm_ascend.capture_sizes_overridden", "vllm_ascend.speculative_quant_reset",
+    "vllm_ascend.attention_backend_reset", "vllm_ascend.dbo_ignored", "vllm_ascend.custom_kernels_env_off",
+    "vllm_ascend.v2_model_runner_fallback", "vllm_ascend.graph_capture_skipped",
     # vllm-ascend's own RuntimeErrors as their raising code formats them (no public log shows them)
     "vllm_ascend.memfabric_te_init", "vllm_ascend.rfork_transfer_engine_init",
 }
@@ -3645,3 +3655,32 @@ def test_newer_vllms_engine_core_exit_warning_is_the_engine_died_row():
     assert top is not None and top.id == "vllm.engine_died"
     s = by_id("vllm.engine_died")
     assert "00080ee1" in s.cause_en and "00080ee1" in s.cause_zh and "00080ee13c7a451fce071ccb8d0e94d395acf5a7" in s.source
+
+
+STARTUP_WARNINGS = [f"vllm_ascend.{x}" for x in (
+    "compilation_level_forced", "cudagraph_mode_fallback", "eager_mode_default", "npu_compilation_pending",
+    "aclgraph_enabled", "torchair_compilation_enabled", "ray_aclgraph_eager", "prefix_caching_v1_disabled",
+    "block_size_forced_128", "chunked_prefill_off_non_mla", "ffts_streams_limited", "aclgraph_sizes_reduced",
+    "capture_size_truncated", "capture_sizes_overridden", "speculative_quant_reset", "attention_backend_reset",
+    "dbo_ignored", "custom_kernels_env_off", "v2_model_runner_fallback", "graph_capture_skipped")]
+
+
+def test_vllm_ascend_startup_warnings_are_known():
+    """vllm-ascend's start-up warnings, read from its source at every tag (docs/facts-audit.md):
+    each example line is answered by its own row (benign rows as a benign answer, the others as
+    the primary answer), and no near miss produces it."""
+    from doctor.explain.answers import primary
+    cat = catalog()
+    for sid in STARTUP_WARNINGS:
+        s = by_id(sid)
+        got = cat.explain_text(s.example)
+        if s.benign:
+            assert sid in {a.id for a in got if a.benign}, (sid, [a.id for a in got])
+            assert primary(got) is None or primary(got).id != sid
+        else:
+            top = primary(got)
+            assert top is not None and top.id == sid, (sid, [a.id for a in got])
+        for line in s.near_miss:
+            assert sid not in {a.id for a in cat.explain_text(line)}, (sid, line)
+    assert not by_id("vllm_ascend.custom_kernels_env_off").benign
+    assert "ValueError" in by_id("vllm_ascend.block_size_forced_128").cause_en
