@@ -3684,3 +3684,28 @@ def test_vllm_ascend_startup_warnings_are_known():
             assert sid not in {a.id for a in cat.explain_text(line)}, (sid, line)
     assert not by_id("vllm_ascend.custom_kernels_env_off").benign
     assert "ValueError" in by_id("vllm_ascend.block_size_forced_128").cause_en
+
+
+def test_nineteenth_audit_z_facts_say_what_their_sources_say():
+    """docs/facts-audit.md "Nineteenth sample (seed 44), facts #41 to #50": three causes fixed."""
+    s = by_id("vllm_ascend.rfork_transfer_engine_init")  # 0.29.0rc1 sdist comment: OS-assigned, or YR range
+    assert "bind its own port (within YuanRong's" not in s.cause_en
+    assert "端口 0 表示由引擎自行绑定端口（在 YuanRong" not in s.cause_zh
+    assert "assigned by the OS" in s.cause_en and "由操作系统分配" in s.cause_zh
+    assert "YR_TE_RPC_PORT_MIN/MAX" in s.cause_en and "YR_TE_RPC_PORT_MIN/MAX" in s.cause_zh
+    assert "pypi.org/project/vllm-ascend/0.29.0rc1/" in s.source
+    assert re.search(s.pattern, "RuntimeError: YuanRong TransferEngine initialize('10.0.0.1:0', 'ascend', "
+                                "'npu:0') failed: <status>")
+    s = by_id("vllm_ascend.transformers_arch")  # requirements.txt v0.9.2rc1: transformers==4.52.4
+    assert "up to v0.12.0rc1 (v0.11.0rc3 to v0.12.0rc1 cap it at <=4.57.1)" not in s.cause_en
+    assert "都没有 transformers 的下限（v0.11.0rc3" not in s.cause_zh
+    for text in (s.cause_en, s.cause_zh):
+        assert "transformers==4.52.4" in text and "v0.9.2rc1" in text and "<4.54.0" in text
+    assert "v0.9.2rc1/requirements.txt" in s.source and "pypi.org/project/transformers/4.57.0/" in s.source
+    s = by_id("cann.hccl_error_in_pg")  # HCCLUtils.hpp HCCL_CHECK_ERROR appends AclGetErrMsg(), any code
+    assert "EE/EI/EJ" not in s.cause_en and "EE/EI/EJ" not in s.cause_zh
+    for text in (s.cause_en, s.cause_zh):
+        assert "HCCL_CHECK_ERROR" in text and "aclGetRecentErrMsg" in text
+        assert "v5.0.rc2" in text and "v6.0.rc1.1" in text and "EJ0001" in text
+    assert "HCCLUtils.hpp" in s.source and "AclInterface.cpp" in s.source
+    assert re.search(s.pattern, "RuntimeError: [ERROR] HCCL error in: torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:64")
