@@ -3709,3 +3709,16 @@ def test_nineteenth_audit_z_facts_say_what_their_sources_say():
         assert "v5.0.rc2" in text and "v6.0.rc1.1" in text and "EJ0001" in text
     assert "HCCLUtils.hpp" in s.source and "AclInterface.cpp" in s.source
     assert re.search(s.pattern, "RuntimeError: [ERROR] HCCL error in: torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:64")
+
+
+def test_the_v073_block_size_value_error_is_not_the_benign_warning():
+    """v0.7.3rc1-v0.7.3.post1 raise what later releases log: the raised form stops the start."""
+    from doctor.explain.answers import primary
+
+    raised = primary(catalog().explain_text("ValueError: If prefix caching is enabled, block size must be set to 128."))
+    assert raised is not None and raised.id == "vllm_ascend.prefix_caching_block_size_error" and not raised.benign
+    logged = catalog().explain_text("WARNING 06-18 10:00:00 [platform.py:206] If prefix caching is enabled, "
+                                    "block size must be set to 128.")
+    assert primary(logged) is None and any(a.id == "vllm_ascend.block_size_forced_128" and a.benign for a in logged)
+    s = by_id("vllm_ascend.prefix_caching_block_size_error")
+    assert "v0.7.3rc1" in s.cause_en and "v0.7.3rc1" in s.cause_zh and "v0.7.3rc1/vllm_ascend/platform.py" in s.source
