@@ -12,7 +12,7 @@ from doctor.i18n import Join, T, Text, join
 from doctor.matrix.model import TuningQuant
 from doctor.rules.base import Context, rule
 from doctor.rules.tuning_common import GIB, View, joined, used_chips, view, visible_ids
-from doctor.versions import pep440, satisfies
+from doctor.versions import pep440, satisfies, specifier
 
 MIB = 1 << 20
 HCCL_BUFFSIZE_DEFAULT = 200  # MB (CANN's HCCL_BUFFSIZE default)
@@ -314,9 +314,11 @@ def _within(version: str, windows: Tuple[str, ...]) -> bool:
 def _later(version: str, windows: Tuple[str, ...]) -> Optional[str]:
     """The first release after ``version`` a window opens at (its ">=X" bound), or None."""
     now = pep440(version)
-    starts = [(at, part.strip()[2:]) for w in windows for part in w.split(",")
-              if part.strip().startswith(">=") and (at := pep440(part.strip()[2:])) is not None]
-    return min(((at, x) for at, x in starts if now is not None and at > now), default=(None, None))[1]
+    if now is None:
+        return None
+    starts = [(at, s.version) for w in windows for s in (specifier(w) or ())
+              if s.operator == ">=" and (at := pep440(s.version)) is not None and at > now]
+    return min(starts)[1] if starts else None
 
 
 def _chip_registry(v: View, chip: Optional[str], schemes: List[str], known: Dict[str, TuningQuant]) -> List[Finding]:
@@ -342,7 +344,7 @@ def _chip_registry(v: View, chip: Optional[str], schemes: List[str], known: Dict
     have: List[Any] = []
     for q in known.values():
         w = q.window(chip)
-        if w is not None and _within(version, w.releases) or q.hardware and chip in q.hardware and _within(version, q.releases):
+        if (w is not None and _within(version, w.releases)) or (chip in q.hardware and _within(version, q.releases)):
             have.append(q.scheme)
         elif w is not None and _within(version, w.moe_only):
             have.append(T("tuning.quantization.moe_only_scheme", scheme=q.scheme))
